@@ -1,0 +1,20 @@
+/**
+ * One jest run, two kinds of test files:
+ *  - unit specs beside the code (src/**\/*.spec.ts), no database;
+ *  - e2e specs (test/e2e/*.e2e-spec.ts): the full app in-process, over a real PostgreSQL
+ *    (a fresh database per run, migrations applied; the embedded one when no server answers).
+ * Code that needs ESM-only packages (the OAuth server) is tested against the built dist/
+ * with node --test instead (see README, "Tests").
+ */
+module.exports = {
+  testEnvironment: 'node',
+  rootDir: '.',
+  roots: ['<rootDir>/src', '<rootDir>/test'],
+  testRegex: '(\\.spec|\\.e2e-spec)\\.ts$',
+  moduleFileExtensions: ['ts', 'js', 'json'],
+  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json', isolatedModules: true, diagnostics: false }] },
+  globalSetup: '<rootDir>/test/utils/global-setup.ts',
+  globalTeardown: '<rootDir>/test/utils/global-teardown.ts',
+  testTimeout: 30000,
+  maxWorkers: 2,
+};

@@ -1,0 +1,50 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuthGuard } from './auth/auth.guard';
+import { CREDENTIAL_VERIFIERS } from './auth/credential-verifier';
+import { ProtectedResourceController } from './auth/protected-resource.controller';
+import { AppConfig } from './config/config';
+import { ConfigModule } from './config/config.module';
+import { dataSourceOptions } from './database/data-source';
+import { DemoModule } from './demo/demo.module';
+import { FormsModule } from './forms/forms.module';
+import { HealthController } from './health/health.controller';
+import { CredentialRateLimitGuard } from './rate-limit/credential-rate-limit.guard';
+import { RateLimitModule } from './rate-limit/rate-limit.module';
+import { ResponsesModule } from './responses/responses.module';
+import { TokensModule } from './tokens/tokens.module';
+import { TokensService } from './tokens/tokens.service';
+import { ToolsModule } from './tools/tools.module';
+import { WorkspacesModule } from './workspaces/workspaces.module';
+
+/**
+ * The whole service. `databaseUrl` is the resolved URL (the embedded server's when DATABASE_URL
+ * is unset). Global guards run in the order listed: authentication, then the credential's budget;
+ * tool routes then add tool resolution and the scope/plan/role checks.
+ */
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig, databaseUrl: string): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forConfig(config),
+        TypeOrmModule.forRoot(dataSourceOptions(databaseUrl, config.databasePoolSize)),
+        WorkspacesModule,
+        TokensModule,
+        RateLimitModule,
+        ToolsModule,
+        FormsModule,
+        ResponsesModule,
+        DemoModule,
+      ],
+      controllers: [ProtectedResourceController, HealthController],
+      providers: [
+        { provide: CREDENTIAL_VERIFIERS, useFactory: (tokens: TokensService) => [tokens], inject: [TokensService] },
+        { provide: APP_GUARD, useClass: AuthGuard },
+        { provide: APP_GUARD, useClass: CredentialRateLimitGuard },
+      ],
+    };
+  }
+}

@@ -1,0 +1,85 @@
+import { INestApplication, Logger, LoggerService } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { NestExpressApplication } from '@nestjs/platform-express';
+import { SwaggerModule } from '@nestjs/swagger';
+import { randomUUID } from 'node:crypto';
+import express, { NextFunction, Request, Response } from 'express';
+import { AppModule } from './app.module';
+import { ApiError } from './common/errors/api-error';
+import { ApiExceptionFilter, mapBodyParserError } from './common/errors/api-exception.filter';
+import { AppConfig } from './config/config';
+import { ipRateLimit } from './rate-limit/ip-rate-limit.middleware';
+import { RateLimitService } from './rate-limit/rate-limit.service';
+import { buildOpenApiDocument } from './tools/openapi';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * Builds the HTTP application exactly as it runs in production; tests call this too, so they
+ * exercise the same middleware, filter and guards. The order of the Express steps matters:
+ * request id, then the IP budget (before any parsing), then the JSON body.
+ */
+export async function createApp(config: AppConfig, databaseUrl: string, logger?: LoggerService | false): Promise<NestExpressApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, databaseUrl), {
+    bodyParser: false,
+    logger: logger ?? undefined,
+  });
+  app.set('trust proxy', config.trustProxy);
+  app.set('x-powered-by', false);
+  app.set('etag', false);
+
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const incoming = req.headers['x-request-id'];
+    req.id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    res.setHeader('X-Request-Id', req.id);
+    next();
+  });
+  app.use(ipRateLimit(app.get(RateLimitService)));
+  const json = express.json({ limit: config.jsonBodyLimit, strict: true, type: ['application/json', 'application/*+json'] });
+  app.use((req: Request, res: Response, next: NextFunction) =>
+    json(req, res, (err?: unknown) => {
+      const error = err ? (mapBodyParserError(err) ?? err) : undefined;
+      // Malformed JSON is an argument error: reported after authentication and tool checks,
+      // in the order the design fixes. Too large a body is refused at once.
+      if (error instanceof ApiError && error.code === 'invalid_arguments') {
+        req.bodyError = error;
+        return next();
+      }
+      next(error);
+    }),
+  );
+
+  const expressApp = app.getHttpAdapter().getInstance() as express.Express;
+  app.useGlobalFilters(new ApiExceptionFilter((path) => allowedMethods(expressApp, path)));
+
+  // Registered before init (Nest adds its 404 handler at init), built on first use (the tool
+  // registry is filled at init).
+  let document: ReturnType<typeof buildOpenApiDocument> | undefined;
+  const openApi = () => (document ??= buildOpenApiDocument(app, config));
+  expressApp.get('/openapi.json', (_req: Request, res: Response) => {
+    res.json(openApi());
+  });
+  SwaggerModule.setup('docs', app, openApi, { jsonDocumentUrl: '/docs/openapi.json', yamlDocumentUrl: '/docs/openapi.yaml', customSiteTitle: 'Formwork API' });
+  await app.init();
+  return app;
+}
+
+/** The methods Express has routes for on a path (for 405 and its Allow header). */
+function allowedMethods(app: express.Express, path: string): string[] {
+  const methods = new Set<string>();
+  const stack = (app as unknown as { router?: { stack: RouterLayer[] } }).router?.stack ?? [];
+  for (const layer of stack) {
+    if (!layer.route || !layer.match(path)) continue;
+    for (const [method, on] of Object.entries(layer.route.methods)) if (on && method !== '_all') methods.add(method.toUpperCase());
+  }
+  if (methods.has('GET')) methods.add('HEAD');
+  return [...methods];
+}
+
+interface RouterLayer {
+  route?: { methods: Record<string, boolean> };
+  match(path: string): boolean;
+}
+
+export type { INestApplication };
+export { Logger };

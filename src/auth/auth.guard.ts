@@ -1,0 +1,72 @@
+import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request } from 'express';
+import { APP_CONFIG, AppConfig } from '../config/config';
+import { ApiError } from '../common/errors/api-error';
+import { CREDENTIAL_VERIFIERS, CredentialVerifier, VerifyResult } from './credential-verifier';
+import { IS_PUBLIC } from './public.decorator';
+
+const DESCRIPTIONS: Record<Exclude<VerifyResult, { ok: true }>['reason'], { description: string; hint: string }> = {
+  unknown: { description: 'The access token is not valid', hint: 'Check that you copied the whole token, including its fw_ prefix, or create a new one.' },
+  revoked: { description: 'The access token was revoked', hint: 'Create a new token (or authorize again); revoked tokens never work again.' },
+  expired: { description: 'The access token expired', hint: 'Create a new token (or refresh the OAuth access token).' },
+  no_access: {
+    description: 'The access token no longer has access to its workspace',
+    hint: 'Its creator is no longer a member of the workspace; ask an admin for a new token.',
+  },
+};
+
+/** RFC 9728 metadata URL of the tools API, named in every 401 challenge. */
+export function resourceMetadataUrl(config: AppConfig): string {
+  return `${config.publicUrl}/.well-known/oauth-protected-resource/api/v1`;
+}
+
+/**
+ * The one global authentication guard: every route needs a bearer credential unless marked
+ * @Public(). It reads only the Authorization header (RFC 6750 §2.1): tokens in the query string
+ * or body are ignored, so they never end up in access logs.
+ */
+@Injectable()
+export class AuthGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    @Inject(CREDENTIAL_VERIFIERS) private readonly verifiers: CredentialVerifier[],
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()])) return true;
+    const req = context.switchToHttp().getRequest<Request>();
+    const token = bearerToken(req.headers.authorization);
+    if (token === undefined) throw this.unauthorized();
+    const verifier = this.verifiers.find((v) => v.accepts(token));
+    const result: VerifyResult = verifier ? await verifier.verify(token) : { ok: false, reason: 'unknown' };
+    if (!result.ok) throw this.unauthorized(result.reason);
+    req.principal = result.principal;
+    return true;
+  }
+
+  private unauthorized(reason?: keyof typeof DESCRIPTIONS): ApiError {
+    const metadata = `resource_metadata="${resourceMetadataUrl(this.config)}"`;
+    if (!reason) {
+      // RFC 6750 §3.1: a request with no credential gets a challenge without an error attribute.
+      return new ApiError('unauthorized', {
+        message: 'This request needs a credential.',
+        headers: { 'WWW-Authenticate': `Bearer realm="formwork", ${metadata}` },
+      });
+    }
+    const { description, hint } = DESCRIPTIONS[reason];
+    return new ApiError('unauthorized', {
+      message: `${description}.`,
+      hint,
+      headers: { 'WWW-Authenticate': `Bearer realm="formwork", error="invalid_token", error_description="${description}", ${metadata}` },
+    });
+  }
+}
+
+/** The token of an "Authorization: Bearer <token>" header, '' for a malformed one, undefined when absent. */
+export function bearerToken(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header);
+  return match ? match[1] : '';
+}

@@ -1,0 +1,35 @@
+import { Controller, Get, Inject } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import { APP_CONFIG, AppConfig } from '../config/config';
+import { SCOPES } from '../common/access/roles';
+import { Public } from './public.decorator';
+
+/** RFC 9728 protected resource metadata: where a client learns how to get a token for this API. */
+@Public()
+@ApiExcludeController()
+@Controller('.well-known/oauth-protected-resource')
+export class ProtectedResourceController {
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
+  @Get()
+  root() {
+    return this.document(this.config.publicUrl);
+  }
+
+  @Get('api/v1')
+  api() {
+    return this.document(`${this.config.publicUrl}/api/v1`);
+  }
+
+  private document(resource: string) {
+    return {
+      resource,
+      // authorization_servers is added when the built-in OAuth server ships; until then the
+      // only credentials are workspace API tokens, created by an owner or admin.
+      scopes_supported: [...SCOPES],
+      bearer_methods_supported: ['header'],
+      resource_name: 'Formwork tools API',
+      resource_documentation: `${this.config.publicUrl}/docs`,
+    };
+  }
+}

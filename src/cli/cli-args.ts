@@ -1,0 +1,72 @@
+import { plainToInstance } from 'class-transformer';
+import { IsEmail, IsIn, IsNotEmpty, IsOptional, IsString, Matches, MaxLength, validateSync } from 'class-validator';
+import { PLANS, ROLES, SCOPES } from '../common/access/roles';
+import { ApiError } from '../common/errors/api-error';
+import { SLUG_PATTERN } from '../workspaces/workspaces.service';
+
+/** `--name value --json` -> { name: 'value', json: true } */
+export function parseFlags(argv: string[]): { positional: string[]; flags: Record<string, string | true> } {
+  const positional: string[] = [];
+  const flags: Record<string, string | true> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg.startsWith('--')) {
+      const [key, inline] = arg.slice(2).split('=', 2);
+      if (inline !== undefined) flags[key] = inline;
+      else if (argv[i + 1] !== undefined && !argv[i + 1].startsWith('--')) flags[key] = argv[++i];
+      else flags[key] = true;
+    } else positional.push(arg);
+  }
+  return { positional, flags };
+}
+
+export class WorkspaceCreateArgs {
+  @IsString() @IsNotEmpty() @MaxLength(200) name: string;
+  @IsString() @Matches(SLUG_PATTERN, { message: 'slug must be lower-case letters, digits and dashes' }) slug: string;
+  @IsIn(PLANS) plan: string;
+  @IsEmail() 'owner-email': string;
+}
+
+export class MemberAddArgs {
+  @IsString() @IsNotEmpty() workspace: string;
+  @IsEmail() email: string;
+  @IsIn(ROLES) role: string;
+}
+
+export class TokenCreateArgs {
+  @IsString() @IsNotEmpty() workspace: string;
+  @IsString() @IsNotEmpty() @MaxLength(200) name: string;
+  @IsOptional() @IsIn(ROLES) role?: string;
+  @IsOptional() @Matches(new RegExp(`^(${SCOPES.join('|')})(,(${SCOPES.join('|')}))*$`), { message: `scopes must be a comma-separated list of ${SCOPES.join(', ')}` })
+  scopes?: string;
+  @IsOptional() @Matches(/^\d+[mhd]$/, { message: 'expires-in must be like 30m, 12h or 90d' }) 'expires-in'?: string;
+}
+
+export class TokenListArgs {
+  @IsString() @IsNotEmpty() workspace: string;
+}
+
+export class TokenRevokeArgs {
+  @IsString() @IsNotEmpty() id: string;
+}
+
+/** Validates flags against a DTO; the first problem becomes an invalid_arguments error. */
+export function validateArgs<T extends object>(cls: new () => T, flags: Record<string, string | true>): T {
+  const values = Object.fromEntries(Object.entries(flags).filter(([k]) => k !== 'json'));
+  const args = plainToInstance(cls, values);
+  const errors = validateSync(args, { whitelist: true, forbidNonWhitelisted: true });
+  if (errors.length) {
+    const details = errors.map((e) => ({
+      path: `--${e.property}`,
+      message: e.constraints?.whitelistValidation ? 'is not an option of this command' : Object.values(e.constraints ?? {})[0] ?? 'is invalid',
+    }));
+    throw new ApiError('invalid_arguments', { message: `Bad options: ${details.map((d) => `${d.path} ${d.message}`).join('; ')}`, hint: 'See the CLI reference in the README.', details });
+  }
+  return args;
+}
+
+export function parseDuration(text: string): number {
+  const n = Number(text.slice(0, -1));
+  const unit = text.slice(-1);
+  return n * (unit === 'm' ? 60_000 : unit === 'h' ? 3600_000 : 86_400_000);
+}

@@ -1,0 +1,24 @@
+import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import type { Request } from 'express';
+import { APP_CONFIG, AppConfig } from '../../config/config';
+import { assertMayCall } from './access';
+
+/**
+ * Scope, plan and role checks of a tool call, reading the requirement the tools layer resolved
+ * (req.toolRequirement) and the principal the authentication guard set.
+ */
+@Injectable()
+export class AccessGuard implements CanActivate {
+  private readonly metadataUrl: string;
+
+  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    this.metadataUrl = `${config.publicUrl}/.well-known/oauth-protected-resource/api/v1`;
+  }
+
+  canActivate(context: ExecutionContext): boolean {
+    const req = context.switchToHttp().getRequest<Request>();
+    if (!req.principal || !req.toolRequirement) throw new Error('AccessGuard needs an authenticated principal and a resolved tool');
+    assertMayCall(req.principal, req.toolRequirement, this.metadataUrl);
+    return true;
+  }
+}

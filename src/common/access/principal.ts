@@ -1,0 +1,20 @@
+import type { Plan, Role, Scope } from './roles';
+
+/** Who is calling: the credential, the workspace it acts on and what it may do there. */
+export interface Principal {
+  credential: {
+    kind: 'api_token' | 'oauth';
+    /** The token's id, or for OAuth the grant's id. */
+    id: string;
+    name?: string;
+  };
+  /** Key of the per-credential rate budget: an API token, or an OAuth grant (survives refresh). */
+  rateKey: string;
+  workspace: { id: string; name: string; slug: string; plan: Plan };
+  role: Role;
+  scopes: readonly Scope[];
+  /** The person behind the credential, when there is one (OAuth, or a token's creator). */
+  userId?: string;
+  /** When the credential stops working; checked on every request, even from cache. */
+  expiresAt?: Date;
+}

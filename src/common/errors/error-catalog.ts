@@ -1,0 +1,93 @@
+/**
+ * Every error code the API can answer with: its HTTP status and default message and hint.
+ * Codes are public API: never change the meaning of one, only add.
+ */
+export const ERROR_CATALOG = {
+  unauthorized: {
+    status: 401,
+    message: 'Missing, invalid or expired credential.',
+    hint: 'Send "Authorization: Bearer <token>" with a workspace API token (fw_...) or an OAuth access token.',
+  },
+  insufficient_scope: {
+    status: 403,
+    message: 'The credential lacks the scope this tool needs.',
+    hint: 'Use a credential granted the scope named in the WWW-Authenticate header.',
+  },
+  pro_required: {
+    status: 403,
+    message: 'This tool changes data and needs a Pro workspace.',
+    hint: 'Upgrade the workspace to Pro, or use the read tools, which work on every plan.',
+  },
+  forbidden: {
+    status: 403,
+    message: "Your role in this workspace does not allow this action.",
+    hint: 'Ask a workspace owner or admin for a role that allows it, or for a token with that role.',
+  },
+  invalid_arguments: {
+    status: 400,
+    message: 'The request does not match what the tool expects.',
+    hint: "Fix the fields listed in details; GET /api/v1/tools shows each tool's input schema.",
+  },
+  tool_error: {
+    status: 400,
+    message: 'The tool refused the request.',
+    hint: 'Read the message, change the request and try again.',
+  },
+  idempotency_key_reused: {
+    status: 422,
+    message: 'This Idempotency-Key was already used with a different request body.',
+    hint: 'Use a new Idempotency-Key for a different request; reuse a key only to retry the same request.',
+  },
+  idempotency_key_in_use: {
+    status: 409,
+    message: 'A request with this Idempotency-Key is still running.',
+    hint: 'Retry after the number of seconds in Retry-After; you will get the first request\'s result.',
+  },
+  version_conflict: {
+    status: 409,
+    message: 'The form changed since you read it.',
+    hint: 'Read the form again with get_form, apply your change to the new version and send that version.',
+  },
+  form_not_accepting_responses: {
+    status: 409,
+    message: 'This form is not accepting responses.',
+    hint: 'Only a published form takes responses; publish it with publish_form.',
+  },
+  not_found: {
+    status: 404,
+    message: 'Not found.',
+    hint: 'Check the identifier; GET /api/v1/tools lists the tools and list_forms the forms you can see.',
+  },
+  method_not_allowed: {
+    status: 405,
+    message: 'This method is not allowed on this path.',
+    hint: 'Use one of the methods in the Allow header.',
+  },
+  payload_too_large: {
+    status: 413,
+    message: 'The request body is too large.',
+    hint: 'Send a smaller body (at most 1 MB); page through large imports.',
+  },
+  unsupported_media_type: {
+    status: 415,
+    message: 'The request body must be JSON.',
+    hint: 'Send "Content-Type: application/json" with a JSON object body.',
+  },
+  rate_limited: {
+    status: 429,
+    message: 'Request budget exceeded.',
+    hint: 'Wait the number of seconds in Retry-After, then retry; RateLimit-* headers show your budget.',
+  },
+  internal_error: {
+    status: 500,
+    message: 'Something went wrong on our side.',
+    hint: 'Retry later; if it keeps failing, report the requestId to the operator.',
+  },
+  service_unavailable: {
+    status: 503,
+    message: 'The service cannot serve requests right now.',
+    hint: 'Retry later.',
+  },
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;

@@ -1,0 +1,11 @@
+import { DynamicModule, Global, Module } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from './config';
+
+/** Makes the validated configuration injectable as APP_CONFIG everywhere. */
+@Global()
+@Module({})
+export class ConfigModule {
+  static forConfig(config: AppConfig): DynamicModule {
+    return { module: ConfigModule, providers: [{ provide: APP_CONFIG, useValue: config }], exports: [APP_CONFIG] };
+  }
+}

@@ -1,0 +1,139 @@
+import { plainToInstance, Transform } from 'class-transformer';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Max, Min, validateSync } from 'class-validator';
+
+/**
+ * The service's configuration, read from the environment once at start.
+ * This file is the only reader of process.env for the running service (tests pass their own env).
+ */
+const toInt = ({ value }: { value: unknown }) => (value === undefined || value === '' ? undefined : Number(value));
+const toBool = ({ value }: { value: unknown }) => {
+  if (value === undefined || value === '') return undefined;
+  const v = String(value).toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(v)) return true;
+  if (['0', 'false', 'no', 'off'].includes(v)) return false;
+  return value; // left as a string so validation reports it
+};
+
+export class EnvSchema {
+  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(65535)
+  PORT?: number;
+
+  @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  PUBLIC_URL?: string;
+
+  @IsOptional() @IsString()
+  DATABASE_URL?: string;
+
+  @IsOptional() @IsString()
+  DATA_DIR?: string;
+
+  @IsOptional() @IsString()
+  REDIS_URL?: string;
+
+  @IsOptional() @IsString()
+  TRUST_PROXY?: string;
+
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1)
+  RATE_LIMIT_CREDENTIAL_PER_MIN?: number;
+
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1)
+  RATE_LIMIT_IP_PER_MIN?: number;
+
+  @IsOptional() @IsString()
+  API_V1_DEPRECATION?: string;
+
+  @IsOptional() @IsString()
+  API_V1_SUNSET?: string;
+
+  @IsOptional() @Transform(toBool) @IsBoolean()
+  BOOTSTRAP_DEMO?: boolean;
+
+  @IsOptional() @IsIn(['development', 'production', 'test'])
+  NODE_ENV?: string;
+
+  @IsOptional() @IsIn(['debug', 'info', 'warn', 'error'])
+  LOG_LEVEL?: string;
+
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(200)
+  DATABASE_POOL_SIZE?: number;
+}
+
+export type TrustProxy = boolean | number | string;
+
+export interface AppConfig {
+  port: number;
+  publicUrl: string;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  redisUrl: string | undefined;
+  trustProxy: TrustProxy;
+  rateLimit: { credentialPerMin: number; ipPerMin: number };
+  apiV1Deprecation: Date | undefined;
+  apiV1Sunset: Date | undefined;
+  bootstrapDemo: boolean;
+  production: boolean;
+  logLevel: 'debug' | 'info' | 'warn' | 'error';
+  databasePoolSize: number;
+  /** Body size limit for JSON requests. */
+  jsonBodyLimit: string;
+}
+
+export class ConfigError extends Error {}
+
+function parseTrustProxy(raw: string | undefined): TrustProxy {
+  if (raw === undefined || raw === '') return false;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  if (raw === 'false') return false;
+  // `true` trusts every hop, which lets any client forge X-Forwarded-For and get a fresh IP budget.
+  if (raw === 'true') {
+    throw new ConfigError('TRUST_PROXY=true trusts any X-Forwarded-For; give the hop count (e.g. 1), "loopback" or subnets');
+  }
+  return raw;
+}
+
+function parseDate(name: string, raw: string | undefined): Date | undefined {
+  if (!raw) return undefined;
+  const d = new Date(raw);
+  if (Number.isNaN(d.getTime())) throw new ConfigError(`${name} must be a date (e.g. 2027-01-31 or an HTTP-date), got "${raw}"`);
+  return d;
+}
+
+/** Validates the environment; throws ConfigError with one clear line on the first bad value. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const parsed = plainToInstance(EnvSchema, { ...env }, { excludeExtraneousValues: false });
+  const errors = validateSync(parsed, { skipMissingProperties: false, forbidUnknownValues: false });
+  if (errors.length > 0) {
+    const e = errors[0];
+    const why = Object.values(e.constraints ?? {})[0] ?? 'is invalid';
+    throw new ConfigError(`${e.property}=${JSON.stringify(env[e.property])} is not valid: ${why}`);
+  }
+  const port = parsed.PORT ?? 3000;
+  const production = parsed.NODE_ENV === 'production';
+  const deprecation = parseDate('API_V1_DEPRECATION', parsed.API_V1_DEPRECATION);
+  const sunset = parseDate('API_V1_SUNSET', parsed.API_V1_SUNSET);
+  if (deprecation && sunset && sunset.getTime() < deprecation.getTime()) {
+    throw new ConfigError('API_V1_SUNSET must not be earlier than API_V1_DEPRECATION');
+  }
+  return {
+    port,
+    publicUrl: (parsed.PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/+$/, ''),
+    databaseUrl: parsed.DATABASE_URL || undefined,
+    dataDir: parsed.DATA_DIR || './data',
+    redisUrl: parsed.REDIS_URL || undefined,
+    trustProxy: parseTrustProxy(parsed.TRUST_PROXY),
+    rateLimit: {
+      credentialPerMin: parsed.RATE_LIMIT_CREDENTIAL_PER_MIN ?? 120,
+      ipPerMin: parsed.RATE_LIMIT_IP_PER_MIN ?? 240,
+    },
+    apiV1Deprecation: deprecation,
+    apiV1Sunset: sunset,
+    // A demo token printed into a production log would be a live credential in the logs: never there.
+    bootstrapDemo: !production && (parsed.BOOTSTRAP_DEMO ?? true),
+    production,
+    logLevel: (parsed.LOG_LEVEL as AppConfig['logLevel']) ?? 'info',
+    databasePoolSize: parsed.DATABASE_POOL_SIZE ?? 10,
+    jsonBodyLimit: '1mb',
+  };
+}
+
+export const APP_CONFIG = Symbol('APP_CONFIG');

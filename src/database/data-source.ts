@@ -1,0 +1,25 @@
+import { join } from 'node:path';
+import { DataSource, DataSourceOptions } from 'typeorm';
+import { ENTITIES } from './entities';
+
+/**
+ * Options of the one DataSource used by the app, the CLI and the migration tooling.
+ * The schema comes only from migrations/ (never synchronize).
+ */
+export function dataSourceOptions(url: string, poolSize = 10, logErrors = true): DataSourceOptions {
+  return {
+    type: 'postgres',
+    url,
+    entities: ENTITIES,
+    // dist/src/database -> dist/migrations (built), src/database -> migrations (ts-jest)
+    migrations: [join(__dirname, '..', '..', 'migrations', '*.{ts,js}')],
+    migrationsTableName: 'schema_migrations',
+    synchronize: false,
+    migrationsRun: false,
+    logging: logErrors ? ['error'] : false,
+    extra: { max: poolSize, connectionTimeoutMillis: 10_000 },
+  };
+}
+
+/** For the TypeORM CLI (`typeorm migration:generate -d dist/src/database/data-source.js`). */
+export default new DataSource(dataSourceOptions(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/formwork'));

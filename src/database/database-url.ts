@@ -1,0 +1,70 @@
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join, resolve } from 'node:path';
+import type { AppConfig } from '../config/config';
+import { startEmbeddedPostgres } from './embedded-postgres';
+
+export interface DatabaseHandle {
+  url: string;
+  embedded: boolean;
+  close(): Promise<void>;
+}
+
+/**
+ * The database to use: DATABASE_URL, or the embedded PostgreSQL under DATA_DIR. Only one process
+ * may open an embedded data directory, so the one that does writes its address to
+ * DATA_DIR/embedded.json, and others (the CLI while the server runs) connect to it instead.
+ */
+export async function openDatabase(config: AppConfig): Promise<DatabaseHandle> {
+  if (config.databaseUrl) return { url: config.databaseUrl, embedded: false, close: async () => undefined };
+  const dir = resolve(config.dataDir);
+  mkdirSync(dir, { recursive: true });
+  const marker = join(dir, 'embedded.json');
+  const running = readMarker(marker);
+  if (running && isAlive(running.pid) && (await answers(running.url))) {
+    return { url: running.url, embedded: true, close: async () => undefined };
+  }
+  const pg = await startEmbeddedPostgres(dir, config.databasePoolSize * 2 + 4);
+  writeFileSync(marker, JSON.stringify({ pid: process.pid, url: pg.url }));
+  return {
+    url: pg.url,
+    embedded: true,
+    async close() {
+      if (readMarker(marker)?.pid === process.pid) rmSync(marker, { force: true });
+      await pg.stop();
+    },
+  };
+}
+
+function readMarker(path: string): { pid: number; url: string } | undefined {
+  if (!existsSync(path)) return undefined;
+  try {
+    return JSON.parse(readFileSync(path, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function answers(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((done) => {
+    const socket = connect({ host: hostname, port: Number(port) }, () => {
+      socket.end();
+      done(true);
+    });
+    socket.on('error', () => done(false));
+    socket.setTimeout(1000, () => {
+      socket.destroy();
+      done(false);
+    });
+  });
+}

@@ -1,0 +1,27 @@
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+
+/** Any fixed number: the advisory lock that serialises migration runs across instances. */
+const MIGRATION_LOCK_ID = 7_140_213;
+
+/**
+ * Runs pending migrations while holding a PostgreSQL advisory lock, so instances that start at
+ * the same moment run them one after the other (the second finds nothing left to do).
+ * The lock lives on its own connection, since TypeORM picks pool connections as it likes.
+ */
+export async function runMigrations(dataSource: DataSource, url: string): Promise<string[]> {
+  const lock = new Client({ connectionString: url });
+  await lock.connect();
+  try {
+    await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
+    const ran = await dataSource.runMigrations({ transaction: 'each' });
+    return ran.map((m) => m.name);
+  } finally {
+    await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_ID]).catch(() => undefined);
+    await lock.end();
+  }
+}
+
+export async function pendingMigrations(dataSource: DataSource): Promise<boolean> {
+  return dataSource.showMigrations();
+}

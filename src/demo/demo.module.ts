@@ -1,0 +1,9 @@
+import { Module } from '@nestjs/common';
+import { FormsModule } from '../forms/forms.module';
+import { ResponsesModule } from '../responses/responses.module';
+import { TokensModule } from '../tokens/tokens.module';
+import { WorkspacesModule } from '../workspaces/workspaces.module';
+import { DemoService } from './demo.service';
+
+@Module({ imports: [WorkspacesModule, TokensModule, FormsModule, ResponsesModule], providers: [DemoService], exports: [DemoService] })
+export class DemoModule {}

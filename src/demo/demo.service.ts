@@ -1,0 +1,103 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { BlockInput } from '../forms/blocks';
+import { FormsService } from '../forms/forms.service';
+import { ResponsesService } from '../responses/responses.service';
+import { TokensService } from '../tokens/tokens.service';
+import { WorkspaceEntity } from '../workspaces/entities/workspace.entity';
+import { WorkspacesService } from '../workspaces/workspaces.service';
+
+export const DEMO_SLUG = 'demo';
+
+const FEEDBACK_BLOCKS: BlockInput[] = [
+  { type: 'statement', title: 'Thanks for trying Formwork! Two minutes, eight questions.' },
+  { type: 'short_text', title: 'What is your name?' },
+  { type: 'email', title: 'Your email', required: true },
+  { type: 'multiple_choice', title: 'How did you hear about us?', required: true, choices: ['Search', 'A friend', 'Social media', 'Other'] },
+  { type: 'checkboxes', title: 'Which features do you use?', choices: ['Forms', 'Responses API', 'Summaries', 'Webhooks'] },
+  { type: 'rating', title: 'How would you rate Formwork?', required: true, max: 5 },
+  { type: 'linear_scale', title: 'How likely are you to recommend us?', min: 0, max: 10 },
+  { type: 'yes_no', title: 'May we contact you about your answers?' },
+  { type: 'long_text', title: 'Anything else?' },
+];
+
+const NAMES = ['Ada', 'Grace', 'Linus', 'Margaret', 'Alan', 'Barbara', 'Ken', 'Radia', 'Dennis', 'Frances'];
+const COMMENTS = ['Love it', 'The API is very clear', 'More block types please', 'Summaries saved me hours', 'Works great with my agent'];
+
+/** A demo workspace (Pro) with forms and responses, and a fresh admin token to explore it. */
+@Injectable()
+export class DemoService {
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly workspaces: WorkspacesService,
+    private readonly tokens: TokensService,
+    private readonly forms: FormsService,
+    private readonly responses: ResponsesService,
+  ) {}
+
+  async create(): Promise<{ workspace: { id: string; slug: string; name: string; plan: string }; token: string; tokenId: string; forms: string[]; created: boolean }> {
+    const existing = await this.db.getRepository(WorkspaceEntity).findOneBy({ slug: DEMO_SLUG });
+    let formIds: string[] = [];
+    let workspace = existing;
+    if (!workspace) {
+      workspace = (await this.workspaces.create({ name: 'Demo workspace', slug: DEMO_SLUG, plan: 'pro', ownerEmail: 'owner@demo.formwork.local' })).workspace;
+      formIds = await this.seedForms(workspace.id);
+    } else {
+      formIds = (await this.forms.list(workspace.id, { limit: 200, offset: 0 })).forms.map((f) => f.publicId);
+    }
+    const { token, view } = await this.tokens.create({ workspaceSlug: DEMO_SLUG, name: `demo token ${new Date().toISOString()}`, role: 'admin' });
+    return {
+      workspace: { id: workspace.id, slug: workspace.slug, name: workspace.name, plan: workspace.plan },
+      token,
+      tokenId: view.id,
+      forms: formIds,
+      created: !existing,
+    };
+  }
+
+  private async seedForms(workspaceId: string): Promise<string[]> {
+    return this.db.transaction(async (tx) => {
+      const feedback = await this.forms.create(workspaceId, { title: 'Customer feedback', description: 'What our users think.', blocks: FEEDBACK_BLOCKS }, tx);
+      await this.forms.setStatus(feedback.id, 'published', tx);
+      const published = await this.forms.get(workspaceId, feedback.publicId, tx);
+      const start = Date.now() - 120 * 3600_000;
+      const [, name, email, heard, features, rating, scale, contact, comment] = published.blocks.map((b) => b.id);
+      for (let i = 0; i < 120; i++) {
+        const answers: Record<string, unknown> = {
+          [email]: `person${i}@example.com`,
+          [heard]: ['Search', 'A friend', 'Social media', 'Other'][i % 4],
+          [rating]: 1 + ((i * 7) % 5),
+        };
+        if (i % 3 !== 0) answers[name] = NAMES[i % NAMES.length];
+        if (i % 2 === 0) answers[features] = ['Forms', ...(i % 4 === 0 ? ['Summaries'] : [])];
+        if (i % 5 !== 0) answers[scale] = (i * 3) % 11;
+        answers[contact] = i % 2 === 1;
+        if (i % 4 === 1) answers[comment] = COMMENTS[i % COMMENTS.length];
+        await this.responses.create(published, answers, { source: 'import', submittedAt: new Date(start + i * 3600_000) }, tx);
+      }
+
+      const rsvp = await this.forms.create(
+        workspaceId,
+        {
+          title: 'Team offsite RSVP',
+          blocks: [
+            { type: 'yes_no', title: 'Will you come?', required: true },
+            { type: 'dropdown', title: 'Dietary needs', choices: ['None', 'Vegetarian', 'Vegan', 'Gluten-free'] },
+            { type: 'date', title: 'Arrival date' },
+          ],
+        },
+        tx,
+      );
+      await this.forms.setStatus(rsvp.id, 'published', tx);
+      await this.forms.setStatus(rsvp.id, 'closed', tx);
+
+      const draft = await this.forms.create(
+        workspaceId,
+        { title: 'Bug report (draft)', blocks: [{ type: 'url', title: 'Page where it happened' }, { type: 'long_text', title: 'What happened?', required: true }, { type: 'phone', title: 'Phone (optional)' }, { type: 'number', title: 'How many times?', min: 1 }] },
+        tx,
+      );
+      return [feedback.publicId, rsvp.publicId, draft.publicId];
+    });
+  }
+}

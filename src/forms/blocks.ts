@@ -1,0 +1,329 @@
+import type { ErrorDetail } from '../common/errors/api-error';
+import { newBlockId, newChoiceId } from '../common/ids';
+
+/**
+ * Block types, their settings and their answers: the one place that knows what each type takes.
+ * Used when a form is saved (settings), when a response arrives (answers, from the API and the
+ * respondent page alike) and when answers are shown (choice ids back to labels).
+ */
+export const BLOCK_TYPES = [
+  'short_text',
+  'long_text',
+  'email',
+  'url',
+  'phone',
+  'number',
+  'multiple_choice',
+  'checkboxes',
+  'dropdown',
+  'rating',
+  'linear_scale',
+  'date',
+  'yes_no',
+  'statement',
+] as const;
+export type BlockType = (typeof BLOCK_TYPES)[number];
+
+export const CHOICE_TYPES: readonly BlockType[] = ['multiple_choice', 'checkboxes', 'dropdown'];
+export const TEXT_TYPES: readonly BlockType[] = ['short_text', 'long_text', 'email', 'url', 'phone'];
+export const NUMERIC_TYPES: readonly BlockType[] = ['number', 'rating', 'linear_scale'];
+
+export interface Choice {
+  id: string;
+  label: string;
+}
+
+/** A block as stored and shown: common fields plus its type's settings. */
+export interface Block {
+  id: string;
+  type: BlockType;
+  title: string;
+  description?: string | null;
+  required: boolean;
+  choices?: Choice[];
+  min?: number;
+  max?: number;
+}
+
+/** A block as a caller sends it: choices may be plain labels, ids are optional. */
+export interface BlockInput {
+  id?: string;
+  type: BlockType;
+  title: string;
+  description?: string | null;
+  required?: boolean;
+  choices?: Array<string | { id?: string; label: string }>;
+  min?: number;
+  max?: number;
+}
+
+/** Settings each type accepts beyond id, type, title, description and required. */
+const SETTINGS: Record<BlockType, readonly ('choices' | 'min' | 'max')[]> = {
+  short_text: [],
+  long_text: [],
+  email: [],
+  url: [],
+  phone: [],
+  number: ['min', 'max'],
+  multiple_choice: ['choices'],
+  checkboxes: ['choices'],
+  dropdown: ['choices'],
+  rating: ['max'],
+  linear_scale: ['min', 'max'],
+  date: [],
+  yes_no: [],
+  statement: [],
+};
+
+export const MAX_BLOCKS = 200;
+export const MAX_CHOICES = 200;
+const TEXT_LIMITS: Partial<Record<BlockType, number>> = { short_text: 1000, long_text: 10000, email: 320, url: 2048, phone: 40 };
+
+/**
+ * Checks a block list against each type's rules and gives every block and choice its id
+ * (kept when the caller sent one, new otherwise). `previous` holds the form's current blocks,
+ * so an existing block keeps its choice ids when only labels are sent.
+ */
+export function normalizeBlocks(input: BlockInput[], previous: Block[] = [], basePath = '/blocks'): { blocks: Block[]; details: ErrorDetail[] } {
+  const details: ErrorDetail[] = [];
+  const blocks: Block[] = [];
+  const seenIds = new Set<string>();
+  const previousById = new Map(previous.map((b) => [b.id, b]));
+  if (input.length > MAX_BLOCKS) details.push({ path: basePath, message: `must have at most ${MAX_BLOCKS} blocks` });
+
+  input.forEach((raw, index) => {
+    const path = `${basePath}/${index}`;
+    const bad = (field: string, message: string) => details.push({ path: field ? `${path}/${field}` : path, message });
+
+    let id = raw.id;
+    if (id !== undefined) {
+      if (seenIds.has(id)) bad('id', 'is used by another block of this form');
+    } else {
+      id = newBlockId();
+    }
+    seenIds.add(id);
+
+    for (const setting of ['choices', 'min', 'max'] as const) {
+      if (raw[setting] !== undefined && !SETTINGS[raw.type].includes(setting)) {
+        bad(setting, `is not a setting of ${raw.type} blocks`);
+      }
+    }
+    if (raw.type === 'statement' && raw.required) bad('required', 'a statement takes no answer, so it cannot be required');
+
+    const block: Block = {
+      id,
+      type: raw.type,
+      title: raw.title,
+      description: raw.description ?? null,
+      required: raw.type === 'statement' ? false : (raw.required ?? false),
+    };
+
+    switch (raw.type) {
+      case 'multiple_choice':
+      case 'checkboxes':
+      case 'dropdown': {
+        const kept = previousById.get(id)?.choices ?? [];
+        const choices = normalizeChoices(raw.choices, kept, `${path}/choices`, details);
+        block.choices = choices;
+        break;
+      }
+      case 'number': {
+        if (raw.min !== undefined) block.min = raw.min;
+        if (raw.max !== undefined) block.max = raw.max;
+        if (raw.min !== undefined && raw.max !== undefined && raw.min > raw.max) bad('max', 'must be greater than or equal to min');
+        break;
+      }
+      case 'rating': {
+        const max = raw.max ?? 5;
+        if (!Number.isInteger(max) || max < 3 || max > 10) bad('max', 'must be an integer from 3 to 10');
+        block.max = max;
+        break;
+      }
+      case 'linear_scale': {
+        const min = raw.min ?? 1;
+        const max = raw.max ?? 5;
+        if (min !== 0 && min !== 1) bad('min', 'must be 0 or 1');
+        if (!Number.isInteger(max) || max < 2 || max > 10) bad('max', 'must be an integer from 2 to 10');
+        block.min = min;
+        block.max = max;
+        break;
+      }
+      default:
+        break;
+    }
+    blocks.push(block);
+  });
+  return { blocks, details };
+}
+
+function normalizeChoices(raw: BlockInput['choices'], kept: Choice[], path: string, details: ErrorDetail[]): Choice[] {
+  if (!raw || raw.length === 0) {
+    details.push({ path, message: 'must list at least one choice' });
+    return [];
+  }
+  if (raw.length > MAX_CHOICES) details.push({ path, message: `must have at most ${MAX_CHOICES} choices` });
+  const keptByLabel = new Map(kept.map((c) => [c.label, c]));
+  const labels = new Set<string>();
+  const ids = new Set<string>();
+  return raw.map((entry, i) => {
+    const label = (typeof entry === 'string' ? entry : entry.label).trim();
+    // A bare label that matches an existing choice keeps that choice's id (and its answers).
+    const id = (typeof entry === 'string' ? undefined : entry.id) ?? keptByLabel.get(label)?.id ?? newChoiceId();
+    if (label === '') details.push({ path: `${path}/${i}`, message: 'a choice label must not be empty' });
+    if (labels.has(label)) details.push({ path: `${path}/${i}`, message: `the label "${label}" appears twice in this block` });
+    if (ids.has(id)) details.push({ path: `${path}/${i}/id`, message: 'is used by another choice of this block' });
+    labels.add(label);
+    ids.add(id);
+    return { id, label };
+  });
+}
+
+/** A block in the API's shape: common fields, then its settings. */
+export function blockView(b: Block): Record<string, unknown> {
+  const view: Record<string, unknown> = { id: b.id, type: b.type, title: b.title };
+  if (b.description) view.description = b.description;
+  view.required = b.required;
+  if (b.choices) view.choices = b.choices;
+  if (b.min !== undefined) view.min = b.min;
+  if (b.max !== undefined) view.max = b.max;
+  return view;
+}
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const PHONE = /^\+?[0-9][0-9 ()\-.]{3,38}[0-9]$/;
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+function isBlank(value: unknown): boolean {
+  return value === undefined || value === null || (typeof value === 'string' && value.trim() === '') || (Array.isArray(value) && value.length === 0);
+}
+
+/**
+ * Validates an answer set against a form's blocks. Returns the answers as stored (choice answers
+ * by choice id, blanks dropped) or the details of every bad answer; the caller stores nothing
+ * when there are details.
+ */
+export function validateAnswers(blocks: Block[], answers: Record<string, unknown>, basePath = '/answers'): { stored: Record<string, unknown>; details: ErrorDetail[] } {
+  const details: ErrorDetail[] = [];
+  const stored: Record<string, unknown> = {};
+  const byId = new Map(blocks.map((b) => [b.id, b]));
+
+  for (const key of Object.keys(answers)) {
+    const block = byId.get(key);
+    if (!block) details.push({ path: `${basePath}/${key}`, message: 'this form has no block with this id' });
+    else if (block.type === 'statement' && !isBlank(answers[key])) details.push({ path: `${basePath}/${key}`, message: 'a statement block takes no answer' });
+  }
+
+  for (const block of blocks) {
+    if (block.type === 'statement') continue;
+    const path = `${basePath}/${block.id}`;
+    const value = answers[block.id];
+    if (isBlank(value)) {
+      if (block.required) details.push({ path, message: 'is required' });
+      continue;
+    }
+    const result = checkAnswer(block, value);
+    if (typeof result === 'string') details.push({ path, message: result });
+    else stored[block.id] = result.value;
+  }
+  return { stored, details };
+}
+
+/** One answer: its stored value, or why it is refused. */
+function checkAnswer(block: Block, value: unknown): { value: unknown } | string {
+  switch (block.type) {
+    case 'short_text':
+    case 'long_text':
+    case 'email':
+    case 'url':
+    case 'phone': {
+      if (typeof value !== 'string') return 'must be a string';
+      const text = block.type === 'long_text' ? value : value.trim();
+      const limit = TEXT_LIMITS[block.type]!;
+      if (text.length > limit) return `must be at most ${limit} characters`;
+      if (block.type === 'email' && !EMAIL.test(text)) return 'must be an email address';
+      if (block.type === 'url' && !isHttpUrl(text)) return 'must be an http(s) URL';
+      if (block.type === 'phone' && !PHONE.test(text)) return 'must be a phone number (digits, spaces, +, -, parentheses)';
+      return { value: text };
+    }
+    case 'number': {
+      if (typeof value !== 'number' || !Number.isFinite(value)) return 'must be a number';
+      if (block.min !== undefined && value < block.min) return `must be at least ${block.min}`;
+      if (block.max !== undefined && value > block.max) return `must be at most ${block.max}`;
+      return { value };
+    }
+    case 'rating':
+    case 'linear_scale': {
+      const min = block.type === 'rating' ? 1 : (block.min ?? 1);
+      const max = block.max ?? 5;
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) return `must be an integer from ${min} to ${max}`;
+      return { value };
+    }
+    case 'multiple_choice':
+    case 'dropdown': {
+      if (typeof value !== 'string') return 'must be one choice label (or choice id)';
+      const choice = findChoice(block, value);
+      return choice ? { value: choice.id } : `must be one of ${choiceList(block)}`;
+    }
+    case 'checkboxes': {
+      if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) return 'must be a list of choice labels (or choice ids)';
+      const ids: string[] = [];
+      for (const v of value as string[]) {
+        const choice = findChoice(block, v);
+        if (!choice) return `"${v}" is not one of ${choiceList(block)}`;
+        if (ids.includes(choice.id)) return `"${v}" is chosen twice`;
+        ids.push(choice.id);
+      }
+      return { value: ids };
+    }
+    case 'date': {
+      if (typeof value !== 'string') return 'must be a date (YYYY-MM-DD)';
+      const m = DATE.exec(value);
+      if (!m) return 'must be a date (YYYY-MM-DD)';
+      const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+      if (d.getUTCFullYear() !== Number(m[1]) || d.getUTCMonth() !== Number(m[2]) - 1 || d.getUTCDate() !== Number(m[3])) return 'is not a real date';
+      return { value };
+    }
+    case 'yes_no':
+      if (typeof value !== 'boolean') return 'must be true or false';
+      return { value };
+    default:
+      return 'takes no answer';
+  }
+}
+
+function findChoice(block: Block, value: string): Choice | undefined {
+  const wanted = value.trim();
+  return block.choices?.find((c) => c.id === wanted) ?? block.choices?.find((c) => c.label === wanted);
+}
+
+function choiceList(block: Block): string {
+  return (block.choices ?? []).map((c) => JSON.stringify(c.label)).join(', ');
+}
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return url.protocol === 'http:' || url.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+/** Stored answers as shown to callers: choice ids back to their current labels. */
+export function answersView(blocks: Block[], stored: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const byId = new Map(blocks.map((b) => [b.id, b]));
+  for (const [blockId, value] of Object.entries(stored)) {
+    const block = byId.get(blockId);
+    if (!block) continue; // the block was removed (its loss accepted)
+    if (block.type === 'multiple_choice' || block.type === 'dropdown') {
+      const label = block.choices?.find((c) => c.id === value)?.label;
+      if (label !== undefined) out[blockId] = label;
+    } else if (block.type === 'checkboxes' && Array.isArray(value)) {
+      out[blockId] = value.map((id) => block.choices?.find((c) => c.id === id)?.label).filter((l): l is string => l !== undefined);
+    } else {
+      out[blockId] = value;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,50 @@
+import { UuidPrimaryKey } from '../../database/uuid-primary-key.decorator';
+import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, UpdateDateColumn } from 'typeorm';
+import { WorkspaceEntity } from '../../workspaces/entities/workspace.entity';
+
+export const FORM_STATUSES = ['draft', 'published', 'closed'] as const;
+export type FormStatus = (typeof FORM_STATUSES)[number];
+
+@Entity({ name: 'forms' })
+@Index('IDX_forms_workspace_created', ['workspaceId', 'createdAt', 'id'])
+export class FormEntity {
+  /** Internal key; never shown. */
+  @UuidPrimaryKey()
+  id: string;
+
+  /** Opaque, random and not enumerable: what callers and the respondent URL use. */
+  @Column({ name: 'public_id', type: 'text', unique: true })
+  publicId: string;
+
+  @Column({ name: 'workspace_id', type: 'uuid' })
+  workspaceId: string;
+
+  @Column({ type: 'text' })
+  title: string;
+
+  @Column({ type: 'text', nullable: true })
+  description: string | null;
+
+  @Column({ type: 'text', default: 'draft' })
+  status: FormStatus;
+
+  /** Bumped on every change; update_form can require the version the caller read. */
+  @Column({ type: 'integer', default: 1 })
+  version: number;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+
+  @Column({ name: 'published_at', type: 'timestamptz', nullable: true })
+  publishedAt: Date | null;
+
+  @Column({ name: 'closed_at', type: 'timestamptz', nullable: true })
+  closedAt: Date | null;
+
+  @ManyToOne(() => WorkspaceEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'workspace_id' })
+  workspace?: WorkspaceEntity;
+}

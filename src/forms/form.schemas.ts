@@ -1,0 +1,47 @@
+import { Type } from '@sinclair/typebox';
+import { BLOCK_TYPES } from './blocks';
+import { FORM_STATUSES } from './entities/form.entity';
+
+/** JSON Schemas of forms and blocks, shared by the form tools' inputs and outputs. */
+export const PublicId = Type.String({ minLength: 1, maxLength: 64, description: 'Public identifier of the form (from list_forms or create_form).' });
+
+export const ChoiceSchema = Type.Object({ id: Type.String(), label: Type.String() }, { additionalProperties: false });
+
+export const BlockSchema = Type.Object(
+  {
+    id: Type.String({ description: 'Stable id; answers are keyed by it.' }),
+    type: Type.Union(BLOCK_TYPES.map((t) => Type.Literal(t))),
+    title: Type.String(),
+    description: Type.Optional(Type.String()),
+    required: Type.Boolean(),
+    choices: Type.Optional(Type.Array(ChoiceSchema, { description: 'multiple_choice, checkboxes, dropdown' })),
+    min: Type.Optional(Type.Number({ description: 'number, linear_scale' })),
+    max: Type.Optional(Type.Number({ description: 'number, rating, linear_scale' })),
+  },
+  { additionalProperties: false },
+);
+
+export const FormStatusSchema = Type.Union(FORM_STATUSES.map((s) => Type.Literal(s)));
+const Timestamp = Type.String({ format: 'date-time' });
+
+const formFields = {
+  publicId: Type.String(),
+  title: Type.String(),
+  description: Type.Union([Type.String(), Type.Null()]),
+  status: FormStatusSchema,
+  version: Type.Integer({ description: 'Bumped on every change; send it back to update_form to detect conflicting edits.' }),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  publishedAt: Type.Union([Timestamp, Type.Null()]),
+  closedAt: Type.Union([Timestamp, Type.Null()]),
+};
+
+export const FormSummarySchema = Type.Object(formFields, { additionalProperties: false });
+export const FormSchema = Type.Object({ ...formFields, blocks: Type.Array(BlockSchema) }, { additionalProperties: false });
+
+/** The paging members every list tool answers with. */
+export const pageFields = {
+  total: Type.Integer({ minimum: 0, description: 'Number of items in the whole list.' }),
+  offset: Type.Integer({ minimum: 0, description: 'Offset of this page.' }),
+  count: Type.Integer({ minimum: 0, description: 'Number of items in this page; add it to offset for the next page.' }),
+};

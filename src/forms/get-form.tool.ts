@@ -1,0 +1,26 @@
+import { Static, Type } from '@sinclair/typebox';
+import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
+import { FormSchema, PublicId } from './form.schemas';
+import { formView, FormsService } from './forms.service';
+
+const input = Type.Object({ publicId: PublicId }, { additionalProperties: false });
+const output = FormSchema;
+
+@Tool({
+  name: 'get_form',
+  title: 'Get a form',
+  description: 'Returns one form with its blocks in order; each block has a stable id that answers are keyed by.',
+  scope: 'forms:read',
+  write: false,
+  minRole: 'viewer',
+  input,
+  output,
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+})
+export class GetFormTool implements ToolHandler<typeof input, typeof output> {
+  constructor(private readonly forms: FormsService) {}
+
+  async run(args: Static<typeof input>, ctx: ToolContext): Promise<Static<typeof output>> {
+    return formView(await this.forms.get(ctx.principal.workspace.id, args.publicId), true) as Static<typeof output>;
+  }
+}

@@ -1,0 +1,82 @@
+import 'reflect-metadata';
+import { ConsoleLogger, Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { createApp } from './app';
+import { ConfigError, loadConfig } from './config/config';
+import { openDatabase } from './database/database-url';
+import { runMigrations } from './database/migrate';
+import { DemoService } from './demo/demo.service';
+import { WorkspacesService } from './workspaces/workspaces.service';
+
+async function main() {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`formwork: configuration error: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const logger = new ConsoleLogger('Formwork', {
+    json: config.production,
+    logLevels: ({ debug: ['debug', 'log', 'warn', 'error', 'fatal'], info: ['log', 'warn', 'error', 'fatal'], warn: ['warn', 'error', 'fatal'], error: ['error', 'fatal'] } as const)[config.logLevel] as never,
+  });
+  Logger.overrideLogger(logger);
+
+  const database = await openDatabase(config);
+  if (database.embedded) {
+    logger.log(`Using the embedded PostgreSQL under ${config.dataDir} (set DATABASE_URL for a real server)`);
+    const ds = await new DataSource((await import('./database/data-source')).dataSourceOptions(database.url, 1)).initialize();
+    const ran = await runMigrations(ds, database.url);
+    if (ran.length) logger.log(`Applied migrations: ${ran.join(', ')}`);
+    await ds.destroy();
+  }
+
+  const app = await createApp(config, database.url, logger);
+  if (!database.embedded && (await app.get(DataSource).showMigrations())) {
+    process.stderr.write('formwork: the database has migrations that have not run: run `npm run --silent cli -- migrate` with the same DATABASE_URL first\n');
+    await app.close();
+    process.exit(1);
+  }
+
+  const server = await app.listen(config.port);
+  // Let keep-alive connections from a load balancer outlive its idle timeout (no resets mid-request).
+  server.keepAliveTimeout = 65_000;
+  logger.log(`Formwork listening on ${config.publicUrl} (port ${config.port})`);
+
+  if (config.bootstrapDemo && (await app.get(WorkspacesService).isEmpty())) {
+    const demo = await app.get(DemoService).create();
+    // Printed to the terminal (not the logger), once, on a first start outside production.
+    process.stdout.write(
+      [
+        '',
+        'A demo workspace was created (this happens once, on an empty database).',
+        `  token: ${demo.token}`,
+        '  try:',
+        `    curl -s -X POST ${config.publicUrl}/api/v1/tools/list_forms -H "Authorization: Bearer ${demo.token}" -H "Content-Type: application/json" -d '{}'`,
+        '',
+      ].join('\n') + '\n',
+    );
+  }
+
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    logger.log(`${signal}: finishing in-flight requests, then stopping`);
+    const force = setTimeout(() => process.exit(1), 25_000);
+    force.unref();
+    await app.close();
+    await database.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((err) => {
+  process.stderr.write(`formwork: could not start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

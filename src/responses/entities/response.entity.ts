@@ -1,0 +1,28 @@
+import { UuidPrimaryKey } from '../../database/uuid-primary-key.decorator';
+import { Column, Entity, Index, JoinColumn, ManyToOne } from 'typeorm';
+import { FormEntity } from '../../forms/entities/form.entity';
+
+/** A submitted answer set. Answers are keyed by block id; choice answers are stored by choice id. */
+@Entity({ name: 'responses' })
+@Index('IDX_responses_form_order', ['formId', 'submittedAt', 'id'])
+export class ResponseEntity {
+  @UuidPrimaryKey()
+  id: string;
+
+  @Column({ name: 'form_id', type: 'uuid' })
+  formId: string;
+
+  @Column({ name: 'submitted_at', type: 'timestamptz', default: () => 'now()' })
+  submittedAt: Date;
+
+  @Column({ type: 'jsonb', default: () => "'{}'" })
+  answers: Record<string, unknown>;
+
+  /** How it arrived: "api" (create_response), "web" (the respondent page), "import". */
+  @Column({ type: 'text', default: 'api' })
+  source: string;
+
+  @ManyToOne(() => FormEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'form_id' })
+  form?: FormEntity;
+}

@@ -1,0 +1,44 @@
+import { Static, Type } from '@sinclair/typebox';
+import { PublicId, pageFields } from '../forms/form.schemas';
+import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
+import { ResponseSchema } from './response.schemas';
+import { ResponsesService } from './responses.service';
+
+const input = Type.Object(
+  {
+    publicId: PublicId,
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Page size, 1 to 200.' })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Start position; add the previous page\'s count to get the next page.' })),
+    order: Type.Optional(Type.Union([Type.Literal('oldest'), Type.Literal('newest')], { default: 'oldest', description: 'oldest first (stable for walking every response) or newest first.' })),
+    since: Type.Optional(Type.String({ format: 'date-time', description: 'Only responses submitted at or after this time.' })),
+  },
+  { additionalProperties: false },
+);
+const output = Type.Object({ ...pageFields, responses: Type.Array(ResponseSchema) }, { additionalProperties: false });
+
+@Tool({
+  name: 'list_responses',
+  title: 'List responses',
+  description:
+    'Pages through the responses of a form, ordered by submission time. To read them all, start at offset 0 and add count to offset until offset reaches total. For counts and averages use summarize_responses, which is much cheaper.',
+  scope: 'responses:read',
+  write: false,
+  minRole: 'viewer',
+  input,
+  output,
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+})
+export class ListResponsesTool implements ToolHandler<typeof input, typeof output> {
+  constructor(private readonly responses: ResponsesService) {}
+
+  async run(args: Static<typeof input>, ctx: ToolContext): Promise<Static<typeof output>> {
+    const offset = args.offset ?? 0;
+    const { total, responses } = await this.responses.list(ctx.principal.workspace.id, args.publicId, {
+      limit: args.limit ?? 50,
+      offset,
+      order: args.order ?? 'oldest',
+      since: args.since,
+    });
+    return { total, offset, count: responses.length, responses };
+  }
+}

@@ -1,0 +1,59 @@
+import { Static, Type } from '@sinclair/typebox';
+import { PublicId } from '../forms/form.schemas';
+import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
+import { ResponsesService } from './responses.service';
+
+const input = Type.Object({ publicId: PublicId }, { additionalProperties: false });
+const Nullable = <T extends ReturnType<typeof Type.Number>>(t: T) => Type.Union([t, Type.Null()]);
+const output = Type.Object(
+  {
+    publicId: Type.String(),
+    total: Type.Integer({ minimum: 0 }),
+    firstSubmittedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    lastSubmittedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    blocks: Type.Array(
+      Type.Object(
+        {
+          blockId: Type.String(),
+          type: Type.String(),
+          title: Type.String(),
+          answered: Type.Integer({ minimum: 0 }),
+          skipped: Type.Integer({ minimum: 0 }),
+          choices: Type.Optional(
+            Type.Array(
+              Type.Object({ id: Type.String(), label: Type.String(), count: Type.Integer(), share: Type.Number({ description: 'count / answered' }) }, { additionalProperties: false }),
+            ),
+          ),
+          yes: Type.Optional(Type.Integer()),
+          no: Type.Optional(Type.Integer()),
+          min: Type.Optional(Type.Union([Type.Number(), Type.String(), Type.Null()])),
+          max: Type.Optional(Type.Union([Type.Number(), Type.String(), Type.Null()])),
+          mean: Type.Optional(Nullable(Type.Number())),
+          latest: Type.Optional(Type.Array(Type.Object({ value: Type.String(), submittedAt: Type.String({ format: 'date-time' }) }, { additionalProperties: false }))),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+@Tool({
+  name: 'summarize_responses',
+  title: 'Summarize responses',
+  description:
+    'Aggregates of a form\'s responses per block: answered and skipped counts, counts and shares per choice, min/max/mean of numbers, ratings and scales, the latest text answers. Much cheaper than paging.',
+  scope: 'responses:read',
+  write: false,
+  minRole: 'viewer',
+  input,
+  output,
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+})
+export class SummarizeResponsesTool implements ToolHandler<typeof input, typeof output> {
+  constructor(private readonly responses: ResponsesService) {}
+
+  run(args: Static<typeof input>, ctx: ToolContext): Promise<Static<typeof output>> {
+    return this.responses.summarize(ctx.principal.workspace.id, args.publicId);
+  }
+}

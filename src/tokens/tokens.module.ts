@@ -1,0 +1,6 @@
+import { Module } from '@nestjs/common';
+import { WorkspacesModule } from '../workspaces/workspaces.module';
+import { TokensService } from './tokens.service';
+
+@Module({ imports: [WorkspacesModule], providers: [TokensService], exports: [TokensService] })
+export class TokensModule {}

@@ -1,0 +1,36 @@
+import Ajv2020, { ErrorObject, ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import type { ErrorDetail } from '../common/errors/api-error';
+
+/** One Ajv instance for every tool's input schema: strict, all errors, defaults filled in. */
+export function createAjv(): Ajv2020 {
+  const ajv = new Ajv2020({ allErrors: true, strict: true, useDefaults: true, coerceTypes: false });
+  addFormats(ajv);
+  return ajv;
+}
+
+export type { ValidateFunction };
+
+/** Ajv's errors as the envelope's details: a JSON Pointer to the bad field and what is wrong. */
+export function toDetails(errors: ErrorObject[] | null | undefined): ErrorDetail[] {
+  const details: ErrorDetail[] = [];
+  const seen = new Set<string>();
+  for (const e of errors ?? []) {
+    let path = e.instancePath;
+    let message = e.message ?? 'is invalid';
+    if (e.keyword === 'required') {
+      path = `${path}/${(e.params as { missingProperty: string }).missingProperty}`;
+      message = 'is required';
+    } else if (e.keyword === 'additionalProperties') {
+      path = `${path}/${(e.params as { additionalProperty: string }).additionalProperty}`;
+      message = 'is not a known argument';
+    } else if (e.keyword === 'enum') {
+      message = `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+    }
+    const key = `${path}\u0000${message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    details.push({ path, message });
+  }
+  return details;
+}

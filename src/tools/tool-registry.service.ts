@@ -1,0 +1,84 @@
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
+import type { ToolRequirement } from '../common/access/tool-requirement';
+import { createAjv, ValidateFunction } from './schema-validator';
+import { TOOL_METADATA, ToolAnnotations, ToolDefinition, ToolHandler } from './tool.decorator';
+
+export interface RegisteredTool {
+  definition: ToolDefinition;
+  requirement: ToolRequirement;
+  handler: ToolHandler;
+  validate: ValidateFunction;
+}
+
+/** What GET /api/v1/tools publishes per tool (the same schema objects validation uses). */
+export interface ToolDescriptor {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: object;
+  outputSchema: object;
+  annotations: ToolAnnotations & { title: string };
+  /** Formwork's access rules, so a caller can tell up front what a tool takes. */
+  'x-formwork': { scope: string; write: boolean; minRole: string; plan: 'any' | 'pro' };
+}
+
+const JSON_SCHEMA_2020 = 'https://json-schema.org/draft/2020-12/schema';
+
+/**
+ * Every tool of the service, found at boot among the providers marked @Tool: adding a tool is
+ * adding its class to a module. Input validators are compiled once here.
+ */
+@Injectable()
+export class ToolRegistry implements OnModuleInit {
+  private readonly tools = new Map<string, RegisteredTool>();
+  private descriptors: ToolDescriptor[] = [];
+
+  constructor(private readonly discovery: DiscoveryService) {}
+
+  onModuleInit() {
+    const ajv = createAjv();
+    for (const wrapper of this.discovery.getProviders()) {
+      const { metatype, instance } = wrapper;
+      if (!metatype || !instance) continue;
+      const definition = Reflect.getMetadata(TOOL_METADATA, metatype) as ToolDefinition | undefined;
+      if (!definition) continue;
+      if (this.tools.has(definition.name)) throw new Error(`Two tools are named "${definition.name}"`);
+      if (!/^[a-z][a-z0-9_]*$/.test(definition.name)) throw new Error(`Tool name "${definition.name}" is not snake_case`);
+      if (!definition.input || !definition.output) throw new Error(`Tool "${definition.name}" has no input or output schema`);
+      if (typeof (instance as ToolHandler).run !== 'function') throw new Error(`Tool "${definition.name}" has no run() method`);
+      this.tools.set(definition.name, {
+        definition,
+        requirement: { name: definition.name, scope: definition.scope, write: definition.write, minRole: definition.minRole },
+        handler: instance as ToolHandler,
+        validate: ajv.compile(definition.input),
+      });
+    }
+    this.descriptors = [...this.tools.values()].map(({ definition: d }) => ({
+      name: d.name,
+      title: d.title,
+      description: d.description,
+      inputSchema: { $schema: JSON_SCHEMA_2020, ...plainSchema(d.input) },
+      outputSchema: { $schema: JSON_SCHEMA_2020, ...plainSchema(d.output) },
+      annotations: { title: d.title, readOnlyHint: !d.write, ...d.annotations },
+      'x-formwork': { scope: d.scope, write: d.write, minRole: d.minRole, plan: d.write ? 'pro' : 'any' },
+    }));
+  }
+
+  get(name: string): RegisteredTool | undefined {
+    return this.tools.get(name);
+  }
+
+  all(): RegisteredTool[] {
+    return [...this.tools.values()];
+  }
+
+  describe(): ToolDescriptor[] {
+    return this.descriptors;
+  }
+}
+
+/** A schema as plain JSON (TypeBox adds symbol keys; a JSON round trip drops them). */
+export function plainSchema(schema: object): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
+}

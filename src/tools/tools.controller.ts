@@ -1,0 +1,71 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Req, UseGuards } from '@nestjs/common';
+import { ApiExcludeEndpoint } from '@nestjs/swagger';
+import type { Request } from 'express';
+import { Public } from '../auth/public.decorator';
+import { AccessGuard } from '../common/access/access.guard';
+import { mayCall } from '../common/access/access';
+import { ApiError } from '../common/errors/api-error';
+import { toDetails } from './schema-validator';
+import { ToolRegistry } from './tool-registry.service';
+import { ToolResolveGuard } from './tool-resolve.guard';
+
+@Controller('api/v1')
+export class ToolsController {
+  constructor(private readonly registry: ToolRegistry) {}
+
+  /** The caller's workspace, role and scopes, and the tools it may call. */
+  @Get()
+  @ApiExcludeEndpoint()
+  root(@Req() req: Request) {
+    const p = req.principal!;
+    return {
+      workspace: p.workspace,
+      role: p.role,
+      scopes: p.scopes,
+      credential: { type: p.credential.kind, id: p.credential.id, ...(p.credential.name ? { name: p.credential.name } : {}) },
+      tools: this.registry
+        .all()
+        .filter((t) => mayCall(p, t.requirement))
+        .map((t) => t.definition.name),
+    };
+  }
+
+  @Public()
+  @Get('tools')
+  @ApiExcludeEndpoint()
+  list() {
+    return { tools: this.registry.describe() };
+  }
+
+  /** Runs one tool. Guards have already resolved it and checked scope, plan and role. */
+  @Post('tools/:name')
+  @HttpCode(200)
+  @ApiExcludeEndpoint()
+  @UseGuards(ToolResolveGuard, AccessGuard)
+  async call(@Param('name') name: string, @Body() body: unknown, @Req() req: Request) {
+    const tool = this.registry.get(name)!;
+    const input = argumentsOf(req, body);
+    if (!tool.validate(input)) {
+      throw new ApiError('invalid_arguments', {
+        message: `The arguments do not match the input schema of ${name}.`,
+        details: toDetails(tool.validate.errors),
+      });
+    }
+    return tool.handler.run(input as never, { principal: req.principal!, requestId: req.id });
+  }
+}
+
+/** The tool's arguments: the JSON body, or {} for an empty one. A non-JSON body is refused. */
+function argumentsOf(req: Request, body: unknown): unknown {
+  if (req.bodyError) throw req.bodyError;
+  if (body !== undefined) return body;
+  const length = Number(req.headers['content-length'] ?? 0);
+  if (length > 0 || req.headers['transfer-encoding']) {
+    if (!req.is('application/json')) {
+      throw new ApiError('unsupported_media_type', {
+        message: `Tool arguments must be sent as JSON, not ${req.headers['content-type'] ?? 'an untyped body'}.`,
+      });
+    }
+  }
+  return {};
+}

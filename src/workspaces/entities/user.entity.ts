@@ -1,0 +1,18 @@
+import { UuidPrimaryKey } from '../../database/uuid-primary-key.decorator';
+import { Column, CreateDateColumn, Entity } from 'typeorm';
+
+@Entity({ name: 'users' })
+export class UserEntity {
+  @UuidPrimaryKey()
+  id: string;
+
+  /** Stored lower-cased, so lookups are case-insensitive. */
+  @Column({ type: 'text', unique: true })
+  email: string;
+
+  @Column({ type: 'text', nullable: true })
+  name: string | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+}

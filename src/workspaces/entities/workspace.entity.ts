@@ -1,0 +1,22 @@
+import { UuidPrimaryKey } from '../../database/uuid-primary-key.decorator';
+import { Column, CreateDateColumn, Entity } from 'typeorm';
+import type { Plan } from '../../common/access/roles';
+
+@Entity({ name: 'workspaces' })
+export class WorkspaceEntity {
+  @UuidPrimaryKey()
+  id: string;
+
+  @Column({ type: 'text' })
+  name: string;
+
+  /** URL-safe handle used by the CLI and settings pages. */
+  @Column({ type: 'text', unique: true })
+  slug: string;
+
+  @Column({ type: 'text', default: 'free' })
+  plan: Plan;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+}

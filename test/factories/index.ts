@@ -1,0 +1,70 @@
+import { INestApplication } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import { Plan, Role, Scope } from '../../src/common/access/roles';
+import { BlockInput } from '../../src/forms/blocks';
+import { FormRecord, FormsService } from '../../src/forms/forms.service';
+import { FormStatus } from '../../src/forms/entities/form.entity';
+import { ResponsesService } from '../../src/responses/responses.service';
+import { TokensService } from '../../src/tokens/tokens.service';
+import { WorkspacesService } from '../../src/workspaces/workspaces.service';
+
+const unique = () => randomBytes(4).toString('hex');
+
+export interface TestWorkspace {
+  id: string;
+  slug: string;
+  ownerId: string;
+}
+
+/** A workspace with an owner, through the same service the CLI uses. */
+export async function createWorkspace(app: INestApplication, plan: Plan = 'pro'): Promise<TestWorkspace> {
+  const slug = `ws-${unique()}`;
+  const { workspace, owner } = await app.get(WorkspacesService).create({ name: `Workspace ${slug}`, slug, plan, ownerEmail: `owner-${slug}@example.com` });
+  return { id: workspace.id, slug, ownerId: owner.id };
+}
+
+export async function createToken(
+  app: INestApplication,
+  ws: TestWorkspace,
+  opts: { role?: Role; scopes?: Scope[]; expiresAt?: Date; creatorUserId?: string } = {},
+): Promise<{ token: string; id: string }> {
+  const { token, view } = await app.get(TokensService).create({ workspaceSlug: ws.slug, name: `token ${unique()}`, role: opts.role ?? 'admin', ...opts });
+  return { token, id: view.id };
+}
+
+export const ALL_TYPES_BLOCKS: BlockInput[] = [
+  { type: 'short_text', title: 'Name', required: true },
+  { type: 'email', title: 'Email' },
+  { type: 'multiple_choice', title: 'Colour', choices: ['Red', 'Green', 'Blue'] },
+  { type: 'checkboxes', title: 'Pets', choices: ['Cat', 'Dog'] },
+  { type: 'rating', title: 'Rating', max: 5 },
+  { type: 'number', title: 'Age', min: 0, max: 150 },
+  { type: 'yes_no', title: 'Subscribe?' },
+];
+
+export async function createForm(app: INestApplication, ws: TestWorkspace, opts: { title?: string; blocks?: BlockInput[]; status?: FormStatus } = {}): Promise<FormRecord> {
+  const forms = app.get(FormsService);
+  const form = await forms.create(ws.id, { title: opts.title ?? `Form ${unique()}`, blocks: opts.blocks ?? ALL_TYPES_BLOCKS });
+  if (opts.status && opts.status !== 'draft') {
+    await forms.setStatus(form.id, 'published');
+    if (opts.status === 'closed') await forms.setStatus(form.id, 'closed');
+  }
+  return forms.get(ws.id, form.publicId);
+}
+
+/** n responses to a form made by createForm with the default blocks; submittedAt spread one second apart (or all equal). */
+export async function createResponses(app: INestApplication, form: FormRecord, n: number, opts: { sameTime?: boolean } = {}): Promise<string[]> {
+  const responses = app.get(ResponsesService);
+  const ids: string[] = [];
+  const base = Date.UTC(2026, 0, 1);
+  const [name, , colour, , rating] = form.blocks.map((b) => b.id);
+  for (let i = 0; i < n; i++) {
+    const r = await responses.create(
+      form,
+      { [name]: `Person ${i}`, [colour]: ['Red', 'Green', 'Blue'][i % 3], [rating]: 1 + (i % 5) },
+      { source: 'import', submittedAt: new Date(opts.sameTime ? base : base + i * 1000) },
+    );
+    ids.push(r.id);
+  }
+  return ids;
+}

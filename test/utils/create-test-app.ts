@@ -1,0 +1,25 @@
+import { NestExpressApplication } from '@nestjs/platform-express';
+import { createApp } from '../../src/app';
+import { loadConfig } from '../../src/config/config';
+
+export function testDatabaseUrl(): string {
+  const url = process.env.FORMWORK_TEST_DATABASE_URL;
+  if (!url) throw new Error('FORMWORK_TEST_DATABASE_URL is not set: run the tests with `npm test` (jest globalSetup creates the database)');
+  return url;
+}
+
+/**
+ * The full app, built by the same createApp as production, on the run's test database.
+ * Budgets are raised unless a test asks for real ones: supertest sends everything from one IP.
+ */
+export async function createTestApp(env: Record<string, string> = {}): Promise<NestExpressApplication> {
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    PUBLIC_URL: 'http://formwork.test',
+    RATE_LIMIT_CREDENTIAL_PER_MIN: '100000',
+    RATE_LIMIT_IP_PER_MIN: '100000',
+    DATABASE_POOL_SIZE: '4',
+    ...env,
+  });
+  return createApp(config, testDatabaseUrl(), false);
+}

@@ -1,0 +1,52 @@
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { dataSourceOptions } from '../../src/database/data-source';
+import { startEmbeddedPostgres } from '../../src/database/embedded-postgres';
+import { runMigrations } from '../../src/database/migrate';
+
+/**
+ * Gives the run its own database: a fresh one on the PostgreSQL at TEST_DATABASE_SERVER
+ * (default: this machine's, 127.0.0.1:5432), or the embedded PostgreSQL when none answers.
+ * Migrations are applied, never synchronize. Workers read the URL from FORMWORK_TEST_DATABASE_URL.
+ */
+export default async function globalSetup() {
+  const server = process.env.TEST_DATABASE_SERVER ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const name = `formwork_test_${Date.now()}_${process.pid}`;
+  let url: string;
+  if (await answers(server)) {
+    const admin = new Client({ connectionString: server });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.end();
+    const u = new URL(server);
+    u.pathname = `/${name}`;
+    url = u.toString();
+    (globalThis as Record<string, unknown>).__formworkTeardown = async () => {
+      const c = new Client({ connectionString: server });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    };
+    process.stdout.write(`\n[tests] PostgreSQL at ${u.host}, fresh database ${name}\n`);
+  } else {
+    const embedded = await startEmbeddedPostgres(undefined, 64);
+    url = embedded.url;
+    (globalThis as Record<string, unknown>).__formworkTeardown = () => embedded.stop();
+    process.stdout.write(`\n[tests] no PostgreSQL answered at ${new URL(server).host}: using the embedded PostgreSQL (PGlite)\n`);
+  }
+  const ds = await new DataSource(dataSourceOptions(url, 1)).initialize();
+  await runMigrations(ds, url);
+  await ds.destroy();
+  process.env.FORMWORK_TEST_DATABASE_URL = url;
+}
+
+async function answers(url: string): Promise<boolean> {
+  const c = new Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+  try {
+    await c.connect();
+    await c.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
