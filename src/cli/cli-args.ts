@@ -2,7 +2,7 @@ import { plainToInstance } from 'class-transformer';
 import { IsEmail, IsIn, IsNotEmpty, IsOptional, IsString, Matches, MaxLength, validateSync } from 'class-validator';
 import { PLANS, ROLES, SCOPES } from '../common/access/roles';
 import { ApiError } from '../common/errors/api-error';
-import { SLUG_PATTERN } from '../workspaces/workspaces.service';
+import { SLUG_PATTERN } from '../workspaces/slug';
 
 /** `--name value --json` -> { name: 'value', json: true } */
 export function parseFlags(argv: string[]): { positional: string[]; flags: Record<string, string | true> } {
@@ -11,7 +11,9 @@ export function parseFlags(argv: string[]): { positional: string[]; flags: Recor
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg.startsWith('--')) {
-      const [key, inline] = arg.slice(2).split('=', 2);
+      const eq = arg.indexOf('=');
+      const key = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
+      const inline = eq === -1 ? undefined : arg.slice(eq + 1); // only the first = splits: --name=a=b
       if (inline !== undefined) flags[key] = inline;
       else if (argv[i + 1] !== undefined && !argv[i + 1].startsWith('--')) flags[key] = argv[++i];
       else flags[key] = true;
@@ -39,7 +41,7 @@ export class TokenCreateArgs {
   @IsOptional() @IsIn(ROLES) role?: string;
   @IsOptional() @Matches(new RegExp(`^(${SCOPES.join('|')})(,(${SCOPES.join('|')}))*$`), { message: `scopes must be a comma-separated list of ${SCOPES.join(', ')}` })
   scopes?: string;
-  @IsOptional() @Matches(/^\d+[mhd]$/, { message: 'expires-in must be like 30m, 12h or 90d' }) 'expires-in'?: string;
+  @IsOptional() @Matches(/^[1-9]\d*[mhd]$/, { message: 'expires-in must be like 30m, 12h or 90d' }) 'expires-in'?: string;
 }
 
 export class TokenListArgs {
@@ -69,4 +71,13 @@ export function parseDuration(text: string): number {
   const n = Number(text.slice(0, -1));
   const unit = text.slice(-1);
   return n * (unit === 'm' ? 60_000 : unit === 'h' ? 3600_000 : 86_400_000);
+}
+
+/** For commands that take no options: anything but --json is a mistake worth reporting. */
+export function noOptions(flags: Record<string, string | true>): void {
+  const extra = Object.keys(flags).filter((k) => k !== 'json');
+  if (extra.length) {
+    const details = extra.map((k) => ({ path: `--${k}`, message: 'is not an option of this command' }));
+    throw new ApiError('invalid_arguments', { message: `Bad options: ${extra.map((k) => `--${k}`).join(', ')}`, hint: 'This command takes no options.', details });
+  }
 }

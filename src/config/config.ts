@@ -83,9 +83,9 @@ export class ConfigError extends Error {}
 function parseTrustProxy(raw: string | undefined): TrustProxy {
   if (raw === undefined || raw === '') return false;
   if (/^\d+$/.test(raw)) return Number(raw);
-  if (raw === 'false') return false;
+  if (raw.toLowerCase() === 'false') return false;
   // `true` trusts every hop, which lets any client forge X-Forwarded-For and get a fresh IP budget.
-  if (raw === 'true') {
+  if (raw.toLowerCase() === 'true') {
     throw new ConfigError('TRUST_PROXY=true trusts any X-Forwarded-For; give the hop count (e.g. 1), "loopback" or subnets');
   }
   return raw;
@@ -104,7 +104,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const errors = validateSync(parsed, { skipMissingProperties: false, forbidUnknownValues: false });
   if (errors.length > 0) {
     const e = errors[0];
-    const why = Object.values(e.constraints ?? {})[0] ?? 'is invalid';
+    const c = e.constraints ?? {};
+    // A value of the wrong kind fails every check; say the kind first ("must be an integer").
+    const why = c.isInt ?? c.isBoolean ?? c.isUrl ?? c.isIn ?? Object.values(c)[0] ?? 'is invalid';
     throw new ConfigError(`${e.property}=${JSON.stringify(env[e.property])} is not valid: ${why}`);
   }
   const port = parsed.PORT ?? 3000;

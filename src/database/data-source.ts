@@ -14,6 +14,10 @@ export function dataSourceOptions(url: string, poolSize = 10, logErrors = true):
     // dist/src/database -> dist/migrations (built), src/database -> migrations (ts-jest)
     migrations: [join(__dirname, '..', '..', 'migrations', '*.{ts,js}')],
     migrationsTableName: 'schema_migrations',
+    // uuid keys default to gen_random_uuid(), built into PostgreSQL 13+: no extension to install
+    // (the embedded PostgreSQL has none), so TypeORM must not try.
+    uuidExtension: 'pgcrypto',
+    installExtensions: false,
     synchronize: false,
     migrationsRun: false,
     logging: logErrors ? ['error'] : false,

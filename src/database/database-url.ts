@@ -24,7 +24,7 @@ export async function openDatabase(config: AppConfig): Promise<DatabaseHandle> {
   if (running && isAlive(running.pid) && (await answers(running.url))) {
     return { url: running.url, embedded: true, close: async () => undefined };
   }
-  const pg = await startEmbeddedPostgres(dir, config.databasePoolSize * 2 + 4);
+  const pg = await startEmbeddedPostgres(dir);
   writeFileSync(marker, JSON.stringify({ pid: process.pid, url: pg.url }));
   return {
     url: pg.url,

@@ -1,4 +1,4 @@
-import type { ErrorDetail } from '../common/errors/api-error';
+import { ErrorDetail, pointerSegment } from '../common/errors/api-error';
 import { newBlockId, newChoiceId } from '../common/ids';
 
 /**
@@ -163,12 +163,15 @@ function normalizeChoices(raw: BlockInput['choices'], kept: Choice[], path: stri
   }
   if (raw.length > MAX_CHOICES) details.push({ path, message: `must have at most ${MAX_CHOICES} choices` });
   const keptByLabel = new Map(kept.map((c) => [c.label, c]));
+  // Ids the caller names explicitly are theirs; a bare label only takes an old id nobody claimed.
+  const claimed = new Set(raw.flatMap((e) => (typeof e !== 'string' && e.id ? [e.id] : [])));
   const labels = new Set<string>();
   const ids = new Set<string>();
   return raw.map((entry, i) => {
     const label = (typeof entry === 'string' ? entry : entry.label).trim();
     // A bare label that matches an existing choice keeps that choice's id (and its answers).
-    const id = (typeof entry === 'string' ? undefined : entry.id) ?? keptByLabel.get(label)?.id ?? newChoiceId();
+    const keptId = keptByLabel.get(label)?.id;
+    const id = (typeof entry === 'string' ? undefined : entry.id) ?? (keptId && !claimed.has(keptId) ? keptId : undefined) ?? newChoiceId();
     if (label === '') details.push({ path: `${path}/${i}`, message: 'a choice label must not be empty' });
     if (labels.has(label)) details.push({ path: `${path}/${i}`, message: `the label "${label}" appears twice in this block` });
     if (ids.has(id)) details.push({ path: `${path}/${i}/id`, message: 'is used by another choice of this block' });
@@ -190,7 +193,7 @@ export function blockView(b: Block): Record<string, unknown> {
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const PHONE = /^\+?[0-9][0-9 ()\-.]{3,38}[0-9]$/;
+const PHONE = /^\+?[0-9(][0-9 ()\-.]{3,38}[0-9]$/;
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 function isBlank(value: unknown): boolean {
@@ -209,13 +212,13 @@ export function validateAnswers(blocks: Block[], answers: Record<string, unknown
 
   for (const key of Object.keys(answers)) {
     const block = byId.get(key);
-    if (!block) details.push({ path: `${basePath}/${key}`, message: 'this form has no block with this id' });
-    else if (block.type === 'statement' && !isBlank(answers[key])) details.push({ path: `${basePath}/${key}`, message: 'a statement block takes no answer' });
+    if (!block) details.push({ path: `${basePath}/${pointerSegment(key)}`, message: 'this form has no block with this id' });
+    else if (block.type === 'statement' && !isBlank(answers[key])) details.push({ path: `${basePath}/${pointerSegment(key)}`, message: 'a statement block takes no answer' });
   }
 
   for (const block of blocks) {
     if (block.type === 'statement') continue;
-    const path = `${basePath}/${block.id}`;
+    const path = `${basePath}/${pointerSegment(block.id)}`;
     const value = answers[block.id];
     if (isBlank(value)) {
       if (block.required) details.push({ path, message: 'is required' });
@@ -279,7 +282,8 @@ function checkAnswer(block: Block, value: unknown): { value: unknown } | string 
       if (typeof value !== 'string') return 'must be a date (YYYY-MM-DD)';
       const m = DATE.exec(value);
       if (!m) return 'must be a date (YYYY-MM-DD)';
-      const d = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+      const d = new Date(0);
+      d.setUTCFullYear(Number(m[1]), Number(m[2]) - 1, Number(m[3])); // Date.UTC would read 0099 as 1999
       if (d.getUTCFullYear() !== Number(m[1]) || d.getUTCMonth() !== Number(m[2]) - 1 || d.getUTCDate() !== Number(m[3])) return 'is not a real date';
       return { value };
     }

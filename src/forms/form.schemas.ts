@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { StringEnum } from '../tools/schema-validator';
 import { BLOCK_TYPES } from './blocks';
 import { FORM_STATUSES } from './entities/form.entity';
 
@@ -10,7 +11,7 @@ export const ChoiceSchema = Type.Object({ id: Type.String(), label: Type.String(
 export const BlockSchema = Type.Object(
   {
     id: Type.String({ description: 'Stable id; answers are keyed by it.' }),
-    type: Type.Union(BLOCK_TYPES.map((t) => Type.Literal(t))),
+    type: StringEnum(BLOCK_TYPES),
     title: Type.String(),
     description: Type.Optional(Type.String()),
     required: Type.Boolean(),
@@ -21,7 +22,7 @@ export const BlockSchema = Type.Object(
   { additionalProperties: false },
 );
 
-export const FormStatusSchema = Type.Union(FORM_STATUSES.map((s) => Type.Literal(s)));
+export const FormStatusSchema = StringEnum(FORM_STATUSES);
 const Timestamp = Type.String({ format: 'date-time' });
 
 const formFields = {

@@ -1,5 +1,6 @@
 import { Static, Type } from '@sinclair/typebox';
 import { PublicId, pageFields } from '../forms/form.schemas';
+import { StringEnum } from '../tools/schema-validator';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import { ResponseSchema } from './response.schemas';
 import { ResponsesService } from './responses.service';
@@ -9,7 +10,7 @@ const input = Type.Object(
     publicId: PublicId,
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Page size, 1 to 200.' })),
     offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Start position; add the previous page\'s count to get the next page.' })),
-    order: Type.Optional(Type.Union([Type.Literal('oldest'), Type.Literal('newest')], { default: 'oldest', description: 'oldest first (stable for walking every response) or newest first.' })),
+    order: Type.Optional(StringEnum(['oldest', 'newest'] as const, { default: 'oldest', description: 'oldest first (stable for walking every response) or newest first.' })),
     since: Type.Optional(Type.String({ format: 'date-time', description: 'Only responses submitted at or after this time.' })),
   },
   { additionalProperties: false },

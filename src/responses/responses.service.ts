@@ -88,7 +88,7 @@ export class ResponsesService {
     const { stored, details } = validateAnswers(form.blocks, answers);
     if (details.length) throw new ApiError('invalid_arguments', { message: 'Some answers are not valid.', details });
     const [row]: ResponseRow[] = await manager.query(
-      `INSERT INTO responses (form_id, answers, source, submitted_at) VALUES ($1, $2::jsonb, $3, COALESCE($4, now()))
+      `INSERT INTO responses (form_id, answers, source, submitted_at) VALUES ($1, $2::jsonb, $3, COALESCE($4, clock_timestamp()))
        RETURNING id, submitted_at, answers`,
       [form.id, JSON.stringify(stored), opts.source, opts.submittedAt ?? null],
     );

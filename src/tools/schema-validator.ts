@@ -1,6 +1,7 @@
+import { Type } from '@sinclair/typebox';
 import Ajv2020, { ErrorObject, ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import type { ErrorDetail } from '../common/errors/api-error';
+import { ErrorDetail, pointerSegment } from '../common/errors/api-error';
 
 /** One Ajv instance for every tool's input schema: strict, all errors, defaults filled in. */
 export function createAjv(): Ajv2020 {
@@ -19,10 +20,10 @@ export function toDetails(errors: ErrorObject[] | null | undefined): ErrorDetail
     let path = e.instancePath;
     let message = e.message ?? 'is invalid';
     if (e.keyword === 'required') {
-      path = `${path}/${(e.params as { missingProperty: string }).missingProperty}`;
+      path = `${path}/${pointerSegment((e.params as { missingProperty: string }).missingProperty)}`;
       message = 'is required';
     } else if (e.keyword === 'additionalProperties') {
-      path = `${path}/${(e.params as { additionalProperty: string }).additionalProperty}`;
+      path = `${path}/${pointerSegment((e.params as { additionalProperty: string }).additionalProperty)}`;
       message = 'is not a known argument';
     } else if (e.keyword === 'enum') {
       message = `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
@@ -33,4 +34,12 @@ export function toDetails(errors: ErrorObject[] | null | undefined): ErrorDetail
     details.push({ path, message });
   }
   return details;
+}
+
+/**
+ * A string enum as plain JSON Schema `{ type: 'string', enum: [...] }`: clearer for agents than
+ * TypeBox's union of literals, and one error ("must be one of ...") instead of one per literal.
+ */
+export function StringEnum<T extends string>(values: readonly T[], options: Record<string, unknown> = {}) {
+  return Type.Unsafe<T>({ type: 'string', enum: [...values], ...options });
 }

@@ -15,7 +15,7 @@ export interface WorkspaceView {
   createdAt: string;
 }
 
-export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+export { SLUG_PATTERN } from './slug';
 
 @Injectable()
 export class WorkspacesService {

@@ -53,10 +53,10 @@ export async function createForm(app: INestApplication, ws: TestWorkspace, opts:
 }
 
 /** n responses to a form made by createForm with the default blocks; submittedAt spread one second apart (or all equal). */
-export async function createResponses(app: INestApplication, form: FormRecord, n: number, opts: { sameTime?: boolean } = {}): Promise<string[]> {
+export async function createResponses(app: INestApplication, form: FormRecord, n: number, opts: { sameTime?: boolean; start?: Date } = {}): Promise<string[]> {
   const responses = app.get(ResponsesService);
   const ids: string[] = [];
-  const base = Date.UTC(2026, 0, 1);
+  const base = opts.start?.getTime() ?? Date.UTC(2026, 0, 1);
   const [name, , colour, , rating] = form.blocks.map((b) => b.id);
   for (let i = 0; i < n; i++) {
     const r = await responses.create(

@@ -29,7 +29,7 @@ export default async function globalSetup() {
     };
     process.stdout.write(`\n[tests] PostgreSQL at ${u.host}, fresh database ${name}\n`);
   } else {
-    const embedded = await startEmbeddedPostgres(undefined, 64);
+    const embedded = await startEmbeddedPostgres(undefined);
     url = embedded.url;
     (globalThis as Record<string, unknown>).__formworkTeardown = () => embedded.stop();
     process.stdout.write(`\n[tests] no PostgreSQL answered at ${new URL(server).host}: using the embedded PostgreSQL (PGlite)\n`);

@@ -6,6 +6,11 @@ export interface ErrorDetail {
   message: string;
 }
 
+/** One segment of a JSON Pointer (RFC 6901): ~ and / escaped. */
+export function pointerSegment(segment: string): string {
+  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
 export interface ApiErrorOptions {
   message?: string;
   hint?: string;

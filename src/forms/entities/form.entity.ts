@@ -1,5 +1,4 @@
-import { UuidPrimaryKey } from '../../database/uuid-primary-key.decorator';
-import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, UpdateDateColumn } from 'typeorm';
+import { Column, PrimaryGeneratedColumn, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, UpdateDateColumn } from 'typeorm';
 import { WorkspaceEntity } from '../../workspaces/entities/workspace.entity';
 
 export const FORM_STATUSES = ['draft', 'published', 'closed'] as const;
@@ -9,7 +8,7 @@ export type FormStatus = (typeof FORM_STATUSES)[number];
 @Index('IDX_forms_workspace_created', ['workspaceId', 'createdAt', 'id'])
 export class FormEntity {
   /** Internal key; never shown. */
-  @UuidPrimaryKey()
+  @PrimaryGeneratedColumn('uuid')
   id: string;
 
   /** Opaque, random and not enumerable: what callers and the respondent URL use. */

@@ -1,12 +1,11 @@
-import { UuidPrimaryKey } from '../../database/uuid-primary-key.decorator';
-import { Column, Entity, Index, JoinColumn, ManyToOne } from 'typeorm';
+import { Column, PrimaryGeneratedColumn, Entity, Index, JoinColumn, ManyToOne } from 'typeorm';
 import { FormEntity } from '../../forms/entities/form.entity';
 
 /** A submitted answer set. Answers are keyed by block id; choice answers are stored by choice id. */
 @Entity({ name: 'responses' })
 @Index('IDX_responses_form_order', ['formId', 'submittedAt', 'id'])
 export class ResponseEntity {
-  @UuidPrimaryKey()
+  @PrimaryGeneratedColumn('uuid')
   id: string;
 
   @Column({ name: 'form_id', type: 'uuid' })

@@ -1,5 +1,4 @@
-import { UuidPrimaryKey } from '../../database/uuid-primary-key.decorator';
-import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne } from 'typeorm';
+import { Column, PrimaryGeneratedColumn, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne } from 'typeorm';
 import type { Role, Scope } from '../../common/access/roles';
 import { UserEntity } from '../../workspaces/entities/user.entity';
 import { WorkspaceEntity } from '../../workspaces/entities/workspace.entity';
@@ -8,7 +7,7 @@ import { WorkspaceEntity } from '../../workspaces/entities/workspace.entity';
 @Entity({ name: 'api_tokens' })
 @Index('IDX_api_tokens_workspace', ['workspaceId'])
 export class ApiTokenEntity {
-  @UuidPrimaryKey()
+  @PrimaryGeneratedColumn('uuid')
   id: string;
 
   @Column({ name: 'workspace_id', type: 'uuid' })

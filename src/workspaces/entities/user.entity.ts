@@ -1,9 +1,8 @@
-import { UuidPrimaryKey } from '../../database/uuid-primary-key.decorator';
-import { Column, CreateDateColumn, Entity } from 'typeorm';
+import { Column, PrimaryGeneratedColumn, CreateDateColumn, Entity } from 'typeorm';
 
 @Entity({ name: 'users' })
 export class UserEntity {
-  @UuidPrimaryKey()
+  @PrimaryGeneratedColumn('uuid')
   id: string;
 
   /** Stored lower-cased, so lookups are case-insensitive. */

@@ -1,10 +1,9 @@
-import { UuidPrimaryKey } from '../../database/uuid-primary-key.decorator';
-import { Column, CreateDateColumn, Entity } from 'typeorm';
+import { Column, PrimaryGeneratedColumn, CreateDateColumn, Entity } from 'typeorm';
 import type { Plan } from '../../common/access/roles';
 
 @Entity({ name: 'workspaces' })
 export class WorkspaceEntity {
-  @UuidPrimaryKey()
+  @PrimaryGeneratedColumn('uuid')
   id: string;
 
   @Column({ type: 'text' })

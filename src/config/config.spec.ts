@@ -1,0 +1,171 @@
+import { ConfigError, loadConfig } from './config';
+
+/** The ConfigError loadConfig throws for `env` (fails the test when it does not throw one). */
+function configError(env: NodeJS.ProcessEnv): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (e) {
+    expect(e).toBeInstanceOf(ConfigError);
+    return e as ConfigError;
+  }
+  throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
+}
+
+describe('loadConfig', () => {
+  describe('defaults', () => {
+    const config = loadConfig({});
+
+    it('listens on port 3000 with a public URL on that port', () => {
+      expect(config.port).toBe(3000);
+      expect(config.publicUrl).toBe('http://localhost:3000');
+    });
+
+    it('allows 120 requests a minute per credential and 240 per IP', () => {
+      expect(config.rateLimit).toEqual({ credentialPerMin: 120, ipPerMin: 240 });
+    });
+
+    it('uses the embedded database under ./data, in-process counters and no proxy trust', () => {
+      expect(config.databaseUrl).toBeUndefined();
+      expect(config.dataDir).toBe('./data');
+      expect(config.redisUrl).toBeUndefined();
+      expect(config.trustProxy).toBe(false);
+    });
+
+    it('sends no deprecation or sunset dates', () => {
+      expect(config.apiV1Deprecation).toBeUndefined();
+      expect(config.apiV1Sunset).toBeUndefined();
+    });
+
+    it('bootstraps the demo outside production', () => {
+      expect(config.production).toBe(false);
+      expect(config.bootstrapDemo).toBe(true);
+    });
+
+    it('reads nothing from process.env when given its own env', () => {
+      const saved = process.env.PORT;
+      process.env.PORT = '4999';
+      try {
+        expect(loadConfig({}).port).toBe(3000);
+      } finally {
+        if (saved === undefined) delete process.env.PORT;
+        else process.env.PORT = saved;
+      }
+    });
+  });
+
+  describe('values it reads', () => {
+    it('derives the public URL from PORT when PUBLIC_URL is unset', () => {
+      const config = loadConfig({ PORT: '8080' });
+      expect(config.port).toBe(8080);
+      expect(config.publicUrl).toBe('http://localhost:8080');
+    });
+
+    it('takes PUBLIC_URL without its trailing slash', () => {
+      expect(loadConfig({ PUBLIC_URL: 'https://forms.example.com/' }).publicUrl).toBe('https://forms.example.com');
+    });
+
+    it('takes the rate limits as numbers', () => {
+      expect(loadConfig({ RATE_LIMIT_CREDENTIAL_PER_MIN: '5', RATE_LIMIT_IP_PER_MIN: '10000' }).rateLimit).toEqual({ credentialPerMin: 5, ipPerMin: 10000 });
+    });
+
+    it('treats empty values as unset', () => {
+      const config = loadConfig({ PORT: '', RATE_LIMIT_IP_PER_MIN: '', BOOTSTRAP_DEMO: '', TRUST_PROXY: '', DATABASE_URL: '' });
+      expect(config.port).toBe(3000);
+      expect(config.rateLimit.ipPerMin).toBe(240);
+      expect(config.bootstrapDemo).toBe(true);
+      expect(config.trustProxy).toBe(false);
+      expect(config.databaseUrl).toBeUndefined();
+    });
+
+    it('parses the deprecation and sunset dates', () => {
+      const config = loadConfig({ API_V1_DEPRECATION: '2027-01-31', API_V1_SUNSET: '2027-07-31' });
+      expect(config.apiV1Deprecation?.toISOString()).toBe('2027-01-31T00:00:00.000Z');
+      expect(config.apiV1Sunset?.toISOString()).toBe('2027-07-31T00:00:00.000Z');
+    });
+
+    it('accepts HTTP-dates', () => {
+      expect(loadConfig({ API_V1_SUNSET: 'Sun, 31 Jan 2027 00:00:00 GMT' }).apiV1Sunset?.toISOString()).toBe('2027-01-31T00:00:00.000Z');
+    });
+  });
+
+  describe('TRUST_PROXY', () => {
+    it('gives a hop count as a number', () => {
+      expect(loadConfig({ TRUST_PROXY: '1' }).trustProxy).toBe(1);
+      expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
+    });
+
+    it("keeps 'loopback' and subnet lists as strings", () => {
+      expect(loadConfig({ TRUST_PROXY: 'loopback' }).trustProxy).toBe('loopback');
+      expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 192.168.0.1' }).trustProxy).toBe('10.0.0.0/8, 192.168.0.1');
+    });
+
+    it("maps 'false' to no trust", () => {
+      expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    });
+
+    it("refuses 'true', which would let any client forge its address", () => {
+      expect(configError({ TRUST_PROXY: 'true' }).message).toContain('TRUST_PROXY');
+    });
+  });
+
+  describe('BOOTSTRAP_DEMO', () => {
+    it('is off in production even when asked for', () => {
+      const config = loadConfig({ NODE_ENV: 'production', BOOTSTRAP_DEMO: 'true' });
+      expect(config.production).toBe(true);
+      expect(config.bootstrapDemo).toBe(false);
+    });
+
+    it('is off in production by default', () => {
+      expect(loadConfig({ NODE_ENV: 'production' }).bootstrapDemo).toBe(false);
+    });
+
+    it.each(['false', '0', 'no', 'off', 'FALSE'])('can be turned off in development with %s', (value) => {
+      expect(loadConfig({ NODE_ENV: 'development', BOOTSTRAP_DEMO: value }).bootstrapDemo).toBe(false);
+    });
+
+    it.each(['true', '1', 'yes', 'on'])('stays on in development with %s', (value) => {
+      expect(loadConfig({ NODE_ENV: 'development', BOOTSTRAP_DEMO: value }).bootstrapDemo).toBe(true);
+    });
+  });
+
+  describe('bad values stop start-up with a message naming the variable', () => {
+    it.each([
+      ['PORT', { PORT: 'abc' }],
+      ['PORT', { PORT: '70000' }],
+      ['PORT', { PORT: '80.5' }],
+      ['RATE_LIMIT_IP_PER_MIN', { RATE_LIMIT_IP_PER_MIN: '0' }],
+      ['RATE_LIMIT_CREDENTIAL_PER_MIN', { RATE_LIMIT_CREDENTIAL_PER_MIN: '-5' }],
+      ['PUBLIC_URL', { PUBLIC_URL: 'notaurl' }],
+      ['PUBLIC_URL', { PUBLIC_URL: 'ftp://example.com' }],
+      ['BOOTSTRAP_DEMO', { BOOTSTRAP_DEMO: 'maybe' }],
+      ['NODE_ENV', { NODE_ENV: 'staging' }],
+      ['LOG_LEVEL', { LOG_LEVEL: 'verbose' }],
+      ['API_V1_SUNSET', { API_V1_SUNSET: 'someday' }],
+      ['API_V1_DEPRECATION', { API_V1_DEPRECATION: 'soon' }],
+    ] as Array<[string, NodeJS.ProcessEnv]>)('%s in %j', (name, env) => {
+      expect(configError(env).message).toContain(name);
+    });
+
+    it('says what kind of value is wanted when it is not a number at all', () => {
+      expect(configError({ PORT: 'abc' }).message).toMatch(/integer/);
+    });
+
+    it('refuses TRUST_PROXY=TRUE in any case', () => {
+      expect(configError({ TRUST_PROXY: 'TRUE' }).message).toContain('TRUST_PROXY');
+    });
+
+    it('quotes the bad value', () => {
+      expect(configError({ PORT: 'abc' }).message).toContain('PORT="abc"');
+    });
+
+    it('refuses a sunset earlier than the deprecation', () => {
+      const message = configError({ API_V1_DEPRECATION: '2027-06-01', API_V1_SUNSET: '2027-01-01' }).message;
+      expect(message).toContain('API_V1_SUNSET');
+      expect(message).toContain('API_V1_DEPRECATION');
+    });
+
+    it('accepts a sunset on the deprecation date', () => {
+      expect(() => loadConfig({ API_V1_DEPRECATION: '2027-06-01', API_V1_SUNSET: '2027-06-01' })).not.toThrow();
+    });
+  });
+});

@@ -1,0 +1,93 @@
+import { NestExpressApplication } from '@nestjs/platform-express';
+import request from 'supertest';
+import { runCli } from '../../src/cli/cli';
+import { createTestApp, testDatabaseUrl } from '../utils/create-test-app';
+import { callTool } from '../utils/http';
+
+const env = () => ({ DATABASE_URL: testDatabaseUrl(), NODE_ENV: 'test' });
+const cli = async (...argv: string[]) => {
+  const result = await runCli(argv, env());
+  return { ...result, json: result.stdout ? JSON.parse(result.stdout) : undefined };
+};
+
+describe('admin CLI', () => {
+  let app: NestExpressApplication;
+  const slug = `cli-${Date.now().toString(36)}`;
+
+  beforeAll(async () => {
+    app = await createTestApp();
+  });
+  afterAll(() => app.close());
+
+  it('migrate --json reports that nothing is left to run', async () => {
+    const out = await cli('migrate', '--json');
+    expect(out.code).toBe(0);
+    expect(out.json).toEqual({ migrations: [] });
+  });
+
+  it('creates a workspace, adds a member and creates, lists and revokes tokens, each --json printing one object', async () => {
+    const ws = await cli('workspace', 'create', '--name', 'Acme', '--slug', slug, '--plan', 'pro', '--owner-email', 'Boss@Acme.test', '--json');
+    expect(ws.code).toBe(0);
+    expect(ws.stdout.trim().split('\n')).toHaveLength(1);
+    expect(ws.json.workspace).toMatchObject({ slug, name: 'Acme', plan: 'pro' });
+    expect(ws.json.owner).toMatchObject({ email: 'boss@acme.test', role: 'owner' });
+
+    const member = await cli('member', 'add', '--workspace', slug, '--email', 'ed@acme.test', '--role', 'editor', '--json');
+    expect(member.code).toBe(0);
+    expect(member.json).toMatchObject({ workspace: slug, role: 'editor', user: { email: 'ed@acme.test' } });
+
+    const created = await cli('token', 'create', '--workspace', slug, '--name', 'ci', '--role', 'viewer', '--scopes', 'forms:read,responses:read', '--expires-in', '90d', '--json');
+    expect(created.code).toBe(0);
+    expect(created.json).toMatchObject({ id: expect.any(String), token: expect.stringMatching(/^fw_[0-9A-Za-z]{36}$/), role: 'viewer', scopes: ['forms:read', 'responses:read'] });
+    const days = (new Date(created.json.expiresAt).getTime() - Date.now()) / 86_400_000;
+    expect(Math.round(days)).toBe(90);
+
+    const me = await request(app.getHttpServer()).get('/api/v1').set('Authorization', `Bearer ${created.json.token}`);
+    expect(me.body).toMatchObject({ role: 'viewer', workspace: { slug } });
+
+    const list = await cli('token', 'list', '--workspace', slug, '--json');
+    expect(list.json.tokens).toHaveLength(1);
+    expect(list.json.tokens[0]).toMatchObject({ id: created.json.id, name: 'ci', prefix: created.json.token.slice(0, 7) });
+    expect(list.stdout).not.toContain(created.json.token);
+
+    const revoked = await cli('token', 'revoke', '--id', created.json.id, '--json');
+    expect(revoked.code).toBe(0);
+    expect(revoked.json.revokedAt).toEqual(expect.any(String));
+  });
+
+  it('refuses bad input with a JSON error and exit code 2, changing nothing', async () => {
+    const bad = await cli('workspace', 'create', '--name', 'X', '--slug', 'Bad Slug!', '--plan', 'gold', '--owner-email', 'nope', '--json');
+    expect(bad.code).toBe(2);
+    expect(bad.json.error.code).toBe('invalid_arguments');
+    expect(bad.json.error.details.map((d: { path: string }) => d.path).sort()).toEqual(['--owner-email', '--plan', '--slug']);
+
+    const unknown = await cli('token', 'create', '--workspace', slug, '--name', 'x', '--colour', 'red', '--json');
+    expect(unknown.json.error.details).toEqual([{ path: '--colour', message: 'is not an option of this command' }]);
+
+    const taken = await cli('workspace', 'create', '--name', 'Again', '--slug', slug, '--plan', 'free', '--owner-email', 'a@b.test', '--json');
+    expect(taken.json.error.code).toBe('invalid_arguments');
+
+    const missing = await cli('token', 'list', '--workspace', 'no-such-workspace', '--json');
+    expect(missing.code).toBe(1);
+    expect(missing.json.error.code).toBe('not_found');
+
+    const human = await cli('frobnicate');
+    expect(human.code).toBe(2);
+    expect(human.stderr).toContain('Usage:');
+  });
+
+  it('demo creates a workspace with forms and responses and prints a working token', async () => {
+    const demo = await cli('demo', '--json');
+    expect(demo.code).toBe(0);
+    expect(demo.json.forms).toHaveLength(3);
+    const forms = await callTool(app, demo.json.token, 'list_forms', {});
+    expect(forms.body.total).toBe(3);
+    const feedback = forms.body.forms.find((f: { title: string }) => f.title === 'Customer feedback');
+    const page = await callTool(app, demo.json.token, 'list_responses', { publicId: feedback.publicId, limit: 200 });
+    expect(page.body.total).toBeGreaterThanOrEqual(100);
+    // A second run reuses the workspace and issues another token.
+    const again = await cli('demo', '--json');
+    expect(again.json).toMatchObject({ created: false, forms: demo.json.forms });
+    expect(again.json.token).not.toBe(demo.json.token);
+  });
+});

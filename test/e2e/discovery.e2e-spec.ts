@@ -1,0 +1,93 @@
+import { NestExpressApplication } from '@nestjs/platform-express';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { ToolRegistry } from '../../src/tools/tool-registry.service';
+import { createTestApp } from '../utils/create-test-app';
+
+describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
+  let app: NestExpressApplication;
+  beforeAll(async () => {
+    app = await createTestApp();
+  });
+  afterAll(() => app.close());
+
+  it("pins every tool's scope, write flag and minimum role (a diff here is a permission change)", () => {
+    const table = app
+      .get(ToolRegistry)
+      .all()
+      .map((t) => ({ name: t.definition.name, scope: t.definition.scope, write: t.definition.write, minRole: t.definition.minRole }))
+      .sort((a, b) => a.name.localeCompare(b.name));
+    expect(table).toEqual([
+      { name: 'get_form', scope: 'forms:read', write: false, minRole: 'viewer' },
+      { name: 'get_response', scope: 'responses:read', write: false, minRole: 'viewer' },
+      { name: 'list_forms', scope: 'forms:read', write: false, minRole: 'viewer' },
+      { name: 'list_responses', scope: 'responses:read', write: false, minRole: 'viewer' },
+      { name: 'summarize_responses', scope: 'responses:read', write: false, minRole: 'viewer' },
+    ]);
+  });
+
+  it('lists every tool publicly with JSON Schema 2020-12 input and output schemas', async () => {
+    const res = await request(app.getHttpServer()).get('/api/v1/tools');
+    expect(res.status).toBe(200);
+    const names = res.body.tools.map((t: { name: string }) => t.name);
+    expect(names.sort()).toEqual(['get_form', 'get_response', 'list_forms', 'list_responses', 'summarize_responses']);
+    const ajv = addFormats(new Ajv2020({ strict: false }));
+    for (const tool of res.body.tools) {
+      expect(tool).toEqual(expect.objectContaining({ title: expect.any(String), description: expect.any(String), annotations: expect.any(Object) }));
+      expect(tool.inputSchema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
+      expect(tool.inputSchema.type).toBe('object');
+      expect(() => ajv.compile(tool.inputSchema)).not.toThrow();
+      expect(() => ajv.compile(tool.outputSchema)).not.toThrow();
+    }
+    const listResponses = res.body.tools.find((t: { name: string }) => t.name === 'list_responses');
+    expect(listResponses.inputSchema.properties.limit).toMatchObject({ minimum: 1, maximum: 200, default: 50 });
+    expect(listResponses.inputSchema.required).toEqual(['publicId']);
+  });
+
+  it('serves an OpenAPI 3.1 document with one operation per tool at its literal path', async () => {
+    const res = await request(app.getHttpServer()).get('/openapi.json');
+    expect(res.status).toBe(200);
+    expect(res.body.openapi).toMatch(/^3\.1\./);
+    const tools = app.get(ToolRegistry).all();
+    for (const tool of tools) {
+      const op = res.body.paths[`/api/v1/tools/${tool.definition.name}`]?.post;
+      expect(op).toBeDefined();
+      expect(op.operationId).toBe(tool.definition.name);
+      const published = (await request(app.getHttpServer()).get('/api/v1/tools')).body.tools.find((t: { name: string }) => t.name === tool.definition.name);
+      const { $schema: _in, ...input } = published.inputSchema;
+      const { $schema: _out, ...output } = published.outputSchema;
+      expect(op.requestBody.content['application/json'].schema).toEqual(input);
+      expect(op.responses['200'].content['application/json'].schema).toEqual(output);
+      for (const status of ['400', '401', '403', '404', '429', '500']) {
+        expect(op.responses[status].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
+      }
+      expect(op.security).toEqual([{ bearer: [tool.definition.scope] }]);
+    }
+    const operationIds = Object.values(res.body.paths).flatMap((p) => Object.values(p as object).map((o) => (o as { operationId: string }).operationId));
+    expect(new Set(operationIds).size).toBe(operationIds.length);
+    expect(res.body.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(res.body.components.schemas.Error.properties.error.required).toEqual(['code', 'message', 'hint']);
+  });
+
+  it('serves Swagger UI at /docs', async () => {
+    const res = await request(app.getHttpServer()).get('/docs').redirects(1);
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('swagger-ui');
+  });
+
+  it('answers /healthz and /readyz for the load balancer', async () => {
+    expect((await request(app.getHttpServer()).get('/healthz')).body).toEqual({ status: 'ok' });
+    const ready = await request(app.getHttpServer()).get('/readyz');
+    expect(ready.status).toBe(200);
+    expect(ready.body.checks.database).toBe('ok');
+  });
+
+  it('has a schema made only by migrations, matching the entities (a generated migration would be empty)', async () => {
+    const ds = app.get(DataSource);
+    const pending = await ds.driver.createSchemaBuilder().log();
+    expect(pending.upQueries.map((q) => q.query)).toEqual([]);
+    expect(await ds.showMigrations()).toBe(false);
+  });
+});

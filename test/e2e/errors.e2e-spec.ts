@@ -1,0 +1,96 @@
+import { NestExpressApplication } from '@nestjs/platform-express';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { createToken, createWorkspace } from '../factories';
+import { createTestApp } from '../utils/create-test-app';
+import { callTool, expectError } from '../utils/http';
+
+describe('errors: one JSON envelope on every path', () => {
+  let app: NestExpressApplication;
+  let token: string;
+
+  beforeAll(async () => {
+    app = await createTestApp();
+    token = (await createToken(app, await createWorkspace(app))).token;
+  });
+  afterAll(() => app.close());
+
+  it('answers an unknown path with 404 not_found', async () => {
+    const res = await request(app.getHttpServer()).get('/no/such/path');
+    expectError(res, 404, 'not_found');
+  });
+
+  it('answers an unknown path under the API with 404 not_found, even with a body', async () => {
+    const res = await request(app.getHttpServer()).post('/api/v2/tools/list_forms').set('Authorization', `Bearer ${token}`).send({});
+    expectError(res, 404, 'not_found');
+  });
+
+  it('answers a wrong method with 405 method_not_allowed and an Allow header', async () => {
+    const res = await request(app.getHttpServer()).get('/api/v1/tools/list_forms').set('Authorization', `Bearer ${token}`);
+    expectError(res, 405, 'method_not_allowed');
+    expect(res.headers.allow).toBe('POST');
+    const del = await request(app.getHttpServer()).delete('/api/v1/tools');
+    expectError(del, 405, 'method_not_allowed');
+    expect(del.headers.allow).toContain('GET');
+  });
+
+  it('answers an unknown tool with 404 not_found naming the tools', async () => {
+    const res = await callTool(app, token, 'drop_database', {});
+    const error = expectError(res, 404, 'not_found');
+    expect(error.hint).toContain('list_forms');
+  });
+
+  it('answers malformed JSON with 400 invalid_arguments', async () => {
+    const res = await callTool(app, token, 'list_forms').set('Content-Type', 'application/json').send('{"limit": 5,');
+    const error = expectError(res, 400, 'invalid_arguments');
+    expect(error.details).toEqual([{ path: '', message: 'malformed JSON' }]);
+  });
+
+  it('checks the credential before the body: malformed JSON without a token is 401', async () => {
+    const res = await callTool(app, undefined, 'list_forms').set('Content-Type', 'application/json').send('{oops');
+    expectError(res, 401, 'unauthorized');
+  });
+
+  it('answers a JSON body that is not an object with 400 invalid_arguments', async () => {
+    const res = await callTool(app, token, 'list_forms').set('Content-Type', 'application/json').send('[1,2]');
+    const error = expectError(res, 400, 'invalid_arguments');
+    expect(error.details?.[0].path).toBe('');
+  });
+
+  it('answers a non-JSON body with 415 unsupported_media_type', async () => {
+    const res = await callTool(app, token, 'list_forms').set('Content-Type', 'text/plain').send('limit=5');
+    expectError(res, 415, 'unsupported_media_type');
+  });
+
+  it('answers an oversized body with 413 payload_too_large', async () => {
+    const res = await callTool(app, token, 'list_forms', { padding: 'x'.repeat(1_100_000) });
+    expectError(res, 413, 'payload_too_large');
+  });
+
+  it('answers a bad percent-encoding in the path with a JSON 4xx, not a crash', async () => {
+    const res = await request(app.getHttpServer()).post('/api/v1/tools/%E0%A4%A').set('Authorization', `Bearer ${token}`).send({});
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    expect(res.status).toBeLessThan(500);
+    expect(typeof res.body.error.code).toBe('string');
+  });
+
+  it('answers a failure on the service side with 500 internal_error, a generic message and no stack', async () => {
+    const broken = await createTestApp();
+    const brokenToken = (await createToken(broken, await createWorkspace(broken))).token;
+    await broken.get(DataSource).destroy(); // the database goes away under the app
+    try {
+      const res = await callTool(broken, brokenToken, 'list_forms', {});
+      const error = expectError(res, 500, 'internal_error');
+      expect(error.message).toBe('Something went wrong on our side.');
+      expect(JSON.stringify(res.body)).not.toMatch(/DataSource|pool|Error:|\.ts:/);
+    } finally {
+      await broken.close().catch(() => undefined);
+    }
+  });
+
+  it('returns the request id as a header and in the error body', async () => {
+    const res = await request(app.getHttpServer()).get('/nowhere').set('X-Request-Id', 'trace-123');
+    expect(res.headers['x-request-id']).toBe('trace-123');
+    expect(res.body.error.requestId).toBe('trace-123');
+  });
+});
