@@ -1,5 +1,6 @@
 import 'reflect-metadata';
-import { ConsoleLogger, Logger } from '@nestjs/common';
+import { Logger } from '@nestjs/common';
+import { AppLogger } from './common/logger';
 import { DataSource } from 'typeorm';
 import { createApp } from './app';
 import { ConfigError, loadConfig } from './config/config';
@@ -19,10 +20,7 @@ async function main() {
     }
     throw err;
   }
-  const logger = new ConsoleLogger('Formwork', {
-    json: config.production,
-    logLevels: ({ debug: ['debug', 'log', 'warn', 'error', 'fatal'], info: ['log', 'warn', 'error', 'fatal'], warn: ['warn', 'error', 'fatal'], error: ['error', 'fatal'] } as const)[config.logLevel] as never,
-  });
+  const logger = new AppLogger(config.logLevel, config.production);
   Logger.overrideLogger(logger);
 
   const database = await openDatabase(config);
