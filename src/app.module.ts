@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { AuditModule } from './audit/audit.module';
 import { AuthGuard } from './auth/auth.guard';
 import { CREDENTIAL_VERIFIERS } from './auth/credential-verifier';
 import { ProtectedResourceController } from './auth/protected-resource.controller';
@@ -31,6 +32,7 @@ export class AppModule {
       imports: [
         ConfigModule.forConfig(config),
         TypeOrmModule.forRoot(dataSourceOptions(databaseUrl, config.databasePoolSize)),
+        AuditModule,
         WorkspacesModule,
         TokensModule,
         RateLimitModule,

@@ -22,6 +22,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export async function createApp(config: AppConfig, databaseUrl: string, logger?: LoggerService | false): Promise<NestExpressApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, databaseUrl), {
     bodyParser: false,
+    abortOnError: false, // throw to the caller (main prints one line; tests see the error)
     logger: logger ?? undefined,
   });
   app.set('trust proxy', config.trustProxy);

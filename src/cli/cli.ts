@@ -3,6 +3,7 @@ import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { AuditModule } from '../audit/audit.module';
 import { Plan, Role, Scope } from '../common/access/roles';
 import { ApiError } from '../common/errors/api-error';
 import { AppConfig, ConfigError, loadConfig } from '../config/config';
@@ -83,10 +84,10 @@ async function run(command: string, flags: Record<string, string | true>, config
   }
 
   @Module({
-    imports: [ConfigModule.forConfig(config), TypeOrmModule.forRoot(dataSourceOptions(url, Math.min(config.databasePoolSize, 4), false)), WorkspacesModule, TokensModule, DemoModule],
+    imports: [ConfigModule.forConfig(config), TypeOrmModule.forRoot(dataSourceOptions(url, Math.min(config.databasePoolSize, 4), false)), AuditModule, WorkspacesModule, TokensModule, DemoModule],
   })
   class CliModule {}
-  const ctx = await NestFactory.createApplicationContext(CliModule, { logger: false });
+  const ctx = await NestFactory.createApplicationContext(CliModule, { logger: false, abortOnError: false });
   try {
     const workspaces = ctx.get(WorkspacesService);
     const tokens = ctx.get(TokensService);

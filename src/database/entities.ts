@@ -1,3 +1,4 @@
+import { AuditEventEntity } from '../audit/entities/audit-event.entity';
 import { BlockEntity } from '../forms/entities/block.entity';
 import { FormEntity } from '../forms/entities/form.entity';
 import { ResponseEntity } from '../responses/entities/response.entity';
@@ -7,4 +8,4 @@ import { UserEntity } from '../workspaces/entities/user.entity';
 import { WorkspaceEntity } from '../workspaces/entities/workspace.entity';
 
 /** Every entity, for the one DataSource the app, the CLI and the tests share. */
-export const ENTITIES = [WorkspaceEntity, UserEntity, MembershipEntity, ApiTokenEntity, FormEntity, BlockEntity, ResponseEntity];
+export const ENTITIES = [WorkspaceEntity, UserEntity, MembershipEntity, ApiTokenEntity, FormEntity, BlockEntity, ResponseEntity, AuditEventEntity];

@@ -24,26 +24,39 @@ describe('normalizeBlocks', () => {
       expect(blocks[0].id).not.toBe(blocks[1].id);
     });
 
-    it('keeps the id a caller sends', () => {
-      expect(oneBlock({ id: 'b_mine', type: 'short_text', title: 'Name' }).id).toBe('b_mine');
+    it('keeps the id of a block the form already has', () => {
+      const previous: Block[] = [{ id: 'b_mine', type: 'short_text', title: 'Name', required: false }];
+      expect(oneBlock({ id: 'b_mine', type: 'short_text', title: 'Full name' }, previous).id).toBe('b_mine');
+    });
+
+    it('refuses an id the form does not have (ids are assigned by Formwork)', () => {
+      expect(paths(normalizeBlocks([{ id: 'b_invented', type: 'short_text', title: 'Name' }]).details)).toEqual(['/blocks/0/id']);
+      const previous: Block[] = [{ id: 'b_mine', type: 'short_text', title: 'Name', required: false }];
+      const { details } = normalizeBlocks([{ id: 'b_typo', type: 'short_text', title: 'Name' }], previous);
+      expect(details).toEqual([{ path: '/blocks/0/id', message: 'is not a block of this form; omit id to add a new block' }]);
     });
 
     it('refuses two blocks with the same id, pointing at the second one', () => {
-      const { details } = normalizeBlocks([
-        { id: 'b_same', type: 'short_text', title: 'A' },
-        { id: 'b_same', type: 'long_text', title: 'B' },
-      ]);
+      const previous: Block[] = [{ id: 'b_same', type: 'short_text', title: 'A', required: false }];
+      const { details } = normalizeBlocks(
+        [
+          { id: 'b_same', type: 'short_text', title: 'A' },
+          { id: 'b_same', type: 'long_text', title: 'B' },
+        ],
+        previous,
+      );
       expect(paths(details)).toEqual(['/blocks/1/id']);
     });
 
     it('keeps the blocks in the order they were sent, with defaults filled in', () => {
-      const { blocks } = normalizeBlocks([
-        { id: 'b_1', type: 'short_text', title: 'First' },
-        { id: 'b_2', type: 'yes_no', title: 'Second', required: true, description: 'Be honest' },
+      const { blocks, details } = normalizeBlocks([
+        { type: 'short_text', title: 'First' },
+        { type: 'yes_no', title: 'Second', required: true, description: 'Be honest' },
       ]);
+      expect(details).toEqual([]);
       expect(blocks).toEqual([
-        { id: 'b_1', type: 'short_text', title: 'First', description: null, required: false },
-        { id: 'b_2', type: 'yes_no', title: 'Second', description: 'Be honest', required: true },
+        { id: expect.any(String), type: 'short_text', title: 'First', description: null, required: false },
+        { id: expect.any(String), type: 'yes_no', title: 'Second', description: 'Be honest', required: true },
       ]);
     });
   });
@@ -86,14 +99,15 @@ describe('normalizeBlocks', () => {
     });
 
     it('keeps the ids of {id, label} choices and gives new ones to those without', () => {
-      const block = oneBlock({ type: 'checkboxes', title: 'Toppings', choices: [{ id: 'c_cheese', label: 'Cheese' }, { label: 'Ham' }] });
+      const previous: Block[] = [{ id: 'b_t', type: 'checkboxes', title: 'Toppings', required: false, choices: [{ id: 'c_cheese', label: 'Cheddar' }] }];
+      const block = oneBlock({ id: 'b_t', type: 'checkboxes', title: 'Toppings', choices: [{ id: 'c_cheese', label: 'Cheese' }, { label: 'Ham' }] }, previous);
       expect(block.choices![0]).toEqual({ id: 'c_cheese', label: 'Cheese' });
       expect(block.choices![1].label).toBe('Ham');
       expect(block.choices![1].id).toMatch(/^c_/);
     });
 
     it('lets a caller swap labels between choice ids (the explicit id wins over label matching)', () => {
-      const previous = oneBlock({ id: 'b1', type: 'multiple_choice', title: 'Colour', choices: [{ id: 'c_red', label: 'Red' }] });
+      const previous: Block = { id: 'b1', type: 'multiple_choice', title: 'Colour', required: false, choices: [{ id: 'c_red', label: 'Red' }] };
       const block = oneBlock({ id: 'b1', type: 'multiple_choice', title: 'Colour', choices: [{ id: 'c_red', label: 'Green' }, 'Red'] }, [previous]);
       expect(block.choices![0]).toEqual({ id: 'c_red', label: 'Green' });
       expect(block.choices![1].label).toBe('Red');
@@ -122,10 +136,14 @@ describe('normalizeBlocks', () => {
     });
 
     it('refuses two choices with the same id', () => {
-      const { details } = normalizeBlocks([
-        { type: 'dropdown', title: 'Size', choices: [{ id: 'c_x', label: 'Small' }, { id: 'c_x', label: 'Large' }] },
-      ]);
+      const previous: Block[] = [{ id: 'b_s', type: 'dropdown', title: 'Size', required: false, choices: [{ id: 'c_x', label: 'Small' }] }];
+      const { details } = normalizeBlocks([{ id: 'b_s', type: 'dropdown', title: 'Size', choices: [{ id: 'c_x', label: 'Small' }, { id: 'c_x', label: 'Large' }] }], previous);
       expect(paths(details)).toEqual(['/blocks/0/choices/1/id']);
+    });
+
+    it('refuses a choice id the block does not have', () => {
+      const { details } = normalizeBlocks([{ type: 'dropdown', title: 'Size', choices: [{ id: 'c_invented', label: 'Small' }] }]);
+      expect(details).toEqual([{ path: '/blocks/0/choices/0/id', message: 'is not a choice of this block; omit id to add a new choice' }]);
     });
 
     it.each(['multiple_choice', 'checkboxes', 'dropdown'] as const)('refuses a %s block with no choices, or an empty list', (type) => {
@@ -149,7 +167,9 @@ describe('normalizeBlocks', () => {
 
     it("does not borrow choice ids from another block's previous choices", () => {
       const previous: Block[] = [{ id: 'b_other', type: 'dropdown', title: 'Other', required: false, choices: [{ id: 'c_red', label: 'Red' }] }];
-      const block = oneBlock({ id: 'b_new', type: 'dropdown', title: 'Colour', choices: ['Red'] }, previous);
+      const { blocks, details } = normalizeBlocks([previous[0], { type: 'dropdown', title: 'Colour', choices: ['Red'] }], previous);
+      expect(details).toEqual([]);
+      const block = blocks[1];
       expect(block.choices![0].id).not.toBe('c_red');
     });
 

@@ -95,9 +95,11 @@ export function normalizeBlocks(input: BlockInput[], previous: Block[] = [], bas
     const path = `${basePath}/${index}`;
     const bad = (field: string, message: string) => details.push({ path: field ? `${path}/${field}` : path, message });
 
+    // Ids are Formwork's: an id names a block the form already has; a new block has none.
     let id = raw.id;
     if (id !== undefined) {
-      if (seenIds.has(id)) bad('id', 'is used by another block of this form');
+      if (!previousById.has(id)) bad('id', previous.length ? 'is not a block of this form; omit id to add a new block' : 'ids are assigned by Formwork; omit id');
+      else if (seenIds.has(id)) bad('id', 'is used by another block of this form');
     } else {
       id = newBlockId();
     }
@@ -172,6 +174,9 @@ function normalizeChoices(raw: BlockInput['choices'], kept: Choice[], path: stri
     // A bare label that matches an existing choice keeps that choice's id (and its answers).
     const keptId = keptByLabel.get(label)?.id;
     const id = (typeof entry === 'string' ? undefined : entry.id) ?? (keptId && !claimed.has(keptId) ? keptId : undefined) ?? newChoiceId();
+    if (typeof entry !== 'string' && entry.id !== undefined && !kept.some((c) => c.id === entry.id)) {
+      details.push({ path: `${path}/${i}/id`, message: 'is not a choice of this block; omit id to add a new choice' });
+    }
     if (label === '') details.push({ path: `${path}/${i}`, message: 'a choice label must not be empty' });
     if (labels.has(label)) details.push({ path: `${path}/${i}`, message: `the label "${label}" appears twice in this block` });
     if (ids.has(id)) details.push({ path: `${path}/${i}/id`, message: 'is used by another choice of this block' });

@@ -46,3 +46,29 @@ export const pageFields = {
   offset: Type.Integer({ minimum: 0, description: 'Offset of this page.' }),
   count: Type.Integer({ minimum: 0, description: 'Number of items in this page; add it to offset for the next page.' }),
 };
+
+/** A block as callers send it: choices as labels or { id?, label }; an id only for a block the form has. */
+export const BlockInputSchema = Type.Object(
+  {
+    id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Keep the id of an existing block to keep its answers; omit it for a new block.' })),
+    type: StringEnum(BLOCK_TYPES),
+    title: Type.String({ minLength: 1, maxLength: 1000 }),
+    description: Type.Optional(Type.Union([Type.String({ maxLength: 5000 }), Type.Null()])),
+    required: Type.Optional(Type.Boolean({ default: false })),
+    choices: Type.Optional(
+      Type.Array(
+        Type.Union([
+          Type.String({ minLength: 1, maxLength: 500 }),
+          Type.Object({ id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })), label: Type.String({ minLength: 1, maxLength: 500 }) }, { additionalProperties: false }),
+        ]),
+        { maxItems: 200, description: 'multiple_choice, checkboxes, dropdown: labels, or { id, label } to keep (or rename) an existing choice.' },
+      ),
+    ),
+    min: Type.Optional(Type.Number({ description: 'number (any), linear_scale (0 or 1)' })),
+    max: Type.Optional(Type.Number({ description: 'number (any), rating (3..10, default 5), linear_scale (2..10)' })),
+  },
+  { additionalProperties: false },
+);
+
+export const FormTitle = Type.String({ minLength: 1, maxLength: 500 });
+export const FormDescription = Type.Union([Type.String({ maxLength: 5000 }), Type.Null()]);

@@ -1,10 +1,15 @@
 import { Module } from '@nestjs/common';
+import { CloseFormTool } from './close-form.tool';
+import { CreateFormTool } from './create-form.tool';
+import { DeleteFormTool } from './delete-form.tool';
 import { FormsService } from './forms.service';
 import { GetFormTool } from './get-form.tool';
 import { ListFormsTool } from './list-forms.tool';
+import { PublishFormTool } from './publish-form.tool';
+import { UpdateFormTool } from './update-form.tool';
 
 @Module({
-  providers: [FormsService, ListFormsTool, GetFormTool],
+  providers: [FormsService, ListFormsTool, GetFormTool, CreateFormTool, UpdateFormTool, PublishFormTool, CloseFormTool, DeleteFormTool],
   exports: [FormsService],
 })
 export class FormsModule {}

@@ -1,10 +1,30 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { ApiError } from '../common/errors/api-error';
+import { AuditService } from '../audit/audit.service';
+import type { Principal } from '../common/access/principal';
+import { ApiError, ErrorDetail } from '../common/errors/api-error';
 import { newFormPublicId } from '../common/ids';
+import { AnswerLossCandidate, describeLoss, lossCandidates } from './answer-loss';
 import { Block, BlockInput, blockView, normalizeBlocks } from './blocks';
 import { FormStatus } from './entities/form.entity';
+
+export interface FormInput {
+  title: string;
+  description?: string | null;
+  blocks?: BlockInput[];
+}
+
+export interface FormUpdate {
+  publicId: string;
+  /** The version the caller read; a stale one is refused with 409 version_conflict. */
+  version?: number;
+  title?: string;
+  description?: string | null;
+  /** The whole new block list; a block (or choice) keeps its answers by keeping its id. */
+  blocks?: BlockInput[];
+  acceptAnswerLoss?: boolean;
+}
 
 /** A form as read from the database, with its blocks in order. */
 export interface FormRecord {
@@ -54,7 +74,10 @@ export function notFoundForm(publicId: string): ApiError {
 
 @Injectable()
 export class FormsService {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly audit: AuditService,
+  ) {}
 
   /** A form of the workspace, or 404 (another workspace's form is not found either). */
   async get(workspaceId: string, publicId: string, manager: EntityManager = this.db.manager): Promise<FormRecord> {
@@ -82,27 +105,141 @@ export class FormsService {
   }
 
   /** Creates a form with its blocks (validated; details name each bad block and field). */
-  async create(workspaceId: string, input: { title: string; description?: string | null; blocks?: BlockInput[] }, manager?: EntityManager): Promise<FormRecord> {
+  async create(workspaceId: string, input: FormInput, manager?: EntityManager): Promise<FormRecord> {
     const { blocks, details } = normalizeBlocks(input.blocks ?? []);
     if (details.length) throw new ApiError('invalid_arguments', { message: 'Some blocks are not valid.', details });
     const run = async (tx: EntityManager) => {
-      const [{ id }] = await tx.query(
+      const [{ id, public_id }] = await tx.query(
         // clock_timestamp(), not now(): forms made in one transaction still list in creation order.
         `INSERT INTO forms (public_id, workspace_id, title, description, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, clock_timestamp(), clock_timestamp()) RETURNING id`,
+         VALUES ($1, $2, $3, $4, clock_timestamp(), clock_timestamp()) RETURNING id, public_id`,
         [newFormPublicId(), workspaceId, input.title, input.description ?? null],
       );
       await this.insertBlocks(tx, id, blocks);
-      const [row] = await tx.query(`SELECT public_id FROM forms WHERE id = $1`, [id]);
-      return this.get(workspaceId, row.public_id, tx);
+      return this.get(workspaceId, public_id, tx);
     };
     return manager ? run(manager) : this.db.transaction(run);
+  }
+
+  /** create_form: the form and its audit record in one transaction. */
+  async createAs(actor: Principal, input: FormInput): Promise<FormRecord> {
+    return this.db.transaction(async (tx) => {
+      const form = await this.create(actor.workspace.id, input, tx);
+      await this.audit.record(tx, actor, 'form.create', form.publicId, { version: form.version });
+      return form;
+    });
+  }
+
+  /**
+   * update_form. The form row is locked for the transaction, so concurrent edits are serialised
+   * and a second edit sent with the version both callers read gets 409 version_conflict.
+   */
+  async update(actor: Principal, input: FormUpdate): Promise<FormRecord> {
+    return this.db.transaction(async (tx) => {
+      const form = await this.lock(tx, actor.workspace.id, input.publicId);
+      if (input.version !== undefined && input.version !== form.version) {
+        throw new ApiError('version_conflict', {
+          message: `The form is at version ${form.version}; this update was made from version ${input.version}.`,
+        });
+      }
+      let blocks = form.blocks;
+      let discarded = 0;
+      if (input.blocks) {
+        const normalized = normalizeBlocks(input.blocks, form.blocks);
+        if (normalized.details.length) throw new ApiError('invalid_arguments', { message: 'Some blocks are not valid.', details: normalized.details });
+        blocks = normalized.blocks;
+        discarded = await this.handleAnswerLoss(tx, form, lossCandidates(form.blocks, blocks), input.acceptAnswerLoss === true);
+        await tx.query('DELETE FROM blocks WHERE form_id = $1', [form.id]);
+        await this.insertBlocks(tx, form.id, blocks);
+      }
+      await tx.query(
+        `UPDATE forms SET title = $2, description = $3, version = version + 1, updated_at = clock_timestamp() WHERE id = $1`,
+        [form.id, input.title ?? form.title, input.description !== undefined ? input.description : form.description],
+      );
+      await this.audit.record(tx, actor, 'form.update', form.publicId, { version: form.version + 1, ...(discarded ? { answersDiscarded: discarded } : {}) });
+      return this.get(actor.workspace.id, form.publicId, tx);
+    });
+  }
+
+  /** publish_form (also reopens a closed form) and close_form. Doing it twice changes nothing. */
+  async transition(actor: Principal, publicId: string, to: 'published' | 'closed'): Promise<FormRecord> {
+    return this.db.transaction(async (tx) => {
+      const form = await this.lock(tx, actor.workspace.id, publicId);
+      if (form.status === to) return form;
+      if (to === 'published' && !form.blocks.some((b) => b.type !== 'statement')) {
+        throw new ApiError('tool_error', {
+          message: 'A form needs at least one block that takes an answer before it can be published.',
+          hint: 'Add blocks with update_form, then publish.',
+        });
+      }
+      if (to === 'closed' && form.status === 'draft') {
+        throw new ApiError('tool_error', {
+          message: 'This form is a draft: it was never published, so there is nothing to close.',
+          hint: 'Publish it with publish_form, or delete it with delete_form.',
+        });
+      }
+      await this.setStatus(form.id, to, tx);
+      await this.audit.record(tx, actor, to === 'published' ? 'form.publish' : 'form.close', publicId, { from: form.status, version: form.version + 1 });
+      return this.get(actor.workspace.id, publicId, tx);
+    });
+  }
+
+  /** delete_form: the form, its blocks and its responses (cascade), in one transaction. */
+  async remove(actor: Principal, publicId: string): Promise<{ publicId: string; deleted: true; responsesDeleted: number }> {
+    return this.db.transaction(async (tx) => {
+      const form = await this.lock(tx, actor.workspace.id, publicId);
+      const [{ n }] = await tx.query('SELECT count(*)::int AS n FROM responses WHERE form_id = $1', [form.id]);
+      await tx.query('DELETE FROM forms WHERE id = $1', [form.id]);
+      await this.audit.record(tx, actor, 'form.delete', publicId, { title: form.title, responsesDeleted: n });
+      return { publicId, deleted: true as const, responsesDeleted: n };
+    });
+  }
+
+  /** The form, its row locked until the transaction ends (404 when it is not the workspace's). */
+  async lock(tx: EntityManager, workspaceId: string, publicId: string, mode: 'UPDATE' | 'SHARE' = 'UPDATE'): Promise<FormRecord> {
+    const rows = await tx.query(`SELECT id FROM forms WHERE workspace_id = $1 AND public_id = $2 FOR ${mode}`, [workspaceId, publicId]);
+    if (!rows[0]) throw notFoundForm(publicId);
+    return this.get(workspaceId, publicId, tx);
+  }
+
+  /**
+   * Counts the answers an edit would discard. Refuses the edit (400 tool_error) unless the caller
+   * accepted the loss; when accepted, removes those answers so what is stored matches the form.
+   */
+  private async handleAnswerLoss(tx: EntityManager, form: FormRecord, candidates: AnswerLossCandidate[], accepted: boolean): Promise<number> {
+    const losses: Array<{ candidate: AnswerLossCandidate; answers: number }> = [];
+    for (const c of candidates) {
+      const [{ n }] = await tx.query(`SELECT count(*)::int AS n FROM responses WHERE form_id = $1 AND ${lossCondition(c)}`, lossParams(form.id, c));
+      if (n > 0) losses.push({ candidate: c, answers: n });
+    }
+    if (losses.length === 0) return 0;
+    if (!accepted) {
+      const details: ErrorDetail[] = losses.map(({ candidate, answers }) => ({ path: candidate.path, message: describeLoss(candidate, answers) }));
+      throw new ApiError('tool_error', {
+        message: `This change would discard existing answers: ${details.map((d) => d.message).join('; ')}.`,
+        hint: 'Keep the ids of blocks and choices whose answers you want to keep (renaming is fine), or send acceptAnswerLoss: true to discard those answers.',
+        details,
+      });
+    }
+    for (const { candidate: c } of losses) {
+      if (c.kind === 'choice_removed' && c.multiple) {
+        await tx.query(
+          `UPDATE responses SET answers = CASE WHEN jsonb_array_length((answers -> $2) - $3) = 0 THEN answers - $2
+                                               ELSE jsonb_set(answers, ARRAY[$2], (answers -> $2) - $3) END
+            WHERE form_id = $1 AND ${lossCondition(c)}`,
+          lossParams(form.id, c),
+        );
+      } else {
+        await tx.query(`UPDATE responses SET answers = answers - $2 WHERE form_id = $1 AND ${lossCondition(c)}`, lossParams(form.id, c));
+      }
+    }
+    return losses.reduce((sum, l) => sum + l.answers, 0);
   }
 
   /** Sets a form's status (the demo and, later, publish/close tools). */
   async setStatus(formId: string, status: FormStatus, manager: EntityManager = this.db.manager): Promise<void> {
     await manager.query(
-      `UPDATE forms SET status = $2, version = version + 1, updated_at = now(),
+      `UPDATE forms SET status = $2, version = version + 1, updated_at = clock_timestamp(),
          published_at = CASE WHEN $2 = 'published' THEN now() ELSE published_at END,
          closed_at = CASE WHEN $2 = 'closed' THEN now() ELSE NULL END
        WHERE id = $1`,
@@ -121,6 +258,16 @@ export class FormsService {
     });
     await tx.query(`INSERT INTO blocks (form_id, id, position, type, title, description, required, settings) VALUES ${tuples.join(', ')}`, values);
   }
+}
+
+/** SQL condition (on responses) for the answers a loss candidate would discard; $2 block id, $3 choice id. */
+function lossCondition(c: AnswerLossCandidate): string {
+  if (c.kind !== 'choice_removed') return 'answers ? $2';
+  return c.multiple ? '(answers -> $2) ? $3' : 'answers ->> $2 = $3';
+}
+
+function lossParams(formId: string, c: AnswerLossCandidate): unknown[] {
+  return c.kind === 'choice_removed' ? [formId, c.blockId, c.choiceId] : [formId, c.blockId];
 }
 
 function toRecord(row: FormRow): FormRecord {

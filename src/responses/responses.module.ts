@@ -1,5 +1,7 @@
 import { Module } from '@nestjs/common';
 import { FormsModule } from '../forms/forms.module';
+import { CreateResponseTool } from './create-response.tool';
+import { DeleteResponseTool } from './delete-response.tool';
 import { GetResponseTool } from './get-response.tool';
 import { ListResponsesTool } from './list-responses.tool';
 import { ResponsesService } from './responses.service';
@@ -7,7 +9,7 @@ import { SummarizeResponsesTool } from './summarize-responses.tool';
 
 @Module({
   imports: [FormsModule],
-  providers: [ResponsesService, ListResponsesTool, GetResponseTool, SummarizeResponsesTool],
+  providers: [ResponsesService, ListResponsesTool, GetResponseTool, SummarizeResponsesTool, CreateResponseTool, DeleteResponseTool],
   exports: [ResponsesService],
 })
 export class ResponsesModule {}

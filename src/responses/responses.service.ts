@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { AuditService } from '../audit/audit.service';
+import type { Principal } from '../common/access/principal';
 import { ApiError } from '../common/errors/api-error';
 import { answersView, validateAnswers } from '../forms/blocks';
 import { FormRecord, FormsService } from '../forms/forms.service';
@@ -25,6 +27,7 @@ export class ResponsesService {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly forms: FormsService,
+    private readonly audit: AuditService,
   ) {}
 
   /**
@@ -60,13 +63,34 @@ export class ResponsesService {
     const rows: ResponseRow[] = UUID.test(responseId)
       ? await this.db.query(`SELECT id, submitted_at, answers FROM responses WHERE form_id = $1 AND id = $2`, [form.id, responseId])
       : [];
-    if (!rows[0]) {
-      throw new ApiError('not_found', {
-        message: `No response "${responseId}" on the form "${publicId}".`,
-        hint: 'list_responses shows the responses of a form with their ids.',
-      });
-    }
+    if (!rows[0]) throw notFoundResponse(publicId, responseId);
     return toView(form, rows[0]);
+  }
+
+  /**
+   * create_response: validated like every submission, stored with its audit record. The form row
+   * is share-locked so an edit of its blocks cannot slip in between validation and insert.
+   * Works on a form in any state (imports); the respondent page takes published forms only.
+   */
+  async createAs(actor: Principal, publicId: string, answers: Record<string, unknown>): Promise<ResponseView> {
+    return this.db.transaction(async (tx) => {
+      const form = await this.forms.lock(tx, actor.workspace.id, publicId, 'SHARE');
+      const response = await this.create(form, answers, { source: 'api' }, tx);
+      await this.audit.record(tx, actor, 'response.create', response.id, { form: publicId });
+      return response;
+    });
+  }
+
+  async removeAs(actor: Principal, publicId: string, responseId: string): Promise<{ id: string; deleted: true }> {
+    return this.db.transaction(async (tx) => {
+      const form = await this.forms.lock(tx, actor.workspace.id, publicId, 'SHARE');
+      const deleted = UUID.test(responseId) ? await tx.query('DELETE FROM responses WHERE form_id = $1 AND id = $2 RETURNING id', [form.id, responseId]) : [];
+      // pg answers a DELETE ... RETURNING as [rows, count]
+      const rows = Array.isArray(deleted[0]) ? deleted[0] : deleted;
+      if (!rows.length) throw notFoundResponse(publicId, responseId);
+      await this.audit.record(tx, actor, 'response.delete', responseId, { form: publicId });
+      return { id: responseId, deleted: true as const };
+    });
   }
 
   async summarize(workspaceId: string, publicId: string): Promise<FormSummary & { publicId: string }> {
@@ -94,6 +118,13 @@ export class ResponsesService {
     );
     return toView(form, row);
   }
+}
+
+function notFoundResponse(publicId: string, responseId: string): ApiError {
+  return new ApiError('not_found', {
+    message: `No response "${responseId}" on the form "${publicId}".`,
+    hint: 'list_responses shows the responses of a form with their ids.',
+  });
 }
 
 function toView(form: FormRecord, row: ResponseRow): ResponseView {

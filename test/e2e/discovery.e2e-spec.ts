@@ -20,11 +20,18 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
       .map((t) => ({ name: t.definition.name, scope: t.definition.scope, write: t.definition.write, minRole: t.definition.minRole }))
       .sort((a, b) => a.name.localeCompare(b.name));
     expect(table).toEqual([
+      { name: 'close_form', scope: 'forms:write', write: true, minRole: 'editor' },
+      { name: 'create_form', scope: 'forms:write', write: true, minRole: 'editor' },
+      { name: 'create_response', scope: 'responses:write', write: true, minRole: 'editor' },
+      { name: 'delete_form', scope: 'forms:write', write: true, minRole: 'admin' },
+      { name: 'delete_response', scope: 'responses:write', write: true, minRole: 'editor' },
       { name: 'get_form', scope: 'forms:read', write: false, minRole: 'viewer' },
       { name: 'get_response', scope: 'responses:read', write: false, minRole: 'viewer' },
       { name: 'list_forms', scope: 'forms:read', write: false, minRole: 'viewer' },
       { name: 'list_responses', scope: 'responses:read', write: false, minRole: 'viewer' },
+      { name: 'publish_form', scope: 'forms:write', write: true, minRole: 'editor' },
       { name: 'summarize_responses', scope: 'responses:read', write: false, minRole: 'viewer' },
+      { name: 'update_form', scope: 'forms:write', write: true, minRole: 'editor' },
     ]);
   });
 
@@ -32,7 +39,8 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
     const res = await request(app.getHttpServer()).get('/api/v1/tools');
     expect(res.status).toBe(200);
     const names = res.body.tools.map((t: { name: string }) => t.name);
-    expect(names.sort()).toEqual(['get_form', 'get_response', 'list_forms', 'list_responses', 'summarize_responses']);
+    expect(names.sort()).toEqual(app.get(ToolRegistry).all().map((t) => t.definition.name).sort());
+    expect(names).toHaveLength(12);
     const ajv = addFormats(new Ajv2020({ strict: false }));
     for (const tool of res.body.tools) {
       expect(tool).toEqual(expect.objectContaining({ title: expect.any(String), description: expect.any(String), annotations: expect.any(Object) }));

@@ -1,0 +1,64 @@
+import type { Block } from './blocks';
+
+/** Something an edit would take away from existing answers. */
+export interface AnswerLossCandidate {
+  kind: 'block_removed' | 'block_retyped' | 'choice_removed';
+  blockId: string;
+  blockTitle: string;
+  /** For choice_removed: the choice that goes, and whether answers hold a list (checkboxes). */
+  choiceId?: string;
+  choiceLabel?: string;
+  multiple?: boolean;
+  /** JSON Pointer into the update's arguments. */
+  path: string;
+}
+
+/**
+ * What an edit from `before` to `after` could discard: blocks removed, blocks given another type,
+ * choices removed. Whether answers are really lost depends on the responses (checked in SQL).
+ * Renaming a block or a choice under the same id loses nothing.
+ */
+export function lossCandidates(before: Block[], after: Block[]): AnswerLossCandidate[] {
+  const afterIndex = new Map(after.map((b, i) => [b.id, i]));
+  const out: AnswerLossCandidate[] = [];
+  for (const old of before) {
+    if (old.type === 'statement') continue;
+    const index = afterIndex.get(old.id);
+    if (index === undefined) {
+      out.push({ kind: 'block_removed', blockId: old.id, blockTitle: old.title, path: '/blocks' });
+      continue;
+    }
+    const next = after[index];
+    if (next.type !== old.type) {
+      out.push({ kind: 'block_retyped', blockId: old.id, blockTitle: old.title, path: `/blocks/${index}/type` });
+      continue;
+    }
+    const kept = new Set((next.choices ?? []).map((c) => c.id));
+    for (const choice of old.choices ?? []) {
+      if (!kept.has(choice.id)) {
+        out.push({
+          kind: 'choice_removed',
+          blockId: old.id,
+          blockTitle: old.title,
+          choiceId: choice.id,
+          choiceLabel: choice.label,
+          multiple: old.type === 'checkboxes',
+          path: `/blocks/${index}/choices`,
+        });
+      }
+    }
+  }
+  return out;
+}
+
+export function describeLoss(c: AnswerLossCandidate, answers: number): string {
+  const n = `${answers} answer${answers === 1 ? '' : 's'}`;
+  switch (c.kind) {
+    case 'block_removed':
+      return `removing the block "${c.blockTitle}" (${c.blockId}) would discard ${n}`;
+    case 'block_retyped':
+      return `changing the type of the block "${c.blockTitle}" (${c.blockId}) would discard ${n}`;
+    case 'choice_removed':
+      return `removing the choice "${c.choiceLabel}" (${c.choiceId}) of "${c.blockTitle}" would discard ${n}`;
+  }
+}

@@ -1,0 +1,37 @@
+import { Static, Type } from '@sinclair/typebox';
+import { PublicId } from '../forms/form.schemas';
+import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
+import { ResponseSchema } from './response.schemas';
+import { ResponsesService } from './responses.service';
+
+const input = Type.Object(
+  {
+    publicId: PublicId,
+    answers: Type.Record(Type.String(), Type.Unknown(), {
+      description:
+        'Answers by block id: a string for text types, a number for number, the chosen label (or choice id) for multiple_choice and dropdown, a list of them for checkboxes, an integer for rating and linear_scale, "YYYY-MM-DD" for date, true/false for yes_no.',
+    }),
+  },
+  { additionalProperties: false },
+);
+const output = ResponseSchema;
+
+@Tool({
+  name: 'create_response',
+  title: 'Create a response',
+  description:
+    "Stores a response to a form (scripted imports and tests; people answer on the form's page). Each answer is checked against its block; if any is invalid nothing is stored and details name each one. Works on drafts and closed forms too.",
+  scope: 'responses:write',
+  write: true,
+  minRole: 'editor',
+  input,
+  output,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+})
+export class CreateResponseTool implements ToolHandler<typeof input, typeof output> {
+  constructor(private readonly responses: ResponsesService) {}
+
+  run(args: Static<typeof input>, ctx: ToolContext): Promise<Static<typeof output>> {
+    return this.responses.createAs(ctx.principal, args.publicId, args.answers);
+  }
+}
