@@ -293,7 +293,7 @@ describe('write tools', () => {
       ['Birthday', '2026-02-30', 'a date that does not exist'],
       ['Newsletter', 'yes', 'a string for yes_no'],
       ['Welcome', 'hi', 'an answer to a statement'],
-    ])('refuses %s = %j (%s) and stores nothing', async (title, value) => {
+    ] as Array<[string, unknown, string]>)('refuses %s = %j (%s) and stores nothing', async (title, value) => {
       const { form, ids } = await surveyForm();
       const answers = { ...fullAnswers(ids), [ids[title]]: value };
       const res = await callTool(app, editor, 'create_response', { publicId: form.publicId, answers });
