@@ -27,11 +27,13 @@ export default async function globalSetup() {
       await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await c.end();
     };
+    process.env.FORMWORK_TEST_DATABASE_KIND = 'server';
     process.stdout.write(`\n[tests] PostgreSQL at ${u.host}, fresh database ${name}\n`);
   } else {
     const embedded = await startEmbeddedPostgres(undefined);
     url = embedded.url;
     (globalThis as Record<string, unknown>).__formworkTeardown = () => embedded.stop();
+    process.env.FORMWORK_TEST_DATABASE_KIND = 'embedded';
     process.stdout.write(`\n[tests] no PostgreSQL answered at ${new URL(server).host}: using the embedded PostgreSQL (PGlite)\n`);
   }
   const ds = await new DataSource(dataSourceOptions(url, 1)).initialize();
