@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { CREDENTIAL_CACHE_MS, CredentialVerifier, VerifyResult } from '../auth/credential-verifier';
@@ -52,9 +52,11 @@ interface TokenRow {
 const LAST_USED_RESOLUTION_MS = 60_000;
 
 @Injectable()
-export class TokensService implements CredentialVerifier {
+export class TokensService implements CredentialVerifier, BeforeApplicationShutdown {
   private readonly logger = new Logger('Tokens');
   private readonly cache = new TtlCache<VerifyResult>(CREDENTIAL_CACHE_MS);
+  /** Last-used writes still running (awaited at shutdown, so none is cut off). */
+  private readonly pending = new Set<Promise<unknown>>();
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -165,13 +167,19 @@ export class TokensService implements CredentialVerifier {
   }
 
   private touchLastUsed(id: string): void {
-    this.db
+    const write = this.db
       .query(
         `UPDATE api_tokens SET last_used_at = now()
           WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - make_interval(secs => $2))`,
         [id, LAST_USED_RESOLUTION_MS / 1000],
       )
-      .catch((err: Error) => this.logger.warn(`could not record last use of token ${id}: ${err.message}`));
+      .catch((err: Error) => this.logger.warn(`could not record last use of token ${id}: ${err.message}`))
+      .finally(() => this.pending.delete(write));
+    this.pending.add(write);
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await Promise.allSettled([...this.pending]);
   }
 
   static view(t: ApiTokenEntity): TokenView {
