@@ -5,6 +5,7 @@ import { AuditService } from '../audit/audit.service';
 import type { Principal } from '../common/access/principal';
 import { ApiError, ErrorDetail } from '../common/errors/api-error';
 import { newFormPublicId } from '../common/ids';
+import { recomputeResponseStats } from '../responses/response-stats';
 import { AnswerLossCandidate, describeLoss, lossCandidates } from './answer-loss';
 import { Block, BlockInput, blockView, normalizeBlocks } from './blocks';
 import { FormStatus } from './entities/form.entity';
@@ -80,11 +81,11 @@ export class FormsService {
   ) {}
 
   /** A form of the workspace, or 404 (another workspace's form is not found either). */
-  async get(workspaceId: string, publicId: string, manager: EntityManager = this.db.manager): Promise<FormRecord> {
-    const rows: FormRow[] = await manager.query(`SELECT ${FORM_COLUMNS}, ${BLOCKS_JSON} FROM forms f WHERE f.workspace_id = $1 AND f.public_id = $2`, [
-      workspaceId,
-      publicId,
-    ]);
+  async get(workspaceId: string, publicId: string, manager: EntityManager = this.db.manager, lock?: 'UPDATE' | 'SHARE'): Promise<FormRecord> {
+    const rows: FormRow[] = await manager.query(
+      `SELECT ${FORM_COLUMNS}, ${BLOCKS_JSON} FROM forms f WHERE f.workspace_id = $1 AND f.public_id = $2${lock ? ` FOR ${lock} OF f` : ''}`,
+      [workspaceId, publicId],
+    );
     if (!rows[0]) throw notFoundForm(publicId);
     return toRecord(rows[0]);
   }
@@ -116,6 +117,7 @@ export class FormsService {
         [newFormPublicId(), workspaceId, input.title, input.description ?? null],
       );
       await this.insertBlocks(tx, id, blocks);
+      await tx.query('INSERT INTO response_counters (form_id) VALUES ($1)', [id]);
       return this.get(workspaceId, public_id, tx);
     };
     return manager ? run(manager) : this.db.transaction(run);
@@ -151,6 +153,8 @@ export class FormsService {
         discarded = await this.handleAnswerLoss(tx, form, lossCandidates(form.blocks, blocks), input.acceptAnswerLoss === true);
         await tx.query('DELETE FROM blocks WHERE form_id = $1', [form.id]);
         await this.insertBlocks(tx, form.id, blocks);
+        // Answers were removed: rebuild the aggregates (rare, so a recount is fine here).
+        if (discarded) await recomputeResponseStats(tx, form.id);
       }
       await tx.query(
         `UPDATE forms SET title = $2, description = $3, version = version + 1, updated_at = clock_timestamp() WHERE id = $1`,
@@ -196,10 +200,8 @@ export class FormsService {
   }
 
   /** The form, its row locked until the transaction ends (404 when it is not the workspace's). */
-  async lock(tx: EntityManager, workspaceId: string, publicId: string, mode: 'UPDATE' | 'SHARE' = 'UPDATE'): Promise<FormRecord> {
-    const rows = await tx.query(`SELECT id FROM forms WHERE workspace_id = $1 AND public_id = $2 FOR ${mode}`, [workspaceId, publicId]);
-    if (!rows[0]) throw notFoundForm(publicId);
-    return this.get(workspaceId, publicId, tx);
+  lock(tx: EntityManager, workspaceId: string, publicId: string, mode: 'UPDATE' | 'SHARE' = 'UPDATE'): Promise<FormRecord> {
+    return this.get(workspaceId, publicId, tx, mode);
   }
 
   /**

@@ -30,78 +30,81 @@ export interface StoredResponse {
   answers: Record<string, unknown>;
 }
 
+/** What a summary is made from: maintained stats (the service) or a recount (the reference below). */
+export interface SummarySource {
+  total: number;
+  first: Date | null;
+  last: Date | null;
+  answered(blockId: string): number;
+  sum(blockId: string): number;
+  /** Answers holding this value: a choice id, "true"/"false", ... */
+  count(blockId: string, value: string): number;
+  range(blockId: string): { min: number | string | null; max: number | string | null };
+  /** Latest text answers, newest first. */
+  latest(blockId: string): Array<{ value: string; submittedAt: string }>;
+}
+
+/** The summary of every answerable block, in the form's order. */
+export function summaryFromStats(blocks: Block[], src: SummarySource): FormSummary {
+  return {
+    total: src.total,
+    firstSubmittedAt: src.first ? new Date(src.first).toISOString() : null,
+    lastSubmittedAt: src.last ? new Date(src.last).toISOString() : null,
+    blocks: blocks
+      .filter((b) => b.type !== 'statement')
+      .map((b) => {
+        const answered = src.answered(b.id);
+        const s: BlockSummary = { blockId: b.id, type: b.type, title: b.title, answered, skipped: Math.max(0, src.total - answered) };
+        if (b.choices) {
+          s.choices = b.choices.map((c) => {
+            const count = src.count(b.id, c.id);
+            return { id: c.id, label: c.label, count, share: answered ? round(count / answered) : 0 };
+          });
+        } else if (b.type === 'yes_no') {
+          s.yes = src.count(b.id, 'true');
+          s.no = src.count(b.id, 'false');
+        } else if (NUMERIC_TYPES.includes(b.type)) {
+          const { min, max } = src.range(b.id);
+          s.min = min === null ? null : Number(min);
+          s.max = max === null ? null : Number(max);
+          s.mean = answered ? round(src.sum(b.id) / answered) : null;
+        } else if (b.type === 'date') {
+          Object.assign(s, src.range(b.id));
+        } else if (TEXT_TYPES.includes(b.type)) {
+          s.latest = src.latest(b.id).slice(0, LATEST_TEXTS).map((l) => ({ value: l.value, submittedAt: new Date(l.submittedAt).toISOString() }));
+        }
+        return s;
+      }),
+  };
+}
+
 /**
- * Aggregates per block from the responses themselves: the reference definition of a summary
- * (what maintained aggregates must equal).
+ * The reference summary, recounted from the responses themselves. The maintained aggregates must
+ * always equal it; tests compare the two. Responses are taken oldest first (a stable sort, so ties
+ * keep the order given: pass them in seq order).
  */
 export function summarize(blocks: Block[], responses: Iterable<StoredResponse>): FormSummary {
-  const answerable = blocks.filter((b) => b.type !== 'statement');
-  const acc = answerable.map((b) => ({
-    block: b,
-    answered: 0,
-    counts: new Map<string, number>(),
-    sum: 0,
-    min: undefined as number | string | undefined,
-    max: undefined as number | string | undefined,
-    latest: [] as Array<{ value: string; at: Date }>,
-  }));
-  let total = 0;
-  let first: Date | null = null;
-  let last: Date | null = null;
-  for (const r of responses) {
-    total += 1;
-    if (!first || r.submittedAt < first) first = r.submittedAt;
-    if (!last || r.submittedAt > last) last = r.submittedAt;
-    for (const a of acc) {
-      const value = r.answers[a.block.id];
-      if (value === undefined || value === null) continue;
-      a.answered += 1;
-      const type = a.block.type;
-      if (type === 'checkboxes' && Array.isArray(value)) for (const id of value) a.counts.set(String(id), (a.counts.get(String(id)) ?? 0) + 1);
-      else if (type === 'multiple_choice' || type === 'dropdown') a.counts.set(String(value), (a.counts.get(String(value)) ?? 0) + 1);
-      else if (type === 'yes_no') a.counts.set(String(value), (a.counts.get(String(value)) ?? 0) + 1);
-      else if (NUMERIC_TYPES.includes(type) && typeof value === 'number') {
-        a.sum += value;
-        if (a.min === undefined || value < (a.min as number)) a.min = value;
-        if (a.max === undefined || value > (a.max as number)) a.max = value;
-      } else if (type === 'date' && typeof value === 'string') {
-        if (a.min === undefined || value < (a.min as string)) a.min = value;
-        if (a.max === undefined || value > (a.max as string)) a.max = value;
-      } else if (TEXT_TYPES.includes(type) && typeof value === 'string') {
-        a.latest.push({ value, at: r.submittedAt });
-        a.latest.sort((x, y) => y.at.getTime() - x.at.getTime());
-        if (a.latest.length > LATEST_TEXTS) a.latest.length = LATEST_TEXTS;
-      }
-    }
-  }
-  return {
-    total,
-    firstSubmittedAt: first?.toISOString() ?? null,
-    lastSubmittedAt: last?.toISOString() ?? null,
-    blocks: acc.map((a) => {
-      const s: BlockSummary = { blockId: a.block.id, type: a.block.type, title: a.block.title, answered: a.answered, skipped: total - a.answered };
-      const type = a.block.type;
-      if (a.block.choices) {
-        s.choices = a.block.choices.map((c) => {
-          const count = a.counts.get(c.id) ?? 0;
-          return { id: c.id, label: c.label, count, share: a.answered ? round(count / a.answered) : 0 };
-        });
-      } else if (type === 'yes_no') {
-        s.yes = a.counts.get('true') ?? 0;
-        s.no = a.counts.get('false') ?? 0;
-      } else if (NUMERIC_TYPES.includes(type)) {
-        s.min = a.min ?? null;
-        s.max = a.max ?? null;
-        s.mean = a.answered ? round(a.sum / a.answered) : null;
-      } else if (type === 'date') {
-        s.min = a.min ?? null;
-        s.max = a.max ?? null;
-      } else if (TEXT_TYPES.includes(type)) {
-        s.latest = a.latest.map((l) => ({ value: l.value, submittedAt: l.at.toISOString() }));
-      }
-      return s;
-    }),
-  };
+  const list = [...responses].sort((a, b) => a.submittedAt.getTime() - b.submittedAt.getTime());
+  const values = (id: string) => list.map((r) => r.answers[id]).filter((v) => v !== undefined && v !== null);
+  return summaryFromStats(blocks, {
+    total: list.length,
+    first: list.length ? list[0].submittedAt : null,
+    last: list.length ? list[list.length - 1].submittedAt : null,
+    answered: (id) => values(id).length,
+    sum: (id) => values(id).reduce((acc: number, v) => acc + (typeof v === 'number' ? v : 0), 0),
+    count: (id, value) => values(id).reduce((acc: number, v) => acc + (Array.isArray(v) ? v.filter((x) => String(x) === value).length : String(v) === value ? 1 : 0), 0),
+    range: (id) => {
+      const vs = values(id) as Array<number | string>;
+      if (vs.length === 0) return { min: null, max: null };
+      return { min: vs.reduce((a, b) => (b < a ? b : a)), max: vs.reduce((a, b) => (b > a ? b : a)) };
+    },
+    latest: (id) =>
+      list
+        .filter((r) => typeof r.answers[id] === 'string')
+        .slice(-LATEST_TEXTS)
+        .reverse()
+        .map((r) => ({ value: r.answers[id] as string, submittedAt: r.submittedAt.toISOString() })),
+  });
 }
 
 function round(n: number): number {

@@ -4,12 +4,17 @@ import { FormEntity } from '../../forms/entities/form.entity';
 /** A submitted answer set. Answers are keyed by block id; choice answers are stored by choice id. */
 @Entity({ name: 'responses' })
 @Index('IDX_responses_form_order', ['formId', 'submittedAt', 'id'])
+@Index('IDX_responses_form_seq', ['formId', 'seq'], { unique: true })
 export class ResponseEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
 
   @Column({ name: 'form_id', type: 'uuid' })
   formId: string;
+
+  /** Position in the form's order: handed out in commit order (see ResponseCounterEntity). */
+  @Column({ type: 'bigint' })
+  seq: string;
 
   @Column({ name: 'submitted_at', type: 'timestamptz', default: () => 'now()' })
   submittedAt: Date;

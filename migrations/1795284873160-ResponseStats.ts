@@ -1,0 +1,130 @@
+import { MigrationInterface, QueryRunner } from "typeorm";
+import { recomputeResponseStats } from "../src/responses/response-stats";
+
+/**
+ * Maintained aggregates of responses (counters, seek buckets, per-block stats and value counts)
+ * and a per-form seq that orders responses in commit order. Existing responses get their seq in
+ * (submitted_at, id) order and every existing form gets its aggregates computed.
+ */
+
+export class ResponseStats1795284873160 implements MigrationInterface {
+    name = 'ResponseStats1795284873160'
+
+    public async up(queryRunner: QueryRunner): Promise<void> {
+        await queryRunner.query(`
+            CREATE TABLE "response_counters" (
+                "form_id" uuid NOT NULL,
+                "total" bigint NOT NULL DEFAULT '0',
+                "last_seq" bigint NOT NULL DEFAULT '0',
+                "last_submitted_at" TIMESTAMP WITH TIME ZONE,
+                CONSTRAINT "PK_dd8d81fe3d02dc2e5b34b832960" PRIMARY KEY ("form_id")
+            )
+        `);
+        await queryRunner.query(`
+            CREATE TABLE "response_buckets" (
+                "form_id" uuid NOT NULL,
+                "bucket" bigint NOT NULL,
+                "count" integer NOT NULL,
+                CONSTRAINT "PK_688e8036d94c8c952edb596da7e" PRIMARY KEY ("form_id", "bucket")
+            )
+        `);
+        await queryRunner.query(`
+            CREATE TABLE "block_stats" (
+                "form_id" uuid NOT NULL,
+                "block_id" text NOT NULL,
+                "answered" bigint NOT NULL DEFAULT '0',
+                "sum" double precision NOT NULL DEFAULT '0',
+                "latest" jsonb NOT NULL DEFAULT '[]',
+                CONSTRAINT "PK_0b0e76b0ec3dfe0e3bf87351a26" PRIMARY KEY ("form_id", "block_id")
+            )
+        `);
+        await queryRunner.query(`
+            CREATE TABLE "answer_counts" (
+                "form_id" uuid NOT NULL,
+                "block_id" text NOT NULL,
+                "value" text NOT NULL,
+                "num" double precision,
+                "count" bigint NOT NULL,
+                CONSTRAINT "PK_9cc31a572e1c99a727ef1219a4d" PRIMARY KEY ("form_id", "block_id", "value")
+            )
+        `);
+        await queryRunner.query(`
+            CREATE INDEX "IDX_answer_counts_num" ON "answer_counts" ("form_id", "block_id", "num")
+        `);
+        await queryRunner.query(`
+            ALTER TABLE "responses"
+            ADD "seq" bigint
+        `);
+        await queryRunner.query(`
+            UPDATE "responses" r SET "seq" = o.n
+              FROM (SELECT id, row_number() OVER (PARTITION BY form_id ORDER BY submitted_at, id) AS n FROM "responses") o
+             WHERE r.id = o.id
+        `);
+        await queryRunner.query(`
+            ALTER TABLE "responses" ALTER COLUMN "seq" SET NOT NULL
+        `);
+        await queryRunner.query(`
+            CREATE UNIQUE INDEX "IDX_responses_form_seq" ON "responses" ("form_id", "seq")
+        `);
+        await queryRunner.query(`
+            ALTER TABLE "response_counters"
+            ADD CONSTRAINT "FK_dd8d81fe3d02dc2e5b34b832960" FOREIGN KEY ("form_id") REFERENCES "forms"("id") ON DELETE CASCADE ON UPDATE NO ACTION
+        `);
+        await queryRunner.query(`
+            ALTER TABLE "response_buckets"
+            ADD CONSTRAINT "FK_b683d89fd1ea1ae5a9010bfa0da" FOREIGN KEY ("form_id") REFERENCES "forms"("id") ON DELETE CASCADE ON UPDATE NO ACTION
+        `);
+        await queryRunner.query(`
+            ALTER TABLE "block_stats"
+            ADD CONSTRAINT "FK_075142da798b48731047e42cb0c" FOREIGN KEY ("form_id") REFERENCES "forms"("id") ON DELETE CASCADE ON UPDATE NO ACTION
+        `);
+        await queryRunner.query(`
+            ALTER TABLE "answer_counts"
+            ADD CONSTRAINT "FK_8b047585e4b05c06c45d7768e02" FOREIGN KEY ("form_id") REFERENCES "forms"("id") ON DELETE CASCADE ON UPDATE NO ACTION
+        `);
+        await queryRunner.query(`
+            INSERT INTO "response_counters" (form_id, total, last_seq, last_submitted_at)
+            SELECT f.id, count(r.id), COALESCE(max(r.seq), 0), max(r.submitted_at)
+              FROM "forms" f LEFT JOIN "responses" r ON r.form_id = f.id GROUP BY f.id
+        `);
+        const forms: Array<{ id: string }> = await queryRunner.query(`SELECT id FROM "forms"`);
+        for (const form of forms) await recomputeResponseStats(queryRunner.manager, form.id);
+    }
+
+    public async down(queryRunner: QueryRunner): Promise<void> {
+        await queryRunner.query(`
+            ALTER TABLE "answer_counts" DROP CONSTRAINT "FK_8b047585e4b05c06c45d7768e02"
+        `);
+        await queryRunner.query(`
+            ALTER TABLE "block_stats" DROP CONSTRAINT "FK_075142da798b48731047e42cb0c"
+        `);
+        await queryRunner.query(`
+            ALTER TABLE "response_buckets" DROP CONSTRAINT "FK_b683d89fd1ea1ae5a9010bfa0da"
+        `);
+        await queryRunner.query(`
+            ALTER TABLE "response_counters" DROP CONSTRAINT "FK_dd8d81fe3d02dc2e5b34b832960"
+        `);
+        await queryRunner.query(`
+            DROP INDEX "public"."IDX_responses_form_seq"
+        `);
+        await queryRunner.query(`
+            ALTER TABLE "responses" DROP COLUMN "seq"
+        `);
+        await queryRunner.query(`
+            DROP INDEX "public"."IDX_answer_counts_num"
+        `);
+        await queryRunner.query(`
+            DROP TABLE "answer_counts"
+        `);
+        await queryRunner.query(`
+            DROP TABLE "block_stats"
+        `);
+        await queryRunner.query(`
+            DROP TABLE "response_buckets"
+        `);
+        await queryRunner.query(`
+            DROP TABLE "response_counters"
+        `);
+    }
+
+}

@@ -1,0 +1,97 @@
+import { Column, Entity, Index, JoinColumn, ManyToOne, OneToOne, PrimaryColumn } from 'typeorm';
+import { FormEntity } from '../../forms/entities/form.entity';
+
+/**
+ * Per-form counters, kept in the same transaction as every response write and delete. Its row is
+ * locked by each insert, which serialises inserts per form: the next `seq` is handed out in commit
+ * order, so a new response always lands after every committed one (paging stays exact).
+ */
+@Entity({ name: 'response_counters' })
+export class ResponseCounterEntity {
+  @PrimaryColumn({ name: 'form_id', type: 'uuid' })
+  formId: string;
+
+  @Column({ type: 'bigint', default: 0 })
+  total: string;
+
+  /** The last seq handed out. */
+  @Column({ name: 'last_seq', type: 'bigint', default: 0 })
+  lastSeq: string;
+
+  /** submittedAt of the last insert: submittedAt never goes backwards in seq order. */
+  @Column({ name: 'last_submitted_at', type: 'timestamptz', nullable: true })
+  lastSubmittedAt: Date | null;
+
+  @OneToOne(() => FormEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'form_id' })
+  form?: FormEntity;
+}
+
+/** How many responses of a form fall in each range of 1024 seq values: a seek table for deep offsets. */
+@Entity({ name: 'response_buckets' })
+export class ResponseBucketEntity {
+  @PrimaryColumn({ name: 'form_id', type: 'uuid' })
+  formId: string;
+
+  @PrimaryColumn({ type: 'bigint' })
+  bucket: string;
+
+  @Column({ type: 'integer' })
+  count: number;
+
+  @ManyToOne(() => FormEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'form_id' })
+  form?: FormEntity;
+}
+
+/** Per block: how many responses answered it, the sum of numeric answers, the latest text answers. */
+@Entity({ name: 'block_stats' })
+export class BlockStatsEntity {
+  @PrimaryColumn({ name: 'form_id', type: 'uuid' })
+  formId: string;
+
+  @PrimaryColumn({ name: 'block_id', type: 'text' })
+  blockId: string;
+
+  @Column({ type: 'bigint', default: 0 })
+  answered: string;
+
+  @Column({ type: 'double precision', default: 0 })
+  sum: number;
+
+  /** Up to 5 latest text answers, newest first: [{ responseId, value, seq, submittedAt }]. */
+  @Column({ type: 'jsonb', default: () => "'[]'" })
+  latest: Array<{ responseId: string; value: string; seq: number; submittedAt: string }>;
+
+  @ManyToOne(() => FormEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'form_id' })
+  form?: FormEntity;
+}
+
+/**
+ * A histogram per block: how many answers hold each value (a choice id, a rating, a number, a date,
+ * true/false). Counts per choice come from it, and min/max from its ordered index.
+ */
+@Entity({ name: 'answer_counts' })
+@Index('IDX_answer_counts_num', ['formId', 'blockId', 'num'])
+export class AnswerCountEntity {
+  @PrimaryColumn({ name: 'form_id', type: 'uuid' })
+  formId: string;
+
+  @PrimaryColumn({ name: 'block_id', type: 'text' })
+  blockId: string;
+
+  @PrimaryColumn({ type: 'text' })
+  value: string;
+
+  /** The value as a number, for numeric blocks (min/max by index). */
+  @Column({ type: 'double precision', nullable: true })
+  num: number | null;
+
+  @Column({ type: 'bigint' })
+  count: string;
+
+  @ManyToOne(() => FormEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'form_id' })
+  form?: FormEntity;
+}
