@@ -63,6 +63,13 @@ export class ResponseStats1795284873160 implements MigrationInterface {
         await queryRunner.query(`
             ALTER TABLE "responses" ALTER COLUMN "seq" SET NOT NULL
         `);
+        // `since` seeks by submitted_at; ties are ordered by seq.
+        await queryRunner.query(`
+            DROP INDEX "IDX_responses_form_order"
+        `);
+        await queryRunner.query(`
+            CREATE INDEX "IDX_responses_form_submitted" ON "responses" ("form_id", "submitted_at", "seq")
+        `);
         await queryRunner.query(`
             CREATE UNIQUE INDEX "IDX_responses_form_seq" ON "responses" ("form_id", "seq")
         `);
@@ -108,7 +115,13 @@ export class ResponseStats1795284873160 implements MigrationInterface {
             DROP INDEX "public"."IDX_responses_form_seq"
         `);
         await queryRunner.query(`
+            DROP INDEX "IDX_responses_form_submitted"
+        `);
+        await queryRunner.query(`
             ALTER TABLE "responses" DROP COLUMN "seq"
+        `);
+        await queryRunner.query(`
+            CREATE INDEX "IDX_responses_form_order" ON "responses" ("form_id", "submitted_at", "id")
         `);
         await queryRunner.query(`
             DROP INDEX "public"."IDX_answer_counts_num"

@@ -10,9 +10,10 @@ import { ConfigModule } from './config/config.module';
 import { dataSourceOptions } from './database/data-source';
 import { DemoModule } from './demo/demo.module';
 import { FormsModule } from './forms/forms.module';
-import { HealthController } from './health/health.controller';
+import { HealthModule } from './health/health.module';
 import { CredentialRateLimitGuard } from './rate-limit/credential-rate-limit.guard';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
+import { RespondentModule } from './respondent/respondent.module';
 import { ResponsesModule } from './responses/responses.module';
 import { TokensModule } from './tokens/tokens.module';
 import { TokensService } from './tokens/tokens.service';
@@ -39,9 +40,11 @@ export class AppModule {
         ToolsModule,
         FormsModule,
         ResponsesModule,
+        RespondentModule,
         DemoModule,
+        HealthModule,
       ],
-      controllers: [ProtectedResourceController, HealthController],
+      controllers: [ProtectedResourceController],
       providers: [
         { provide: CREDENTIAL_VERIFIERS, useFactory: (tokens: TokensService) => [tokens], inject: [TokensService] },
         { provide: APP_GUARD, useClass: AuthGuard },

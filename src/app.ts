@@ -7,17 +7,48 @@ import express, { NextFunction, Request, Response } from 'express';
 import { AppModule } from './app.module';
 import { ApiError } from './common/errors/api-error';
 import { ApiExceptionFilter, mapBodyParserError } from './common/errors/api-exception.filter';
+import { runInRequestContext } from './common/request-context';
 import { AppConfig } from './config/config';
 import { ipRateLimit } from './rate-limit/ip-rate-limit.middleware';
 import { RateLimitService } from './rate-limit/rate-limit.service';
 import { buildOpenApiDocument } from './tools/openapi';
+import { apiV1VersionHeaders, deprecationHeaders } from './versioning/version-headers';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
+ * CORS for browser callers. Credentials travel in the Authorization header, never in cookies, so
+ * any origin may call; the exposed headers are the ones a client needs to read.
+ */
+const CORS = {
+  origin: '*',
+  methods: ['GET', 'HEAD', 'POST'],
+  allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id'],
+  exposedHeaders: [
+    'WWW-Authenticate',
+    'RateLimit-Limit',
+    'RateLimit-Remaining',
+    'RateLimit-Reset',
+    'RateLimit-Policy',
+    'RateLimit',
+    'X-RateLimit-Limit',
+    'X-RateLimit-Remaining',
+    'X-RateLimit-Reset',
+    'Retry-After',
+    'Idempotency-Replayed',
+    'Deprecation',
+    'Sunset',
+    'Link',
+    'X-Request-Id',
+  ],
+  maxAge: 86_400,
+};
+
+/**
  * Builds the HTTP application exactly as it runs in production; tests call this too, so they
  * exercise the same middleware, filter and guards. The order of the Express steps matters:
- * request id, then the IP budget (before any parsing), then the JSON body.
+ * request id (and the log context), CORS (a preflight spends no budget), version headers (on
+ * every /api/v1 answer, a 429 included), the IP budget (before any parsing), then the JSON body.
  */
 export async function createApp(config: AppConfig, databaseUrl: string, logger?: LoggerService | false): Promise<NestExpressApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, databaseUrl), {
@@ -29,24 +60,49 @@ export async function createApp(config: AppConfig, databaseUrl: string, logger?:
   app.set('x-powered-by', false);
   app.set('etag', false);
 
+  const accessLog = new Logger('Http');
+  const logRequests = logger !== false && (config.logLevel === 'info' || config.logLevel === 'debug');
   app.use((req: Request, res: Response, next: NextFunction) => {
     const incoming = req.headers['x-request-id'];
     req.id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.setHeader('X-Request-Id', req.id);
-    next();
+    const context = { requestId: req.id };
+    if (logRequests) {
+      const started = process.hrtime.bigint();
+      // One line per request; the path without its query string, which could hold anything.
+      res.on('finish', () =>
+        runInRequestContext(context, () =>
+          accessLog.log({
+            msg: 'request',
+            method: req.method,
+            path: req.path,
+            status: res.statusCode,
+            ms: Number((process.hrtime.bigint() - started) / 10_000n) / 100,
+            ip: req.ip,
+            ...(req.principal ? { credential: req.principal.credential.id } : {}),
+          }),
+        ),
+      );
+    }
+    runInRequestContext(context, next);
   });
+  app.enableCors(CORS);
+  if (Object.keys(deprecationHeaders(config)).length > 0) app.use('/api/v1', apiV1VersionHeaders(config));
   app.use(ipRateLimit(app.get(RateLimitService)));
   const json = express.json({ limit: config.jsonBodyLimit, strict: true, type: ['application/json', 'application/*+json'] });
   app.use((req: Request, res: Response, next: NextFunction) =>
     json(req, res, (err?: unknown) => {
-      const error = err ? (mapBodyParserError(err) ?? err) : undefined;
-      // Malformed JSON is an argument error: reported after authentication and tool checks,
-      // in the order the design fixes. Too large a body is refused at once.
-      if (error instanceof ApiError && error.code === 'invalid_arguments') {
-        req.bodyError = error;
-        return next();
-      }
-      next(error);
+      // The body arrives in the socket's async context: serve the rest of the request in its own again.
+      runInRequestContext({ requestId: req.id }, () => {
+        const error = err ? (mapBodyParserError(err) ?? err) : undefined;
+        // Malformed JSON is an argument error: reported after authentication and tool checks,
+        // in the order the design fixes. Too large a body is refused at once.
+        if (error instanceof ApiError && error.code === 'invalid_arguments') {
+          req.bodyError = error;
+          return next();
+        }
+        next(error);
+      });
     }),
   );
 

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import type { Server } from 'node:http';
 import { Logger } from '@nestjs/common';
 import { AppLogger } from './common/logger';
 import { DataSource } from 'typeorm';
@@ -63,15 +64,39 @@ async function main() {
   const shutdown = async (signal: string) => {
     if (closing) return;
     closing = true;
-    logger.log(`${signal}: finishing in-flight requests, then stopping`);
-    const force = setTimeout(() => process.exit(1), 25_000);
+    logger.log(`${signal}: no new connections; finishing in-flight requests, then stopping`);
+    const force = setTimeout(() => {
+      logger.error(`in-flight requests did not finish within ${SHUTDOWN_GRACE_MS / 1000} s: exiting anyway`);
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS);
     force.unref();
-    await app.close();
+    await stopAccepting(server);
+    await app.close(); // Nest's hooks: the purge timer, Redis, the database pool
     await database.close();
+    logger.log('stopped');
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+/** Under the usual 30 s a container runtime waits after SIGTERM before it kills. */
+const SHUTDOWN_GRACE_MS = 25_000;
+
+/**
+ * Stops listening and resolves once every connection has closed: idle keep-alive connections at
+ * once, busy ones as soon as their request is answered (Node keeps them open for the next request
+ * otherwise).
+ */
+function stopAccepting(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    const sweep = setInterval(() => server.closeIdleConnections(), 50);
+    server.close(() => {
+      clearInterval(sweep);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
 }
 
 main().catch((err) => {

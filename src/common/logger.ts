@@ -1,4 +1,5 @@
 import { ConsoleLogger, LogLevel } from '@nestjs/common';
+import { currentRequestContext } from './request-context';
 
 /** Nest's own start-up lines (one per module and route): useful only when debugging. */
 const BOOT_CONTEXTS = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestFactory', 'NestApplication']);
@@ -10,7 +11,7 @@ const LEVELS: Record<'debug' | 'info' | 'warn' | 'error', LogLevel[]> = {
   error: ['error', 'fatal'],
 };
 
-/** The service's logger: JSON lines in production, readable lines otherwise. */
+/** The service's logger: JSON lines in production (with the request id of the request being served), readable lines otherwise. */
 export class AppLogger extends ConsoleLogger {
   private readonly showBoot: boolean;
 
@@ -23,5 +24,11 @@ export class AppLogger extends ConsoleLogger {
     const context = rest[rest.length - 1];
     if (!this.showBoot && typeof context === 'string' && BOOT_CONTEXTS.has(context)) return;
     super.log(message, ...(rest as [string]));
+  }
+
+  protected getJsonLogObject(message: unknown, options: { context: string; logLevel: LogLevel; writeStreamType?: 'stdout' | 'stderr'; errorStack?: unknown }) {
+    const line = super.getJsonLogObject(message, options);
+    const requestId = currentRequestContext()?.requestId;
+    return requestId === undefined ? line : { ...line, requestId };
   }
 }

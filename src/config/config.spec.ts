@@ -21,7 +21,7 @@ describe('loadConfig', () => {
     });
 
     it('allows 120 requests a minute per credential and 240 per IP', () => {
-      expect(config.rateLimit).toEqual({ credentialPerMin: 120, ipPerMin: 240 });
+      expect(config.rateLimit).toEqual({ credentialPerMin: 120, ipPerMin: 240, enabled: true });
     });
 
     it('uses the embedded database under ./data, in-process counters and no proxy trust', () => {
@@ -65,16 +65,33 @@ describe('loadConfig', () => {
     });
 
     it('takes the rate limits as numbers', () => {
-      expect(loadConfig({ RATE_LIMIT_CREDENTIAL_PER_MIN: '5', RATE_LIMIT_IP_PER_MIN: '10000' }).rateLimit).toEqual({ credentialPerMin: 5, ipPerMin: 10000 });
+      expect(loadConfig({ RATE_LIMIT_CREDENTIAL_PER_MIN: '5', RATE_LIMIT_IP_PER_MIN: '10000' }).rateLimit).toEqual({ credentialPerMin: 5, ipPerMin: 10000, enabled: true });
+    });
+
+    it('turns the rate limits off only when asked', () => {
+      expect(loadConfig({ RATE_LIMIT_ENABLED: 'false' }).rateLimit.enabled).toBe(false);
+      expect(loadConfig({ RATE_LIMIT_ENABLED: 'true' }).rateLimit.enabled).toBe(true);
+    });
+
+    it('takes redis:// and rediss:// URLs, a compose service name included', () => {
+      expect(loadConfig({ REDIS_URL: 'redis://redis:6379' }).redisUrl).toBe('redis://redis:6379');
+      expect(loadConfig({ REDIS_URL: 'rediss://:secret@cache.example.com:6380/1' }).redisUrl).toBe('rediss://:secret@cache.example.com:6380/1');
+    });
+
+    it('points the deprecation link at the docs unless told otherwise', () => {
+      expect(loadConfig({ PUBLIC_URL: 'https://forms.example.com' }).apiV1DeprecationLink).toBe('https://forms.example.com/docs');
+      expect(loadConfig({ API_V1_DEPRECATION_LINK: 'https://example.com/changelog#v2' }).apiV1DeprecationLink).toBe('https://example.com/changelog#v2');
     });
 
     it('treats empty values as unset', () => {
-      const config = loadConfig({ PORT: '', RATE_LIMIT_IP_PER_MIN: '', BOOTSTRAP_DEMO: '', TRUST_PROXY: '', DATABASE_URL: '' });
+      const config = loadConfig({ PORT: '', RATE_LIMIT_IP_PER_MIN: '', BOOTSTRAP_DEMO: '', TRUST_PROXY: '', DATABASE_URL: '', REDIS_URL: '', RATE_LIMIT_ENABLED: '' });
       expect(config.port).toBe(3000);
       expect(config.rateLimit.ipPerMin).toBe(240);
       expect(config.bootstrapDemo).toBe(true);
       expect(config.trustProxy).toBe(false);
       expect(config.databaseUrl).toBeUndefined();
+      expect(config.redisUrl).toBeUndefined();
+      expect(config.rateLimit.enabled).toBe(true);
     });
 
     it('parses the deprecation and sunset dates', () => {
@@ -142,6 +159,10 @@ describe('loadConfig', () => {
       ['LOG_LEVEL', { LOG_LEVEL: 'verbose' }],
       ['API_V1_SUNSET', { API_V1_SUNSET: 'someday' }],
       ['API_V1_DEPRECATION', { API_V1_DEPRECATION: 'soon' }],
+      ['API_V1_DEPRECATION_LINK', { API_V1_DEPRECATION_LINK: 'changelog' }],
+      ['REDIS_URL', { REDIS_URL: 'localhost:6379' }],
+      ['REDIS_URL', { REDIS_URL: 'http://cache:6379' }],
+      ['RATE_LIMIT_ENABLED', { RATE_LIMIT_ENABLED: 'sometimes' }],
     ] as Array<[string, NodeJS.ProcessEnv]>)('%s in %j', (name, env) => {
       expect(configError(env).message).toContain(name);
     });
@@ -152,6 +173,10 @@ describe('loadConfig', () => {
 
     it('refuses TRUST_PROXY=TRUE in any case', () => {
       expect(configError({ TRUST_PROXY: 'TRUE' }).message).toContain('TRUST_PROXY');
+    });
+
+    it('says what a Redis URL must look like', () => {
+      expect(configError({ REDIS_URL: 'localhost:6379' }).message).toContain('redis://');
     });
 
     it('quotes the bad value', () => {

@@ -6,6 +6,7 @@ import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Max, Min, validate
  * This file is the only reader of process.env for the running service (tests pass their own env).
  */
 const toInt = ({ value }: { value: unknown }) => (value === undefined || value === '' ? undefined : Number(value));
+const emptyToUndefined = ({ value }: { value: unknown }) => (value === '' ? undefined : value);
 const toBool = ({ value }: { value: unknown }) => {
   if (value === undefined || value === '') return undefined;
   const v = String(value).toLowerCase();
@@ -27,7 +28,7 @@ export class EnvSchema {
   @IsOptional() @IsString()
   DATA_DIR?: string;
 
-  @IsOptional() @IsString()
+  @IsOptional() @Transform(emptyToUndefined) @IsUrl({ require_tld: false, require_protocol: true, protocols: ['redis', 'rediss'] }, { message: 'must be a redis:// or rediss:// URL' })
   REDIS_URL?: string;
 
   @IsOptional() @IsString()
@@ -39,11 +40,17 @@ export class EnvSchema {
   @IsOptional() @Transform(toInt) @IsInt() @Min(1)
   RATE_LIMIT_IP_PER_MIN?: number;
 
+  @IsOptional() @Transform(toBool) @IsBoolean()
+  RATE_LIMIT_ENABLED?: boolean;
+
   @IsOptional() @IsString()
   API_V1_DEPRECATION?: string;
 
   @IsOptional() @IsString()
   API_V1_SUNSET?: string;
+
+  @IsOptional() @Transform(emptyToUndefined) @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  API_V1_DEPRECATION_LINK?: string;
 
   @IsOptional() @Transform(toBool) @IsBoolean()
   BOOTSTRAP_DEMO?: boolean;
@@ -67,9 +74,12 @@ export interface AppConfig {
   dataDir: string;
   redisUrl: string | undefined;
   trustProxy: TrustProxy;
-  rateLimit: { credentialPerMin: number; ipPerMin: number };
+  /** `enabled: false` (RATE_LIMIT_ENABLED=false) counts nothing and sends no RateLimit headers. */
+  rateLimit: { credentialPerMin: number; ipPerMin: number; enabled: boolean };
   apiV1Deprecation: Date | undefined;
   apiV1Sunset: Date | undefined;
+  /** Where the Link rel="deprecation" (and rel="sunset") header points: the changelog or migration guide. */
+  apiV1DeprecationLink: string;
   bootstrapDemo: boolean;
   production: boolean;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
@@ -116,9 +126,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (deprecation && sunset && sunset.getTime() < deprecation.getTime()) {
     throw new ConfigError('API_V1_SUNSET must not be earlier than API_V1_DEPRECATION');
   }
+  const publicUrl = (parsed.PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/+$/, '');
   return {
     port,
-    publicUrl: (parsed.PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/+$/, ''),
+    publicUrl,
     databaseUrl: parsed.DATABASE_URL || undefined,
     dataDir: parsed.DATA_DIR || './data',
     redisUrl: parsed.REDIS_URL || undefined,
@@ -126,9 +137,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     rateLimit: {
       credentialPerMin: parsed.RATE_LIMIT_CREDENTIAL_PER_MIN ?? 120,
       ipPerMin: parsed.RATE_LIMIT_IP_PER_MIN ?? 240,
+      enabled: parsed.RATE_LIMIT_ENABLED ?? true,
     },
     apiV1Deprecation: deprecation,
     apiV1Sunset: sunset,
+    apiV1DeprecationLink: parsed.API_V1_DEPRECATION_LINK ?? `${publicUrl}/docs`,
     // A demo token printed into a production log would be a live credential in the logs: never there.
     bootstrapDemo: !production && (parsed.BOOTSTRAP_DEMO ?? true),
     production,

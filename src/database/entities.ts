@@ -1,6 +1,7 @@
 import { AuditEventEntity } from '../audit/entities/audit-event.entity';
 import { BlockEntity } from '../forms/entities/block.entity';
 import { FormEntity } from '../forms/entities/form.entity';
+import { IdempotencyKeyEntity } from '../idempotency/entities/idempotency-key.entity';
 import { ResponseEntity } from '../responses/entities/response.entity';
 import { AnswerCountEntity, BlockStatsEntity, ResponseBucketEntity, ResponseCounterEntity } from '../responses/entities/response-stats.entity';
 import { ApiTokenEntity } from '../tokens/entities/api-token.entity';
@@ -9,4 +10,4 @@ import { UserEntity } from '../workspaces/entities/user.entity';
 import { WorkspaceEntity } from '../workspaces/entities/workspace.entity';
 
 /** Every entity, for the one DataSource the app, the CLI and the tests share. */
-export const ENTITIES = [WorkspaceEntity, UserEntity, MembershipEntity, ApiTokenEntity, FormEntity, BlockEntity, ResponseEntity, AuditEventEntity, ResponseCounterEntity, ResponseBucketEntity, BlockStatsEntity, AnswerCountEntity];
+export const ENTITIES = [WorkspaceEntity, UserEntity, MembershipEntity, ApiTokenEntity, FormEntity, BlockEntity, ResponseEntity, AuditEventEntity, IdempotencyKeyEntity, ResponseCounterEntity, ResponseBucketEntity, BlockStatsEntity, AnswerCountEntity];

@@ -318,21 +318,31 @@ function isHttpUrl(text: string): boolean {
   }
 }
 
-/** Stored answers as shown to callers: choice ids back to their current labels. */
-export function answersView(blocks: Block[], stored: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  const byId = new Map(blocks.map((b) => [b.id, b]));
-  for (const [blockId, value] of Object.entries(stored)) {
-    const block = byId.get(blockId);
-    if (!block) continue; // the block was removed (its loss accepted)
-    if (block.type === 'multiple_choice' || block.type === 'dropdown') {
-      const label = block.choices?.find((c) => c.id === value)?.label;
-      if (label !== undefined) out[blockId] = label;
-    } else if (block.type === 'checkboxes' && Array.isArray(value)) {
-      out[blockId] = value.map((id) => block.choices?.find((c) => c.id === id)?.label).filter((l): l is string => l !== undefined);
-    } else {
-      out[blockId] = value;
+/**
+ * Shows stored answers to callers: choice ids back to their current labels. Built once per form
+ * (a page shows up to 200 responses of the same form).
+ */
+export function answersViewer(blocks: Block[]): (stored: Record<string, unknown>) => Record<string, unknown> {
+  const byId = new Map(blocks.map((b) => [b.id, { block: b, labels: new Map((b.choices ?? []).map((c) => [c.id, c.label])) }]));
+  return (stored) => {
+    const out: Record<string, unknown> = {};
+    for (const [blockId, value] of Object.entries(stored)) {
+      const entry = byId.get(blockId);
+      if (!entry) continue; // the block was removed (its loss accepted)
+      const { block, labels } = entry;
+      if (block.type === 'multiple_choice' || block.type === 'dropdown') {
+        const label = labels.get(value as string);
+        if (label !== undefined) out[blockId] = label;
+      } else if (block.type === 'checkboxes' && Array.isArray(value)) {
+        out[blockId] = value.map((id) => labels.get(id)).filter((l): l is string => l !== undefined);
+      } else {
+        out[blockId] = value;
+      }
     }
-  }
-  return out;
+    return out;
+  };
+}
+
+export function answersView(blocks: Block[], stored: Record<string, unknown>): Record<string, unknown> {
+  return answersViewer(blocks)(stored);
 }

@@ -5,6 +5,7 @@ import { AuditService } from '../audit/audit.service';
 import type { Principal } from '../common/access/principal';
 import { ApiError, ErrorDetail } from '../common/errors/api-error';
 import { newFormPublicId } from '../common/ids';
+import { inTransaction } from '../database/transaction';
 import { recomputeResponseStats } from '../responses/response-stats';
 import { AnswerLossCandidate, describeLoss, lossCandidates } from './answer-loss';
 import { Block, BlockInput, blockView, normalizeBlocks } from './blocks';
@@ -90,6 +91,16 @@ export class FormsService {
     return toRecord(rows[0]);
   }
 
+  /** A form by its public id alone, for the respondent page (no credential, so no workspace). */
+  async getPublic(publicId: string, manager: EntityManager = this.db.manager, lock?: 'SHARE'): Promise<FormRecord> {
+    const rows: FormRow[] = await manager.query(
+      `SELECT ${FORM_COLUMNS}, ${BLOCKS_JSON} FROM forms f WHERE f.public_id = $1${lock ? ` FOR ${lock} OF f` : ''}`,
+      [publicId],
+    );
+    if (!rows[0]) throw new ApiError('not_found', { message: `No form "${publicId}".`, hint: 'Check the link you were given.' });
+    return toRecord(rows[0]);
+  }
+
   async list(workspaceId: string, opts: { limit: number; offset: number; status?: FormStatus }): Promise<{ total: number; forms: FormRecord[] }> {
     const params: unknown[] = [workspaceId];
     let where = 'f.workspace_id = $1';
@@ -125,7 +136,7 @@ export class FormsService {
 
   /** create_form: the form and its audit record in one transaction. */
   async createAs(actor: Principal, input: FormInput): Promise<FormRecord> {
-    return this.db.transaction(async (tx) => {
+    return inTransaction(this.db, async (tx) => {
       const form = await this.create(actor.workspace.id, input, tx);
       await this.audit.record(tx, actor, 'form.create', form.publicId, { version: form.version });
       return form;
@@ -137,7 +148,7 @@ export class FormsService {
    * and a second edit sent with the version both callers read gets 409 version_conflict.
    */
   async update(actor: Principal, input: FormUpdate): Promise<FormRecord> {
-    return this.db.transaction(async (tx) => {
+    return inTransaction(this.db, async (tx) => {
       const form = await this.lock(tx, actor.workspace.id, input.publicId);
       if (input.version !== undefined && input.version !== form.version) {
         throw new ApiError('version_conflict', {
@@ -167,7 +178,7 @@ export class FormsService {
 
   /** publish_form (also reopens a closed form) and close_form. Doing it twice changes nothing. */
   async transition(actor: Principal, publicId: string, to: 'published' | 'closed'): Promise<FormRecord> {
-    return this.db.transaction(async (tx) => {
+    return inTransaction(this.db, async (tx) => {
       const form = await this.lock(tx, actor.workspace.id, publicId);
       if (form.status === to) return form;
       if (to === 'published' && !form.blocks.some((b) => b.type !== 'statement')) {
@@ -190,7 +201,7 @@ export class FormsService {
 
   /** delete_form: the form, its blocks and its responses (cascade), in one transaction. */
   async remove(actor: Principal, publicId: string): Promise<{ publicId: string; deleted: true; responsesDeleted: number }> {
-    return this.db.transaction(async (tx) => {
+    return inTransaction(this.db, async (tx) => {
       const form = await this.lock(tx, actor.workspace.id, publicId);
       const [{ n }] = await tx.query('SELECT count(*)::int AS n FROM responses WHERE form_id = $1', [form.id]);
       await tx.query('DELETE FROM forms WHERE id = $1', [form.id]);

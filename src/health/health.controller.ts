@@ -4,30 +4,57 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { Response } from 'express';
 import { DataSource } from 'typeorm';
 import { Public } from '../auth/public.decorator';
+import { RateLimitService } from '../rate-limit/rate-limit.service';
 
-/** Liveness and readiness for the load balancer. */
+type Check = 'ok' | 'unreachable';
+
+/** Liveness and readiness for the load balancer (exempt from rate limits, no credential). */
 @Public()
 @ApiExcludeController()
 @Controller()
 export class HealthController {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly rateLimit: RateLimitService,
+  ) {}
 
+  /** The process is up and serving HTTP. */
   @Get('healthz')
   @HttpCode(200)
   live() {
     return { status: 'ok' };
   }
 
-  /** 503 only when the database does not answer: that is the one thing no request can do without. */
+  /**
+   * Whether to send traffic here. 503 only without the database: no request can be served without
+   * it. Redis down is `degraded` with 200: the service fails open and counts rate limits per
+   * instance until Redis is back. (A stopping instance closes its listener: probes then fail to
+   * connect, which is the signal a load balancer needs.)
+   */
   @Get('readyz')
   async ready(@Res({ passthrough: true }) res: Response) {
-    try {
-      await withTimeout(this.db.query('SELECT 1'), 2000);
-      return { status: 'ok', checks: { database: 'ok', rateLimitStore: 'in-process' } };
-    } catch {
+    const [database, store] = await Promise.all([
+      withTimeout(this.db.query('SELECT 1'), 2000).then(
+        (): Check => 'ok',
+        (): Check => 'unreachable',
+      ),
+      this.rateLimit.storeHealth(),
+    ]);
+    const checks = { database, redis: store.redis };
+    const rateLimits = store.counting;
+    if (database !== 'ok') {
       res.status(503);
-      return { status: 'unavailable', checks: { database: 'unreachable' } };
+      return { status: 'unavailable', checks, rateLimits };
     }
+    if (store.redis === 'unreachable') {
+      return {
+        status: 'degraded',
+        checks,
+        rateLimits,
+        note: `Redis has been unreachable since ${store.unreachableSince}: each instance counts rate limits on its own until it is back.`,
+      };
+    }
+    return { status: 'ok', checks, rateLimits };
   }
 }
 

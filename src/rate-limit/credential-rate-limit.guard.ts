@@ -11,6 +11,7 @@ export class CredentialRateLimitGuard implements CanActivate {
     const req = context.switchToHttp().getRequest<Request>();
     if (!req.principal) return true; // public route
     const budget = await this.rateLimit.consume('credential', req.principal.rateKey);
+    if (!budget) return true; // budgets turned off
     this.rateLimit.writeHeaders(context.switchToHttp().getResponse<Response>(), [req.ipBudget, budget]);
     if (budget.exceeded) throw this.rateLimit.rateLimited(budget);
     return true;

@@ -3,7 +3,7 @@ import type { AppConfig } from '../config/config';
 import { FixedWindowThrottlerStorage } from './fixed-window.storage';
 import { BudgetState, RateLimitService, tighter } from './rate-limit.service';
 
-const config = { rateLimit: { credentialPerMin: 2, ipPerMin: 3 } } as AppConfig;
+const config = { rateLimit: { credentialPerMin: 2, ipPerMin: 3, enabled: true } } as AppConfig;
 
 function budget(partial: Partial<BudgetState>): BudgetState {
   return { name: 'ip', limit: 10, remaining: 5, resetSeconds: 30, exceeded: false, ...partial };
@@ -35,14 +35,14 @@ describe('RateLimitService', () => {
     it('counts down the credential budget and marks it exceeded past its limit', async () => {
       const states = [];
       for (let i = 0; i < 4; i++) states.push(await service.consume('credential', 'tok_1'));
-      expect(states.map((s) => [s.limit, s.remaining, s.exceeded])).toEqual([
+      expect(states.map((s) => [s!.limit, s!.remaining, s!.exceeded])).toEqual([
         [2, 1, false],
         [2, 0, false],
         [2, 0, true],
         [2, 0, true],
       ]);
-      expect(states[0].name).toBe('credential');
-      expect(states[0].resetSeconds).toBe(60);
+      expect(states[0]!.name).toBe('credential');
+      expect(states[0]!.resetSeconds).toBe(60);
     });
 
     it('uses the IP limit for the ip budget', async () => {
@@ -53,8 +53,8 @@ describe('RateLimitService', () => {
     it('keeps the ip and credential budgets of the same key apart, and keys apart', async () => {
       await service.consume('credential', 'k');
       await service.consume('credential', 'k');
-      expect((await service.consume('ip', 'k')).remaining).toBe(2);
-      expect((await service.consume('credential', 'other')).remaining).toBe(1);
+      expect((await service.consume('ip', 'k'))!.remaining).toBe(2);
+      expect((await service.consume('credential', 'other'))!.remaining).toBe(1);
     });
 
     it('gives the full budget back after a minute', async () => {
@@ -64,11 +64,29 @@ describe('RateLimitService', () => {
     });
   });
 
+  describe('when turned off (RATE_LIMIT_ENABLED=false)', () => {
+    it('counts nothing and reports the counting as off', async () => {
+      const off = new RateLimitService(storage, { rateLimit: { credentialPerMin: 2, ipPerMin: 3, enabled: false } } as AppConfig);
+      const increment = jest.spyOn(storage, 'increment');
+      expect(await off.consume('ip', '203.0.113.9')).toBeUndefined();
+      expect(increment).not.toHaveBeenCalled();
+      expect(await off.storeHealth()).toEqual({ counting: 'off', redis: 'not configured' });
+    });
+  });
+
+  describe('storeHealth', () => {
+    it('is per instance without Redis', async () => {
+      expect(await service.storeHealth()).toEqual({ counting: 'per instance', redis: 'not configured' });
+    });
+  });
+
   describe('writeHeaders', () => {
     it('sets RateLimit-* and X-RateLimit-* to the same values', () => {
       const { res, headers } = fakeResponse();
       service.writeHeaders(res, [budget({ limit: 120, remaining: 7, resetSeconds: 42 })]);
       expect(headers).toEqual({
+        'RateLimit-Policy': '"ip";q=120;w=60',
+        RateLimit: '"ip";r=7;t=42',
         'RateLimit-Limit': '120',
         'RateLimit-Remaining': '7',
         'RateLimit-Reset': '42',
@@ -86,6 +104,15 @@ describe('RateLimitService', () => {
       expect(headers['RateLimit-Limit']).toBe('120');
       expect(headers['RateLimit-Remaining']).toBe('3');
       expect(headers['X-RateLimit-Reset']).toBe('50');
+    });
+
+    it('lists both budgets in RateLimit-Policy and RateLimit, one item each', () => {
+      const { res, headers } = fakeResponse();
+      const ip = budget({ name: 'ip', limit: 240, remaining: 200, resetSeconds: 10 });
+      const credential = budget({ name: 'credential', limit: 120, remaining: 3, resetSeconds: 50 });
+      service.writeHeaders(res, [ip, credential]);
+      expect(headers['RateLimit-Policy']).toBe('"ip";q=240;w=60, "cred";q=120;w=60');
+      expect(headers.RateLimit).toBe('"ip";r=200;t=10, "cred";r=3;t=50');
     });
 
     it('sets nothing when there is no budget', () => {

@@ -3,6 +3,7 @@ import { ThrottlerStorage } from '@nestjs/throttler';
 import type { Response } from 'express';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { ApiError } from '../common/errors/api-error';
+import { FailOpenThrottlerStorage } from './fail-open.storage';
 
 export type BudgetName = 'ip' | 'credential';
 
@@ -15,12 +16,23 @@ export interface BudgetState {
   exceeded: boolean;
 }
 
+export interface RateLimitHealth {
+  /** shared: in Redis, by every instance; per instance: in-process (no REDIS_URL, or Redis down); off: RATE_LIMIT_ENABLED=false. */
+  counting: 'shared' | 'per instance' | 'off';
+  redis: 'ok' | 'unreachable' | 'not configured';
+  unreachableSince?: string;
+}
+
 const WINDOW_MS = 60_000;
+
+/** Policy names in the RateLimit-Policy and RateLimit fields. */
+const POLICY_NAMES: Record<BudgetName, string> = { ip: 'ip', credential: 'cred' };
 
 /**
  * The two request budgets: per client IP (every request) and per credential (authenticated
  * requests; an API token, or an OAuth grant so that a refresh does not reset it). Counters live
- * in the ThrottlerStorage given to the module: in-process now, Redis when instances share them.
+ * in the ThrottlerStorage given to the module: Redis when REDIS_URL is set (shared by every
+ * instance, per-instance while it is down), in-process otherwise.
  */
 @Injectable()
 export class RateLimitService {
@@ -29,7 +41,9 @@ export class RateLimitService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async consume(name: BudgetName, key: string): Promise<BudgetState> {
+  /** The budget's state after this request, or undefined when budgets are turned off (RATE_LIMIT_ENABLED=false). */
+  async consume(name: BudgetName, key: string): Promise<BudgetState | undefined> {
+    if (!this.config.rateLimit.enabled) return undefined;
     const limit = name === 'ip' ? this.config.rateLimit.ipPerMin : this.config.rateLimit.credentialPerMin;
     const record = await this.storage.increment(`rl:${name}:${key}`, WINDOW_MS, limit, 0, name);
     return {
@@ -42,12 +56,16 @@ export class RateLimitService {
   }
 
   /**
-   * Writes the headers of the tighter budget (fewer requests left) on the response:
-   * RateLimit-* (IETF draft) and the same three values as X-RateLimit-*.
+   * Writes the headers of the tighter budget (fewer requests left) on the response: RateLimit-*
+   * (IETF draft -06 and earlier) and the same three values as X-RateLimit-*; and every budget as
+   * one item of RateLimit-Policy and RateLimit (the draft's structured fields).
    */
   writeHeaders(res: Response, budgets: Array<BudgetState | undefined>): void {
     const tightest = tighter(budgets);
     if (!tightest) return;
+    const known = budgets.filter((b): b is BudgetState => b !== undefined);
+    res.setHeader('RateLimit-Policy', known.map((b) => `"${POLICY_NAMES[b.name]}";q=${b.limit};w=${WINDOW_MS / 1000}`).join(', '));
+    res.setHeader('RateLimit', known.map((b) => `"${POLICY_NAMES[b.name]}";r=${b.remaining};t=${b.resetSeconds}`).join(', '));
     const limit = String(tightest.limit);
     const remaining = String(tightest.remaining);
     const reset = String(tightest.resetSeconds);
@@ -57,6 +75,15 @@ export class RateLimitService {
     res.setHeader('X-RateLimit-Limit', limit);
     res.setHeader('X-RateLimit-Remaining', remaining);
     res.setHeader('X-RateLimit-Reset', reset);
+  }
+
+  /** Where budgets are counted, checking Redis now when it is configured (for /readyz). */
+  async storeHealth(): Promise<RateLimitHealth> {
+    if (!this.config.rateLimit.enabled) return { counting: 'off', redis: 'not configured' };
+    if (!(this.storage instanceof FailOpenThrottlerStorage)) return { counting: 'per instance', redis: 'not configured' };
+    await this.storage.probe();
+    const health = this.storage.health();
+    return health.state === 'ok' ? { counting: 'shared', redis: 'ok' } : { counting: 'per instance', redis: 'unreachable', unreachableSince: health.since };
   }
 
   rateLimited(budget: BudgetState): ApiError {

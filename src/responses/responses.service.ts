@@ -4,7 +4,8 @@ import { DataSource, EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import type { Principal } from '../common/access/principal';
 import { ApiError } from '../common/errors/api-error';
-import { answersView, CHOICE_TYPES, NUMERIC_TYPES, validateAnswers } from '../forms/blocks';
+import { inTransaction } from '../database/transaction';
+import { answersView, answersViewer, CHOICE_TYPES, NUMERIC_TYPES, validateAnswers } from '../forms/blocks';
 import { FormRecord, FormsService } from '../forms/forms.service';
 import { BUCKET_BITS, deleteResponse, insertResponse } from './response-stats';
 import { FormSummary, summaryFromStats } from './summarize';
@@ -47,7 +48,7 @@ export class ResponsesService {
     // With `since`, the page covers the tail of the order that starts at its first response.
     const [{ all, skipped }] = await this.db.query(
       `WITH c AS (SELECT total FROM response_counters WHERE form_id = $1),
-            s AS (SELECT seq FROM responses WHERE form_id = $1 AND submitted_at >= $2::timestamptz ORDER BY submitted_at, id LIMIT 1)
+            s AS (SELECT seq FROM responses WHERE form_id = $1 AND submitted_at >= $2::timestamptz ORDER BY submitted_at, seq LIMIT 1)
        SELECT c.total::int AS all,
               (CASE WHEN $2::timestamptz IS NULL THEN 0
                     WHEN NOT EXISTS (SELECT 1 FROM s) THEN c.total
@@ -76,7 +77,8 @@ export class ResponsesService {
       [form.id, start, count],
     );
     if (opts.order === 'newest') rows.reverse();
-    return { total, responses: rows.map((r) => toView(form, r)) };
+    const view = answersViewer(form.blocks);
+    return { total, responses: rows.map((r) => ({ id: r.id, submittedAt: r.submitted_at.toISOString(), answers: view(r.answers) })) };
   }
 
   async get(workspaceId: string, publicId: string, responseId: string): Promise<ResponseView> {
@@ -94,7 +96,7 @@ export class ResponsesService {
    * Works on a form in any state (imports); the respondent page takes published forms only.
    */
   async createAs(actor: Principal, publicId: string, answers: Record<string, unknown>): Promise<ResponseView> {
-    return this.db.transaction(async (tx) => {
+    return inTransaction(this.db, async (tx) => {
       const form = await this.forms.lock(tx, actor.workspace.id, publicId, 'SHARE');
       const response = await this.create(form, answers, { source: 'api' }, tx);
       await this.audit.record(tx, actor, 'response.create', response.id, { form: publicId });
@@ -102,8 +104,20 @@ export class ResponsesService {
     });
   }
 
-  async removeAs(actor: Principal, publicId: string, responseId: string): Promise<{ id: string; deleted: true }> {
+  /**
+   * A submission from the respondent page (form post or JSON): the same validation as
+   * create_response, but only a published form takes it.
+   */
+  async submit(publicId: string, answers: Record<string, unknown>): Promise<ResponseView> {
     return this.db.transaction(async (tx) => {
+      const form = await this.forms.getPublic(publicId, tx, 'SHARE');
+      if (form.status !== 'published') throw notAccepting(form.status);
+      return this.create(form, answers, { source: 'web' }, tx);
+    });
+  }
+
+  async removeAs(actor: Principal, publicId: string, responseId: string): Promise<{ id: string; deleted: true }> {
+    return inTransaction(this.db, async (tx) => {
       const form = await this.forms.lock(tx, actor.workspace.id, publicId, 'SHARE');
       if (!UUID.test(responseId) || !(await deleteResponse(tx, form.id, responseId))) throw notFoundResponse(publicId, responseId);
       await this.audit.record(tx, actor, 'response.delete', responseId, { form: publicId });
@@ -174,6 +188,13 @@ export class ResponsesService {
     const run = async (m: EntityManager) => toView(form, await insertResponse(m, form.id, stored, opts.source, opts.submittedAt));
     return tx ? run(tx) : this.db.transaction(run);
   }
+}
+
+export function notAccepting(status: string): ApiError {
+  return new ApiError('form_not_accepting_responses', {
+    message: status === 'closed' ? 'This form is closed and no longer takes responses.' : 'This form is not published yet.',
+    hint: status === 'closed' ? 'Ask its owner to reopen it with publish_form.' : 'Its owner can publish it with publish_form.',
+  });
 }
 
 function notFoundResponse(publicId: string, responseId: string): ApiError {

@@ -157,6 +157,7 @@ export class TokensService implements CredentialVerifier, BeforeApplicationShutd
     const principal: Principal = {
       credential: { kind: 'api_token', id: row.id, name: row.name },
       rateKey: `tok:${row.id}`,
+      idempotencyScope: `tok:${row.id}`,
       workspace: { id: row.workspace_id, name: row.workspace_name, slug: row.workspace_slug, plan: row.workspace_plan },
       role,
       scopes: row.scopes ?? SCOPES,

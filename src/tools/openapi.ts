@@ -12,6 +12,14 @@ const RATE_LIMIT_HEADERS = {
   'X-RateLimit-Limit': { description: 'Same value as RateLimit-Limit.', schema: { type: 'integer' } },
   'X-RateLimit-Remaining': { description: 'Same value as RateLimit-Remaining.', schema: { type: 'integer' } },
   'X-RateLimit-Reset': { description: 'Same value as RateLimit-Reset (seconds, not an epoch time).', schema: { type: 'integer' } },
+  'RateLimit-Policy': { description: 'Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field).', schema: { type: 'string' } },
+  RateLimit: { description: 'Both budgets\' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset).', schema: { type: 'string' } },
+  'X-Request-Id': { description: 'Id of this request; quote it when reporting a problem.', schema: { type: 'string' } },
+};
+
+/** On tool answers: a retry with the same Idempotency-Key and body gets the first answer again. */
+const REPLAY_HEADER = {
+  'Idempotency-Replayed': { description: '"true" when this answer is the stored answer of an earlier call with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
 };
 
 const ERROR_SCHEMA = {
@@ -38,7 +46,7 @@ const ERROR_SCHEMA = {
 function errorResponse(description: string, codes: string[], extraHeaders: Record<string, unknown> = {}) {
   return {
     description: `${description} (codes: ${codes.join(', ')})`,
-    headers: { ...RATE_LIMIT_HEADERS, ...extraHeaders },
+    headers: { ...RATE_LIMIT_HEADERS, ...REPLAY_HEADER, ...extraHeaders },
     content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
   };
 }
@@ -83,7 +91,7 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
         ],
         requestBody: { required: false, content: { 'application/json': { schema: plainSchema(d.input) as never } } },
         responses: {
-          '200': { description: 'The tool result.', headers: RATE_LIMIT_HEADERS, content: { 'application/json': { schema: plainSchema(d.output) as never } } },
+          '200': { description: 'The tool result.', headers: { ...RATE_LIMIT_HEADERS, ...REPLAY_HEADER }, content: { 'application/json': { schema: plainSchema(d.output) as never } } },
           '400': errorResponse('Arguments do not match the input schema, or the tool refused', ['invalid_arguments', 'tool_error']),
           '401': errorResponse('Missing, invalid or expired credential', ['unauthorized'], { 'WWW-Authenticate': { schema: { type: 'string' } } }),
           '403': errorResponse('Not allowed', ['insufficient_scope', 'pro_required', 'forbidden']),

@@ -1,17 +1,21 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Req, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
 import { ApiExcludeEndpoint } from '@nestjs/swagger';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { Public } from '../auth/public.decorator';
 import { AccessGuard } from '../common/access/access.guard';
 import { mayCall } from '../common/access/access';
 import { ApiError } from '../common/errors/api-error';
+import { IdempotencyService } from '../idempotency/idempotency.service';
 import { toDetails } from './schema-validator';
 import { ToolRegistry } from './tool-registry.service';
 import { ToolResolveGuard } from './tool-resolve.guard';
 
 @Controller('api/v1')
 export class ToolsController {
-  constructor(private readonly registry: ToolRegistry) {}
+  constructor(
+    private readonly registry: ToolRegistry,
+    private readonly idempotency: IdempotencyService,
+  ) {}
 
   /** The caller's workspace, role and scopes, and the tools it may call. */
   @Get()
@@ -37,12 +41,16 @@ export class ToolsController {
     return { tools: this.registry.describe() };
   }
 
-  /** Runs one tool. Guards have already resolved it and checked scope, plan and role. */
+  /**
+   * Runs one tool. Guards have already resolved it and checked scope, plan and role; then come the
+   * arguments, then the Idempotency-Key (a retry with the same key and arguments replays the first
+   * answer instead of running the tool again).
+   */
   @Post('tools/:name')
   @HttpCode(200)
   @ApiExcludeEndpoint()
   @UseGuards(ToolResolveGuard, AccessGuard)
-  async call(@Param('name') name: string, @Body() body: unknown, @Req() req: Request) {
+  async call(@Param('name') name: string, @Body() body: unknown, @Req() req: Request, @Res() res: Response) {
     const tool = this.registry.get(name)!;
     const input = argumentsOf(req, body);
     if (!tool.validate(input)) {
@@ -51,7 +59,17 @@ export class ToolsController {
         details: toDetails(tool.validate.errors),
       });
     }
-    return tool.handler.run(input as never, { principal: req.principal!, requestId: req.id });
+    const principal = req.principal!;
+    const run = () => tool.handler.run(input as never, { principal, requestId: req.id });
+    const key = IdempotencyService.parseKey(req.headers['idempotency-key']);
+    if (key === undefined) {
+      res.status(200).json(await run());
+      return;
+    }
+    const outcome = await this.idempotency.run({ principal, tool: name, write: tool.definition.write, key, args: input, requestId: req.id }, run);
+    for (const [header, value] of Object.entries(outcome.headers)) res.setHeader(header, value);
+    if (outcome.replayed) res.setHeader('Idempotency-Replayed', 'true');
+    res.status(outcome.status).type('application/json').send(outcome.body);
   }
 }
 

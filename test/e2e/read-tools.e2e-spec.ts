@@ -121,6 +121,10 @@ describe('read tools', () => {
         seen.push(...res.body.responses.map((r: { id: string }) => r.id));
       }
       expect(seen.sort()).toEqual([...ids].sort());
+      // A `since` that lands on those tied responses includes every one of them.
+      const since = await callTool(app, token, 'list_responses', { publicId: same.publicId, since: new Date(Date.UTC(2026, 0, 1)).toISOString(), limit: 50 });
+      expect(since.body.total).toBe(12);
+      expect(since.body.responses.map((r: { id: string }) => r.id)).toEqual(ids);
     });
 
     it('keeps the walk exact while responses arrive concurrently', async () => {

@@ -10,6 +10,7 @@ function principal(role: Role, plan: Plan, scopes: Scope[]): Principal {
   return {
     credential: { kind: 'api_token', id: 'tok_1', name: 'ci' },
     rateKey: 'tok_1',
+    idempotencyScope: 'tok_1',
     workspace: { id: 'ws_1', name: 'Acme', slug: 'acme', plan },
     role,
     scopes,

@@ -10,6 +10,8 @@ export interface Principal {
   };
   /** Key of the per-credential rate budget: an API token, or an OAuth grant (survives refresh). */
   rateKey: string;
+  /** Scope of Idempotency-Key records: the credential, an OAuth grant (a retry after a refresh still replays). */
+  idempotencyScope: string;
   workspace: { id: string; name: string; slug: string; plan: Plan };
   role: Role;
   scopes: readonly Scope[];

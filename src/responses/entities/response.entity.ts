@@ -3,7 +3,7 @@ import { FormEntity } from '../../forms/entities/form.entity';
 
 /** A submitted answer set. Answers are keyed by block id; choice answers are stored by choice id. */
 @Entity({ name: 'responses' })
-@Index('IDX_responses_form_order', ['formId', 'submittedAt', 'id'])
+@Index('IDX_responses_form_submitted', ['formId', 'submittedAt', 'seq'])
 @Index('IDX_responses_form_seq', ['formId', 'seq'], { unique: true })
 export class ResponseEntity {
   @PrimaryGeneratedColumn('uuid')

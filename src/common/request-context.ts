@@ -1,0 +1,18 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+/** What every log line written while serving a request can name. */
+export interface RequestContext {
+  requestId: string;
+}
+
+const storage = new AsyncLocalStorage<RequestContext>();
+
+/** Runs `fn` (and everything it awaits) as part of the request `context`. */
+export function runInRequestContext<T>(context: RequestContext, fn: () => T): T {
+  return storage.run(context, fn);
+}
+
+/** The request being served, if any (the logger adds its id to each line). */
+export function currentRequestContext(): RequestContext | undefined {
+  return storage.getStore();
+}

@@ -1,0 +1,247 @@
+import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { randomUUID } from 'node:crypto';
+import { DataSource, EntityManager } from 'typeorm';
+import type { Principal } from '../common/access/principal';
+import { ApiError } from '../common/errors/api-error';
+import { withAmbientTransaction } from '../database/transaction';
+import { fingerprint } from './canonical-json';
+
+/** Longest Idempotency-Key accepted (Stripe's limit, and the draft's advice to bound it). */
+export const MAX_KEY_LENGTH = 255;
+/** How long a key is remembered: a retry within this replays, a later one runs afresh. */
+export const RETENTION_HOURS = 24;
+/**
+ * How long a run of a read tool holds its key (a write tool's claim lives in its transaction and
+ * is never left behind). After this, a retry takes over a key whose instance died mid-run.
+ */
+export const LOCK_SECONDS = 60;
+/** The purge deletes at most PURGE_BATCH rows per statement, PURGE_MAX_BATCHES statements per run. */
+const PURGE_EVERY_MS = 10 * 60_000;
+const PURGE_BATCH = 1_000;
+const PURGE_MAX_BATCHES = 20;
+
+/** A tool call that carries an Idempotency-Key. */
+export interface KeyedCall {
+  principal: Principal;
+  tool: string;
+  /** Write tools run inside the transaction that claims the key; read tools under a committed claim. */
+  write: boolean;
+  key: string;
+  /** The validated arguments; their canonical JSON is fingerprinted. */
+  args: unknown;
+  requestId: string;
+}
+
+/** What to send: the tool's answer (first run) or the stored one (replay). */
+export interface KeyedOutcome {
+  status: number;
+  headers: Record<string, string>;
+  /** JSON text, sent as is so that a replay is byte for byte the first answer. */
+  body: string;
+  replayed: boolean;
+}
+
+interface ClaimRow {
+  claimed: boolean;
+  fingerprint: Buffer | null;
+  response_status: number | null;
+  response_headers: Record<string, string> | null;
+  response_body: string | null;
+}
+
+const KEY_WHERE = 'scope = $1 AND tool = $2 AND idempotency_key = $3';
+/** A transaction-level advisory lock per key: held by a write tool's run, so a duplicate gets 409 at once instead of waiting. */
+const KEY_LOCK = 'pg_try_advisory_xact_lock(hashtextextended($1 || chr(31) || $2 || chr(31) || $3, 0))';
+/** An existing row may be replaced when it has expired, or when it is a run whose lock expired (its instance died) for the same body. */
+const REPLACEABLE = `k.created_at <= now() - interval '${RETENTION_HOURS} hours'
+      OR (k.response_status IS NULL AND k.locked_until <= now() AND k.fingerprint = EXCLUDED.fingerprint)`;
+
+const CLAIM_SQL = `
+WITH lock AS (SELECT ${KEY_LOCK} AS got),
+claimed AS (
+  INSERT INTO idempotency_keys AS k (scope, tool, idempotency_key, fingerprint, lock_token, locked_until)
+  SELECT $1, $2, $3, $4, $5, now() + make_interval(secs => $6) FROM lock WHERE got
+  ON CONFLICT (scope, tool, idempotency_key) DO UPDATE
+     SET fingerprint = EXCLUDED.fingerprint, lock_token = EXCLUDED.lock_token, locked_until = EXCLUDED.locked_until,
+         response_status = NULL, response_headers = NULL, response_body = NULL, created_at = now()
+   WHERE ${REPLACEABLE}
+  RETURNING 1
+)
+SELECT EXISTS (SELECT 1 FROM claimed) AS claimed,
+       e.fingerprint, e.response_status, e.response_headers, e.response_body
+  FROM lock l
+  LEFT JOIN idempotency_keys e
+    ON e.scope = $1 AND e.tool = $2 AND e.idempotency_key = $3 AND e.created_at > now() - interval '${RETENTION_HOURS} hours'`;
+
+/** Stores a finished answer without a prior claim (a write tool's 4xx, after its transaction rolled back). */
+const STORE_SQL = `
+WITH lock AS (SELECT ${KEY_LOCK} AS got)
+INSERT INTO idempotency_keys AS k (scope, tool, idempotency_key, fingerprint, response_status, response_headers, response_body)
+SELECT $1, $2, $3, $4, $5, $6::jsonb, $7 FROM lock WHERE got
+ON CONFLICT (scope, tool, idempotency_key) DO UPDATE
+   SET fingerprint = EXCLUDED.fingerprint, lock_token = NULL, locked_until = NULL, response_status = EXCLUDED.response_status,
+       response_headers = EXCLUDED.response_headers, response_body = EXCLUDED.response_body, created_at = now()
+ WHERE ${REPLACEABLE}`;
+
+const COMPLETE_SQL = `
+UPDATE idempotency_keys SET response_status = $5, response_headers = $6::jsonb, response_body = $7, lock_token = NULL, locked_until = NULL
+ WHERE ${KEY_WHERE} AND lock_token = $4`;
+
+const RELEASE_SQL = `DELETE FROM idempotency_keys WHERE ${KEY_WHERE} AND lock_token = $4 AND response_status IS NULL`;
+
+const PURGE_SQL = `
+DELETE FROM idempotency_keys WHERE ctid = ANY (ARRAY(
+  SELECT ctid FROM idempotency_keys WHERE created_at < now() - interval '${RETENTION_HOURS} hours' LIMIT ${PURGE_BATCH}))`;
+
+/**
+ * Idempotent retries of tool calls (Idempotency-Key). A key is claimed atomically per (credential,
+ * tool, key) with the SHA-256 of the canonical arguments, by one INSERT ... ON CONFLICT that leaves
+ * a live key untouched (it only takes over an expired record, or a run whose lock expired):
+ *  - a write tool's claim is made in a transaction that the tool's own writes join, and its answer
+ *    is stored in it before the commit: the key, the write and the answer commit together or not at
+ *    all, at the price of two statements and no extra commit;
+ *  - a read tool's claim is committed as "in progress" with a lock expiry, then completed.
+ * The tool's own answers (2xx and 4xx) are stored and replayed; a 5xx leaves no trace, so a retry
+ * runs afresh. Failures before the tool ran (authentication, access, arguments, rate limit) never
+ * get here.
+ */
+@Injectable()
+export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('Idempotency');
+  private purgeTimer?: NodeJS.Timeout;
+
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** The Idempotency-Key of a request: undefined when absent, 400 invalid_arguments when empty or too long. */
+  static parseKey(header: string | string[] | undefined): string | undefined {
+    if (header === undefined) return undefined;
+    const key = Array.isArray(header) ? header.join(', ') : header;
+    if (key.length === 0 || key.length > MAX_KEY_LENGTH) {
+      throw new ApiError('invalid_arguments', {
+        message:
+          key.length === 0
+            ? 'The Idempotency-Key header is empty.'
+            : `The Idempotency-Key header is ${key.length} characters long; at most ${MAX_KEY_LENGTH} are accepted.`,
+        hint: `Send a new unique value of 1 to ${MAX_KEY_LENGTH} characters for each distinct request (a UUID is a good choice), or leave the header out.`,
+      });
+    }
+    return key;
+  }
+
+  /** Runs the tool once per key: the first call runs it, a retry with the same arguments replays its answer. */
+  async run(call: KeyedCall, runTool: () => Promise<unknown>): Promise<KeyedOutcome> {
+    const print = fingerprint(call.args);
+    return call.write ? this.runInClaimTransaction(call, print, runTool) : this.runUnderCommittedClaim(call, print, runTool);
+  }
+
+  private async runInClaimTransaction(call: KeyedCall, print: Buffer, runTool: () => Promise<unknown>): Promise<KeyedOutcome> {
+    const token = randomUUID();
+    let ran = false;
+    try {
+      const outcome = await this.db.transaction(async (tx) => {
+        const claim = await this.claim(tx, call, print, token);
+        if (!claim.claimed) return claim;
+        ran = true;
+        const body = JSON.stringify((await withAmbientTransaction(tx, runTool)) ?? null);
+        await this.complete(tx, call, token, 200, null, body);
+        return { status: 200, headers: {}, body, replayed: false } satisfies KeyedOutcome;
+      });
+      return 'claimed' in outcome ? this.existing(call, print, outcome) : outcome;
+    } catch (err) {
+      // The transaction rolled back (the tool's writes with it); the tool's own refusal is its answer.
+      if (ran && isToolAnswer(err)) await this.storeRefusal(call, print, err);
+      throw err;
+    }
+  }
+
+  private async runUnderCommittedClaim(call: KeyedCall, print: Buffer, runTool: () => Promise<unknown>): Promise<KeyedOutcome> {
+    const token = randomUUID();
+    const claim = await this.claim(this.db.manager, call, print, token);
+    if (!claim.claimed) return this.existing(call, print, claim);
+    let result: unknown;
+    try {
+      result = await runTool();
+    } catch (err) {
+      if (isToolAnswer(err)) {
+        await this.complete(this.db.manager, call, token, err.status, err.headers ?? null, JSON.stringify(err.toJSON(call.requestId))).catch((e) =>
+          this.logger.warn(`could not store the answer for an Idempotency-Key: ${(e as Error).message}`),
+        );
+      } else {
+        await this.db.query(RELEASE_SQL, [call.principal.idempotencyScope, call.tool, call.key, token]).catch(() => undefined);
+      }
+      throw err;
+    }
+    const body = JSON.stringify(result ?? null);
+    // A read has no effect to protect: if storing fails, answer anyway (a retry runs it again once the lock expires).
+    await this.complete(this.db.manager, call, token, 200, null, body).catch((e) =>
+      this.logger.warn(`could not store the answer for an Idempotency-Key: ${(e as Error).message}`),
+    );
+    return { status: 200, headers: {}, body, replayed: false };
+  }
+
+  private async claim(manager: EntityManager, call: KeyedCall, print: Buffer, token: string): Promise<ClaimRow> {
+    const [row]: ClaimRow[] = await manager.query(CLAIM_SQL, [call.principal.idempotencyScope, call.tool, call.key, print, token, LOCK_SECONDS]);
+    return row;
+  }
+
+  private async complete(manager: EntityManager, call: KeyedCall, token: string, status: number, headers: Record<string, string> | null, body: string) {
+    await manager.query(COMPLETE_SQL, [call.principal.idempotencyScope, call.tool, call.key, token, status, headers ? JSON.stringify(headers) : null, body]);
+  }
+
+  private async storeRefusal(call: KeyedCall, print: Buffer, err: ApiError) {
+    const headers = err.headers ? JSON.stringify(err.headers) : null;
+    await this.db
+      .query(STORE_SQL, [call.principal.idempotencyScope, call.tool, call.key, print, err.status, headers, JSON.stringify(err.toJSON(call.requestId))])
+      .catch((e) => this.logger.warn(`could not store the answer for an Idempotency-Key: ${(e as Error).message}`));
+  }
+
+  /**
+   * The key is taken: the stored answer, or why not (422 for other arguments, 409 while the first
+   * call runs). A finished record is answered even when the key's lock is busy, since a lock is
+   * also held for a moment by every concurrent retry.
+   */
+  private existing(call: KeyedCall, print: Buffer, claim: ClaimRow): KeyedOutcome {
+    if (claim.fingerprint && !print.equals(claim.fingerprint)) {
+      throw new ApiError('idempotency_key_reused', {
+        message: `This Idempotency-Key was already used for ${call.tool} with different arguments.`,
+      });
+    }
+    if (claim.response_status === null || claim.response_body === null) {
+      throw new ApiError('idempotency_key_in_use', {
+        message: `A ${call.tool} call with this Idempotency-Key is still running.`,
+        headers: { 'Retry-After': '1' },
+      });
+    }
+    return { status: claim.response_status, headers: claim.response_headers ?? {}, body: claim.response_body, replayed: true };
+  }
+
+  /** Deletes records older than the retention, in small batches (each instance runs this every 10 minutes). */
+  async purgeExpired(): Promise<number> {
+    let deleted = 0;
+    for (let i = 0; i < PURGE_MAX_BATCHES; i++) {
+      const [, count] = (await this.db.query(PURGE_SQL)) as [unknown, number];
+      deleted += count;
+      if (count < PURGE_BATCH) break;
+    }
+    return deleted;
+  }
+
+  onModuleInit() {
+    this.purgeTimer = setInterval(() => {
+      this.purgeExpired()
+        .then((n) => n > 0 && this.logger.debug(`purged ${n} expired Idempotency-Key records`))
+        .catch((err: Error) => this.logger.warn(`could not purge expired Idempotency-Key records: ${err.message}`));
+    }, PURGE_EVERY_MS);
+    this.purgeTimer.unref();
+  }
+
+  onModuleDestroy() {
+    clearInterval(this.purgeTimer);
+  }
+}
+
+/** An answer of the tool itself (stored and replayed), as opposed to a failure of the service (5xx). */
+function isToolAnswer(err: unknown): err is ApiError {
+  return err instanceof ApiError && err.status < 500;
+}

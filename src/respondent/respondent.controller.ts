@@ -1,0 +1,80 @@
+import { Controller, Get, Param, Post, Req, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { Public } from '../auth/public.decorator';
+import { ApiError } from '../common/errors/api-error';
+import { FormsService } from '../forms/forms.service';
+import { ResponsesService } from '../responses/responses.service';
+import { answersFromFormPost, formPage, messagePage, RawAnswers, thankYouPage } from './respondent.page';
+
+/** Pages are whole documents with inline styles only: nothing else may load or run in them. */
+const PAGE_HEADERS = {
+  'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'",
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'Cache-Control': 'no-store',
+};
+
+/**
+ * The page where people answer a published form: GET shows it; POST takes the form post (and
+ * answers with a page) or JSON `{ "answers": { blockId: value } }` for embedding (and answers with
+ * JSON). No credential; the per-IP budget applies. Submissions are validated by the same code as
+ * create_response, and a refused one stores nothing.
+ */
+@Public()
+@ApiExcludeController()
+@Controller('f')
+export class RespondentController {
+  constructor(
+    private readonly forms: FormsService,
+    private readonly responses: ResponsesService,
+  ) {}
+
+  @Get(':publicId')
+  async show(@Param('publicId') publicId: string, @Res() res: Response) {
+    const form = await this.forms.getPublic(publicId).catch(() => undefined);
+    if (!form) return sendPage(res, 404, messagePage('Form not found', 'There is no form at this address. Check the link you were given.'));
+    if (form.status !== 'published') return sendPage(res, 409, notAcceptingPage(form.status));
+    sendPage(res, 200, formPage(form));
+  }
+
+  @Post(':publicId')
+  async submit(@Param('publicId') publicId: string, @Req() req: Request, @Res() res: Response) {
+    if (req.is('application/json')) {
+      if (req.bodyError) throw req.bodyError;
+      const answers = (req.body as { answers?: unknown })?.answers;
+      if (!answers || typeof answers !== 'object' || Array.isArray(answers)) {
+        throw new ApiError('invalid_arguments', {
+          message: 'The body must be { "answers": { "<blockId>": value } }.',
+          details: [{ path: '/answers', message: 'must be an object of answers by block id' }],
+        });
+      }
+      const response = await this.responses.submit(publicId, answers as Record<string, unknown>);
+      res.status(201).json(response);
+      return;
+    }
+
+    // A browser's form post.
+    const form = await this.forms.getPublic(publicId).catch(() => undefined);
+    if (!form) return sendPage(res, 404, messagePage('Form not found', 'There is no form at this address. Check the link you were given.'));
+    const raw = (req.is('application/x-www-form-urlencoded') ? req.body : {}) as RawAnswers;
+    try {
+      await this.responses.submit(publicId, answersFromFormPost(form.blocks, raw));
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'invalid_arguments') return sendPage(res, 400, formPage(form, raw, err.details ?? []));
+      if (err instanceof ApiError && err.code === 'form_not_accepting_responses') return sendPage(res, 409, notAcceptingPage(form.status));
+      throw err;
+    }
+    sendPage(res, 200, thankYouPage(form));
+  }
+}
+
+function notAcceptingPage(status: string): string {
+  return status === 'closed'
+    ? messagePage('This form is closed', 'It no longer takes responses. Thank you for your interest.')
+    : messagePage('This form is not open yet', 'It does not take responses yet. Try again later.');
+}
+
+function sendPage(res: Response, status: number, html: string) {
+  res.status(status).set(PAGE_HEADERS).type('html').send(html);
+}

@@ -1,0 +1,177 @@
+import type { ErrorDetail } from '../common/errors/api-error';
+import type { Block } from '../forms/blocks';
+import type { FormRecord } from '../forms/forms.service';
+
+/**
+ * The respondent page, rendered on the server: plain HTML that works without JavaScript, one
+ * label and one error message per field, and every value from a form or a respondent escaped.
+ */
+
+/** Escapes text for HTML element content and attribute values. */
+export function esc(value: unknown): string {
+  return String(value ?? '')
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
+}
+
+/** What the respondent sent, as the form post carried it (strings, or lists for checkboxes). */
+export type RawAnswers = Record<string, string | string[] | undefined>;
+
+const STYLE = `
+  body { font: 16px/1.5 system-ui, sans-serif; margin: 0; background: #f6f7f9; color: #1d2330; }
+  main { max-width: 40rem; margin: 2rem auto; padding: 2rem; background: #fff; border-radius: 8px; }
+  h1 { margin-top: 0; } .desc { color: #4a5263; margin: .25rem 0 .5rem; }
+  .field, fieldset { margin: 0 0 1.5rem; border: 0; padding: 0; }
+  label, legend { font-weight: 600; display: block; margin-bottom: .25rem; }
+  fieldset label { font-weight: 400; display: inline-flex; gap: .4rem; margin-right: 1rem; }
+  input[type=text], input[type=email], input[type=url], input[type=tel], input[type=number], input[type=date], textarea, select {
+    width: 100%; box-sizing: border-box; padding: .5rem; font: inherit; border: 1px solid #8a93a6; border-radius: 4px; }
+  [aria-invalid=true] { border-color: #b00020; outline: 1px solid #b00020; }
+  .error { color: #b00020; margin: .25rem 0; } .req { color: #b00020; }
+  .summary { border: 2px solid #b00020; padding: 1rem; margin-bottom: 1.5rem; border-radius: 4px; }
+  button { font: inherit; padding: .6rem 1.4rem; border: 0; border-radius: 4px; background: #2b59c3; color: #fff; cursor: pointer; }
+  .statement { font-size: 1.1rem; }`;
+
+export function page(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${esc(title)}</title><style>${STYLE}</style></head>
+<body><main>
+${body}
+</main></body>
+</html>`;
+}
+
+/** The form, with the respondent's values and the errors of a refused submission when there are some. */
+export function formPage(form: FormRecord, values: RawAnswers = {}, errors: ErrorDetail[] = []): string {
+  const errorFor = new Map<string, string>();
+  for (const e of errors) {
+    const blockId = e.path.replace(/^\/answers\//, '').replace(/~1/g, '/').replace(/~0/g, '~');
+    if (!errorFor.has(blockId)) errorFor.set(blockId, e.message === 'is required' ? 'This question needs an answer.' : e.message);
+  }
+  const titles = new Map(form.blocks.map((b) => [b.id, b.title]));
+  const summary = errors.length
+    ? `<div class="summary" role="alert" aria-labelledby="summary-title" tabindex="-1" id="errors">
+  <h2 id="summary-title">There ${errorFor.size === 1 ? 'is a problem' : `are ${errorFor.size} problems`} with your answers</h2>
+  <ul>${[...errorFor].map(([id, message]) => `<li><a href="#f-${esc(id)}">${esc(titles.get(id) ?? id)}: ${esc(message)}</a></li>`).join('')}</ul>
+</div>`
+    : '';
+  const fields = form.blocks.map((b) => field(b, values[b.id], errorFor.get(b.id))).join('\n');
+  return page(
+    form.title,
+    `<h1>${esc(form.title)}</h1>
+${form.description ? `<p class="desc">${esc(form.description)}</p>` : ''}
+${summary}
+<form method="post" action="/f/${esc(form.publicId)}" novalidate>
+<p class="desc">Questions marked <span class="req">*</span> are required.</p>
+${fields}
+<button type="submit">Submit</button>
+</form>`,
+  );
+}
+
+function field(b: Block, value: string | string[] | undefined, error: string | undefined): string {
+  if (b.type === 'statement') {
+    return `<div class="field statement"><p><strong>${esc(b.title)}</strong></p>${b.description ? `<p class="desc">${esc(b.description)}</p>` : ''}</div>`;
+  }
+  const id = `f-${b.id}`;
+  const describedBy = [b.description ? `d-${b.id}` : '', error ? `e-${b.id}` : ''].filter(Boolean).join(' ');
+  const aria = `${describedBy ? ` aria-describedby="${esc(describedBy)}"` : ''}${error ? ' aria-invalid="true"' : ''}${b.required ? ' aria-required="true" required' : ''}`;
+  const mark = b.required ? ' <span class="req" aria-hidden="true">*</span>' : '';
+  const desc = b.description ? `<p class="desc" id="d-${esc(b.id)}">${esc(b.description)}</p>` : '';
+  const err = error ? `<p class="error" id="e-${esc(b.id)}"><span aria-hidden="true">⚠ </span>${esc(error)}</p>` : '';
+  const one = Array.isArray(value) ? value[0] : value;
+  const name = esc(b.id);
+
+  const options = choicesOf(b);
+  if (options) {
+    const chosen = new Set(Array.isArray(value) ? value : value !== undefined ? [value] : []);
+    if (b.type === 'dropdown') {
+      const opts = options.map((o) => `<option value="${esc(o.value)}"${chosen.has(o.value) ? ' selected' : ''}>${esc(o.label)}</option>`).join('');
+      return `<div class="field"><label for="${esc(id)}">${esc(b.title)}${mark}</label>${desc}${err}
+<select id="${esc(id)}" name="${name}"${aria}><option value="">Choose…</option>${opts}</select></div>`;
+    }
+    const kind = b.type === 'checkboxes' ? 'checkbox' : 'radio';
+    const inputs = options
+      .map(
+        (o, i) =>
+          `<label><input type="${kind}" name="${name}" value="${esc(o.value)}"${i === 0 ? ` id="${esc(id)}"` : ''}${chosen.has(o.value) ? ' checked' : ''}${error ? ' aria-invalid="true"' : ''}> ${esc(o.label)}</label>`,
+      )
+      .join('\n');
+    const group = kind === 'radio' ? ` role="radiogroup"${b.required ? ' aria-required="true"' : ''}` : '';
+    return `<fieldset class="field"${group}${describedBy ? ` aria-describedby="${esc(describedBy)}"` : ''}><legend>${esc(b.title)}${mark}</legend>${desc}${err}
+${inputs}</fieldset>`;
+  }
+
+  const label = `<label for="${esc(id)}">${esc(b.title)}${mark}</label>`;
+  if (b.type === 'long_text') {
+    return `<div class="field">${label}${desc}${err}<textarea id="${esc(id)}" name="${name}" rows="5"${aria}>${esc(one)}</textarea></div>`;
+  }
+  const types: Record<string, string> = { short_text: 'text', email: 'email', url: 'url', phone: 'tel', number: 'number', date: 'date' };
+  const extra =
+    b.type === 'number'
+      ? ` step="any"${b.min !== undefined ? ` min="${esc(b.min)}"` : ''}${b.max !== undefined ? ` max="${esc(b.max)}"` : ''} inputmode="decimal"`
+      : b.type === 'email'
+        ? ' autocomplete="email"'
+        : b.type === 'phone'
+          ? ' autocomplete="tel"'
+          : '';
+  return `<div class="field">${label}${desc}${err}<input type="${types[b.type] ?? 'text'}" id="${esc(id)}" name="${name}" value="${esc(one)}"${extra}${aria}></div>`;
+}
+
+/** Options of blocks answered by picking: choices, yes/no, and the points of a rating or scale. */
+function choicesOf(b: Block): Array<{ value: string; label: string }> | undefined {
+  if (b.choices) return b.choices.map((c) => ({ value: c.id, label: c.label }));
+  if (b.type === 'yes_no') return [{ value: 'true', label: 'Yes' }, { value: 'false', label: 'No' }];
+  if (b.type === 'rating' || b.type === 'linear_scale') {
+    const min = b.type === 'rating' ? 1 : (b.min ?? 1);
+    const max = b.max ?? 5;
+    return Array.from({ length: max - min + 1 }, (_, i) => ({ value: String(min + i), label: String(min + i) }));
+  }
+  return undefined;
+}
+
+/**
+ * A form post's strings as typed answers, so they go through the very same validation as the API:
+ * numbers and points become numbers, yes/no a boolean, checkboxes a list; blanks are left out.
+ * Fields that name no block (a button's name, say) are ignored.
+ */
+export function answersFromFormPost(blocks: Block[], raw: RawAnswers): Record<string, unknown> {
+  const answers: Record<string, unknown> = {};
+  for (const b of blocks) {
+    const value = raw[b.id];
+    if (value === undefined) continue;
+    if (b.type === 'checkboxes') {
+      const list = (Array.isArray(value) ? value : [value]).filter((v) => v !== '');
+      if (list.length) answers[b.id] = list;
+      continue;
+    }
+    const text = Array.isArray(value) ? value[0] : value;
+    if (text === undefined || text.trim() === '') continue;
+    if (b.type === 'number' || b.type === 'rating' || b.type === 'linear_scale') {
+      const n = Number(text.trim());
+      answers[b.id] = Number.isFinite(n) ? n : text;
+    } else if (b.type === 'yes_no') {
+      answers[b.id] = text === 'true' ? true : text === 'false' ? false : text;
+    } else {
+      answers[b.id] = text;
+    }
+  }
+  return answers;
+}
+
+export function thankYouPage(form: FormRecord): string {
+  return page(
+    `Thank you: ${form.title}`,
+    `<h1>Thank you!</h1>
+<p role="status">Your answers to “${esc(form.title)}” were received.</p>`,
+  );
+}
+
+export function messagePage(title: string, message: string): string {
+  return page(title, `<h1>${esc(title)}</h1>\n<p>${esc(message)}</p>`);
+}

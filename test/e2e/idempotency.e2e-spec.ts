@@ -1,0 +1,354 @@
+import { NestExpressApplication } from '@nestjs/platform-express';
+import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { AuditService } from '../../src/audit/audit.service';
+import { FormRecord } from '../../src/forms/forms.service';
+import { fingerprint } from '../../src/idempotency/canonical-json';
+import { IdempotencyService } from '../../src/idempotency/idempotency.service';
+import { ResponsesService } from '../../src/responses/responses.service';
+import { createForm, createToken, createWorkspace, TestWorkspace } from '../factories';
+import { createTestApp, testDatabaseUrl } from '../utils/create-test-app';
+import { callTool, expectError } from '../utils/http';
+
+const onServer = process.env.FORMWORK_TEST_DATABASE_KIND === 'server';
+
+describe('Idempotency-Key on tool calls', () => {
+  let app: NestExpressApplication;
+  let db: DataSource;
+  let ws: TestWorkspace;
+  let editor: { token: string; id: string };
+  let form: FormRecord;
+  let nameBlock: string;
+
+  const keyed = (token: string, tool: string, body: unknown, key: string, headers: Record<string, string> = {}) =>
+    callTool(app, token, tool, body, { 'Idempotency-Key': key, ...headers });
+  const responseArgs = (name: string, f: FormRecord = form) => ({ publicId: f.publicId, answers: { [f.blocks[0].id]: name } });
+  const responsesNamed = async (name: string, f: FormRecord = form) =>
+    Number((await db.query(`SELECT count(*)::int AS n FROM responses WHERE form_id = $1 AND answers ->> $2 = $3`, [f.id, f.blocks[0].id, name]))[0].n);
+  const keyRows = (key: string) => db.query(`SELECT tool, response_status, response_body, locked_until FROM idempotency_keys WHERE idempotency_key = $1`, [key]);
+
+  beforeAll(async () => {
+    app = await createTestApp();
+    db = app.get(DataSource);
+    ws = await createWorkspace(app, 'pro');
+    editor = await createToken(app, ws, { role: 'editor' });
+    form = await createForm(app, ws);
+    nameBlock = form.blocks[0].id;
+  });
+  afterAll(() => app.close());
+  afterEach(() => jest.restoreAllMocks());
+
+  describe('a retry with the same key and arguments', () => {
+    it('replays the first status and body byte for byte, with Idempotency-Replayed: true, and does not run the tool again', async () => {
+      const key = randomUUID();
+      const first = await keyed(editor.token, 'create_response', responseArgs('replay-1'), key);
+      expect(first.status).toBe(200);
+      expect(first.headers['idempotency-replayed']).toBeUndefined();
+      const again = await keyed(editor.token, 'create_response', responseArgs('replay-1'), key);
+      expect(again.status).toBe(200);
+      expect(again.headers['idempotency-replayed']).toBe('true');
+      expect(again.text).toBe(first.text);
+      expect(again.headers['content-type']).toMatch(/^application\/json/);
+      expect(again.headers['x-request-id']).not.toBe(first.headers['x-request-id']);
+      expect(await responsesNamed('replay-1')).toBe(1);
+      const audits = await db.query(`SELECT count(*)::int AS n FROM audit_events WHERE action = 'response.create' AND subject_id = $1`, [first.body.id]);
+      expect(audits[0].n).toBe(1);
+    });
+
+    it('is recognised whatever the order of members and the spacing of the JSON', async () => {
+      const key = randomUUID();
+      const a = `{"publicId":"${form.publicId}","answers":{"${nameBlock}":"order"}}`;
+      const b = `{ "answers" : { "${nameBlock}" : "order" } ,  "publicId" : "${form.publicId}" }`;
+      const send = (raw: string) =>
+        request(app.getHttpServer())
+          .post('/api/v1/tools/create_response')
+          .set('Authorization', `Bearer ${editor.token}`)
+          .set('Content-Type', 'application/json')
+          .set('Idempotency-Key', key)
+          .send(raw);
+      const first = await send(a);
+      const second = await send(b);
+      expect(first.status).toBe(200);
+      expect(second.headers['idempotency-replayed']).toBe('true');
+      expect(second.body).toEqual(first.body);
+      expect(await responsesNamed('order')).toBe(1);
+    });
+
+    it('replays read tools too', async () => {
+      const key = randomUUID();
+      const first = await keyed(editor.token, 'get_form', { publicId: form.publicId }, key);
+      const again = await keyed(editor.token, 'get_form', { publicId: form.publicId }, key);
+      expect(first.status).toBe(200);
+      expect(again.headers['idempotency-replayed']).toBe('true');
+      expect(again.text).toBe(first.text);
+    });
+
+    it('accepts a key of 255 characters', async () => {
+      const key = 'k'.repeat(255);
+      expect((await keyed(editor.token, 'list_forms', {}, key)).status).toBe(200);
+      expect((await keyed(editor.token, 'list_forms', {}, key)).headers['idempotency-replayed']).toBe('true');
+    });
+  });
+
+  describe('a key reused with different arguments', () => {
+    it('is 422 idempotency_key_reused, and the tool does not run', async () => {
+      const key = randomUUID();
+      expect((await keyed(editor.token, 'create_response', responseArgs('first-body'), key)).status).toBe(200);
+      const reused = await keyed(editor.token, 'create_response', responseArgs('second-body'), key);
+      expectError(reused, 422, 'idempotency_key_reused');
+      expect(await responsesNamed('second-body')).toBe(0);
+      // The first answer is still there for a true retry.
+      expect((await keyed(editor.token, 'create_response', responseArgs('first-body'), key)).headers['idempotency-replayed']).toBe('true');
+    });
+  });
+
+  describe('scope of a key', () => {
+    it('belongs to one credential: another credential with the same key runs the tool', async () => {
+      const other = await createToken(app, ws, { role: 'editor' });
+      const key = randomUUID();
+      await keyed(editor.token, 'create_response', responseArgs('per-credential'), key);
+      const second = await keyed(other.token, 'create_response', responseArgs('per-credential'), key);
+      expect(second.status).toBe(200);
+      expect(second.headers['idempotency-replayed']).toBeUndefined();
+      expect(await responsesNamed('per-credential')).toBe(2);
+    });
+
+    it('belongs to one tool: the same key on another tool runs that tool', async () => {
+      const key = randomUUID();
+      await keyed(editor.token, 'get_form', { publicId: form.publicId }, key);
+      const other = await keyed(editor.token, 'list_forms', {}, key);
+      expect(other.status).toBe(200);
+      expect(other.headers['idempotency-replayed']).toBeUndefined();
+      expect(other.body).toHaveProperty('forms');
+    });
+  });
+
+  describe('bad keys', () => {
+    it.each([
+      ['empty', ''],
+      ['longer than 255 characters', 'k'.repeat(256)],
+    ])('%s: 400 invalid_arguments with a hint, and nothing runs', async (_label, key) => {
+      const res = await keyed(editor.token, 'create_response', responseArgs(`bad-key-${key.length}`), key);
+      const error = expectError(res, 400, 'invalid_arguments');
+      expect(error.message).toContain('Idempotency-Key');
+      expect(error.hint).toMatch(/UUID/);
+      expect(await responsesNamed(`bad-key-${key.length}`)).toBe(0);
+    });
+  });
+
+  describe('what is stored', () => {
+    it("stores the tool's own refusal (4xx from inside a write tool) and replays it", async () => {
+      const key = randomUUID();
+      const bad = { publicId: form.publicId, answers: { [form.blocks[5].id]: 'not a number' } };
+      const first = await keyed(editor.token, 'create_response', bad, key);
+      expectError(first, 400, 'invalid_arguments');
+      const again = await keyed(editor.token, 'create_response', bad, key);
+      expect(again.status).toBe(400);
+      expect(again.headers['idempotency-replayed']).toBe('true');
+      expect(again.text).toBe(first.text);
+      expect((await keyed(editor.token, 'create_response', responseArgs('after-refusal'), key)).status).toBe(422);
+    });
+
+    it('stores a 404 of a read tool and a 409 version_conflict of a write tool', async () => {
+      const missing = randomUUID();
+      const notFound = await keyed(editor.token, 'get_form', { publicId: 'f_doesnotexist' }, missing);
+      expectError(notFound, 404, 'not_found');
+      const replayed = await keyed(editor.token, 'get_form', { publicId: 'f_doesnotexist' }, missing);
+      expect(replayed.status).toBe(404);
+      expect(replayed.headers['idempotency-replayed']).toBe('true');
+
+      const stale = randomUUID();
+      const update = { publicId: form.publicId, version: form.version + 100, title: 'Stale' };
+      expectError(await keyed(editor.token, 'update_form', update, stale), 409, 'version_conflict');
+      const again = await keyed(editor.token, 'update_form', update, stale);
+      expect(again.status).toBe(409);
+      expect(again.headers['idempotency-replayed']).toBe('true');
+    });
+
+    it('stores nothing for failures before the tool ran (400 arguments, 401, 403), so the retry runs', async () => {
+      const key = randomUUID();
+      expectError(await keyed(editor.token, 'create_response', { publicId: form.publicId, answers: {}, extra: 1 }, key), 400, 'invalid_arguments');
+      expectError(await callTool(app, undefined, 'create_response', responseArgs('before-run'), { 'Idempotency-Key': key }), 401, 'unauthorized');
+      const viewer = await createToken(app, ws, { role: 'viewer' });
+      expectError(await keyed(viewer.token, 'create_response', responseArgs('before-run'), key), 403, 'forbidden');
+      expect(await keyRows(key)).toEqual([]);
+      const ran = await keyed(editor.token, 'create_response', responseArgs('before-run'), key);
+      expect(ran.status).toBe(200);
+      expect(ran.headers['idempotency-replayed']).toBeUndefined();
+    });
+
+    it('stores nothing for a 429 either', async () => {
+      const tight = await createTestApp({ RATE_LIMIT_CREDENTIAL_PER_MIN: '1' });
+      try {
+        const t = await createToken(tight, ws, { role: 'editor' });
+        expect((await callTool(tight, t.token, 'list_forms', {})).status).toBe(200);
+        const key = randomUUID();
+        expectError(await callTool(tight, t.token, 'create_response', responseArgs('limited'), { 'Idempotency-Key': key }), 429, 'rate_limited');
+        expect(await keyRows(key)).toEqual([]);
+      } finally {
+        await tight.close();
+      }
+    });
+
+    it('rolls back a write that failed with a 5xx, stores nothing, and the retry runs afresh', async () => {
+      const key = randomUUID();
+      // The response row is inserted, then the audit record fails: the whole transaction must go.
+      jest.spyOn(app.get(AuditService), 'record').mockRejectedValueOnce(new Error('disk on fire'));
+      const failed = await keyed(editor.token, 'create_response', responseArgs('five-hundred'), key);
+      expectError(failed, 500, 'internal_error');
+      expect(await responsesNamed('five-hundred')).toBe(0);
+      expect(await keyRows(key)).toEqual([]);
+      const retried = await keyed(editor.token, 'create_response', responseArgs('five-hundred'), key);
+      expect(retried.status).toBe(200);
+      expect(retried.headers['idempotency-replayed']).toBeUndefined();
+      expect(await responsesNamed('five-hundred')).toBe(1);
+    });
+
+    it('releases the key of a read tool that failed with a 5xx', async () => {
+      const key = randomUUID();
+      jest.spyOn(app.get(ResponsesService), 'summarize').mockRejectedValueOnce(new Error('boom'));
+      expectError(await keyed(editor.token, 'summarize_responses', { publicId: form.publicId }, key), 500, 'internal_error');
+      expect(await keyRows(key)).toEqual([]);
+      const retried = await keyed(editor.token, 'summarize_responses', { publicId: form.publicId }, key);
+      expect(retried.status).toBe(200);
+      expect(retried.headers['idempotency-replayed']).toBeUndefined();
+    });
+
+    it('commits the key with the write: the record holds the status and exact body', async () => {
+      const key = randomUUID();
+      const res = await keyed(editor.token, 'create_response', responseArgs('committed'), key);
+      const [row] = await keyRows(key);
+      expect(row).toMatchObject({ tool: 'create_response', response_status: 200, response_body: res.text, locked_until: null });
+    });
+  });
+
+  describe('concurrent duplicates', () => {
+    it('run the tool exactly once; the others get 409 idempotency_key_in_use with Retry-After: 1, or the replay', async () => {
+      const key = randomUUID();
+      const answers = await Promise.all(Array.from({ length: 8 }, () => keyed(editor.token, 'create_response', responseArgs('concurrent'), key)));
+      expect(await responsesNamed('concurrent')).toBe(1);
+      const firsts = answers.filter((r) => r.status === 200 && r.headers['idempotency-replayed'] === undefined);
+      expect(firsts).toHaveLength(1);
+      for (const r of answers) {
+        if (r.status === 409) {
+          expectError(r, 409, 'idempotency_key_in_use');
+          expect(r.headers['retry-after']).toBe('1');
+        } else {
+          expect(r.status).toBe(200);
+          expect(r.text).toBe(firsts[0].text);
+        }
+      }
+      const after = await keyed(editor.token, 'create_response', responseArgs('concurrent'), key);
+      expect(after.headers['idempotency-replayed']).toBe('true');
+      expect(after.text).toBe(firsts[0].text);
+    });
+
+    it(
+      onServer
+        ? 'answer 409 while the first call is still running, and the replay once it has finished'
+        : 'wait for the first call and get its replay (embedded PostgreSQL: one session runs one transaction at a time)',
+      async () => {
+        const key = randomUUID();
+        const args = responseArgs('while-running');
+        if (!onServer) {
+          const [a, b] = await Promise.all([keyed(editor.token, 'create_response', args, key), keyed(editor.token, 'create_response', args, key)]);
+          expect([a.status, b.status]).toEqual([200, 200]);
+          expect(await responsesNamed('while-running')).toBe(1);
+          return;
+        }
+        // Hold the form's row so that the first call blocks inside its transaction.
+        const blocker = new Client({ connectionString: testDatabaseUrl() });
+        await blocker.connect();
+        try {
+          await blocker.query('BEGIN');
+          await blocker.query('SELECT id FROM forms WHERE id = $1 FOR UPDATE', [form.id]);
+          const first = keyed(editor.token, 'create_response', args, key).then((r) => r);
+          await waitFor(async () => (await blocker.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`)).rows[0].n > 0);
+          const duplicate = await keyed(editor.token, 'create_response', args, key);
+          expectError(duplicate, 409, 'idempotency_key_in_use');
+          expect(duplicate.headers['retry-after']).toBe('1');
+          await blocker.query('COMMIT');
+          const done = await first;
+          expect(done.status).toBe(200);
+          const retry = await keyed(editor.token, 'create_response', args, key);
+          expect(retry.headers['idempotency-replayed']).toBe('true');
+          expect(retry.text).toBe(done.text);
+          expect(await responsesNamed('while-running')).toBe(1);
+        } finally {
+          await blocker.query('ROLLBACK').catch(() => undefined);
+          await blocker.end();
+        }
+      },
+    );
+  });
+
+  describe('a key left in progress by an instance that died', () => {
+    /** What an instance leaves behind when it dies mid-run: a claim with no answer. */
+    async function strandedClaim(tool: string, key: string, args: unknown, lockedFor: string) {
+      await db.query(
+        `INSERT INTO idempotency_keys (scope, tool, idempotency_key, fingerprint, lock_token, locked_until)
+         VALUES ($1, $2, $3, $4, $5, now() + $6::interval)`,
+        [`tok:${editor.id}`, tool, key, fingerprint(args), randomUUID(), lockedFor],
+      );
+    }
+
+    it.each([
+      ['a read tool', 'get_form', () => ({ publicId: form.publicId })],
+      ['a write tool', 'create_response', () => responseArgs('taken-over')],
+    ])('%s: 409 while its lock holds, then taken over and run once', async (_label, tool, args) => {
+      const key = randomUUID();
+      await strandedClaim(tool, key, args(), '1 minute');
+      const busy = await keyed(editor.token, tool, args(), key);
+      expectError(busy, 409, 'idempotency_key_in_use');
+      expect(busy.headers['retry-after']).toBe('1');
+
+      await db.query(`UPDATE idempotency_keys SET locked_until = now() - interval '1 second' WHERE idempotency_key = $1`, [key]);
+      const taken = await keyed(editor.token, tool, args(), key);
+      expect(taken.status).toBe(200);
+      expect(taken.headers['idempotency-replayed']).toBeUndefined();
+      const replay = await keyed(editor.token, tool, args(), key);
+      expect(replay.headers['idempotency-replayed']).toBe('true');
+      expect(replay.text).toBe(taken.text);
+      if (tool === 'create_response') expect(await responsesNamed('taken-over')).toBe(1);
+    });
+
+    it('is not taken over with different arguments: 422', async () => {
+      const key = randomUUID();
+      await strandedClaim('get_form', key, { publicId: 'f_other' }, '-1 second');
+      expectError(await keyed(editor.token, 'get_form', { publicId: form.publicId }, key), 422, 'idempotency_key_reused');
+    });
+  });
+
+  describe('retention', () => {
+    it('forgets a key after 24 hours: the same key then runs afresh, even with other arguments', async () => {
+      const key = randomUUID();
+      await keyed(editor.token, 'create_response', responseArgs('day-old'), key);
+      await db.query(`UPDATE idempotency_keys SET created_at = now() - interval '24 hours 1 second' WHERE idempotency_key = $1`, [key]);
+      const fresh = await keyed(editor.token, 'create_response', responseArgs('next-day'), key);
+      expect(fresh.status).toBe(200);
+      expect(fresh.headers['idempotency-replayed']).toBeUndefined();
+      expect(await responsesNamed('next-day')).toBe(1);
+    });
+
+    it('purges records older than 24 hours and keeps the others', async () => {
+      const old = randomUUID();
+      const recent = randomUUID();
+      await keyed(editor.token, 'list_forms', {}, old);
+      await keyed(editor.token, 'list_forms', {}, recent);
+      await db.query(`UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE idempotency_key = $1`, [old]);
+      expect(await app.get(IdempotencyService).purgeExpired()).toBeGreaterThanOrEqual(1);
+      expect(await keyRows(old)).toEqual([]);
+      expect(await keyRows(recent)).toHaveLength(1);
+    });
+  });
+});
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error('timed out waiting for the condition');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

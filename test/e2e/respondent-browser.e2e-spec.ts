@@ -1,0 +1,90 @@
+import { NestExpressApplication } from '@nestjs/platform-express';
+import { existsSync } from 'node:fs';
+import { AddressInfo } from 'node:net';
+import { Browser, chromium } from 'playwright-core';
+import { createToken, createWorkspace } from '../factories';
+import { createTestApp } from '../utils/create-test-app';
+import { callTool } from '../utils/http';
+
+const CHROMIUM = '/usr/bin/chromium';
+
+describe('respondent page in a real browser (Debian chromium)', () => {
+  let app: NestExpressApplication;
+  let browser: Browser;
+  let base: string;
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(`This test drives Debian's Chromium at ${CHROMIUM}, which is missing: install it with "apt-get install -y chromium" (.ci/run does).`);
+    }
+    app = await createTestApp();
+    await app.listen(0, '127.0.0.1');
+    base = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+  });
+
+  it('shows the errors of an empty submission, then takes a filled one that the tools can read back', async () => {
+    const ws = await createWorkspace(app, 'pro');
+    const { token } = await createToken(app, ws, { role: 'admin' });
+    const created = await callTool(app, token, 'create_form', {
+      title: 'Team lunch',
+      blocks: [
+        { type: 'short_text', title: 'Your name', required: true },
+        { type: 'multiple_choice', title: 'Main course', required: true, choices: ['Pasta', 'Curry'] },
+        { type: 'checkboxes', title: 'Extras', choices: ['Salad', 'Dessert'] },
+        { type: 'rating', title: 'Hunger', max: 5 },
+        { type: 'yes_no', title: 'Vegetarian' },
+        { type: 'date', title: 'Day' },
+      ],
+    });
+    const { publicId } = created.body;
+    await callTool(app, token, 'publish_form', { publicId });
+
+    const page = await browser.newPage();
+    await page.goto(`${base}/f/${publicId}`);
+    await page.getByRole('button', { name: 'Submit' }).click();
+    await page.waitForLoadState();
+    // The error summary and one message per required field; the page kept its fields.
+    await page.getByRole('alert').waitFor();
+    expect(await page.getByRole('alert').textContent()).toContain('There are 2 problems');
+    expect(await page.getByLabel('Your name').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('.error').count()).toBe(2);
+
+    await page.getByLabel('Your name').fill('Linus');
+    await page.getByLabel('Curry').check();
+    await page.getByLabel('Salad').check();
+    await page.getByLabel('Dessert').check();
+    await page.getByRole('radiogroup', { name: 'Hunger' }).getByLabel('4').check();
+    await page.getByRole('radiogroup', { name: 'Vegetarian' }).getByLabel('No').check();
+    await page.getByLabel('Day').fill('2026-12-03');
+    await page.getByRole('button', { name: 'Submit' }).click();
+    await page.getByRole('heading', { name: 'Thank you!' }).waitFor();
+    await page.close();
+
+    const list = await callTool(app, token, 'list_responses', { publicId });
+    expect(list.body.total).toBe(1);
+    const blockIds = created.body.blocks.map((b: { id: string }) => b.id);
+    expect(list.body.responses[0].answers).toEqual({
+      [blockIds[0]]: 'Linus',
+      [blockIds[1]]: 'Curry',
+      [blockIds[2]]: ['Salad', 'Dessert'],
+      [blockIds[3]]: 4,
+      [blockIds[4]]: false,
+      [blockIds[5]]: '2026-12-03',
+    });
+    const summary = await callTool(app, token, 'summarize_responses', { publicId });
+    expect(summary.body.total).toBe(1);
+    expect(summary.body.blocks[1].choices).toEqual([
+      expect.objectContaining({ label: 'Pasta', count: 0 }),
+      expect.objectContaining({ label: 'Curry', count: 1, share: 1 }),
+    ]);
+    expect(summary.body.blocks[3]).toMatchObject({ min: 4, max: 4, mean: 4 });
+  });
+});

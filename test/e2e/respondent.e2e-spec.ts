@@ -1,0 +1,172 @@
+import { NestExpressApplication } from '@nestjs/platform-express';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { createToken, createWorkspace, TestWorkspace } from '../factories';
+import { createTestApp } from '../utils/create-test-app';
+import { callTool, expectError } from '../utils/http';
+
+describe('respondent page /f/{publicId}', () => {
+  let app: NestExpressApplication;
+  let ws: TestWorkspace;
+  let token: string;
+  let publicId: string;
+  let ids: Record<string, string>;
+  let colourIds: string[];
+
+  const stored = async () => Number((await app.get(DataSource).query('SELECT count(*) AS n FROM responses r JOIN forms f ON f.id = r.form_id WHERE f.public_id = $1', [publicId]))[0].n);
+
+  beforeAll(async () => {
+    app = await createTestApp();
+    ws = await createWorkspace(app, 'pro');
+    token = (await createToken(app, ws, { role: 'admin' })).token;
+    const created = await callTool(app, token, 'create_form', {
+      title: 'Feedback <script>alert("x")</script>',
+      description: 'Tell us & be honest',
+      blocks: [
+        { type: 'statement', title: 'Welcome <b>friend</b>' },
+        { type: 'short_text', title: 'Name', required: true },
+        { type: 'email', title: 'Email', required: true },
+        { type: 'multiple_choice', title: 'Colour', choices: ['Red', '<i>Green</i>'] },
+        { type: 'checkboxes', title: 'Pets', choices: ['Cat', 'Dog'] },
+        { type: 'rating', title: 'Stars', max: 5 },
+        { type: 'number', title: 'Age', min: 0 },
+        { type: 'yes_no', title: 'Subscribe' },
+        { type: 'long_text', title: 'Comments', description: 'Anything else?' },
+      ],
+    });
+    publicId = created.body.publicId;
+    ids = Object.fromEntries(created.body.blocks.map((b: { title: string; id: string }) => [b.title.split(' ')[0], b.id]));
+    colourIds = created.body.blocks[3].choices.map((c: { id: string }) => c.id);
+    await callTool(app, token, 'publish_form', { publicId });
+  });
+  afterAll(() => app.close());
+
+  it('serves a published form as an accessible HTML page with labels, required marks and fitting inputs', async () => {
+    const res = await request(app.getHttpServer()).get(`/f/${publicId}`);
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/text\/html/);
+    expect(res.headers['content-security-policy']).toContain("default-src 'none'");
+    const html = res.text;
+    expect(html).toContain('<html lang="en">');
+    expect(html).toContain(`<form method="post" action="/f/${publicId}"`);
+    expect(html).toContain(`<label for="f-${ids.Name}">Name <span class="req" aria-hidden="true">*</span></label>`);
+    expect(html).toMatch(new RegExp(`<input type="email" id="f-${ids.Email}" name="${ids.Email}"[^>]*aria-required="true"`));
+    expect(html).toMatch(new RegExp(`<input type="radio" name="${ids.Colour}" value="${colourIds[0]}"`));
+    expect(html).toMatch(new RegExp(`<input type="checkbox" name="${ids.Pets}"`));
+    expect(html).toMatch(new RegExp(`<input type="number" id="f-${ids.Age}"[^>]* min="0"`));
+    expect(html).toContain(`<textarea id="f-${ids.Comments}" name="${ids.Comments}" rows="5" aria-describedby="d-${ids.Comments}">`);
+    expect((html.match(/type="radio" name="[^"]+" value="[1-5]"/g) ?? []).length).toBe(5); // rating 1..5
+  });
+
+  it('shows markup in titles, descriptions and choices as text', async () => {
+    const html = (await request(app.getHttpServer()).get(`/f/${publicId}`)).text;
+    expect(html).not.toContain('<script>alert');
+    expect(html).toContain('Feedback &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;');
+    expect(html).toContain('Welcome &lt;b&gt;friend&lt;/b&gt;');
+    expect(html).toContain('&lt;i&gt;Green&lt;/i&gt;');
+    expect(html).toContain('Tell us &amp; be honest');
+  });
+
+  it('answers an empty form post with the page, an error per required field, and stores nothing', async () => {
+    const res = await request(app.getHttpServer()).post(`/f/${publicId}`).type('form').send({});
+    expect(res.status).toBe(400);
+    expect(res.headers['content-type']).toMatch(/text\/html/);
+    expect(res.text).toContain('role="alert"');
+    expect(res.text).toContain(`<p class="error" id="e-${ids.Name}"><span aria-hidden="true">⚠ </span>This question needs an answer.</p>`);
+    expect(res.text).toContain(`<p class="error" id="e-${ids.Email}">`);
+    expect(res.text).toMatch(new RegExp(`id="f-${ids.Name}"[^>]*aria-describedby="e-${ids.Name}"[^>]*aria-invalid="true"`));
+    expect(await stored()).toBe(0);
+  });
+
+  it('keeps the answers (escaped) when a submission is refused', async () => {
+    const res = await request(app.getHttpServer())
+      .post(`/f/${publicId}`)
+      .type('form')
+      .send(`${ids.Name}=${encodeURIComponent('Ada "<b>"')}&${ids.Email}=not-an-email&${ids.Pets}=${encodeURIComponent('Cat')}&${ids.Comments}=${encodeURIComponent('</textarea><script>x</script>')}`);
+    expect(res.status).toBe(400);
+    expect(res.text).toContain('value="Ada &quot;&lt;b&gt;&quot;"');
+    expect(res.text).toContain('value="not-an-email"');
+    expect(res.text).toContain('must be an email address');
+    expect(res.text).not.toContain('This question needs an answer.'); // name was given
+    expect(res.text).toContain('&lt;/textarea&gt;&lt;script&gt;x&lt;/script&gt;</textarea>');
+    expect(await stored()).toBe(0);
+  });
+
+  it('stores a valid form post, typed like the API, and shows a thank-you page', async () => {
+    const body = new URLSearchParams([
+      [ids.Name, 'Grace'],
+      [ids.Email, 'grace@example.com'],
+      [ids.Colour, colourIds[1]],
+      [ids.Pets, 'Cat'],
+      [ids.Pets, 'Dog'],
+      [ids.Stars, '4'],
+      [ids.Age, '37'],
+      [ids.Subscribe, 'true'],
+      [ids.Comments, ''],
+    ]).toString();
+    const res = await request(app.getHttpServer()).post(`/f/${publicId}`).type('form').send(body);
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('Thank you!');
+    const page = await callTool(app, token, 'list_responses', { publicId, order: 'newest', limit: 1 });
+    expect(page.body.responses[0].answers).toEqual({
+      [ids.Name]: 'Grace',
+      [ids.Email]: 'grace@example.com',
+      [ids.Colour]: '<i>Green</i>',
+      [ids.Pets]: ['Cat', 'Dog'],
+      [ids.Stars]: 4,
+      [ids.Age]: 37,
+      [ids.Subscribe]: true,
+    });
+    const [row] = await app.get(DataSource).query(`SELECT source FROM responses WHERE id = $1`, [page.body.responses[0].id]);
+    expect(row.source).toBe('web');
+  });
+
+  it('takes JSON for embedding: 201 with the response, or the JSON error envelope', async () => {
+    const before = await stored();
+    const ok = await request(app.getHttpServer()).post(`/f/${publicId}`).send({ answers: { [ids.Name]: 'Json', [ids.Email]: 'j@example.com', [ids.Colour]: 'Red' } });
+    expect(ok.status).toBe(201);
+    expect(ok.body).toMatchObject({ id: expect.any(String), answers: { [ids.Colour]: 'Red' } });
+    const bad = await request(app.getHttpServer()).post(`/f/${publicId}`).send({ answers: { [ids.Name]: 'Json', [ids.Stars]: 9 } });
+    const error = expectError(bad, 400, 'invalid_arguments');
+    expect(error.details!.map((d) => d.path).sort()).toEqual([`/answers/${ids.Email}`, `/answers/${ids.Stars}`].sort());
+    const shape = await request(app.getHttpServer()).post(`/f/${publicId}`).send({ name: 'x' });
+    expect(expectError(shape, 400, 'invalid_arguments').details).toEqual([{ path: '/answers', message: 'must be an object of answers by block id' }]);
+    expectError(await request(app.getHttpServer()).post(`/f/${publicId}`).set('Content-Type', 'application/json').send('{bad'), 400, 'invalid_arguments');
+    expect(await stored()).toBe(before + 1);
+  });
+
+  it('says so for draft and closed forms (409 form_not_accepting_responses for JSON), and 404 for unknown ones', async () => {
+    const draft = await callTool(app, token, 'create_form', { title: 'Draft', blocks: [{ type: 'short_text', title: 'Q' }] });
+    const page = await request(app.getHttpServer()).get(`/f/${draft.body.publicId}`);
+    expect(page.status).toBe(409);
+    expect(page.text).toContain('not open yet');
+    expectError(await request(app.getHttpServer()).post(`/f/${draft.body.publicId}`).send({ answers: {} }), 409, 'form_not_accepting_responses');
+
+    await callTool(app, token, 'publish_form', { publicId: draft.body.publicId });
+    await callTool(app, token, 'close_form', { publicId: draft.body.publicId });
+    const closed = await request(app.getHttpServer()).get(`/f/${draft.body.publicId}`);
+    expect(closed.status).toBe(409);
+    expect(closed.text).toContain('This form is closed');
+    const post = await request(app.getHttpServer()).post(`/f/${draft.body.publicId}`).type('form').send('x=1');
+    expect(post.status).toBe(409);
+    expect(post.text).toContain('This form is closed');
+    const json = expectError(await request(app.getHttpServer()).post(`/f/${draft.body.publicId}`).send({ answers: {} }), 409, 'form_not_accepting_responses');
+    expect(json.hint).toContain('publish_form');
+
+    const missing = await request(app.getHttpServer()).get('/f/nope');
+    expect(missing.status).toBe(404);
+    expect(missing.text).toContain('Form not found');
+    expectError(await request(app.getHttpServer()).post('/f/nope').send({ answers: {} }), 404, 'not_found');
+  });
+
+  it('is limited per client IP', async () => {
+    const limited = await createTestApp({ RATE_LIMIT_IP_PER_MIN: '3' });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++) statuses.push((await request(limited.getHttpServer()).get(`/f/${publicId}`)).status);
+      expect(statuses).toEqual([200, 200, 200, 429]);
+    } finally {
+      await limited.close();
+    }
+  });
+});
