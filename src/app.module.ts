@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditModule } from './audit/audit.module';
+import { AuthDocController } from './auth/auth-doc.controller';
 import { AuthGuard } from './auth/auth.guard';
 import { CREDENTIAL_VERIFIERS } from './auth/credential-verifier';
 import { ProtectedResourceController } from './auth/protected-resource.controller';
@@ -13,6 +14,8 @@ import { FormsModule } from './forms/forms.module';
 import { HealthModule } from './health/health.module';
 import { CredentialRateLimitGuard } from './rate-limit/credential-rate-limit.guard';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
+import { OAuthModule } from './oauth/oauth.module';
+import { OAuthTokenVerifier } from './oauth/oauth-token.verifier';
 import { RespondentModule } from './respondent/respondent.module';
 import { ResponsesModule } from './responses/responses.module';
 import { TokensModule } from './tokens/tokens.module';
@@ -41,12 +44,13 @@ export class AppModule {
         FormsModule,
         ResponsesModule,
         RespondentModule,
+        OAuthModule,
         DemoModule,
         HealthModule,
       ],
-      controllers: [ProtectedResourceController],
+      controllers: [ProtectedResourceController, AuthDocController],
       providers: [
-        { provide: CREDENTIAL_VERIFIERS, useFactory: (tokens: TokensService) => [tokens], inject: [TokensService] },
+        { provide: CREDENTIAL_VERIFIERS, useFactory: (tokens: TokensService, oauth: OAuthTokenVerifier) => [tokens, oauth], inject: [TokensService, OAuthTokenVerifier] },
         { provide: APP_GUARD, useClass: AuthGuard },
         { provide: APP_GUARD, useClass: CredentialRateLimitGuard },
       ],

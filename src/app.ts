@@ -9,6 +9,8 @@ import { ApiError } from './common/errors/api-error';
 import { ApiExceptionFilter, mapBodyParserError } from './common/errors/api-exception.filter';
 import { runInRequestContext } from './common/request-context';
 import { AppConfig } from './config/config';
+import { createOAuthProvider, OAuthProviderRef } from './oauth/oauth-provider';
+import { DataSource } from 'typeorm';
 import { ipRateLimit } from './rate-limit/ip-rate-limit.middleware';
 import { RateLimitService } from './rate-limit/rate-limit.service';
 import { buildOpenApiDocument } from './tools/openapi';
@@ -50,7 +52,21 @@ const CORS = {
  * request id (and the log context), CORS (a preflight spends no budget), version headers (on
  * every /api/v1 answer, a 429 included), the IP budget (before any parsing), then the JSON body.
  */
-export async function createApp(config: AppConfig, databaseUrl: string, logger?: LoggerService | false): Promise<NestExpressApplication> {
+export interface CreateAppOptions {
+  /**
+   * Mount the OAuth authorization server (default true). oidc-provider is ESM-only, which jest's
+   * CommonJS runtime cannot load: the in-process test app runs without it, and the OAuth flow is
+   * tested against the built service (test/oauth, node --test).
+   */
+  oauth?: boolean;
+}
+
+export async function createApp(
+  config: AppConfig,
+  databaseUrl: string,
+  logger?: LoggerService | false,
+  options: CreateAppOptions = {},
+): Promise<NestExpressApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, databaseUrl), {
     bodyParser: false,
     abortOnError: false, // throw to the caller (main prints one line; tests see the error)
@@ -89,6 +105,7 @@ export async function createApp(config: AppConfig, databaseUrl: string, logger?:
   app.enableCors(CORS);
   if (Object.keys(deprecationHeaders(config)).length > 0) app.use('/api/v1', apiV1VersionHeaders(config));
   app.use(ipRateLimit(app.get(RateLimitService)));
+  if (options.oauth !== false) await mountOAuth(app, config);
   const json = express.json({ limit: config.jsonBodyLimit, strict: true, type: ['application/json', 'application/*+json'] });
   app.use((req: Request, res: Response, next: NextFunction) =>
     json(req, res, (err?: unknown) => {
@@ -119,6 +136,27 @@ export async function createApp(config: AppConfig, databaseUrl: string, logger?:
   SwaggerModule.setup('docs', app, openApi, { jsonDocumentUrl: '/docs/openapi.json', yamlDocumentUrl: '/docs/openapi.yaml', customSiteTitle: 'Formwork API' });
   await app.init();
   return app;
+}
+
+/**
+ * The authorization server's own endpoints (/oauth/*, except the sign-in pages, which are ours)
+ * and its metadata: RFC 8414's path answers with the same document as OpenID discovery.
+ * Mounted before the JSON parser: oidc-provider reads its bodies itself.
+ */
+async function mountOAuth(app: NestExpressApplication, config: AppConfig): Promise<void> {
+  const provider = await createOAuthProvider(config, app.get(DataSource));
+  app.get(OAuthProviderRef).provider = provider;
+  const handle = provider.callback();
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    if (req.path === '/.well-known/oauth-authorization-server') {
+      req.url = '/.well-known/openid-configuration';
+      return handle(req, res);
+    }
+    if (req.path === '/.well-known/openid-configuration' || (req.path.startsWith('/oauth/') && !req.path.startsWith('/oauth/interaction/'))) {
+      return handle(req, res);
+    }
+    next();
+  });
 }
 
 /** The methods Express has routes for on a path (for 405 and its Allow header). */

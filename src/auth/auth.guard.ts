@@ -12,7 +12,7 @@ const DESCRIPTIONS: Record<Exclude<VerifyResult, { ok: true }>['reason'], { desc
   expired: { description: 'The access token expired', hint: 'Create a new token (or refresh the OAuth access token).' },
   no_access: {
     description: 'The access token no longer has access to its workspace',
-    hint: 'Its creator is no longer a member of the workspace; ask an admin for a new token.',
+    hint: 'The person behind it (the token\'s creator, or who connected the app) is no longer a member of the workspace; ask an admin for access.',
   },
 };
 

@@ -2,6 +2,7 @@ import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { SCOPES } from '../common/access/roles';
+import { OAuthProviderRef } from '../oauth/oauth-provider';
 import { Public } from './public.decorator';
 
 /** RFC 9728 protected resource metadata: where a client learns how to get a token for this API. */
@@ -9,7 +10,10 @@ import { Public } from './public.decorator';
 @ApiExcludeController()
 @Controller('.well-known/oauth-protected-resource')
 export class ProtectedResourceController {
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly oauth: OAuthProviderRef,
+  ) {}
 
   @Get()
   root() {
@@ -24,8 +28,8 @@ export class ProtectedResourceController {
   private document(resource: string) {
     return {
       resource,
-      // authorization_servers is added when the built-in OAuth server ships; until then the
-      // only credentials are workspace API tokens, created by an owner or admin.
+      // The built-in authorization server, where it runs (API tokens work either way).
+      ...(this.oauth.provider ? { authorization_servers: [this.config.publicUrl] } : {}),
       scopes_supported: [...SCOPES],
       bearer_methods_supported: ['header'],
       resource_name: 'Formwork tools API',

@@ -48,6 +48,12 @@ export class TokenListArgs {
   @IsString() @IsNotEmpty() workspace: string;
 }
 
+export class UserSetPasswordArgs {
+  @IsEmail() email: string;
+  @IsIn([true], { message: 'password-stdin is required: the password is read from standard input, never from the command line' })
+  'password-stdin': true;
+}
+
 export class TokenRevokeArgs {
   @IsString() @IsNotEmpty() id: string;
 }

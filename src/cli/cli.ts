@@ -13,11 +13,13 @@ import { openDatabase } from '../database/database-url';
 import { runMigrations } from '../database/migrate';
 import { DemoModule } from '../demo/demo.module';
 import { DemoService } from '../demo/demo.service';
+import { OAuthModule } from '../oauth/oauth.module';
+import { OAuthService } from '../oauth/oauth.service';
 import { TokensModule } from '../tokens/tokens.module';
 import { TokensService, TokenView } from '../tokens/tokens.service';
 import { WorkspacesModule } from '../workspaces/workspaces.module';
 import { WorkspacesService } from '../workspaces/workspaces.service';
-import { MemberAddArgs, noOptions, parseDuration, parseFlags, TokenCreateArgs, TokenListArgs, TokenRevokeArgs, validateArgs, WorkspaceCreateArgs } from './cli-args';
+import { MemberAddArgs, noOptions, UserSetPasswordArgs, parseDuration, parseFlags, TokenCreateArgs, TokenListArgs, TokenRevokeArgs, validateArgs, WorkspaceCreateArgs } from './cli-args';
 
 const USAGE = `Usage: npm run --silent cli -- <command> [options] [--json]
   migrate
@@ -26,6 +28,9 @@ const USAGE = `Usage: npm run --silent cli -- <command> [options] [--json]
   token create --workspace S --name N [--role R] [--scopes a,b] [--expires-in 90d]
   token list --workspace S
   token revoke --id ID
+  user set-password --email E --password-stdin
+  grant list --workspace S
+  grant revoke --id GRANT_ID
   demo`;
 
 type Output = { json: Record<string, unknown>; text: string };
@@ -40,7 +45,12 @@ export interface CliResult {
  * Runs one admin command. With --json, stdout is exactly one JSON object (the error envelope on
  * failure). Exit codes: 0 done, 1 failed, 2 bad usage or arguments.
  */
-export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<CliResult> {
+export interface CliInput {
+  /** Reads standard input to its end (passwords never travel on the command line). */
+  readStdin?: () => Promise<string>;
+}
+
+export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.env, input: CliInput = {}): Promise<CliResult> {
   const { positional, flags } = parseFlags(argv);
   const asJson = flags.json === true;
   const command = positional.join(' ');
@@ -48,7 +58,7 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.en
     const config = loadConfig(env);
     const database = await openDatabase(config);
     try {
-      const out = await run(command, flags, config, database.url);
+      const out = await run(command, flags, config, database.url, input);
       return { code: 0, stdout: asJson ? `${JSON.stringify(out.json)}\n` : `${out.text}\n`, stderr: '' };
     } finally {
       await database.close();
@@ -68,7 +78,7 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.en
   }
 }
 
-async function run(command: string, flags: Record<string, string | true>, config: AppConfig, url: string): Promise<Output> {
+async function run(command: string, flags: Record<string, string | true>, config: AppConfig, url: string, input: CliInput): Promise<Output> {
   if (command === 'migrate') {
     const ds = await new DataSource(dataSourceOptions(url, 1, false)).initialize();
     try {
@@ -78,13 +88,13 @@ async function run(command: string, flags: Record<string, string | true>, config
       await ds.destroy();
     }
   }
-  const known = ['workspace create', 'member add', 'token create', 'token list', 'token revoke', 'demo'];
+  const known = ['workspace create', 'member add', 'token create', 'token list', 'token revoke', 'user set-password', 'grant list', 'grant revoke', 'demo'];
   if (!known.includes(command)) {
     throw new ApiError('invalid_arguments', { message: command ? `Unknown command "${command}".` : 'No command given.', hint: USAGE });
   }
 
   @Module({
-    imports: [ConfigModule.forConfig(config), TypeOrmModule.forRoot(dataSourceOptions(url, Math.min(config.databasePoolSize, 4), false)), AuditModule, WorkspacesModule, TokensModule, DemoModule],
+    imports: [ConfigModule.forConfig(config), TypeOrmModule.forRoot(dataSourceOptions(url, Math.min(config.databasePoolSize, 4), false)), AuditModule, WorkspacesModule, TokensModule, DemoModule, OAuthModule],
   })
   class CliModule {}
   const ctx = await NestFactory.createApplicationContext(CliModule, { logger: false, abortOnError: false });
@@ -129,6 +139,28 @@ async function run(command: string, flags: Record<string, string | true>, config
         const a = validateArgs(TokenRevokeArgs, flags);
         const view = await tokens.revoke(a.id);
         return { json: { ...view }, text: `Revoked ${view.id} ("${view.name}"); every instance refuses it within 5 seconds.` };
+      }
+      case 'user set-password': {
+        const a = validateArgs(UserSetPasswordArgs, flags);
+        if (!input.readStdin) throw new ApiError('invalid_arguments', { message: 'No standard input to read the password from.', hint: 'Pipe it in: echo "$PASSWORD" | npm run --silent cli -- user set-password --email E --password-stdin' });
+        const password = (await input.readStdin()).replace(/\r?\n$/, '');
+        const user = await ctx.get(OAuthService).setPassword(a.email, password);
+        return { json: { user: { id: user.userId, email: user.email }, passwordSet: true }, text: `Password set for ${user.email}; they can now sign in to connect apps.` };
+      }
+      case 'grant list': {
+        const a = validateArgs(TokenListArgs, flags);
+        const grants = await ctx.get(OAuthService).listGrants(a.workspace);
+        return {
+          json: { grants },
+          text: grants.length
+            ? grants.map((g) => `${g.id}  ${g.clientName ?? g.clientId}  ${g.userEmail}  scopes=${g.scopes.join(',')}  ${g.revokedAt ? 'revoked' : 'active'}  since ${g.createdAt}`).join('\n')
+            : 'No connected apps.',
+        };
+      }
+      case 'grant revoke': {
+        const a = validateArgs(TokenRevokeArgs, flags);
+        const revoked = await ctx.get(OAuthService).revokeGrant(a.id);
+        return { json: revoked, text: `Disconnected ${a.id}; its tokens are refused everywhere within 5 seconds.` };
       }
       case 'demo': {
         noOptions(flags);

@@ -1,7 +1,13 @@
 import 'reflect-metadata';
 import { runCli } from './cli';
 
-runCli(process.argv.slice(2)).then(({ code, stdout, stderr }) => {
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+runCli(process.argv.slice(2), process.env, { readStdin }).then(({ code, stdout, stderr }) => {
   process.stdout.write(stdout);
   process.stderr.write(stderr);
   process.exitCode = code;

@@ -61,7 +61,7 @@ describe('loadConfig', () => {
     });
 
     it('takes PUBLIC_URL without its trailing slash', () => {
-      expect(loadConfig({ PUBLIC_URL: 'https://forms.example.com/' }).publicUrl).toBe('https://forms.example.com');
+      expect(loadConfig({ PUBLIC_URL: 'https://forms.example.com/', TRUST_PROXY: '1' }).publicUrl).toBe('https://forms.example.com');
     });
 
     it('takes the rate limits as numbers', () => {
@@ -79,7 +79,7 @@ describe('loadConfig', () => {
     });
 
     it('points the deprecation link at the docs unless told otherwise', () => {
-      expect(loadConfig({ PUBLIC_URL: 'https://forms.example.com' }).apiV1DeprecationLink).toBe('https://forms.example.com/docs');
+      expect(loadConfig({ PUBLIC_URL: 'https://forms.example.com', TRUST_PROXY: '1' }).apiV1DeprecationLink).toBe('https://forms.example.com/docs');
       expect(loadConfig({ API_V1_DEPRECATION_LINK: 'https://example.com/changelog#v2' }).apiV1DeprecationLink).toBe('https://example.com/changelog#v2');
     });
 
@@ -169,6 +169,11 @@ describe('loadConfig', () => {
 
     it('says what kind of value is wanted when it is not a number at all', () => {
       expect(configError({ PORT: 'abc' }).message).toMatch(/integer/);
+    });
+
+    it('refuses an https PUBLIC_URL without TRUST_PROXY (secure cookies need the proxy believed)', () => {
+      expect(configError({ PUBLIC_URL: 'https://forms.example.com' }).message).toContain('TRUST_PROXY');
+      expect(() => loadConfig({ PUBLIC_URL: 'https://forms.example.com', TRUST_PROXY: '1' })).not.toThrow();
     });
 
     it('refuses TRUST_PROXY=TRUE in any case', () => {

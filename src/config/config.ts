@@ -127,13 +127,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     throw new ConfigError('API_V1_SUNSET must not be earlier than API_V1_DEPRECATION');
   }
   const publicUrl = (parsed.PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  const trustProxy = parseTrustProxy(parsed.TRUST_PROXY);
+  if (publicUrl.startsWith('https://') && trustProxy === false) {
+    // The service speaks plain HTTP: an https address means TLS ends at a proxy, which must be
+    // trusted to say so (X-Forwarded-Proto), or the sign-in's secure cookies cannot be set.
+    throw new ConfigError('PUBLIC_URL is https, so TLS ends at a proxy: set TRUST_PROXY (hop count, "loopback" or subnets) so that X-Forwarded-Proto is believed');
+  }
   return {
     port,
     publicUrl,
     databaseUrl: parsed.DATABASE_URL || undefined,
     dataDir: parsed.DATA_DIR || './data',
     redisUrl: parsed.REDIS_URL || undefined,
-    trustProxy: parseTrustProxy(parsed.TRUST_PROXY),
+    trustProxy,
     rateLimit: {
       credentialPerMin: parsed.RATE_LIMIT_CREDENTIAL_PER_MIN ?? 120,
       ipPerMin: parsed.RATE_LIMIT_IP_PER_MIN ?? 240,

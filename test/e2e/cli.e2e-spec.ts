@@ -76,6 +76,32 @@ describe('admin CLI', () => {
     expect(human.stderr).toContain('Usage:');
   });
 
+  it('sets a password from standard input only, refusing a short one', async () => {
+    const set = (password: string | undefined, ...extra: string[]) =>
+      runCli(['user', 'set-password', '--email', 'boss@acme.test', ...extra, '--json'], env(), password === undefined ? {} : { readStdin: async () => `${password}\n` });
+    const ok = await set('a long enough passphrase', '--password-stdin');
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout)).toMatchObject({ user: { email: 'boss@acme.test' }, passwordSet: true });
+    expect(ok.stdout).not.toContain('passphrase');
+    const short = await set('short', '--password-stdin');
+    expect(short.code).toBe(2);
+    expect(JSON.parse(short.stdout).error.code).toBe('invalid_arguments');
+    const onArgv = await set(undefined, '--password', 'on-the-command-line');
+    expect(onArgv.code).toBe(2);
+    expect(JSON.parse(onArgv.stdout).error.details.map((d: { path: string }) => d.path).sort()).toEqual(['--password', '--password-stdin']);
+    const unknown = await runCli(['user', 'set-password', '--email', 'nobody@acme.test', '--password-stdin', '--json'], env(), { readStdin: async () => 'a long enough passphrase' });
+    expect(JSON.parse(unknown.stdout).error.code).toBe('not_found');
+  });
+
+  it('lists the connected apps of a workspace and refuses to revoke an unknown one', async () => {
+    const list = await cli('grant', 'list', '--workspace', slug, '--json');
+    expect(list.code).toBe(0);
+    expect(list.json).toEqual({ grants: [] });
+    const missing = await cli('grant', 'revoke', '--id', 'no-such-grant', '--json');
+    expect(missing.code).toBe(1);
+    expect(missing.json.error.code).toBe('not_found');
+  });
+
   it('demo creates a workspace with forms and responses and prints a working token', async () => {
     const demo = await cli('demo', '--json');
     expect(demo.code).toBe(0);

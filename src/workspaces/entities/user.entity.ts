@@ -12,6 +12,10 @@ export class UserEntity {
   @Column({ type: 'text', nullable: true })
   name: string | null;
 
+  /** scrypt hash (see src/oauth/passwords.ts); null until set with `user set-password`. */
+  @Column({ name: 'password_hash', type: 'text', nullable: true })
+  passwordHash: string | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 }

@@ -1,0 +1,164 @@
+import { Controller, Get, Param, Post, Req, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { Public } from '../auth/public.decorator';
+import { isScope } from '../common/access/roles';
+import { consentPage, errorPage, signInPage } from './interaction.pages';
+import { OAuthProviderRef, Provider } from './oauth-provider';
+import { OAuthService } from './oauth.service';
+
+type Details = Awaited<ReturnType<Provider['interactionDetails']>>;
+
+const PAGE_HEADERS = {
+  'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' http: https:; base-uri 'none'; frame-ancestors 'none'",
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'Cache-Control': 'no-store',
+};
+
+/**
+ * The pages of an authorization: sign in, then choose a workspace and allow (or deny) the scopes.
+ * Every POST carries the interaction's CSRF token; the interaction itself is bound to a cookie
+ * the authorization server set, so another site can neither read nor replay it.
+ */
+@Public()
+@ApiExcludeController()
+@Controller('oauth/interaction/:uid')
+export class InteractionController {
+  constructor(
+    private readonly ref: OAuthProviderRef,
+    private readonly oauth: OAuthService,
+  ) {}
+
+  @Get()
+  async show(@Param('uid') uid: string, @Req() req: Request, @Res() res: Response) {
+    const details = await this.details(uid, req, res);
+    if (!details) return;
+    return this.render(res, 200, details);
+  }
+
+  @Post('login')
+  async login(@Param('uid') uid: string, @Req() req: Request, @Res() res: Response) {
+    const details = await this.details(uid, req, res, 'login');
+    if (!details) return;
+    const { email, password } = (req.body ?? {}) as { email?: string; password?: string };
+    if (typeof email !== 'string' || typeof password !== 'string' || !email || !password) {
+      return this.render(res, 400, details, { email, error: 'Enter your email and password.' });
+    }
+    const result = await this.oauth.signIn(email, password);
+    if (!result.ok) {
+      return result.reason === 'locked'
+        ? this.render(res, 429, details, { email, error: `Too many attempts for this email: try again in ${result.minutes} minute(s).` })
+        : this.render(res, 401, details, { email, error: 'Email or password is wrong.' });
+    }
+    await this.provider.interactionFinished(req, res, { login: { accountId: result.userId } }, { mergeWithLastSubmission: false });
+  }
+
+  @Post('confirm')
+  async confirm(@Param('uid') uid: string, @Req() req: Request, @Res() res: Response) {
+    const details = await this.details(uid, req, res, 'consent');
+    if (!details) return;
+    const accountId = details.session!.accountId;
+    const workspaces = await this.oauth.workspacesOf(accountId);
+    const chosen = workspaces.find((w) => w.slug === (req.body as { workspace?: string })?.workspace);
+    if (!chosen) return this.render(res, 400, details, { error: 'Choose one of your workspaces.' });
+
+    const provider = this.provider;
+    const clientId = String(details.params.client_id);
+    // Extend the session's grant only when it is for the same workspace and still live; a grant
+    // never moves to another workspace (its tokens would follow it).
+    const reusable = details.grantId && (await this.oauth.grantUsableFor(details.grantId, chosen.id)) ? await provider.Grant.find(details.grantId) : undefined;
+    const grant = reusable ?? new provider.Grant({ accountId, clientId });
+    const prompt = details.prompt.details as { missingOIDCScope?: string[]; missingResourceScopes?: Record<string, string[]> };
+    const requested = (details.params.scope ? String(details.params.scope).split(' ') : []).filter(isScope);
+    // Formwork's scopes are advertised as provider scopes too, so a grant holds them twice: as OIDC
+    // scopes and as scopes of the resource. A new grant gets all that was asked for, an extended
+    // one what it lacked.
+    const oidcScopes = reusable ? (prompt.missingOIDCScope ?? []) : String(details.params.scope ?? '').split(' ').filter(Boolean);
+    if (oidcScopes.length) grant.addOIDCScope(oidcScopes.join(' '));
+    const resources = Object.keys(prompt.missingResourceScopes ?? {});
+    for (const resource of resources.length ? resources : [String(details.params.resource ?? '')].filter(Boolean)) {
+      // A new grant gets everything asked for, not only what a previous grant lacked.
+      grant.addResourceScope(resource, [...new Set([...(prompt.missingResourceScopes?.[resource] ?? []), ...(reusable ? [] : requested)])].join(' '));
+    }
+    const scopes = new Set<string>();
+    for (const list of Object.values((grant as unknown as { resources?: Record<string, string> }).resources ?? {})) list.split(' ').filter(isScope).forEach((s) => scopes.add(s));
+    const grantId = await grant.save();
+    const client = await provider.Client.find(clientId);
+    await this.oauth.recordGrant({
+      grantId,
+      workspaceId: chosen.id,
+      userId: accountId,
+      clientId,
+      clientName: client?.clientName ?? null,
+      scopes: [...scopes],
+    });
+    await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+  }
+
+  @Post('abort')
+  async abort(@Param('uid') uid: string, @Req() req: Request, @Res() res: Response) {
+    const details = await this.details(uid, req, res);
+    if (!details) return;
+    await this.provider.interactionFinished(
+      req,
+      res,
+      { error: 'access_denied', error_description: 'The person did not allow access.' },
+      { mergeWithLastSubmission: false },
+    );
+  }
+
+  private get provider(): Provider {
+    if (!this.ref.provider) throw new Error('the OAuth authorization server is not mounted');
+    return this.ref.provider;
+  }
+
+  /**
+   * The interaction behind the cookie, checked against the URL, the expected step and (for a
+   * POST) the CSRF token; on a failure the error page is sent and undefined returned.
+   */
+  private async details(uid: string, req: Request, res: Response, step?: 'login' | 'consent'): Promise<Details | undefined> {
+    if (!this.ref.provider) {
+      send(res, 503, errorPage('Sign-in unavailable', 'The authorization server is not running on this instance.'));
+      return undefined;
+    }
+    let details: Details;
+    try {
+      details = await this.provider.interactionDetails(req, res);
+    } catch {
+      send(res, 400, errorPage('This sign-in has expired', 'Its session is missing or has expired. Go back to the app and connect again.'));
+      return undefined;
+    }
+    if (details.uid !== uid) {
+      send(res, 400, errorPage('This sign-in has expired', 'This page belongs to another sign-in. Go back to the app and connect again.'));
+      return undefined;
+    }
+    if (req.method === 'POST' && !(await this.oauth.csrfValid(uid, (req.body as { csrf?: unknown })?.csrf))) {
+      send(res, 403, errorPage('Request refused', 'This form expired or was tampered with (its security token is missing or wrong). Reload the page and try again.'));
+      return undefined;
+    }
+    if (step && details.prompt.name !== step) {
+      await this.render(res, 409, details, { error: 'This step is already done; continue below.' });
+      return undefined;
+    }
+    return details;
+  }
+
+  private async render(res: Response, status: number, details: Details, opts: { email?: string; error?: string } = {}) {
+    const csrf = await this.oauth.csrfFor(details.uid);
+    const client = await this.provider.Client.find(String(details.params.client_id));
+    const clientName = client?.clientName ?? String(details.params.client_id);
+    if (details.prompt.name === 'login') return send(res, status, signInPage(details.uid, csrf, clientName, opts));
+    const prompt = details.prompt.details as { missingResourceScopes?: Record<string, string[]> };
+    const scopes = [...new Set(Object.values(prompt.missingResourceScopes ?? {}).flat())];
+    const workspaces = await this.oauth.workspacesOf(details.session!.accountId);
+    if (workspaces.length === 0) {
+      return send(res, 403, errorPage('No workspace', 'Your account is not a member of any workspace, so there is nothing to connect. Ask a workspace admin to add you.'));
+    }
+    send(res, status, consentPage(details.uid, csrf, clientName, scopes, workspaces, opts.error));
+  }
+}
+
+function send(res: Response, status: number, html: string) {
+  res.status(status).set(PAGE_HEADERS).type('html').send(html);
+}

@@ -1,0 +1,58 @@
+import { esc, page } from '../common/html';
+import { isScope } from '../common/access/roles';
+import { SCOPE_WORDS } from './oauth-config';
+
+/** The sign-in page of an authorization: email, password, and the interaction's CSRF token. */
+export function signInPage(uid: string, csrf: string, clientName: string, opts: { email?: string; error?: string } = {}): string {
+  return page(
+    'Sign in to Formwork',
+    `<h1>Sign in to Formwork</h1>
+<p class="desc">${esc(clientName)} wants to use your Formwork account.</p>
+${opts.error ? `<div class="summary" role="alert"><p>${esc(opts.error)}</p></div>` : ''}
+<form method="post" action="/oauth/interaction/${esc(uid)}/login">
+<input type="hidden" name="csrf" value="${esc(csrf)}">
+<div class="field"><label for="email">Email</label><input type="email" id="email" name="email" value="${esc(opts.email)}" autocomplete="username" required${opts.error ? ' aria-invalid="true"' : ''}></div>
+<div class="field"><label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password" required${opts.error ? ' aria-invalid="true"' : ''}></div>
+<button type="submit">Sign in</button>
+</form>`,
+  );
+}
+
+/** The consent page: who asks, for what (in plain words), in which workspace. */
+export function consentPage(
+  uid: string,
+  csrf: string,
+  clientName: string,
+  scopes: string[],
+  workspaces: Array<{ slug: string; name: string; role: string }>,
+  error?: string,
+): string {
+  const words = scopes.map((s) => `<li>${esc(isScope(s) ? SCOPE_WORDS[s] : s)} <span class="desc">(${esc(s)})</span></li>`).join('');
+  const choices = workspaces
+    .map(
+      (w, i) =>
+        `<label><input type="radio" name="workspace" value="${esc(w.slug)}"${i === 0 ? ' checked' : ''}> ${esc(w.name)} <span class="desc">(${esc(w.slug)}, you are ${esc(w.role)})</span></label>`,
+    )
+    .join('<br>');
+  return page(
+    'Allow access',
+    `<h1>Allow ${esc(clientName)} to use Formwork?</h1>
+${error ? `<div class="summary" role="alert"><p>${esc(error)}</p></div>` : ''}
+<p>It will be able to:</p>
+<ul>${words}</ul>
+<p class="desc">It acts with your role in the workspace you choose, and never more. You can disconnect it at any time.</p>
+<form method="post" action="/oauth/interaction/${esc(uid)}/confirm">
+<input type="hidden" name="csrf" value="${esc(csrf)}">
+<fieldset class="field" role="radiogroup"><legend>Workspace</legend>${choices}</fieldset>
+<div class="actions"><button type="submit">Allow</button></div>
+</form>
+<form method="post" action="/oauth/interaction/${esc(uid)}/abort" class="inline">
+<input type="hidden" name="csrf" value="${esc(csrf)}">
+<button type="submit" class="secondary">Deny</button>
+</form>`,
+  );
+}
+
+export function errorPage(title: string, message: string): string {
+  return page('Something went wrong', `<h1>${esc(title.replace(/_/g, ' '))}</h1>\n<p role="alert">${esc(message)}</p>\n<p class="desc">Go back to the app you came from and start again.</p>`);
+}

@@ -1,0 +1,78 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { CREDENTIAL_CACHE_MS, CredentialVerifier, VerifyResult } from '../auth/credential-verifier';
+import { isRole, isScope, Scope } from '../common/access/roles';
+import { TtlCache } from '../common/ttl-cache';
+import { APP_CONFIG, AppConfig } from '../config/config';
+import { TOKEN_PREFIX } from '../tokens/token-format';
+import { resourceIdentifiers } from './oauth-config';
+
+/**
+ * OAuth access tokens (opaque, issued by the built-in authorization server) as a credential kind.
+ * Reads the token the server stored, and its grant's workspace and the person's current role there,
+ * in one query (no oidc-provider needed, so it also runs where the server is not mounted). Revoked
+ * tokens, revoked grants, removed members and role changes are felt within CREDENTIAL_CACHE_MS.
+ */
+@Injectable()
+export class OAuthTokenVerifier implements CredentialVerifier {
+  private readonly cache = new TtlCache<VerifyResult>(CREDENTIAL_CACHE_MS);
+  private readonly audiences: Set<string>;
+
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.audiences = new Set(resourceIdentifiers(config));
+  }
+
+  accepts(token: string): boolean {
+    return !token.startsWith(TOKEN_PREFIX) && /^[A-Za-z0-9_-]{20,200}$/.test(token);
+  }
+
+  async verify(token: string): Promise<VerifyResult> {
+    let result = this.cache.get(token);
+    if (!result) {
+      result = await this.lookup(token);
+      this.cache.set(token, result);
+    }
+    if (result.ok && result.principal.expiresAt && result.principal.expiresAt.getTime() <= Date.now()) return { ok: false, reason: 'expired' };
+    return result;
+  }
+
+  private async lookup(token: string): Promise<VerifyResult> {
+    const [row] = await this.db.query(
+      `SELECT t.payload, g.grant_id, g.client_name, g.user_id, g.revoked_at, m.role, w.id AS workspace_id, w.name, w.slug, w.plan
+         FROM oauth_models t
+         LEFT JOIN oauth_grants g ON g.grant_id = t.grant_id
+         LEFT JOIN memberships m ON m.workspace_id = g.workspace_id AND m.user_id = g.user_id
+         LEFT JOIN workspaces w ON w.id = g.workspace_id
+        WHERE t.model = 'AccessToken' AND t.id = $1`,
+      [token],
+    );
+    if (!row) return { ok: false, reason: 'unknown' };
+    const payload = row.payload as { exp?: number; aud?: string | string[]; scope?: string; grantId?: string };
+    const expiresAt = payload.exp ? new Date(payload.exp * 1000) : undefined;
+    if (expiresAt && expiresAt.getTime() <= Date.now()) return { ok: false, reason: 'expired' };
+    // RFC 8707: a token issued for another resource is not a credential here.
+    const audiences = Array.isArray(payload.aud) ? payload.aud : payload.aud ? [payload.aud] : [];
+    if (!audiences.some((a) => this.audiences.has(a))) return { ok: false, reason: 'unknown' };
+    if (!row.grant_id || row.revoked_at) return { ok: false, reason: 'revoked' };
+    if (!row.role || !isRole(row.role)) return { ok: false, reason: 'no_access' };
+    const scopes = (payload.scope ?? '').split(' ').filter(isScope) as Scope[];
+    return {
+      ok: true,
+      principal: {
+        credential: { kind: 'oauth', id: row.grant_id, name: row.client_name ?? undefined },
+        // A grant, not a token: refreshing does not reset the budget, and a retry after a refresh still replays.
+        rateKey: `grant:${row.grant_id}`,
+        idempotencyScope: `grant:${row.grant_id}`,
+        workspace: { id: row.workspace_id, name: row.name, slug: row.slug, plan: row.plan },
+        role: row.role,
+        scopes,
+        userId: row.user_id,
+        expiresAt,
+      },
+    };
+  }
+}

@@ -1,0 +1,62 @@
+import type { DataSource } from 'typeorm';
+
+type Payload = Record<string, unknown> & { grantId?: string; userCode?: string; uid?: string; consumed?: unknown };
+
+/**
+ * oidc-provider's persistence on PostgreSQL (its adapter interface: upsert, find, findByUid,
+ * findByUserCode, consume, destroy, revokeByGrantId), one class per model name.
+ * Expired rows are never returned, and are purged by the OAuth service.
+ */
+export function pgAdapter(db: DataSource) {
+  return class PgAdapter {
+    constructor(private readonly model: string) {}
+
+    async upsert(id: string, payload: Payload, expiresIn?: number): Promise<void> {
+      await db.query(
+        `INSERT INTO oauth_models (model, id, payload, grant_id, user_code, uid, expires_at)
+         VALUES ($1, $2, $3::jsonb, $4, $5, $6, CASE WHEN $7::int IS NULL THEN NULL ELSE now() + make_interval(secs => $7::int) END)
+         ON CONFLICT (model, id) DO UPDATE SET payload = EXCLUDED.payload, grant_id = EXCLUDED.grant_id,
+           user_code = EXCLUDED.user_code, uid = EXCLUDED.uid, expires_at = EXCLUDED.expires_at`,
+        [this.model, id, JSON.stringify(payload), payload.grantId ?? null, payload.userCode ?? null, payload.uid ?? null, expiresIn ?? null],
+      );
+    }
+
+    find(id: string) {
+      return this.one('id = $2', id);
+    }
+
+    findByUid(uid: string) {
+      return this.one('uid = $2', uid);
+    }
+
+    findByUserCode(userCode: string) {
+      return this.one('user_code = $2', userCode);
+    }
+
+    async consume(id: string): Promise<void> {
+      await db.query(
+        `UPDATE oauth_models SET consumed_at = now(), payload = payload || jsonb_build_object('consumed', extract(epoch from now())::bigint)
+          WHERE model = $1 AND id = $2`,
+        [this.model, id],
+      );
+    }
+
+    async destroy(id: string): Promise<void> {
+      await db.query('DELETE FROM oauth_models WHERE model = $1 AND id = $2', [this.model, id]);
+    }
+
+    /** Called on refresh token reuse, revocation and grant removal: every token of the grant goes. */
+    async revokeByGrantId(grantId: string): Promise<void> {
+      await db.query(`DELETE FROM oauth_models WHERE grant_id = $1 OR (model = 'Grant' AND id = $1)`, [grantId]);
+      await db.query('UPDATE oauth_grants SET revoked_at = now() WHERE grant_id = $1 AND revoked_at IS NULL', [grantId]);
+    }
+
+    private async one(where: string, value: string): Promise<Payload | undefined> {
+      const [row] = await db.query(
+        `SELECT payload FROM oauth_models WHERE model = $1 AND ${where} AND (expires_at IS NULL OR expires_at > now())`,
+        [this.model, value],
+      );
+      return row?.payload;
+    }
+  };
+}

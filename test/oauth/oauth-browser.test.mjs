@@ -1,0 +1,117 @@
+/**
+ * Sign-in and consent in a real browser (Debian's chromium through playwright-core), against the
+ * BUILT service on a fresh PostgreSQL database. The client is a tiny local web server (its
+ * redirect URI) and oauth4webapi; the person is the browser.
+ * Run: npm run --silent build && node --test test/oauth/
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import http from 'node:http';
+import { after, before, describe, test } from 'node:test';
+import { chromium } from 'playwright-core';
+import { api, authorizationUrl, callTool, cliOk, createDatabase, discover, ensureBuilt, exchangeCode, registerClient, startInstance } from './support.mjs';
+
+const CHROMIUM = '/usr/bin/chromium';
+const OWNER = 'grace@acme.test';
+const PASSWORD = 'a long enough password';
+
+describe('sign-in and consent in a real browser (Debian chromium)', { timeout: 180_000 }, () => {
+  let db;
+  let instance;
+  let browser;
+  let callbackServer;
+  let redirectUri;
+  const callbacks = []; // what the client's redirect URI received
+
+  before(async () => {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(`This test drives Debian's Chromium at ${CHROMIUM}, which is missing: install it with "apt-get install -y chromium" (.ci/run does).`);
+    }
+    ensureBuilt();
+    db = await createDatabase('browser');
+    await cliOk(db.url, ['migrate', '--json']);
+    await cliOk(db.url, ['workspace', 'create', '--name', 'Acme', '--slug', 'acme', '--plan', 'pro', '--owner-email', OWNER, '--json']);
+    await cliOk(db.url, ['workspace', 'create', '--name', 'Lab', '--slug', 'lab', '--plan', 'pro', '--owner-email', OWNER, '--json']);
+    await cliOk(db.url, ['user', 'set-password', '--email', OWNER, '--password-stdin', '--json'], { input: `${PASSWORD}\n` });
+    instance = await startInstance(db.url);
+
+    // The client's redirect URI: a local web server that keeps what it receives.
+    callbackServer = http.createServer((req, res) => {
+      const url = new URL(req.url, redirectUri);
+      if (url.pathname !== '/callback') return res.writeHead(404).end(); // the browser also asks for /favicon.ico
+      callbacks.push(url);
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end('<!doctype html><title>Connected</title><h1>You can close this window</h1>');
+    });
+    await new Promise((resolve) => callbackServer.listen(0, '127.0.0.1', resolve));
+    redirectUri = `http://127.0.0.1:${callbackServer.address().port}/callback`;
+
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await new Promise((resolve) => (callbackServer ? callbackServer.close(resolve) : resolve()));
+    await instance?.stop();
+    await db?.drop();
+  });
+
+  test('a person signs in, picks a workspace and allows; the client gets a code it exchanges for a working token', async () => {
+    const { as, resource } = await discover(instance.base);
+    const client = await registerClient(as, { redirectUri, name: 'Browser test app' });
+    const request = await authorizationUrl(as, client, { redirectUri, scopes: ['forms:read', 'forms:write'], resource });
+
+    const page = await browser.newPage();
+    try {
+      await page.goto(request.url.href);
+
+      // A wrong password first: the page says so and the person can try again.
+      await page.getByLabel('Email').fill(OWNER);
+      await page.getByLabel('Password').fill('not my password');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByText('Email or password is wrong').waitFor();
+
+      await page.getByLabel('Email').fill(OWNER);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+
+      // The consent page: who asks, for what, in which workspace.
+      await page.getByRole('button', { name: 'Allow' }).waitFor();
+      const text = await page.locator('body').innerText();
+      assert.ok(text.includes('Browser test app'), 'the consent page names the client');
+      assert.ok(text.includes('See your forms'));
+      assert.ok(text.includes('Create, change, publish and delete forms'));
+      assert.ok(!text.includes('See responses'), 'only the requested scopes');
+      assert.ok(await page.getByRole('button', { name: 'Deny' }).isVisible());
+      const radios = page.locator('input[type="radio"][name="workspace"]');
+      assert.equal(await radios.count(), 2);
+      assert.ok(await radios.first().isChecked(), 'the first workspace is chosen by default');
+      await page.locator('input[type="radio"][name="workspace"][value="lab"]').check();
+      await page.getByRole('button', { name: 'Allow' }).click();
+
+      await page.waitForURL((url) => url.href.startsWith(redirectUri));
+      await page.getByRole('heading', { name: 'You can close this window' }).waitFor();
+    } finally {
+      await page.close();
+    }
+
+    assert.equal(callbacks.length, 1, 'the redirect URI was called once');
+    const tokens = await exchangeCode(as, client, { ...request, callback: callbacks[0] }, { redirectUri, resource });
+    assert.deepEqual(tokens.scope.split(' ').sort(), ['forms:read', 'forms:write']);
+
+    const me = await api(instance.base, tokens.access_token, 'GET', '/api/v1');
+    assert.equal(me.status, 200, me.text);
+    assert.equal(me.body.workspace.slug, 'lab', 'the token acts in the workspace picked in the browser');
+    assert.equal(me.body.role, 'owner');
+    const created = await callTool(instance.base, tokens.access_token, 'create_form', { title: 'Made from the browser grant' });
+    assert.equal(created.status, 200, created.text);
+    const list = await callTool(instance.base, tokens.access_token, 'list_forms');
+    assert.deepEqual(
+      list.body.forms.map((f) => f.title),
+      ['Made from the browser grant'],
+    );
+  });
+});
