@@ -33,18 +33,18 @@ export async function waitUntil(check, timeoutMs, what) {
 // PostgreSQL, the build, the CLI and the service
 // ---------------------------------------------------------------------------------------------
 
-/** A fresh database on the machine's PostgreSQL (TEST_DATABASE_SERVER). Fails, saying what to do, when none answers. */
+/**
+ * A fresh database: on the machine's PostgreSQL (TEST_DATABASE_SERVER), or, when none answers, on
+ * the embedded PostgreSQL of the build started as a process of its own (so it behaves like a
+ * server: instances and the CLI connect to it, and may restart). As the jest tiers do.
+ */
 export async function createDatabase(label) {
   const server = process.env.TEST_DATABASE_SERVER ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const admin = new pg.Client({ connectionString: server, connectionTimeoutMillis: 3000 });
   try {
     await admin.connect();
-  } catch (err) {
-    throw new Error(
-      `The OAuth tests need PostgreSQL at ${new URL(server).host}, which did not answer (${err.message}). ` +
-        'Install and start it (apt-get install -y postgresql && service postgresql start), ' +
-        'or set TEST_DATABASE_SERVER to a server URL whose user may CREATE DATABASE.',
-    );
+  } catch {
+    return embeddedDatabase(server);
   }
   const name = `formwork_oauth_${label}_${Date.now()}_${process.pid}`;
   try {
@@ -65,6 +65,30 @@ export async function createDatabase(label) {
       } finally {
         await c.end();
       }
+    },
+  };
+}
+
+async function embeddedDatabase(server) {
+  ensureBuilt();
+  const script = `require(${JSON.stringify(join(ROOT, 'dist/src/database/embedded-postgres.js'))}).startEmbeddedPostgres(undefined)
+    .then((db) => { process.stdout.write(db.url + '\\n'); process.on('SIGTERM', () => db.stop().then(() => process.exit(0))); })`;
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      if (out.includes('\n')) resolve(out.trim());
+    });
+    child.once('exit', (code) => reject(new Error(`the embedded PostgreSQL exited (${code})`)));
+  });
+  process.stdout.write(`no PostgreSQL answered at ${new URL(server).host}: using the embedded PostgreSQL (PGlite)\n`);
+  return {
+    name: 'embedded',
+    url,
+    async drop() {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
     },
   };
 }
