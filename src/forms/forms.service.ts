@@ -6,7 +6,7 @@ import type { Principal } from '../common/access/principal';
 import { ApiError, ErrorDetail } from '../common/errors/api-error';
 import { newFormPublicId } from '../common/ids';
 import { inTransaction } from '../database/transaction';
-import { recomputeResponseStats } from '../responses/response-stats';
+import { discardAnswers } from '../responses/response-stats';
 import { AnswerLossCandidate, describeLoss, lossCandidates } from './answer-loss';
 import { Block, BlockInput, blockView, normalizeBlocks } from './blocks';
 import { FormStatus } from './entities/form.entity';
@@ -164,8 +164,6 @@ export class FormsService {
         discarded = await this.handleAnswerLoss(tx, form, lossCandidates(form.blocks, blocks), input.acceptAnswerLoss === true);
         await tx.query('DELETE FROM blocks WHERE form_id = $1', [form.id]);
         await this.insertBlocks(tx, form.id, blocks);
-        // Answers were removed: rebuild the aggregates (rare, so a recount is fine here).
-        if (discarded) await recomputeResponseStats(tx, form.id);
       }
       await tx.query(
         `UPDATE forms SET title = $2, description = $3, version = version + 1, updated_at = clock_timestamp() WHERE id = $1`,
@@ -217,7 +215,8 @@ export class FormsService {
 
   /**
    * Counts the answers an edit would discard. Refuses the edit (400 tool_error) unless the caller
-   * accepted the loss; when accepted, removes those answers so what is stored matches the form.
+   * accepted the loss; when accepted, removes those answers (and exactly them from the aggregates)
+   * so what is stored matches the form.
    */
   private async handleAnswerLoss(tx: EntityManager, form: FormRecord, candidates: AnswerLossCandidate[], accepted: boolean): Promise<number> {
     const losses: Array<{ candidate: AnswerLossCandidate; answers: number }> = [];
@@ -234,18 +233,7 @@ export class FormsService {
         details,
       });
     }
-    for (const { candidate: c } of losses) {
-      if (c.kind === 'choice_removed' && c.multiple) {
-        await tx.query(
-          `UPDATE responses SET answers = CASE WHEN jsonb_array_length((answers -> $2) - $3) = 0 THEN answers - $2
-                                               ELSE jsonb_set(answers, ARRAY[$2], (answers -> $2) - $3) END
-            WHERE form_id = $1 AND ${lossCondition(c)}`,
-          lossParams(form.id, c),
-        );
-      } else {
-        await tx.query(`UPDATE responses SET answers = answers - $2 WHERE form_id = $1 AND ${lossCondition(c)}`, lossParams(form.id, c));
-      }
-    }
+    for (const { candidate } of losses) await discardAnswers(tx, form.id, candidate);
     return losses.reduce((sum, l) => sum + l.answers, 0);
   }
 

@@ -170,3 +170,45 @@ export async function recomputeResponseStats(tx: EntityManager, formId: string):
     [formId],
   );
 }
+
+/** Answers an edit discards (its loss accepted): a whole block's, or one choice's. */
+export interface DiscardedAnswers {
+  kind: 'block_removed' | 'block_retyped' | 'choice_removed';
+  blockId: string;
+  choiceId?: string;
+  /** Checkboxes: answers hold a list of choice ids. */
+  multiple?: boolean;
+}
+
+/**
+ * Removes discarded answers from the responses and takes exactly them out of the aggregates
+ * (no recount): a block's statistics go with it; a choice takes its count with it, and the
+ * responses it leaves without an answer to that block stop counting as answered.
+ */
+export async function discardAnswers(tx: EntityManager, formId: string, loss: DiscardedAnswers): Promise<void> {
+  await tx.query('SELECT 1 FROM response_counters WHERE form_id = $1 FOR UPDATE', [formId]);
+  const { blockId, choiceId } = loss;
+  if (loss.kind !== 'choice_removed') {
+    await tx.query('UPDATE responses SET answers = answers - $2 WHERE form_id = $1 AND answers ? $2', [formId, blockId]);
+    await tx.query('DELETE FROM block_stats WHERE form_id = $1 AND block_id = $2', [formId, blockId]);
+    await tx.query('DELETE FROM answer_counts WHERE form_id = $1 AND block_id = $2', [formId, blockId]);
+    return;
+  }
+  const [{ emptied }] = loss.multiple
+    ? await tx.query(
+        `WITH u AS (
+           UPDATE responses SET answers = CASE WHEN jsonb_array_length((answers -> $2) - $3) = 0 THEN answers - $2
+                                               ELSE jsonb_set(answers, ARRAY[$2], (answers -> $2) - $3) END
+            WHERE form_id = $1 AND (answers -> $2) ? $3
+           RETURNING answers ? $2 AS still)
+         SELECT count(*) FILTER (WHERE NOT still)::int AS emptied FROM u`,
+        [formId, blockId, choiceId],
+      )
+    : await tx.query(
+        `WITH u AS (UPDATE responses SET answers = answers - $2 WHERE form_id = $1 AND answers ->> $2 = $3 RETURNING 1)
+         SELECT count(*)::int AS emptied FROM u`,
+        [formId, blockId, choiceId],
+      );
+  await tx.query('UPDATE block_stats SET answered = answered - $3 WHERE form_id = $1 AND block_id = $2', [formId, blockId, emptied]);
+  await tx.query('DELETE FROM answer_counts WHERE form_id = $1 AND block_id = $2 AND value = $3', [formId, blockId, choiceId]);
+}
