@@ -291,6 +291,11 @@ describe('validateAnswers', () => {
       accepts(b, 'x'.repeat(1000));
     });
 
+    it('refuses the NUL character in text, which PostgreSQL cannot store', () => {
+      refuses(block({ id: 'name', type: 'short_text' }), 'Ada\u0000');
+      refuses(block({ id: 'essay', type: 'long_text' }), '\u0000');
+    });
+
     it('long_text keeps its text as sent, up to 10000 characters', () => {
       const b = block({ id: 'essay', type: 'long_text' });
       accepts(b, '  line one\nline two  ');

@@ -245,6 +245,7 @@ function checkAnswer(block: Block, value: unknown): { value: unknown } | string 
     case 'url':
     case 'phone': {
       if (typeof value !== 'string') return 'must be a string';
+      if (value.includes('\u0000')) return 'must not contain the NUL character';
       const text = block.type === 'long_text' ? value : value.trim();
       const limit = TEXT_LIMITS[block.type]!;
       if (text.length > limit) return `must be at most ${limit} characters`;

@@ -7,6 +7,9 @@ import { FormsService } from '../forms/forms.service';
 import { ResponsesService } from '../responses/responses.service';
 import { answersFromFormPost, formPage, messagePage, RawAnswers, thankYouPage } from './respondent.page';
 
+/** What a form's public id can look like (anything else is not a form, and never reaches the database). */
+const PUBLIC_ID = /^[0-9A-Za-z_-]{1,64}$/;
+
 /** Pages are whole documents with inline styles only: nothing else may load or run in them. */
 const PAGE_HEADERS = {
   'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'",
@@ -32,7 +35,7 @@ export class RespondentController {
 
   @Get(':publicId')
   async show(@Param('publicId') publicId: string, @Res() res: Response) {
-    const form = await this.forms.getPublic(publicId).catch(() => undefined);
+    const form = PUBLIC_ID.test(publicId) ? await this.forms.getPublic(publicId).catch(() => undefined) : undefined;
     if (!form) return sendPage(res, 404, messagePage('Form not found', 'There is no form at this address. Check the link you were given.'));
     if (form.status !== 'published') return sendPage(res, 409, notAcceptingPage(form.status));
     sendPage(res, 200, formPage(form));
@@ -40,6 +43,10 @@ export class RespondentController {
 
   @Post(':publicId')
   async submit(@Param('publicId') publicId: string, @Req() req: Request, @Res() res: Response) {
+    if (!PUBLIC_ID.test(publicId)) {
+      if (req.is('application/json')) throw new ApiError('not_found', { message: 'There is no form at this address.', hint: 'Check the link you were given.' });
+      return sendPage(res, 404, messagePage('Form not found', 'There is no form at this address. Check the link you were given.'));
+    }
     if (req.is('application/json')) {
       if (req.bodyError) throw req.bodyError;
       const answers = (req.body as { answers?: unknown })?.answers;

@@ -43,3 +43,19 @@ export function toDetails(errors: ErrorObject[] | null | undefined): ErrorDetail
 export function StringEnum<T extends string>(values: readonly T[], options: Record<string, unknown> = {}) {
   return Type.Unsafe<T>({ type: 'string', enum: [...values], ...options });
 }
+
+/**
+ * JSON Pointers of the strings (keys included) holding U+0000, which PostgreSQL cannot store in
+ * text or jsonb: refused up front as bad arguments rather than failing in the database.
+ */
+export function nulCharacterDetails(value: unknown, path = ''): ErrorDetail[] {
+  if (typeof value === 'string') return value.includes('\u0000') ? [{ path, message: 'must not contain the NUL character (\\u0000)' }] : [];
+  if (Array.isArray(value)) return value.flatMap((v, i) => nulCharacterDetails(v, `${path}/${i}`));
+  if (value && typeof value === 'object') {
+    return Object.entries(value).flatMap(([k, v]) => {
+      const here = `${path}/${pointerSegment(k)}`;
+      return k.includes('\u0000') ? [{ path: here, message: 'the name must not contain the NUL character (\\u0000)' }] : nulCharacterDetails(v, here);
+    });
+  }
+  return [];
+}

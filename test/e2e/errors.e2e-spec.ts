@@ -94,3 +94,26 @@ describe('errors: one JSON envelope on every path', () => {
     expect(res.body.error.requestId).toBe('trace-123');
   });
 });
+
+describe('text PostgreSQL cannot store', () => {
+  let app: NestExpressApplication;
+  let token: string;
+  beforeAll(async () => {
+    app = await createTestApp();
+    token = (await createToken(app, await createWorkspace(app))).token;
+  });
+  afterAll(() => app.close());
+
+  it('refuses the NUL character in any argument with 400 invalid_arguments naming where, never a 500', async () => {
+    const get = expectError(await callTool(app, token, 'get_form', { publicId: 'ab\u0000c' }), 400, 'invalid_arguments');
+    expect(get.details).toEqual([{ path: '/publicId', message: 'must not contain the NUL character (\\u0000)' }]);
+    const create = expectError(await callTool(app, token, 'create_form', { title: 'ok', blocks: [{ type: 'short_text', title: 'x\u0000' }] }), 400, 'invalid_arguments');
+    expect(create.details!.map((d) => d.path)).toEqual(['/blocks/0/title']);
+  });
+
+  it('answers a respondent URL that cannot be a form with 404, for pages and JSON', async () => {
+    expect((await request(app.getHttpServer()).get('/f/ab%00c')).status).toBe(404);
+    expectError(await request(app.getHttpServer()).post('/f/ab%00c').send({ answers: {} }), 404, 'not_found');
+    expect((await request(app.getHttpServer()).post('/f/ab%00c').type('form').send('x=1')).status).toBe(404);
+  });
+});
