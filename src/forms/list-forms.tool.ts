@@ -6,7 +6,7 @@ import { formView, FormsService } from './forms.service';
 const input = Type.Object(
   {
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 100, description: 'Page size, 1 to 200.' })),
-    offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Start position of the page.' })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0, description: 'Start position of the page.' })),
     status: Type.Optional(FormStatusSchema),
   },
   { additionalProperties: false },

@@ -9,7 +9,7 @@ const input = Type.Object(
   {
     publicId: PublicId,
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Page size, 1 to 200.' })),
-    offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Start position; add the previous page\'s count to get the next page.' })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0, description: 'Start position; add the previous page\'s count to get the next page.' })),
     order: Type.Optional(StringEnum(['oldest', 'newest'] as const, { default: 'oldest', description: 'oldest first (stable for walking every response) or newest first.' })),
     since: Type.Optional(Type.String({ format: 'date-time', description: 'Only responses submitted at or after this time.' })),
   },

@@ -164,6 +164,12 @@ describe('read tools', () => {
         ]),
       );
       expect((await callTool(app, token, 'list_responses', { publicId: form.publicId, limit: 200 })).status).toBe(200);
+      // Offsets beyond any form are refused up front, not left to overflow in the database.
+      for (const tool of ['list_forms', 'list_responses']) {
+        const args = tool === 'list_forms' ? { offset: 1e300 } : { publicId: form.publicId, offset: 1e300 };
+        const huge = expectError(await callTool(app, token, tool, args), 400, 'invalid_arguments');
+        expect(huge.details).toEqual([{ path: '/offset', message: 'must be <= 1000000000' }]);
+      }
     });
   });
 
