@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { ENTITIES } from './entities';
+import { QueryLogger } from './query-logger';
 
 /**
  * Options of the one DataSource used by the app, the CLI and the migration tooling.
@@ -20,7 +21,10 @@ export function dataSourceOptions(url: string, poolSize = 10, logErrors = true):
     installExtensions: false,
     synchronize: false,
     migrationsRun: false,
-    logging: logErrors ? ['error'] : false,
+    // Failed queries go to the service's logger without their parameters (see QueryLogger).
+    logging: logErrors ? ['error', 'warn'] : false,
+    logger: logErrors ? new QueryLogger() : undefined,
+    maxQueryExecutionTime: 2000,
     extra: { max: poolSize, connectionTimeoutMillis: 10_000 },
   };
 }

@@ -220,6 +220,16 @@ describe('normalizeBlocks', () => {
     });
   });
 
+  describe('number bounds', () => {
+    it('refuses answers and settings beyond ±10^15 (sums of them must stay finite)', () => {
+      const age: Block = { id: 'age', type: 'number', title: 'Age', required: false };
+      expect(validateAnswers([age], { age: 1.7e308 }).details.map((d) => d.path)).toEqual(['/answers/age']);
+      expect(validateAnswers([age], { age: -1e16 }).details.map((d) => d.path)).toEqual(['/answers/age']);
+      expect(validateAnswers([age], { age: 1e15 }).stored).toEqual({ age: 1e15 });
+      expect(paths(normalizeBlocks([{ type: 'number', title: 'n', min: -1e300, max: 1e300 }]).details)).toEqual(['/blocks/0/min', '/blocks/0/max']);
+    });
+  });
+
   describe('number', () => {
     it('keeps min and max', () => {
       const block = oneBlock({ type: 'number', title: 'Age', min: 0, max: 130 });
@@ -291,9 +301,11 @@ describe('validateAnswers', () => {
       accepts(b, 'x'.repeat(1000));
     });
 
-    it('refuses the NUL character in text, which PostgreSQL cannot store', () => {
+    it('refuses text PostgreSQL cannot store: the NUL character and lone surrogates', () => {
       refuses(block({ id: 'name', type: 'short_text' }), 'Ada\u0000');
       refuses(block({ id: 'essay', type: 'long_text' }), '\u0000');
+      refuses(block({ id: 'name', type: 'short_text' }), 'half an emoji \ud83d');
+      accepts(block({ id: 'name', type: 'short_text' }), 'a whole emoji \ud83d\ude00');
     });
 
     it('long_text keeps its text as sent, up to 10000 characters', () => {

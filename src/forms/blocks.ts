@@ -1,5 +1,6 @@
 import { ErrorDetail, pointerSegment } from '../common/errors/api-error';
 import { newBlockId, newChoiceId } from '../common/ids';
+import { isStorableText } from '../tools/schema-validator';
 
 /**
  * Block types, their settings and their answers: the one place that knows what each type takes.
@@ -76,6 +77,8 @@ const SETTINGS: Record<BlockType, readonly ('choices' | 'min' | 'max')[]> = {
 };
 
 export const MAX_BLOCKS = 200;
+/** Number answers stay within ±10^15: exact in a double, and sums of a million of them stay finite. */
+export const MAX_NUMBER = 1e15;
 export const MAX_CHOICES = 200;
 const TEXT_LIMITS: Partial<Record<BlockType, number>> = { short_text: 1000, long_text: 10000, email: 320, url: 2048, phone: 40 };
 
@@ -130,6 +133,9 @@ export function normalizeBlocks(input: BlockInput[], previous: Block[] = [], bas
         break;
       }
       case 'number': {
+        for (const bound of ['min', 'max'] as const) {
+          if (raw[bound] !== undefined && Math.abs(raw[bound]!) > MAX_NUMBER) bad(bound, `must be between -${MAX_NUMBER} and ${MAX_NUMBER}`);
+        }
         if (raw.min !== undefined) block.min = raw.min;
         if (raw.max !== undefined) block.max = raw.max;
         if (raw.min !== undefined && raw.max !== undefined && raw.min > raw.max) bad('max', 'must be greater than or equal to min');
@@ -245,7 +251,7 @@ function checkAnswer(block: Block, value: unknown): { value: unknown } | string 
     case 'url':
     case 'phone': {
       if (typeof value !== 'string') return 'must be a string';
-      if (value.includes('\u0000')) return 'must not contain the NUL character';
+      if (!isStorableText(value)) return 'must be well-formed text (no NUL character, no lone surrogate)';
       const text = block.type === 'long_text' ? value : value.trim();
       const limit = TEXT_LIMITS[block.type]!;
       if (text.length > limit) return `must be at most ${limit} characters`;
@@ -256,6 +262,7 @@ function checkAnswer(block: Block, value: unknown): { value: unknown } | string 
     }
     case 'number': {
       if (typeof value !== 'number' || !Number.isFinite(value)) return 'must be a number';
+      if (Math.abs(value) > MAX_NUMBER) return `must be between -${MAX_NUMBER} and ${MAX_NUMBER}`;
       if (block.min !== undefined && value < block.min) return `must be at least ${block.min}`;
       if (block.max !== undefined && value > block.max) return `must be at most ${block.max}`;
       return { value };

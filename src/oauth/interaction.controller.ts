@@ -149,8 +149,8 @@ export class InteractionController {
     const client = await this.provider.Client.find(String(details.params.client_id));
     const clientName = client?.clientName ?? String(details.params.client_id);
     if (details.prompt.name === 'login') return send(res, status, signInPage(details.uid, csrf, clientName, opts));
-    const prompt = details.prompt.details as { missingResourceScopes?: Record<string, string[]> };
-    const scopes = [...new Set(Object.values(prompt.missingResourceScopes ?? {}).flat())];
+    // Everything the app asks for: the person may pick a workspace where none of it is granted yet.
+    const scopes = String(details.params.scope ?? '').split(' ').filter(isScope);
     const workspaces = await this.oauth.workspacesOf(details.session!.accountId);
     if (workspaces.length === 0) {
       return send(res, 403, errorPage('No workspace', 'Your account is not a member of any workspace, so there is nothing to connect. Ask a workspace admin to add you.'));

@@ -118,8 +118,9 @@ export function answersFromFormPost(blocks: Block[], raw: RawAnswers): Record<st
     const text = Array.isArray(value) ? value[0] : value;
     if (text === undefined || text.trim() === '') continue;
     if (b.type === 'number' || b.type === 'rating' || b.type === 'linear_scale') {
-      const n = Number(text.trim());
-      answers[b.id] = Number.isFinite(n) ? n : text;
+      // Plain decimals only: Number() would also take "0x10" or "0b101".
+      const trimmed = text.trim();
+      answers[b.id] = /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/.test(trimmed) ? Number(trimmed) : text;
     } else if (b.type === 'yes_no') {
       answers[b.id] = text === 'true' ? true : text === 'false' ? false : text;
     } else {

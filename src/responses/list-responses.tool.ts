@@ -1,5 +1,6 @@
 import { Static, Type } from '@sinclair/typebox';
 import { PublicId, pageFields } from '../forms/form.schemas';
+import { ApiError } from '../common/errors/api-error';
 import { StringEnum } from '../tools/schema-validator';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import { ResponseSchema } from './response.schemas';
@@ -34,6 +35,12 @@ export class ListResponsesTool implements ToolHandler<typeof input, typeof outpu
 
   async run(args: Static<typeof input>, ctx: ToolContext): Promise<Static<typeof output>> {
     const offset = args.offset ?? 0;
+    if (args.since !== undefined) {
+      const year = new Date(args.since).getUTCFullYear();
+      if (!(year >= 1 && year <= 9999)) {
+        throw new ApiError('invalid_arguments', { message: 'since is out of range.', details: [{ path: '/since', message: 'must be a date-time between the years 1 and 9999' }] });
+      }
+    }
     const { total, responses } = await this.responses.list(ctx.principal.workspace.id, args.publicId, {
       limit: args.limit ?? 50,
       offset,

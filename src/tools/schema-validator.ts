@@ -44,17 +44,23 @@ export function StringEnum<T extends string>(values: readonly T[], options: Reco
   return Type.Unsafe<T>({ type: 'string', enum: [...values], ...options });
 }
 
+/** Text PostgreSQL can store: no U+0000 and no lone UTF-16 surrogate (both refused by text and jsonb). */
+export function isStorableText(text: string): boolean {
+  return !text.includes('\u0000') && text.isWellFormed();
+}
+
 /**
- * JSON Pointers of the strings (keys included) holding U+0000, which PostgreSQL cannot store in
- * text or jsonb: refused up front as bad arguments rather than failing in the database.
+ * JSON Pointers of the strings (keys included) PostgreSQL could not store: refused up front as
+ * bad arguments rather than failing in the database.
  */
-export function nulCharacterDetails(value: unknown, path = ''): ErrorDetail[] {
-  if (typeof value === 'string') return value.includes('\u0000') ? [{ path, message: 'must not contain the NUL character (\\u0000)' }] : [];
-  if (Array.isArray(value)) return value.flatMap((v, i) => nulCharacterDetails(v, `${path}/${i}`));
+export function unstorableTextDetails(value: unknown, path = ''): ErrorDetail[] {
+  const message = 'must be well-formed text (no NUL character \\u0000, no lone surrogate)';
+  if (typeof value === 'string') return isStorableText(value) ? [] : [{ path, message }];
+  if (Array.isArray(value)) return value.flatMap((v, i) => unstorableTextDetails(v, `${path}/${i}`));
   if (value && typeof value === 'object') {
     return Object.entries(value).flatMap(([k, v]) => {
       const here = `${path}/${pointerSegment(k)}`;
-      return k.includes('\u0000') ? [{ path: here, message: 'the name must not contain the NUL character (\\u0000)' }] : nulCharacterDetails(v, here);
+      return isStorableText(k) ? unstorableTextDetails(v, here) : [{ path: here, message: `the name ${message}` }];
     });
   }
   return [];

@@ -6,7 +6,7 @@ import { AccessGuard } from '../common/access/access.guard';
 import { mayCall } from '../common/access/access';
 import { ApiError } from '../common/errors/api-error';
 import { IdempotencyService } from '../idempotency/idempotency.service';
-import { nulCharacterDetails, toDetails } from './schema-validator';
+import { toDetails, unstorableTextDetails } from './schema-validator';
 import { ToolRegistry } from './tool-registry.service';
 import { ToolResolveGuard } from './tool-resolve.guard';
 
@@ -53,8 +53,10 @@ export class ToolsController {
   async call(@Param('name') name: string, @Body() body: unknown, @Req() req: Request, @Res() res: Response) {
     const tool = this.registry.get(name)!;
     const input = argumentsOf(req, body);
-    const nul = nulCharacterDetails(input);
-    if (nul.length) throw new ApiError('invalid_arguments', { message: 'Text in the arguments contains the NUL character.', hint: 'Remove \\u0000 from the strings named in details.', details: nul });
+    const unstorable = unstorableTextDetails(input);
+    if (unstorable.length) {
+      throw new ApiError('invalid_arguments', { message: 'Some text in the arguments cannot be stored.', hint: 'Remove NUL characters (\\u0000) and lone surrogates from the strings named in details.', details: unstorable });
+    }
     if (!tool.validate(input)) {
       throw new ApiError('invalid_arguments', {
         message: `The arguments do not match the input schema of ${name}.`,

@@ -106,7 +106,9 @@ describe('text PostgreSQL cannot store', () => {
 
   it('refuses the NUL character in any argument with 400 invalid_arguments naming where, never a 500', async () => {
     const get = expectError(await callTool(app, token, 'get_form', { publicId: 'ab\u0000c' }), 400, 'invalid_arguments');
-    expect(get.details).toEqual([{ path: '/publicId', message: 'must not contain the NUL character (\\u0000)' }]);
+    expect(get.details).toEqual([{ path: '/publicId', message: 'must be well-formed text (no NUL character \\u0000, no lone surrogate)' }]);
+    const surrogate = expectError(await callTool(app, token, 'create_form', { title: 'ok', blocks: [{ type: 'dropdown', title: 'x', choices: ['\udc00'] }] }), 400, 'invalid_arguments');
+    expect(surrogate.details!.map((d) => d.path)).toEqual(['/blocks/0/choices/0']);
     const create = expectError(await callTool(app, token, 'create_form', { title: 'ok', blocks: [{ type: 'short_text', title: 'x\u0000' }] }), 400, 'invalid_arguments');
     expect(create.details!.map((d) => d.path)).toEqual(['/blocks/0/title']);
   });

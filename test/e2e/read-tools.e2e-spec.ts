@@ -164,6 +164,9 @@ describe('read tools', () => {
         ]),
       );
       expect((await callTool(app, token, 'list_responses', { publicId: form.publicId, limit: 200 })).status).toBe(200);
+      // A since PostgreSQL cannot represent is refused, not a 500.
+      const ancient = expectError(await callTool(app, token, 'list_responses', { publicId: form.publicId, since: '0000-01-01T00:00:00Z' }), 400, 'invalid_arguments');
+      expect(ancient.details).toEqual([{ path: '/since', message: 'must be a date-time between the years 1 and 9999' }]);
       // Offsets beyond any form are refused up front, not left to overflow in the database.
       for (const tool of ['list_forms', 'list_responses']) {
         const args = tool === 'list_forms' ? { offset: 1e300 } : { publicId: form.publicId, offset: 1e300 };

@@ -159,6 +159,14 @@ describe('respondent page /f/{publicId}', () => {
     expectError(await request(app.getHttpServer()).post('/f/nope').send({ answers: {} }), 404, 'not_found');
   });
 
+  it('reads form-post numbers as plain decimals only, and refuses a post with too many fields with 413', async () => {
+    const hex = await request(app.getHttpServer()).post(`/f/${publicId}`).type('form').send(`${ids.Name}=A&${ids.Email}=a@b.co&${ids.Age}=0x10`);
+    expect(hex.status).toBe(400);
+    expect(hex.text).toContain('must be a number');
+    const many = Array.from({ length: 1100 }, (_, i) => `f${i}=1`).join('&');
+    expectError(await request(app.getHttpServer()).post(`/f/${publicId}`).type('form').send(many), 413, 'payload_too_large');
+  });
+
   it('is limited per client IP', async () => {
     const limited = await createTestApp({ RATE_LIMIT_IP_PER_MIN: '3' });
     try {

@@ -84,7 +84,11 @@ export function mapBodyParserError(exception: unknown): ApiError | undefined {
         details: [{ path: '', message: 'malformed JSON' }],
       });
     case 'entity.too.large':
+    case 'parameters.too.many':
       return new ApiError('payload_too_large');
+    case 'request.aborted':
+    case 'request.size.invalid':
+      return new ApiError('invalid_arguments', { message: 'The request body was cut short.', hint: 'Send the whole body, with a Content-Length that matches it.' });
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return new ApiError('unsupported_media_type', { message: 'The body encoding or charset is not supported.', hint: 'Send UTF-8 JSON without Content-Encoding.' });

@@ -1,0 +1,22 @@
+import { Logger } from '@nestjs/common';
+import { QueryLogger } from './query-logger';
+
+describe('QueryLogger', () => {
+  afterEach(() => jest.restoreAllMocks());
+
+  it('logs a failed query with its SQL and error, never its parameters (they hold tokens and answers)', () => {
+    const error = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const failure = Object.assign(new Error('relation "x" does not exist'), { code: '42P01' });
+    new QueryLogger().logQueryError(failure, 'SELECT *\n  FROM api_tokens WHERE token_hash = $1', ['fw_secretsecretsecret']);
+    expect(error).toHaveBeenCalledTimes(1);
+    const logged = JSON.stringify(error.mock.calls[0]);
+    expect(logged).not.toContain('fw_secretsecretsecret');
+    expect(error.mock.calls[0][0]).toEqual({ msg: 'query failed', code: '42P01', error: 'relation "x" does not exist', query: 'SELECT * FROM api_tokens WHERE token_hash = $1' });
+  });
+
+  it('does not log successful queries', () => {
+    const log = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+    new QueryLogger().logQuery();
+    expect(log).not.toHaveBeenCalled();
+  });
+});
