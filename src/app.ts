@@ -1,4 +1,4 @@
-import { INestApplication, Logger, LoggerService } from '@nestjs/common';
+import { Logger, LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
@@ -176,5 +176,3 @@ interface RouterLayer {
   match(path: string): boolean;
 }
 
-export type { INestApplication };
-export { Logger };

@@ -1,7 +1,7 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { APP_CONFIG, AppConfig, resourceMetadataUrl } from '../config/config';
 import { ApiError } from '../common/errors/api-error';
 import { CREDENTIAL_VERIFIERS, CredentialVerifier, VerifyResult } from './credential-verifier';
 import { IS_PUBLIC } from './public.decorator';
@@ -15,11 +15,6 @@ const DESCRIPTIONS: Record<Exclude<VerifyResult, { ok: true }>['reason'], { desc
     hint: 'The person behind it (the token\'s creator, or who connected the app) is no longer a member of the workspace; ask an admin for access.',
   },
 };
-
-/** RFC 9728 metadata URL of the tools API, named in every 401 challenge. */
-export function resourceMetadataUrl(config: AppConfig): string {
-  return `${config.publicUrl}/.well-known/oauth-protected-resource/api/v1`;
-}
 
 /**
  * The one global authentication guard: every route needs a bearer credential unless marked

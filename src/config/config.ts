@@ -158,3 +158,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
+
+/** RFC 9728 metadata of the tools API, named in every 401 and 403 insufficient_scope challenge. */
+export function resourceMetadataUrl(config: AppConfig): string {
+  return `${config.publicUrl}/.well-known/oauth-protected-resource/api/v1`;
+}

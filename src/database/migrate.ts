@@ -21,7 +21,3 @@ export async function runMigrations(dataSource: DataSource, url: string): Promis
     await lock.end();
   }
 }
-
-export async function pendingMigrations(dataSource: DataSource): Promise<boolean> {
-  return dataSource.showMigrations();
-}

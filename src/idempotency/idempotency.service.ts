@@ -168,7 +168,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
           this.logger.warn(`could not store the answer for an Idempotency-Key: ${(e as Error).message}`),
         );
       } else {
-        await this.db.query(RELEASE_SQL, [call.principal.idempotencyScope, call.tool, call.key, token]).catch(() => undefined);
+        await this.db.query(RELEASE_SQL, [call.principal.credentialKey, call.tool, call.key, token]).catch(() => undefined);
       }
       throw err;
     }
@@ -181,18 +181,18 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   }
 
   private async claim(manager: EntityManager, call: KeyedCall, print: Buffer, token: string): Promise<ClaimRow> {
-    const [row]: ClaimRow[] = await manager.query(CLAIM_SQL, [call.principal.idempotencyScope, call.tool, call.key, print, token, LOCK_SECONDS]);
+    const [row]: ClaimRow[] = await manager.query(CLAIM_SQL, [call.principal.credentialKey, call.tool, call.key, print, token, LOCK_SECONDS]);
     return row;
   }
 
   private async complete(manager: EntityManager, call: KeyedCall, token: string, status: number, headers: Record<string, string> | null, body: string) {
-    await manager.query(COMPLETE_SQL, [call.principal.idempotencyScope, call.tool, call.key, token, status, headers ? JSON.stringify(headers) : null, body]);
+    await manager.query(COMPLETE_SQL, [call.principal.credentialKey, call.tool, call.key, token, status, headers ? JSON.stringify(headers) : null, body]);
   }
 
   private async storeRefusal(call: KeyedCall, print: Buffer, err: ApiError) {
     const headers = err.headers ? JSON.stringify(err.headers) : null;
     await this.db
-      .query(STORE_SQL, [call.principal.idempotencyScope, call.tool, call.key, print, err.status, headers, JSON.stringify(err.toJSON(call.requestId))])
+      .query(STORE_SQL, [call.principal.credentialKey, call.tool, call.key, print, err.status, headers, JSON.stringify(err.toJSON(call.requestId))])
       .catch((e) => this.logger.warn(`could not store the answer for an Idempotency-Key: ${(e as Error).message}`));
   }
 

@@ -5,19 +5,13 @@ import { SCOPES } from '../common/access/roles';
 import type { AppConfig } from '../config/config';
 import { DEFAULT_RESOURCE, OAUTH_ROUTES, resourceIdentifiers } from './oauth-config';
 import { pgAdapter } from './pg-adapter';
+import { sharedSecret } from './shared-secret';
 
 export type Provider = ProviderType;
 
 /** Holds the authorization server once it is built (the app runs without it where it is not mounted). */
 export class OAuthProviderRef {
   provider?: Provider;
-}
-
-/** A key every instance shares: read it, or make it if this is the first instance to need it. */
-async function sharedSecret<T>(db: DataSource, name: string, make: () => T): Promise<T> {
-  await db.query('INSERT INTO oauth_secrets (name, value) VALUES ($1, $2::jsonb) ON CONFLICT (name) DO NOTHING', [name, JSON.stringify(make())]);
-  const [row] = await db.query('SELECT value FROM oauth_secrets WHERE name = $1', [name]);
-  return row.value as T;
 }
 
 /**

@@ -65,8 +65,7 @@ export class OAuthTokenVerifier implements CredentialVerifier {
       principal: {
         credential: { kind: 'oauth', id: row.grant_id, name: row.client_name ?? undefined },
         // A grant, not a token: refreshing does not reset the budget, and a retry after a refresh still replays.
-        rateKey: `grant:${row.grant_id}`,
-        idempotencyScope: `grant:${row.grant_id}`,
+        credentialKey: `grant:${row.grant_id}`,
         workspace: { id: row.workspace_id, name: row.name, slug: row.slug, plan: row.plan },
         role: row.role,
         scopes,

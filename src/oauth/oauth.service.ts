@@ -4,6 +4,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../common/errors/api-error';
 import { WorkspacesService } from '../workspaces/workspaces.service';
+import { sharedSecret } from './shared-secret';
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from './passwords';
 
 /** Sign-in locks after this many failures in a row, for LOCK_MINUTES after the last one. */
@@ -159,11 +160,7 @@ export class OAuthService implements OnModuleInit, OnModuleDestroy {
   }
 
   private async key(): Promise<Buffer> {
-    if (!this.csrfKey) {
-      await this.db.query(`INSERT INTO oauth_secrets (name, value) VALUES ('csrf-key', $1::jsonb) ON CONFLICT (name) DO NOTHING`, [JSON.stringify(randomBytes(32).toString('base64url'))]);
-      const [row] = await this.db.query(`SELECT value FROM oauth_secrets WHERE name = 'csrf-key'`);
-      this.csrfKey = Buffer.from(row.value as string, 'base64url');
-    }
+    this.csrfKey ??= Buffer.from(await sharedSecret(this.db, 'csrf-key', () => randomBytes(32).toString('base64url')), 'base64url');
     return this.csrfKey;
   }
 }

@@ -10,7 +10,7 @@ export class CredentialRateLimitGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const req = context.switchToHttp().getRequest<Request>();
     if (!req.principal) return true; // public route
-    const budget = await this.rateLimit.consume('credential', req.principal.rateKey);
+    const budget = await this.rateLimit.consume('credential', req.principal.credentialKey);
     if (!budget) return true; // budgets turned off
     this.rateLimit.writeHeaders(context.switchToHttp().getResponse<Response>(), [req.ipBudget, budget]);
     if (budget.exceeded) throw this.rateLimit.rateLimited(budget);

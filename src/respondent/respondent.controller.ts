@@ -35,7 +35,7 @@ export class RespondentController {
 
   @Get(':publicId')
   async show(@Param('publicId') publicId: string, @Res() res: Response) {
-    const form = PUBLIC_ID.test(publicId) ? await this.forms.getPublic(publicId).catch(() => undefined) : undefined;
+    const form = await this.findForm(publicId);
     if (!form) return sendPage(res, 404, messagePage('Form not found', 'There is no form at this address. Check the link you were given.'));
     if (form.status !== 'published') return sendPage(res, 409, notAcceptingPage(form.status));
     sendPage(res, 200, formPage(form));
@@ -62,7 +62,7 @@ export class RespondentController {
     }
 
     // A browser's form post.
-    const form = await this.forms.getPublic(publicId).catch(() => undefined);
+    const form = await this.findForm(publicId);
     if (!form) return sendPage(res, 404, messagePage('Form not found', 'There is no form at this address. Check the link you were given.'));
     const raw = (req.is('application/x-www-form-urlencoded') ? req.body : {}) as RawAnswers;
     try {
@@ -73,6 +73,17 @@ export class RespondentController {
       throw err;
     }
     sendPage(res, 200, thankYouPage(form));
+  }
+
+  /** The form, or undefined when there is none (any other failure, say the database, stays an error). */
+  private async findForm(publicId: string) {
+    if (!PUBLIC_ID.test(publicId)) return undefined;
+    try {
+      return await this.forms.getPublic(publicId);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'not_found') return undefined;
+      throw err;
+    }
   }
 }
 

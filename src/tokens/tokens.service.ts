@@ -90,8 +90,7 @@ export class TokensService implements CredentialVerifier, BeforeApplicationShutd
       createdByUserId: input.creatorUserId ?? null,
       expiresAt: input.expiresAt ?? null,
     });
-    const saved = await this.db.getRepository(ApiTokenEntity).findOneByOrFail({ id: entity.id });
-    return { token, view: TokensService.view(saved) };
+    return { token, view: TokensService.view(entity) };
   }
 
   async list(workspaceSlug: string): Promise<TokenView[]> {
@@ -156,8 +155,7 @@ export class TokensService implements CredentialVerifier, BeforeApplicationShutd
     this.touchLastUsed(row.id);
     const principal: Principal = {
       credential: { kind: 'api_token', id: row.id, name: row.name },
-      rateKey: `tok:${row.id}`,
-      idempotencyScope: `tok:${row.id}`,
+      credentialKey: `tok:${row.id}`,
       workspace: { id: row.workspace_id, name: row.workspace_name, slug: row.workspace_slug, plan: row.workspace_plan },
       role,
       scopes: row.scopes ?? SCOPES,
@@ -183,6 +181,7 @@ export class TokensService implements CredentialVerifier, BeforeApplicationShutd
     await Promise.allSettled([...this.pending]);
   }
 
+  /** A token without its secret (also for a just-saved entity, whose unset dates are undefined). */
   static view(t: ApiTokenEntity): TokenView {
     return {
       id: t.id,

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
 import { ApiExcludeEndpoint } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Public } from '../auth/public.decorator';
@@ -47,7 +47,6 @@ export class ToolsController {
    * answer instead of running the tool again).
    */
   @Post('tools/:name')
-  @HttpCode(200)
   @ApiExcludeEndpoint()
   @UseGuards(ToolResolveGuard, AccessGuard)
   async call(@Param('name') name: string, @Body() body: unknown, @Req() req: Request, @Res() res: Response) {

@@ -83,6 +83,8 @@ describe('errors: one JSON envelope on every path', () => {
       const error = expectError(res, 500, 'internal_error');
       expect(error.message).toBe('Something went wrong on our side.');
       expect(JSON.stringify(res.body)).not.toMatch(/DataSource|pool|Error:|\.ts:/);
+      // The respondent page too: an outage is not "Form not found".
+      expectError(await request(broken.getHttpServer()).get('/f/abcdefghij'), 500, 'internal_error');
     } finally {
       await broken.close().catch(() => undefined);
     }
@@ -93,16 +95,6 @@ describe('errors: one JSON envelope on every path', () => {
     expect(res.headers['x-request-id']).toBe('trace-123');
     expect(res.body.error.requestId).toBe('trace-123');
   });
-});
-
-describe('text PostgreSQL cannot store', () => {
-  let app: NestExpressApplication;
-  let token: string;
-  beforeAll(async () => {
-    app = await createTestApp();
-    token = (await createToken(app, await createWorkspace(app))).token;
-  });
-  afterAll(() => app.close());
 
   it('refuses the NUL character in any argument with 400 invalid_arguments naming where, never a 500', async () => {
     const get = expectError(await callTool(app, token, 'get_form', { publicId: 'ab\u0000c' }), 400, 'invalid_arguments');

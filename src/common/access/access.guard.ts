@@ -1,6 +1,6 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import { APP_CONFIG, AppConfig } from '../../config/config';
+import { APP_CONFIG, AppConfig, resourceMetadataUrl } from '../../config/config';
 import { assertMayCall } from './access';
 
 /**
@@ -12,7 +12,7 @@ export class AccessGuard implements CanActivate {
   private readonly metadataUrl: string;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
-    this.metadataUrl = `${config.publicUrl}/.well-known/oauth-protected-resource/api/v1`;
+    this.metadataUrl = resourceMetadataUrl(config);
   }
 
   canActivate(context: ExecutionContext): boolean {

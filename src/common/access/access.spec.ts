@@ -9,8 +9,7 @@ const METADATA_URL = 'https://forms.example.com/.well-known/oauth-protected-reso
 function principal(role: Role, plan: Plan, scopes: Scope[]): Principal {
   return {
     credential: { kind: 'api_token', id: 'tok_1', name: 'ci' },
-    rateKey: 'tok_1',
-    idempotencyScope: 'tok_1',
+    credentialKey: 'tok_1',
     workspace: { id: 'ws_1', name: 'Acme', slug: 'acme', plan },
     role,
     scopes,

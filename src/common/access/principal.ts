@@ -8,10 +8,11 @@ export interface Principal {
     id: string;
     name?: string;
   };
-  /** Key of the per-credential rate budget: an API token, or an OAuth grant (survives refresh). */
-  rateKey: string;
-  /** Scope of Idempotency-Key records: the credential, an OAuth grant (a retry after a refresh still replays). */
-  idempotencyScope: string;
+  /**
+   * The credential as budgets and Idempotency-Key records know it: an API token, or an OAuth grant
+   * (so refreshing a token neither resets the budget nor stops a retry from replaying).
+   */
+  credentialKey: string;
   workspace: { id: string; name: string; slug: string; plan: Plan };
   role: Role;
   scopes: readonly Scope[];

@@ -8,7 +8,7 @@ import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
 @Entity({ name: 'idempotency_keys' })
 @Index('IDX_idempotency_keys_created_at', ['createdAt'])
 export class IdempotencyKeyEntity {
-  /** The credential the key belongs to: an API token, or an OAuth grant (Principal.idempotencyScope). */
+  /** The credential the key belongs to: an API token, or an OAuth grant (Principal.credentialKey). */
   @PrimaryColumn({ type: 'text', primaryKeyConstraintName: 'PK_idempotency_keys' })
   scope: string;
 
