@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import type { Server } from 'node:http';
 import { Logger } from '@nestjs/common';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppLogger } from './common/logger';
 import { DataSource } from 'typeorm';
 import { createApp } from './app';
@@ -40,9 +41,7 @@ async function main() {
     process.exit(1);
   }
 
-  const server = await app.listen(config.port);
-  // Let keep-alive connections from a load balancer outlive its idle timeout (no resets mid-request).
-  server.keepAliveTimeout = 65_000;
+  const server = await listen(app, config.port);
   logger.log(`Formwork listening on ${config.publicUrl} (port ${config.port})`);
 
   if (config.bootstrapDemo && (await app.get(WorkspacesService).isEmpty())) {
@@ -78,6 +77,21 @@ async function main() {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+/**
+ * Listens on every address, as Node.js does by default: IPv6 and IPv4 where the machine has IPv6,
+ * IPv4 alone where it has not (some containers). Fastify would otherwise listen on localhost only.
+ */
+async function listen(app: NestFastifyApplication, port: number): Promise<Server> {
+  try {
+    await app.listen(port, '::');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EAFNOSUPPORT' && code !== 'EADDRNOTAVAIL') throw err;
+    await app.listen(port, '0.0.0.0');
+  }
+  return app.getHttpServer() as Server;
 }
 
 /** Under the usual 30 s a container runtime waits after SIGTERM before it kills. */

@@ -1,6 +1,8 @@
 import { Controller, Get, Param, Post, Req, Res } from '@nestjs/common';
+import { RouteConfig } from '@nestjs/platform-fastify';
 import { ApiExcludeController } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { FastifyReply as Response, FastifyRequest as Request } from 'fastify';
+import { formPost, isFormPost, isJsonRequest, parseJson } from '../common/http/body';
 import { Public } from '../auth/public.decorator';
 import { ApiError } from '../common/errors/api-error';
 import { FormsService } from '../forms/forms.service';
@@ -41,15 +43,16 @@ export class RespondentController {
     sendPage(res, 200, formPage(form));
   }
 
+  /** Form posts: flat fields (repeated names, as checkboxes send them, become lists), 200 KB, 1,000 fields. */
   @Post(':publicId')
+  @RouteConfig(formPost(200 * 1024, 1000))
   async submit(@Param('publicId') publicId: string, @Req() req: Request, @Res() res: Response) {
     if (!PUBLIC_ID.test(publicId)) {
-      if (req.is('application/json')) throw new ApiError('not_found', { message: 'There is no form at this address.', hint: 'Check the link you were given.' });
+      if (isJsonRequest(req)) throw new ApiError('not_found', { message: 'There is no form at this address.', hint: 'Check the link you were given.' });
       return sendPage(res, 404, messagePage('Form not found', 'There is no form at this address. Check the link you were given.'));
     }
-    if (req.is('application/json')) {
-      if (req.bodyError) throw req.bodyError;
-      const answers = (req.body as { answers?: unknown })?.answers;
+    if (isJsonRequest(req)) {
+      const answers = (parseJson(String(req.body ?? '')) as { answers?: unknown } | undefined)?.answers;
       if (!answers || typeof answers !== 'object' || Array.isArray(answers)) {
         throw new ApiError('invalid_arguments', {
           message: 'The body must be { "answers": { "<blockId>": value } }.',
@@ -57,14 +60,14 @@ export class RespondentController {
         });
       }
       const response = await this.responses.submit(publicId, answers as Record<string, unknown>);
-      res.status(201).json(response);
+      res.status(201).send(response);
       return;
     }
 
     // A browser's form post.
     const form = await this.findForm(publicId);
     if (!form) return sendPage(res, 404, messagePage('Form not found', 'There is no form at this address. Check the link you were given.'));
-    const raw = (req.is('application/x-www-form-urlencoded') ? req.body : {}) as RawAnswers;
+    const raw = (isFormPost(req) ? req.body : {}) as RawAnswers;
     try {
       await this.responses.submit(publicId, answersFromFormPost(form.blocks, raw));
     } catch (err) {
@@ -94,5 +97,5 @@ function notAcceptingPage(status: string): string {
 }
 
 function sendPage(res: Response, status: number, html: string) {
-  res.status(status).set(PAGE_HEADERS).type('html').send(html);
+  res.status(status).headers(PAGE_HEADERS).type('text/html; charset=utf-8').send(html);
 }

@@ -1,5 +1,5 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
-import type { Request } from 'express';
+import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../common/errors/api-error';
 import { ToolRegistry } from './tool-registry.service';
 
@@ -9,8 +9,8 @@ export class ToolResolveGuard implements CanActivate {
   constructor(private readonly registry: ToolRegistry) {}
 
   canActivate(context: ExecutionContext): boolean {
-    const req = context.switchToHttp().getRequest<Request>();
-    const name = String(req.params.name);
+    const req = context.switchToHttp().getRequest<FastifyRequest>();
+    const name = String((req.params as { name: string }).name);
     const tool = this.registry.get(name);
     if (!tool) {
       throw new ApiError('not_found', {

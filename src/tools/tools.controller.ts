@@ -1,6 +1,7 @@
-import { Body, Controller, Get, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
+import { Controller, Get, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
 import { ApiExcludeEndpoint } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { FastifyReply as Response, FastifyRequest as Request } from 'fastify';
+import { isJsonRequest, parseJson } from '../common/http/body';
 import { Public } from '../auth/public.decorator';
 import { AccessGuard } from '../common/access/access.guard';
 import { mayCall } from '../common/access/access';
@@ -49,9 +50,9 @@ export class ToolsController {
   @Post('tools/:name')
   @ApiExcludeEndpoint()
   @UseGuards(ToolResolveGuard, AccessGuard)
-  async call(@Param('name') name: string, @Body() body: unknown, @Req() req: Request, @Res() res: Response) {
+  async call(@Param('name') name: string, @Req() req: Request, @Res() res: Response) {
     const tool = this.registry.get(name)!;
-    const input = argumentsOf(req, body);
+    const input = argumentsOf(req);
     const unstorable = unstorableTextDetails(input);
     if (unstorable.length) {
       throw new ApiError('invalid_arguments', { message: 'Some text in the arguments cannot be stored.', hint: 'Remove NUL characters (\\u0000) and lone surrogates from the strings named in details.', details: unstorable });
@@ -66,27 +67,24 @@ export class ToolsController {
     const run = () => tool.handler.run(input as never, { principal, requestId: req.id });
     const key = IdempotencyService.parseKey(req.headers['idempotency-key']);
     if (key === undefined) {
-      res.status(200).json(await run());
+      res.status(200).send(await run());
       return;
     }
     const outcome = await this.idempotency.run({ principal, tool: name, write: tool.definition.write, key, args: input, requestId: req.id }, run);
-    for (const [header, value] of Object.entries(outcome.headers)) res.setHeader(header, value);
-    if (outcome.replayed) res.setHeader('Idempotency-Replayed', 'true');
-    res.status(outcome.status).type('application/json').send(outcome.body);
+    res.headers(outcome.headers);
+    if (outcome.replayed) res.header('Idempotency-Replayed', 'true');
+    res.status(outcome.status).type('application/json; charset=utf-8').send(outcome.body);
   }
 }
 
 /** The tool's arguments: the JSON body, or {} for an empty one. A non-JSON body is refused. */
-function argumentsOf(req: Request, body: unknown): unknown {
-  if (req.bodyError) throw req.bodyError;
-  if (body !== undefined) return body;
-  const length = Number(req.headers['content-length'] ?? 0);
-  if (length > 0 || req.headers['transfer-encoding']) {
-    if (!req.is('application/json')) {
-      throw new ApiError('unsupported_media_type', {
-        message: `Tool arguments must be sent as JSON, not ${req.headers['content-type'] ?? 'an untyped body'}.`,
-      });
-    }
+function argumentsOf(req: Request): unknown {
+  if (req.body === undefined) return {};
+  if (!isJsonRequest(req)) {
+    throw new ApiError('unsupported_media_type', {
+      message: `Tool arguments must be sent as JSON, not ${req.headers['content-type'] ?? 'an untyped body'}.`,
+    });
   }
-  return {};
+  const value = parseJson(req.body as string);
+  return value === undefined ? {} : value;
 }

@@ -1,4 +1,4 @@
-import { NestExpressApplication } from '@nestjs/platform-express';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
 import { runCli } from '../../src/cli/cli';
 import { createTestApp, testDatabaseUrl } from '../utils/create-test-app';
@@ -11,7 +11,7 @@ const cli = async (...argv: string[]) => {
 };
 
 describe('admin CLI', () => {
-  let app: NestExpressApplication;
+  let app: NestFastifyApplication;
   const slug = `cli-${Date.now().toString(36)}`;
 
   beforeAll(async () => {

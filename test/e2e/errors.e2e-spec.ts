@@ -1,4 +1,4 @@
-import { NestExpressApplication } from '@nestjs/platform-express';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { createToken, createWorkspace } from '../factories';
@@ -6,7 +6,7 @@ import { createTestApp } from '../utils/create-test-app';
 import { callTool, expectError } from '../utils/http';
 
 describe('errors: one JSON envelope on every path', () => {
-  let app: NestExpressApplication;
+  let app: NestFastifyApplication;
   let token: string;
 
   beforeAll(async () => {

@@ -1,4 +1,4 @@
-import { NestExpressApplication } from '@nestjs/platform-express';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -34,7 +34,7 @@ import { createTestApp, testDatabaseUrl } from '../utils/create-test-app';
  * idempotency and revocation must hold across them.
  */
 describe('two instances behind nginx, sharing PostgreSQL and Redis', () => {
-  let setup: NestExpressApplication;
+  let setup: NestFastifyApplication;
   let db: DataSource;
   let ws: TestWorkspace;
   let form: FormRecord;

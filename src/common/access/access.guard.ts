@@ -1,5 +1,5 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
-import type { Request } from 'express';
+import type { FastifyRequest } from 'fastify';
 import { APP_CONFIG, AppConfig, resourceMetadataUrl } from '../../config/config';
 import { assertMayCall } from './access';
 
@@ -16,7 +16,7 @@ export class AccessGuard implements CanActivate {
   }
 
   canActivate(context: ExecutionContext): boolean {
-    const req = context.switchToHttp().getRequest<Request>();
+    const req = context.switchToHttp().getRequest<FastifyRequest>();
     if (!req.principal || !req.toolRequirement) throw new Error('AccessGuard needs an authenticated principal and a resolved tool');
     assertMayCall(req.principal, req.toolRequirement, this.metadataUrl);
     return true;
