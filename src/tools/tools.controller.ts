@@ -1,27 +1,24 @@
-import { Controller, Get, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
+import { Controller, Get, HttpCode, Post, Req, UseGuards, UseInterceptors } from '@nestjs/common';
 import { ApiExcludeEndpoint } from '@nestjs/swagger';
-import type { FastifyReply as Response, FastifyRequest as Request } from 'fastify';
-import { isJsonRequest, parseJson } from '../common/http/body';
+import type { FastifyRequest } from 'fastify';
 import { Public } from '../auth/public.decorator';
-import { AccessGuard } from '../common/access/access.guard';
 import { mayCall } from '../common/access/access';
-import { ApiError } from '../common/errors/api-error';
-import { IdempotencyService } from '../idempotency/idempotency.service';
-import { toDetails, unstorableTextDetails } from './schema-validator';
+import { IdempotencyInterceptor } from '../idempotency/idempotency.interceptor';
+import { CheckedToolCall, ToolAccessGuard, ToolArgumentsGuard, ToolResolveGuard } from './tool-call.guards';
+import { ToolCall, ToolCallService } from './tool-call.service';
 import { ToolRegistry } from './tool-registry.service';
-import { ToolResolveGuard } from './tool-resolve.guard';
 
 @Controller('api/v1')
 export class ToolsController {
   constructor(
     private readonly registry: ToolRegistry,
-    private readonly idempotency: IdempotencyService,
+    private readonly calls: ToolCallService,
   ) {}
 
   /** The caller's workspace, role and scopes, and the tools it may call. */
   @Get()
   @ApiExcludeEndpoint()
-  root(@Req() req: Request) {
+  root(@Req() req: FastifyRequest) {
     const p = req.principal!;
     return {
       workspace: p.workspace,
@@ -43,48 +40,16 @@ export class ToolsController {
   }
 
   /**
-   * Runs one tool. Guards have already resolved it and checked scope, plan and role; then come the
-   * arguments, then the Idempotency-Key (a retry with the same key and arguments replays the first
-   * answer instead of running the tool again).
+   * Runs one tool. The guards resolve it, check scope, plan and role, then the arguments (see
+   * tool-call.guards.ts); IdempotencyInterceptor handles an Idempotency-Key; the answer is the
+   * tool's result.
    */
   @Post('tools/:name')
+  @HttpCode(200)
   @ApiExcludeEndpoint()
-  @UseGuards(ToolResolveGuard, AccessGuard)
-  async call(@Param('name') name: string, @Req() req: Request, @Res() res: Response) {
-    const tool = this.registry.get(name)!;
-    const input = argumentsOf(req);
-    const unstorable = unstorableTextDetails(input);
-    if (unstorable.length) {
-      throw new ApiError('invalid_arguments', { message: 'Some text in the arguments cannot be stored.', hint: 'Remove NUL characters (\\u0000) and lone surrogates from the strings named in details.', details: unstorable });
-    }
-    if (!tool.validate(input)) {
-      throw new ApiError('invalid_arguments', {
-        message: `The arguments do not match the input schema of ${name}.`,
-        details: toDetails(tool.validate.errors),
-      });
-    }
-    const principal = req.principal!;
-    const run = () => tool.handler.run(input as never, { principal, requestId: req.id });
-    const key = IdempotencyService.parseKey(req.headers['idempotency-key']);
-    if (key === undefined) {
-      res.status(200).send(await run());
-      return;
-    }
-    const outcome = await this.idempotency.run({ principal, tool: name, write: tool.definition.write, key, args: input, requestId: req.id }, run);
-    res.headers(outcome.headers);
-    if (outcome.replayed) res.header('Idempotency-Replayed', 'true');
-    res.status(outcome.status).type('application/json; charset=utf-8').send(outcome.body);
+  @UseGuards(ToolResolveGuard, ToolAccessGuard, ToolArgumentsGuard)
+  @UseInterceptors(IdempotencyInterceptor)
+  call(@CheckedToolCall() call: ToolCall) {
+    return this.calls.run(call);
   }
-}
-
-/** The tool's arguments: the JSON body, or {} for an empty one. A non-JSON body is refused. */
-function argumentsOf(req: Request): unknown {
-  if (req.body === undefined) return {};
-  if (!isJsonRequest(req)) {
-    throw new ApiError('unsupported_media_type', {
-      message: `Tool arguments must be sent as JSON, not ${req.headers['content-type'] ?? 'an untyped body'}.`,
-    });
-  }
-  const value = parseJson(req.body as string);
-  return value === undefined ? {} : value;
 }
