@@ -1,9 +1,8 @@
-import { Logger, LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
 import middie from '@fastify/middie';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest, LogController } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { DataSource } from 'typeorm';
@@ -12,6 +11,7 @@ import { ApiError } from './common/errors/api-error';
 import { ApiExceptionFilter, pathOf, sendError } from './common/errors/api-exception.filter';
 import { JSON_BODY_LIMIT, registerBodyParsers } from './common/http/body';
 import { RouteMethods } from './common/http/route-methods';
+import { Log, NestLog } from './common/logging';
 import { runInRequestContext } from './common/request-context';
 import { AppConfig } from './config/config';
 import { createOAuthProvider, OAuthProviderRef } from './oauth/oauth-provider';
@@ -73,7 +73,7 @@ export interface CreateAppOptions {
 export async function createApp(
   config: AppConfig,
   databaseUrl: string,
-  logger?: LoggerService | false,
+  log: Log | false,
   options: CreateAppOptions = {},
 ): Promise<NestFastifyApplication> {
   const adapter = new FastifyAdapter({
@@ -96,11 +96,14 @@ export async function createApp(
     },
     // middie (for the OAuth server's callback) is registered below, after the early hooks.
     skipMiddie: true,
+    // Fastify's own messages go to the same log; the request id comes from the request context, and
+    // the one access line per request is ours (below).
+    ...(log ? { loggerInstance: log, childLoggerFactory: (logger: FastifyBaseLogger) => logger, logController: new LogController({ disableRequestLogging: true }) } : { logger: false }),
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, databaseUrl), adapter, {
     bodyParser: false,
     abortOnError: false, // throw to the caller (main prints one line; tests see the error)
-    logger: logger ?? undefined,
+    logger: log ? new NestLog(log) : false,
   });
   const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
   const routes = new RouteMethods(fastify);
@@ -112,20 +115,21 @@ export async function createApp(
     reply.raw.setHeader('X-Request-Id', req.id);
     runInRequestContext({ requestId: req.id }, done);
   });
-  if (logger !== false && (config.logLevel === 'info' || config.logLevel === 'debug')) {
-    const accessLog = new Logger('Http');
+  if (log && log.isLevelEnabled('info')) {
     // One line per request, once it is answered; the path without its query string, which could hold anything.
     fastify.addHook('onResponse', (req, reply, done) => {
-      runInRequestContext({ requestId: req.id }, () =>
-        accessLog.log({
-          msg: 'request',
+      log.info(
+        {
+          requestId: req.id,
+          context: 'Http',
           method: req.method,
           path: pathOf(req.originalUrl),
           status: reply.statusCode,
           ms: Math.round(reply.elapsedTime * 100) / 100,
           ip: req.ip,
           ...(req.principal ? { credential: req.principal.credential.id } : {}),
-        }),
+        },
+        'request',
       );
       done();
     });

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import type { Server } from 'node:http';
 import { Logger } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { AppLogger } from './common/logger';
+import { createLog, NestLog } from './common/logging';
 import { DataSource } from 'typeorm';
 import { createApp } from './app';
 import { ConfigError, loadConfig } from './config/config';
@@ -22,8 +22,9 @@ async function main() {
     }
     throw err;
   }
-  const logger = new AppLogger(config.logLevel, config.production);
-  Logger.overrideLogger(logger);
+  const log = createLog(config);
+  Logger.overrideLogger(new NestLog(log));
+  const logger = new Logger('Formwork');
 
   const database = await openDatabase(config);
   if (database.embedded) {
@@ -34,7 +35,7 @@ async function main() {
     await ds.destroy();
   }
 
-  const app = await createApp(config, database.url, logger);
+  const app = await createApp(config, database.url, log);
   if (!database.embedded && (await app.get(DataSource).showMigrations())) {
     process.stderr.write('formwork: the database has migrations that have not run: run `npm run --silent cli -- migrate` with the same DATABASE_URL first\n');
     await app.close();

@@ -62,6 +62,14 @@ describe('errors: one JSON envelope on every path', () => {
     expectError(res, 415, 'unsupported_media_type');
   });
 
+  it('reads JSON with a charset parameter or a +json type, and refuses other charsets with 415', async () => {
+    for (const type of ['application/json; charset=utf-8', 'application/JSON;charset="UTF-8"', 'application/vnd.api+json']) {
+      const res = await callTool(app, token, 'list_forms').set('Content-Type', type).send('{"limit": 1}');
+      expect(res.status).toBe(200);
+    }
+    expectError(await callTool(app, token, 'list_forms').set('Content-Type', 'application/json; charset=latin1').send('{}'), 415, 'unsupported_media_type');
+  });
+
   it('answers an oversized body with 413 payload_too_large', async () => {
     const res = await callTool(app, token, 'list_forms', { padding: 'x'.repeat(1_100_000) });
     expectError(res, 413, 'payload_too_large');

@@ -58,6 +58,10 @@ export class ApiExceptionFilter implements ExceptionFilter {
       const code = STATUS_CODES[status];
       if (code) return new ApiError(code);
     }
+    // A body that stopped arriving (the client went away, or sent less than its Content-Length).
+    if ((exception as { statusCode?: unknown })?.statusCode === 400 && (exception as { message?: unknown }).message === 'aborted') {
+      return new ApiError('invalid_arguments', { message: 'The request body was cut short.', hint: 'Send the whole body, with a Content-Length that matches it.' });
+    }
     return new ApiError('internal_error');
   }
 }

@@ -20,8 +20,8 @@ export function formPost(bytes: number, fields: number): FormPostConfig {
   return { formPost: { bytes, fields } };
 }
 
-/** application/json and application/<anything>+json, with or without parameters. */
-const JSON_TYPE = /^application\/(?:[a-z0-9!#$&^_.-]+\+)?json$/;
+/** application/json and application/<anything>+json, with or without parameters (Fastify matches the whole header). */
+const JSON_TYPE = /^application\/(?:[a-z0-9!#$&^_.-]+\+)?json\s*(?:;|$)/i;
 
 /** Whether the request says its body is JSON (the media type alone, parameters ignored). */
 export function isJsonRequest(req: FastifyRequest): boolean {
