@@ -7,13 +7,15 @@ import express, { NextFunction, Request, Response } from 'express';
 import { AppModule } from './app.module';
 import { ApiError } from './common/errors/api-error';
 import { ApiExceptionFilter, mapBodyParserError } from './common/errors/api-exception.filter';
+import { checkContentEncoding } from './common/errors/request-checks';
 import { runInRequestContext } from './common/request-context';
 import { AppConfig } from './config/config';
 import { createOAuthProvider, OAuthProviderRef } from './oauth/oauth-provider';
 import { DataSource } from 'typeorm';
 import { ipRateLimit } from './rate-limit/ip-rate-limit.middleware';
 import { RateLimitService } from './rate-limit/rate-limit.service';
-import { buildOpenApiDocument } from './tools/openapi';
+import { buildOpenApiDocument, docsContentSecurityPolicy } from './tools/openapi';
+import { nestingDepthDetails } from './tools/schema-validator';
 import { apiV1VersionHeaders, deprecationHeaders } from './versioning/version-headers';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -79,6 +81,8 @@ export async function createApp(
   const accessLog = new Logger('Http');
   const logRequests = logger !== false && (config.logLevel === 'info' || config.logLevel === 'debug');
   app.use((req: Request, res: Response, next: NextFunction) => {
+    // On every answer, errors and pages included: browsers must take each as the type it says.
+    res.setHeader('X-Content-Type-Options', 'nosniff');
     const incoming = req.headers['x-request-id'];
     req.id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     res.setHeader('X-Request-Id', req.id);
@@ -105,13 +109,23 @@ export async function createApp(
   app.enableCors(CORS);
   if (Object.keys(deprecationHeaders(config)).length > 0) app.use('/api/v1', apiV1VersionHeaders(config));
   app.use(ipRateLimit(app.get(RateLimitService)));
+  // Compressed bodies are refused on every route (the OAuth server's included) before any parser reads them.
+  app.use((req: Request, _res: Response, next: NextFunction) => next(checkContentEncoding(req.headers)));
   if (options.oauth !== false) await mountOAuth(app, config);
   const json = express.json({ limit: config.jsonBodyLimit, strict: true, type: ['application/json', 'application/*+json'] });
   app.use((req: Request, res: Response, next: NextFunction) =>
     json(req, res, (err?: unknown) => {
       // The body arrives in the socket's async context: serve the rest of the request in its own again.
       runInRequestContext({ requestId: req.id }, () => {
-        const error = err ? (mapBodyParserError(err) ?? err) : undefined;
+        let error = err ? (mapBodyParserError(err) ?? err) : undefined;
+        const tooDeep = error ? [] : nestingDepthDetails(req.body);
+        if (tooDeep.length) {
+          error = new ApiError('invalid_arguments', {
+            message: 'The arguments nest too deeply.',
+            hint: 'Send flatter JSON: tool arguments need only a few levels of objects and arrays.',
+            details: tooDeep,
+          });
+        }
         // Malformed JSON is an argument error: reported after authentication and tool checks,
         // in the order the design fixes. Too large a body is refused at once.
         if (error instanceof ApiError && error.code === 'invalid_arguments') {
@@ -133,7 +147,19 @@ export async function createApp(
   expressApp.get('/openapi.json', (_req: Request, res: Response) => {
     res.json(openApi());
   });
-  SwaggerModule.setup('docs', app, openApi, { jsonDocumentUrl: '/docs/openapi.json', yamlDocumentUrl: '/docs/openapi.yaml', customSiteTitle: 'Formwork API' });
+  // Swagger UI runs only its own scripts: the page and its assets get a CSP of their own.
+  const docsCsp = docsContentSecurityPolicy(config);
+  app.use('/docs', (_req: Request, res: Response, next: NextFunction) => {
+    res.setHeader('Content-Security-Policy', docsCsp);
+    next();
+  });
+  SwaggerModule.setup('docs', app, openApi, {
+    jsonDocumentUrl: '/docs/openapi.json',
+    yamlDocumentUrl: '/docs/openapi.yaml',
+    customSiteTitle: 'Formwork API',
+    // No badge from validator.swagger.io: it would send the document's address to a third party.
+    swaggerOptions: { validatorUrl: null },
+  });
   await app.init();
   return app;
 }

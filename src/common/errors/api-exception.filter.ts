@@ -2,6 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@n
 import type { Request, Response } from 'express';
 import { ApiError } from './api-error';
 import { ErrorCode } from './error-catalog';
+import { payloadTooLarge } from './request-checks';
 
 /** Methods the app serves on a path, read from Express's own route table (for 405 answers). */
 export type AllowedMethodsLookup = (path: string) => string[];
@@ -75,7 +76,7 @@ const STATUS_CODES: Record<number, ErrorCode> = {
 
 /** body-parser marks its errors with `type`; Nest may have wrapped them already. */
 export function mapBodyParserError(exception: unknown): ApiError | undefined {
-  const e = exception as { type?: string; message?: string } | undefined;
+  const e = exception as { type?: string; message?: string; limit?: number } | undefined;
   switch (e?.type) {
     case 'entity.parse.failed':
       return new ApiError('invalid_arguments', {
@@ -84,8 +85,10 @@ export function mapBodyParserError(exception: unknown): ApiError | undefined {
         details: [{ path: '', message: 'malformed JSON' }],
       });
     case 'entity.too.large':
+      // The parser's own limit (raw-body puts it on the error): the hint says the route's real one.
+      return payloadTooLarge(e.limit);
     case 'parameters.too.many':
-      return new ApiError('payload_too_large');
+      return new ApiError('payload_too_large', { message: 'The form post has too many fields.', hint: 'Send only the fields of the form.' });
     case 'request.aborted':
     case 'request.size.invalid':
       return new ApiError('invalid_arguments', { message: 'The request body was cut short.', hint: 'Send the whole body, with a Content-Length that matches it.' });
