@@ -3,18 +3,11 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Public } from '../auth/public.decorator';
 import { isScope } from '../common/access/roles';
-import { consentPage, errorPage, signInPage } from './interaction.pages';
+import { consentPage, errorPage, PAGE_HEADERS, signInPage } from './interaction.pages';
 import { OAuthProviderRef, Provider } from './oauth-provider';
 import { OAuthService } from './oauth.service';
 
 type Details = Awaited<ReturnType<Provider['interactionDetails']>>;
-
-const PAGE_HEADERS = {
-  'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' http: https:; base-uri 'none'; frame-ancestors 'none'",
-  'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'no-referrer',
-  'Cache-Control': 'no-store',
-};
 
 /**
  * The pages of an authorization: sign in, then choose a workspace and allow (or deny) the scopes.
@@ -155,7 +148,9 @@ export class InteractionController {
     if (workspaces.length === 0) {
       return send(res, 403, errorPage('No workspace', 'Your account is not a member of any workspace, so there is nothing to connect. Ask a workspace admin to add you.'));
     }
-    send(res, status, consentPage(details.uid, csrf, clientName, scopes, workspaces, opts.error));
+    // oidc-provider has checked the redirect URI against the client's (and filled it in when the client has only one).
+    const redirectUri = String(details.params.redirect_uri ?? client?.redirectUris?.[0] ?? '');
+    send(res, status, consentPage(details.uid, csrf, clientName, scopes, workspaces, redirectUri, opts.error));
   }
 }
 
