@@ -12,6 +12,7 @@ import { dataSourceOptions } from './database/data-source';
 import { DemoModule } from './demo/demo.module';
 import { FormsModule } from './forms/forms.module';
 import { HealthModule } from './health/health.module';
+import { IndexModule } from './index/index.module';
 import { CredentialRateLimitGuard } from './rate-limit/credential-rate-limit.guard';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { OAuthModule } from './oauth/oauth.module';
@@ -47,6 +48,7 @@ export class AppModule {
         OAuthModule,
         DemoModule,
         HealthModule,
+        IndexModule,
       ],
       controllers: [ProtectedResourceController, AuthDocController],
       providers: [

@@ -9,6 +9,7 @@ import { DataSource } from 'typeorm';
 import { AppModule } from './app.module';
 import { ApiError } from './common/errors/api-error';
 import { ApiExceptionFilter, pathOf, sendError } from './common/errors/api-exception.filter';
+import { checkContentEncoding } from './common/errors/request-checks';
 import { JSON_BODY_LIMIT, registerBodyParsers } from './common/http/body';
 import { RouteMethods } from './common/http/route-methods';
 import { Log, NestLog } from './common/logging';
@@ -17,7 +18,7 @@ import { AppConfig } from './config/config';
 import { createOAuthProvider, OAuthProviderRef } from './oauth/oauth-provider';
 import { ipRateLimit } from './rate-limit/ip-rate-limit.hook';
 import { RateLimitService } from './rate-limit/rate-limit.service';
-import { buildOpenApiDocument } from './tools/openapi';
+import { buildOpenApiDocument, docsContentSecurityPolicy } from './tools/openapi';
 import { apiV1VersionHeaders, deprecationHeaders } from './versioning/version-headers';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -113,6 +114,8 @@ export async function createApp(
   // request does (Fastify reads the body in that context too).
   adapter.setOnRequestHook((req, reply, done) => {
     reply.raw.setHeader('X-Request-Id', req.id);
+    // On every answer, errors and pages included: browsers must take each as the type it says.
+    reply.raw.setHeader('X-Content-Type-Options', 'nosniff');
     runInRequestContext({ requestId: req.id }, done);
   });
   if (log && log.isLevelEnabled('info')) {
@@ -137,6 +140,8 @@ export async function createApp(
   app.enableCors(CORS);
   if (Object.keys(deprecationHeaders(config)).length > 0) fastify.addHook('onRequest', apiV1VersionHeaders(config));
   fastify.addHook('onRequest', ipRateLimit(app.get(RateLimitService)));
+  // Compressed bodies are refused on every route (the OAuth server's included) before anything reads them.
+  fastify.addHook('onRequest', (req, _reply, done) => done(checkContentEncoding(req.headers)));
   await app.register(middie);
   if (options.oauth !== false) await mountOAuth(app, config);
 
@@ -146,7 +151,19 @@ export async function createApp(
   let document: ReturnType<typeof buildOpenApiDocument> | undefined;
   const openApi = () => (document ??= buildOpenApiDocument(app, config));
   fastify.get('/openapi.json', async () => openApi());
-  SwaggerModule.setup('docs', app, openApi, { jsonDocumentUrl: '/docs/openapi.json', yamlDocumentUrl: '/docs/openapi.yaml', customSiteTitle: 'Formwork API' });
+  // Swagger UI runs only its own scripts: the page and its assets get a CSP of their own.
+  const docsCsp = docsContentSecurityPolicy(config);
+  fastify.addHook('onRequest', (req, reply, done) => {
+    if (req.url === '/docs' || req.url.startsWith('/docs/') || req.url.startsWith('/docs?')) reply.raw.setHeader('Content-Security-Policy', docsCsp);
+    done();
+  });
+  SwaggerModule.setup('docs', app, openApi, {
+    jsonDocumentUrl: '/docs/openapi.json',
+    yamlDocumentUrl: '/docs/openapi.yaml',
+    customSiteTitle: 'Formwork API',
+    // No badge from validator.swagger.io: it would send the document's address to a third party.
+    swaggerOptions: { validatorUrl: null },
+  });
   await app.init();
   await fastify.ready();
   return app;

@@ -2,10 +2,11 @@ import 'reflect-metadata';
 import type { Server } from 'node:http';
 import { Logger } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { configureServer } from './common/http-server';
 import { createLog, NestLog } from './common/logging';
 import { DataSource } from 'typeorm';
 import { createApp } from './app';
-import { ConfigError, loadConfig } from './config/config';
+import { ConfigError, demoOnFirstStart, loadConfig } from './config/config';
 import { openDatabase } from './database/database-url';
 import { runMigrations } from './database/migrate';
 import { DemoService } from './demo/demo.service';
@@ -27,25 +28,32 @@ async function main() {
   const logger = new Logger('Formwork');
 
   const database = await openDatabase(config);
-  if (database.embedded) {
-    logger.log(`Using the embedded PostgreSQL under ${config.dataDir} (set DATABASE_URL for a real server)`);
-    const ds = await new DataSource((await import('./database/data-source')).dataSourceOptions(database.url, 1)).initialize();
-    const ran = await runMigrations(ds, database.url);
-    if (ran.length) logger.log(`Applied migrations: ${ran.join(', ')}`);
-    await ds.destroy();
+  // Migrations run before anything reads the schema: the embedded database runs them itself; on a
+  // DATABASE_URL server they are a deliberate step, and a pending one stops start-up here, before
+  // the app (the OAuth keys, the CSRF key) touches a table that may not exist yet.
+  const ds = await new DataSource((await import('./database/data-source')).dataSourceOptions(database.url, 1)).initialize();
+  try {
+    if (database.embedded) {
+      logger.log(`Using the embedded PostgreSQL under ${config.dataDir} (set DATABASE_URL for a real server)`);
+      const ran = await runMigrations(ds, database.url);
+      if (ran.length) logger.log(`Applied migrations: ${ran.join(', ')}`);
+    } else if (await ds.showMigrations()) {
+      process.stderr.write('formwork: the database has migrations that have not run: run `npm run --silent cli -- migrate` with the same DATABASE_URL first\n');
+      await ds.destroy();
+      await database.close();
+      process.exit(1);
+    }
+  } finally {
+    if (ds.isInitialized) await ds.destroy();
   }
 
   const app = await createApp(config, database.url, log);
-  if (!database.embedded && (await app.get(DataSource).showMigrations())) {
-    process.stderr.write('formwork: the database has migrations that have not run: run `npm run --silent cli -- migrate` with the same DATABASE_URL first\n');
-    await app.close();
-    process.exit(1);
-  }
-
   const server = await listen(app, config.port);
+  // Timeouts (a request must arrive within 60 s), and the connections tracked for a clean stop.
+  const connections = configureServer(server);
   logger.log(`Formwork listening on ${config.publicUrl} (port ${config.port})`);
 
-  if (config.bootstrapDemo && (await app.get(WorkspacesService).isEmpty())) {
+  if (demoOnFirstStart(config, database.embedded) && (await app.get(WorkspacesService).isEmpty())) {
     const demo = await app.get(DemoService).create();
     // Printed to the terminal (not the logger), once, on a first start outside production.
     process.stdout.write(
@@ -70,7 +78,8 @@ async function main() {
       process.exit(1);
     }, SHUTDOWN_GRACE_MS);
     force.unref();
-    await stopAccepting(server);
+    // Clients still sending a request after a few seconds are cut: they must not hold the stop up.
+    await connections.drain(undefined, (count) => logger.warn(`closed ${count} connection(s) still sending a request`));
     await app.close(); // Nest's hooks: the purge timer, Redis, the database pool
     await database.close();
     logger.log('stopped');
@@ -97,22 +106,6 @@ async function listen(app: NestFastifyApplication, port: number): Promise<Server
 
 /** Under the usual 30 s a container runtime waits after SIGTERM before it kills. */
 const SHUTDOWN_GRACE_MS = 25_000;
-
-/**
- * Stops listening and resolves once every connection has closed: idle keep-alive connections at
- * once, busy ones as soon as their request is answered (Node keeps them open for the next request
- * otherwise).
- */
-function stopAccepting(server: Server): Promise<void> {
-  return new Promise((resolve) => {
-    const sweep = setInterval(() => server.closeIdleConnections(), 50);
-    server.close(() => {
-      clearInterval(sweep);
-      resolve();
-    });
-    server.closeIdleConnections();
-  });
-}
 
 main().catch((err) => {
   process.stderr.write(`formwork: could not start: ${err instanceof Error ? err.message : String(err)}\n`);

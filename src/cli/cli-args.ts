@@ -29,6 +29,12 @@ export class WorkspaceCreateArgs {
   @IsEmail() 'owner-email': string;
 }
 
+export class WorkspaceEmbedOriginsArgs {
+  @IsString() @IsNotEmpty() workspace: string;
+  @IsOptional() @IsString({ message: 'set needs a comma-separated list of origins' }) @IsNotEmpty({ message: 'set needs a comma-separated list of origins' }) set?: string;
+  @IsOptional() @IsIn([true], { message: 'clear takes no value' }) clear?: true;
+}
+
 export class MemberAddArgs {
   @IsString() @IsNotEmpty() workspace: string;
   @IsEmail() email: string;

@@ -19,11 +19,12 @@ import { TokensModule } from '../tokens/tokens.module';
 import { TokensService, TokenView } from '../tokens/tokens.service';
 import { WorkspacesModule } from '../workspaces/workspaces.module';
 import { WorkspacesService } from '../workspaces/workspaces.service';
-import { MemberAddArgs, noOptions, UserSetPasswordArgs, parseDuration, parseFlags, TokenCreateArgs, TokenListArgs, TokenRevokeArgs, validateArgs, WorkspaceCreateArgs } from './cli-args';
+import { MemberAddArgs, noOptions, UserSetPasswordArgs, parseDuration, parseFlags, TokenCreateArgs, TokenListArgs, TokenRevokeArgs, validateArgs, WorkspaceCreateArgs, WorkspaceEmbedOriginsArgs } from './cli-args';
 
 const USAGE = `Usage: npm run --silent cli -- <command> [options] [--json]
   migrate
   workspace create --name N --slug S --plan free|pro --owner-email E
+  workspace embed-origins --workspace S [--set https://a.example,https://b.example | --clear]
   member add --workspace S --email E --role viewer|editor|admin|owner
   token create --workspace S --name N [--role R] [--scopes a,b] [--expires-in 90d]
   token list --workspace S
@@ -88,7 +89,7 @@ async function run(command: string, flags: Record<string, string | true>, config
       await ds.destroy();
     }
   }
-  const known = ['workspace create', 'member add', 'token create', 'token list', 'token revoke', 'user set-password', 'grant list', 'grant revoke', 'demo'];
+  const known = ['workspace create', 'workspace embed-origins', 'member add', 'token create', 'token list', 'token revoke', 'user set-password', 'grant list', 'grant revoke', 'demo'];
   if (!known.includes(command)) {
     throw new ApiError('invalid_arguments', { message: command ? `Unknown command "${command}".` : 'No command given.', hint: USAGE });
   }
@@ -107,6 +108,21 @@ async function run(command: string, flags: Record<string, string | true>, config
         const { workspace, owner } = await workspaces.create({ name: a.name, slug: a.slug, plan: a.plan as Plan, ownerEmail: a['owner-email'] });
         const view = WorkspacesService.view(workspace);
         return { json: { workspace: view, owner: { id: owner.id, email: owner.email, role: 'owner' } }, text: `Created workspace ${view.slug} (${view.plan}), owner ${owner.email}` };
+      }
+      case 'workspace embed-origins': {
+        const a = validateArgs(WorkspaceEmbedOriginsArgs, flags);
+        const list = a.set?.split(',').map((o) => o.trim()).filter(Boolean);
+        if ((a.set !== undefined && a.clear) || (a.set !== undefined && !list?.length)) {
+          const message = a.clear ? 'cannot be combined with --clear' : 'needs at least one origin (--clear allows none)';
+          throw new ApiError('invalid_arguments', { message: `Bad options: --set ${message}`, hint: 'Give either --set with origins or --clear; neither shows the list.', details: [{ path: '--set', message }] });
+        }
+        // Neither --set nor --clear: show the list as it is.
+        const workspace = list || a.clear ? await workspaces.setEmbedOrigins(a.workspace, list ?? []) : await workspaces.requireBySlug(a.workspace);
+        const origins = workspace.embedOrigins;
+        return {
+          json: { workspace: workspace.slug, embedOrigins: origins },
+          text: origins.length ? `Forms of ${workspace.slug} may be embedded by: ${origins.join(' ')}` : `No site may embed the forms of ${workspace.slug}.`,
+        };
       }
       case 'member add': {
         const a = validateArgs(MemberAddArgs, flags);

@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from './config';
+import { demoOnFirstStart, ConfigError, loadConfig } from './config';
 
 /** The ConfigError loadConfig throws for `env` (fails the test when it does not throw one). */
 function configError(env: NodeJS.ProcessEnv): ConfigError {
@@ -36,9 +36,10 @@ describe('loadConfig', () => {
       expect(config.apiV1Sunset).toBeUndefined();
     });
 
-    it('bootstraps the demo outside production', () => {
+    it('bootstraps the demo outside production, on the embedded database only', () => {
       expect(config.production).toBe(false);
-      expect(config.bootstrapDemo).toBe(true);
+      expect(demoOnFirstStart(config, true)).toBe(true);
+      expect(demoOnFirstStart(config, false)).toBe(false);
     });
 
     it('reads nothing from process.env when given its own env', () => {
@@ -87,7 +88,7 @@ describe('loadConfig', () => {
       const config = loadConfig({ PORT: '', RATE_LIMIT_IP_PER_MIN: '', BOOTSTRAP_DEMO: '', TRUST_PROXY: '', DATABASE_URL: '', REDIS_URL: '', RATE_LIMIT_ENABLED: '' });
       expect(config.port).toBe(3000);
       expect(config.rateLimit.ipPerMin).toBe(240);
-      expect(config.bootstrapDemo).toBe(true);
+      expect(config.bootstrapDemo).toBe('embedded');
       expect(config.trustProxy).toBe(false);
       expect(config.databaseUrl).toBeUndefined();
       expect(config.redisUrl).toBeUndefined();
@@ -126,22 +127,31 @@ describe('loadConfig', () => {
   });
 
   describe('BOOTSTRAP_DEMO', () => {
-    it('is off in production even when asked for', () => {
+    const demo = (env: Record<string, string>, embedded: boolean) => demoOnFirstStart(loadConfig(env), embedded);
+
+    it('is off in production even when asked for, on any database', () => {
       const config = loadConfig({ NODE_ENV: 'production', BOOTSTRAP_DEMO: 'true' });
       expect(config.production).toBe(true);
-      expect(config.bootstrapDemo).toBe(false);
+      expect(demoOnFirstStart(config, true)).toBe(false);
+      expect(demoOnFirstStart(config, false)).toBe(false);
     });
 
     it('is off in production by default', () => {
-      expect(loadConfig({ NODE_ENV: 'production' }).bootstrapDemo).toBe(false);
+      expect(demo({ NODE_ENV: 'production' }, true)).toBe(false);
+    });
+
+    it('is on by default for the embedded database only, never for a DATABASE_URL server', () => {
+      expect(demo({ NODE_ENV: 'development' }, true)).toBe(true);
+      expect(demo({ NODE_ENV: 'development', DATABASE_URL: 'postgres://db/formwork' }, false)).toBe(false);
     });
 
     it.each(['false', '0', 'no', 'off', 'FALSE'])('can be turned off in development with %s', (value) => {
-      expect(loadConfig({ NODE_ENV: 'development', BOOTSTRAP_DEMO: value }).bootstrapDemo).toBe(false);
+      expect(demo({ NODE_ENV: 'development', BOOTSTRAP_DEMO: value }, true)).toBe(false);
     });
 
-    it.each(['true', '1', 'yes', 'on'])('stays on in development with %s', (value) => {
-      expect(loadConfig({ NODE_ENV: 'development', BOOTSTRAP_DEMO: value }).bootstrapDemo).toBe(true);
+    it.each(['true', '1', 'yes', 'on'])('with %s, is on for a DATABASE_URL server too', (value) => {
+      expect(demo({ NODE_ENV: 'development', BOOTSTRAP_DEMO: value }, false)).toBe(true);
+      expect(demo({ NODE_ENV: 'development', BOOTSTRAP_DEMO: value }, true)).toBe(true);
     });
   });
 

@@ -80,7 +80,8 @@ export interface AppConfig {
   apiV1Sunset: Date | undefined;
   /** Where the Link rel="deprecation" (and rel="sunset") header points: the changelog or migration guide. */
   apiV1DeprecationLink: string;
-  bootstrapDemo: boolean;
+  /** When a first start on an empty database creates the demo: see demoOnFirstStart. */
+  bootstrapDemo: 'embedded' | 'always' | 'never';
   production: boolean;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   databasePoolSize: number;
@@ -149,12 +150,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     apiV1Sunset: sunset,
     apiV1DeprecationLink: parsed.API_V1_DEPRECATION_LINK ?? `${publicUrl}/docs`,
     // A demo token printed into a production log would be a live credential in the logs: never there.
-    bootstrapDemo: !production && (parsed.BOOTSTRAP_DEMO ?? true),
+    bootstrapDemo: production ? 'never' : parsed.BOOTSTRAP_DEMO === true ? 'always' : parsed.BOOTSTRAP_DEMO === false ? 'never' : 'embedded',
     production,
     logLevel: (parsed.LOG_LEVEL as AppConfig['logLevel']) ?? 'info',
     databasePoolSize: parsed.DATABASE_POOL_SIZE ?? 10,
     jsonBodyLimit: '1mb',
   };
+}
+
+/**
+ * Whether a first start on an empty database creates the demo workspace and prints its token: by
+ * default only on the embedded database (a laptop), on a DATABASE_URL server only when
+ * BOOTSTRAP_DEMO=true says so, and never in production.
+ */
+export function demoOnFirstStart(config: Pick<AppConfig, 'bootstrapDemo'>, embedded: boolean): boolean {
+  return config.bootstrapDemo === 'always' || (config.bootstrapDemo === 'embedded' && embedded);
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { CloseFormTool } from './close-form.tool';
 import { CreateFormTool } from './create-form.tool';
 import { DeleteFormTool } from './delete-form.tool';
@@ -9,6 +10,7 @@ import { PublishFormTool } from './publish-form.tool';
 import { UpdateFormTool } from './update-form.tool';
 
 @Module({
+  imports: [IdempotencyModule],
   providers: [FormsService, ListFormsTool, GetFormTool, CreateFormTool, UpdateFormTool, PublishFormTool, CloseFormTool, DeleteFormTool],
   exports: [FormsService],
 })

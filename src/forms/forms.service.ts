@@ -6,6 +6,7 @@ import type { Principal } from '../common/access/principal';
 import { ApiError, ErrorDetail } from '../common/errors/api-error';
 import { newFormPublicId } from '../common/ids';
 import { inTransaction } from '../database/transaction';
+import { IdempotencyService } from '../idempotency/idempotency.service';
 import { discardAnswers } from '../responses/response-stats';
 import { AnswerLossCandidate, describeLoss, lossCandidates } from './answer-loss';
 import { Block, BlockInput, blockView, normalizeBlocks } from './blocks';
@@ -79,26 +80,36 @@ export class FormsService {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly audit: AuditService,
+    private readonly idempotency: IdempotencyService,
   ) {}
 
   /** A form of the workspace, or 404 (another workspace's form is not found either). */
   async get(workspaceId: string, publicId: string, manager: EntityManager = this.db.manager, lock?: 'UPDATE' | 'SHARE'): Promise<FormRecord> {
-    const rows: FormRow[] = await manager.query(
-      `SELECT ${FORM_COLUMNS}, ${BLOCKS_JSON} FROM forms f WHERE f.workspace_id = $1 AND f.public_id = $2${lock ? ` FOR ${lock} OF f` : ''}`,
-      [workspaceId, publicId],
-    );
-    if (!rows[0]) throw notFoundForm(publicId);
-    return toRecord(rows[0]);
+    const row = await this.read(manager, 'f.workspace_id = $1 AND f.public_id = $2', [workspaceId, publicId], lock);
+    if (!row) throw notFoundForm(publicId);
+    return toRecord(row);
   }
 
   /** A form by its public id alone, for the respondent page (no credential, so no workspace). */
   async getPublic(publicId: string, manager: EntityManager = this.db.manager, lock?: 'SHARE'): Promise<FormRecord> {
-    const rows: FormRow[] = await manager.query(
-      `SELECT ${FORM_COLUMNS}, ${BLOCKS_JSON} FROM forms f WHERE f.public_id = $1${lock ? ` FOR ${lock} OF f` : ''}`,
-      [publicId],
-    );
-    if (!rows[0]) throw new ApiError('not_found', { message: `No form "${publicId}".`, hint: 'Check the link you were given.' });
-    return toRecord(rows[0]);
+    const row = await this.read(manager, 'f.public_id = $1', [publicId], lock);
+    if (!row) throw new ApiError('not_found', { message: `No form "${publicId}".`, hint: 'Check the link you were given.' });
+    return toRecord(row);
+  }
+
+  /**
+   * One form row with its blocks. With a lock, the row is locked by a statement of its own and the
+   * form read by the next one: under READ COMMITTED, a statement that waited for a lock re-checks
+   * only the locked row, and a subquery in it (the blocks) still reads the snapshot taken before
+   * the wait. Reading after the lock is held sees what a concurrent edit committed.
+   */
+  private async read(manager: EntityManager, where: string, params: unknown[], lock?: 'UPDATE' | 'SHARE'): Promise<FormRow | undefined> {
+    if (lock) {
+      const locked: unknown[] = await manager.query(`SELECT 1 FROM forms f WHERE ${where} FOR ${lock}`, params);
+      if (locked.length === 0) return undefined;
+    }
+    const rows: FormRow[] = await manager.query(`SELECT ${FORM_COLUMNS}, ${BLOCKS_JSON} FROM forms f WHERE ${where}`, params);
+    return rows[0];
   }
 
   async list(workspaceId: string, opts: { limit: number; offset: number; status?: FormStatus }): Promise<{ total: number; forms: FormRecord[] }> {
@@ -197,12 +208,16 @@ export class FormsService {
     });
   }
 
-  /** delete_form: the form, its blocks and its responses (cascade), in one transaction. */
+  /**
+   * delete_form: the form, its blocks and its responses (cascade), in one transaction, with the
+   * stored Idempotency-Key answers that showed any of it.
+   */
   async remove(actor: Principal, publicId: string): Promise<{ publicId: string; deleted: true; responsesDeleted: number }> {
     return inTransaction(this.db, async (tx) => {
       const form = await this.lock(tx, actor.workspace.id, publicId);
       const [{ n }] = await tx.query('SELECT count(*)::int AS n FROM responses WHERE form_id = $1', [form.id]);
       await tx.query('DELETE FROM forms WHERE id = $1', [form.id]);
+      await this.idempotency.forgetDeleted(tx, { workspaceId: actor.workspace.id, formPublicId: publicId });
       await this.audit.record(tx, actor, 'form.delete', publicId, { title: form.title, responsesDeleted: n });
       return { publicId, deleted: true as const, responsesDeleted: n };
     });

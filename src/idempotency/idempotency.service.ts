@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import type { Principal } from '../common/access/principal';
 import { ApiError } from '../common/errors/api-error';
+import { currentRequestContext } from '../common/request-context';
 import { withAmbientTransaction } from '../database/transaction';
 import { fingerprint } from './canonical-json';
 
@@ -60,11 +61,12 @@ const REPLACEABLE = `k.created_at <= now() - interval '${RETENTION_HOURS} hours'
 const CLAIM_SQL = `
 WITH lock AS (SELECT ${KEY_LOCK} AS got),
 claimed AS (
-  INSERT INTO idempotency_keys AS k (scope, tool, idempotency_key, fingerprint, lock_token, locked_until)
-  SELECT $1, $2, $3, $4, $5, now() + make_interval(secs => $6) FROM lock WHERE got
+  INSERT INTO idempotency_keys AS k (scope, tool, idempotency_key, fingerprint, lock_token, locked_until, workspace_id, read_only)
+  SELECT $1, $2, $3, $4, $5, now() + make_interval(secs => $6), $7, $8 FROM lock WHERE got
   ON CONFLICT (scope, tool, idempotency_key) DO UPDATE
      SET fingerprint = EXCLUDED.fingerprint, lock_token = EXCLUDED.lock_token, locked_until = EXCLUDED.locked_until,
-         response_status = NULL, response_headers = NULL, response_body = NULL, created_at = now()
+         response_status = NULL, response_headers = NULL, response_body = NULL, created_at = now(),
+         workspace_id = EXCLUDED.workspace_id, read_only = EXCLUDED.read_only, form_public_id = NULL, response_id = NULL
    WHERE ${REPLACEABLE}
   RETURNING 1
 )
@@ -77,16 +79,27 @@ SELECT EXISTS (SELECT 1 FROM claimed) AS claimed,
 /** Stores a finished answer without a prior claim (a write tool's 4xx, after its transaction rolled back). */
 const STORE_SQL = `
 WITH lock AS (SELECT ${KEY_LOCK} AS got)
-INSERT INTO idempotency_keys AS k (scope, tool, idempotency_key, fingerprint, response_status, response_headers, response_body)
-SELECT $1, $2, $3, $4, $5, $6::jsonb, $7 FROM lock WHERE got
+INSERT INTO idempotency_keys AS k (scope, tool, idempotency_key, fingerprint, response_status, response_headers, response_body,
+                                   workspace_id, read_only, form_public_id, response_id)
+SELECT $1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11 FROM lock WHERE got
 ON CONFLICT (scope, tool, idempotency_key) DO UPDATE
    SET fingerprint = EXCLUDED.fingerprint, lock_token = NULL, locked_until = NULL, response_status = EXCLUDED.response_status,
-       response_headers = EXCLUDED.response_headers, response_body = EXCLUDED.response_body, created_at = now()
+       response_headers = EXCLUDED.response_headers, response_body = EXCLUDED.response_body, created_at = now(),
+       workspace_id = EXCLUDED.workspace_id, read_only = EXCLUDED.read_only, form_public_id = EXCLUDED.form_public_id, response_id = EXCLUDED.response_id
  WHERE ${REPLACEABLE}`;
 
 const COMPLETE_SQL = `
-UPDATE idempotency_keys SET response_status = $5, response_headers = $6::jsonb, response_body = $7, lock_token = NULL, locked_until = NULL
+UPDATE idempotency_keys SET response_status = $5, response_headers = $6::jsonb, response_body = $7, lock_token = NULL, locked_until = NULL,
+       form_public_id = $8, response_id = $9
  WHERE ${KEY_WHERE} AND lock_token = $4`;
+
+/** A deletion in a workspace forgets every stored read answer there (a read is safe to run again), runs in progress included. */
+const FORGET_READS_SQL = `DELETE FROM idempotency_keys WHERE workspace_id = $1 AND read_only`;
+
+/** ... and turns the stored answers of writes that showed the deleted form or response into a 404 (the key stays spent). */
+const FORGET_WRITES_SQL = `
+UPDATE idempotency_keys SET response_status = $3, response_headers = NULL, response_body = $4
+ WHERE NOT read_only AND response_status IS NOT NULL AND (form_public_id = $1 OR response_id = $2)`;
 
 const RELEASE_SQL = `DELETE FROM idempotency_keys WHERE ${KEY_WHERE} AND lock_token = $4 AND response_status IS NULL`;
 
@@ -143,8 +156,9 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
         const claim = await this.claim(tx, call, print, token);
         if (!claim.claimed) return claim;
         ran = true;
-        const body = JSON.stringify((await withAmbientTransaction(tx, runTool)) ?? null);
-        await this.complete(tx, call, token, 200, null, body);
+        const result = await withAmbientTransaction(tx, runTool);
+        const body = JSON.stringify(result ?? null);
+        await this.complete(tx, call, token, 200, null, body, subjectsOf(call.args, result));
         return { status: 200, headers: {}, body, replayed: false } satisfies KeyedOutcome;
       });
       return 'claimed' in outcome ? this.existing(call, print, outcome) : outcome;
@@ -164,7 +178,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
       result = await runTool();
     } catch (err) {
       if (isToolAnswer(err)) {
-        await this.complete(this.db.manager, call, token, err.status, err.headers ?? null, JSON.stringify(err.toJSON(call.requestId))).catch((e) =>
+        await this.complete(this.db.manager, call, token, err.status, err.headers ?? null, JSON.stringify(err.toJSON(call.requestId)), subjectsOf(call.args)).catch((e) =>
           this.logger.warn(`could not store the answer for an Idempotency-Key: ${(e as Error).message}`),
         );
       } else {
@@ -174,25 +188,56 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     }
     const body = JSON.stringify(result ?? null);
     // A read has no effect to protect: if storing fails, answer anyway (a retry runs it again once the lock expires).
-    await this.complete(this.db.manager, call, token, 200, null, body).catch((e) =>
+    await this.complete(this.db.manager, call, token, 200, null, body, subjectsOf(call.args, result)).catch((e) =>
       this.logger.warn(`could not store the answer for an Idempotency-Key: ${(e as Error).message}`),
     );
     return { status: 200, headers: {}, body, replayed: false };
   }
 
   private async claim(manager: EntityManager, call: KeyedCall, print: Buffer, token: string): Promise<ClaimRow> {
-    const [row]: ClaimRow[] = await manager.query(CLAIM_SQL, [call.principal.credentialKey, call.tool, call.key, print, token, LOCK_SECONDS]);
+    const [row]: ClaimRow[] = await manager.query(CLAIM_SQL, [
+      call.principal.credentialKey,
+      call.tool,
+      call.key,
+      print,
+      token,
+      LOCK_SECONDS,
+      call.principal.workspace.id,
+      !call.write,
+    ]);
     return row;
   }
 
-  private async complete(manager: EntityManager, call: KeyedCall, token: string, status: number, headers: Record<string, string> | null, body: string) {
-    await manager.query(COMPLETE_SQL, [call.principal.credentialKey, call.tool, call.key, token, status, headers ? JSON.stringify(headers) : null, body]);
+  private async complete(manager: EntityManager, call: KeyedCall, token: string, status: number, headers: Record<string, string> | null, body: string, subjects: Subjects) {
+    await manager.query(COMPLETE_SQL, [
+      call.principal.credentialKey,
+      call.tool,
+      call.key,
+      token,
+      status,
+      headers ? JSON.stringify(headers) : null,
+      body,
+      subjects.form,
+      subjects.response,
+    ]);
   }
 
   private async storeRefusal(call: KeyedCall, print: Buffer, err: ApiError) {
     const headers = err.headers ? JSON.stringify(err.headers) : null;
     await this.db
-      .query(STORE_SQL, [call.principal.credentialKey, call.tool, call.key, print, err.status, headers, JSON.stringify(err.toJSON(call.requestId))])
+      .query(STORE_SQL, [
+        call.principal.credentialKey,
+        call.tool,
+        call.key,
+        print,
+        err.status,
+        headers,
+        JSON.stringify(err.toJSON(call.requestId)),
+        call.principal.workspace.id,
+        !call.write,
+        subjectsOf(call.args).form,
+        subjectsOf(call.args).response,
+      ])
       .catch((e) => this.logger.warn(`could not store the answer for an Idempotency-Key: ${(e as Error).message}`));
   }
 
@@ -214,6 +259,26 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
       });
     }
     return { status: claim.response_status, headers: claim.response_headers ?? {}, body: claim.response_body, replayed: true };
+  }
+
+  /**
+   * Called by delete_form and delete_response inside their transaction, so that nothing of what
+   * they delete stays readable through a replay: the workspace's stored read answers are
+   * forgotten, and the stored answers of writes that showed the form (or the response) become a
+   * 404 not_found; their keys stay spent, so a retry still does not run the write again.
+   */
+  async forgetDeleted(tx: EntityManager, deleted: { workspaceId: string; formPublicId?: string; responseId?: string }): Promise<void> {
+    await tx.query(FORGET_READS_SQL, [deleted.workspaceId]);
+    const gone = new ApiError('not_found', {
+      message: 'What this request returned has since been deleted.',
+      hint: 'The form or response it showed was deleted after this call ran; list_forms and list_responses show what exists now.',
+    });
+    await tx.query(FORGET_WRITES_SQL, [
+      deleted.formPublicId ?? null,
+      deleted.responseId ?? null,
+      gone.status,
+      JSON.stringify(gone.toJSON(currentRequestContext()?.requestId)),
+    ]);
   }
 
   /** Deletes records older than the retention, in small batches (each instance runs this every 10 minutes). */
@@ -239,6 +304,19 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   onModuleDestroy() {
     clearInterval(this.purgeTimer);
   }
+}
+
+/** The form and response a stored answer shows: named by the arguments, or by the result (a created form or response). */
+interface Subjects {
+  form: string | null;
+  response: string | null;
+}
+
+function subjectsOf(args: unknown, result?: unknown): Subjects {
+  const a = (args ?? {}) as Record<string, unknown>;
+  const r = (result && typeof result === 'object' ? result : {}) as Record<string, unknown>;
+  const text = (v: unknown) => (typeof v === 'string' ? v : null);
+  return { form: text(a.publicId) ?? text(r.publicId), response: text(a.responseId) ?? text(r.id) };
 }
 
 /** An answer of the tool itself (stored and replayed), as opposed to a failure of the service (5xx). */

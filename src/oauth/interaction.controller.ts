@@ -5,7 +5,7 @@ import type { FastifyReply as Response, FastifyRequest as Request } from 'fastif
 import { formPost } from '../common/http/body';
 import { Public } from '../auth/public.decorator';
 import { isScope } from '../common/access/roles';
-import { consentPage, errorPage, signInPage } from './interaction.pages';
+import { consentPage, errorPage, PAGE_HEADERS, signInPage } from './interaction.pages';
 import { OAuthProviderRef, Provider } from './oauth-provider';
 import { OAuthService } from './oauth.service';
 
@@ -13,13 +13,6 @@ import { OAuthService } from './oauth.service';
 const SIGN_IN_FORM = formPost(20 * 1024, 20);
 
 type Details = Awaited<ReturnType<Provider['interactionDetails']>>;
-
-const PAGE_HEADERS = {
-  'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' http: https:; base-uri 'none'; frame-ancestors 'none'",
-  'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'no-referrer',
-  'Cache-Control': 'no-store',
-};
 
 /**
  * The pages of an authorization: sign in, then choose a workspace and allow (or deny) the scopes.
@@ -163,7 +156,9 @@ export class InteractionController {
     if (workspaces.length === 0) {
       return send(res, 403, errorPage('No workspace', 'Your account is not a member of any workspace, so there is nothing to connect. Ask a workspace admin to add you.'));
     }
-    send(res, status, consentPage(details.uid, csrf, clientName, scopes, workspaces, opts.error));
+    // oidc-provider has checked the redirect URI against the client's (and filled it in when the client has only one).
+    const redirectUri = String(details.params.redirect_uri ?? client?.redirectUris?.[0] ?? '');
+    send(res, status, consentPage(details.uid, csrf, clientName, scopes, workspaces, redirectUri, opts.error));
   }
 }
 

@@ -2,6 +2,30 @@ import { esc, page } from '../common/html';
 import { isScope } from '../common/access/roles';
 import { SCOPE_WORDS } from './oauth-config';
 
+/**
+ * The Content-Security-Policy of every page of the authorization server, ours and oidc-provider's:
+ * inline styles only, no script (oidc-provider adds the hash of its one inline script, the
+ * form_post auto-submit, to script-src), forms posting here or to the app's http(s) redirect URI.
+ */
+export const PAGE_CSP = "default-src 'none'; script-src 'none'; style-src 'unsafe-inline'; form-action 'self' http: https:; base-uri 'none'; frame-ancestors 'none'";
+
+export const PAGE_HEADERS = {
+  'Content-Security-Policy': PAGE_CSP,
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'Cache-Control': 'no-store',
+};
+
+/** Where the app sends the person back to, as the consent page shows it: the host, or the whole URI when it has none (an app's own scheme). */
+export function redirectHost(redirectUri: string): string {
+  try {
+    const url = new URL(redirectUri);
+    return url.host || `${url.protocol}${url.pathname}`;
+  } catch {
+    return redirectUri;
+  }
+}
+
 /** The sign-in page of an authorization: email, password, and the interaction's CSRF token. */
 export function signInPage(uid: string, csrf: string, clientName: string, opts: { email?: string; error?: string } = {}): string {
   return page(
@@ -25,6 +49,7 @@ export function consentPage(
   clientName: string,
   scopes: string[],
   workspaces: Array<{ slug: string; name: string; role: string }>,
+  redirectUri: string,
   error?: string,
 ): string {
   const words = scopes.map((s) => `<li>${esc(isScope(s) ? SCOPE_WORDS[s] : s)} <span class="desc">(${esc(s)})</span></li>`).join('');
@@ -41,6 +66,7 @@ ${error ? `<div class="summary" role="alert"><p>${esc(error)}</p></div>` : ''}
 <p>It will be able to:</p>
 <ul>${words}</ul>
 <p class="desc">It acts with your role in the workspace you choose, and never more. You can disconnect it at any time.</p>
+<p>Whether you allow or deny, you will be sent back to <strong>${esc(redirectHost(redirectUri))}</strong>. If you do not know that address, deny.</p>
 <form method="post" action="/oauth/interaction/${esc(uid)}/confirm">
 <input type="hidden" name="csrf" value="${esc(csrf)}">
 <fieldset class="field" role="radiogroup"><legend>Workspace</legend>${choices}</fieldset>

@@ -31,3 +31,14 @@ export const OAUTH_ROUTES = {
   backchannel_authentication: '/oauth/backchannel',
   challenge: '/oauth/challenge',
 } as const;
+
+/**
+ * A registered client that has not been used at the authorization server (authorize, token,
+ * revoke) for this many days is deleted; every use moves the date (stored at most once a day).
+ * Its refresh tokens live as long, so a client idle that long holds nothing that still works.
+ */
+export const CLIENT_TTL_DAYS = 30;
+
+/** Largest registration accepted (RFC 7591 metadata as JSON), and longest client name (shown on the consent page). */
+export const MAX_REGISTRATION_BYTES = 10_000;
+export const MAX_CLIENT_NAME_LENGTH = 200;

@@ -3,7 +3,8 @@ import type { Configuration, default as ProviderType } from 'oidc-provider';
 import type { DataSource } from 'typeorm';
 import { SCOPES } from '../common/access/roles';
 import type { AppConfig } from '../config/config';
-import { DEFAULT_RESOURCE, OAUTH_ROUTES, resourceIdentifiers } from './oauth-config';
+import { errorPage, PAGE_CSP, PAGE_HEADERS } from './interaction.pages';
+import { DEFAULT_RESOURCE, MAX_CLIENT_NAME_LENGTH, MAX_REGISTRATION_BYTES, OAUTH_ROUTES, resourceIdentifiers } from './oauth-config';
 import { pgAdapter } from './pg-adapter';
 import { sharedSecret } from './shared-secret';
 
@@ -17,10 +18,11 @@ export class OAuthProviderRef {
 /**
  * The built-in OAuth 2.1 authorization server, on oidc-provider (certified; ESM-only, so loaded
  * with import() at start and never by the jest suite). Authorization code with PKCE S256 for every
- * client, exact redirect URIs, open dynamic client registration (public clients), resource
- * indicators limited to this service, refresh token rotation with reuse detection (oidc-provider
- * revokes the whole grant when a spent refresh token comes back), RFC 7009 revocation. State lives
- * in PostgreSQL through the adapter.
+ * client, exact redirect URIs, open dynamic client registration (public clients only: no client
+ * ever gets a secret), resource indicators limited to this service, refresh token rotation with
+ * reuse detection (oidc-provider revokes the whole grant when a spent refresh token comes back),
+ * RFC 7009 revocation. Nothing else is switched on (no PAR, no end-session endpoint), so the
+ * metadata lists only what works. State lives in PostgreSQL through the adapter.
  */
 export async function createOAuthProvider(config: AppConfig, db: DataSource): Promise<Provider> {
   const { default: Provider, errors } = await import('oidc-provider');
@@ -34,7 +36,8 @@ export async function createOAuthProvider(config: AppConfig, db: DataSource): Pr
 
   const configuration: Configuration = {
     adapter: pgAdapter(db) as unknown as Configuration['adapter'],
-    clients: [],
+    clients: [], // every client is dynamically registered, and public
+    clientAuthMethods: ['none'],
     clientDefaults: {
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
@@ -54,9 +57,25 @@ export async function createOAuthProvider(config: AppConfig, db: DataSource): Pr
     jwks: jwks as Configuration['jwks'],
     features: {
       devInteractions: { enabled: false },
-      registration: { enabled: true },
+      registration: {
+        enabled: true,
+        // Read (GET /oauth/register/{id}) needs the registration access token; nothing uses it, and it
+        // would be one more row per registration. (The option is read here; @types/oidc-provider misplaces it.)
+        ...({ issueRegistrationAccessToken: false } as object),
+        // Called once per registration, after the body is parsed and before it is validated: the place to bound and normalize it.
+        idFactory: (ctx) => {
+          publicRegistration(ctx.oidc.body as Record<string, unknown>, errors);
+          return randomBytes(16).toString('base64url');
+        },
+        // Reached only when the metadata still needs a secret (an HMAC or symmetric algorithm): refused, no secret is ever issued.
+        secretFactory: () => {
+          throw new errors.InvalidClientMetadata('only public clients can register here: leave out HMAC (HS*) and symmetric encryption algorithms');
+        },
+      },
       revocation: { enabled: true },
       userinfo: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
+      rpInitiatedLogout: { enabled: false },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => DEFAULT_RESOURCE(config),
@@ -69,6 +88,8 @@ export async function createOAuthProvider(config: AppConfig, db: DataSource): Pr
     },
     // Refresh tokens for every client allowed the grant, without requiring offline_access.
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    // Every refresh rotates the refresh token; a spent one coming back revokes the grant.
+    rotateRefreshToken: true,
     ttl: {
       AccessToken: 3600,
       AuthorizationCode: 60,
@@ -79,12 +100,71 @@ export async function createOAuthProvider(config: AppConfig, db: DataSource): Pr
     },
     findAccount: async (_ctx, id) => ({ accountId: id, claims: async () => ({ sub: id }) }),
     renderError: async (ctx, out) => {
+      ctx.set(PAGE_HEADERS);
       ctx.type = 'html';
-      const { errorPage } = await import('./interaction.pages');
       ctx.body = errorPage(String(out.error), String(out.error_description ?? ''));
     },
   };
   const provider = new Provider(config.publicUrl, configuration);
   provider.proxy = config.trustProxy !== false;
+
+  // An error of the authorization request itself (GET or POST /oauth/authorize: no PKCE, a resource
+  // or scope refused, prompt=none without a session...) comes before the person has seen any
+  // Formwork page. oidc-provider would redirect it to the client's redirect URI, and anyone may
+  // register a client: that makes /oauth/authorize an open redirector (OAuth 2.1 §7.12.2). Such
+  // errors are shown on our error page instead. Errors after our sign-in or consent page (the
+  // resume route, /oauth/authorize/{uid}: "Deny" is access_denied there) still go back to the client.
+  provider.on('authorization.error', (ctx: { state: Record<string, unknown> }, err: unknown) => {
+    ctx.state.authorizationError = err;
+  });
+  provider.use(async (ctx, next) => {
+    // Every answer: a strict CSP (oidc-provider appends its script hashes to script-src) and nosniff.
+    ctx.set({ 'Content-Security-Policy': PAGE_CSP, 'X-Content-Type-Options': 'nosniff' });
+    // A registration too large is refused before its body is read (a chunked one is measured once parsed).
+    const length = Number(ctx.get('content-length'));
+    if (ctx.method === 'POST' && ctx.path === OAUTH_ROUTES.registration && length > MAX_REGISTRATION_BYTES) {
+      ctx.set('Cache-Control', 'no-store');
+      ctx.status = 400;
+      ctx.body = { error: 'invalid_client_metadata', error_description: tooLarge(length) };
+      return;
+    }
+    await next();
+    // (The event fires only for errors meant for the client; server errors are rendered already.)
+    const err = ctx.state.authorizationError as { statusCode?: number; message: string; error_description?: string } | undefined;
+    if (err && (ctx as { oidc?: { route?: string } }).oidc?.route === 'authorization') {
+      const description = (err.error_description ?? err.message).replace(/\.?$/, '.');
+      ctx.remove('Location');
+      ctx.set(PAGE_HEADERS);
+      ctx.type = 'html';
+      ctx.body = errorPage(`The app's request was refused (${err.message})`, `${description} Formwork did not send you back to the app.`);
+      // prompt=none errors carry 303 (they are meant as redirects): a page is a 400.
+      ctx.status = err.statusCode && err.statusCode >= 400 ? err.statusCode : 400;
+    }
+    // 'none' is ignored next to a hash, but browsers warn about it.
+    const csp = ctx.response.get('Content-Security-Policy');
+    if (csp.includes("'sha256-")) ctx.set('Content-Security-Policy', csp.replace("script-src 'none' ", 'script-src '));
+  });
   return provider;
 }
+
+/**
+ * RFC 7591 registration, bounded and made public: the metadata as JSON is at most
+ * MAX_REGISTRATION_BYTES and the client name at most MAX_CLIENT_NAME_LENGTH characters (refused
+ * with invalid_client_metadata, and nothing stored), and any token_endpoint_auth_method (missing,
+ * client_secret_basic, client_secret_post, private_key_jwt...) is registered as "none", which the
+ * answer states (RFC 7591 §3.2.1 lets the server replace a value). Agents that ask for a secret
+ * method still work: they send no secret, and PKCE protects the code.
+ */
+function publicRegistration(body: Record<string, unknown>, errors: typeof import('oidc-provider').errors): void {
+  const size = Buffer.byteLength(JSON.stringify(body));
+  if (size > MAX_REGISTRATION_BYTES) {
+    throw new errors.InvalidClientMetadata(tooLarge(size));
+  }
+  if (typeof body.client_name === 'string' && body.client_name.length > MAX_CLIENT_NAME_LENGTH) {
+    throw new errors.InvalidClientMetadata(`client_name is ${body.client_name.length} characters; at most ${MAX_CLIENT_NAME_LENGTH} are accepted`);
+  }
+  body.token_endpoint_auth_method = 'none';
+  delete body.token_endpoint_auth_signing_alg; // only means something with a JWT client authentication
+}
+
+const tooLarge = (bytes: number) => `the registration is ${bytes} bytes; at most ${MAX_REGISTRATION_BYTES} are accepted`;

@@ -11,6 +11,18 @@ import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from './passwords';
 export const MAX_FAILED_LOGINS = 5;
 export const LOCK_MINUTES = 15;
 
+/** A sign-in failure row is deleted this long after the last failure (its lock window is long over by then). */
+export const FAILURE_RETENTION_HOURS = 1;
+const PURGE_EVERY_MS = 10 * 60_000;
+const PURGE_BATCH = 1_000;
+const PURGE_MAX_BATCHES = 20;
+const PURGE_SQL = [
+  `DELETE FROM oauth_models WHERE ctid = ANY (ARRAY(
+     SELECT ctid FROM oauth_models WHERE expires_at < now() - interval '1 hour' LIMIT ${PURGE_BATCH}))`,
+  `DELETE FROM login_failures WHERE ctid = ANY (ARRAY(
+     SELECT ctid FROM login_failures WHERE last_failure_at < now() - interval '${FAILURE_RETENTION_HOURS} hours' LIMIT ${PURGE_BATCH}))`,
+];
+
 export type SignInResult = { ok: true; userId: string } | { ok: false; reason: 'wrong' } | { ok: false; reason: 'locked'; minutes: number };
 
 export interface GrantView {
@@ -29,6 +41,7 @@ export class OAuthService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('OAuth');
   private csrfKey?: Buffer;
   private purgeTimer?: NodeJS.Timeout;
+  private purging?: Promise<unknown>;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -36,15 +49,39 @@ export class OAuthService implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   onModuleInit() {
-    // Expired codes, sessions and tokens are never served (the adapter checks); this keeps the table small.
-    this.purgeTimer = setInterval(() => {
-      this.db.query(`DELETE FROM oauth_models WHERE expires_at < now() - interval '1 hour'`).catch((err: Error) => this.logger.warn(`purge failed: ${err.message}`));
-    }, 10 * 60_000);
+    // Once at start, then every PURGE_EVERY_MS, on every instance (the deletes are idempotent).
+    const run = () => {
+      this.purging ??= this.purge()
+        .then((n) => n > 0 && this.logger.debug(`purged ${n} expired OAuth records and old sign-in failures`))
+        .catch((err: Error) => this.logger.warn(`purge failed: ${err.message}`))
+        .finally(() => (this.purging = undefined));
+    };
+    run();
+    this.purgeTimer = setInterval(run, PURGE_EVERY_MS);
     this.purgeTimer.unref();
   }
 
-  onModuleDestroy() {
+  async onModuleDestroy() {
     clearInterval(this.purgeTimer);
+    await this.purging; // before the connection pool closes
+  }
+
+  /**
+   * Deletes what no longer counts, in batches of PURGE_BATCH rows: expired codes, sessions, tokens
+   * and unused clients (the adapter never serves them; this keeps the table small), and sign-in
+   * failures whose lock window is long over (one row per email typed, known or not, so this table
+   * would otherwise grow with every unknown email tried). Resolves with the number of rows deleted.
+   */
+  async purge(): Promise<number> {
+    let deleted = 0;
+    for (const sql of PURGE_SQL) {
+      for (let i = 0; i < PURGE_MAX_BATCHES; i++) {
+        const [, count] = (await this.db.query(sql)) as [unknown, number];
+        deleted += count;
+        if (count < PURGE_BATCH) break;
+      }
+    }
+    return deleted;
   }
 
   /**
@@ -56,8 +93,12 @@ export class OAuthService implements OnModuleInit, OnModuleDestroy {
   async signIn(email: string, password: string): Promise<SignInResult> {
     const normalized = email.trim().toLowerCase();
     const admitted = await this.db.transaction(async (tx) => {
-      await tx.query(`INSERT INTO login_failures (email, failures, last_failure_at) VALUES ($1, 0, now()) ON CONFLICT (email) DO NOTHING`, [normalized]);
-      const [row] = await tx.query(`SELECT failures, last_failure_at FROM login_failures WHERE email = $1 FOR UPDATE`, [normalized]);
+      // One statement creates or locks the row, so a purge between two statements cannot lose it.
+      const [row] = await tx.query(
+        `INSERT INTO login_failures (email, failures, last_failure_at) VALUES ($1, 0, now())
+         ON CONFLICT (email) DO UPDATE SET email = EXCLUDED.email RETURNING failures, last_failure_at`,
+        [normalized],
+      );
       const windowEnds = new Date(row.last_failure_at).getTime() + LOCK_MINUTES * 60_000;
       const fresh = windowEnds <= Date.now();
       if (!fresh && row.failures >= MAX_FAILED_LOGINS) return { locked: Math.ceil((windowEnds - Date.now()) / 60_000) };

@@ -1,17 +1,20 @@
 import type { DataSource } from 'typeorm';
+import { CLIENT_TTL_DAYS } from './oauth-config';
 
 type Payload = Record<string, unknown> & { grantId?: string; userCode?: string; uid?: string; consumed?: unknown };
 
 /**
  * oidc-provider's persistence on PostgreSQL (its adapter interface: upsert, find, findByUid,
  * findByUserCode, consume, destroy, revokeByGrantId), one class per model name.
- * Expired rows are never returned, and are purged by the OAuth service.
+ * Expired rows are never returned, and are purged by the OAuth service. Registered clients
+ * expire CLIENT_TTL_DAYS after their last use (oidc-provider stores them without an expiry).
  */
 export function pgAdapter(db: DataSource) {
   return class PgAdapter {
     constructor(private readonly model: string) {}
 
     async upsert(id: string, payload: Payload, expiresIn?: number): Promise<void> {
+      if (this.model === 'Client' && expiresIn === undefined) expiresIn = CLIENT_TTL_DAYS * 24 * 3600;
       await db.query(
         `INSERT INTO oauth_models (model, id, payload, grant_id, user_code, uid, expires_at)
          VALUES ($1, $2, $3::jsonb, $4, $5, $6, CASE WHEN $7::int IS NULL THEN NULL ELSE now() + make_interval(secs => $7::int) END)
@@ -22,7 +25,7 @@ export function pgAdapter(db: DataSource) {
     }
 
     find(id: string) {
-      return this.one('id = $2', id);
+      return this.model === 'Client' ? this.findClient(id) : this.one('id = $2', id);
     }
 
     findByUid(uid: string) {
@@ -49,6 +52,22 @@ export function pgAdapter(db: DataSource) {
     async revokeByGrantId(grantId: string): Promise<void> {
       await db.query(`DELETE FROM oauth_models WHERE grant_id = $1 OR (model = 'Grant' AND id = $1)`, [grantId]);
       await db.query('UPDATE oauth_grants SET revoked_at = now() WHERE grant_id = $1 AND revoked_at IS NULL', [grantId]);
+    }
+
+    /**
+     * Every use of a client reads it: reading moves its expiry to CLIENT_TTL_DAYS from now, written
+     * only when less than CLIENT_TTL_DAYS - 1 remain (at most once a day per client). The SELECT sees
+     * the row as it was before the UPDATE, which touches only unexpired rows anyway.
+     */
+    private async findClient(id: string): Promise<Payload | undefined> {
+      const [row] = await db.query(
+        `WITH used AS (
+           UPDATE oauth_models SET expires_at = now() + interval '${CLIENT_TTL_DAYS} days'
+            WHERE model = 'Client' AND id = $1 AND expires_at > now() AND expires_at < now() + interval '${CLIENT_TTL_DAYS - 1} days')
+         SELECT payload FROM oauth_models WHERE model = 'Client' AND id = $1 AND (expires_at IS NULL OR expires_at > now())`,
+        [id],
+      );
+      return row?.payload;
     }
 
     private async one(where: string, value: string): Promise<Payload | undefined> {

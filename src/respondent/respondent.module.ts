@@ -1,7 +1,8 @@
 import { Module } from '@nestjs/common';
 import { FormsModule } from '../forms/forms.module';
 import { ResponsesModule } from '../responses/responses.module';
+import { WorkspacesModule } from '../workspaces/workspaces.module';
 import { RespondentController } from './respondent.controller';
 
-@Module({ imports: [FormsModule, ResponsesModule], controllers: [RespondentController] })
+@Module({ imports: [FormsModule, ResponsesModule, WorkspacesModule], controllers: [RespondentController] })
 export class RespondentModule {}

@@ -11,7 +11,11 @@ import { esc, page } from '../common/html';
 /** What the respondent sent, as the form post carried it (strings, or lists for checkboxes). */
 export type RawAnswers = Record<string, string | string[] | undefined>;
 
-/** The form, with the respondent's values and the errors of a refused submission when there are some. */
+/**
+ * The form, with the respondent's values and the errors of a refused submission when there are some.
+ * The error summary takes the focus when the page loads (autofocus: the CSP allows no script), so
+ * a keyboard or screen-reader user starts at the list of problems, each a link to its field.
+ */
 export function formPage(form: FormRecord, values: RawAnswers = {}, errors: ErrorDetail[] = []): string {
   const errorFor = new Map<string, string>();
   for (const e of errors) {
@@ -20,7 +24,7 @@ export function formPage(form: FormRecord, values: RawAnswers = {}, errors: Erro
   }
   const titles = new Map(form.blocks.map((b) => [b.id, b.title]));
   const summary = errors.length
-    ? `<div class="summary" role="alert" aria-labelledby="summary-title" tabindex="-1" id="errors">
+    ? `<div class="summary" role="alert" aria-labelledby="summary-title" tabindex="-1" autofocus id="errors">
   <h2 id="summary-title">There ${errorFor.size === 1 ? 'is a problem' : `are ${errorFor.size} problems`} with your answers</h2>
   <ul>${[...errorFor].map(([id, message]) => `<li><a href="#f-${esc(id)}">${esc(titles.get(id) ?? id)}: ${esc(message)}</a></li>`).join('')}</ul>
 </div>`

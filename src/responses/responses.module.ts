@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { FormsModule } from '../forms/forms.module';
 import { CreateResponseTool } from './create-response.tool';
 import { DeleteResponseTool } from './delete-response.tool';
@@ -8,7 +9,7 @@ import { ResponsesService } from './responses.service';
 import { SummarizeResponsesTool } from './summarize-responses.tool';
 
 @Module({
-  imports: [FormsModule],
+  imports: [FormsModule, IdempotencyModule],
   providers: [ResponsesService, ListResponsesTool, GetResponseTool, SummarizeResponsesTool, CreateResponseTool, DeleteResponseTool],
   exports: [ResponsesService],
 })

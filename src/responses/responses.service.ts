@@ -5,6 +5,7 @@ import { AuditService } from '../audit/audit.service';
 import type { Principal } from '../common/access/principal';
 import { ApiError } from '../common/errors/api-error';
 import { inTransaction } from '../database/transaction';
+import { IdempotencyService } from '../idempotency/idempotency.service';
 import { answersView, answersViewer, CHOICE_TYPES, NUMERIC_TYPES, validateAnswers } from '../forms/blocks';
 import { FormRecord, FormsService } from '../forms/forms.service';
 import { BUCKET_BITS, deleteResponse, insertResponse } from './response-stats';
@@ -30,6 +31,7 @@ export class ResponsesService {
     @InjectDataSource() private readonly db: DataSource,
     private readonly forms: FormsService,
     private readonly audit: AuditService,
+    private readonly idempotency: IdempotencyService,
   ) {}
 
   /**
@@ -120,6 +122,7 @@ export class ResponsesService {
     return inTransaction(this.db, async (tx) => {
       const form = await this.forms.lock(tx, actor.workspace.id, publicId, 'SHARE');
       if (!UUID.test(responseId) || !(await deleteResponse(tx, form.id, responseId))) throw notFoundResponse(publicId, responseId);
+      await this.idempotency.forgetDeleted(tx, { workspaceId: actor.workspace.id, responseId });
       await this.audit.record(tx, actor, 'response.delete', responseId, { form: publicId });
       return { id: responseId, deleted: true as const };
     });

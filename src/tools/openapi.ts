@@ -51,6 +51,63 @@ function errorResponse(description: string, codes: string[], extraHeaders: Recor
   };
 }
 
+/** Stand-ins for ids the caller must look up: valid arguments, so a tool tried as it is answers 404 with a hint. */
+const PUBLIC_ID = 'paste-a-publicId-from-list_forms';
+const RESPONSE_ID = 'paste-a-response-id-from-list_responses';
+const forAForm = (summary: string) => `${summary}: replace publicId with one from list_forms (or create_form).`;
+
+/**
+ * The request body Swagger UI puts in "Try it out", one per tool. Without one it builds its own
+ * from the schema, with every optional argument and the first value of each enum (list_forms then
+ * filtered on "draft"): each of these works as it is, or says which id to paste.
+ */
+export const TOOL_EXAMPLES: Record<string, { summary: string; value: Record<string, unknown> }> = {
+  list_forms: { summary: 'Every form in the workspace, first page', value: {} },
+  create_form: {
+    summary: 'A draft form with three questions',
+    value: {
+      title: 'Team lunch',
+      blocks: [
+        { type: 'short_text', title: 'Your name', required: true },
+        { type: 'multiple_choice', title: 'Main course', required: true, choices: ['Pasta', 'Curry', 'Salad'] },
+        { type: 'rating', title: 'How hungry are you?', max: 5 },
+      ],
+    },
+  },
+  get_form: { summary: forAForm('One form with its blocks'), value: { publicId: PUBLIC_ID } },
+  update_form: { summary: forAForm('Rename a form (blocks unchanged)'), value: { publicId: PUBLIC_ID, title: 'Team lunch (Friday)' } },
+  publish_form: { summary: forAForm('Open a form for responses'), value: { publicId: PUBLIC_ID } },
+  close_form: { summary: forAForm('Stop a form taking responses'), value: { publicId: PUBLIC_ID } },
+  delete_form: { summary: forAForm('Delete a form and its responses'), value: { publicId: PUBLIC_ID } },
+  create_response: {
+    summary: 'Answer a published form: replace publicId, and use its block ids (from get_form) as the keys of answers',
+    value: { publicId: PUBLIC_ID, answers: { 'paste-a-block-id-from-get_form': 'Ada' } },
+  },
+  list_responses: { summary: forAForm('The newest responses of a form'), value: { publicId: PUBLIC_ID, order: 'newest', limit: 20 } },
+  get_response: { summary: 'One response: replace publicId, and responseId with an id from list_responses', value: { publicId: PUBLIC_ID, responseId: RESPONSE_ID } },
+  delete_response: { summary: 'Delete one response: replace publicId, and responseId with an id from list_responses', value: { publicId: PUBLIC_ID, responseId: RESPONSE_ID } },
+  summarize_responses: { summary: forAForm('Counts and averages of every block'), value: { publicId: PUBLIC_ID } },
+};
+
+/**
+ * The Content-Security-Policy of /docs (Swagger UI): its own scripts and styles (the page has
+ * inline style blocks), images inline (data:), and "Try it out" calls to this origin and to the
+ * public URL the document names as its server. Nothing may frame it.
+ */
+export function docsContentSecurityPolicy(config: AppConfig): string {
+  const server = new URL(config.publicUrl).origin;
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    `connect-src 'self' ${server}`,
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
 /**
  * The OpenAPI 3.1 document: the routes Nest knows through @nestjs/swagger, plus one operation per
  * tool at its literal path, whose request and 200 schemas are the tool's own input and output schemas.
@@ -60,7 +117,8 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     .setOpenAPIVersion('3.1.0')
     .setTitle('Formwork tools API')
     .setDescription(
-      'Every capability is one tool: POST /api/v1/tools/{name} with a JSON object of arguments. Authenticate with "Authorization: Bearer <token>". Every error is JSON: { "error": { "code", "message", "hint" } }.',
+      // No angle brackets: Swagger UI renders descriptions as HTML and would drop "<token>" as a tag.
+      'Every capability is one tool: POST /api/v1/tools/{name} with a JSON object of arguments. Authenticate with the header `Authorization: Bearer fw_...` (a workspace API token) or an OAuth access token in its place; in this page, use "Authorize". Every error is JSON: { "error": { "code", "message", "hint" } }.',
     )
     .setVersion('1')
     .addServer(config.publicUrl)
@@ -89,7 +147,10 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
             schema: { type: 'string', maxLength: 255 },
           },
         ],
-        requestBody: { required: false, content: { 'application/json': { schema: plainSchema(d.input) as never } } },
+        requestBody: {
+          required: false,
+          content: { 'application/json': { schema: plainSchema(d.input) as never, ...(TOOL_EXAMPLES[d.name] ? { examples: { example: TOOL_EXAMPLES[d.name] } } : {}) } },
+        },
         responses: {
           '200': { description: 'The tool result.', headers: { ...RATE_LIMIT_HEADERS, ...REPLAY_HEADER }, content: { 'application/json': { schema: plainSchema(d.output) as never } } },
           '400': errorResponse('Arguments do not match the input schema, or the tool refused', ['invalid_arguments', 'tool_error']),
@@ -97,8 +158,9 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
           '403': errorResponse('Not allowed', ['insufficient_scope', 'pro_required', 'forbidden']),
           '404': errorResponse('No such tool, form, block or response', ['not_found']),
           '409': errorResponse('Conflict', ['version_conflict', 'idempotency_key_in_use', 'form_not_accepting_responses']),
-          '413': errorResponse('Body too large', ['payload_too_large']),
-          '415': errorResponse('Body is not JSON', ['unsupported_media_type']),
+          '408': errorResponse('The request did not arrive within 60 s', ['request_timeout']),
+          '413': errorResponse('Body over 1 MB', ['payload_too_large']),
+          '415': errorResponse('Body is not JSON, or is compressed (any Content-Encoding but identity)', ['unsupported_media_type']),
           '422': errorResponse('Idempotency-Key reused with another body', ['idempotency_key_reused']),
           '429': errorResponse('Request budget exceeded', ['rate_limited'], { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } } }),
           '500': errorResponse('The tool failed on the service side; retry later', ['internal_error']),

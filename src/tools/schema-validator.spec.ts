@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { createAjv, StringEnum, toDetails } from './schema-validator';
+import { createAjv, nestingDepthDetails, StringEnum, toDetails } from './schema-validator';
 
 /** A tool input schema in the style the tools declare theirs. */
 const input = Type.Object(
@@ -86,5 +86,19 @@ describe('createAjv', () => {
 describe('StringEnum', () => {
   it('is a plain JSON Schema string enum', () => {
     expect(JSON.parse(JSON.stringify(StringEnum(['a', 'b'] as const, { description: 'd' })))).toEqual({ type: 'string', enum: ['a', 'b'], description: 'd' });
+  });
+});
+
+describe('nestingDepthDetails', () => {
+  const nested = (depth: number): unknown => JSON.parse('['.repeat(depth) + ']'.repeat(depth));
+
+  it('names the top-level argument that nests too deep, without overflowing the stack itself', () => {
+    expect(nestingDepthDetails({ ok: [1, { a: 'b' }], deep: nested(1_000_000) })).toEqual([{ path: '/deep', message: 'nests objects and arrays more than 64 levels deep' }]);
+  });
+
+  it('takes 64 levels, the body counted as the first', () => {
+    expect(nestingDepthDetails({ a: nested(63) })).toEqual([]);
+    expect(nestingDepthDetails({ a: nested(64) })).toHaveLength(1);
+    expect(nestingDepthDetails('text')).toEqual([]);
   });
 });

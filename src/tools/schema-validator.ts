@@ -49,9 +49,33 @@ export function isStorableText(text: string): boolean {
   return !text.includes('\u0000') && text.isWellFormed();
 }
 
+/** How deep arguments may nest objects and arrays (the body itself is level 1); real tool input needs under 10. */
+export const MAX_ARGUMENT_DEPTH = 64;
+
+/**
+ * The top-level argument whose value nests objects and arrays deeper than `max` levels, as an
+ * envelope detail (none when within the limit). Checked right after the JSON is parsed, so that
+ * no later step (the text check, the schema, the Idempotency-Key fingerprint, JSON.stringify)
+ * walks a value deep enough to overflow the stack. Iterative: it cannot overflow itself.
+ */
+export function nestingDepthDetails(value: unknown, max = MAX_ARGUMENT_DEPTH): ErrorDetail[] {
+  const message = `nests objects and arrays more than ${max} levels deep`;
+  const stack: Array<{ value: unknown; depth: number; top: string }> = [{ value, depth: 1, top: '' }];
+  while (stack.length > 0) {
+    const { value: v, depth, top } = stack.pop()!;
+    if (!v || typeof v !== 'object') continue;
+    if (depth > max) return [{ path: top, message }];
+    for (const [k, child] of Object.entries(v)) {
+      stack.push({ value: child, depth: depth + 1, top: depth === 1 ? `/${pointerSegment(k)}` : top });
+    }
+  }
+  return [];
+}
+
 /**
  * JSON Pointers of the strings (keys included) PostgreSQL could not store: refused up front as
- * bad arguments rather than failing in the database.
+ * bad arguments rather than failing in the database. Recursive: callers bound the depth first
+ * (nestingDepthDetails).
  */
 export function unstorableTextDetails(value: unknown, path = ''): ErrorDetail[] {
   const message = 'must be well-formed text (no NUL character \\u0000, no lone surrogate)';

@@ -3,7 +3,7 @@ import { assertMayCall } from '../common/access/access';
 import type { Principal } from '../common/access/principal';
 import { ApiError } from '../common/errors/api-error';
 import { APP_CONFIG, AppConfig, resourceMetadataUrl } from '../config/config';
-import { toDetails, unstorableTextDetails } from './schema-validator';
+import { nestingDepthDetails, toDetails, unstorableTextDetails } from './schema-validator';
 import { RegisteredTool, ToolRegistry } from './tool-registry.service';
 
 /** A call that passed every check: the tool, its checked arguments, and who calls. */
@@ -50,10 +50,19 @@ export class ToolCallService {
 
   /**
    * The arguments as the tool takes them (schema defaults filled in), or 400 invalid_arguments:
-   * text PostgreSQL cannot store (NUL, lone surrogates), then the input schema, which is strict
-   * (an unknown argument is refused, not ignored).
+   * nesting too deep for the later steps to walk (first, so nothing overflows the stack), text
+   * PostgreSQL cannot store (NUL, lone surrogates), then the input schema, which is strict (an
+   * unknown argument is refused, not ignored).
    */
   checkArguments(tool: RegisteredTool, value: unknown): unknown {
+    const tooDeep = nestingDepthDetails(value);
+    if (tooDeep.length) {
+      throw new ApiError('invalid_arguments', {
+        message: 'The arguments nest too deeply.',
+        hint: 'Send flatter JSON: tool arguments need only a few levels of objects and arrays.',
+        details: tooDeep,
+      });
+    }
     const unstorable = unstorableTextDetails(value);
     if (unstorable.length) {
       throw new ApiError('invalid_arguments', {

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Plan, Role } from '../common/access/roles';
 import { ApiError } from '../common/errors/api-error';
+import { EMBED_ORIGIN_HINT, normalizeEmbedOrigins } from './embed-origins';
 import { MembershipEntity } from './entities/membership.entity';
 import { UserEntity } from './entities/user.entity';
 import { WorkspaceEntity } from './entities/workspace.entity';
@@ -58,6 +59,27 @@ export class WorkspacesService {
     if (!user) return false;
     const result = await this.db.getRepository(MembershipEntity).delete({ workspaceId: workspace.id, userId: user.id });
     return (result.affected ?? 0) > 0;
+  }
+
+  /**
+   * Sets the origins allowed to embed the workspace's forms (an empty list: no site may). Every
+   * origin is checked and normalized first; one bad origin refuses the whole list and changes nothing.
+   */
+  async setEmbedOrigins(slug: string, input: readonly string[]): Promise<WorkspaceEntity> {
+    const { origins, details } = normalizeEmbedOrigins(input);
+    if (details.length) {
+      throw new ApiError('invalid_arguments', { message: `Not an origin that may embed forms: ${details.map((d) => d.message).join('; ')}.`, hint: EMBED_ORIGIN_HINT, details });
+    }
+    const workspace = await this.requireBySlug(slug);
+    await this.db.getRepository(WorkspaceEntity).update({ id: workspace.id }, { embedOrigins: origins });
+    workspace.embedOrigins = origins;
+    return workspace;
+  }
+
+  /** The origins allowed to frame the respondent pages of a workspace's forms ([] for an unknown workspace). */
+  async embedOriginsOf(workspaceId: string): Promise<string[]> {
+    const rows: Array<{ embed_origins: string[] }> = await this.db.query('SELECT embed_origins FROM workspaces WHERE id = $1', [workspaceId]);
+    return rows[0]?.embed_origins ?? [];
   }
 
   async requireBySlug(slug: string, manager: EntityManager = this.db.manager): Promise<WorkspaceEntity> {

@@ -1,6 +1,8 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
 import { runCli } from '../../src/cli/cli';
+import { FormsService } from '../../src/forms/forms.service';
+import { WorkspacesService } from '../../src/workspaces/workspaces.service';
 import { createTestApp, testDatabaseUrl } from '../utils/create-test-app';
 import { callTool } from '../utils/http';
 
@@ -74,6 +76,51 @@ describe('admin CLI', () => {
     const human = await cli('frobnicate');
     expect(human.code).toBe(2);
     expect(human.stderr).toContain('Usage:');
+  });
+
+  it('sets, shows and clears the origins allowed to embed a workspace\'s forms, which the respondent page then sends', async () => {
+    const form = await app.get(FormsService).create((await app.get(WorkspacesService).requireBySlug(slug)).id, { title: 'Embed me', blocks: [{ type: 'short_text', title: 'Q' }] });
+    await app.get(FormsService).setStatus(form.id, 'published');
+    const frameAncestors = async () => {
+      const res = await request(app.getHttpServer()).get(`/f/${form.publicId}`);
+      expect(res.status).toBe(200);
+      return { csp: res.headers['content-security-policy'].split('; ').find((d: string) => d.startsWith('frame-ancestors')), xfo: res.headers['x-frame-options'] };
+    };
+    expect(await frameAncestors()).toEqual({ csp: "frame-ancestors 'none'", xfo: 'DENY' });
+
+    const set = await cli('workspace', 'embed-origins', '--workspace', slug, '--set', 'https://Shop.Example, https://blog.example:8443/', '--json');
+    expect(set.code).toBe(0);
+    expect(set.stdout.trim().split('\n')).toHaveLength(1);
+    expect(set.json).toEqual({ workspace: slug, embedOrigins: ['https://shop.example', 'https://blog.example:8443'] });
+    expect(await frameAncestors()).toEqual({ csp: 'frame-ancestors https://shop.example https://blog.example:8443', xfo: undefined });
+
+    const shown = await runCli(['workspace', 'embed-origins', '--workspace', slug], env());
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain('https://shop.example https://blog.example:8443');
+
+    const cleared = await cli('workspace', 'embed-origins', '--workspace', slug, '--clear', '--json');
+    expect(cleared.json).toEqual({ workspace: slug, embedOrigins: [] });
+    expect(await frameAncestors()).toEqual({ csp: "frame-ancestors 'none'", xfo: 'DENY' });
+  });
+
+  it('refuses an embed origin that is not a plain https origin with exit code 2, keeping the list as it was', async () => {
+    expect((await cli('workspace', 'embed-origins', '--workspace', slug, '--set', 'https://keep.example', '--json')).code).toBe(0);
+    for (const origin of ['https://a.example/path', 'http://a.example', 'https://*.example.com', "https://a.example;script-src 'unsafe-inline'"]) {
+      const bad = await cli('workspace', 'embed-origins', '--workspace', slug, '--set', `https://fine.example,${origin}`, '--json');
+      expect(bad.code).toBe(2);
+      expect(bad.json.error).toMatchObject({ code: 'invalid_arguments', hint: expect.stringContaining('https://'), details: [{ path: '/embedOrigins/1', message: expect.any(String) }] });
+    }
+    const both = await cli('workspace', 'embed-origins', '--workspace', slug, '--set', 'https://a.example', '--clear', '--json');
+    expect(both.code).toBe(2);
+    expect(both.json.error.details).toEqual([{ path: '--set', message: 'cannot be combined with --clear' }]);
+    const human = await runCli(['workspace', 'embed-origins', '--workspace', slug, '--set', 'ftp://a.example'], env());
+    expect(human.code).toBe(2);
+    expect(human.stderr).toContain('hint:');
+    const missing = await cli('workspace', 'embed-origins', '--workspace', 'no-such-workspace', '--clear', '--json');
+    expect(missing.code).toBe(1);
+    expect(missing.json.error.code).toBe('not_found');
+
+    expect((await cli('workspace', 'embed-origins', '--workspace', slug, '--json')).json.embedOrigins).toEqual(['https://keep.example']);
   });
 
   it('sets a password from standard input only, refusing a short one', async () => {

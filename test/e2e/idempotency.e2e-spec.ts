@@ -343,6 +343,76 @@ describe('Idempotency-Key on tool calls', () => {
       expect(await keyRows(recent)).toHaveLength(1);
     });
   });
+
+  describe('after a deletion, nothing of the deleted data is readable through a replay', () => {
+    /** Stored answers that still hold `text` anywhere. */
+    const storedWith = async (text: string) =>
+      Number((await db.query(`SELECT count(*)::int AS n FROM idempotency_keys WHERE response_body LIKE '%' || $1 || '%'`, [text]))[0].n);
+
+    it('delete_response: its create_response replays a 404, reads run afresh without it, other responses still replay', async () => {
+      const f = await createForm(app, ws);
+      const [created, kept, listed, got] = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+      const secret = `secret-${randomUUID()}`;
+      const first = await keyed(editor.token, 'create_response', responseArgs(secret, f), created);
+      const other = await keyed(editor.token, 'create_response', responseArgs('still-here', f), kept);
+      const page = await keyed(editor.token, 'list_responses', { publicId: f.publicId }, listed);
+      expect(page.text).toContain(secret);
+      expect((await keyed(editor.token, 'get_response', { publicId: f.publicId, responseId: first.body.id }, got)).text).toContain(secret);
+      expect(await storedWith(secret)).toBe(3);
+
+      expect((await callTool(app, editor.token, 'delete_response', { publicId: f.publicId, responseId: first.body.id })).status).toBe(200);
+      expect(await storedWith(secret)).toBe(0);
+
+      const replay = await keyed(editor.token, 'create_response', responseArgs(secret, f), created);
+      expectError(replay, 404, 'not_found');
+      expect(replay.headers['idempotency-replayed']).toBe('true');
+      expect(await responsesNamed(secret, f)).toBe(0); // the key stays spent: the write did not run again
+      const relisted = await keyed(editor.token, 'list_responses', { publicId: f.publicId }, listed);
+      expect(relisted.status).toBe(200);
+      expect(relisted.headers['idempotency-replayed']).toBeUndefined();
+      expect(relisted.text).not.toContain(secret);
+      expectError(await keyed(editor.token, 'get_response', { publicId: f.publicId, responseId: first.body.id }, got), 404, 'not_found');
+      const otherAgain = await keyed(editor.token, 'create_response', responseArgs('still-here', f), kept);
+      expect(otherAgain.headers['idempotency-replayed']).toBe('true');
+      expect(otherAgain.text).toBe(other.text);
+    });
+
+    it('delete_form: the answers of every tool that showed the form or its responses are gone', async () => {
+      const title = `Doomed ${randomUUID()}`;
+      const createKey = randomUUID();
+      const formArgs = { title, blocks: [{ type: 'short_text', title: 'Name' }] };
+      const created = await keyed(editor.token, 'create_form', formArgs, createKey);
+      const publicId = created.body.publicId as string;
+      const f = { publicId, blocks: created.body.blocks } as unknown as FormRecord;
+      const secret = `secret-${randomUUID()}`;
+      const keys = { create: randomUUID(), update: randomUUID(), respond: randomUUID(), get: randomUUID(), list: randomUUID(), summary: randomUUID() };
+      await keyed(editor.token, 'update_form', { publicId, description: secret }, keys.update);
+      expect((await keyed(editor.token, 'create_response', responseArgs(secret, f), keys.respond)).status).toBe(200);
+      await keyed(editor.token, 'get_form', { publicId }, keys.get);
+      expect((await keyed(editor.token, 'list_forms', {}, keys.list)).text).toContain(title);
+      await keyed(editor.token, 'summarize_responses', { publicId }, keys.summary);
+      expect(await storedWith(secret)).toBeGreaterThanOrEqual(3);
+
+      const admin = await createToken(app, ws, { role: 'admin' });
+      expect((await callTool(app, admin.token, 'delete_form', { publicId })).status).toBe(200);
+      expect(await storedWith(secret)).toBe(0);
+      expect(await storedWith(title)).toBe(0);
+
+      for (const [tool, args, key] of [
+        ['create_form', formArgs, createKey],
+        ['update_form', { publicId, description: secret }, keys.update],
+        ['create_response', responseArgs(secret, f), keys.respond],
+      ] as const) {
+        const replay = await keyed(editor.token, tool, args, key);
+        expectError(replay, 404, 'not_found');
+        expect(replay.headers['idempotency-replayed']).toBe('true');
+      }
+      expectError(await keyed(editor.token, 'get_form', { publicId }, keys.get), 404, 'not_found');
+      const list = await keyed(editor.token, 'list_forms', {}, keys.list);
+      expect(list.headers['idempotency-replayed']).toBeUndefined();
+      expect(list.text).not.toContain(title);
+    });
+  });
 });
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {

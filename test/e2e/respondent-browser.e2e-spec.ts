@@ -1,6 +1,7 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { Browser, chromium } from 'playwright-core';
 import { createToken, createWorkspace } from '../factories';
 import { createTestApp } from '../utils/create-test-app';
@@ -54,6 +55,13 @@ describe('respondent page in a real browser (Debian chromium)', () => {
     // The error summary and one message per required field; the page kept its fields.
     await page.getByRole('alert').waitFor();
     expect(await page.getByRole('alert').textContent()).toContain('There are 2 problems');
+    // The focus moved to the error summary (autofocus: the page's CSP allows no script), so the next Tab reaches its first link.
+    expect(await page.evaluate('document.activeElement.id')).toBe('errors');
+    const results = join(__dirname, '..', '..', 'test-results'); // git-ignored
+    mkdirSync(results, { recursive: true });
+    await page.screenshot({ path: join(results, 'respondent-errors.png'), fullPage: true });
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement.textContent')).toBe('Your name: This question needs an answer.');
     expect(await page.getByLabel('Your name').getAttribute('aria-invalid')).toBe('true');
     expect(await page.locator('.error').count()).toBe(2);
 

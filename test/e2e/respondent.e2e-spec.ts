@@ -1,6 +1,7 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
+import { WorkspacesService } from '../../src/workspaces/workspaces.service';
 import { createToken, createWorkspace, TestWorkspace } from '../factories';
 import { createTestApp } from '../utils/create-test-app';
 import { callTool, expectError } from '../utils/http';
@@ -165,6 +166,81 @@ describe('respondent page /f/{publicId}', () => {
     expect(hex.text).toContain('must be a number');
     const many = Array.from({ length: 1100 }, (_, i) => `f${i}=1`).join('&');
     expectError(await request(app.getHttpServer()).post(`/f/${publicId}`).type('form').send(many), 413, 'payload_too_large');
+  });
+
+  it('refuses to be framed by any site by default: page, refused post, closed and unknown forms alike', async () => {
+    const server = app.getHttpServer();
+    const draft = await callTool(app, token, 'create_form', { title: 'Not yet', blocks: [{ type: 'short_text', title: 'Q' }] });
+    const answers = [
+      await request(server).get(`/f/${publicId}`),
+      await request(server).post(`/f/${publicId}`).type('form').send({}),
+      await request(server).get(`/f/${draft.body.publicId}`),
+      await request(server).get('/f/nope'),
+      await request(server).post('/f/nope').type('form').send({}),
+    ];
+    expect(answers.map((r) => r.status)).toEqual([200, 400, 409, 404, 404]);
+    for (const res of answers) {
+      expect(res.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+      expect(res.headers['x-frame-options']).toBe('DENY');
+    }
+  });
+
+  it("lets exactly the origins its workspace lists frame a form's pages, and no others", async () => {
+    const server = app.getHttpServer();
+    const other = await createWorkspace(app, 'pro');
+    const otherToken = (await createToken(app, other, { role: 'admin' })).token;
+    const form = await callTool(app, otherToken, 'create_form', { title: 'Embedded', blocks: [{ type: 'short_text', title: 'Q', required: true }] });
+    await callTool(app, otherToken, 'publish_form', { publicId: form.body.publicId });
+    await app.get(WorkspacesService).setEmbedOrigins(other.slug, ['https://Shop.Example', 'https://blog.example:8443/']);
+
+    for (const res of [await request(server).get(`/f/${form.body.publicId}`), await request(server).post(`/f/${form.body.publicId}`).type('form').send({})]) {
+      expect(res.headers['content-security-policy']).toMatch(/; frame-ancestors https:\/\/shop\.example https:\/\/blog\.example:8443(;|$)/);
+      expect(res.headers['content-security-policy']).toContain("default-src 'none'");
+      expect(res.headers['x-frame-options']).toBeUndefined();
+    }
+    // Another workspace's forms are not affected.
+    const mine = await request(server).get(`/f/${publicId}`);
+    expect(mine.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(mine.headers['x-frame-options']).toBe('DENY');
+
+    // Cleared: no site again.
+    await app.get(WorkspacesService).setEmbedOrigins(other.slug, []);
+    const cleared = await request(server).get(`/f/${form.body.publicId}`);
+    expect(cleared.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(cleared.headers['x-frame-options']).toBe('DENY');
+  });
+
+  it('answers GET with the published form as JSON when the client prefers JSON, and the page to browsers', async () => {
+    const server = app.getHttpServer();
+    const res = await request(server).get(`/f/${publicId}`).set('Accept', 'application/json');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.headers.vary).toMatch(/\bAccept\b/);
+    expect(Object.keys(res.body).sort()).toEqual(['blocks', 'description', 'publicId', 'title']);
+    expect(res.body).toMatchObject({ publicId, title: 'Feedback <script>alert("x")</script>', description: 'Tell us & be honest' });
+    expect(res.body.blocks).toHaveLength(9);
+    expect(res.body.blocks[1]).toEqual({ id: ids.Name, type: 'short_text', title: 'Name', required: true });
+    expect(res.body.blocks[3]).toEqual({ id: ids.Colour, type: 'multiple_choice', title: 'Colour', required: false, choices: [{ id: colourIds[0], label: 'Red' }, { id: colourIds[1], label: '<i>Green</i>' }] });
+    expect(res.body.blocks[5]).toEqual({ id: ids.Stars, type: 'rating', title: 'Stars', required: false, max: 5 });
+    expect(res.body.blocks[8]).toEqual({ id: ids.Comments, type: 'long_text', title: 'Comments', description: 'Anything else?', required: false });
+
+    // What a browser sends gets the page, which also says it varies by Accept.
+    const browser = await request(server).get(`/f/${publicId}`).set('Accept', 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8');
+    expect(browser.headers['content-type']).toMatch(/text\/html/);
+    expect(browser.headers.vary).toMatch(/\bAccept\b/);
+    expect((await request(server).get(`/f/${publicId}`).set('Accept', '*/*')).headers['content-type']).toMatch(/text\/html/);
+  });
+
+  it('answers GET as JSON with 409 form_not_accepting_responses for draft and closed forms, and 404 for unknown ones', async () => {
+    const server = app.getHttpServer();
+    const form = await callTool(app, token, 'create_form', { title: 'Later', blocks: [{ type: 'short_text', title: 'Q' }] });
+    const asJson = (id: string) => request(server).get(`/f/${id}`).set('Accept', 'application/json');
+    expect(expectError(await asJson(form.body.publicId), 409, 'form_not_accepting_responses').message).toContain('not published');
+    await callTool(app, token, 'publish_form', { publicId: form.body.publicId });
+    await callTool(app, token, 'close_form', { publicId: form.body.publicId });
+    expect(expectError(await asJson(form.body.publicId), 409, 'form_not_accepting_responses').message).toContain('closed');
+    expectError(await asJson('nope'), 404, 'not_found');
+    expectError(await asJson('not%20an%20id'), 404, 'not_found');
   });
 
   it('is limited per client IP', async () => {

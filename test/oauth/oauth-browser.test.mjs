@@ -22,6 +22,7 @@ describe('sign-in and consent in a real browser (Debian chromium)', { timeout: 1
   let callbackServer;
   let redirectUri;
   const callbacks = []; // what the client's redirect URI received
+  const posted = []; // what it received by POST (response_mode=form_post)
 
   before(async () => {
     if (!existsSync(CHROMIUM)) {
@@ -36,10 +37,17 @@ describe('sign-in and consent in a real browser (Debian chromium)', { timeout: 1
     instance = await startInstance(db.url);
 
     // The client's redirect URI: a local web server that keeps what it receives.
-    callbackServer = http.createServer((req, res) => {
+    callbackServer = http.createServer(async (req, res) => {
       const url = new URL(req.url, redirectUri);
       if (url.pathname !== '/callback') return res.writeHead(404).end(); // the browser also asks for /favicon.ico
-      callbacks.push(url);
+      if (req.method === 'POST') {
+        // response_mode=form_post: the parameters come in the body.
+        let body = '';
+        for await (const chunk of req) body += chunk;
+        posted.push(new URL(`?${body}`, redirectUri));
+      } else {
+        callbacks.push(url);
+      }
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       res.end('<!doctype html><title>Connected</title><h1>You can close this window</h1>');
     });
@@ -113,5 +121,29 @@ describe('sign-in and consent in a real browser (Debian chromium)', { timeout: 1
       list.body.forms.map((f) => f.title),
       ['Made from the browser grant'],
     );
+  });
+
+  test('response_mode=form_post: the auto-submitting page runs under the strict CSP and posts the code to the client', async () => {
+    const { as, resource } = await discover(instance.base);
+    const client = await registerClient(as, { redirectUri, name: 'Form post app' });
+    const request = await authorizationUrl(as, client, { redirectUri, scopes: ['forms:read'], resource, extra: { response_mode: 'form_post' } });
+    const page = await browser.newPage();
+    const violations = [];
+    page.on('console', (m) => /Content Security Policy|Content-Security-Policy/i.test(m.text()) && violations.push(m.text()));
+    try {
+      await page.goto(request.url.href);
+      await page.getByLabel('Email').fill(OWNER);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Allow' }).click();
+      await page.waitForURL((url) => url.href.startsWith(redirectUri));
+      await page.getByRole('heading', { name: 'You can close this window' }).waitFor();
+    } finally {
+      await page.close();
+    }
+    assert.deepEqual(violations, [], 'no CSP violation or warning');
+    assert.equal(posted.length, 1, 'the code was posted to the redirect URI');
+    const tokens = await exchangeCode(as, client, { ...request, callback: posted[0] }, { redirectUri, resource });
+    assert.equal((await callTool(instance.base, tokens.access_token, 'list_forms')).status, 200);
   });
 });

@@ -16,8 +16,8 @@ describe('ApiExceptionFilter.toApiError', () => {
 
   it("names the route's own body limit in a 413", () => {
     const tooLarge = new HttpException('Request body is too large', 413);
-    expect(filter.toApiError(tooLarge, req('POST', '/api/v1/tools/list_forms', { 'content-type': 'application/json' })).message).toContain('at most 1 MB');
-    expect(filter.toApiError(tooLarge, req('POST', '/f/x', { 'content-type': 'application/x-www-form-urlencoded' })).message).toContain('at most 200 KB');
+    expect(filter.toApiError(tooLarge, req('POST', '/api/v1/tools/list_forms', { 'content-type': 'application/json' })).hint).toContain('at most 1 MB');
+    expect(filter.toApiError(tooLarge, req('POST', '/f/x', { 'content-type': 'application/x-www-form-urlencoded' })).hint).toContain('at most 200 KB');
   });
 
   it('turns an unknown method on a known path into 405 with Allow, and an unknown path into 404', () => {

@@ -1,8 +1,9 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { bodyLimitOf, tooLarge } from '../http/body';
+import { bodyLimitOf } from '../http/body';
 import { ApiError } from './api-error';
 import { ErrorCode } from './error-catalog';
+import { payloadTooLarge } from './request-checks';
 
 /** Methods the app serves on a path (for 405 answers). */
 export type AllowedMethodsLookup = (path: string) => string[];
@@ -51,7 +52,7 @@ export class ApiExceptionFilter implements ExceptionFilter {
           hint: 'See GET /openapi.json or /docs for the paths this API serves.',
         });
       }
-      if (status === 413) return tooLarge(bodyLimitOf(req));
+      if (status === 413) return payloadTooLarge(bodyLimitOf(req));
       if (status === 400 && /content-length/i.test(exception.message)) {
         return new ApiError('invalid_arguments', { message: 'The request body was cut short.', hint: 'Send the whole body, with a Content-Length that matches it.' });
       }

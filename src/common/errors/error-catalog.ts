@@ -66,7 +66,12 @@ export const ERROR_CATALOG = {
   payload_too_large: {
     status: 413,
     message: 'The request body is too large.',
-    hint: 'Send a smaller body (at most 1 MB); page through large imports.',
+    hint: 'Send a smaller body; page through large imports.',
+  },
+  request_timeout: {
+    status: 408,
+    message: 'The request took too long to arrive.',
+    hint: 'Send the whole request, body included, within 60 seconds; retry on a new connection.',
   },
   unsupported_media_type: {
     status: 415,

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { parse as parseQueryString } from 'node:querystring';
 import { ApiError } from '../errors/api-error';
+import { payloadTooLarge } from '../errors/request-checks';
 
 /** JSON bodies (tool arguments, the respondent page's JSON): 1 MB. */
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -45,38 +46,30 @@ function mediaType(header: string | undefined): string {
  *  - form posts: the fields (repeated names as lists), on routes that declare FormPostConfig; the
  *    text elsewhere;
  *  - any other type: the bytes, up to 1 MB (the route answers 415).
- * Too large a body is refused at once (413), as is a compressed one (415: nothing here inflates).
+ * Too large a body is refused at once (413). (A compressed one was refused before: request-checks.ts.)
  * Fastify's own JSON and text parsers are removed: nothing is parsed before the route asks.
  */
 export function registerBodyParsers(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(JSON_TYPE, { parseAs: 'string', bodyLimit: JSON_BODY_LIMIT }, (req, text, done) => {
-    done(refusedEncoding(req) ?? refusedCharset(req) ?? null, text);
+    done(refusedCharset(req) ?? null, text);
   });
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT }, (req, text, done) => {
-    const refused = refusedEncoding(req) ?? refusedCharset(req);
+    const refused = refusedCharset(req);
     if (refused) return done(refused, undefined);
     const limits = (req.routeOptions.config as Partial<FormPostConfig>).formPost;
     if (!limits) return done(null, text);
     const body = text as string;
-    if (Buffer.byteLength(body) > limits.bytes) return done(tooLarge(limits.bytes), undefined);
+    if (Buffer.byteLength(body) > limits.bytes) return done(payloadTooLarge(limits.bytes), undefined);
     // Counted before parsing, as body-parser does: querystring would silently drop the rest.
     let fields = body.length > 0 ? 1 : 0;
     for (let i = body.indexOf('&'); i >= 0; i = body.indexOf('&', i + 1)) fields++;
     if (fields > limits.fields) {
-      return done(
-        new ApiError('payload_too_large', {
-          message: `The form post has ${fields} fields; this page takes at most ${limits.fields}.`,
-          hint: 'Send only the fields of the form.',
-        }),
-        undefined,
-      );
+      return done(new ApiError('payload_too_large', { message: `The form post has too many fields (this page takes ${limits.fields}).`, hint: 'Send only the fields of the form.' }), undefined);
     }
     done(null, parseQueryString(body));
   });
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: JSON_BODY_LIMIT }, (req, bytes, done) => {
-    done(refusedEncoding(req) ?? null, bytes);
-  });
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: JSON_BODY_LIMIT }, (_req, bytes, done) => done(null, bytes));
 }
 
 /** The body as parsed by the route: JSON text to a value; an empty body is undefined. */
@@ -98,27 +91,6 @@ export function bodyLimitOf(req: FastifyRequest): number {
   const form = (req.routeOptions.config as Partial<FormPostConfig> | undefined)?.formPost;
   if (isFormPost(req)) return form?.bytes ?? FORM_BODY_LIMIT;
   return JSON_BODY_LIMIT;
-}
-
-export function tooLarge(limit: number): ApiError {
-  return new ApiError('payload_too_large', {
-    message: `The request body is larger than this path accepts (at most ${formatBytes(limit)}).`,
-    hint: `Send at most ${formatBytes(limit)}; page through large imports.`,
-  });
-}
-
-function formatBytes(bytes: number): string {
-  return bytes >= 1024 * 1024 ? `${bytes / (1024 * 1024)} MB` : `${Math.round(bytes / 1024)} KB`;
-}
-
-/** Bodies are read as sent: a compressed one cannot be read (nothing here inflates). */
-function refusedEncoding(req: FastifyRequest): ApiError | undefined {
-  const encoding = req.headers['content-encoding'];
-  if (encoding === undefined || encoding.trim().toLowerCase() === 'identity') return undefined;
-  return new ApiError('unsupported_media_type', {
-    message: `A body with Content-Encoding: ${encoding} is not accepted.`,
-    hint: 'Send the body uncompressed, without a Content-Encoding header.',
-  });
 }
 
 /** JSON and form posts are read as UTF-8: a body declared in another charset is refused, not misread. */

@@ -7,6 +7,9 @@ import { Column, Entity, Index, PrimaryColumn } from 'typeorm';
  */
 @Entity({ name: 'idempotency_keys' })
 @Index('IDX_idempotency_keys_created_at', ['createdAt'])
+@Index('IDX_idempotency_keys_workspace_id', ['workspaceId'])
+@Index('IDX_idempotency_keys_form_public_id', ['formPublicId'])
+@Index('IDX_idempotency_keys_response_id', ['responseId'])
 export class IdempotencyKeyEntity {
   /** The credential the key belongs to: an API token, or an OAuth grant (Principal.credentialKey). */
   @PrimaryColumn({ type: 'text', primaryKeyConstraintName: 'PK_idempotency_keys' })
@@ -40,4 +43,19 @@ export class IdempotencyKeyEntity {
 
   @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
   createdAt: Date;
+
+  /** The workspace the credential acts on: a deletion there forgets its read answers. */
+  @Column({ name: 'workspace_id', type: 'uuid', nullable: true })
+  workspaceId: string | null;
+
+  @Column({ name: 'read_only', type: 'boolean', default: false })
+  readOnly: boolean;
+
+  /** The form the call named (publicId argument or result): its deletion rewrites this answer. */
+  @Column({ name: 'form_public_id', type: 'text', nullable: true })
+  formPublicId: string | null;
+
+  /** The response the call named (responseId argument or the created response's id). */
+  @Column({ name: 'response_id', type: 'text', nullable: true })
+  responseId: string | null;
 }

@@ -16,6 +16,10 @@ export class WorkspaceEntity {
   @Column({ type: 'text', default: 'free' })
   plan: Plan;
 
+  /** Origins allowed to frame the respondent pages (CSP frame-ancestors); empty: no site may. See embed-origins.ts. */
+  @Column({ name: 'embed_origins', type: 'text', array: true, default: () => "'{}'" })
+  embedOrigins: string[];
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 }

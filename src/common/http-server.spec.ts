@@ -1,0 +1,76 @@
+import http from 'node:http';
+import net from 'node:net';
+import { clientErrorResponse, configureServer } from './http-server';
+
+/** A raw connection; `closed` resolves when the server closes it, with everything it sent. */
+async function connect(port: number) {
+  const socket = net.connect(port, '127.0.0.1');
+  await new Promise((resolve) => socket.on('connect', resolve));
+  let received = '';
+  socket.on('data', (chunk) => (received += chunk));
+  socket.on('error', () => undefined);
+  const closed = new Promise<string>((resolve) => socket.on('close', () => resolve(received)));
+  return { socket, closed };
+}
+
+/** A plain Node server as the service configures it; `checkEveryMs` stands in for Node's 30 s timeout check. */
+async function serve(handler: http.RequestListener, checkEveryMs = 30_000) {
+  const server = http.createServer({ connectionsCheckingInterval: checkEveryMs }, handler);
+  const connections = configureServer(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, connections, port: (server.address() as net.AddressInfo).port };
+}
+
+/** Reads the body, then answers after `delayMs`. */
+const slowAnswer =
+  (delayMs: number): http.RequestListener =>
+  (req, res) => {
+    req.resume();
+    req.on('end', () => setTimeout(() => res.end('done'), delayMs));
+  };
+
+describe('configureServer', () => {
+  it('answers a request that does not arrive in time with a 408 request_timeout envelope, and closes the connection', async () => {
+    const { server, port } = await serve(slowAnswer(0), 50);
+    server.headersTimeout = 200;
+    server.requestTimeout = 200;
+    try {
+      const slow = await connect(port);
+      slow.socket.write('POST /api/v1/tools/list_forms HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{');
+      const answer = await slow.closed;
+      expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+      expect(answer).toContain('X-Content-Type-Options: nosniff');
+      const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+      expect(body.error).toMatchObject({ code: 'request_timeout', hint: expect.stringContaining('60 seconds') });
+    } finally {
+      server.close();
+    }
+  });
+
+  it('drains: answers a request that arrived whole, closes idle, half-sent and trickling connections, then resolves', async () => {
+    const { server, connections, port } = await serve(slowAnswer(400));
+    const busy = await connect(port);
+    busy.socket.write('GET /busy HTTP/1.1\r\nHost: x\r\n\r\n');
+    const trickle = await connect(port);
+    trickle.socket.write('POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nab');
+    const halfHeaders = await connect(port);
+    halfHeaders.socket.write('GET / HTTP/1.1\r\nHost:');
+    const idle = await connect(port);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+
+    // A receive grace shorter than the busy request's answer: the answer must still be sent.
+    await connections.drain(100);
+    expect(await busy.closed).toMatch(/^HTTP\/1\.1 200 [\s\S]*done$/);
+    expect(await trickle.closed).toBe('');
+    expect(await halfHeaders.closed).toBe('');
+    expect(await idle.closed).toBe('');
+    expect(server.listening).toBe(false);
+  });
+});
+
+describe('clientErrorResponse', () => {
+  it("keeps Node's own answers to malformed requests", () => {
+    expect(clientErrorResponse(Object.assign(new Error('x'), { code: 'HPE_INVALID_METHOD' }))).toBe('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+    expect(clientErrorResponse(Object.assign(new Error('x'), { code: 'HPE_HEADER_OVERFLOW' }))).toMatch(/^HTTP\/1\.1 431 /);
+  });
+});

@@ -1,0 +1,41 @@
+/**
+ * What the respondent pages send besides their body, as plain functions of plain values, so the
+ * HTTP layer only copies the result onto its answer.
+ */
+
+/** Pages are whole documents with inline styles only: nothing else may load or run in them. */
+const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'";
+
+/**
+ * The headers of a respondent page. No site may frame it (clickjacking) unless the form's
+ * workspace lists the origins allowed to embed its forms: then exactly those may.
+ * X-Frame-Options is for browsers without frame-ancestors; it cannot name a list, so it is only
+ * sent when no site may frame the page.
+ */
+export function pageHeaders(embedOrigins: readonly string[]): Record<string, string> {
+  const framing: Record<string, string> = embedOrigins.length
+    ? { 'Content-Security-Policy': `${PAGE_CSP}; frame-ancestors ${embedOrigins.join(' ')}` }
+    : { 'Content-Security-Policy': `${PAGE_CSP}; frame-ancestors 'none'`, 'X-Frame-Options': 'DENY' };
+  return { ...framing, 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'no-referrer', 'Cache-Control': 'no-store' };
+}
+
+/**
+ * Whether an Accept header prefers application/json to text/html: a higher weight, or the same
+ * weight and listed first. Each type takes the weight of its most specific matching range (RFC
+ * 9110 §12.5.1). Browsers list text/html first, so they get the page; no Accept gets it too.
+ */
+export function prefersJson(accept: string | undefined): boolean {
+  if (!accept) return false;
+  const ranges = accept.split(',').map((part, index) => {
+    const [range, ...params] = part.split(';').map((s) => s.trim().toLowerCase());
+    const q = params.find((p) => p.startsWith('q='));
+    return { range, q: q === undefined ? 1 : Number(q.slice(2)), index };
+  });
+  const weigh = (type: string) => {
+    const match = ranges.find((r) => r.range === type) ?? ranges.find((r) => r.range === `${type.split('/')[0]}/*`) ?? ranges.find((r) => r.range === '*/*');
+    return match && match.q > 0 && match.q <= 1 ? match : { q: 0, index: Infinity };
+  };
+  const json = weigh('application/json');
+  const html = weigh('text/html');
+  return json.q > 0 && (json.q > html.q || (json.q === html.q && json.index < html.index));
+}
