@@ -66,10 +66,11 @@ export interface CreateAppOptions {
 /**
  * Builds the HTTP application exactly as it runs in production; tests call this too, so they
  * exercise the same hooks, filter and guards. It is ready to serve when returned. A request goes
- * through Fastify's request hooks in this order: request id (and the log context), CORS (a
- * preflight spends no budget), version headers (on every /api/v1 answer, a 429 included), the IP
- * budget (before any body is read), the OAuth server's own endpoints; then the body is read (see
- * common/http/body.ts) and Nest's guards, interceptors and controller run.
+ * through Fastify's request hooks in this order: request id, nosniff and the log context; CORS (a
+ * preflight spends no budget); version headers (on every /api/v1 answer, a 429 included); the IP
+ * budget and the Content-Encoding check (before any body is read); the OAuth server's own
+ * endpoints. Then the body is read (see common/http/body.ts) and Nest's guards, interceptors and
+ * controller run; every refusal becomes the envelope in ApiExceptionFilter.
  */
 export async function createApp(
   config: AppConfig,

@@ -85,8 +85,6 @@ export interface AppConfig {
   production: boolean;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   databasePoolSize: number;
-  /** Body size limit for JSON requests. */
-  jsonBodyLimit: string;
 }
 
 export class ConfigError extends Error {}
@@ -154,7 +152,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     production,
     logLevel: (parsed.LOG_LEVEL as AppConfig['logLevel']) ?? 'info',
     databasePoolSize: parsed.DATABASE_POOL_SIZE ?? 10,
-    jsonBodyLimit: '1mb',
   };
 }
 
