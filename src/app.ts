@@ -16,7 +16,7 @@ import { Log, NestLog } from './common/logging';
 import { runInRequestContext } from './common/request-context';
 import { AppConfig } from './config/config';
 import { createOAuthProvider, OAuthProviderRef } from './oauth/oauth-provider';
-import { ipRateLimit } from './rate-limit/ip-rate-limit.hook';
+import { ipRateLimit, settleDeferredIpBudget } from './rate-limit/ip-rate-limit.hook';
 import { RateLimitService } from './rate-limit/rate-limit.service';
 import { buildOpenApiDocument, docsContentSecurityPolicy } from './tools/openapi';
 import { apiV1VersionHeaders, deprecationHeaders } from './versioning/version-headers';
@@ -140,7 +140,9 @@ export async function createApp(
   }
   app.enableCors(CORS);
   if (Object.keys(deprecationHeaders(config)).length > 0) fastify.addHook('onRequest', apiV1VersionHeaders(config));
-  fastify.addHook('onRequest', ipRateLimit(app.get(RateLimitService)));
+  const rateLimit = app.get(RateLimitService);
+  fastify.addHook('onRequest', ipRateLimit(rateLimit));
+  fastify.addHook('onSend', settleDeferredIpBudget(rateLimit));
   // Compressed bodies are refused on every route (the OAuth server's included) before anything reads them.
   fastify.addHook('onRequest', (req, _reply, done) => done(checkContentEncoding(req.headers)));
   await app.register(middie);

@@ -1,7 +1,8 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import Redis from 'ioredis';
 import request from 'supertest';
 import { createToken, createWorkspace } from '../factories';
-import { freePort, REDIS_URL, requireRedis, TcpRelay, waitUntil } from '../utils/cluster';
+import { freePort, randomLoopbackAddress, REDIS_URL, requireRedis, TcpRelay, waitUntil } from '../utils/cluster';
 import { createTestApp } from '../utils/create-test-app';
 import { callTool } from '../utils/http';
 
@@ -78,5 +79,43 @@ describe('rate limits in Redis', () => {
     const readiness = await ready(app);
     expect(readiness.status).toBe(200);
     expect(readiness.body).toMatchObject({ status: 'degraded', checks: { redis: 'unreachable' } });
+  });
+
+  it('counts both budgets of an authenticated request in one Redis round trip, and an IP refusal spends no credential budget', async () => {
+    const app = await instance({ TRUST_PROXY: '1', RATE_LIMIT_IP_PER_MIN: '3' });
+    const { token } = await createToken(app, await createWorkspace(app));
+    // Addresses of this run only (a budget's key outlives the test by up to a minute).
+    const [ip, elsewhere] = [randomLoopbackAddress(), randomLoopbackAddress()];
+    const call = () => callTool(app, token, 'list_forms', {}, { 'X-Forwarded-For': ip });
+    await call(); // the first call also loads the scripts, and may verify the token
+    const watcher = new Redis(REDIS_URL);
+    const commands: Array<{ source: string; args: string[] }> = [];
+    const monitor = await watcher.monitor();
+    monitor.on('monitor', (_time: string, args: string[], source: string) => commands.push({ source, args }));
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 100)); // MONITOR is on
+      const statuses = [];
+      for (let i = 0; i < 4; i++) statuses.push((await call()).status);
+      await new Promise((resolve) => setTimeout(resolve, 200)); // the last commands reached the monitor
+      expect(statuses).toEqual([200, 200, 429, 429]); // the IP's 3rd request was the last within its budget
+      // Everything this instance's connection sent (found by its keys; MONITOR also shows the
+      // commands the script runs, from "lua"): one script per request.
+      const ours = commands.filter((c) => c.source !== 'lua' && c.args.some((a) => a.includes(`rl:ip:${ip}`)));
+      const sources = new Set(ours.map((c) => c.source));
+      expect(sources.size).toBe(1);
+      const sent = commands.filter((c) => sources.has(c.source));
+      expect(sent).toHaveLength(4);
+      for (const c of sent) {
+        expect(c.args[0].toLowerCase()).toBe('evalsha');
+        expect(c.args.slice(2, 5)).toEqual(['2', `formwork:rl:ip:${ip}`, expect.stringMatching(/^formwork:rl:credential:/)]);
+      }
+    } finally {
+      monitor.disconnect();
+      watcher.disconnect();
+    }
+    // The two IP refusals left the credential at 3 of 5 spent.
+    const fromElsewhere = await callTool(app, token, 'list_forms', {}, { 'X-Forwarded-For': elsewhere });
+    expect(fromElsewhere.status).toBe(200);
+    expect(fromElsewhere.headers['ratelimit']).toMatch(/"cred";r=1;/); // 5 - (3 + this one)
   });
 });
