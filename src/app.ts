@@ -15,6 +15,7 @@ import { RouteMethods } from './common/http/route-methods';
 import { Log, NestLog } from './common/logging';
 import { runInRequestContext } from './common/request-context';
 import { AppConfig } from './config/config';
+import { idempotencyKeyConstraint } from './idempotency/idempotency-key.constraint';
 import { createOAuthProvider, OAuthProviderRef } from './oauth/oauth-provider';
 import { ipRateLimit, settleDeferredIpBudget } from './rate-limit/ip-rate-limit.hook';
 import { RateLimitService } from './rate-limit/rate-limit.service';
@@ -108,6 +109,8 @@ export async function createApp(
     logger: log ? new NestLog(log) : false,
   });
   const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
+  // Before the routes are registered (app.init): the tool route has a variant for keyed calls.
+  fastify.addConstraintStrategy(idempotencyKeyConstraint);
   const routes = new RouteMethods(fastify);
   registerBodyParsers(fastify);
 
