@@ -42,12 +42,12 @@ export class Webhooks1795400003000 implements MigrationInterface {
                 "attempt_count" integer NOT NULL DEFAULT '0',
                 "next_attempt_at" TIMESTAMP WITH TIME ZONE,
                 "claim_token" uuid,
+                "claimed_until" TIMESTAMP WITH TIME ZONE,
                 "created_at" TIMESTAMP WITH TIME ZONE NOT NULL DEFAULT now(),
                 CONSTRAINT "PK_535dd409947fb6d8fc6dfc0112a" PRIMARY KEY ("id")
             )
         `);
         await queryRunner.query(`CREATE INDEX "IDX_webhook_deliveries_created_at" ON "webhook_deliveries" ("created_at")`);
-        await queryRunner.query(`CREATE INDEX "IDX_webhook_deliveries_workspace" ON "webhook_deliveries" ("workspace_id", "created_at")`);
         await queryRunner.query(`CREATE INDEX "IDX_webhook_deliveries_endpoint" ON "webhook_deliveries" ("endpoint_id", "created_at")`);
         // The delivery loop's claim reads only this: due rows that are still pending.
         await queryRunner.query(`CREATE INDEX "IDX_webhook_deliveries_due" ON "webhook_deliveries" ("next_attempt_at") WHERE "status" = 'pending'`);

@@ -28,19 +28,20 @@ const PURGE_MAX_BATCHES = 20;
 /**
  * Claims due deliveries for this instance. Paused: deliveries of a Free workspace (kept, sent
  * when it is Pro again) and of a disabled endpoint. SKIP LOCKED lets every instance claim at once
- * without waiting on each other; the claim moves next_attempt_at past the attempt (a lease).
+ * without waiting on each other; the claim holds the row until claimed_until (a lease).
  */
 const CLAIM_SQL = `
 WITH due AS (
   SELECT d.id FROM webhook_deliveries d
     JOIN webhook_endpoints e ON e.id = d.endpoint_id
     JOIN workspaces w ON w.id = d.workspace_id
-   WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND e.enabled AND w.plan = 'pro'
+   WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND (d.claimed_until IS NULL OR d.claimed_until <= now())
+     AND e.enabled AND w.plan = 'pro'
    ORDER BY d.next_attempt_at
    LIMIT $1
    FOR UPDATE OF d SKIP LOCKED)
 UPDATE webhook_deliveries d
-   SET next_attempt_at = now() + make_interval(secs => $2), claim_token = gen_random_uuid(), attempt_count = d.attempt_count + 1
+   SET claimed_until = now() + make_interval(secs => $2), claim_token = gen_random_uuid(), attempt_count = d.attempt_count + 1
   FROM due, webhook_endpoints e
  WHERE d.id = due.id AND e.id = d.endpoint_id
 RETURNING d.id, d.event_id, d.payload, d.attempt_count, d.claim_token, e.id AS endpoint_id, e.url, e.secret,
@@ -59,7 +60,7 @@ WITH a AS (
 d AS (
   UPDATE webhook_deliveries
      SET status = CASE $8 WHEN 'delivered' THEN 'delivered' WHEN 'retry' THEN 'pending' ELSE 'failed' END,
-         next_attempt_at = $9, claim_token = NULL
+         next_attempt_at = $9, claim_token = NULL, claimed_until = NULL
    WHERE id = $1 AND claim_token = $2)
 UPDATE webhook_endpoints e
    SET failing_since = CASE WHEN $8 = 'delivered' THEN NULL ELSE COALESCE(e.failing_since, $3) END,
@@ -75,8 +76,30 @@ UPDATE webhook_endpoints e
  WHERE e.id = $10 AND e.enabled
    AND (disable.now OR CASE WHEN $8 = 'delivered' THEN e.failing_since IS NOT NULL ELSE e.failing_since IS NULL END)`;
 
+/**
+ * Records a batch of successful attempts in one statement (most attempts succeed: one round trip
+ * per batch instead of one per delivery keeps the loop cheap beside the request path). Clears the
+ * failure streak of their endpoints, if any.
+ */
+const RECORD_DELIVERED_SQL = `
+WITH r AS (
+  SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::uuid[])
+           AS r(id, token, attempted_at, status_code, duration_ms, response_body, endpoint_id)),
+a AS (
+  INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, response_body)
+  SELECT id, attempted_at, status_code, duration_ms, response_body FROM r),
+d AS (
+  UPDATE webhook_deliveries d SET status = 'delivered', next_attempt_at = NULL, claim_token = NULL, claimed_until = NULL
+    FROM r WHERE d.id = r.id AND d.claim_token = r.token)
+UPDATE webhook_endpoints e SET failing_since = NULL
+ WHERE e.id IN (SELECT endpoint_id FROM r) AND e.failing_since IS NOT NULL`;
+
+/** Successful attempts wait at most this long (or for this many) to be recorded together. */
+const RECORD_BATCH = 64;
+const RECORD_WAIT_MS = 10;
+
 /** A claim given up when the instance stops mid-attempt: due again at once, the attempt not counted. */
-const RELEASE_SQL = `UPDATE webhook_deliveries SET next_attempt_at = now(), claim_token = NULL, attempt_count = attempt_count - 1 WHERE id = $1 AND claim_token = $2`;
+const RELEASE_SQL = `UPDATE webhook_deliveries SET claimed_until = NULL, claim_token = NULL, attempt_count = attempt_count - 1 WHERE id = $1 AND claim_token = $2`;
 
 const PURGE_SQL = `
 DELETE FROM webhook_deliveries WHERE id = ANY (ARRAY(
@@ -94,6 +117,14 @@ interface Claimed {
   previous_secret: string | null;
 }
 
+interface DeliveredBatch {
+  items: Array<{ row: Claimed; at: Date; result: SendResult }>;
+  promise: Promise<void>;
+  resolve: () => void;
+  reject: (err: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
 /**
  * The delivery loop every instance runs, off the request path: it claims due deliveries, sends
  * each (signed, 10 s, no redirects), and records the attempt and what comes next (see schedule.ts).
@@ -108,6 +139,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
   private readonly inFlight = new Map<string, { abort: AbortController; done: Promise<void> }>();
   private wake?: () => void;
   private purgeTimer?: NodeJS.Timeout;
+  private batch?: DeliveredBatch;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -189,6 +221,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
       return;
     }
     const { outcome, next } = this.outcomeOf(result, row.attempt_count, attemptedAt);
+    if (outcome === 'delivered') return this.recordDelivered(row, attemptedAt, result);
     await this.db.query(RECORD_SQL, [
       row.id,
       row.claim_token,
@@ -201,6 +234,39 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
       next,
       row.endpoint_id,
     ]);
+  }
+
+  /** Queues a success for the next batch; resolves once the batch is recorded. */
+  private recordDelivered(row: Claimed, at: Date, result: SendResult): Promise<void> {
+    let batch = this.batch;
+    if (!batch) {
+      let settle!: { resolve: () => void; reject: (e: Error) => void };
+      const promise = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
+      const created: DeliveredBatch = { items: [], promise, ...settle, timer: setTimeout(() => this.flush(created), RECORD_WAIT_MS) };
+      this.batch = batch = created;
+    }
+    batch.items.push({ row, at, result });
+    if (batch.items.length >= RECORD_BATCH) {
+      clearTimeout(batch.timer);
+      this.flush(batch);
+    }
+    return batch.promise;
+  }
+
+  private flush(batch: DeliveredBatch): void {
+    if (this.batch === batch) this.batch = undefined;
+    const items = batch.items;
+    this.db
+      .query(RECORD_DELIVERED_SQL, [
+        items.map((b) => b.row.id),
+        items.map((b) => b.row.claim_token),
+        items.map((b) => b.at),
+        items.map((b) => b.result.statusCode),
+        items.map((b) => b.result.durationMs),
+        items.map((b) => b.result.responseBody),
+        items.map((b) => b.row.endpoint_id),
+      ])
+      .then(() => batch.resolve(), batch.reject);
   }
 
   private outcomeOf(result: SendResult, attempt: number, at: Date): { outcome: 'delivered' | 'retry' | 'failed' | 'gone'; next: Date | null } {

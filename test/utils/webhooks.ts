@@ -31,6 +31,8 @@ export interface Received {
 export class WebhookReceiver {
   readonly received: Received[] = [];
   readonly unverified: Array<{ path: string; reason: string }> = [];
+  /** Requests that arrived, answered or not yet (a held answer). */
+  arrived = 0;
   private readonly secrets = new Map<string, string[]>();
   private readonly scripts = new Map<string, Array<{ status: number; headers?: Record<string, string>; hold?: Promise<void> }>>();
   private server?: http.Server;
@@ -65,6 +67,7 @@ export class WebhookReceiver {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', async () => {
+        this.arrived++;
         const path = req.url ?? '/';
         const body = Buffer.concat(chunks).toString('utf8');
         const headers = { 'webhook-id': String(req.headers['webhook-id']), 'webhook-timestamp': String(req.headers['webhook-timestamp']), 'webhook-signature': String(req.headers['webhook-signature']) };

@@ -4,13 +4,13 @@ import { WebhookEndpointEntity } from './webhook-endpoint.entity';
 /**
  * One event for one endpoint: the transactional outbox (inserted by the transaction that made the
  * change) and the delivery log. A pending row is due at next_attempt_at; an instance claims it
- * (FOR UPDATE SKIP LOCKED) by moving next_attempt_at past its attempt and setting claim_token, so
- * a claim whose instance died is due again once that time passes. Kept 30 days.
+ * (FOR UPDATE SKIP LOCKED) by setting claim_token and claimed_until, so a claim whose instance
+ * died is due again once claimed_until passes. The claim changes no indexed column, so PostgreSQL
+ * can update the row in place (HOT). Kept 30 days.
  */
 @Entity({ name: 'webhook_deliveries' })
 @Index('IDX_webhook_deliveries_due', ['nextAttemptAt'], { where: `"status" = 'pending'` })
 @Index('IDX_webhook_deliveries_endpoint', ['endpointId', 'createdAt'])
-@Index('IDX_webhook_deliveries_workspace', ['workspaceId', 'createdAt'])
 @Index('IDX_webhook_deliveries_created_at', ['createdAt'])
 export class WebhookDeliveryEntity {
   @PrimaryGeneratedColumn('uuid')
@@ -46,6 +46,10 @@ export class WebhookDeliveryEntity {
   /** Set by the instance that claimed the row: only its result may change the row. */
   @Column({ name: 'claim_token', type: 'uuid', nullable: true })
   claimToken: string | null;
+
+  /** The claim's lease: past it, another instance may claim the row again. */
+  @Column({ name: 'claimed_until', type: 'timestamptz', nullable: true })
+  claimedUntil: Date | null;
 
   @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
   createdAt: Date;
