@@ -47,6 +47,8 @@ export class Webhooks1795400003000 implements MigrationInterface {
                 CONSTRAINT "PK_535dd409947fb6d8fc6dfc0112a" PRIMARY KEY ("id")
             )
         `);
+        // Room in each page, so that a claim (which changes no indexed column) is a HOT update: no new index entries.
+        await queryRunner.query(`ALTER TABLE "webhook_deliveries" SET (fillfactor = 70)`);
         await queryRunner.query(`CREATE INDEX "IDX_webhook_deliveries_created_at" ON "webhook_deliveries" ("created_at")`);
         await queryRunner.query(`CREATE INDEX "IDX_webhook_deliveries_endpoint" ON "webhook_deliveries" ("endpoint_id", "created_at")`);
         // The delivery loop's claim reads only this: due rows that are still pending.
