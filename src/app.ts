@@ -1,33 +1,37 @@
-import { Logger, LoggerService } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { NestExpressApplication } from '@nestjs/platform-express';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
+import middie from '@fastify/middie';
+import { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest, LogController } from 'fastify';
 import { randomUUID } from 'node:crypto';
-import express, { NextFunction, Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { DataSource } from 'typeorm';
 import { AppModule } from './app.module';
 import { ApiError } from './common/errors/api-error';
-import { ApiExceptionFilter, mapBodyParserError } from './common/errors/api-exception.filter';
+import { ApiExceptionFilter, pathOf, sendError } from './common/errors/api-exception.filter';
 import { checkContentEncoding } from './common/errors/request-checks';
+import { JSON_BODY_LIMIT, registerBodyParsers } from './common/http/body';
+import { RouteMethods } from './common/http/route-methods';
+import { Log, NestLog } from './common/logging';
 import { runInRequestContext } from './common/request-context';
 import { AppConfig } from './config/config';
 import { createOAuthProvider, OAuthProviderRef } from './oauth/oauth-provider';
-import { DataSource } from 'typeorm';
-import { ipRateLimit } from './rate-limit/ip-rate-limit.middleware';
+import { ipRateLimit } from './rate-limit/ip-rate-limit.hook';
 import { RateLimitService } from './rate-limit/rate-limit.service';
 import { buildOpenApiDocument, docsContentSecurityPolicy } from './tools/openapi';
-import { nestingDepthDetails } from './tools/schema-validator';
 import { apiV1VersionHeaders, deprecationHeaders } from './versioning/version-headers';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
  * CORS for browser callers. Credentials travel in the Authorization header, never in cookies, so
- * any origin may call; the exposed headers are the ones a client needs to read.
+ * any origin may call; the exposed headers are the ones a client needs to read. Lists are sent
+ * comma-separated without spaces, as before the move to Fastify.
  */
 const CORS = {
   origin: '*',
-  methods: ['GET', 'HEAD', 'POST'],
-  allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id'],
+  methods: 'GET,HEAD,POST',
+  allowedHeaders: 'Authorization,Content-Type,Idempotency-Key,X-Request-Id',
   exposedHeaders: [
     'WWW-Authenticate',
     'RateLimit-Limit',
@@ -44,16 +48,12 @@ const CORS = {
     'Sunset',
     'Link',
     'X-Request-Id',
-  ],
+  ].join(','),
   maxAge: 86_400,
+  // Every OPTIONS request is answered as a preflight (204), with or without Origin, never a 400.
+  strictPreflight: false,
 };
 
-/**
- * Builds the HTTP application exactly as it runs in production; tests call this too, so they
- * exercise the same middleware, filter and guards. The order of the Express steps matters:
- * request id (and the log context), CORS (a preflight spends no budget), version headers (on
- * every /api/v1 answer, a 429 included), the IP budget (before any parsing), then the JSON body.
- */
 export interface CreateAppOptions {
   /**
    * Mount the OAuth authorization server (default true). oidc-provider is ESM-only, which jest's
@@ -63,95 +63,100 @@ export interface CreateAppOptions {
   oauth?: boolean;
 }
 
+/**
+ * Builds the HTTP application exactly as it runs in production; tests call this too, so they
+ * exercise the same hooks, filter and guards. It is ready to serve when returned. A request goes
+ * through Fastify's request hooks in this order: request id, nosniff and the log context; CORS (a
+ * preflight spends no budget); version headers (on every /api/v1 answer, a 429 included); the IP
+ * budget and the Content-Encoding check (before any body is read); the OAuth server's own
+ * endpoints. Then the body is read (see common/http/body.ts) and Nest's guards, interceptors and
+ * controller run; every refusal becomes the envelope in ApiExceptionFilter.
+ */
 export async function createApp(
   config: AppConfig,
   databaseUrl: string,
-  logger?: LoggerService | false,
+  log: Log | false,
   options: CreateAppOptions = {},
-): Promise<NestExpressApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, databaseUrl), {
+): Promise<NestFastifyApplication> {
+  const adapter = new FastifyAdapter({
+    // Same semantics as Express's "trust proxy": a hop count, "loopback", or addresses and subnets.
+    trustProxy: config.trustProxy,
+    bodyLimit: JSON_BODY_LIMIT,
+    // A client may name its request (1-128 of A-Za-z0-9._:-); anything else gets a fresh id.
+    requestIdHeader: false,
+    genReqId: (req: IncomingMessage) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    // Longer than a load balancer's idle timeout (nginx: 60 s), so it never reuses a closing connection.
+    keepAliveTimeout: 65_000,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    // A path Fastify cannot decode (bad percent-encoding) gets the envelope like every other error.
+    frameworkErrors: (error: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
+      reply.header('X-Request-Id', req.id);
+      sendError(reply, new ApiError('invalid_arguments', { message: `The request path cannot be read: ${error.message}.`, hint: 'Percent-encode the path as UTF-8.' }), req.id);
+    },
+    // middie (for the OAuth server's callback) is registered below, after the early hooks.
+    skipMiddie: true,
+    // Fastify's own messages go to the same log; the request id comes from the request context, and
+    // the one access line per request is ours (below).
+    ...(log ? { loggerInstance: log, childLoggerFactory: (logger: FastifyBaseLogger) => logger, logController: new LogController({ disableRequestLogging: true }) } : { logger: false }),
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, databaseUrl), adapter, {
     bodyParser: false,
     abortOnError: false, // throw to the caller (main prints one line; tests see the error)
-    logger: logger ?? undefined,
+    logger: log ? new NestLog(log) : false,
   });
-  app.set('trust proxy', config.trustProxy);
-  app.set('x-powered-by', false);
-  app.set('etag', false);
+  const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
+  const routes = new RouteMethods(fastify);
+  registerBodyParsers(fastify);
 
-  const accessLog = new Logger('Http');
-  const logRequests = logger !== false && (config.logLevel === 'info' || config.logLevel === 'debug');
-  app.use((req: Request, res: Response, next: NextFunction) => {
+  // The first request hook: the request id on the answer, and the log context of everything the
+  // request does (Fastify reads the body in that context too).
+  adapter.setOnRequestHook((req, reply, done) => {
+    reply.raw.setHeader('X-Request-Id', req.id);
     // On every answer, errors and pages included: browsers must take each as the type it says.
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    const incoming = req.headers['x-request-id'];
-    req.id = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    res.setHeader('X-Request-Id', req.id);
-    const context = { requestId: req.id };
-    if (logRequests) {
-      const started = process.hrtime.bigint();
-      // One line per request; the path without its query string, which could hold anything.
-      res.on('finish', () =>
-        runInRequestContext(context, () =>
-          accessLog.log({
-            msg: 'request',
-            method: req.method,
-            path: req.path,
-            status: res.statusCode,
-            ms: Number((process.hrtime.bigint() - started) / 10_000n) / 100,
-            ip: req.ip,
-            ...(req.principal ? { credential: req.principal.credential.id } : {}),
-          }),
-        ),
-      );
-    }
-    runInRequestContext(context, next);
+    reply.raw.setHeader('X-Content-Type-Options', 'nosniff');
+    runInRequestContext({ requestId: req.id }, done);
   });
+  if (log && log.isLevelEnabled('info')) {
+    // One line per request, once it is answered; the path without its query string, which could hold anything.
+    fastify.addHook('onResponse', (req, reply, done) => {
+      log.info(
+        {
+          requestId: req.id,
+          context: 'Http',
+          method: req.method,
+          path: pathOf(req.originalUrl),
+          status: reply.statusCode,
+          ms: Math.round(reply.elapsedTime * 100) / 100,
+          ip: req.ip,
+          ...(req.principal ? { credential: req.principal.credential.id } : {}),
+        },
+        'request',
+      );
+      done();
+    });
+  }
   app.enableCors(CORS);
-  if (Object.keys(deprecationHeaders(config)).length > 0) app.use('/api/v1', apiV1VersionHeaders(config));
-  app.use(ipRateLimit(app.get(RateLimitService)));
-  // Compressed bodies are refused on every route (the OAuth server's included) before any parser reads them.
-  app.use((req: Request, _res: Response, next: NextFunction) => next(checkContentEncoding(req.headers)));
+  if (Object.keys(deprecationHeaders(config)).length > 0) fastify.addHook('onRequest', apiV1VersionHeaders(config));
+  fastify.addHook('onRequest', ipRateLimit(app.get(RateLimitService)));
+  // Compressed bodies are refused on every route (the OAuth server's included) before anything reads them.
+  fastify.addHook('onRequest', (req, _reply, done) => done(checkContentEncoding(req.headers)));
+  await app.register(middie);
   if (options.oauth !== false) await mountOAuth(app, config);
-  const json = express.json({ limit: config.jsonBodyLimit, strict: true, type: ['application/json', 'application/*+json'] });
-  app.use((req: Request, res: Response, next: NextFunction) =>
-    json(req, res, (err?: unknown) => {
-      // The body arrives in the socket's async context: serve the rest of the request in its own again.
-      runInRequestContext({ requestId: req.id }, () => {
-        let error = err ? (mapBodyParserError(err) ?? err) : undefined;
-        const tooDeep = error ? [] : nestingDepthDetails(req.body);
-        if (tooDeep.length) {
-          error = new ApiError('invalid_arguments', {
-            message: 'The arguments nest too deeply.',
-            hint: 'Send flatter JSON: tool arguments need only a few levels of objects and arrays.',
-            details: tooDeep,
-          });
-        }
-        // Malformed JSON is an argument error: reported after authentication and tool checks,
-        // in the order the design fixes. Too large a body is refused at once.
-        if (error instanceof ApiError && error.code === 'invalid_arguments') {
-          req.bodyError = error;
-          return next();
-        }
-        next(error);
-      });
-    }),
-  );
 
-  const expressApp = app.getHttpAdapter().getInstance() as express.Express;
-  app.useGlobalFilters(new ApiExceptionFilter((path) => allowedMethods(expressApp, path)));
+  app.useGlobalFilters(new ApiExceptionFilter((path) => routes.allowed(path)));
 
-  // Registered before init (Nest adds its 404 handler at init), built on first use (the tool
-  // registry is filled at init).
+  // Built on first use (the tool registry is filled at init).
   let document: ReturnType<typeof buildOpenApiDocument> | undefined;
   const openApi = () => (document ??= buildOpenApiDocument(app, config));
-  expressApp.get('/openapi.json', (_req: Request, res: Response) => {
-    res.json(openApi());
-  });
+  fastify.get('/openapi.json', async () => openApi());
   // Swagger UI runs only its own scripts: the page and its assets get a CSP of their own.
   const docsCsp = docsContentSecurityPolicy(config);
-  app.use('/docs', (_req: Request, res: Response, next: NextFunction) => {
-    res.setHeader('Content-Security-Policy', docsCsp);
-    next();
+  fastify.addHook('onRequest', (req, reply, done) => {
+    if (req.url === '/docs' || req.url.startsWith('/docs/') || req.url.startsWith('/docs?')) reply.raw.setHeader('Content-Security-Policy', docsCsp);
+    done();
   });
   SwaggerModule.setup('docs', app, openApi, {
     jsonDocumentUrl: '/docs/openapi.json',
@@ -161,44 +166,30 @@ export async function createApp(
     swaggerOptions: { validatorUrl: null },
   });
   await app.init();
+  await fastify.ready();
   return app;
 }
 
 /**
  * The authorization server's own endpoints (/oauth/*, except the sign-in pages, which are ours)
- * and its metadata: RFC 8414's path answers with the same document as OpenID discovery.
- * Mounted before the JSON parser: oidc-provider reads its bodies itself.
+ * and its metadata: RFC 8414's path answers with the same document as OpenID discovery. Mounted
+ * with @fastify/middie as oidc-provider documents for Fastify: its callback() runs in a request
+ * hook, before Fastify reads the body, and reads the body itself.
  */
-async function mountOAuth(app: NestExpressApplication, config: AppConfig): Promise<void> {
+async function mountOAuth(app: NestFastifyApplication, config: AppConfig): Promise<void> {
   const provider = await createOAuthProvider(config, app.get(DataSource));
   app.get(OAuthProviderRef).provider = provider;
   const handle = provider.callback();
-  app.use((req: Request, res: Response, next: NextFunction) => {
-    if (req.path === '/.well-known/oauth-authorization-server') {
-      req.url = '/.well-known/openid-configuration';
+  app.use((req: IncomingMessage, res: ServerResponse, next: () => void) => {
+    const url = req.url ?? '/';
+    const path = pathOf(url);
+    if (path === '/.well-known/oauth-authorization-server') {
+      req.url = '/.well-known/openid-configuration' + url.slice(path.length);
       return handle(req, res);
     }
-    if (req.path === '/.well-known/openid-configuration' || (req.path.startsWith('/oauth/') && !req.path.startsWith('/oauth/interaction/'))) {
+    if (path === '/.well-known/openid-configuration' || (path.startsWith('/oauth/') && !path.startsWith('/oauth/interaction/'))) {
       return handle(req, res);
     }
     next();
   });
 }
-
-/** The methods Express has routes for on a path (for 405 and its Allow header). */
-function allowedMethods(app: express.Express, path: string): string[] {
-  const methods = new Set<string>();
-  const stack = (app as unknown as { router?: { stack: RouterLayer[] } }).router?.stack ?? [];
-  for (const layer of stack) {
-    if (!layer.route || !layer.match(path)) continue;
-    for (const [method, on] of Object.entries(layer.route.methods)) if (on && method !== '_all') methods.add(method.toUpperCase());
-  }
-  if (methods.has('GET')) methods.add('HEAD');
-  return [...methods];
-}
-
-interface RouterLayer {
-  route?: { methods: Record<string, boolean> };
-  match(path: string): boolean;
-}
-

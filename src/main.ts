@@ -1,7 +1,9 @@
 import 'reflect-metadata';
+import type { Server } from 'node:http';
 import { Logger } from '@nestjs/common';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { configureServer } from './common/http-server';
-import { AppLogger } from './common/logger';
+import { createLog, NestLog } from './common/logging';
 import { DataSource } from 'typeorm';
 import { createApp } from './app';
 import { ConfigError, demoOnFirstStart, loadConfig } from './config/config';
@@ -21,8 +23,9 @@ async function main() {
     }
     throw err;
   }
-  const logger = new AppLogger(config.logLevel, config.production);
-  Logger.overrideLogger(logger);
+  const log = createLog(config);
+  Logger.overrideLogger(new NestLog(log));
+  const logger = new Logger('Formwork');
 
   const database = await openDatabase(config);
   // Migrations run before anything reads the schema: the embedded database runs them itself; on a
@@ -44,8 +47,8 @@ async function main() {
     if (ds.isInitialized) await ds.destroy();
   }
 
-  const app = await createApp(config, database.url, logger);
-  const server = await app.listen(config.port);
+  const app = await createApp(config, database.url, log);
+  const server = await listen(app, config.port);
   // Timeouts (a request must arrive within 60 s), and the connections tracked for a clean stop.
   const connections = configureServer(server);
   logger.log(`Formwork listening on ${config.publicUrl} (port ${config.port})`);
@@ -84,6 +87,21 @@ async function main() {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+/**
+ * Listens on every address, as Node.js does by default: IPv6 and IPv4 where the machine has IPv6,
+ * IPv4 alone where it has not (some containers). Fastify would otherwise listen on localhost only.
+ */
+async function listen(app: NestFastifyApplication, port: number): Promise<Server> {
+  try {
+    await app.listen(port, '::');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EAFNOSUPPORT' && code !== 'EADDRNOTAVAIL') throw err;
+    await app.listen(port, '0.0.0.0');
+  }
+  return app.getHttpServer() as Server;
 }
 
 /** Under the usual 30 s a container runtime waits after SIGTERM before it kills. */

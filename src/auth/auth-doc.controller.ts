@@ -1,6 +1,6 @@
 import { Controller, Get, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApiError } from '../common/errors/api-error';
@@ -17,7 +17,7 @@ export class AuthDocController {
   private text?: string;
 
   @Get('auth.md')
-  serve(@Res() res: Response) {
+  serve(@Res() res: FastifyReply) {
     if (this.text === undefined) {
       const file = CANDIDATES.find((p) => existsSync(p));
       if (!file) throw new ApiError('not_found', { message: 'The authentication walkthrough is not installed on this instance.', hint: 'See the README.' });

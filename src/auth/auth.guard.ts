@@ -1,6 +1,6 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Request } from 'express';
+import type { FastifyRequest } from 'fastify';
 import { APP_CONFIG, AppConfig, resourceMetadataUrl } from '../config/config';
 import { ApiError } from '../common/errors/api-error';
 import { CREDENTIAL_VERIFIERS, CredentialVerifier, VerifyResult } from './credential-verifier';
@@ -31,7 +31,7 @@ export class AuthGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()])) return true;
-    const req = context.switchToHttp().getRequest<Request>();
+    const req = context.switchToHttp().getRequest<FastifyRequest>();
     const token = bearerToken(req.headers.authorization);
     if (token === undefined) throw this.unauthorized();
     const verifier = this.verifiers.find((v) => v.accepts(token));

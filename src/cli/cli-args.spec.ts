@@ -113,6 +113,25 @@ describe('token expiry', () => {
     const error = thrown(() => validateArgs(TokenCreateArgs, { workspace: 'acme', name: 'x', 'expires-in': '0d' }));
     expect(error.details).toEqual([{ path: '--expires-in', message: 'expires-in must be like 30m, 12h or 90d' }]);
   });
+
+  it.each(['3650d', '87600h', '5256000m'])('accepts %p, ten years', (expiresIn) => {
+    expect(validateArgs(TokenCreateArgs, { workspace: 'acme', name: 'x', 'expires-in': expiresIn })['expires-in']).toBe(expiresIn);
+  });
+
+  it.each(['3651d', '87601h', '5256001m', '99999999999d', '9'.repeat(400) + 'd'])('refuses %p, beyond ten years (a Date cannot even hold some)', (expiresIn) => {
+    const error = thrown(() => validateArgs(TokenCreateArgs, { workspace: 'acme', name: 'x', 'expires-in': expiresIn }));
+    expect(error.details).toEqual([{ path: '--expires-in', message: 'expires-in must be at most 3650d (10 years)' }]);
+  });
+});
+
+describe('missing options', () => {
+  it('are reported as required, whatever else their checks say', () => {
+    const error = thrown(() => validateArgs(TokenCreateArgs, {}));
+    expect(error.details).toEqual([
+      { path: '--workspace', message: 'is required' },
+      { path: '--name', message: 'is required' },
+    ]);
+  });
 });
 
 describe('noOptions', () => {

@@ -1,5 +1,5 @@
 import { plainToInstance } from 'class-transformer';
-import { IsEmail, IsIn, IsNotEmpty, IsOptional, IsString, Matches, MaxLength, validateSync } from 'class-validator';
+import { IsEmail, IsIn, IsNotEmpty, IsOptional, IsString, Matches, MaxLength, ValidateBy, validateSync } from 'class-validator';
 import { PLANS, ROLES, SCOPES } from '../common/access/roles';
 import { ApiError } from '../common/errors/api-error';
 import { SLUG_PATTERN } from '../workspaces/slug';
@@ -41,13 +41,27 @@ export class MemberAddArgs {
   @IsIn(ROLES) role: string;
 }
 
+/** The longest --expires-in: ten years. Far beyond that a Date overflows (internal_error, exit 1). */
+export const MAX_EXPIRY_DAYS = 3650;
+
+/** An expiry in the right format (checked by @Matches) but longer than MAX_EXPIRY_DAYS is refused. */
+function ExpiryAtMostTenYears(): PropertyDecorator {
+  return ValidateBy({
+    name: 'maxExpiry',
+    validator: {
+      validate: (value) => typeof value !== 'string' || !/^[1-9]\d*[mhd]$/.test(value) || parseDuration(value) <= MAX_EXPIRY_DAYS * 86_400_000,
+      defaultMessage: () => `expires-in must be at most ${MAX_EXPIRY_DAYS}d (10 years)`,
+    },
+  });
+}
+
 export class TokenCreateArgs {
   @IsString() @IsNotEmpty() workspace: string;
   @IsString() @IsNotEmpty() @MaxLength(200) name: string;
   @IsOptional() @IsIn(ROLES) role?: string;
   @IsOptional() @Matches(new RegExp(`^(${SCOPES.join('|')})(,(${SCOPES.join('|')}))*$`), { message: `scopes must be a comma-separated list of ${SCOPES.join(', ')}` })
   scopes?: string;
-  @IsOptional() @Matches(/^[1-9]\d*[mhd]$/, { message: 'expires-in must be like 30m, 12h or 90d' }) 'expires-in'?: string;
+  @IsOptional() @Matches(/^[1-9]\d*[mhd]$/, { message: 'expires-in must be like 30m, 12h or 90d' }) @ExpiryAtMostTenYears() 'expires-in'?: string;
 }
 
 export class TokenListArgs {
@@ -64,17 +78,20 @@ export class TokenRevokeArgs {
   @IsString() @IsNotEmpty() id: string;
 }
 
-/** Validates flags against a DTO; the first problem becomes an invalid_arguments error. */
+/** Validates flags against a DTO; every problem becomes a detail of one invalid_arguments error. */
 export function validateArgs<T extends object>(cls: new () => T, flags: Record<string, string | true>): T {
   const values = Object.fromEntries(Object.entries(flags).filter(([k]) => k !== 'json'));
   const args = plainToInstance(cls, values);
   const errors = validateSync(args, { whitelist: true, forbidNonWhitelisted: true });
   if (errors.length) {
-    const details = errors.map((e) => ({
-      path: `--${e.property}`,
-      message: e.constraints?.whitelistValidation ? 'is not an option of this command' : Object.values(e.constraints ?? {})[0] ?? 'is invalid',
-    }));
-    throw new ApiError('invalid_arguments', { message: `Bad options: ${details.map((d) => `${d.path} ${d.message}`).join('; ')}`, hint: 'See the CLI reference in the README.', details });
+    const details = errors.map((e) => {
+      const first = Object.values(e.constraints ?? {})[0] ?? 'is invalid';
+      // A missing option is "required", not "must be shorter than 200 characters"; a message that
+      // already says why it is required (--password-stdin) is kept.
+      const missing = e.value === undefined && !first.includes('required');
+      return { path: `--${e.property}`, message: e.constraints?.whitelistValidation ? 'is not an option of this command' : missing ? 'is required' : first };
+    });
+    throw new ApiError('invalid_arguments', { message: `Bad options: ${details.map((d) => `${d.path} ${d.message}`).join('; ')}`, hint: 'Run the command with --help to see its options.', details });
   }
   return args;
 }
@@ -90,6 +107,6 @@ export function noOptions(flags: Record<string, string | true>): void {
   const extra = Object.keys(flags).filter((k) => k !== 'json');
   if (extra.length) {
     const details = extra.map((k) => ({ path: `--${k}`, message: 'is not an option of this command' }));
-    throw new ApiError('invalid_arguments', { message: `Bad options: ${extra.map((k) => `--${k}`).join(', ')}`, hint: 'This command takes no options.', details });
+    throw new ApiError('invalid_arguments', { message: `Bad options: ${extra.map((k) => `--${k}`).join(', ')} (this command takes none)`, hint: 'This command takes no options.', details });
   }
 }

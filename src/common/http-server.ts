@@ -39,6 +39,8 @@ export function configureServer(server: Server): ConnectionTracker {
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = HEADERS_TIMEOUT_MS;
   server.requestTimeout = REQUEST_TIMEOUT_MS;
+  // The only answer to a refused request: the web framework's own (Fastify answers in its own JSON shape) is replaced.
+  server.removeAllListeners('clientError');
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     const inFlight = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
     // As Node itself does: answer only where no answer has begun on this connection, then close it.

@@ -1,4 +1,7 @@
-import { demoOnFirstStart, ConfigError, loadConfig } from './config';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { demoOnFirstStart, ConfigError, loadConfig, projectRoot } from './config';
 
 /** The ConfigError loadConfig throws for `env` (fails the test when it does not throw one). */
 function configError(env: NodeJS.ProcessEnv): ConfigError {
@@ -26,7 +29,7 @@ describe('loadConfig', () => {
 
     it('uses the embedded database under ./data, in-process counters and no proxy trust', () => {
       expect(config.databaseUrl).toBeUndefined();
-      expect(config.dataDir).toBe('./data');
+      expect(config.dataDir).toBe(resolve(__dirname, '..', '..', 'data'));
       expect(config.redisUrl).toBeUndefined();
       expect(config.trustProxy).toBe(false);
     });
@@ -207,5 +210,52 @@ describe('loadConfig', () => {
     it('accepts a sunset on the deprecation date', () => {
       expect(() => loadConfig({ API_V1_DEPRECATION: '2027-06-01', API_V1_SUNSET: '2027-06-01' })).not.toThrow();
     });
+
+    it.each(['not a url', 'postgres://[::1/x', 'mysql://db/formwork', 'postgres:///formwork', 'postgres://app:50%off@db/formwork'])(
+      'refuses the DATABASE_URL %p without quoting it (it may hold a password)',
+      (url) => {
+        const message = configError({ DATABASE_URL: url }).message;
+        expect(message).toContain('DATABASE_URL');
+        expect(message).not.toContain(url);
+      },
+    );
+
+    it.each(['postgres://app:s%40cret@db.internal:5432/formwork?sslmode=require', 'postgresql://localhost/formwork', 'postgres:///formwork?host=/var/run/postgresql'])(
+      'accepts the DATABASE_URL %p',
+      (url) => {
+        expect(loadConfig({ DATABASE_URL: url }).databaseUrl).toBe(url);
+      },
+    );
+  });
+});
+
+describe('DATA_DIR', () => {
+  const root = resolve(__dirname, '..', '..');
+
+  it('resolves a relative DATA_DIR against the project root, not the working directory', () => {
+    const cwd = process.cwd();
+    const elsewhere = mkdtempSync(join(tmpdir(), 'formwork-cwd-'));
+    try {
+      process.chdir(elsewhere);
+      expect(loadConfig({ DATA_DIR: 'db-files' }).dataDir).toBe(join(root, 'db-files'));
+      expect(loadConfig({}).dataDir).toBe(join(root, 'data'));
+    } finally {
+      process.chdir(cwd);
+      rmSync(elsewhere, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps an absolute DATA_DIR', () => {
+    expect(loadConfig({ DATA_DIR: '/var/lib/formwork' }).dataDir).toBe('/var/lib/formwork');
+  });
+
+  it('finds the root from the built code too (dist/src/config -> the folder with package.json)', () => {
+    const project = mkdtempSync(join(tmpdir(), 'formwork-root-'));
+    try {
+      writeFileSync(join(project, 'package.json'), '{}');
+      expect(projectRoot(join(project, 'dist', 'src', 'config'))).toBe(project);
+    } finally {
+      rmSync(project, { recursive: true, force: true });
+    }
   });
 });

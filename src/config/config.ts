@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { plainToInstance, Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Max, Min, validateSync } from 'class-validator';
 
@@ -80,6 +82,7 @@ export interface AppConfig {
   port: number;
   publicUrl: string;
   databaseUrl: string | undefined;
+  /** Absolute: a relative DATA_DIR is resolved against the project root (see projectRoot). */
   dataDir: string;
   redisUrl: string | undefined;
   trustProxy: TrustProxy;
@@ -94,8 +97,6 @@ export interface AppConfig {
   production: boolean;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   databasePoolSize: number;
-  /** Body size limit for JSON requests. */
-  jsonBodyLimit: string;
   webhooks: {
     /** Endpoints on loopback, private, link-local or metadata addresses, and http:// URLs (development and tests). */
     allowPrivateUrls: boolean;
@@ -119,6 +120,39 @@ function parseTrustProxy(raw: string | undefined): TrustProxy {
   return raw;
 }
 
+/**
+ * The project root: the nearest folder above this module holding a package.json (src/config and
+ * dist/src/config both lead there; /app in the image). A relative DATA_DIR is taken from there,
+ * so the service and the CLI find the same database wherever they are started.
+ */
+export function projectRoot(from: string = __dirname): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    if (dirname(dir) === dir) return process.cwd(); // no package.json above: a copied bundle
+  }
+}
+
+/** A DATABASE_URL that the driver could only fail on later, with a stack trace or a hang. */
+function checkDatabaseUrl(raw: string | undefined): void {
+  if (!raw) return;
+  const bad = (why: string) => new ConfigError(`DATABASE_URL is not a valid PostgreSQL URL: ${why} (expected postgres://user:password@host:5432/database)`);
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw bad('it cannot be parsed as a URL');
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') throw bad(`the scheme must be postgres:// or postgresql://, not ${url.protocol}//`);
+  if (!url.hostname && !url.searchParams.get('host')) throw bad('it names no host');
+  try {
+    decodeURIComponent(url.username);
+    decodeURIComponent(url.password);
+  } catch {
+    // Not echoed: the password is in it. Percent-encode special characters of the user and password.
+    throw bad('the user name or password has a stray % (percent-encode special characters, e.g. %25 for %)');
+  }
+}
+
 function parseDate(name: string, raw: string | undefined): Date | undefined {
   if (!raw) return undefined;
   const d = new Date(raw);
@@ -137,6 +171,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     const why = c.isInt ?? c.isBoolean ?? c.isUrl ?? c.isIn ?? Object.values(c)[0] ?? 'is invalid';
     throw new ConfigError(`${e.property}=${JSON.stringify(env[e.property])} is not valid: ${why}`);
   }
+  checkDatabaseUrl(parsed.DATABASE_URL);
   const port = parsed.PORT ?? 3000;
   const production = parsed.NODE_ENV === 'production';
   const deprecation = parseDate('API_V1_DEPRECATION', parsed.API_V1_DEPRECATION);
@@ -155,7 +190,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     port,
     publicUrl,
     databaseUrl: parsed.DATABASE_URL || undefined,
-    dataDir: parsed.DATA_DIR || './data',
+    dataDir: resolve(projectRoot(), parsed.DATA_DIR || './data'),
     redisUrl: parsed.REDIS_URL || undefined,
     trustProxy,
     rateLimit: {
@@ -171,7 +206,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     production,
     logLevel: (parsed.LOG_LEVEL as AppConfig['logLevel']) ?? 'info',
     databasePoolSize: parsed.DATABASE_POOL_SIZE ?? 10,
-    jsonBodyLimit: '1mb',
     webhooks: {
       allowPrivateUrls: parsed.WEBHOOKS_ALLOW_PRIVATE_URLS ?? false,
       deliver: parsed.WEBHOOKS_DELIVERY ?? true,

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { DataSource, DataSourceOptions } from 'typeorm';
+import { DataSourceOptions } from 'typeorm';
 import { ENTITIES } from './entities';
 import { QueryLogger } from './query-logger';
 
@@ -28,6 +28,3 @@ export function dataSourceOptions(url: string, poolSize = 10, logErrors = true):
     extra: { max: poolSize, connectionTimeoutMillis: 10_000 },
   };
 }
-
-/** For the TypeORM CLI (`typeorm migration:generate -d dist/src/database/data-source.js`). */
-export default new DataSource(dataSourceOptions(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/formwork'));

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
+import { Client } from 'pg';
 import type { AppConfig } from '../config/config';
 import { startEmbeddedPostgres } from './embedded-postgres';
 
@@ -34,6 +35,28 @@ export async function openDatabase(config: AppConfig): Promise<DatabaseHandle> {
       await pg.stop();
     },
   };
+}
+
+export class DatabaseUnreachableError extends Error {}
+
+/**
+ * Connects once to a DATABASE_URL server and disconnects: a wrong host, a closed port or a bad
+ * password then fails within `timeoutMs` with one line, where the pool would wait out its own
+ * timeout (and the Nest TypeORM module retry for half a minute). The message never holds the URL.
+ */
+export async function checkDatabaseReachable(url: string, timeoutMs = 5000): Promise<void> {
+  const client = new Client({ connectionString: url, connectionTimeoutMillis: timeoutMs });
+  client.on('error', () => undefined); // a late socket error after a failed connect is already reported
+  try {
+    await client.connect();
+  } catch (err) {
+    const u = new URL(url);
+    const host = u.hostname || u.searchParams.get('host') || 'localhost';
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new DatabaseUnreachableError(`Cannot connect to the database at ${host}:${u.port || 5432}: ${reason}`);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }
 
 function readMarker(path: string): { pid: number; url: string } | undefined {

@@ -11,7 +11,7 @@ describe('QueryLogger', () => {
     expect(error).toHaveBeenCalledTimes(1);
     const logged = JSON.stringify(error.mock.calls[0]);
     expect(logged).not.toContain('fw_secretsecretsecret');
-    expect(error.mock.calls[0][0]).toEqual({ msg: 'query failed', code: '42P01', error: 'relation "x" does not exist', query: 'SELECT * FROM api_tokens WHERE token_hash = $1' });
+    expect(error.mock.calls[0][0]).toEqual({ msg: 'query failed', sqlState: '42P01', error: 'relation "x" does not exist', query: 'SELECT * FROM api_tokens WHERE token_hash = $1' });
   });
 
   it('does not log successful queries', () => {

@@ -1,7 +1,7 @@
 import { Controller, Get, HttpCode, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { DataSource } from 'typeorm';
 import { Public } from '../auth/public.decorator';
 import { RateLimitService } from '../rate-limit/rate-limit.service';
@@ -32,7 +32,7 @@ export class HealthController {
    * connect, which is the signal a load balancer needs.)
    */
   @Get('readyz')
-  async ready(@Res({ passthrough: true }) res: Response) {
+  async ready(@Res({ passthrough: true }) res: FastifyReply) {
     const [database, store] = await Promise.all([
       withTimeout(this.db.query('SELECT 1'), 2000).then(
         (): Check => 'ok',

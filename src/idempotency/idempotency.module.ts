@@ -1,8 +1,9 @@
 import { Module } from '@nestjs/common';
+import { IdempotencyInterceptor } from './idempotency.interceptor';
 import { IdempotencyService } from './idempotency.service';
 
 @Module({
-  providers: [IdempotencyService],
-  exports: [IdempotencyService],
+  providers: [IdempotencyService, IdempotencyInterceptor],
+  exports: [IdempotencyService, IdempotencyInterceptor],
 })
 export class IdempotencyModule {}

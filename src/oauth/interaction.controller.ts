@@ -1,11 +1,16 @@
 import { Controller, Get, Param, Post, Req, Res } from '@nestjs/common';
+import { RouteConfig } from '@nestjs/platform-fastify';
 import { ApiExcludeController } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { FastifyReply as Response, FastifyRequest as Request } from 'fastify';
+import { formPost } from '../common/http/body';
 import { Public } from '../auth/public.decorator';
 import { isScope } from '../common/access/roles';
 import { consentPage, errorPage, PAGE_HEADERS, signInPage } from './interaction.pages';
 import { OAuthProviderRef, Provider } from './oauth-provider';
 import { OAuthService } from './oauth.service';
+
+/** The sign-in and consent forms: a few short fields. */
+const SIGN_IN_FORM = formPost(20 * 1024, 20);
 
 type Details = Awaited<ReturnType<Provider['interactionDetails']>>;
 
@@ -31,6 +36,7 @@ export class InteractionController {
   }
 
   @Post('login')
+  @RouteConfig(SIGN_IN_FORM)
   async login(@Param('uid') uid: string, @Req() req: Request, @Res() res: Response) {
     const details = await this.details(uid, req, res, 'login');
     if (!details) return;
@@ -44,10 +50,11 @@ export class InteractionController {
         ? this.render(res, 429, details, { email, error: `Too many attempts for this email: try again in ${result.minutes} minute(s).` })
         : this.render(res, 401, details, { email, error: 'Email or password is wrong.' });
     }
-    await this.provider.interactionFinished(req, res, { login: { accountId: result.userId } }, { mergeWithLastSubmission: false });
+    await this.provider.interactionFinished(req.raw, res.raw, { login: { accountId: result.userId } }, { mergeWithLastSubmission: false });
   }
 
   @Post('confirm')
+  @RouteConfig(SIGN_IN_FORM)
   async confirm(@Param('uid') uid: string, @Req() req: Request, @Res() res: Response) {
     const details = await this.details(uid, req, res, 'consent');
     if (!details) return;
@@ -86,16 +93,17 @@ export class InteractionController {
       clientName: client?.clientName ?? null,
       scopes: [...scopes],
     });
-    await provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+    await provider.interactionFinished(req.raw, res.raw, { consent: { grantId } }, { mergeWithLastSubmission: true });
   }
 
   @Post('abort')
+  @RouteConfig(SIGN_IN_FORM)
   async abort(@Param('uid') uid: string, @Req() req: Request, @Res() res: Response) {
     const details = await this.details(uid, req, res);
     if (!details) return;
     await this.provider.interactionFinished(
-      req,
-      res,
+      req.raw,
+      res.raw,
       { error: 'access_denied', error_description: 'The person did not allow access.' },
       { mergeWithLastSubmission: false },
     );
@@ -117,7 +125,7 @@ export class InteractionController {
     }
     let details: Details;
     try {
-      details = await this.provider.interactionDetails(req, res);
+      details = await this.provider.interactionDetails(req.raw, res.raw);
     } catch {
       send(res, 400, errorPage('This sign-in has expired', 'Its session is missing or has expired. Go back to the app and connect again.'));
       return undefined;
@@ -155,5 +163,5 @@ export class InteractionController {
 }
 
 function send(res: Response, status: number, html: string) {
-  res.status(status).set(PAGE_HEADERS).type('html').send(html);
+  res.status(status).headers(PAGE_HEADERS).type('text/html; charset=utf-8').send(html);
 }

@@ -1,5 +1,4 @@
-import { Global, MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
-import express from 'express';
+import { Global, Module } from '@nestjs/common';
 import { WorkspacesModule } from '../workspaces/workspaces.module';
 import { InteractionController } from './interaction.controller';
 import { OAuthProviderRef } from './oauth-provider';
@@ -13,9 +12,4 @@ import { OAuthTokenVerifier } from './oauth-token.verifier';
   providers: [OAuthProviderRef, OAuthService, OAuthTokenVerifier],
   exports: [OAuthProviderRef, OAuthService, OAuthTokenVerifier],
 })
-export class OAuthModule implements NestModule {
-  configure(consumer: MiddlewareConsumer) {
-    // The sign-in and consent forms.
-    consumer.apply(express.urlencoded({ extended: false, limit: '20kb', parameterLimit: 20 })).forRoutes({ path: 'oauth/interaction/*path', method: RequestMethod.POST });
-  }
-}
+export class OAuthModule {}

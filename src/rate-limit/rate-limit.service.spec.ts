@@ -1,7 +1,6 @@
-import type { Response } from 'express';
 import type { AppConfig } from '../config/config';
 import { FixedWindowThrottlerStorage } from './fixed-window.storage';
-import { BudgetState, RateLimitService, tighter } from './rate-limit.service';
+import { BudgetState, HeaderTarget, RateLimitService, tighter } from './rate-limit.service';
 
 const config = { rateLimit: { credentialPerMin: 2, ipPerMin: 3, enabled: true } } as AppConfig;
 
@@ -13,7 +12,7 @@ function budget(partial: Partial<BudgetState>): BudgetState {
 function fakeResponse() {
   const headers: Record<string, string> = {};
   const res = { setHeader: jest.fn((name: string, value: string) => void (headers[name] = value)) };
-  return { res: res as unknown as Response, headers, setHeader: res.setHeader };
+  return { res: res as HeaderTarget, headers, setHeader: res.setHeader };
 }
 
 describe('RateLimitService', () => {

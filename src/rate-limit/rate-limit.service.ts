@@ -1,6 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ThrottlerStorage } from '@nestjs/throttler';
-import type { Response } from 'express';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { ApiError } from '../common/errors/api-error';
 import { FailOpenThrottlerStorage } from './fail-open.storage';
@@ -21,6 +20,11 @@ export interface RateLimitHealth {
   counting: 'shared' | 'per instance' | 'off';
   redis: 'ok' | 'unreachable' | 'not configured';
   unreachableSince?: string;
+}
+
+/** Where the headers go: the Node.js response, so that every answer carries them (the OAuth server's too). */
+export interface HeaderTarget {
+  setHeader(name: string, value: string): unknown;
 }
 
 const WINDOW_MS = 60_000;
@@ -60,7 +64,7 @@ export class RateLimitService {
    * (IETF draft -06 and earlier) and the same three values as X-RateLimit-*; and every budget as
    * one item of RateLimit-Policy and RateLimit (the draft's structured fields).
    */
-  writeHeaders(res: Response, budgets: Array<BudgetState | undefined>): void {
+  writeHeaders(res: HeaderTarget, budgets: Array<BudgetState | undefined>): void {
     const tightest = tighter(budgets);
     if (!tightest) return;
     const known = budgets.filter((b): b is BudgetState => b !== undefined);

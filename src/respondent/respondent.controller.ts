@@ -1,6 +1,8 @@
 import { Controller, Get, Param, Post, Req, Res } from '@nestjs/common';
+import { RouteConfig } from '@nestjs/platform-fastify';
 import { ApiExcludeController } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { FastifyReply as Response, FastifyRequest as Request } from 'fastify';
+import { formPost, isFormPost, isJsonRequest, parseJson } from '../common/http/body';
 import { Public } from '../auth/public.decorator';
 import { ApiError } from '../common/errors/api-error';
 import { blockView } from '../forms/blocks';
@@ -33,12 +35,12 @@ export class RespondentController {
 
   @Get(':publicId')
   async show(@Param('publicId') publicId: string, @Req() req: Request, @Res() res: Response) {
-    res.vary('Accept'); // the same URL answers HTML or JSON
+    res.header('Vary', 'Accept'); // the same URL answers HTML or JSON
     const form = await this.findForm(publicId);
-    if (prefersJson(req.get('accept'))) {
+    if (prefersJson(req.headers.accept)) {
       if (!form) throw formNotFound();
       if (form.status !== 'published') throw notAccepting(form.status);
-      res.status(200).set('Cache-Control', 'no-store').json(formForEmbedding(form));
+      res.status(200).header('Cache-Control', 'no-store').send(formForEmbedding(form));
       return;
     }
     if (!form) return sendPage(res, 404, notFoundPage());
@@ -47,15 +49,16 @@ export class RespondentController {
     sendPage(res, 200, formPage(form), headers);
   }
 
+  /** Form posts: flat fields (repeated names, as checkboxes send them, become lists), 200 KB, 1,000 fields. */
   @Post(':publicId')
+  @RouteConfig(formPost(200 * 1024, 1000))
   async submit(@Param('publicId') publicId: string, @Req() req: Request, @Res() res: Response) {
     if (!PUBLIC_ID.test(publicId)) {
-      if (req.is('application/json')) throw formNotFound();
+      if (isJsonRequest(req)) throw formNotFound();
       return sendPage(res, 404, notFoundPage());
     }
-    if (req.is('application/json')) {
-      if (req.bodyError) throw req.bodyError;
-      const answers = (req.body as { answers?: unknown })?.answers;
+    if (isJsonRequest(req)) {
+      const answers = (parseJson(String(req.body ?? '')) as { answers?: unknown } | undefined)?.answers;
       if (!answers || typeof answers !== 'object' || Array.isArray(answers)) {
         throw new ApiError('invalid_arguments', {
           message: 'The body must be { "answers": { "<blockId>": value } }.',
@@ -63,14 +66,14 @@ export class RespondentController {
         });
       }
       const response = await this.responses.submit(publicId, answers as Record<string, unknown>);
-      res.status(201).json(response);
+      res.status(201).send(response);
       return;
     }
 
     // A browser's form post.
     const form = await this.findForm(publicId);
     if (!form) return sendPage(res, 404, notFoundPage());
-    const raw = (req.is('application/x-www-form-urlencoded') ? req.body : {}) as RawAnswers;
+    const raw = (isFormPost(req) ? req.body : {}) as RawAnswers;
     const headers = pageHeaders(await this.workspaces.embedOriginsOf(form.workspaceId));
     try {
       await this.responses.submit(publicId, answersFromFormPost(form.blocks, raw));
@@ -115,5 +118,5 @@ function notAcceptingPage(status: string): string {
 
 /** Without the form's headers (an unknown form, say), no site may frame the page. */
 function sendPage(res: Response, status: number, html: string, headers = pageHeaders([])) {
-  res.status(status).set(headers).type('html').send(html);
+  res.status(status).headers(headers).type('text/html; charset=utf-8').send(html);
 }

@@ -1,26 +1,24 @@
-import { Body, Controller, Get, Param, Post, Req, Res, UseGuards } from '@nestjs/common';
+import { Controller, Get, HttpCode, Post, Req, UseGuards, UseInterceptors } from '@nestjs/common';
 import { ApiExcludeEndpoint } from '@nestjs/swagger';
-import type { Request, Response } from 'express';
+import type { FastifyRequest } from 'fastify';
 import { Public } from '../auth/public.decorator';
-import { AccessGuard } from '../common/access/access.guard';
 import { mayCall } from '../common/access/access';
-import { ApiError } from '../common/errors/api-error';
-import { IdempotencyService } from '../idempotency/idempotency.service';
-import { toDetails, unstorableTextDetails } from './schema-validator';
+import { IdempotencyInterceptor } from '../idempotency/idempotency.interceptor';
+import { CheckedToolCall, ToolAccessGuard, ToolArgumentsGuard, ToolResolveGuard } from './tool-call.guards';
+import { ToolCall, ToolCallService } from './tool-call.service';
 import { ToolRegistry } from './tool-registry.service';
-import { ToolResolveGuard } from './tool-resolve.guard';
 
 @Controller('api/v1')
 export class ToolsController {
   constructor(
     private readonly registry: ToolRegistry,
-    private readonly idempotency: IdempotencyService,
+    private readonly calls: ToolCallService,
   ) {}
 
   /** The caller's workspace, role and scopes, and the tools it may call. */
   @Get()
   @ApiExcludeEndpoint()
-  root(@Req() req: Request) {
+  root(@Req() req: FastifyRequest) {
     const p = req.principal!;
     return {
       workspace: p.workspace,
@@ -42,51 +40,16 @@ export class ToolsController {
   }
 
   /**
-   * Runs one tool. Guards have already resolved it and checked scope, plan and role; then come the
-   * arguments, then the Idempotency-Key (a retry with the same key and arguments replays the first
-   * answer instead of running the tool again).
+   * Runs one tool. The guards resolve it, check scope, plan and role, then the arguments (see
+   * tool-call.guards.ts); IdempotencyInterceptor handles an Idempotency-Key; the answer is the
+   * tool's result.
    */
   @Post('tools/:name')
+  @HttpCode(200)
   @ApiExcludeEndpoint()
-  @UseGuards(ToolResolveGuard, AccessGuard)
-  async call(@Param('name') name: string, @Body() body: unknown, @Req() req: Request, @Res() res: Response) {
-    const tool = this.registry.get(name)!;
-    const input = argumentsOf(req, body);
-    const unstorable = unstorableTextDetails(input);
-    if (unstorable.length) {
-      throw new ApiError('invalid_arguments', { message: 'Some text in the arguments cannot be stored.', hint: 'Remove NUL characters (\\u0000) and lone surrogates from the strings named in details.', details: unstorable });
-    }
-    if (!tool.validate(input)) {
-      throw new ApiError('invalid_arguments', {
-        message: `The arguments do not match the input schema of ${name}.`,
-        details: toDetails(tool.validate.errors),
-      });
-    }
-    const principal = req.principal!;
-    const run = () => tool.handler.run(input as never, { principal, requestId: req.id });
-    const key = IdempotencyService.parseKey(req.headers['idempotency-key']);
-    if (key === undefined) {
-      res.status(200).json(await run());
-      return;
-    }
-    const outcome = await this.idempotency.run({ principal, tool: name, write: tool.definition.write, key, args: input, requestId: req.id }, run);
-    for (const [header, value] of Object.entries(outcome.headers)) res.setHeader(header, value);
-    if (outcome.replayed) res.setHeader('Idempotency-Replayed', 'true');
-    res.status(outcome.status).type('application/json').send(outcome.body);
+  @UseGuards(ToolResolveGuard, ToolAccessGuard, ToolArgumentsGuard)
+  @UseInterceptors(IdempotencyInterceptor)
+  call(@CheckedToolCall() call: ToolCall) {
+    return this.calls.run(call);
   }
-}
-
-/** The tool's arguments: the JSON body, or {} for an empty one. A non-JSON body is refused. */
-function argumentsOf(req: Request, body: unknown): unknown {
-  if (req.bodyError) throw req.bodyError;
-  if (body !== undefined) return body;
-  const length = Number(req.headers['content-length'] ?? 0);
-  if (length > 0 || req.headers['transfer-encoding']) {
-    if (!req.is('application/json')) {
-      throw new ApiError('unsupported_media_type', {
-        message: `Tool arguments must be sent as JSON, not ${req.headers['content-type'] ?? 'an untyped body'}.`,
-      });
-    }
-  }
-  return {};
 }

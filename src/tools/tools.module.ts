@@ -1,15 +1,15 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { AccessGuard } from '../common/access/access.guard';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
+import { ToolAccessGuard, ToolArgumentsGuard, ToolResolveGuard } from './tool-call.guards';
+import { ToolCallService } from './tool-call.service';
 import { ToolRegistry } from './tool-registry.service';
-import { ToolResolveGuard } from './tool-resolve.guard';
 import { ToolsController } from './tools.controller';
 
 @Module({
   imports: [DiscoveryModule, IdempotencyModule],
   controllers: [ToolsController],
-  providers: [ToolRegistry, ToolResolveGuard, AccessGuard],
-  exports: [ToolRegistry],
+  providers: [ToolRegistry, ToolCallService, ToolResolveGuard, ToolAccessGuard, ToolArgumentsGuard],
+  exports: [ToolRegistry, ToolCallService],
 })
 export class ToolsModule {}

@@ -1,4 +1,4 @@
-import type { NextFunction, Request, Response } from 'express';
+import type { onRequestHookHandler } from 'fastify';
 import type { AppConfig } from '../config/config';
 
 /**
@@ -21,11 +21,17 @@ export function deprecationHeaders(config: Pick<AppConfig, 'apiV1Deprecation' | 
   return headers;
 }
 
-/** Express middleware (mounted on /api/v1) that adds the deprecation headers, errors included; a no-op when none are configured. */
-export function apiV1VersionHeaders(config: AppConfig) {
+/**
+ * A request hook that adds the deprecation headers to every /api/v1 answer, errors included (on
+ * the Node.js response, so that an early refusal such as a 429 carries them too).
+ */
+export function apiV1VersionHeaders(config: AppConfig): onRequestHookHandler {
   const headers = Object.entries(deprecationHeaders(config));
-  return (_req: Request, res: Response, next: NextFunction) => {
-    for (const [name, value] of headers) res.setHeader(name, value);
-    next();
+  return (req, reply, done) => {
+    const url = req.url;
+    if (url.startsWith('/api/v1') && (url.length === 7 || url[7] === '/' || url[7] === '?')) {
+      for (const [name, value] of headers) reply.raw.setHeader(name, value);
+    }
+    done();
   };
 }

@@ -1,4 +1,4 @@
-import { NestExpressApplication } from '@nestjs/platform-express';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { TokensService } from '../../src/tokens/tokens.service';
@@ -11,7 +11,7 @@ import { callTool, expectError } from '../utils/http';
 const METADATA = 'resource_metadata="http://formwork.test/.well-known/oauth-protected-resource/api/v1"';
 
 describe('authentication', () => {
-  let app: NestExpressApplication;
+  let app: NestFastifyApplication;
   let ws: TestWorkspace;
 
   beforeAll(async () => {

@@ -1,6 +1,12 @@
-import { NestExpressApplication } from '@nestjs/platform-express';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import request from 'supertest';
 import { runCli } from '../../src/cli/cli';
+import { ensureBuilt, ROOT } from '../utils/cluster';
 import { FormsService } from '../../src/forms/forms.service';
 import { WorkspacesService } from '../../src/workspaces/workspaces.service';
 import { createTestApp, testDatabaseUrl } from '../utils/create-test-app';
@@ -12,8 +18,32 @@ const cli = async (...argv: string[]) => {
   return { ...result, json: result.stdout ? JSON.parse(result.stdout) : undefined };
 };
 
+/** The built CLI (node dist/src/cli/main.js) as an admin runs it: its own process, env and cwd. */
+function builtCli(argv: string[], options: { env: NodeJS.ProcessEnv; cwd?: string }): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const env = { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test', ...options.env };
+    execFile(process.execPath, [join(ROOT, 'dist', 'src', 'cli', 'main.js'), ...argv], { env, cwd: options.cwd ?? ROOT }, (err, stdout, stderr) => {
+      done({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+const COMMANDS = [
+  'migrate',
+  'workspace create',
+  'workspace embed-origins',
+  'member add',
+  'token create',
+  'token list',
+  'token revoke',
+  'user set-password',
+  'grant list',
+  'grant revoke',
+  'demo',
+];
+
 describe('admin CLI', () => {
-  let app: NestExpressApplication;
+  let app: NestFastifyApplication;
   const slug = `cli-${Date.now().toString(36)}`;
 
   beforeAll(async () => {
@@ -162,5 +192,143 @@ describe('admin CLI', () => {
     const again = await cli('demo', '--json');
     expect(again.json).toMatchObject({ created: false, forms: demo.json.forms });
     expect(again.json.token).not.toBe(demo.json.token);
+  });
+
+  describe('--help and usage errors', () => {
+    const tokenNames = async () => (await cli('token', 'list', '--workspace', slug, '--json')).json.tokens.map((t: { name: string }) => t.name);
+
+    it('prints the list of commands for --help, exit code 0', async () => {
+      const out = await runCli(['--help'], env());
+      expect(out.code).toBe(0);
+      expect(out.stderr).toBe('');
+      expect(out.stdout).toContain('Usage: npm run --silent cli -- <command>');
+      for (const group of ['migrate', 'workspace', 'member', 'token', 'user', 'grant', 'demo']) expect(out.stdout).toMatch(new RegExp(`^  ${group} `, 'm'));
+    });
+
+    it.each(COMMANDS)('prints the usage of "%s --help" without checking its options or running it', async (name) => {
+      const out = await runCli([...name.split(' '), '--help'], env());
+      expect(out.code).toBe(0);
+      expect(out.stdout).toContain(`Usage: npm run --silent cli -- ${name} `);
+      expect(out.stdout).toContain('--json');
+      expect(out.stderr).toBe('');
+    });
+
+    it('token create --help with valid options creates no token, and with --json still prints the help', async () => {
+      const out = await runCli(['token', 'create', '--workspace', slug, '--name', 'made-by-help', '--help', '--json'], env());
+      expect(out.code).toBe(0);
+      expect(out.stdout).toContain('--expires-in <duration>');
+      expect(out.stdout).not.toContain('"token"');
+      expect(await tokenNames()).not.toContain('made-by-help');
+    });
+
+    it.each([
+      ['an unknown command', ['frobnicate'], 'Usage: npm run --silent cli -- <command>', undefined],
+      ['a group without its command', ['token'], 'Usage: npm run --silent cli -- token [options] [command]', undefined],
+      ['an unknown option', ['token', 'list', '--workspace', 'acme', '--colour', 'red'], 'Usage: npm run --silent cli -- token list ', '--colour'],
+      ['a missing required option', ['token', 'create', '--workspace', 'acme'], 'Usage: npm run --silent cli -- token create ', '--name'],
+      ['an option without its value', ['token', 'create', '--workspace', 'acme', '--name'], 'Usage: npm run --silent cli -- token create ', '--name'],
+      ['a role that does not exist', ['member', 'add', '--workspace', 'acme', '--email', 'ed@acme.test', '--role', 'wizard'], 'Usage: npm run --silent cli -- member add ', '--role'],
+      ['a stray word', ['token', 'list', '--workspace', 'acme', 'extra'], 'Usage: npm run --silent cli -- token list ', undefined],
+    ])('refuses %s with exit code 2: with --json the envelope alone on stdout and the usage on stderr', async (_what, argv, usage, path) => {
+      const out = await runCli([...argv, '--json'], env());
+      expect(out.code).toBe(2);
+      expect(out.stdout.trim().split('\n')).toHaveLength(1);
+      const body = JSON.parse(out.stdout);
+      expect(body.error).toMatchObject({ code: 'invalid_arguments', message: expect.any(String), hint: expect.any(String) });
+      if (path) expect(body.error.details.map((d: { path: string }) => d.path)).toContain(path);
+      expect(out.stderr).toContain(usage);
+
+      const human = await runCli(argv, env());
+      expect(human.code).toBe(2);
+      expect(human.stdout).toBe('');
+      expect(human.stderr).toMatch(/^error: /);
+      expect(human.stderr).toContain(usage);
+    });
+
+    it('names a missing option as required, not by its length limit', async () => {
+      const out = await cli('token', 'create', '--workspace', slug, '--json');
+      expect(out.json.error.details).toEqual([{ path: '--name', message: 'is required' }]);
+    });
+
+    it('refuses --expires-in beyond ten years as bad usage (exit 2), creating no token', async () => {
+      for (const expiresIn of ['99999999999d', '3651d', '87601h', '5256001m']) {
+        const out = await cli('token', 'create', '--workspace', slug, '--name', `too-long-${expiresIn}`, '--expires-in', expiresIn, '--json');
+        expect(out.code).toBe(2);
+        expect(out.json.error).toMatchObject({ code: 'invalid_arguments', details: [{ path: '--expires-in', message: expect.stringContaining('3650d') }] });
+      }
+      expect((await tokenNames()).filter((n: string) => n.startsWith('too-long-'))).toEqual([]);
+      const longest = await cli('token', 'create', '--workspace', slug, '--name', 'ten-years', '--expires-in', '3650d', '--json');
+      expect(longest.code).toBe(0);
+      expect(new Date(longest.json.expiresAt).getUTCFullYear()).toBeGreaterThanOrEqual(new Date().getUTCFullYear() + 9);
+    });
+
+    it('takes a password only from standard input: --password is refused with the usage, which offers --password-stdin', async () => {
+      const out = await runCli(['user', 'set-password', '--email', 'boss@acme.test', '--password', 'on-the-command-line', '--json'], env(), { readStdin: async () => 'never read' });
+      expect(out.code).toBe(2);
+      expect(out.stdout).not.toContain('on-the-command-line');
+      expect(JSON.parse(out.stdout).error.details).toContainEqual({ path: '--password', message: 'is not an option of this command' });
+      expect(out.stderr).toContain('--password-stdin');
+      expect(out.stderr).not.toMatch(/--password </);
+    });
+  });
+
+  describe('the database it is given', () => {
+    beforeAll(() => ensureBuilt());
+
+    it('says in one line, exit code 2, that a malformed DATABASE_URL is malformed, without echoing it', async () => {
+      const url = 'postgres://app:50%off@127.0.0.1:5432/formwork';
+      const out = await builtCli(['token', 'list', '--workspace', 'acme'], { env: { DATABASE_URL: url } });
+      expect(out.code).toBe(2);
+      expect(out.stderr.split('\n')[0]).toMatch(/^error: DATABASE_URL is not a valid PostgreSQL URL/);
+      expect(out.stderr).not.toMatch(/^\s+at /m); // no stack trace
+      expect(out.stderr).not.toContain('50%off');
+
+      const json = await builtCli(['migrate', '--json'], { env: { DATABASE_URL: 'not a url' } });
+      expect(json.code).toBe(2);
+      expect(json.stdout.trim().split('\n')).toHaveLength(1);
+      expect(JSON.parse(json.stdout).error).toMatchObject({ code: 'invalid_arguments', message: expect.stringContaining('DATABASE_URL') });
+    });
+
+    it.each([['migrate'], ['token', 'list', '--workspace', 'acme']])('reports a database that refuses connections as one service_unavailable line, exit code 1 (%s)', async (...argv) => {
+      const out = await runCli([...argv, '--json'], { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/formwork', NODE_ENV: 'test' });
+      expect(out.code).toBe(1);
+      expect(JSON.parse(out.stdout).error).toMatchObject({ code: 'service_unavailable', message: expect.stringContaining('127.0.0.1:1') });
+      const human = await runCli(argv, { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/formwork', NODE_ENV: 'test' });
+      expect(human.stderr).toMatch(/^error: Cannot connect to the database at 127\.0\.0\.1:1: /);
+    });
+
+    it('gives up on a server that accepts the connection but never answers, as one service_unavailable line', async () => {
+      const sockets: Socket[] = [];
+      const silent = createServer((socket) => sockets.push(socket)); // takes the TCP connection, never speaks PostgreSQL
+      await new Promise<void>((done) => silent.listen(0, '127.0.0.1', done));
+      const { port } = silent.address() as { port: number };
+      try {
+        const out = await runCli(['token', 'list', '--workspace', 'acme', '--json'], { DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/formwork`, NODE_ENV: 'test' });
+        expect(out.code).toBe(1);
+        expect(JSON.parse(out.stdout).error).toMatchObject({ code: 'service_unavailable', message: expect.stringContaining(`127.0.0.1:${port}`) });
+      } finally {
+        for (const socket of sockets) socket.destroy();
+        await new Promise((done) => silent.close(done));
+      }
+    });
+
+    it(
+      'puts a relative DATA_DIR under the project root, not the directory it is started from',
+      async () => {
+        const name = `cli-data-${Date.now().toString(36)}`;
+        const elsewhere = mkdtempSync(join(tmpdir(), 'formwork-cwd-'));
+        try {
+          const out = await builtCli(['migrate', '--json'], { env: { DATA_DIR: name }, cwd: elsewhere });
+          expect(out.code).toBe(0);
+          expect(JSON.parse(out.stdout).migrations.length).toBeGreaterThan(0);
+          expect(existsSync(join(ROOT, name, 'pglite'))).toBe(true);
+          expect(existsSync(join(elsewhere, name))).toBe(false);
+        } finally {
+          rmSync(join(ROOT, name), { recursive: true, force: true });
+          rmSync(elsewhere, { recursive: true, force: true });
+        }
+      },
+      120_000,
+    );
   });
 });

@@ -1,4 +1,4 @@
-import { NestExpressApplication } from '@nestjs/platform-express';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import request from 'supertest';
@@ -7,7 +7,7 @@ import { ToolRegistry } from '../../src/tools/tool-registry.service';
 import { createTestApp } from '../utils/create-test-app';
 
 describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
-  let app: NestExpressApplication;
+  let app: NestFastifyApplication;
   beforeAll(async () => {
     app = await createTestApp();
   });

@@ -1,4 +1,4 @@
-import { NestExpressApplication } from '@nestjs/platform-express';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { existsSync } from 'node:fs';
 import { Browser, chromium } from 'playwright-core';
 import { createForm, createToken, createWorkspace } from '../factories';
@@ -9,7 +9,7 @@ const CHROMIUM = '/usr/bin/chromium';
 
 /** /docs (Swagger UI) as a newcomer uses it: under its Content-Security-Policy, authorize, try list_forms. */
 describe('/docs in a real browser (Debian chromium)', () => {
-  let app: NestExpressApplication;
+  let app: NestFastifyApplication;
   let browser: Browser;
   let base: string;
 

@@ -1,4 +1,4 @@
-import { NestExpressApplication } from '@nestjs/platform-express';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -13,7 +13,7 @@ import { callTool, expectError } from '../utils/http';
 const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
 
 describe('edges: deep, odd and encoded input; headers; the index; the API docs', () => {
-  let app: NestExpressApplication;
+  let app: NestFastifyApplication;
   let token: string;
   let form: FormRecord;
 

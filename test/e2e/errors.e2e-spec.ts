@@ -1,4 +1,4 @@
-import { NestExpressApplication } from '@nestjs/platform-express';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { createToken, createWorkspace } from '../factories';
@@ -6,7 +6,7 @@ import { createTestApp } from '../utils/create-test-app';
 import { callTool, expectError } from '../utils/http';
 
 describe('errors: one JSON envelope on every path', () => {
-  let app: NestExpressApplication;
+  let app: NestFastifyApplication;
   let token: string;
 
   beforeAll(async () => {
@@ -60,6 +60,14 @@ describe('errors: one JSON envelope on every path', () => {
   it('answers a non-JSON body with 415 unsupported_media_type', async () => {
     const res = await callTool(app, token, 'list_forms').set('Content-Type', 'text/plain').send('limit=5');
     expectError(res, 415, 'unsupported_media_type');
+  });
+
+  it('reads JSON with a charset parameter or a +json type, and refuses other charsets with 415', async () => {
+    for (const type of ['application/json; charset=utf-8', 'application/JSON;charset="UTF-8"', 'application/vnd.api+json']) {
+      const res = await callTool(app, token, 'list_forms').set('Content-Type', type).send('{"limit": 1}');
+      expect(res.status).toBe(200);
+    }
+    expectError(await callTool(app, token, 'list_forms').set('Content-Type', 'application/json; charset=latin1').send('{}'), 415, 'unsupported_media_type');
   });
 
   it('answers an oversized body with 413 payload_too_large', async () => {

@@ -1,4 +1,4 @@
-import { NestExpressApplication } from '@nestjs/platform-express';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import request from 'supertest';
@@ -15,7 +15,7 @@ import { callTool, expectError } from '../utils/http';
 const onServer = process.env.FORMWORK_TEST_DATABASE_KIND === 'server';
 
 describe('Idempotency-Key on tool calls', () => {
-  let app: NestExpressApplication;
+  let app: NestFastifyApplication;
   let db: DataSource;
   let ws: TestWorkspace;
   let editor: { token: string; id: string };

@@ -1,4 +1,4 @@
-import { NestExpressApplication } from '@nestjs/platform-express';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
@@ -14,7 +14,7 @@ import { callTool, expectError } from '../utils/http';
  * directly, as it writes them, to pin what the API does with them.
  */
 describe('OAuth access tokens on the tools API', () => {
-  let app: NestExpressApplication;
+  let app: NestFastifyApplication;
   let ws: TestWorkspace;
   let db: DataSource;
   const AUDIENCE = 'http://formwork.test/api/v1';

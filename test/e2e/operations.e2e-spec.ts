@@ -1,4 +1,4 @@
-import { NestExpressApplication } from '@nestjs/platform-express';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { createToken, createWorkspace } from '../factories';
@@ -7,7 +7,7 @@ import { callTool, expectError } from '../utils/http';
 
 /** What the operator and the load balancer rely on: probes, version headers, CORS, budgets turned off. */
 describe('operations', () => {
-  let app: NestExpressApplication;
+  let app: NestFastifyApplication;
   let token: string;
 
   beforeAll(async () => {

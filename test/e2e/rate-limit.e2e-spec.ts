@@ -1,4 +1,4 @@
-import { NestExpressApplication } from '@nestjs/platform-express';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
 import { createToken, createWorkspace, TestWorkspace } from '../factories';
 import { createTestApp } from '../utils/create-test-app';
@@ -15,7 +15,7 @@ function budgetHeaders(res: request.Response) {
 }
 
 describe('rate limits (one instance, in-process counters)', () => {
-  let app: NestExpressApplication;
+  let app: NestFastifyApplication;
   let ws: TestWorkspace;
 
   beforeAll(async () => {

@@ -1,4 +1,4 @@
-import { NestExpressApplication } from '@nestjs/platform-express';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
 import { createToken, createWorkspace } from '../factories';
 import { freePort, REDIS_URL, requireRedis, TcpRelay, waitUntil } from '../utils/cluster';
@@ -12,13 +12,13 @@ import { callTool } from '../utils/http';
  */
 describe('rate limits in Redis', () => {
   let relay: TcpRelay;
-  const apps: NestExpressApplication[] = [];
+  const apps: NestFastifyApplication[] = [];
   const instance = async (env: Record<string, string> = {}) => {
     const app = await createTestApp({ REDIS_URL: `redis://127.0.0.1:${relay.port}`, RATE_LIMIT_CREDENTIAL_PER_MIN: '5', ...env });
     apps.push(app);
     return app;
   };
-  const ready = (app: NestExpressApplication) => request(app.getHttpServer()).get('/readyz');
+  const ready = (app: NestFastifyApplication) => request(app.getHttpServer()).get('/readyz');
 
   beforeAll(async () => {
     await requireRedis();

@@ -1,4 +1,4 @@
-import { NestExpressApplication } from '@nestjs/platform-express';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { existsSync, mkdirSync } from 'node:fs';
 import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -10,7 +10,7 @@ import { callTool } from '../utils/http';
 const CHROMIUM = '/usr/bin/chromium';
 
 describe('respondent page in a real browser (Debian chromium)', () => {
-  let app: NestExpressApplication;
+  let app: NestFastifyApplication;
   let browser: Browser;
   let base: string;
 

@@ -1,4 +1,4 @@
-import { NestExpressApplication } from '@nestjs/platform-express';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { WorkspacesService } from '../../src/workspaces/workspaces.service';
@@ -7,7 +7,7 @@ import { createTestApp } from '../utils/create-test-app';
 import { callTool, expectError } from '../utils/http';
 
 describe('respondent page /f/{publicId}', () => {
-  let app: NestExpressApplication;
+  let app: NestFastifyApplication;
   let ws: TestWorkspace;
   let token: string;
   let publicId: string;

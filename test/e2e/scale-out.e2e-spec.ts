@@ -1,4 +1,4 @@
-import { NestExpressApplication } from '@nestjs/platform-express';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -34,7 +34,7 @@ import { createTestApp, testDatabaseUrl } from '../utils/create-test-app';
  * idempotency and revocation must hold across them.
  */
 describe('two instances behind nginx, sharing PostgreSQL and Redis', () => {
-  let setup: NestExpressApplication;
+  let setup: NestFastifyApplication;
   let db: DataSource;
   let ws: TestWorkspace;
   let form: FormRecord;
@@ -194,10 +194,18 @@ describe('two instances behind nginx, sharing PostgreSQL and Redis', () => {
     const instance = res.headers['x-upstream'] === `127.0.0.1:${a.port}` ? a : b;
     await waitUntil(async () => instance.lines.some((l) => l.includes(requestId)), 2_000, 'the request is logged');
     const line = JSON.parse(instance.lines.find((l) => l.includes(requestId))!);
-    expect(line).toMatchObject({ level: 'log', context: 'Http', requestId, message: { msg: 'request', method: 'POST', path: '/api/v1/tools/list_forms', status: 200 } });
-    expect(line.message.ip).toBe(DEFAULT_SOURCE); // the address nginx saw: the client's own (loopback) address
-    // Every line the instances wrote is JSON.
-    for (const l of [...a.lines, ...b.lines]) expect(() => JSON.parse(l)).not.toThrow();
+    expect(line).toMatchObject({ level: 'info', context: 'Http', requestId, msg: 'request', method: 'POST', path: '/api/v1/tools/list_forms', status: 200 });
+    expect(line.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    expect(line.ip).toBe(DEFAULT_SOURCE); // the address nginx saw: the client's own (loopback) address
+    expect(typeof line.credential).toBe('string');
+    expect(JSON.stringify(line)).not.toContain(token);
+    // Every line the instances wrote is one JSON object with a standard level, an ISO-8601 time and a string msg.
+    for (const l of [...a.lines, ...b.lines]) {
+      const entry = JSON.parse(l);
+      expect(['debug', 'info', 'warn', 'error', 'fatal']).toContain(entry.level);
+      expect(entry.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      expect(typeof entry.msg).toBe('string');
+    }
   });
 
   it('without a request id of its own, gets the one nginx made, in the answer and in the log', async () => {
@@ -208,7 +216,7 @@ describe('two instances behind nginx, sharing PostgreSQL and Redis', () => {
     expect(res.json.error.requestId).toBe(requestId);
     await waitUntil(async () => [...a.lines, ...b.lines].some((l) => l.includes(requestId)), 2_000, 'the request is logged');
     const line = JSON.parse([...a.lines, ...b.lines].find((l) => l.includes(requestId))!);
-    expect(line).toMatchObject({ requestId, message: { status: 401, path: '/api/v1' } });
+    expect(line).toMatchObject({ requestId, msg: 'request', status: 401, path: '/api/v1' });
   });
 
   it('answers with the JSON error envelope when no instance answers (nginx on its own)', async () => {
@@ -255,7 +263,7 @@ describe('two instances behind nginx, sharing PostgreSQL and Redis', () => {
     await waitUntil(async () => answer.includes('\r\n\r\n') && answer.includes('"forms"'), 5_000, 'the request in flight is answered');
     expect(answer).toMatch(/^HTTP\/1\.1 200 /);
     expect(await stopping.exited).toBe(0);
-    const messages = stopping.lines.map((l) => JSON.parse(l).message);
+    const messages = stopping.lines.map((l) => JSON.parse(l).msg);
     expect(messages).toEqual(expect.arrayContaining([expect.stringContaining('SIGTERM'), 'stopped']));
     socket.destroy();
   });

@@ -55,7 +55,7 @@ describe('SIGTERM with slow and idle clients', () => {
     }
     // Every connection was closed by the service, none left to the client.
     await Promise.all([trickle.closed, halfHeaders.closed, idle.closed]);
-    const messages = instance.lines.map((l) => JSON.parse(l).message);
+    const messages = instance.lines.map((l) => JSON.parse(l).msg);
     expect(messages).toEqual(expect.arrayContaining([expect.stringContaining('SIGTERM'), 'stopped']));
     expect(messages.join('\n')).not.toContain('did not finish');
   }, 60_000);

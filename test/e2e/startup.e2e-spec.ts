@@ -57,6 +57,18 @@ describe('start-up on a DATABASE_URL database', () => {
     expect(failure).not.toMatch(/relation .* does not exist/);
   });
 
+  it('stops with one configuration line, no stack trace, on a malformed DATABASE_URL', async () => {
+    const failure = await Instance.start('malformed', env('postgres://a:b%zz@127.0.0.1/db')).then(
+      async (i) => {
+        await i.stop();
+        return '';
+      },
+      (err: Error) => err.message,
+    );
+    expect(failure).toContain('configuration error: DATABASE_URL is not a valid PostgreSQL URL');
+    expect(failure).not.toMatch(/\n\s+at /);
+  });
+
   it('creates no demo workspace and prints no token by default', async () => {
     const { url, schema } = await migrated();
     const instance = await Instance.start('no-demo', env(url));

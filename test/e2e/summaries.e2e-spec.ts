@@ -1,4 +1,4 @@
-import { NestExpressApplication } from '@nestjs/platform-express';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DataSource } from 'typeorm';
 import { FormsService } from '../../src/forms/forms.service';
 import { summarize } from '../../src/responses/summarize';
@@ -7,7 +7,7 @@ import { createTestApp } from '../utils/create-test-app';
 import { callTool } from '../utils/http';
 
 describe('maintained summaries and deep paging', () => {
-  let app: NestExpressApplication;
+  let app: NestFastifyApplication;
   let ws: TestWorkspace;
   let token: string;
 

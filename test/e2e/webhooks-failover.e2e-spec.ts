@@ -1,4 +1,4 @@
-import { NestExpressApplication } from '@nestjs/platform-express';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DataSource } from 'typeorm';
 import { createForm, createToken, createWorkspace } from '../factories';
 import { callToolAt, destroyAgents, ensureBuilt, Instance, waitUntil } from '../utils/cluster';
@@ -10,7 +10,7 @@ import { createAppOn, isolatedDatabaseUrl, WebhookReceiver } from '../utils/webh
  * it committed a response; the event is delivered by another instance started afterwards.
  */
 describe('webhooks across instances', () => {
-  let setup: NestExpressApplication;
+  let setup: NestFastifyApplication;
   let drop: () => Promise<void>;
   let url: string;
   let receiver: WebhookReceiver;

@@ -1,4 +1,4 @@
-import { NestExpressApplication } from '@nestjs/platform-express';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { Role, Scope } from '../../src/common/access/roles';
@@ -16,8 +16,8 @@ import { createAppOn, isolatedDatabaseUrl, WebhookReceiver } from '../utils/webh
  * (which refuses loopback URLs) claims these deliveries.
  */
 describe('webhooks', () => {
-  let app: NestExpressApplication;
-  let strict: NestExpressApplication;
+  let app: NestFastifyApplication;
+  let strict: NestFastifyApplication;
   let db: DataSource;
   let drop: () => Promise<void>;
   let receiver: WebhookReceiver;
@@ -134,7 +134,7 @@ describe('webhooks', () => {
     const outbox = app.get(WebhookOutbox);
     const real = outbox.emit.bind(outbox);
     // The event is inserted, then the write fails: the whole transaction must go.
-    const spy = jest.spyOn(outbox, 'emit').mockImplementation(async (...args) => {
+    const spy = jest.spyOn(outbox, 'emit').mockImplementation(async (...args: Parameters<typeof real>) => {
       await real(...args);
       throw new Error('the write failed after its event was written');
     });

@@ -1,4 +1,4 @@
-import { NestExpressApplication } from '@nestjs/platform-express';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { DataSource } from 'typeorm';
@@ -9,7 +9,7 @@ import { createTestApp } from '../utils/create-test-app';
 import { callTool, expectError } from '../utils/http';
 
 describe('write tools', () => {
-  let app: NestExpressApplication;
+  let app: NestFastifyApplication;
   let ws: TestWorkspace;
   let editor: string;
   let admin: string;

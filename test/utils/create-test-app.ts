@@ -1,4 +1,4 @@
-import { NestExpressApplication } from '@nestjs/platform-express';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createApp } from '../../src/app';
 import { loadConfig } from '../../src/config/config';
 
@@ -12,7 +12,7 @@ export function testDatabaseUrl(): string {
  * The full app, built by the same createApp as production, on the run's test database.
  * Budgets are raised unless a test asks for real ones: supertest sends everything from one IP.
  */
-export async function createTestApp(env: Record<string, string> = {}): Promise<NestExpressApplication> {
+export async function createTestApp(env: Record<string, string> = {}): Promise<NestFastifyApplication> {
   const config = loadConfig({
     NODE_ENV: 'test',
     PUBLIC_URL: 'http://formwork.test',

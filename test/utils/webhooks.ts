@@ -5,7 +5,7 @@ import { Webhook } from 'standardwebhooks';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/data-source';
 import { runMigrations } from '../../src/database/migrate';
-import { NestExpressApplication } from '@nestjs/platform-express';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createApp } from '../../src/app';
 import { loadConfig } from '../../src/config/config';
 import { testDatabaseUrl } from './create-test-app';
@@ -145,7 +145,7 @@ export async function isolatedDatabaseUrl(prefix: string): Promise<{ url: string
 }
 
 /** The full app as createTestApp builds it, on another database URL (an isolated schema). */
-export async function createAppOn(url: string, env: Record<string, string> = {}): Promise<NestExpressApplication> {
+export async function createAppOn(url: string, env: Record<string, string> = {}): Promise<NestFastifyApplication> {
   const config = loadConfig({
     NODE_ENV: 'test',
     PUBLIC_URL: 'http://formwork.test',

@@ -1,0 +1,136 @@
+import type { LoggerService } from '@nestjs/common';
+import pino, { DestinationStream, Level, Logger, LoggerOptions } from 'pino';
+import { currentRequestContext } from './request-context';
+
+/** The service's log: pino, one JSON object per line (readable lines in development). */
+export type Log = Logger;
+
+/**
+ * Values that never reach a log line, under these keys at the top level and up to two levels down
+ * (a request's headers, a body's fields). Nothing logs them on purpose; this is the safety net.
+ */
+const SECRET_KEYS = ['authorization', 'cookie', '["set-cookie"]', 'password', 'token', 'access_token', 'refresh_token', 'id_token', 'client_secret', 'code_verifier', 'csrf'];
+/** OAuth authorization codes: `code` at the top level or in a query or body (an error's `code` stays readable). */
+const CODE_PATHS = ['code', 'query.code', 'body.code', '*.query.code', '*.body.code'];
+export const REDACTED_PATHS = [...SECRET_KEYS.flatMap((key) => [key, `*${key.startsWith('[') ? '' : '.'}${key}`, `*.*${key.startsWith('[') ? '' : '.'}${key}`]), ...CODE_PATHS];
+
+/**
+ * The log of the service, configured from LOG_LEVEL and NODE_ENV:
+ *  - production: one JSON object per line on stdout, `{"level":"info","time":"<ISO-8601>","pid",
+ *    "hostname","context"?,"requestId"?,...,"msg":"..."}`: standard level names, `msg` always a
+ *    string, and the id of the request being served on every line written while serving it;
+ *  - development: the same entries as one readable line each (see prettyLine).
+ * `destination` replaces stdout (tests).
+ */
+export function createLog(config: { logLevel: Level; production: boolean }, destination?: DestinationStream): Log {
+  const options: LoggerOptions = {
+    level: config.logLevel,
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    // The request id of the request being served, unless the line names one itself (the access line).
+    mixin: (fields: object) => {
+      const context = currentRequestContext();
+      return context && !('requestId' in fields) ? { requestId: context.requestId } : {};
+    },
+    hooks: {
+      // `msg` is always a string, whatever a caller (a library, Fastify) passes.
+      logMethod(args: unknown[], method) {
+        const [first, second] = args;
+        if (typeof first === 'string') return method.apply(this, args as [string]);
+        if (first !== null && typeof first === 'object') {
+          if (typeof second === 'string') return method.apply(this, args as [object, string]);
+          const msg = first instanceof Error ? first.message : typeof (first as { msg?: unknown }).msg === 'string' ? (first as { msg: string }).msg : '';
+          return method.apply(this, [first, msg]);
+        }
+        return method.apply(this, [String(first)]);
+      },
+    },
+  };
+  // Asynchronous writes to stdout (pino flushes them when the process exits).
+  return pino(options, destination ?? (config.production ? pino.destination({ dest: 1, sync: false }) : prettyStream()));
+}
+
+/** Nest's start-up lines (one per module and route): debug, useful only when debugging. */
+const BOOT_CONTEXTS = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestFactory', 'NestApplication']);
+
+/**
+ * Nest's logger on top of the log: `new Logger('Context').log(...)` anywhere in the service writes
+ * one entry with `context`. A message may be a string, an Error, or an object whose `msg` is the
+ * message and whose other members become fields of the entry.
+ */
+export class NestLog implements LoggerService {
+  constructor(private readonly pino: Log) {}
+
+  log(message: unknown, ...params: unknown[]) {
+    this.write('info', message, params);
+  }
+  error(message: unknown, ...params: unknown[]) {
+    this.write('error', message, params);
+  }
+  warn(message: unknown, ...params: unknown[]) {
+    this.write('warn', message, params);
+  }
+  debug(message: unknown, ...params: unknown[]) {
+    this.write('debug', message, params);
+  }
+  verbose(message: unknown, ...params: unknown[]) {
+    this.write('debug', message, params);
+  }
+  fatal(message: unknown, ...params: unknown[]) {
+    this.write('fatal', message, params);
+  }
+
+  /** Nest passes the context last, and error() a stack (or undefined) before it. */
+  private write(level: Level, message: unknown, params: unknown[]) {
+    const rest = [...params];
+    const context = typeof rest[rest.length - 1] === 'string' ? (rest.pop() as string) : undefined;
+    const stack = typeof rest[0] === 'string' ? rest[0] : undefined;
+    if (level === 'info' && context && BOOT_CONTEXTS.has(context)) level = 'debug';
+    if (!this.pino.isLevelEnabled(level)) return;
+    const fields: Record<string, unknown> = context ? { context } : {};
+    let msg: string;
+    if (message instanceof Error) {
+      msg = message.message;
+      fields.err = message;
+    } else if (message !== null && typeof message === 'object') {
+      const { msg: text, ...other } = message as { msg?: unknown };
+      Object.assign(fields, other);
+      msg = typeof text === 'string' ? text : '';
+    } else {
+      msg = String(message);
+    }
+    if (stack) fields.stack = stack;
+    this.pino[level](fields, msg);
+  }
+}
+
+/** Development output: each entry as one readable line on stdout. */
+function prettyStream(): DestinationStream {
+  return { write: (line: string) => void process.stdout.write(prettyLine(line)) };
+}
+
+const SHOWN_APART = new Set(['level', 'time', 'pid', 'hostname', 'context', 'msg', 'requestId', 'stack', 'err']);
+
+/**
+ * `12:00:00.123 INFO  [Http] request method=POST path=/api/v1/tools/list_forms status=200 ms=3.1 (req 5f0c...)`;
+ * a stack, when there is one, follows on its own lines.
+ */
+export function prettyLine(json: string): string {
+  let entry: Record<string, unknown>;
+  try {
+    entry = JSON.parse(json) as Record<string, unknown>;
+  } catch {
+    return json;
+  }
+  const time = typeof entry.time === 'string' ? entry.time.slice(11, 23) : '';
+  const level = String(entry.level ?? '').toUpperCase().padEnd(5);
+  const context = entry.context ? `[${String(entry.context)}] ` : '';
+  const fields = Object.entries(entry)
+    .filter(([key]) => !SHOWN_APART.has(key))
+    .map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`);
+  const requestId = entry.requestId ? ` (req ${String(entry.requestId)})` : '';
+  const err = entry.err as { stack?: string } | undefined;
+  const stack = typeof entry.stack === 'string' ? entry.stack : err?.stack;
+  return `${time} ${level} ${context}${[String(entry.msg ?? ''), ...fields].join(' ')}${requestId}\n${stack ? `${stack.replace(/^/gm, '    ')}\n` : ''}`;
+}

@@ -1,0 +1,9 @@
+import { DataSource } from 'typeorm';
+import { dataSourceOptions } from './data-source';
+
+/**
+ * For the TypeORM CLI only (`typeorm migration:generate -d dist/src/database/typeorm-cli.js`).
+ * A file of its own: building a DataSource from process.env when a module loads would make a
+ * malformed DATABASE_URL crash the service with a stack trace before its configuration is checked.
+ */
+export default new DataSource(dataSourceOptions(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/formwork'));
