@@ -22,6 +22,7 @@ import { ResponsesModule } from './responses/responses.module';
 import { TokensModule } from './tokens/tokens.module';
 import { TokensService } from './tokens/tokens.service';
 import { ToolsModule } from './tools/tools.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 import { WorkspacesModule } from './workspaces/workspaces.module';
 
 /**
@@ -45,6 +46,7 @@ export class AppModule {
         FormsModule,
         ResponsesModule,
         RespondentModule,
+        WebhooksModule,
         OAuthModule,
         DemoModule,
         HealthModule,
