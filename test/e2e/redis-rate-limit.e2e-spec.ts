@@ -1,10 +1,36 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import Redis from 'ioredis';
+import { connect, Socket } from 'node:net';
 import request from 'supertest';
 import { createToken, createWorkspace } from '../factories';
 import { freePort, randomLoopbackAddress, REDIS_URL, requireRedis, TcpRelay, waitUntil } from '../utils/cluster';
 import { createTestApp } from '../utils/create-test-app';
 import { callTool } from '../utils/http';
+
+/**
+ * Redis's MONITOR on a connection of its own (ioredis's monitor() can lose track of its replies):
+ * `onCommand` gets each command's client ("ip:port", or "lua" inside a script) and arguments.
+ */
+async function redisMonitor(onCommand: (source: string, args: string[]) => void): Promise<Socket> {
+  const { hostname, port } = new URL(REDIS_URL);
+  const socket = connect(Number(port || 6379), hostname);
+  let buffered = '';
+  await new Promise<void>((resolve, reject) => {
+    socket.once('error', reject);
+    socket.on('data', (chunk) => {
+      buffered += chunk.toString('utf8');
+      let end;
+      while ((end = buffered.indexOf('\r\n')) >= 0) {
+        const line = buffered.slice(0, end);
+        buffered = buffered.slice(end + 2);
+        if (line === '+OK') resolve();
+        const m = /^\+\d+\.\d+ \[\d+ ([^\]]+)\] (.*)$/.exec(line);
+        if (m) onCommand(m[1], [...m[2].matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((a) => a[1]));
+      }
+    });
+    socket.write('MONITOR\r\n');
+  });
+  return socket;
+}
 
 /**
  * Budgets counted in Redis, reached through a relay the test can cut: shared by instances while
@@ -88,12 +114,9 @@ describe('rate limits in Redis', () => {
     const [ip, elsewhere] = [randomLoopbackAddress(), randomLoopbackAddress()];
     const call = () => callTool(app, token, 'list_forms', {}, { 'X-Forwarded-For': ip });
     await call(); // the first call also loads the scripts, and may verify the token
-    const watcher = new Redis(REDIS_URL);
     const commands: Array<{ source: string; args: string[] }> = [];
-    const monitor = await watcher.monitor();
-    monitor.on('monitor', (_time: string, args: string[], source: string) => commands.push({ source, args }));
+    const monitor = await redisMonitor((source, args) => commands.push({ source, args }));
     try {
-      await new Promise((resolve) => setTimeout(resolve, 100)); // MONITOR is on
       const statuses = [];
       for (let i = 0; i < 4; i++) statuses.push((await call()).status);
       await new Promise((resolve) => setTimeout(resolve, 200)); // the last commands reached the monitor
@@ -110,8 +133,7 @@ describe('rate limits in Redis', () => {
         expect(c.args.slice(2, 5)).toEqual(['2', `formwork:rl:ip:${ip}`, expect.stringMatching(/^formwork:rl:credential:/)]);
       }
     } finally {
-      monitor.disconnect();
-      watcher.disconnect();
+      monitor.destroy();
     }
     // The two IP refusals left the credential at 3 of 5 spent.
     const fromElsewhere = await callTool(app, token, 'list_forms', {}, { 'X-Forwarded-For': elsewhere });
