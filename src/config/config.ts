@@ -68,6 +68,14 @@ export class EnvSchema {
 
   @IsOptional() @IsString()
   MCP_ALLOWED_ORIGINS?: string;
+  @IsOptional() @Transform(toBool) @IsBoolean()
+  WEBHOOKS_ALLOW_PRIVATE_URLS?: boolean;
+
+  @IsOptional() @Transform(toBool) @IsBoolean()
+  WEBHOOKS_DELIVERY?: boolean;
+
+  @IsOptional() @Transform(toInt) @IsInt() @Min(10) @Max(60_000)
+  WEBHOOKS_RETRY_BASE_MS?: number;
 }
 
 export type TrustProxy = boolean | number | string;
@@ -93,6 +101,14 @@ export interface AppConfig {
   databasePoolSize: number;
   /** Browser origins allowed to call /mcp besides PUBLIC_URL's (MCP_ALLOWED_ORIGINS), normalised. */
   mcpAllowedOrigins: string[];
+  webhooks: {
+    /** Endpoints on loopback, private, link-local or metadata addresses, and http:// URLs (development and tests). */
+    allowPrivateUrls: boolean;
+    /** Whether this instance runs the delivery loop (every instance does by default). */
+    deliver: boolean;
+    /** The first retry delay; the whole schedule scales with it (5 s; lower only in tests). */
+    retryBaseMs: number;
+  };
 }
 
 export class ConfigError extends Error {}
@@ -216,6 +232,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     logLevel: (parsed.LOG_LEVEL as AppConfig['logLevel']) ?? 'info',
     databasePoolSize: parsed.DATABASE_POOL_SIZE ?? 10,
     mcpAllowedOrigins: parseOrigins(parsed.MCP_ALLOWED_ORIGINS),
+    webhooks: {
+      allowPrivateUrls: parsed.WEBHOOKS_ALLOW_PRIVATE_URLS ?? false,
+      deliver: parsed.WEBHOOKS_DELIVERY ?? true,
+      retryBaseMs: parsed.WEBHOOKS_RETRY_BASE_MS ?? 5000,
+    },
   };
 }
 
