@@ -86,6 +86,15 @@ export class McpService {
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.toolList() }));
     server.setRequestHandler(CallToolRequestSchema, (request) => this.callTool(request.params.name, request.params.arguments, ctx));
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    // The JSON-RPC answers as the server hands them to the transport: the answer's JSON is written
+    // from them, since reading it back from the transport's Web Response (a stream) costs more
+    // than a tool call's whole MCP handling.
+    const sent: unknown[] = [];
+    const send = transport.send.bind(transport);
+    transport.send = (message, options) => {
+      sent.push(message);
+      return send(message, options);
+    };
     await server.connect(transport);
     try {
       const response = await transport.handleRequest(webRequest(req, parsed.ok ? undefined : parsed.raw), parsed.ok ? { parsedBody: parsed.value } : undefined);
@@ -93,7 +102,10 @@ export class McpService {
       const type = response.headers.get('content-type');
       if (type) headers['Content-Type'] = type;
       if (ctx.replayed) headers['Idempotency-Replayed'] = 'true';
-      return { status: response.status, headers, body: await response.text() };
+      // The answer to one request is that one response, as the transport writes it (a batch is read back).
+      const single = response.status === 200 && type?.startsWith('application/json') && sent.length === 1 && parsed.ok && !Array.isArray(parsed.value);
+      const body = single ? JSON.stringify(sent[0]) : await response.text();
+      return { status: response.status, headers, body };
     } finally {
       await server.close();
     }
