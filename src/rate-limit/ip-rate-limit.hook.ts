@@ -11,7 +11,7 @@ const EXEMPT = new Set(['/healthz', '/readyz']);
  * right). The headers go on the Node.js response, so that every answer carries them, the OAuth
  * server's included.
  *
- * A request with a bearer credential to an API route (/api/...) is not counted here: once the
+ * A request with a bearer credential to an API route (/api/..., /mcp) is not counted here: once the
  * credential is verified, CredentialRateLimitGuard counts the IP's and the credential's budgets in
  * one call (one Redis round trip). If the request ends before that guard (401, a refused body),
  * `settleDeferredIpBudget` counts the IP budget alone as the answer goes out.
@@ -21,7 +21,7 @@ export function ipRateLimit(rateLimit: RateLimitService): onRequestHookHandler {
     const url = req.url;
     const q = url.indexOf('?');
     if (EXEMPT.has(q < 0 ? url : url.slice(0, q))) return done();
-    if (hasBearer(req.headers.authorization) && req.routeOptions.url?.startsWith('/api/')) {
+    if (hasBearer(req.headers.authorization) && countsBothLater(req.routeOptions.url)) {
       req.rateLimitDeferred = true;
       return done();
     }
@@ -57,6 +57,11 @@ export function settleDeferredIpBudget(rateLimit: RateLimitService): onSendHookH
       done(null, JSON.stringify(error.toJSON(req.id)));
     }, done);
   };
+}
+
+/** Routes whose guard counts both budgets once the credential is known: the tools API and the MCP connector. */
+function countsBothLater(route: string | undefined): boolean {
+  return route !== undefined && (route.startsWith('/api/') || route === '/mcp');
 }
 
 function hasBearer(header: string | undefined): boolean {
