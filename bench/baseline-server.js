@@ -1,12 +1,15 @@
 'use strict';
 /**
- * The baseline of bench/get-form.js: the least a service can do to answer "give me this form".
- * A bare node:http server and a pg Pool (the size of Formwork's default pool) that, per request,
- * reads the JSON body, runs ONE primary-key query returning the form row with its blocks as one
- * JSON value, and answers it as JSON. No framework, no auth, no rate limit, no validation.
+ * The baseline of the benchmarks: the least a service can do, on a bare node:http server and a pg
+ * Pool (the size of Formwork's default pool). No framework, no auth, no rate limit, no validation.
+ *
+ *   POST /form      {"id"}: ONE primary-key query returning the form row with its blocks as one JSON
+ *                   value, answered as JSON (bench/get-form.js: "give me this form");
+ *   POST /response  {"formId", "answers"}: ONE INSERT of the answers into bench_baseline_responses
+ *                   (made by bench/hot-forms.js), answered with the new row's id and time as JSON.
  *
  * Env: DATABASE_URL (required), PORT (required), POOL_SIZE (default 10).
- * Run as a child process by bench/get-form.js; stops on SIGTERM/SIGINT.
+ * Run as a child process by the benchmarks; stops on SIGTERM/SIGINT.
  */
 const http = require('node:http');
 const { Pool } = require('pg');
@@ -16,6 +19,7 @@ const pool = new Pool({ connectionString: process.env.DATABASE_URL, max: Number(
 
 const SQL = `SELECT f.*, (SELECT json_agg(b ORDER BY b.position) FROM blocks b WHERE b.form_id = f.id) AS blocks
   FROM forms f WHERE f.id = $1`;
+const INSERT = `INSERT INTO bench_baseline_responses (form_id, answers) VALUES ($1, $2::jsonb) RETURNING id, submitted_at`;
 
 function send(res, status, value) {
   const payload = JSON.stringify(value);
@@ -25,25 +29,27 @@ function send(res, status, value) {
 
 const server = http.createServer((req, res) => {
   if (req.method === 'GET' && req.url === '/healthz') return send(res, 200, { status: 'ok' });
-  if (req.method !== 'POST' || req.url !== '/form') return send(res, 404, { error: 'not found' });
+  if (req.method !== 'POST' || (req.url !== '/form' && req.url !== '/response')) return send(res, 404, { error: 'not found' });
   let body = '';
   req.setEncoding('utf8');
   req.on('data', (chunk) => (body += chunk));
   req.on('end', () => {
-    let id;
+    let args;
     try {
-      id = JSON.parse(body).id;
+      args = JSON.parse(body);
     } catch {
       return send(res, 400, { error: 'body is not JSON' });
     }
-    if (typeof id !== 'string') return send(res, 400, { error: 'id is required' });
-    pool.query(SQL, [id]).then(
-      ({ rows }) => (rows[0] ? send(res, 200, rows[0]) : send(res, 404, { error: 'no such form' })),
-      (err) => {
-        process.stderr.write(`baseline: query failed: ${err.message}\n`);
-        send(res, 500, { error: 'query failed' });
-      },
-    );
+    const failed = (err) => {
+      process.stderr.write(`baseline: query failed: ${err.message}\n`);
+      send(res, 500, { error: 'query failed' });
+    };
+    if (req.url === '/response') {
+      if (typeof args.formId !== 'string' || typeof args.answers !== 'object') return send(res, 400, { error: 'formId and answers are required' });
+      return pool.query(INSERT, [args.formId, JSON.stringify(args.answers)]).then(({ rows }) => send(res, 200, rows[0]), failed);
+    }
+    if (typeof args.id !== 'string') return send(res, 400, { error: 'id is required' });
+    pool.query(SQL, [args.id]).then(({ rows }) => (rows[0] ? send(res, 200, rows[0]) : send(res, 404, { error: 'no such form' })), failed);
   });
 });
 // The same keep-alive timeout as Formwork's main.ts.
