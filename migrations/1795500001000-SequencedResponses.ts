@@ -5,7 +5,9 @@ import { MigrationInterface, QueryRunner } from "typeorm";
  * form's sequencer, which also folds them into the aggregates: submissions to one form no longer
  * queue on its counter row. `arrival` (from a sequence) orders responses submitted at the same
  * time as they arrived; existing responses are all sequenced and keep it NULL (no table rewrite).
- * A partial index finds the unsequenced responses of a form, in the order they get their seq.
+ * A partial index finds the unsequenced responses of a form, in the order they get their seq; the
+ * indexes by seq and by time hold only the sequenced ones, so that a submission updates two
+ * indexes of responses (its id, the unsequenced) instead of four.
  */
 
 export class SequencedResponses1795500001000 implements MigrationInterface {
@@ -27,6 +29,18 @@ export class SequencedResponses1795500001000 implements MigrationInterface {
         await queryRunner.query(`
             CREATE INDEX "IDX_responses_unsequenced" ON "responses" ("form_id", "submitted_at", "arrival") WHERE seq IS NULL
         `);
+        await queryRunner.query(`
+            DROP INDEX "IDX_responses_form_seq"
+        `);
+        await queryRunner.query(`
+            CREATE UNIQUE INDEX "IDX_responses_form_seq" ON "responses" ("form_id", "seq") WHERE seq IS NOT NULL
+        `);
+        await queryRunner.query(`
+            DROP INDEX "IDX_responses_form_submitted"
+        `);
+        await queryRunner.query(`
+            CREATE INDEX "IDX_responses_form_submitted" ON "responses" ("form_id", "submitted_at", "seq") WHERE seq IS NOT NULL
+        `);
     }
 
     public async down(queryRunner: QueryRunner): Promise<void> {
@@ -40,7 +54,19 @@ export class SequencedResponses1795500001000 implements MigrationInterface {
             END $$
         `);
         await queryRunner.query(`
-            DROP INDEX "public"."IDX_responses_unsequenced"
+            DROP INDEX "IDX_responses_form_submitted"
+        `);
+        await queryRunner.query(`
+            CREATE INDEX "IDX_responses_form_submitted" ON "responses" ("form_id", "submitted_at", "seq")
+        `);
+        await queryRunner.query(`
+            DROP INDEX "IDX_responses_form_seq"
+        `);
+        await queryRunner.query(`
+            CREATE UNIQUE INDEX "IDX_responses_form_seq" ON "responses" ("form_id", "seq")
+        `);
+        await queryRunner.query(`
+            DROP INDEX "IDX_responses_unsequenced"
         `);
         await queryRunner.query(`
             ALTER TABLE "responses" ALTER COLUMN "seq" SET NOT NULL

@@ -164,7 +164,7 @@ counts AS (
   SELECT form_id, block_id, value, num, count(*) FROM (${valuesOf('s', 's.form_id', 's.form_id')}) v
    GROUP BY form_id, block_id, value, num ORDER BY form_id, block_id, value
   ON CONFLICT (form_id, block_id, value) DO UPDATE SET count = answer_counts.count + EXCLUDED.count),
-latest AS (
+latest AS MATERIALIZED (
   SELECT s.form_id, b.id AS block_id,
          jsonb_path_query_array(jsonb_agg(jsonb_build_object('responseId', s.id::text, 'value', s.answers ->> b.id, 'seq', s.seq,
            'submittedAt', ${isoText('s.submitted_at')}) ORDER BY s.seq DESC), '$[0 to ${LATEST_TEXTS - 1}]') AS latest
@@ -172,9 +172,10 @@ latest AS (
    GROUP BY s.form_id, b.id),
 stats AS (
   INSERT INTO block_stats (form_id, block_id, answered, sum, latest)
-  SELECT a.form_id, a.block_id, count(*), sum(a.num), COALESCE(l.latest, '[]'::jsonb)
-    FROM (${answeredOf('s', 's.form_id', 's.form_id')}) a LEFT JOIN latest l ON l.form_id = a.form_id AND l.block_id = a.block_id
-   GROUP BY a.form_id, a.block_id, l.latest ORDER BY a.form_id, a.block_id
+  SELECT a.form_id, a.block_id, a.answered, a.sum, COALESCE(l.latest, '[]'::jsonb)
+    FROM (SELECT form_id, block_id, count(*) AS answered, sum(num) AS sum FROM (${answeredOf('s', 's.form_id', 's.form_id')}) x GROUP BY 1, 2) a
+    LEFT JOIN latest l ON l.form_id = a.form_id AND l.block_id = a.block_id
+   ORDER BY a.form_id, a.block_id
   ON CONFLICT (form_id, block_id) DO UPDATE
     SET answered = block_stats.answered + EXCLUDED.answered,
         sum = block_stats.sum + EXCLUDED.sum,

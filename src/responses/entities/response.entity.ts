@@ -3,8 +3,9 @@ import { FormEntity } from '../../forms/entities/form.entity';
 
 /** A submitted answer set. Answers are keyed by block id; choice answers are stored by choice id. */
 @Entity({ name: 'responses' })
-@Index('IDX_responses_form_submitted', ['formId', 'submittedAt', 'seq'])
-@Index('IDX_responses_form_seq', ['formId', 'seq'], { unique: true })
+// The order (seq) and `since` (time) indexes hold sequenced responses; the third finds the others.
+@Index('IDX_responses_form_submitted', ['formId', 'submittedAt', 'seq'], { where: 'seq IS NOT NULL' })
+@Index('IDX_responses_form_seq', ['formId', 'seq'], { unique: true, where: 'seq IS NOT NULL' })
 @Index('IDX_responses_unsequenced', ['formId', 'submittedAt', 'arrival'], { where: 'seq IS NULL' })
 export class ResponseEntity {
   @PrimaryGeneratedColumn('uuid')
