@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import { prepared } from '../database/prepared';
 import { LATEST_TEXTS } from './summarize';
 
 /**
@@ -74,12 +75,12 @@ export async function insertResponse(
   const audit = opts.audit ? `, a AS (${opts.audit.sql.replace(/\$(\d+)/g, (_, n) => `$${Number(n) + params.length}`)})` : '';
   if (opts.audit) params.push(...opts.audit.params);
   const [row]: InsertedResponse[] = await m.query(
-    `WITH f AS (SELECT id FROM forms WHERE id = $1 AND version = $2 ${opts.published ? `AND status = 'published'` : ''} FOR SHARE),
+    prepared(m, `WITH f AS (SELECT id FROM forms WHERE id = $1 AND version = $2 ${opts.published ? `AND status = 'published'` : ''} FOR SHARE),
      r AS (
        INSERT INTO responses (form_id, submitted_at, answers, source)
        SELECT f.id, COALESCE($5::timestamptz, clock_timestamp()), $3::jsonb, $4 FROM f
        RETURNING id, submitted_at)${audit}
-     SELECT id, submitted_at FROM r`,
+     SELECT id, submitted_at FROM r`),
     params,
   );
   return row;

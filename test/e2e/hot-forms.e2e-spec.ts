@@ -1,4 +1,7 @@
 import { NestExpressApplication } from '@nestjs/platform-express';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Client } from 'pg';
 import { DataSource, EntityManager } from 'typeorm';
 import { FormRecord, FormsService } from '../../src/forms/forms.service';
@@ -6,6 +9,7 @@ import { deleteResponse, lockSequencer, sequenceResponses } from '../../src/resp
 import { ResponsesService } from '../../src/responses/responses.service';
 import { summarize } from '../../src/responses/summarize';
 import { createForm, createToken, createWorkspace, TestWorkspace } from '../factories';
+import { callToolAt, ensureBuilt, Instance } from '../utils/cluster';
 import { createTestApp, testDatabaseUrl } from '../utils/create-test-app';
 import { callTool } from '../utils/http';
 
@@ -178,6 +182,38 @@ describe('hot forms: submissions, sequencing and reads', () => {
   async function waitForBlockedBy(pid: number): Promise<void> {
     await waitFor(async () => (await other.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [pid])).rows[0].n > 0, 25_000);
   }
+});
+
+/**
+ * `npm start` with no DATABASE_URL: the built service on its embedded PostgreSQL, whose one
+ * session every pooled connection shares.
+ */
+describe('hot forms on the embedded PostgreSQL (one session shared by every connection)', () => {
+  it('takes concurrent submissions and counts each once', async () => {
+    ensureBuilt();
+    const dir = mkdtempSync(join(tmpdir(), 'formwork-data-'));
+    const instance = await Instance.start('embedded', { DATA_DIR: dir, NODE_ENV: 'development', LOG_LEVEL: 'warn' }, 90_000);
+    try {
+      // The first start on an empty database prints a demo token.
+      await waitFor(async () => instance.lines.some((l) => /token: fw_/.test(l)), 30_000);
+      const token = /token: (fw_\w+)/.exec(instance.lines.join('\n'))![1];
+      const publicId = (await callToolAt(instance.port, token, 'list_forms', {})).json.forms[0].publicId;
+      const form = (await callToolAt(instance.port, token, 'get_form', { publicId })).json;
+      const before = (await callToolAt(instance.port, token, 'summarize_responses', { publicId })).json.total;
+      const answers = Object.fromEntries(
+        form.blocks.filter((b: { required: boolean }) => b.required).map((b: { id: string; type: string; choices?: Array<{ label: string }> }) => [
+          b.id,
+          b.type === 'email' ? 'ada@example.com' : b.type === 'rating' ? 4 : b.choices![0].label,
+        ]),
+      );
+      const answered = await Promise.all(Array.from({ length: 8 }, () => callToolAt(instance.port, token, 'create_response', { publicId, answers })));
+      expect(answered.map((r) => r.status)).toEqual(Array(8).fill(200));
+      expect((await callToolAt(instance.port, token, 'summarize_responses', { publicId })).json.total).toBe(before + 8);
+    } finally {
+      await instance.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 150_000);
 });
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
