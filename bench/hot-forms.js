@@ -47,6 +47,8 @@ const OPTS = {
 /** Formwork's default DATABASE_POOL_SIZE; the baseline uses the same. */
 const POOL_SIZE = 10;
 const LAG_EVERY_MS = 100;
+/** The sequencer's statements (background work, not the call's own), in versions that sequence after the commit. */
+const SEQUENCER_SQL = /^(SELECT EXISTS \(SELECT 1 FROM responses WHERE seq IS NULL\)|START TRANSACTION|COMMIT|SELECT f\.id FROM \( SELECT id FROM forms WHERE id IN|WITH p AS)/;
 
 const teardown = new Teardown();
 const post = (url, headers, body) => lib.post(url, headers, body, 10_000);
@@ -88,6 +90,25 @@ async function cannon(t, seconds, dbName) {
     if (other.length) fig.problems.push(`answers other than ${t.ok}: ${JSON.stringify(Object.fromEntries(other.map(([c, s]) => [c, s.count])))}`);
   }
   return fig;
+}
+
+/** Calls summarize_responses and list_responses on `publicId` in turn until stopped; returns their latencies (ms). */
+function readerProbe(url, headers, publicId) {
+  const times = { summary: [], page: [] };
+  let stop = false;
+  const done = (async () => {
+    while (!stop) {
+      for (const [key, tool, args] of [['summary', 'summarize_responses', { publicId }], ['page', 'list_responses', { publicId, limit: 50 }]]) {
+        const t0 = performance.now();
+        const r = await post(`${url}/api/v1/tools/${tool}`, headers, JSON.stringify(args));
+        if (r.status !== 200) throw new Error(`${tool} answered ${r.status} during the load: ${r.text.slice(0, 300)}`);
+        times[key].push(performance.now() - t0);
+      }
+      await sleep(200);
+    }
+    return times;
+  })();
+  return { stop: () => ((stop = true), done) };
 }
 
 /** Samples, until stopped, how old the oldest committed response still waiting for its seq is (ms). */
@@ -217,13 +238,17 @@ async function main() {
     const cpu1 = lib.cpuMs(counted.proc.pid);
     // Background work the submissions caused (sequencing) is counted too, once it has run.
     await sleep(1000);
+    const byText = [...counter.byText.entries()];
+    const own = seqNullable ? byText.filter(([text]) => !SEQUENCER_SQL.test(text)).reduce((n, [, c]) => n + c, 0) : counter.statements;
     perCall[key] = {
       statements: counter.statements / OPTS.serial,
+      own: own / OPTS.serial,
       roundTrips: counter.roundTrips / OPTS.serial,
+      parses: counter.parses / OPTS.serial,
       cpuMs: cpu0 === undefined || cpu1 === undefined ? NaN : (cpu1 - cpu0) / OPTS.serial,
       byText: [...counter.byText.entries()].sort((a, b) => b[1] - a[1]).map(([text, n]) => [text, n / OPTS.serial]),
     };
-    log(`${key}: ${f2(perCall[key].statements)} statements, ${f2(perCall[key].roundTrips)} round trips, ${f3(perCall[key].cpuMs)} ms of server CPU per call (${OPTS.serial} sequential)`);
+    log(`${key}: ${f2(perCall[key].statements)} statements (${f2(perCall[key].parses)} parsed), ${f2(perCall[key].roundTrips)} round trips, ${f3(perCall[key].cpuMs)} ms of server CPU per call (${OPTS.serial} sequential)`);
   }
   await counted.stop();
   servers.splice(servers.indexOf(counted), 1);
@@ -240,10 +265,18 @@ async function main() {
   const byKey = Object.fromEntries(targets.map((t) => [t.key, t]));
   const rows = [];
   let answered = 0;
+  const reads = { summary: [], page: [] };
   await alternateRounds(targets, OPTS, {
     measure: async (t, seconds) => {
       const sampler = t.server === formwork && seqNullable ? lagSampler(dbUrl) : undefined;
+      // Reads of the hot form while it takes submissions (they count every response committed before them).
+      const reader = t.key === 'fw1' ? readerProbe(`http://127.0.0.1:${fwPort}`, auth, forms[0].publicId) : undefined;
       const fig = await cannon(t, seconds, dbName);
+      if (reader) {
+        const times = await reader.stop();
+        reads.summary.push(...times.summary);
+        reads.page.push(...times.page);
+      }
       if (sampler) {
         const lag = Float64Array.from(await sampler.stop()).sort();
         Object.assign(fig, { lagMax: lag[lag.length - 1], lagP99: percentile(lag, 99), lagP50: percentile(lag, 50) });
@@ -352,6 +385,11 @@ async function main() {
   const lagLine = lagRows.length
     ? `Oldest committed response not yet sequenced (what a summary would lag behind if it did not fold first), sampled every ${LAG_EVERY_MS} ms during Formwork's rounds: p50 ${f0(mean(lagRows.map((r) => r.lagP50)))} ms, p99 ${f0(Math.max(...lagRows.map((r) => r.lagP99)))} ms, max **${f0(Math.max(...lagRows.map((r) => r.lagMax)))} ms**.`
     : 'Responses get their seq at insert in this version (responses.seq is NOT NULL): nothing waits to be sequenced.';
+  const readStats = (xs) => {
+    const s = Float64Array.from(xs).sort();
+    return xs.length ? `p50 ${f0(percentile(s, 50))} ms, max ${f0(s[s.length - 1])} ms (${xs.length} calls)` : 'none';
+  };
+  const readLine = `Reads of the hot form during its create_response rounds, one at a time every 200 ms: \`summarize_responses\` ${readStats(reads.summary)}; \`list_responses\` (first page of 50) ${readStats(reads.page)}. Each sequences what is waiting first, so it counts every response committed before it.`;
   const statementRows = Object.entries(perCall).flatMap(([key, c]) => c.byText.map(([text, n]) => `| ${key} | ${f2(n)} | \`${text.replace(/\|/g, '\\|').replace(/`/g, "'")}\` |`));
   const md = [
     `# Hot forms: create_response against a one-INSERT baseline, ${started.toISOString()}`,
@@ -363,14 +401,19 @@ async function main() {
     resultsTable(table),
     '',
     `- ${lagLine}`,
+    `- ${readLine}`,
     '',
     '## One submission: statements, round trips and server CPU',
     '',
-    `${OPTS.serial} sequential calls on one form through a relay that reads the PostgreSQL wire protocol (after 20 warm-up calls; background work they caused, such as sequencing, is included up to 1 s after the last). A statement is an Execute or a simple Query; a round trip is a Sync or a simple Query (the client waits for ReadyForQuery).`,
+    `${OPTS.serial} sequential calls on one form through a relay that reads the PostgreSQL wire protocol (after 20 warm-up calls; background work they caused, such as sequencing, is included up to 1 s after the last). A statement is an Execute or a simple Query; a round trip is a Sync or a simple Query (the client waits for ReadyForQuery); parsed counts the statements PostgreSQL had to parse and plan (a named prepared statement is parsed once per connection).`,
     '',
-    '| Call | statements | round trips | server CPU ms/call (unloaded) |',
-    '| --- | ---: | ---: | ---: |',
-    ...Object.entries(perCall).map(([key, c]) => `| ${key} | **${f2(c.statements)}** | **${f2(c.roundTrips)}** | ${f3(c.cpuMs)} |`),
+    '| Call | statements | of which the call\'s own | parsed | round trips | server CPU ms/call (unloaded) |',
+    '| --- | ---: | ---: | ---: | ---: | ---: |',
+    ...Object.entries(perCall).map(([key, c]) => `| ${key} | **${f2(c.statements)}** | ${f2(c.own)} | ${f2(c.parses)} | **${f2(c.roundTrips)}** | ${f3(c.cpuMs)} |`),
+    '',
+    seqNullable
+      ? 'The rest is the sequencer, shared by all the submissions of its pass: every 100 ms one look for waiting responses, and when there are some, a transaction that claims their forms and sequences them in one statement.'
+      : 'This version has no sequencer: every statement is the call\'s own.',
     '',
     '| Call | per call | statement |',
     '| --- | ---: | --- |',

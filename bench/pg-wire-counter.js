@@ -2,7 +2,8 @@
 /**
  * A TCP relay between a server and PostgreSQL that counts what the server sends: statements
  * (Execute messages, and simple-protocol Query messages) and round trips (each Sync or Query waits
- * for ReadyForQuery before the client's next step), by statement text (from Parse and Query). Used
+ * for ReadyForQuery before the client's next step), by statement text (from Parse, for named
+ * prepared statements too, and Query). Used
  * by bench/hot-forms.js to count what one create_response costs in statements and round trips.
  * Assumes no TLS (the benchmarks connect to 127.0.0.1 without it).
  */
@@ -19,6 +20,8 @@ class PgWireCounter {
   reset() {
     this.statements = 0;
     this.roundTrips = 0;
+    /** Statements PostgreSQL had to parse and plan (Parse messages and simple Queries). */
+    this.parses = 0;
     /** Executions by normalized statement text. */
     this.byText = new Map();
   }
@@ -46,8 +49,9 @@ class PgWireCounter {
     upstream.on('data', (d) => client.write(d));
     let buf = Buffer.alloc(0);
     let started = false;
-    /** The text of the unnamed statement last parsed on this connection (node-pg parses before each execute). */
-    let parsed = '';
+    /** Statement texts by name on this connection ('' is the unnamed one), and the text the next Execute runs. */
+    const named = new Map();
+    let bound = '';
     client.on('data', (d) => {
       upstream.write(d);
       buf = Buffer.concat([buf, d]);
@@ -68,14 +72,21 @@ class PgWireCounter {
         const body = buf.subarray(5, 1 + len);
         buf = buf.subarray(1 + len);
         if (type === 'P') {
+          this.parses++;
+          // Parse: statement name, text (a named statement is parsed once per connection).
           const nameEnd = body.indexOf(0);
-          parsed = body.subarray(nameEnd + 1, body.indexOf(0, nameEnd + 1)).toString('utf8');
+          named.set(body.subarray(0, nameEnd).toString('utf8'), body.subarray(nameEnd + 1, body.indexOf(0, nameEnd + 1)).toString('utf8'));
+        } else if (type === 'B') {
+          // Bind: portal name, statement name.
+          const portalEnd = body.indexOf(0);
+          bound = named.get(body.subarray(portalEnd + 1, body.indexOf(0, portalEnd + 1)).toString('utf8')) || '';
         } else if (type === 'E') {
-          this.count(parsed);
+          this.count(bound);
         } else if (type === 'S') {
           this.roundTrips++;
         } else if (type === 'Q') {
           this.roundTrips++;
+          this.parses++;
           this.count(body.subarray(0, body.length - 1).toString('utf8'));
         }
       }
