@@ -7,7 +7,7 @@ import { ApiError } from '../common/errors/api-error';
 import { ambientManager, inTransaction } from '../database/transaction';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { answersView, answersViewer, CHOICE_TYPES, NUMERIC_TYPES, validateAnswers } from '../forms/blocks';
-import { FormRecord, FormsService } from '../forms/forms.service';
+import { FormRecord, FormsService, notFoundForm } from '../forms/forms.service';
 import { BUCKET_BITS, deleteResponse, insertResponse } from './response-stats';
 import { ResponseSequencer } from './response-sequencer';
 import { FormSummary, summaryFromStats } from './summarize';
@@ -66,13 +66,17 @@ export class ResponsesService {
                 EXISTS (SELECT 1 FROM responses WHERE form_id = $1 AND seq IS NULL) AS waiting
            FROM c`,
         [form.id, opts.since ?? null],
-      ) as Promise<Array<{ all: number; skipped: number; waiting: boolean }>>;
-    let [{ all, skipped, waiting }] = await position();
-    if (waiting) {
+      ).then(([row]: Array<{ all: number; skipped: number; waiting: boolean }>) => {
+        if (!row) throw notFoundForm(publicId); // deleted meanwhile
+        return row;
+      });
+    let at = await position();
+    if (at.waiting) {
       // Responses committed before this call wait for their seq: give it, then count again.
       await this.sequencer.settle(form.id);
-      [{ all, skipped }] = await position();
+      at = await position();
     }
+    const { all, skipped } = at;
     const total = all - skipped;
     const available = Math.max(0, total - opts.offset);
     const count = Math.min(opts.limit, available);
