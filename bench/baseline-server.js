@@ -1,15 +1,16 @@
 'use strict';
 /**
- * The baseline of bench/get-form.js: the least a service can do to answer "give me this form"
- * and "store this response". A bare node:http server and a pg Pool (the size of Formwork's default
- * pool) that, per request, reads the JSON body and runs ONE query:
- *   POST /form {id}: the primary-key query returning the form row with its blocks as one JSON value;
- *   POST /response {formId, answers}: one INSERT into responses (seq from a counter of this
- *   process, far above the service's), answering the new row's id and time.
- * Answers are JSON. No framework, no auth, no rate limit, no validation.
+ * The baseline of the benchmarks: the least a service can do, on a bare node:http server and a pg
+ * Pool (the size of Formwork's default pool). No framework, no auth, no rate limit, no validation.
+ *
+ *   POST /form      {"id"}: ONE primary-key query returning the form row with its blocks as one JSON
+ *                   value, answered as JSON (bench/get-form.js: "give me this form");
+ *   POST /response  {"formId", "answers"}: ONE INSERT of the answers into bench_baseline_responses
+ *                   (made by bench/hot-forms.js, or by this
+ *                   server on start when absent, as for bench/get-form.js's create_response comparison), answered with the new row's id and time as JSON.
  *
  * Env: DATABASE_URL (required), PORT (required), POOL_SIZE (default 10).
- * Run as a child process by bench/get-form.js; stops on SIGTERM/SIGINT.
+ * Run as a child process by the benchmarks; stops on SIGTERM/SIGINT.
  */
 const http = require('node:http');
 const { Pool } = require('pg');
@@ -19,9 +20,11 @@ const pool = new Pool({ connectionString: process.env.DATABASE_URL, max: Number(
 
 const SQL = `SELECT f.*, (SELECT json_agg(b ORDER BY b.position) FROM blocks b WHERE b.form_id = f.id) AS blocks
   FROM forms f WHERE f.id = $1`;
+const INSERT = `INSERT INTO bench_baseline_responses (form_id, answers) VALUES ($1, $2::jsonb) RETURNING id, submitted_at`;
 
-const INSERT = `INSERT INTO responses (form_id, seq, answers, source) VALUES ($1, $2, $3, 'api') RETURNING id, submitted_at`;
-let seq = 1_000_000_000_000;
+const CREATE = `CREATE TABLE IF NOT EXISTS bench_baseline_responses (
+    id uuid PRIMARY KEY DEFAULT gen_random_uuid(), form_id uuid NOT NULL, submitted_at timestamptz NOT NULL DEFAULT now(), answers jsonb NOT NULL)`;
+const ready = pool.query(CREATE).then(() => pool.query('CREATE INDEX IF NOT EXISTS bench_baseline_responses_form_id_submitted_at_idx ON bench_baseline_responses (form_id, submitted_at)'));
 
 function send(res, status, value) {
   const payload = JSON.stringify(value);
@@ -42,30 +45,27 @@ const server = http.createServer((req, res) => {
     } catch {
       return send(res, 400, { error: 'body is not JSON' });
     }
+    const failed = (err) => {
+      process.stderr.write(`baseline: query failed: ${err.message}\n`);
+      send(res, 500, { error: 'query failed' });
+    };
     if (req.url === '/response') {
       if (typeof args.formId !== 'string' || typeof args.answers !== 'object') return send(res, 400, { error: 'formId and answers are required' });
-      return pool.query(INSERT, [args.formId, seq++, JSON.stringify(args.answers)]).then(
-        ({ rows }) => send(res, 200, { id: rows[0].id, submittedAt: rows[0].submitted_at }),
-        (err) => {
-          process.stderr.write(`baseline: insert failed: ${err.message}\n`);
-          send(res, 500, { error: 'insert failed' });
-        },
-      );
+      return pool.query(INSERT, [args.formId, JSON.stringify(args.answers)]).then(({ rows }) => send(res, 200, rows[0]), failed);
     }
-    const id = args.id;
-    if (typeof id !== 'string') return send(res, 400, { error: 'id is required' });
-    pool.query(SQL, [id]).then(
-      ({ rows }) => (rows[0] ? send(res, 200, rows[0]) : send(res, 404, { error: 'no such form' })),
-      (err) => {
-        process.stderr.write(`baseline: query failed: ${err.message}\n`);
-        send(res, 500, { error: 'query failed' });
-      },
-    );
+    if (typeof args.id !== 'string') return send(res, 400, { error: 'id is required' });
+    pool.query(SQL, [args.id]).then(({ rows }) => (rows[0] ? send(res, 200, rows[0]) : send(res, 404, { error: 'no such form' })), failed);
   });
 });
 // The same keep-alive timeout as Formwork's main.ts.
 server.keepAliveTimeout = 65_000;
-server.listen(port, '127.0.0.1', () => process.stdout.write(`baseline listening on 127.0.0.1:${port}\n`));
+ready.then(
+  () => server.listen(port, '127.0.0.1', () => process.stdout.write(`baseline listening on 127.0.0.1:${port}\n`)),
+  (err) => {
+    process.stderr.write(`baseline: cannot create bench_baseline_responses: ${err.message}\n`);
+    process.exit(1);
+  },
+);
 
 let closing = false;
 function shutdown() {

@@ -657,6 +657,6 @@ function writeReport(fileName, md) {
 module.exports = {
   ROOT, DIST, CLI, MAIN, RESULTS, RATE_LIMIT, NOISY_OTHER_PCT, COUNTING_LIMITS, log, envNumber, envFlag, loadOptions,
   requireBuilt, run, runJson, freePort, cleanEnv, serviceEnv, Server, post, sampleAnswers, BenchDatabase, startRun, migrateAndSeed, Teardown, runMain,
-  loadRun, loadTarget, statusCounts, percentile, figures, alternateRounds, roundLog, rateLimitsAfterLoad, mean, f0, f1, f2, f3, meanRow,
+  cpuMs, loadRun, loadTarget, statusCounts, percentile, figures, alternateRounds, roundLog, rateLimitsAfterLoad, mean, f0, f1, f2, f3, meanRow,
   noisyRounds, noiseLine, cpusText, loadText, autocannonVersion, machineLine, writeReport,
 };

@@ -1,5 +1,4 @@
 import { MigrationInterface, QueryRunner } from "typeorm";
-import { recomputeResponseStats } from "../src/responses/response-stats";
 
 /**
  * Maintained aggregates of responses (counters, seek buckets, per-block stats and value counts)
@@ -95,7 +94,7 @@ export class ResponseStats1795284873160 implements MigrationInterface {
               FROM "forms" f LEFT JOIN "responses" r ON r.form_id = f.id GROUP BY f.id
         `);
         const forms: Array<{ id: string }> = await queryRunner.query(`SELECT id FROM "forms"`);
-        for (const form of forms) await recomputeResponseStats(queryRunner.manager, form.id);
+        for (const form of forms) await computeStats(queryRunner, form.id);
     }
 
     public async down(queryRunner: QueryRunner): Promise<void> {
@@ -140,4 +139,37 @@ export class ResponseStats1795284873160 implements MigrationInterface {
         `);
     }
 
+}
+
+/*
+ * The aggregates of one form, computed from its responses: the SQL of recomputeResponseStats() as
+ * this migration first ran it, frozen here (a migration never imports src/, which changes).
+ */
+const NUMERIC = `('number', 'rating', 'linear_scale')`;
+const TEXT = `('short_text', 'long_text', 'email', 'url', 'phone')`;
+const ALL = `(SELECT answers FROM responses WHERE form_id = $1) s`;
+const VALUES = `SELECT b.id AS block_id, v.value, CASE WHEN b.type IN ${NUMERIC} THEN v.value::float8 END AS num
+    FROM ${ALL} CROSS JOIN blocks b
+    CROSS JOIN LATERAL (
+      SELECT s.answers ->> b.id AS value WHERE b.type NOT IN ('checkboxes', 'statement') AND s.answers ? b.id
+      UNION ALL
+      SELECT e FROM jsonb_array_elements_text(CASE WHEN b.type = 'checkboxes' AND jsonb_typeof(s.answers -> b.id) = 'array' THEN s.answers -> b.id ELSE '[]'::jsonb END) e
+    ) v
+    WHERE b.form_id = $1 AND b.type NOT IN ${TEXT}`;
+const ANSWERED = `SELECT b.id AS block_id, b.type, CASE WHEN b.type IN ${NUMERIC} THEN (s.answers ->> b.id)::float8 ELSE 0 END AS num
+    FROM ${ALL} CROSS JOIN blocks b
+    WHERE b.form_id = $1 AND b.type <> 'statement' AND s.answers ? b.id`;
+const LATEST = `COALESCE((SELECT jsonb_agg(jsonb_build_object('responseId', r.id::text, 'value', r.answers ->> a.block_id, 'seq', r.seq,
+                    'submittedAt', to_char(r.submitted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) ORDER BY r.seq DESC)
+            FROM (SELECT id, seq, submitted_at, answers FROM responses
+                   WHERE form_id = $1 AND answers ? a.block_id ORDER BY seq DESC LIMIT 5) r), '[]'::jsonb)`;
+
+async function computeStats(queryRunner: QueryRunner, formId: string): Promise<void> {
+    await queryRunner.query(`INSERT INTO answer_counts (form_id, block_id, value, num, count)
+     SELECT $1, block_id, value, num, count(*) FROM (${VALUES}) v GROUP BY block_id, value, num`, [formId]);
+    await queryRunner.query(`INSERT INTO block_stats (form_id, block_id, answered, sum, latest)
+     SELECT $1, a.block_id, count(*), sum(a.num), CASE WHEN a.type IN ${TEXT} THEN ${LATEST} ELSE '[]'::jsonb END
+       FROM (${ANSWERED}) a GROUP BY a.block_id, a.type`, [formId]);
+    await queryRunner.query(`INSERT INTO response_buckets (form_id, bucket, count)
+     SELECT form_id, seq >> 10, count(*) FROM responses WHERE form_id = $1::uuid GROUP BY 1, 2`, [formId]);
 }

@@ -19,6 +19,7 @@ import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { OAuthModule } from './oauth/oauth.module';
 import { OAuthTokenVerifier } from './oauth/oauth-token.verifier';
 import { RespondentModule } from './respondent/respondent.module';
+import { ResponseSequencerWorker } from './responses/response-sequencer';
 import { ResponsesModule } from './responses/responses.module';
 import { TokensModule } from './tokens/tokens.module';
 import { TokensService } from './tokens/tokens.service';
@@ -59,6 +60,8 @@ export class AppModule {
         { provide: CREDENTIAL_VERIFIERS, useFactory: (tokens: TokensService, oauth: OAuthTokenVerifier) => [tokens, oauth], inject: [TokensService, OAuthTokenVerifier] },
         { provide: APP_GUARD, useClass: AuthGuard },
         { provide: APP_GUARD, useClass: CredentialRateLimitGuard },
+        // The service sequences waiting responses in the background; the CLI does not.
+        ResponseSequencerWorker,
       ],
     };
   }

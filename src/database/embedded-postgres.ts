@@ -3,6 +3,12 @@ import { createServer, Server, Socket } from 'node:net';
 import { resolve } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 
+/**
+ * In the embedded server's URL (as the connections' application_name): every connection shares
+ * one session, so a connection must not assume a session of its own (see prepared.ts).
+ */
+export const SHARED_SESSION_MARK = 'application_name=formwork-embedded';
+
 export interface EmbeddedPostgres {
   url: string;
   stop(): Promise<void>;
@@ -43,7 +49,7 @@ export async function startEmbeddedPostgres(dataDir: string | undefined): Promis
   });
   const { port } = server.address() as { port: number };
   return {
-    url: `postgres://postgres@127.0.0.1:${port}/postgres?sslmode=disable`,
+    url: `postgres://postgres@127.0.0.1:${port}/postgres?sslmode=disable&${SHARED_SESSION_MARK}`,
     async stop() {
       for (const s of sockets) s.destroy();
       await new Promise<void>((done) => (server as Server).close(() => done()));

@@ -14,6 +14,15 @@ describe('QueryLogger', () => {
     expect(error.mock.calls[0][0]).toEqual({ msg: 'query failed', sqlState: '42P01', error: 'relation "x" does not exist', query: 'SELECT * FROM api_tokens WHERE token_hash = $1' });
   });
 
+  it('logs the SQL of a failed prepared statement the same way', () => {
+    const error = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const failure = Object.assign(new Error('deadlock detected'), { code: '40P01' });
+    const statement = { name: 'formwork_1', text: 'INSERT INTO responses\n  (answers) VALUES ($1)' } as unknown as string; // as prepared() makes it
+    new QueryLogger().logQueryError(failure, statement, ['{"secret": 1}']);
+    expect(error.mock.calls[0][0]).toEqual({ msg: 'query failed', sqlState: '40P01', error: 'deadlock detected', query: 'INSERT INTO responses (answers) VALUES ($1)' });
+    expect(JSON.stringify(error.mock.calls[0])).not.toContain('secret');
+  });
+
   it('does not log successful queries', () => {
     const log = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
     new QueryLogger().logQuery();

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { Logger as TypeOrmLogger, QueryRunner } from 'typeorm';
+import { sqlText } from './prepared';
 
 /**
  * TypeORM's logging through the service's logger (JSON in production, with the request id), and
@@ -10,11 +11,11 @@ export class QueryLogger implements TypeOrmLogger {
 
   logQueryError(error: string | Error, query: string, _parameters?: unknown[], _runner?: QueryRunner) {
     const e = error as Error & { code?: string };
-    this.logger.error({ msg: 'query failed', sqlState: e.code, error: typeof error === 'string' ? error : e.message, query: query.replace(/\s+/g, ' ').slice(0, 300) });
+    this.logger.error({ msg: 'query failed', sqlState: e.code, error: typeof error === 'string' ? error : e.message, query: sqlText(query).replace(/\s+/g, ' ').slice(0, 300) });
   }
 
   logQuerySlow(time: number, query: string) {
-    this.logger.warn({ msg: 'slow query', ms: time, query: query.replace(/\s+/g, ' ').slice(0, 300) });
+    this.logger.warn({ msg: 'slow query', ms: time, query: sqlText(query).replace(/\s+/g, ' ').slice(0, 300) });
   }
 
   logSchemaBuild(message: string) {

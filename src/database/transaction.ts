@@ -32,3 +32,9 @@ export async function withAmbientTransaction<T>(manager: EntityManager, fn: () =
     store.open = false;
   }
 }
+
+/** The transaction of the request under way (see inTransaction), or the pool: for a write that is one statement. */
+export function ambientManager(db: DataSource): EntityManager {
+  const outer = ambient.getStore();
+  return outer?.open ? outer.manager : db.manager;
+}

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { BlockInput } from '../forms/blocks';
 import { FormsService } from '../forms/forms.service';
+import { ResponseSequencer } from '../responses/response-sequencer';
 import { ResponsesService } from '../responses/responses.service';
 import { TokensService } from '../tokens/tokens.service';
 import { WorkspaceEntity } from '../workspaces/entities/workspace.entity';
@@ -34,6 +35,7 @@ export class DemoService {
     private readonly tokens: TokensService,
     private readonly forms: FormsService,
     private readonly responses: ResponsesService,
+    private readonly sequencer: ResponseSequencer,
   ) {}
 
   async create(): Promise<{ workspace: { id: string; slug: string; name: string; plan: string }; token: string; tokenId: string; forms: string[]; created: boolean }> {
@@ -76,6 +78,8 @@ export class DemoService {
         if (i % 4 === 1) answers[comment] = COMMENTS[i % COMMENTS.length];
         await this.responses.create(published, answers, { source: 'import', submittedAt: new Date(start + i * 3600_000) }, tx);
       }
+      // Sequenced and counted now, so that the demo starts settled (and its counters are right at once).
+      await this.sequencer.settle(published.id, tx);
 
       const rsvp = await this.forms.create(
         workspaceId,

@@ -69,6 +69,9 @@ const BLOCKS_JSON = `COALESCE((SELECT json_agg(json_build_object('id', b.id, 'ty
     'description', b.description, 'required', b.required, 'settings', b.settings) ORDER BY b.position)
   FROM blocks b WHERE b.form_id = f.id), '[]'::json) AS blocks`;
 
+/** Forms an instance keeps for submissions (see FormsService.recent). */
+const RECENT_FORMS = 1000;
+
 export function notFoundForm(publicId: string): ApiError {
   return new ApiError('not_found', {
     message: `No form with the publicId "${publicId}" in this workspace.`,
@@ -78,6 +81,9 @@ export function notFoundForm(publicId: string): ApiError {
 
 @Injectable()
 export class FormsService {
+  /** The forms this instance read last, by publicId, most recent last (see recent()). */
+  private readonly recentForms = new Map<string, FormRecord>();
+
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly audit: AuditService,
@@ -89,14 +95,42 @@ export class FormsService {
   async get(workspaceId: string, publicId: string, manager: EntityManager = this.db.manager, lock?: 'UPDATE' | 'SHARE'): Promise<FormRecord> {
     const row = await this.read(manager, 'f.workspace_id = $1 AND f.public_id = $2', [workspaceId, publicId], lock);
     if (!row) throw notFoundForm(publicId);
-    return toRecord(row);
+    return this.remember(toRecord(row), manager, lock);
   }
 
   /** A form by its public id alone, for the respondent page (no credential, so no workspace). */
   async getPublic(publicId: string, manager: EntityManager = this.db.manager, lock?: 'SHARE'): Promise<FormRecord> {
     const row = await this.read(manager, 'f.public_id = $1', [publicId], lock);
     if (!row) throw new ApiError('not_found', { message: `No form "${publicId}".`, hint: 'Check the link you were given.' });
-    return toRecord(row);
+    return this.remember(toRecord(row), manager, lock);
+  }
+
+  /**
+   * The form as this instance last read it, if it did lately: submissions validate against it and
+   * store only if the form is still at that version under its lock (insertResponse), so an
+   * outdated copy costs them a second try (reading the form), never a wrong answer.
+   */
+  recent(publicId: string): FormRecord | undefined {
+    const form = this.recentForms.get(publicId);
+    if (form) {
+      this.recentForms.delete(publicId);
+      this.recentForms.set(publicId, form);
+    }
+    return form;
+  }
+
+  /**
+   * Keeps a form read as committed: outside a transaction, or share-locked (only submissions and
+   * deletes of responses share-lock, and they do not change the form). A form read in the
+   * transaction that changes it is not kept: that transaction may still roll back, and another
+   * change then commit the same version with other blocks.
+   */
+  private remember(form: FormRecord, manager: EntityManager, lock?: 'UPDATE' | 'SHARE'): FormRecord {
+    if (manager !== this.db.manager && lock !== 'SHARE') return form;
+    this.recentForms.delete(form.publicId);
+    this.recentForms.set(form.publicId, form);
+    if (this.recentForms.size > RECENT_FORMS) this.recentForms.delete(this.recentForms.keys().next().value!);
+    return form;
   }
 
   /**

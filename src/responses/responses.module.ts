@@ -6,12 +6,13 @@ import { CreateResponseTool } from './create-response.tool';
 import { DeleteResponseTool } from './delete-response.tool';
 import { GetResponseTool } from './get-response.tool';
 import { ListResponsesTool } from './list-responses.tool';
+import { ResponseSequencer } from './response-sequencer';
 import { ResponsesService } from './responses.service';
 import { SummarizeResponsesTool } from './summarize-responses.tool';
 
 @Module({
   imports: [FormsModule, IdempotencyModule, WebhookOutboxModule],
-  providers: [ResponsesService, ListResponsesTool, GetResponseTool, SummarizeResponsesTool, CreateResponseTool, DeleteResponseTool],
-  exports: [ResponsesService],
+  providers: [ResponsesService, ResponseSequencer, ListResponsesTool, GetResponseTool, SummarizeResponsesTool, CreateResponseTool, DeleteResponseTool],
+  exports: [ResponsesService, ResponseSequencer],
 })
 export class ResponsesModule {}

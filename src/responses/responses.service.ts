@@ -4,11 +4,12 @@ import { DataSource, EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import type { Principal } from '../common/access/principal';
 import { ApiError } from '../common/errors/api-error';
-import { inTransaction } from '../database/transaction';
+import { ambientManager, inTransaction } from '../database/transaction';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { answersView, answersViewer, CHOICE_TYPES, NUMERIC_TYPES, validateAnswers } from '../forms/blocks';
-import { FormRecord, FormsService } from '../forms/forms.service';
+import { FormRecord, FormsService, notFoundForm } from '../forms/forms.service';
 import { BUCKET_BITS, deleteResponse, insertResponse } from './response-stats';
+import { ResponseSequencer } from './response-sequencer';
 import { FormSummary, summaryFromStats } from './summarize';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service';
 
@@ -34,14 +35,17 @@ export class ResponsesService {
     private readonly audit: AuditService,
     private readonly idempotency: IdempotencyService,
     private readonly webhooks: WebhookOutbox,
+    private readonly sequencer: ResponseSequencer,
   ) {}
 
   /**
-   * A page of a form's responses in (submittedAt, id) order, which is seq order (see
-   * response-stats.ts): new responses only ever append, so a walk from offset 0 to total sees every
-   * response committed before it began exactly once. The total is the maintained count, and an
-   * offset deep into a big form is reached by summing the bucket counts (a few hundred small rows
-   * per million responses) and walking at most one bucket, not by skipping offset rows.
+   * A page of a form's responses in seq order, which is (submittedAt, arrival) order (see
+   * response-stats.ts). Responses committed before this call that still wait for their seq are
+   * sequenced first, and the page is read after that: new responses only ever append, so a walk
+   * from offset 0 to total sees every response committed before it began exactly once. The total
+   * is the maintained count, and an offset deep into a big form is reached by summing the bucket
+   * counts (a few hundred small rows per million responses) and walking at most one bucket, not by
+   * skipping offset rows.
    */
   async list(
     workspaceId: string,
@@ -50,19 +54,31 @@ export class ResponsesService {
   ): Promise<{ total: number; responses: ResponseView[] }> {
     const form = await this.forms.get(workspaceId, publicId);
     // With `since`, the page covers the tail of the order that starts at its first response.
-    const [{ all, skipped }] = await this.db.query(
-      `WITH c AS (SELECT total FROM response_counters WHERE form_id = $1),
-            s AS (SELECT seq FROM responses WHERE form_id = $1 AND submitted_at >= $2::timestamptz ORDER BY submitted_at, seq LIMIT 1)
-       SELECT c.total::int AS all,
-              (CASE WHEN $2::timestamptz IS NULL THEN 0
-                    WHEN NOT EXISTS (SELECT 1 FROM s) THEN c.total
-                    -- the position of the first response since then: whole buckets before it, plus a walk inside its bucket
-                    ELSE (SELECT COALESCE(sum(b.count), 0) FROM response_buckets b, s WHERE b.form_id = $1 AND b.bucket < (s.seq >> ${BUCKET_BITS}))
-                       + (SELECT count(*) FROM responses r, s WHERE r.form_id = $1 AND r.seq >= ((s.seq >> ${BUCKET_BITS}) << ${BUCKET_BITS}) AND r.seq < s.seq)
-               END)::int AS skipped
-         FROM c`,
-      [form.id, opts.since ?? null],
-    );
+    const position = () =>
+      this.db.query(
+        `WITH c AS (SELECT total FROM response_counters WHERE form_id = $1),
+              s AS (SELECT seq FROM responses WHERE form_id = $1 AND submitted_at >= $2::timestamptz AND seq IS NOT NULL ORDER BY submitted_at, seq LIMIT 1)
+         SELECT c.total::int AS all,
+                (CASE WHEN $2::timestamptz IS NULL THEN 0
+                      WHEN NOT EXISTS (SELECT 1 FROM s) THEN c.total
+                      -- the position of the first response since then: whole buckets before it, plus a walk inside its bucket
+                      ELSE (SELECT COALESCE(sum(b.count), 0) FROM response_buckets b, s WHERE b.form_id = $1 AND b.bucket < (s.seq >> ${BUCKET_BITS}))
+                         + (SELECT count(*) FROM responses r, s WHERE r.form_id = $1 AND r.seq >= ((s.seq >> ${BUCKET_BITS}) << ${BUCKET_BITS}) AND r.seq < s.seq)
+                 END)::int AS skipped,
+                EXISTS (SELECT 1 FROM responses WHERE form_id = $1 AND seq IS NULL) AS waiting
+           FROM c`,
+        [form.id, opts.since ?? null],
+      ).then(([row]: Array<{ all: number; skipped: number; waiting: boolean }>) => {
+        if (!row) throw notFoundForm(publicId); // deleted meanwhile
+        return row;
+      });
+    let at = await position();
+    if (at.waiting) {
+      // Responses committed before this call wait for their seq: give it, then count again.
+      await this.sequencer.settle(form.id);
+      at = await position();
+    }
+    const { all, skipped } = at;
     const total = all - skipped;
     const available = Math.max(0, total - opts.offset);
     const count = Math.min(opts.limit, available);
@@ -98,29 +114,57 @@ export class ResponsesService {
   }
 
   /**
-   * create_response: validated like every submission, stored with its audit record. The form row
-   * is share-locked so an edit of its blocks cannot slip in between validation and insert.
-   * Works on a form in any state (imports); the respondent page takes published forms only.
+   * create_response: validated like every submission and stored with its audit record, in one
+   * statement. Works on a form in any state (imports); the respondent page takes published forms only.
    */
-  async createAs(actor: Principal, publicId: string, answers: Record<string, unknown>): Promise<ResponseView> {
-    return inTransaction(this.db, async (tx) => {
-      const form = await this.forms.lock(tx, actor.workspace.id, publicId, 'SHARE');
-      const response = await this.create(form, answers, { source: 'api' }, tx);
-      await this.audit.record(tx, actor, 'response.create', response.id, { form: publicId });
-      await this.webhooks.emit(tx, form.workspaceId, 'response.created', { form: { publicId, title: form.title }, response });
-      return response;
-    });
+  createAs(actor: Principal, publicId: string, answers: Record<string, unknown>): Promise<ResponseView> {
+    return this.store(publicId, answers, { source: 'api', actor });
   }
 
   /**
    * A submission from the respondent page (form post or JSON): the same validation as
    * create_response, but only a published form takes it.
    */
-  async submit(publicId: string, answers: Record<string, unknown>): Promise<ResponseView> {
-    return this.db.transaction(async (tx) => {
-      const form = await this.forms.getPublic(publicId, tx, 'SHARE');
-      if (form.status !== 'published') throw notAccepting(form.status);
-      const response = await this.create(form, answers, { source: 'web' }, tx);
+  submit(publicId: string, answers: Record<string, unknown>): Promise<ResponseView> {
+    return this.store(publicId, answers, { source: 'web', published: true });
+  }
+
+  /**
+   * Validates a submission against the form's blocks as of after the form lock, and stores it.
+   * The form as this instance last read it is tried first: one statement share-locks the form,
+   * checks that it is still at that version and inserts the response (and its audit record), so a
+   * concurrent edit of the blocks cannot slip in between. When the form is not known here, has
+   * changed, or the answers do not fit it, the form is locked, read again after the lock, and the
+   * answers validated against that, in one transaction. Nothing is stored when an answer is refused.
+   *
+   * Webhooks: the response.created event must commit with the response (the outbox). The one
+   * statement of the fast path inserts nothing when an enabled endpoint of the workspace subscribes
+   * to response.created (checked in that statement, so an endpoint committed before it is seen);
+   * the submission then takes the transactional path, which emits the event in its transaction.
+   */
+  private async store(publicId: string, answers: Record<string, unknown>, how: { source: 'api' | 'web'; actor?: Principal; published?: boolean }): Promise<ResponseView> {
+    const workspaceId = how.actor?.workspace.id;
+    const insert = (m: EntityManager, form: FormRecord, stored: Record<string, unknown>, fast: boolean) =>
+      insertResponse(m, form, stored, {
+        source: how.source,
+        published: how.published,
+        audit: how.actor && this.audit.recordSql(how.actor, 'response.create', 'r', 'r.id::text', { form: publicId }),
+        unlessSubscribed: fast,
+      });
+    const known = this.forms.recent(publicId);
+    if (known && (workspaceId === undefined || known.workspaceId === workspaceId) && (!how.published || known.status === 'published')) {
+      const { stored, details } = validateAnswers(known.blocks, answers);
+      const row = details.length ? undefined : await insert(ambientManager(this.db), known, stored, true);
+      if (row) return toView(known, { ...row, answers: stored });
+    }
+    return inTransaction(this.db, async (tx) => {
+      const form = workspaceId ? await this.forms.lock(tx, workspaceId, publicId, 'SHARE') : await this.forms.getPublic(publicId, tx, 'SHARE');
+      if (how.published && form.status !== 'published') throw notAccepting(form.status);
+      const stored = validated(form, answers);
+      const row = await insert(tx, form, stored, false);
+      // Cannot happen: the form row is locked and was read after the lock.
+      if (!row) throw new Error(`form ${form.id} changed under its lock`);
+      const response = toView(form, { ...row, answers: stored });
       await this.webhooks.emit(tx, form.workspaceId, 'response.created', { form: { publicId, title: form.title }, response });
       return response;
     });
@@ -141,29 +185,16 @@ export class ResponsesService {
 
   /**
    * Per-block aggregates from the maintained stats: a handful of index lookups whatever the number
-   * of responses (one statement, so one consistent snapshot).
+   * of responses (one statement, so one consistent snapshot). Responses committed before this call
+   * that still wait for their seq are sequenced (counted) first, so the summary counts every one.
    */
   async summarize(workspaceId: string, publicId: string): Promise<FormSummary & { publicId: string }> {
     const form = await this.forms.get(workspaceId, publicId);
-    const ids = (types: readonly string[]) => form.blocks.filter((b) => types.includes(b.type)).map((b) => b.id);
-    const [row] = await this.db.query(
-      `SELECT (SELECT total::int FROM response_counters WHERE form_id = $1) AS total,
-              (SELECT submitted_at FROM responses WHERE form_id = $1 ORDER BY seq LIMIT 1) AS first,
-              (SELECT submitted_at FROM responses WHERE form_id = $1 ORDER BY seq DESC LIMIT 1) AS last,
-              (SELECT COALESCE(json_agg(json_build_object('blockId', block_id, 'answered', answered, 'sum', sum, 'latest', latest)), '[]')
-                 FROM block_stats WHERE form_id = $1) AS stats,
-              (SELECT COALESCE(json_agg(json_build_object('blockId', block_id, 'value', value, 'count', count)), '[]')
-                 FROM answer_counts WHERE form_id = $1 AND block_id = ANY($2::text[])) AS counts,
-              (SELECT COALESCE(json_agg(json_build_object('blockId', x.id,
-                        'min', (SELECT min(num) FROM answer_counts WHERE form_id = $1 AND block_id = x.id),
-                        'max', (SELECT max(num) FROM answer_counts WHERE form_id = $1 AND block_id = x.id))), '[]')
-                 FROM unnest($3::text[]) x(id)) AS numeric,
-              (SELECT COALESCE(json_agg(json_build_object('blockId', x.id,
-                        'min', (SELECT min(value) FROM answer_counts WHERE form_id = $1 AND block_id = x.id),
-                        'max', (SELECT max(value) FROM answer_counts WHERE form_id = $1 AND block_id = x.id))), '[]')
-                 FROM unnest($4::text[]) x(id)) AS dates`,
-      [form.id, ids([...CHOICE_TYPES, 'yes_no']), ids(NUMERIC_TYPES), ids(['date'])],
-    );
+    let row = await this.readSummary(form);
+    if (row.waiting) {
+      await this.sequencer.settle(form.id);
+      row = await this.readSummary(form);
+    }
     const stats = new Map<string, { answered: number; sum: number; latest: Array<{ value: string; submittedAt: string }> }>(
       row.stats.map((s: { blockId: string; answered: number; sum: number; latest: Array<{ value: string; submittedAt: string }> }) => [s.blockId, s]),
     );
@@ -186,10 +217,34 @@ export class ResponsesService {
     };
   }
 
+  /** The maintained aggregates of a form in one statement, and whether responses wait for their seq. */
+  private async readSummary(form: FormRecord) {
+    const ids = (types: readonly string[]) => form.blocks.filter((b) => types.includes(b.type)).map((b) => b.id);
+    const [row] = await this.db.query(
+      `SELECT (SELECT total::int FROM response_counters WHERE form_id = $1) AS total,
+              (SELECT submitted_at FROM responses WHERE form_id = $1 AND seq IS NOT NULL ORDER BY seq LIMIT 1) AS first,
+              (SELECT submitted_at FROM responses WHERE form_id = $1 AND seq IS NOT NULL ORDER BY seq DESC LIMIT 1) AS last,
+              (SELECT COALESCE(json_agg(json_build_object('blockId', block_id, 'answered', answered, 'sum', sum, 'latest', latest)), '[]')
+                 FROM block_stats WHERE form_id = $1) AS stats,
+              (SELECT COALESCE(json_agg(json_build_object('blockId', block_id, 'value', value, 'count', count)), '[]')
+                 FROM answer_counts WHERE form_id = $1 AND block_id = ANY($2::text[])) AS counts,
+              (SELECT COALESCE(json_agg(json_build_object('blockId', x.id,
+                        'min', (SELECT min(num) FROM answer_counts WHERE form_id = $1 AND block_id = x.id),
+                        'max', (SELECT max(num) FROM answer_counts WHERE form_id = $1 AND block_id = x.id))), '[]')
+                 FROM unnest($3::text[]) x(id)) AS numeric,
+              (SELECT COALESCE(json_agg(json_build_object('blockId', x.id,
+                        'min', (SELECT min(value) FROM answer_counts WHERE form_id = $1 AND block_id = x.id),
+                        'max', (SELECT max(value) FROM answer_counts WHERE form_id = $1 AND block_id = x.id))), '[]')
+                 FROM unnest($4::text[]) x(id)) AS dates,
+              EXISTS (SELECT 1 FROM responses WHERE form_id = $1 AND seq IS NULL) AS waiting`,
+      [form.id, ids([...CHOICE_TYPES, 'yes_no']), ids(NUMERIC_TYPES), ids(['date'])],
+    );
+    return row;
+  }
+
   /**
-   * Stores a response after validating it against the form's blocks (the one validation for the
-   * API and the respondent page), with every aggregate, in one transaction. Nothing is stored when
-   * an answer is refused.
+   * Imports a response into a form (the demo, tests): validated like every submission, with the
+   * given time. `form` was read in the caller's transaction `tx`, if any.
    */
   async create(
     form: FormRecord,
@@ -197,10 +252,10 @@ export class ResponsesService {
     opts: { source: 'api' | 'web' | 'import'; submittedAt?: Date },
     tx?: EntityManager,
   ): Promise<ResponseView> {
-    const { stored, details } = validateAnswers(form.blocks, answers);
-    if (details.length) throw new ApiError('invalid_arguments', { message: 'Some answers are not valid.', details });
-    const run = async (m: EntityManager) => toView(form, await insertResponse(m, form.id, stored, opts.source, opts.submittedAt));
-    return tx ? run(tx) : this.db.transaction(run);
+    const stored = validated(form, answers);
+    const row = await insertResponse(tx ?? this.db.manager, form, stored, opts);
+    if (!row) throw new Error(`form ${form.id} is gone or changed since it was read`);
+    return toView(form, { ...row, answers: stored });
   }
 }
 
@@ -216,6 +271,13 @@ function notFoundResponse(publicId: string, responseId: string): ApiError {
     message: `No response "${responseId}" on the form "${publicId}".`,
     hint: 'list_responses shows the responses of a form with their ids.',
   });
+}
+
+/** The answers as stored (choice ids), or 400 invalid_arguments with a detail per answer that does not fit its block. */
+function validated(form: FormRecord, answers: Record<string, unknown>): Record<string, unknown> {
+  const { stored, details } = validateAnswers(form.blocks, answers);
+  if (details.length) throw new ApiError('invalid_arguments', { message: 'Some answers are not valid.', details });
+  return stored;
 }
 
 function toView(form: FormRecord, row: ResponseRow): ResponseView {

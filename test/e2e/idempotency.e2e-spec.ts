@@ -3,7 +3,6 @@ import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { AuditService } from '../../src/audit/audit.service';
 import { FormRecord } from '../../src/forms/forms.service';
 import { fingerprint } from '../../src/idempotency/canonical-json';
 import { IdempotencyInterceptor } from '../../src/idempotency/idempotency.interceptor';
@@ -214,8 +213,13 @@ describe('Idempotency-Key on tool calls', () => {
 
     it('rolls back a write that failed with a 5xx, stores nothing, and the retry runs afresh', async () => {
       const key = randomUUID();
-      // The response row is inserted, then the audit record fails: the whole transaction must go.
-      jest.spyOn(app.get(AuditService), 'record').mockRejectedValueOnce(new Error('disk on fire'));
+      // The response row (and its audit record) is inserted, then the tool fails: the whole transaction must go.
+      const responses = app.get(ResponsesService);
+      const createAs = responses.createAs.bind(responses);
+      jest.spyOn(responses, 'createAs').mockImplementationOnce(async (...args) => {
+        await createAs(...args);
+        throw new Error('disk on fire');
+      });
       const failed = await keyed(editor.token, 'create_response', responseArgs('five-hundred'), key);
       expectError(failed, 500, 'internal_error');
       expect(await responsesNamed('five-hundred')).toBe(0);

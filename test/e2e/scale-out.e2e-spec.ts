@@ -196,6 +196,52 @@ describe('two instances behind nginx, sharing PostgreSQL and Redis', () => {
     }
   });
 
+  it('walks a form exactly once while both instances take submissions to it, then counts every one', async () => {
+    const hot = await createForm(setup, ws, { status: 'published' });
+    const writers = await Promise.all(Array.from({ length: 4 }, () => createToken(setup, ws, { role: 'editor' })));
+    const { token: reader } = await createToken(setup, ws, { role: 'viewer' });
+    const instance = (i: number) => (i % 2 ? b.port : a.port);
+    const submit = (i: number, token: string) =>
+      callToolAt(instance(i), token, 'create_response', { publicId: hot.publicId, answers: { [hot.blocks[0].id]: `hot ${i}` } }, { from: randomLoopbackAddress() });
+    const before = await Promise.all(Array.from({ length: 30 }, (_, i) => submit(i, writers[i % writers.length].token)));
+    expect(statuses(before)).toEqual({ 200: 30 });
+
+    // Writers on both instances keep submitting while the walk pages through both instances.
+    let walking = true;
+    const written = writers.map(async ({ token }, w) => {
+      const answers: HttpAnswer[] = [];
+      for (let i = 0; walking && i < 80; i++) answers.push(await submit(100 * (w + 1) + i, token));
+      return answers;
+    });
+    const seen: string[] = [];
+    for (let offset = 0, total = Infinity, page = 0; offset < total; page++) {
+      const res = await callToolAt(instance(page), reader, 'list_responses', { publicId: hot.publicId, limit: 7, offset }, { from: randomLoopbackAddress() });
+      expect(res.status).toBe(200);
+      total = res.json.total;
+      seen.push(...res.json.responses.map((r: { id: string }) => r.id));
+      if (res.json.count === 0) break;
+      offset += res.json.count;
+    }
+    walking = false;
+    const during = (await Promise.all(written)).flat();
+    expect(statuses(during)).toEqual({ 200: during.length });
+    expect(during.length).toBeGreaterThan(0);
+
+    for (const r of before) expect(seen.filter((id) => id === r.json.id)).toHaveLength(1);
+    expect(new Set(seen).size).toBe(seen.length);
+    const stored = await db.query('SELECT id FROM responses WHERE form_id = $1', [hot.id]);
+    expect(stored).toHaveLength(30 + during.length);
+    const ids = new Set(stored.map((r: { id: string }) => r.id));
+    expect(seen.every((id) => ids.has(id))).toBe(true);
+
+    // Once the writes settle, both instances count every response exactly once.
+    const listed = await callToolAt(a.port, reader, 'list_responses', { publicId: hot.publicId, limit: 1 }, { from: randomLoopbackAddress() });
+    const summary = await callToolAt(b.port, reader, 'summarize_responses', { publicId: hot.publicId }, { from: randomLoopbackAddress() });
+    expect([listed.json.total, summary.json.total, summary.json.blocks[0].answered]).toEqual([stored.length, stored.length, stored.length]);
+    const [seqs] = await db.query('SELECT count(seq)::int AS sequenced, count(DISTINCT seq)::int AS distinct FROM responses WHERE form_id = $1', [hot.id]);
+    expect(seqs).toEqual({ sequenced: stored.length, distinct: stored.length });
+  });
+
   it('refuses a revoked token on every instance within 5 seconds', async () => {
     const { token, id } = await createToken(setup, ws, { role: 'viewer' });
     // Both instances have verified (and cached) it.

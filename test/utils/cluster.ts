@@ -190,10 +190,11 @@ export class Instance {
     this.exited = new Promise((resolve) => this.child.on('exit', (code) => resolve(code)));
   }
 
-  static async start(name: string, env: Record<string, string>): Promise<Instance> {
+  /** Starts one and waits until /readyz answers 200 (an embedded database takes longer to boot: give it `readyWithinMs`). */
+  static async start(name: string, env: Record<string, string>, readyWithinMs = 20_000): Promise<Instance> {
     const instance = new Instance(name, await freePort(), env);
     try {
-      await instance.waitReady();
+      await instance.waitReady(readyWithinMs);
     } catch (err) {
       await instance.stop(1_000);
       throw err;

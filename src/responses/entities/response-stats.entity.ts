@@ -2,9 +2,8 @@ import { Column, Entity, Index, JoinColumn, ManyToOne, OneToOne, PrimaryColumn }
 import { FormEntity } from '../../forms/entities/form.entity';
 
 /**
- * Per-form counters, kept in the same transaction as every response write and delete. Its row is
- * locked by each insert, which serialises inserts per form: the next `seq` is handed out in commit
- * order, so a new response always lands after every committed one (paging stays exact).
+ * Per-form counters of the sequenced responses, kept by the form's sequencer (which hands out
+ * `seq` to committed responses in batches, under the form's sequencer lock) and by deletes.
  */
 @Entity({ name: 'response_counters' })
 export class ResponseCounterEntity {
@@ -18,7 +17,7 @@ export class ResponseCounterEntity {
   @Column({ name: 'last_seq', type: 'bigint', default: 0 })
   lastSeq: string;
 
-  /** submittedAt of the last insert: submittedAt never goes backwards in seq order. */
+  /** submittedAt of the last sequenced response: submittedAt never goes backwards in seq order. */
   @Column({ name: 'last_submitted_at', type: 'timestamptz', nullable: true })
   lastSubmittedAt: Date | null;
 

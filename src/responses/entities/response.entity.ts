@@ -3,8 +3,10 @@ import { FormEntity } from '../../forms/entities/form.entity';
 
 /** A submitted answer set. Answers are keyed by block id; choice answers are stored by choice id. */
 @Entity({ name: 'responses' })
-@Index('IDX_responses_form_submitted', ['formId', 'submittedAt', 'seq'])
-@Index('IDX_responses_form_seq', ['formId', 'seq'], { unique: true })
+// The order (seq) and `since` (time) indexes hold sequenced responses; the third finds the others.
+@Index('IDX_responses_form_submitted', ['formId', 'submittedAt', 'seq'], { where: 'seq IS NOT NULL' })
+@Index('IDX_responses_form_seq', ['formId', 'seq'], { unique: true, where: 'seq IS NOT NULL' })
+@Index('IDX_responses_unsequenced', ['formId', 'submittedAt', 'arrival'], { where: 'seq IS NULL' })
 export class ResponseEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
@@ -12,9 +14,16 @@ export class ResponseEntity {
   @Column({ name: 'form_id', type: 'uuid' })
   formId: string;
 
-  /** Position in the form's order: handed out in commit order (see ResponseCounterEntity). */
-  @Column({ type: 'bigint' })
-  seq: string;
+  /**
+   * Position in the form's order, given after the commit by the form's sequencer (see
+   * response-stats.ts); NULL until then, for a fraction of a second.
+   */
+  @Column({ type: 'bigint', nullable: true })
+  seq: string | null;
+
+  /** Arrival order (a database sequence): orders the responses submitted at the same time. NULL on responses older than it. */
+  @Column({ type: 'bigint', nullable: true, default: () => "nextval('response_arrival')" })
+  arrival: string | null;
 
   @Column({ name: 'submitted_at', type: 'timestamptz', default: () => 'now()' })
   submittedAt: Date;

@@ -1,0 +1,86 @@
+import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { claimWaitingForms, lockSequencer, sequenceResponses } from './response-stats';
+
+/** How often each instance sequences the responses waiting on any form (see ResponseSequencerWorker). */
+export const SEQUENCE_EVERY_MS = 100;
+/** Forms one background pass takes at most (the rest wait for the next pass). */
+const FORMS_PER_PASS = 200;
+
+/**
+ * Gives committed responses their seq and folds them into the aggregates (see response-stats.ts):
+ * for one form before a read that must count every response committed before it, and for every
+ * waiting form in the background.
+ */
+@Injectable()
+export class ResponseSequencer {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /**
+   * Sequences the form's waiting responses now, waiting for a sequencing of the form under way
+   * elsewhere. Returns how many it sequenced.
+   */
+  settle(formId: string, manager?: EntityManager): Promise<number> {
+    const run = async (tx: EntityManager) => ((await lockSequencer(tx, formId)) ? sequenceResponses(tx, [formId]) : 0);
+    return manager ? run(manager) : this.db.transaction(run);
+  }
+
+  /** One background pass over the forms with waiting responses that no one else is sequencing. */
+  async pass(): Promise<number> {
+    // Idle: one cheap look (the unsequenced index is empty), no transaction.
+    const [{ waiting }] = await this.db.query('SELECT EXISTS (SELECT 1 FROM responses WHERE seq IS NULL) AS waiting');
+    if (!waiting) return 0;
+    return this.db.transaction(async (tx) => {
+      const forms = await claimWaitingForms(tx, FORMS_PER_PASS);
+      return forms.length ? sequenceResponses(tx, forms) : 0;
+    });
+  }
+}
+
+/**
+ * Runs ResponseSequencer.pass() every SEQUENCE_EVERY_MS on every instance of the service, so that
+ * summaries and totals keep up with submissions even when nobody reads. A crash between a
+ * submission's commit and its sequencing loses nothing: the response waits in the table (seq NULL)
+ * for the next pass of any instance. Registered by the service (AppModule), not by the CLI.
+ */
+@Injectable()
+export class ResponseSequencerWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('Sequencer');
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private stopped = false;
+  private failing = false;
+
+  constructor(private readonly sequencer: ResponseSequencer) {}
+
+  onApplicationBootstrap() {
+    this.schedule();
+  }
+
+  /** Stops the passes; waits for the one under way, so that the pool is not closed under it. */
+  async beforeApplicationShutdown() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  private schedule() {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.sequencer
+        .pass()
+        .then(() => {
+          if (this.failing) this.logger.log('sequencing responses works again');
+          this.failing = false;
+        })
+        .catch((err: Error) => {
+          // Once per outage: the responses wait (none is lost) and the next pass tries again.
+          if (!this.failing) this.logger.warn(`could not sequence waiting responses (retrying every ${SEQUENCE_EVERY_MS} ms): ${err.message}`);
+          this.failing = true;
+        })
+        .finally(() => this.schedule());
+    }, SEQUENCE_EVERY_MS);
+    this.timer.unref();
+  }
+}
