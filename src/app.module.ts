@@ -19,6 +19,8 @@ import { OAuthModule } from './oauth/oauth.module';
 import { OAuthTokenVerifier } from './oauth/oauth-token.verifier';
 import { RespondentModule } from './respondent/respondent.module';
 import { ResponsesModule } from './responses/responses.module';
+import { SessionsModule } from './settings/sessions.module';
+import { SettingsModule } from './settings/settings.module';
 import { TokensModule } from './tokens/tokens.module';
 import { TokensService } from './tokens/tokens.service';
 import { ToolsModule } from './tools/tools.module';
@@ -46,6 +48,8 @@ export class AppModule {
         ResponsesModule,
         RespondentModule,
         OAuthModule,
+        SessionsModule,
+        SettingsModule,
         DemoModule,
         HealthModule,
         IndexModule,

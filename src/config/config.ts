@@ -201,6 +201,11 @@ export function demoOnFirstStart(config: Pick<AppConfig, 'bootstrapDemo'>, embed
   return config.bootstrapDemo === 'always' || (config.bootstrapDemo === 'embedded' && embedded);
 }
 
+/** Whether the first start also prints the demo owner's email and a generated password: embedded database, never production. */
+export function demoSignInOnFirstStart(config: Pick<AppConfig, 'production'>, embedded: boolean): boolean {
+  return embedded && !config.production;
+}
+
 export const APP_CONFIG = Symbol('APP_CONFIG');
 
 /** RFC 9728 metadata of the tools API, named in every 401 and 403 insufficient_scope challenge. */
