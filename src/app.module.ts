@@ -24,6 +24,7 @@ import { SettingsModule } from './settings/settings.module';
 import { TokensModule } from './tokens/tokens.module';
 import { TokensService } from './tokens/tokens.service';
 import { ToolsModule } from './tools/tools.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 import { WorkspacesModule } from './workspaces/workspaces.module';
 
 /**
@@ -47,6 +48,7 @@ export class AppModule {
         FormsModule,
         ResponsesModule,
         RespondentModule,
+        WebhooksModule,
         OAuthModule,
         SessionsModule,
         SettingsModule,

@@ -65,6 +65,15 @@ export class EnvSchema {
 
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(200)
   DATABASE_POOL_SIZE?: number;
+
+  @IsOptional() @Transform(toBool) @IsBoolean()
+  WEBHOOKS_ALLOW_PRIVATE_URLS?: boolean;
+
+  @IsOptional() @Transform(toBool) @IsBoolean()
+  WEBHOOKS_DELIVERY?: boolean;
+
+  @IsOptional() @Transform(toInt) @IsInt() @Min(10) @Max(60_000)
+  WEBHOOKS_RETRY_BASE_MS?: number;
 }
 
 export type TrustProxy = boolean | number | string;
@@ -88,6 +97,14 @@ export interface AppConfig {
   production: boolean;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   databasePoolSize: number;
+  webhooks: {
+    /** Endpoints on loopback, private, link-local or metadata addresses, and http:// URLs (development and tests). */
+    allowPrivateUrls: boolean;
+    /** Whether this instance runs the delivery loop (every instance does by default). */
+    deliver: boolean;
+    /** The first retry delay; the whole schedule scales with it (5 s; lower only in tests). */
+    retryBaseMs: number;
+  };
 }
 
 export class ConfigError extends Error {}
@@ -189,6 +206,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     production,
     logLevel: (parsed.LOG_LEVEL as AppConfig['logLevel']) ?? 'info',
     databasePoolSize: parsed.DATABASE_POOL_SIZE ?? 10,
+    webhooks: {
+      allowPrivateUrls: parsed.WEBHOOKS_ALLOW_PRIVATE_URLS ?? false,
+      deliver: parsed.WEBHOOKS_DELIVERY ?? true,
+      retryBaseMs: parsed.WEBHOOKS_RETRY_BASE_MS ?? 5000,
+    },
   };
 }
 

@@ -15,6 +15,9 @@ import { ApiTokenEntity } from '../tokens/entities/api-token.entity';
 import { MembershipEntity } from '../workspaces/entities/membership.entity';
 import { UserEntity } from '../workspaces/entities/user.entity';
 import { WorkspaceEntity } from '../workspaces/entities/workspace.entity';
+import { WebhookAttemptEntity } from '../webhooks/entities/webhook-attempt.entity';
+import { WebhookDeliveryEntity } from '../webhooks/entities/webhook-delivery.entity';
+import { WebhookEndpointEntity } from '../webhooks/entities/webhook-endpoint.entity';
 
 /** Every entity, for the one DataSource the app, the CLI and the tests share. */
-export const ENTITIES = [WorkspaceEntity, UserEntity, MembershipEntity, ApiTokenEntity, FormEntity, BlockEntity, ResponseEntity, AuditEventEntity, IdempotencyKeyEntity, ResponseCounterEntity, ResponseBucketEntity, BlockStatsEntity, AnswerCountEntity, OAuthModelEntity, OAuthGrantEntity, OAuthSecretEntity, LoginFailureEntity, SettingsSessionEntity, SettingsOnceEntity, PasswordLinkEntity];
+export const ENTITIES = [WorkspaceEntity, UserEntity, MembershipEntity, ApiTokenEntity, FormEntity, BlockEntity, ResponseEntity, AuditEventEntity, IdempotencyKeyEntity, ResponseCounterEntity, ResponseBucketEntity, BlockStatsEntity, AnswerCountEntity, OAuthModelEntity, OAuthGrantEntity, OAuthSecretEntity, LoginFailureEntity, WebhookEndpointEntity, WebhookDeliveryEntity, WebhookAttemptEntity, SettingsSessionEntity, SettingsOnceEntity, PasswordLinkEntity];

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
+import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module';
 import { CloseFormTool } from './close-form.tool';
 import { CreateFormTool } from './create-form.tool';
 import { DeleteFormTool } from './delete-form.tool';
@@ -10,7 +11,7 @@ import { PublishFormTool } from './publish-form.tool';
 import { UpdateFormTool } from './update-form.tool';
 
 @Module({
-  imports: [IdempotencyModule],
+  imports: [IdempotencyModule, WebhookOutboxModule],
   providers: [FormsService, ListFormsTool, GetFormTool, CreateFormTool, UpdateFormTool, PublishFormTool, CloseFormTool, DeleteFormTool],
   exports: [FormsService],
 })

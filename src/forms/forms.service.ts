@@ -11,6 +11,7 @@ import { discardAnswers } from '../responses/response-stats';
 import { AnswerLossCandidate, describeLoss, lossCandidates } from './answer-loss';
 import { Block, BlockInput, blockView, normalizeBlocks } from './blocks';
 import { FormStatus } from './entities/form.entity';
+import { WebhookOutbox } from '../webhooks/webhook-outbox.service';
 
 export interface FormInput {
   title: string;
@@ -81,6 +82,7 @@ export class FormsService {
     @InjectDataSource() private readonly db: DataSource,
     private readonly audit: AuditService,
     private readonly idempotency: IdempotencyService,
+    private readonly webhooks: WebhookOutbox,
   ) {}
 
   /** A form of the workspace, or 404 (another workspace's form is not found either). */
@@ -150,6 +152,7 @@ export class FormsService {
     return inTransaction(this.db, async (tx) => {
       const form = await this.create(actor.workspace.id, input, tx);
       await this.audit.record(tx, actor, 'form.create', form.publicId, { version: form.version });
+      await this.webhooks.emit(tx, actor.workspace.id, 'form.created', formView(form, true));
       return form;
     });
   }
@@ -181,7 +184,9 @@ export class FormsService {
         [form.id, input.title ?? form.title, input.description !== undefined ? input.description : form.description],
       );
       await this.audit.record(tx, actor, 'form.update', form.publicId, { version: form.version + 1, ...(discarded ? { answersDiscarded: discarded } : {}) });
-      return this.get(actor.workspace.id, form.publicId, tx);
+      const updated = await this.get(actor.workspace.id, form.publicId, tx);
+      await this.webhooks.emit(tx, actor.workspace.id, 'form.updated', formView(updated, true));
+      return updated;
     });
   }
 
@@ -204,7 +209,9 @@ export class FormsService {
       }
       await this.setStatus(form.id, to, tx);
       await this.audit.record(tx, actor, to === 'published' ? 'form.publish' : 'form.close', publicId, { from: form.status, version: form.version + 1 });
-      return this.get(actor.workspace.id, publicId, tx);
+      const changed = await this.get(actor.workspace.id, publicId, tx);
+      await this.webhooks.emit(tx, actor.workspace.id, to === 'published' ? 'form.published' : 'form.closed', formView(changed, true));
+      return changed;
     });
   }
 
@@ -219,6 +226,8 @@ export class FormsService {
       await tx.query('DELETE FROM forms WHERE id = $1', [form.id]);
       await this.idempotency.forgetDeleted(tx, { workspaceId: actor.workspace.id, formPublicId: publicId });
       await this.audit.record(tx, actor, 'form.delete', publicId, { title: form.title, responsesDeleted: n });
+      // One event for the form, none for its responses; the form as it was before the deletion.
+      await this.webhooks.emit(tx, actor.workspace.id, 'form.deleted', formView(form, true));
       return { publicId, deleted: true as const, responsesDeleted: n };
     });
   }

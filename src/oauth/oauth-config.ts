@@ -14,6 +14,8 @@ export const SCOPE_WORDS: Record<(typeof SCOPES)[number], string> = {
   'forms:write': 'Create, change, publish and delete forms',
   'responses:read': 'See responses',
   'responses:write': 'Add and delete responses',
+  'webhooks:read': 'See webhook endpoints and their delivery logs',
+  'webhooks:write': 'Create, change and delete webhook endpoints, which send your forms and responses to other sites',
 };
 
 export const OAUTH_ROUTES = {

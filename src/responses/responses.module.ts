@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { FormsModule } from '../forms/forms.module';
+import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module';
 import { CreateResponseTool } from './create-response.tool';
 import { DeleteResponseTool } from './delete-response.tool';
 import { GetResponseTool } from './get-response.tool';
@@ -9,7 +10,7 @@ import { ResponsesService } from './responses.service';
 import { SummarizeResponsesTool } from './summarize-responses.tool';
 
 @Module({
-  imports: [FormsModule, IdempotencyModule],
+  imports: [FormsModule, IdempotencyModule, WebhookOutboxModule],
   providers: [ResponsesService, ListResponsesTool, GetResponseTool, SummarizeResponsesTool, CreateResponseTool, DeleteResponseTool],
   exports: [ResponsesService],
 })

@@ -10,6 +10,7 @@ import { answersView, answersViewer, CHOICE_TYPES, NUMERIC_TYPES, validateAnswer
 import { FormRecord, FormsService } from '../forms/forms.service';
 import { BUCKET_BITS, deleteResponse, insertResponse } from './response-stats';
 import { FormSummary, summaryFromStats } from './summarize';
+import { WebhookOutbox } from '../webhooks/webhook-outbox.service';
 
 export interface ResponseView {
   id: string;
@@ -32,6 +33,7 @@ export class ResponsesService {
     private readonly forms: FormsService,
     private readonly audit: AuditService,
     private readonly idempotency: IdempotencyService,
+    private readonly webhooks: WebhookOutbox,
   ) {}
 
   /**
@@ -84,11 +86,14 @@ export class ResponsesService {
   }
 
   async get(workspaceId: string, publicId: string, responseId: string): Promise<ResponseView> {
-    const form = await this.forms.get(workspaceId, publicId);
+    return this.read(this.db.manager, await this.forms.get(workspaceId, publicId), responseId);
+  }
+
+  private async read(manager: EntityManager, form: FormRecord, responseId: string): Promise<ResponseView> {
     const rows: ResponseRow[] = UUID.test(responseId)
-      ? await this.db.query(`SELECT id, submitted_at, answers FROM responses WHERE form_id = $1 AND id = $2`, [form.id, responseId])
+      ? await manager.query(`SELECT id, submitted_at, answers FROM responses WHERE form_id = $1 AND id = $2`, [form.id, responseId])
       : [];
-    if (!rows[0]) throw notFoundResponse(publicId, responseId);
+    if (!rows[0]) throw notFoundResponse(form.publicId, responseId);
     return toView(form, rows[0]);
   }
 
@@ -102,6 +107,7 @@ export class ResponsesService {
       const form = await this.forms.lock(tx, actor.workspace.id, publicId, 'SHARE');
       const response = await this.create(form, answers, { source: 'api' }, tx);
       await this.audit.record(tx, actor, 'response.create', response.id, { form: publicId });
+      await this.webhooks.emit(tx, form.workspaceId, 'response.created', { form: { publicId, title: form.title }, response });
       return response;
     });
   }
@@ -114,14 +120,19 @@ export class ResponsesService {
     return this.db.transaction(async (tx) => {
       const form = await this.forms.getPublic(publicId, tx, 'SHARE');
       if (form.status !== 'published') throw notAccepting(form.status);
-      return this.create(form, answers, { source: 'web' }, tx);
+      const response = await this.create(form, answers, { source: 'web' }, tx);
+      await this.webhooks.emit(tx, form.workspaceId, 'response.created', { form: { publicId, title: form.title }, response });
+      return response;
     });
   }
 
   async removeAs(actor: Principal, publicId: string, responseId: string): Promise<{ id: string; deleted: true }> {
     return inTransaction(this.db, async (tx) => {
       const form = await this.forms.lock(tx, actor.workspace.id, publicId, 'SHARE');
-      if (!UUID.test(responseId) || !(await deleteResponse(tx, form.id, responseId))) throw notFoundResponse(publicId, responseId);
+      if (!UUID.test(responseId)) throw notFoundResponse(publicId, responseId);
+      // Emitted before the delete, which it reads (only when an endpoint wants it); the transaction makes it one change.
+      await this.webhooks.emit(tx, form.workspaceId, 'response.deleted', async () => ({ form: { publicId, title: form.title }, response: await this.read(tx, form, responseId) }));
+      if (!(await deleteResponse(tx, form.id, responseId))) throw notFoundResponse(publicId, responseId);
       await this.idempotency.forgetDeleted(tx, { workspaceId: actor.workspace.id, responseId });
       await this.audit.record(tx, actor, 'response.delete', responseId, { form: publicId });
       return { id: responseId, deleted: true as const };

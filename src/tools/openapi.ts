@@ -54,6 +54,9 @@ function errorResponse(description: string, codes: string[], extraHeaders: Recor
 /** Stand-ins for ids the caller must look up: valid arguments, so a tool tried as it is answers 404 with a hint. */
 const PUBLIC_ID = 'paste-a-publicId-from-list_forms';
 const RESPONSE_ID = 'paste-a-response-id-from-list_responses';
+/** Webhook and delivery ids are UUIDs: this one is valid and matches nothing (404 with a hint). */
+const WEBHOOK_ID = '00000000-0000-4000-8000-000000000000';
+const forAWebhook = (summary: string) => `${summary}: replace webhookId with an id from list_webhooks.`;
 const forAForm = (summary: string) => `${summary}: replace publicId with one from list_forms (or create_form).`;
 
 /**
@@ -87,6 +90,17 @@ export const TOOL_EXAMPLES: Record<string, { summary: string; value: Record<stri
   get_response: { summary: 'One response: replace publicId, and responseId with an id from list_responses', value: { publicId: PUBLIC_ID, responseId: RESPONSE_ID } },
   delete_response: { summary: 'Delete one response: replace publicId, and responseId with an id from list_responses', value: { publicId: PUBLIC_ID, responseId: RESPONSE_ID } },
   summarize_responses: { summary: forAForm('Counts and averages of every block'), value: { publicId: PUBLIC_ID } },
+  create_webhook: {
+    summary: 'Send new responses to your receiver (an https URL of yours); keep the secret it answers',
+    value: { url: 'https://hooks.example.com/formwork', events: ['response.created'], description: 'New answers to the CRM' },
+  },
+  list_webhooks: { summary: 'Every webhook endpoint of the workspace', value: {} },
+  update_webhook: { summary: forAWebhook('Pause an endpoint'), value: { webhookId: WEBHOOK_ID, enabled: false } },
+  delete_webhook: { summary: forAWebhook('Delete an endpoint'), value: { webhookId: WEBHOOK_ID } },
+  rotate_webhook_secret: { summary: forAWebhook('A new signing secret; the old one signs too for 24 hours'), value: { webhookId: WEBHOOK_ID } },
+  list_webhook_deliveries: { summary: 'The latest failed deliveries of every endpoint', value: { status: 'failed', limit: 20 } },
+  redeliver_webhook: { summary: 'Send a delivery again: replace deliveryId with an id from list_webhook_deliveries', value: { deliveryId: WEBHOOK_ID } },
+  send_test_webhook: { summary: forAWebhook('A test response.created event from your latest form'), value: { webhookId: WEBHOOK_ID } },
 };
 
 /**

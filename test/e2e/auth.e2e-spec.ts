@@ -148,7 +148,7 @@ describe('authentication', () => {
       const res = await request(app.getHttpServer()).get(path);
       expect(res.status).toBe(200);
       expect(res.body.resource).toBe(resource);
-      expect(res.body.scopes_supported).toEqual(['forms:read', 'forms:write', 'responses:read', 'responses:write']);
+      expect(res.body.scopes_supported).toEqual(['forms:read', 'forms:write', 'responses:read', 'responses:write', 'webhooks:read', 'webhooks:write']);
       expect(res.body.bearer_methods_supported).toEqual(['header']);
     }
   });

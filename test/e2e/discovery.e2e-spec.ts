@@ -23,15 +23,23 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
       { name: 'close_form', scope: 'forms:write', write: true, minRole: 'editor' },
       { name: 'create_form', scope: 'forms:write', write: true, minRole: 'editor' },
       { name: 'create_response', scope: 'responses:write', write: true, minRole: 'editor' },
+      { name: 'create_webhook', scope: 'webhooks:write', write: true, minRole: 'admin' },
       { name: 'delete_form', scope: 'forms:write', write: true, minRole: 'admin' },
       { name: 'delete_response', scope: 'responses:write', write: true, minRole: 'editor' },
+      { name: 'delete_webhook', scope: 'webhooks:write', write: true, minRole: 'admin' },
       { name: 'get_form', scope: 'forms:read', write: false, minRole: 'viewer' },
       { name: 'get_response', scope: 'responses:read', write: false, minRole: 'viewer' },
       { name: 'list_forms', scope: 'forms:read', write: false, minRole: 'viewer' },
       { name: 'list_responses', scope: 'responses:read', write: false, minRole: 'viewer' },
+      { name: 'list_webhook_deliveries', scope: 'webhooks:read', write: false, minRole: 'admin' },
+      { name: 'list_webhooks', scope: 'webhooks:read', write: false, minRole: 'admin' },
       { name: 'publish_form', scope: 'forms:write', write: true, minRole: 'editor' },
+      { name: 'redeliver_webhook', scope: 'webhooks:write', write: true, minRole: 'admin' },
+      { name: 'rotate_webhook_secret', scope: 'webhooks:write', write: true, minRole: 'admin' },
+      { name: 'send_test_webhook', scope: 'webhooks:write', write: true, minRole: 'admin' },
       { name: 'summarize_responses', scope: 'responses:read', write: false, minRole: 'viewer' },
       { name: 'update_form', scope: 'forms:write', write: true, minRole: 'editor' },
+      { name: 'update_webhook', scope: 'webhooks:write', write: true, minRole: 'admin' },
     ]);
   });
 
@@ -40,7 +48,7 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
     expect(res.status).toBe(200);
     const names = res.body.tools.map((t: { name: string }) => t.name);
     expect(names.sort()).toEqual(app.get(ToolRegistry).all().map((t) => t.definition.name).sort());
-    expect(names).toHaveLength(12);
+    expect(names).toHaveLength(20);
     const ajv = addFormats(new Ajv2020({ strict: false }));
     for (const tool of res.body.tools) {
       expect(tool).toEqual(expect.objectContaining({ title: expect.any(String), description: expect.any(String), annotations: expect.any(Object) }));

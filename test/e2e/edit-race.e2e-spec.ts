@@ -74,14 +74,19 @@ describe('a submission racing an edit of its form', () => {
     expect(await storedAnswers(form.id)).toEqual([]);
   });
 
-  it('the respondent page refuses text for a block the edit made a number (not a 500)', async () => {
+  /** A published form whose text block "Nickname" a concurrent edit retypes to number while `submit` waits. */
+  async function submitWhileRetyping(submit: (publicId: string, nickname: string) => Promise<request.Response>) {
     const form = await createForm(app, ws, { blocks, status: 'published' });
     const nickname = form.blocks[1];
-    const res = await editWhileSubmitting(
-      form.id,
-      `UPDATE blocks SET type = 'number' WHERE form_id = $1 AND id = $2`,
-      [form.id, nickname.id],
-      () => request(app.getHttpServer()).post(`/f/${form.publicId}`).send({ answers: { [nickname.id]: 'Ada' } }),
+    const res = await editWhileSubmitting(form.id, `UPDATE blocks SET type = 'number' WHERE form_id = $1 AND id = $2`, [form.id, nickname.id], () =>
+      submit(form.publicId, nickname.id),
+    );
+    return { form, nickname, res };
+  }
+
+  it('the respondent page refuses text for a block the edit made a number (not a 500)', async () => {
+    const { form, nickname, res } = await submitWhileRetyping((publicId, id) =>
+      request(app.getHttpServer()).post(`/f/${publicId}`).send({ answers: { [id]: 'Ada' } }),
     );
     const error = expectError(res, 400, 'invalid_arguments');
     expect(error.details?.map((d) => d.path)).toEqual([`/answers/${nickname.id}`]);
@@ -89,14 +94,7 @@ describe('a submission racing an edit of its form', () => {
   });
 
   it('an answer that fits the edited form is stored against it', async () => {
-    const form = await createForm(app, ws, { blocks, status: 'published' });
-    const nickname = form.blocks[1];
-    const res = await editWhileSubmitting(
-      form.id,
-      `UPDATE blocks SET type = 'number' WHERE form_id = $1 AND id = $2`,
-      [form.id, nickname.id],
-      () => callTool(app, editor, 'create_response', { publicId: form.publicId, answers: { [nickname.id]: 7 } }),
-    );
+    const { form, nickname, res } = await submitWhileRetyping((publicId, id) => callTool(app, editor, 'create_response', { publicId, answers: { [id]: 7 } }));
     expect(res.status).toBe(200);
     expect(await storedAnswers(form.id)).toEqual([{ [nickname.id]: 7 }]);
   });

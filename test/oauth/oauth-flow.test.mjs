@@ -52,6 +52,8 @@ const SCOPE_WORDS = {
   'forms:write': 'Create, change, publish and delete forms',
   'responses:read': 'See responses',
   'responses:write': 'Add and delete responses',
+  'webhooks:read': 'See webhook endpoints and their delivery logs',
+  'webhooks:write': 'Create, change and delete webhook endpoints, which send your forms and responses to other sites',
 };
 
 describe('OAuth 2.1: discovery, registration, PKCE, consent, tokens, refresh, revocation', { timeout: 240_000 }, () => {
@@ -236,7 +238,7 @@ describe('OAuth 2.1: discovery, registration, PKCE, consent, tokens, refresh, re
     assert.ok(!new URL(flow.signInPage.chain[0].url).searchParams.has('resource'));
     const text = textOf(flow.consentPage.text);
     assert.ok(text.includes(SCOPE_WORDS['forms:read']));
-    for (const s of ['forms:write', 'responses:read', 'responses:write']) assert.ok(!text.includes(SCOPE_WORDS[s]), `the consent page does not mention ${s}`);
+    for (const s of ['forms:write', 'responses:read', 'responses:write', 'webhooks:read', 'webhooks:write']) assert.ok(!text.includes(SCOPE_WORDS[s]), `the consent page does not mention ${s}`);
     assert.equal(tokens.scope, 'forms:read');
 
     assert.equal((await callTool(base, tokens.access_token, 'list_forms')).status, 200);

@@ -13,7 +13,7 @@ import * as oauth from 'oauth4webapi';
 import pg from 'pg';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const SCOPES = ['forms:read', 'forms:write', 'responses:read', 'responses:write'];
+export const SCOPES = ['forms:read', 'forms:write', 'responses:read', 'responses:write', 'webhooks:read', 'webhooks:write'];
 /** oauth4webapi insists on https; the test instance is plain http on loopback. */
 export const insecure = { [oauth.allowInsecureRequests]: true };
 

@@ -1,0 +1,194 @@
+'use strict';
+/**
+ * What webhooks cost the write path, and how fast one instance delivers, in one run:
+ *
+ *   write path    create_response on a form whose workspace has an active webhook endpoint
+ *                 (subscribed to response.created, deliveries running on the same instance)
+ *                 vs on a form of a workspace without one              target: p50 with / without <= 1.2x
+ *   throughput    events delivered per second by one instance to a local receiver   target: >= 200/s
+ *
+ * Usage: npm run bench:webhooks   (builds first; needs PostgreSQL on this machine)
+ * Settings: BENCH_DURATION (10 s), BENCH_ROUNDS (3), BENCH_CONNECTIONS (10), BENCH_WARMUP (5 s),
+ * BENCH_ADMIN_URL, BENCH_EVENTS (5000: events queued for the throughput phase).
+ *
+ * 1. creates a fresh database formwork_bench_webhooks_<timestamp>, migrates it and seeds the demo
+ *    with the CLI; a second Pro workspace and its token come from the CLI too;
+ * 2. starts one instance of dist/ (NODE_ENV=production, rate limits off,
+ *    WEBHOOKS_ALLOW_PRIVATE_URLS=true so it may post to the receiver on loopback) and the receiver
+ *    (bench/webhook-receiver.js, its own process, answers 200);
+ * 3. creates the same two-question form in both workspaces, and a webhook endpoint for
+ *    response.created in the demo workspace only;
+ * 4. alternates without / with (warm-up, then BENCH_ROUNDS rounds, autocannon, exact latencies),
+ *    letting the delivery backlog of a "with" round drain before the next round starts;
+ * 5. queues BENCH_EVENTS deliveries at once (SQL, as the outbox writes them) and times how long
+ *    the instance takes to deliver them all;
+ * 6. checks every answer was 200 and every event reached the receiver; prints a Markdown report and
+ *    writes it to bench/results/webhooks-<timestamp>.md; stops the processes, drops the database.
+ *
+ * Exit code: 0 whether the targets are met or not; 1 when the run is not valid.
+ */
+const { join } = require('node:path');
+const os = require('node:os');
+const { Client } = require('pg');
+const {
+  CLI, MAIN, NOISY_OTHER_PCT, log, envNumber, loadOptions, requireBuilt, runJson, freePort, serviceEnv, Server, post, startRun, Teardown,
+  runMain, loadRun, figures, alternateRounds, roundLog, mean, f0, f1, f2, noisyRounds, cpusText, loadText, autocannonVersion, writeReport,
+} = require('./lib');
+
+const OPTS = { ...loadOptions({ connections: 10, rounds: 3 }), events: envNumber('BENCH_EVENTS', 5000, { integer: true, min: 1 }) };
+const P50_TARGET = 1.2;
+const RATE_TARGET = 200;
+
+const teardown = new Teardown();
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function main() {
+  const { started, ts, database } = startRun('formwork_bench_webhooks', OPTS);
+  const { name: dbName, url: dbUrl } = database;
+  const problems = [];
+  const notes = [];
+  teardown.onSignals('stopping the servers and dropping the database');
+  requireBuilt([CLI, MAIN], 'bench:webhooks');
+  teardown.database = database;
+  await database.create();
+
+  const baseEnv = { PATH: process.env.PATH, HOME: process.env.HOME };
+  const cliEnv = { ...baseEnv, DATABASE_URL: dbUrl, NODE_ENV: 'production', LOG_LEVEL: 'warn' };
+  await runJson('migrate (CLI)', [CLI, 'migrate', '--json'], cliEnv);
+  const demo = await runJson('demo (CLI)', [CLI, 'demo', '--json'], cliEnv);
+  await runJson('workspace create (CLI)', [CLI, 'workspace', 'create', '--name', 'Quiet', '--slug', 'quiet', '--plan', 'pro', '--owner-email', 'quiet@example.com', '--json'], cliEnv);
+  const quiet = await runJson('token create (CLI)', [CLI, 'token', 'create', '--workspace', 'quiet', '--name', 'bench', '--role', 'admin', '--json'], cliEnv);
+
+  const receiver = await startReceiver(await freePort());
+  teardown.servers.push(receiver);
+  const server = new Server('formwork', [MAIN], serviceEnv(baseEnv, await freePort(), dbUrl, { RATE_LIMIT_ENABLED: 'false', WEBHOOKS_ALLOW_PRIVATE_URLS: 'true' }));
+  teardown.servers.push(server);
+  await server.waitUntil(() => fetch(`http://127.0.0.1:${server.port}/readyz`).then((r) => r.ok));
+
+  const call = async (token, tool, body) => {
+    const r = await post(`http://127.0.0.1:${server.port}/api/v1/tools/${tool}`, { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, JSON.stringify(body));
+    if (r.status !== 200) throw new Error(`${tool} answered ${r.status}: ${r.text}`);
+    return JSON.parse(r.text);
+  };
+  const blocks = [
+    { type: 'short_text', title: 'Name', required: true },
+    { type: 'multiple_choice', title: 'Colour', choices: ['Red', 'Green', 'Blue'] },
+  ];
+  const target = async (name, token) => {
+    const form = await call(token, 'create_form', { title: `Bench ${name}`, blocks });
+    const body = JSON.stringify({ publicId: form.publicId, answers: { [form.blocks[0].id]: 'Ada', [form.blocks[1].id]: 'Green' } });
+    return { name, token, body };
+  };
+  const withHook = await target('with', demo.token);
+  const without = await target('without', quiet.token);
+  const hook = await call(demo.token, 'create_webhook', { url: `http://127.0.0.1:${receiver.port}/hook`, events: ['response.created'] });
+
+  const db = new Client({ connectionString: dbUrl });
+  await db.connect();
+  teardown.closers.add(() => db.end());
+  const pending = async () => (await db.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'pending'`)).rows[0].n;
+  const drain = async (timeoutMs) => {
+    const until = Date.now() + timeoutMs;
+    while ((await pending()) > 0) {
+      if (Date.now() > until) return false;
+      await sleep(100);
+    }
+    return true;
+  };
+
+  // 1. the write path, with and without an endpoint
+  const rows = [];
+  let created = 0;
+  await alternateRounds(['without', 'with'], OPTS, {
+    measure: async (side, seconds) => {
+      if (!(await drain(120_000))) problems.push(`the delivery backlog did not drain within 120 s before a ${side} round`);
+      const t = side === 'with' ? withHook : without;
+      const result = await loadRun(
+        {
+          url: `http://127.0.0.1:${server.port}`,
+          connections: OPTS.connections,
+          duration: seconds,
+          requests: [{ method: 'POST', path: '/api/v1/tools/create_response', headers: { Authorization: `Bearer ${t.token}`, 'Content-Type': 'application/json' }, body: t.body }],
+        },
+        { serverPid: server.proc.pid, dbName, alsoOurs: [], exact: true },
+      );
+      const fig = figures(result);
+      if (side === 'with') created += fig.total + fig.non2xx;
+      return fig;
+    },
+    ...roundLog(OPTS, {
+      label: (side) => side,
+      fields: (side) => ({ side }),
+      line: (fig) => `${f0(fig.rps)} req/s, p50 ${f2(fig.p50)} ms, p99 ${f1(fig.p99)} ms, ${f2(fig.cpuPerReq)} ms CPU/req`,
+      problems,
+      rows,
+    }),
+  });
+  if (!(await drain(120_000))) problems.push('the delivery backlog did not drain within 120 s after the last round');
+  const hookDeliveries = (await db.query(`SELECT count(*)::int AS n, count(*) FILTER (WHERE status = 'delivered')::int AS ok FROM webhook_deliveries WHERE endpoint_id = $1`, [hook.id])).rows[0];
+  if (hookDeliveries.n < created) problems.push(`${created} responses were created with the endpoint active, but only ${hookDeliveries.n} deliveries were written`);
+  if (hookDeliveries.ok !== hookDeliveries.n) problems.push(`${hookDeliveries.n - hookDeliveries.ok} of ${hookDeliveries.n} deliveries were not delivered`);
+  notes.push(`Write path: ${hookDeliveries.n} events written for the ${created} responses created on the "with" side (rounds and warm-up), ${hookDeliveries.ok} delivered.`);
+
+  // 2. delivery throughput: a backlog queued at once, as the outbox writes it
+  const receivedBefore = await receiverCount(receiver);
+  const [sample] = (await db.query(`SELECT workspace_id, endpoint_id, event_type, payload FROM webhook_deliveries WHERE endpoint_id = $1 LIMIT 1`, [hook.id])).rows;
+  await db.query(
+    `INSERT INTO webhook_deliveries (workspace_id, endpoint_id, event_id, event_type, payload, next_attempt_at)
+     SELECT $1, $2, 'msg_bench_' || g, $3, $4, now() FROM generate_series(1, $5::int) g`,
+    [sample.workspace_id, sample.endpoint_id, sample.event_type, sample.payload, OPTS.events],
+  );
+  const t0 = Date.now();
+  if (!(await drain(300_000))) problems.push(`${OPTS.events} queued events were not all delivered within 300 s`);
+  const seconds = (Date.now() - t0) / 1000;
+  const rate = OPTS.events / seconds;
+  const receivedNow = (await receiverCount(receiver)) - receivedBefore;
+  if (receivedNow < OPTS.events) problems.push(`the receiver got ${receivedNow} of the ${OPTS.events} queued events`);
+  log(`throughput: ${OPTS.events} events in ${f2(seconds)} s = ${f0(rate)} events/s`);
+
+  // report
+  const side = (s) => rows.filter((r) => r.side === s);
+  const p50With = mean(side('with').map((r) => r.p50));
+  const p50Without = mean(side('without').map((r) => r.p50));
+  const ratio = p50With / p50Without;
+  const verdict = (ok) => (problems.length ? 'NOT VALID' : ok ? 'PASS' : 'FAIL');
+  const lines = [
+    `# Webhooks: write-path cost and delivery throughput, ${started.toISOString()}`,
+    '',
+    '| measure | figure | target | verdict |',
+    '| --- | ---: | ---: | --- |',
+    `| create_response p50, with an active endpoint / without (${OPTS.connections} connections, deliveries on the same instance) | **${f2(ratio)}x** (${f2(p50With)} / ${f2(p50Without)} ms) | <= ${P50_TARGET}x | ${verdict(ratio <= P50_TARGET)} |`,
+    `| events delivered per second by one instance to a local receiver (${OPTS.events} queued at once) | **${f0(rate)}/s** (${f2(seconds)} s) | >= ${RATE_TARGET}/s | ${verdict(rate >= RATE_TARGET)} |`,
+    '',
+    '| round | side | req/s | p50 (ms) | p99 (ms) | 2xx | server CPU ms/req | PostgreSQL CPU ms/req | other processes (% of a core) |',
+    '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...rows.map((r) => `| ${r.round} | ${r.side} | ${f0(r.rps)} | ${f2(r.p50)} | ${f1(r.p99)} | ${r.total} | ${f2(r.cpuPerReq)} | ${f2(r.pgPerReq)} | ${f0(r.otherPct)} |`),
+  ];
+  const noisy = noisyRounds(rows);
+  if (noisy.length) notes.push(`**Noisy**: other processes took more than ${NOISY_OTHER_PCT}% of a core in ${noisy.length} of ${rows.length} rounds; run it again on a quiet machine.`);
+  lines.push(
+    '',
+    `- Load: autocannon ${autocannonVersion()}, ${OPTS.connections} connections, ${OPTS.rounds} rounds of ${OPTS.duration} s per side, alternating, after ${OPTS.warmup} s of warm-up; p50 from every response's own time. Client, server, receiver and PostgreSQL share the machine (compare within this run).`,
+    `- Server: one dist/ instance, NODE_ENV=production, LOG_LEVEL=warn, rate limits off, default pool (10), WEBHOOKS_ALLOW_PRIVATE_URLS=true; its delivery loop runs during the "with" rounds (the backlog drains before each round). Fresh database \`${dbName}\`, dropped afterwards.`,
+    `- Machine: ${cpusText()}; Node ${process.version}; load average ${loadText(os.loadavg())} at the end.`,
+    ...notes.map((n) => `- ${n}`),
+    ...(problems.length ? ['', '## Problems', '', ...problems.map((p) => `- ${p}`)] : []),
+    '',
+  );
+  log(`wrote ${writeReport(`webhooks-${ts}.md`, lines.join('\n'))}`);
+  process.stdout.write(`${lines.join('\n')}\n`);
+  process.exitCode = problems.length ? 1 : 0;
+}
+
+/** The receiver process, as a Server (stop() works the same), once it listens. */
+async function startReceiver(port) {
+  const receiver = new Server('receiver', [join(__dirname, 'webhook-receiver.js')], { PATH: process.env.PATH, PORT: String(port) });
+  await receiver.waitUntil(() => fetch(`http://127.0.0.1:${port}/`).then((r) => r.ok));
+  return receiver;
+}
+
+async function receiverCount(receiver) {
+  return (await (await fetch(`http://127.0.0.1:${receiver.port}/`)).json()).received;
+}
+
+runMain(main, teardown);

@@ -1,0 +1,27 @@
+import { Static, Type } from '@sinclair/typebox';
+import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
+import { EventList, WebhookDescription, WebhookUrl, WebhookWithSecretSchema } from './webhook.schemas';
+import { WebhooksService } from './webhooks.service';
+
+const input = Type.Object({ url: WebhookUrl, events: EventList, description: Type.Optional(WebhookDescription) }, { additionalProperties: false });
+const output = WebhookWithSecretSchema;
+
+@Tool({
+  name: 'create_webhook',
+  title: 'Create a webhook endpoint',
+  description:
+    'Subscribes a URL to events of the workspace (response.created, response.deleted, form.created, form.updated, form.published, form.closed, form.deleted). Each event is POSTed as JSON { type, timestamp, data }, signed per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature). The answer holds the signing secret (whsec_...), shown only this once. The URL must be https and resolve to public addresses.',
+  scope: 'webhooks:write',
+  write: true,
+  minRole: 'admin',
+  input,
+  output,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+})
+export class CreateWebhookTool implements ToolHandler<typeof input, typeof output> {
+  constructor(private readonly webhooks: WebhooksService) {}
+
+  run(args: Static<typeof input>, ctx: ToolContext): Promise<Static<typeof output>> {
+    return this.webhooks.create(ctx.principal, args);
+  }
+}

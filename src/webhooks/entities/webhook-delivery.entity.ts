@@ -1,0 +1,60 @@
+import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
+import { WebhookEndpointEntity } from './webhook-endpoint.entity';
+
+/**
+ * One event for one endpoint: the transactional outbox (inserted by the transaction that made the
+ * change) and the delivery log. A pending row is due at next_attempt_at; an instance claims it
+ * (FOR UPDATE SKIP LOCKED) by setting claim_token and claimed_until, so a claim whose instance
+ * died is due again once claimed_until passes. The claim changes no indexed column, so PostgreSQL
+ * can update the row in place (HOT). Kept 30 days.
+ */
+@Entity({ name: 'webhook_deliveries' })
+@Index('IDX_webhook_deliveries_due', ['nextAttemptAt'], { where: `"status" = 'pending'` })
+@Index('IDX_webhook_deliveries_endpoint', ['endpointId', 'createdAt'])
+@Index('IDX_webhook_deliveries_created_at', ['createdAt'])
+export class WebhookDeliveryEntity {
+  @PrimaryGeneratedColumn('uuid')
+  id: string;
+
+  @Column({ name: 'workspace_id', type: 'uuid' })
+  workspaceId: string;
+
+  @Column({ name: 'endpoint_id', type: 'uuid' })
+  endpointId: string;
+
+  /** The webhook-id header (msg_...): the same for every attempt and redelivery of the event. */
+  @Column({ name: 'event_id', type: 'text' })
+  eventId: string;
+
+  @Column({ name: 'event_type', type: 'text' })
+  eventType: string;
+
+  /** The JSON body exactly as sent (text, so every attempt signs the same bytes). */
+  @Column({ type: 'text' })
+  payload: string;
+
+  /** pending, delivered or failed (every attempt of the schedule failed, or the endpoint answered 410). */
+  @Column({ type: 'text', default: 'pending' })
+  status: string;
+
+  @Column({ name: 'attempt_count', type: 'integer', default: 0 })
+  attemptCount: number;
+
+  @Column({ name: 'next_attempt_at', type: 'timestamptz', nullable: true })
+  nextAttemptAt: Date | null;
+
+  /** Set by the instance that claimed the row: only its result may change the row. */
+  @Column({ name: 'claim_token', type: 'uuid', nullable: true })
+  claimToken: string | null;
+
+  /** The claim's lease: past it, another instance may claim the row again. */
+  @Column({ name: 'claimed_until', type: 'timestamptz', nullable: true })
+  claimedUntil: Date | null;
+
+  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  createdAt: Date;
+
+  @ManyToOne(() => WebhookEndpointEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'endpoint_id' })
+  endpoint?: WebhookEndpointEntity;
+}

@@ -1,0 +1,35 @@
+import { Static, Type } from '@sinclair/typebox';
+import { PublicId } from '../forms/form.schemas';
+import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
+import { DeliverySchema, EventType, WebhookId } from './webhook.schemas';
+import { WebhooksService } from './webhooks.service';
+
+const input = Type.Object(
+  {
+    webhookId: WebhookId,
+    event: Type.Optional(EventType),
+    publicId: Type.Optional(PublicId),
+  },
+  { additionalProperties: false },
+);
+const output = DeliverySchema;
+
+@Tool({
+  name: 'send_test_webhook',
+  title: 'Send a test webhook',
+  description:
+    'Sends one event (default response.created) to an endpoint, whatever it subscribes to, built from a real form of the workspace (publicId, or the form changed last) and marked "test": true. Response events carry the form\'s latest response, or a sample one. list_webhook_deliveries shows how the endpoint answered.',
+  scope: 'webhooks:write',
+  write: true,
+  minRole: 'admin',
+  input,
+  output,
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+})
+export class SendTestWebhookTool implements ToolHandler<typeof input, typeof output> {
+  constructor(private readonly webhooks: WebhooksService) {}
+
+  async run(args: Static<typeof input>, ctx: ToolContext): Promise<Static<typeof output>> {
+    return (await this.webhooks.sendTest(ctx.principal, args)) as Static<typeof output>;
+  }
+}

@@ -1,0 +1,32 @@
+import { Module } from '@nestjs/common';
+import { FormsModule } from '../forms/forms.module';
+import { ResponsesModule } from '../responses/responses.module';
+import { CreateWebhookTool } from './create-webhook.tool';
+import { WebhookDeliveryWorker } from './delivery.worker';
+import { DeleteWebhookTool } from './delete-webhook.tool';
+import { ListWebhookDeliveriesTool } from './list-webhook-deliveries.tool';
+import { ListWebhooksTool } from './list-webhooks.tool';
+import { RedeliverWebhookTool } from './redeliver-webhook.tool';
+import { RotateWebhookSecretTool } from './rotate-webhook-secret.tool';
+import { SendTestWebhookTool } from './send-test-webhook.tool';
+import { UpdateWebhookTool } from './update-webhook.tool';
+import { WebhooksService } from './webhooks.service';
+
+/** The webhook tools and the delivery loop. Events are written by WebhookOutboxModule, which forms and responses use. */
+@Module({
+  imports: [FormsModule, ResponsesModule],
+  providers: [
+    WebhooksService,
+    WebhookDeliveryWorker,
+    CreateWebhookTool,
+    ListWebhooksTool,
+    UpdateWebhookTool,
+    DeleteWebhookTool,
+    RotateWebhookSecretTool,
+    ListWebhookDeliveriesTool,
+    RedeliverWebhookTool,
+    SendTestWebhookTool,
+  ],
+  exports: [WebhookDeliveryWorker],
+})
+export class WebhooksModule {}
