@@ -26,7 +26,7 @@ const STYLE = `
   .statement { font-size: 1.1rem; }
   .secondary { background: #e6e8ee; color: #1d2330; } .actions { display: flex; gap: .75rem; } form.inline { display: inline; }
   .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
-  main.wide { max-width: 64rem; } .danger { background: #b00020; }
+  main.wide { max-width: 64rem; } .actions a.cancel { align-self: center; } .danger { background: #b00020; }
   nav.top { display: flex; flex-wrap: wrap; gap: .25rem 1rem; align-items: center; border-bottom: 1px solid #e6e8ee; padding-bottom: .75rem; margin-bottom: 1.5rem; }
   nav.top .who { margin-left: auto; color: #4a5263; } nav.top a[aria-current=page] { font-weight: 700; text-decoration: none; color: #1d2330; }
   table { border-collapse: collapse; width: 100%; margin-bottom: 1.5rem; font-size: .95rem; } th, td { text-align: left; padding: .4rem .5rem; border-bottom: 1px solid #e6e8ee; vertical-align: top; }

@@ -147,8 +147,8 @@ export function confirmPage(chrome: Chrome, title: string, question: string, act
     chrome,
     `<h1>${esc(title)}</h1>
 <p>${esc(question)}</p>
-<form method="post" action="${esc(action)}" class="inline">${csrfField(chrome.csrf)}<button type="submit" class="danger">${esc(button)}</button></form>
-<a href="${esc(back)}">Cancel</a>`,
+<div class="actions"><form method="post" action="${esc(action)}" class="inline">${csrfField(chrome.csrf)}<button type="submit" class="danger">${esc(button)}</button></form>
+<a href="${esc(back)}" class="cancel">Cancel</a></div>`,
   );
 }
 
