@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { isRole, Plan, Role, roleAtLeast } from '../common/access/roles';
 import { currentRequestContext } from '../common/request-context';
 import { OAuthService } from '../oauth/oauth.service';
@@ -71,8 +71,8 @@ export class SettingsService {
   }
 
   /** Records a settings action in the workspace's audit log, as done by the signed-in person. */
-  async audit(a: Access, action: string, subjectId: string, details: Record<string, unknown> = {}): Promise<void> {
-    await this.db.query(
+  async audit(a: Access, action: string, subjectId: string, details: Record<string, unknown> = {}, manager: EntityManager = this.db.manager): Promise<void> {
+    await manager.query(
       `INSERT INTO audit_events (workspace_id, action, subject_id, actor_kind, actor_id, actor_user_id, details, request_id)
        VALUES ($1, $2, $3, 'session', $4::text, $4::uuid, $5::jsonb, $6)`,
       [a.workspace.id, action, subjectId, a.session.userId, JSON.stringify(details), currentRequestContext()?.requestId ?? null],
@@ -99,22 +99,23 @@ export class SettingsService {
   }
 
   async createToken(a: Access, input: { name: string; role: Role; scopes: string[]; expiresAt?: Date }) {
-    const created = await this.tokens.create({
-      workspaceSlug: a.workspace.slug,
-      name: input.name,
-      role: input.role,
-      scopes: input.scopes as never,
-      expiresAt: input.expiresAt,
-      creatorUserId: a.session.userId,
+    // The token and its audit record commit together, or neither does.
+    return this.db.transaction(async (tx) => {
+      const created = await this.tokens.create(
+        { workspaceSlug: a.workspace.slug, name: input.name, role: input.role, scopes: input.scopes as never, expiresAt: input.expiresAt, creatorUserId: a.session.userId },
+        tx,
+      );
+      await this.audit(a, 'token.create', created.view.id, { name: input.name, role: input.role, scopes: input.scopes }, tx);
+      return created;
     });
-    await this.audit(a, 'token.create', created.view.id, { name: input.name, role: input.role, scopes: input.scopes });
-    return created;
   }
 
   async revokeToken(a: Access, id: string) {
     const token = await this.findToken(a, id);
-    await this.tokens.revoke(token.id);
-    await this.audit(a, 'token.revoke', token.id, { name: token.name });
+    await this.db.transaction(async (tx) => {
+      await this.tokens.revoke(token.id, tx);
+      await this.audit(a, 'token.revoke', token.id, { name: token.name }, tx);
+    });
   }
 
   // --- members ------------------------------------------------------------------------------------
@@ -155,17 +156,21 @@ export class SettingsService {
     const member = await this.findMember(a, userId);
     this.mayGrant(a, role);
     this.mayChange(a, member);
-    if (member.role === 'owner' && role !== 'owner') await this.notLastOwner(a);
-    await this.db.query('UPDATE memberships SET role = $3 WHERE workspace_id = $1 AND user_id = $2', [a.workspace.id, userId, role]);
-    await this.audit(a, 'member.role', userId, { email: member.email, from: member.role, to: role });
+    await this.db.transaction(async (tx) => {
+      if (member.role === 'owner' && role !== 'owner') await this.notLastOwner(a, tx);
+      await tx.query('UPDATE memberships SET role = $3 WHERE workspace_id = $1 AND user_id = $2', [a.workspace.id, userId, role]);
+      await this.audit(a, 'member.role', userId, { email: member.email, from: member.role, to: role }, tx);
+    });
   }
 
   async removeMember(a: Access, userId: string): Promise<void> {
     const member = await this.findMember(a, userId);
     this.mayChange(a, member);
-    if (member.role === 'owner') await this.notLastOwner(a);
-    await this.db.query('DELETE FROM memberships WHERE workspace_id = $1 AND user_id = $2', [a.workspace.id, userId]);
-    await this.audit(a, 'member.remove', userId, { email: member.email });
+    await this.db.transaction(async (tx) => {
+      if (member.role === 'owner') await this.notLastOwner(a, tx);
+      await tx.query('DELETE FROM memberships WHERE workspace_id = $1 AND user_id = $2', [a.workspace.id, userId]);
+      await this.audit(a, 'member.remove', userId, { email: member.email }, tx);
+    });
   }
 
   async newLink(a: Access, userId: string): Promise<{ email: string; link: string }> {
@@ -184,9 +189,10 @@ export class SettingsService {
     if (member.role === 'owner' && a.role !== 'owner') throw new PageError(403, 'Not allowed', 'Only an owner can change or remove an owner.');
   }
 
-  private async notLastOwner(a: Access) {
-    const [{ n }] = await this.db.query(`SELECT count(*)::int AS n FROM memberships WHERE workspace_id = $1 AND role = 'owner'`, [a.workspace.id]);
-    if (n <= 1) throw new PageError(403, 'Not allowed', 'The last owner can be neither demoted nor removed: make someone else an owner first.');
+  /** Locks the owners' rows, so two owners demoting each other at once cannot leave none. */
+  private async notLastOwner(a: Access, tx: EntityManager) {
+    const owners: unknown[] = await tx.query(`SELECT user_id FROM memberships WHERE workspace_id = $1 AND role = 'owner' FOR UPDATE`, [a.workspace.id]);
+    if (owners.length <= 1) throw new PageError(403, 'Not allowed', 'The last owner can be neither demoted nor removed: make someone else an owner first.');
   }
 
   // --- connected apps -----------------------------------------------------------------------------
@@ -247,8 +253,10 @@ export class SettingsService {
 
   async setPlan(a: Access, plan: Plan): Promise<void> {
     if (plan === a.workspace.plan) return;
-    await this.db.query('UPDATE workspaces SET plan = $2 WHERE id = $1', [a.workspace.id, plan]);
-    await this.audit(a, 'workspace.plan', a.workspace.slug, { from: a.workspace.plan, to: plan });
+    await this.db.transaction(async (tx) => {
+      await tx.query('UPDATE workspaces SET plan = $2 WHERE id = $1', [a.workspace.id, plan]);
+      await this.audit(a, 'workspace.plan', a.workspace.slug, { from: a.workspace.plan, to: plan }, tx);
+    });
   }
 
   /** Throws ApiError invalid_arguments (with details) for a bad origin; nothing changes then. */
