@@ -36,7 +36,16 @@ const OPTS = {
   target: envNumber('BENCH_TARGET', 0.3),
   profile: envFlag('BENCH_PROFILE'),
   keepDb: envFlag('BENCH_KEEP_DB'),
+  redisUrl: process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379',
+  /** Other builds' dist/src/main.js (comma-separated), measured with the same settings as more get_form servers (before/after in one run). */
+  compareMains: (process.env.BENCH_COMPARE_MAIN || '').split(',').map((m) => m.trim()).filter(Boolean),
+  /** Where the service's log goes (it logs every request at info): /dev/null unless given. */
+  serverLog: process.env.BENCH_SERVER_LOG || '/dev/null',
+  /** 0 to skip the create_response comparison. */
+  writes: process.env.BENCH_WRITES !== '0',
 };
+/** The service as deployed: production, budgets in Redis (raised so that they count but never refuse), a log line per request. */
+const PRODUCTION = { NODE_ENV: 'production', LOG_LEVEL: 'info', ...COUNTING_LIMITS };
 /** Formwork's default DATABASE_POOL_SIZE (src/config/config.ts); the baseline uses the same. */
 const POOL_SIZE = 10;
 
@@ -97,25 +106,28 @@ async function main() {
   const [basePort, fwPort] = [await freePort(), await freePort()];
   const baseline = new Server('baseline', [join(__dirname, 'baseline-server.js')], { ...baseEnv, NODE_ENV: 'production', DATABASE_URL: dbUrl, PORT: String(basePort), POOL_SIZE: String(POOL_SIZE) });
   servers.push(baseline);
-  const fwEnv = serviceEnv(baseEnv, fwPort, dbUrl, COUNTING_LIMITS);
-  const formwork = new Server('formwork', [MAIN], fwEnv);
+  const fwEnv = serviceEnv(baseEnv, fwPort, dbUrl, { ...PRODUCTION, REDIS_URL: OPTS.redisUrl });
+  const formwork = new Server('formwork', [MAIN], fwEnv, { stdout: OPTS.serverLog });
   servers.push(formwork);
+  const compared = [];
+  for (const main of OPTS.compareMains) {
+    const s = new Server(`formwork (${main})`, [main], { ...fwEnv, PORT: String(await freePort()) }, { stdout: OPTS.serverLog });
+    servers.push(s);
+    compared.push(s);
+  }
 
+  const fwTarget = (name, server, tool, body, keyed = false) => ({
+    name,
+    server,
+    url: `http://127.0.0.1:${server.port}/api/v1/tools/${tool}`,
+    headers: { Authorization: `Bearer ${demo.token}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+    keyed,
+  });
   const targets = {
-    baseline: {
-      name: 'baseline',
-      server: baseline,
-      url: `http://127.0.0.1:${basePort}/form`,
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ id: form.id }),
-    },
-    formwork: {
-      name: 'formwork',
-      server: formwork,
-      url: `http://127.0.0.1:${fwPort}/api/v1/tools/get_form`,
-      headers: { Authorization: `Bearer ${demo.token}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ publicId }),
-    },
+    baseline: { name: 'baseline', server: baseline, url: `http://127.0.0.1:${basePort}/form`, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ id: form.id }) },
+    formwork: fwTarget('formwork', formwork, 'get_form', { publicId }),
+    ...Object.fromEntries(compared.map((s, i) => [`compared${i + 1}`, fwTarget(s.name, s, 'get_form', { publicId })])),
   };
 
   // Wait until each answers the very request the benchmark sends, and check the answer.
@@ -128,40 +140,61 @@ async function main() {
     if (r.status !== 200 || blocks !== form.blocks) {
       throw new Error(`${name} answered ${r.status} with ${blocks} blocks (expected 200 with ${form.blocks}): ${r.text.slice(0, 500)}`);
     }
-    if (name === 'formwork' && json.publicId !== publicId) throw new Error(`formwork answered another form: ${r.text.slice(0, 300)}`);
+    if (name !== 'baseline' && json.publicId !== publicId) throw new Error(`formwork answered another form: ${r.text.slice(0, 300)}`);
     sizes[name] = Buffer.byteLength(r.text);
     log(`${name} answers on ${t.url} (200, ${sizes[name]} bytes, ${blocks} blocks)`);
   }
+  for (const s of [formwork, ...compared]) {
+    const ready = await (await fetch(`http://127.0.0.1:${s.port}/readyz`)).json();
+    if (ready.rateLimits !== 'shared') throw new Error(`${s.name} does not count its budgets in Redis at ${OPTS.redisUrl}: ${JSON.stringify(ready)}`);
+  }
+
+  // create_response: the same answers from each; the baseline stores them with one INSERT.
+  const writeTargets = [];
+  if (OPTS.writes) {
+    const answers = lib.sampleAnswers(JSON.parse((await post(targets.formwork.url, targets.formwork.headers, targets.formwork.body)).text));
+    writeTargets.push(
+      { name: 'baseline INSERT', server: baseline, url: `http://127.0.0.1:${basePort}/response`, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ formId: form.id, answers }) },
+      fwTarget('formwork', formwork, 'create_response', { publicId, answers }),
+      fwTarget('formwork + Idempotency-Key', formwork, 'create_response', { publicId, answers }, true),
+    );
+    for (const t of writeTargets) {
+      const r = await post(t.url, t.keyed ? { ...t.headers, 'Idempotency-Key': `check-${ts}` } : t.headers, t.body);
+      if (r.status !== 200) throw new Error(`${t.name} create_response answered ${r.status}: ${r.text.slice(0, 500)}`);
+    }
+  }
 
   // --- load ---------------------------------------------------------------------------------
-  const order = ['baseline', 'formwork'];
-  const cannon = (t, seconds) => loadTarget(t, seconds, { connections: OPTS.connections, dbName });
+  const cannon = (t, seconds) => loadTarget(t, seconds, { connections: OPTS.connections, dbName, alsoOurs: ['redis-server'] });
   const rows = [];
-  await alternateRounds(
-    order.map((name) => targets[name]),
-    OPTS,
-    {
+  const comparisons = [
+    { name: 'get_form', targets: Object.values(targets) },
+    ...(writeTargets.length ? [{ name: 'create_response', targets: writeTargets }] : []),
+  ];
+  for (const c of comparisons) {
+    await alternateRounds(c.targets, OPTS, {
       measure: async (t, seconds) => {
         const fig = figures(await cannon(t, seconds));
         t.server.assertAlive();
         return fig;
       },
       ...roundLog(OPTS, {
-        label: (t) => t.name,
-        fields: (t) => ({ server: t.name }),
+        label: (t) => `${c.name} ${t.name}`,
+        fields: (t) => ({ comparison: c.name, server: t.name }),
         line: (fig) => `${f0(fig.rps)} req/s, p50 ${f1(fig.p50)} ms, p99 ${f1(fig.p99)} ms, server CPU ${f0(fig.cpuPct)}% (${f3(fig.cpuPerReq)} ms/req), other processes ${f0(fig.otherPct)}%`,
         problems,
         rows,
       }),
-    },
-  );
+    });
+  }
 
   // The credential and IP budgets counted the load (and refused none: every answer was 200).
   const limits = rateLimitsAfterLoad(await post(targets.formwork.url, targets.formwork.headers, targets.formwork.body));
   problems.push(...limits.problems);
   if (limits.counted) {
-    notes.push(`Rate limits were on and counting: after the load, \`X-RateLimit-Limit: ${limits.limit}\`, \`X-RateLimit-Remaining: ${limits.remaining}\` (${RATE_LIMIT - limits.remaining} requests in the current one-minute window).`);
+    notes.push(`Rate limits were on and counting in Redis: after the load, \`X-RateLimit-Limit: ${limits.limit}\`, \`X-RateLimit-Remaining: ${limits.remaining}\` (${RATE_LIMIT - limits.remaining} requests in the current one-minute window).`);
   }
+  const order = ['baseline', 'formwork'];
 
   // --- optional CPU profiles (fresh processes, load window only; not part of the figures) ----
   const profiles = [];
@@ -203,29 +236,29 @@ async function main() {
 
   // --- report -------------------------------------------------------------------------------
   const measured = [...rows];
-  const means = {};
-  for (const name of order) {
-    means[name] = meanRow(
-      measured.filter((r) => r.server === name),
-      ['rps', 'p50', 'p99', 'cpuPct', 'cpuPerReq', 'otherPct'],
-    );
-    rows.push({ round: 'mean', server: name, ...means[name] });
+  const tables = [];
+  const ratios = {};
+  for (const c of comparisons) {
+    const own = measured.filter((r) => r.comparison === c.name);
+    const means = c.targets.map((t) => ({ round: 'mean', comparison: c.name, server: t.name, ...meanRow(own.filter((r) => r.server === t.name), ['rps', 'p50', 'p99', 'cpuPct', 'cpuPerReq', 'otherPct']) }));
+    const base = means[0];
+    const lines = means.slice(1).map((m) => {
+      const perRound = [];
+      for (let round = 1; round <= OPTS.rounds; round++) {
+        const b = own.find((r) => r.round === String(round) && r.server === base.server);
+        const x = own.find((r) => r.round === String(round) && r.server === m.server);
+        perRound.push(x.rps / b.rps);
+      }
+      ratios[`${c.name} ${m.server}`] = m.rps / base.rps;
+      return `- ${m.server} / ${base.server}: throughput **${f2(m.rps / base.rps)}x** (per round: ${perRound.map(f2).join(', ')}); server CPU per request ${f3(m.cpuPerReq)} ms against ${f3(base.cpuPerReq)} ms (**${f1(m.cpuPerReq / base.cpuPerReq)}x**); p50 ${f1(m.p50)} ms against ${f1(base.p50)}, p99 ${f1(m.p99)} against ${f1(base.p99)}.`;
+    });
+    tables.push([`## ${c.name}`, '', resultsTable([...own, ...means]), '', ...lines].join('\n'));
   }
-  const ratio = means.formwork.rps / means.baseline.rps;
-  const perRound = [];
-  for (let round = 1; round <= OPTS.rounds; round++) {
-    const b = rows.find((r) => r.round === String(round) && r.server === 'baseline');
-    const fw = rows.find((r) => r.round === String(round) && r.server === 'formwork');
-    perRound.push(fw.rps / b.rps);
-  }
+  const ratio = ratios['get_form formwork'];
   const pass = ratio >= OPTS.target;
   const outcome = problems.length ? 'NOT VALID, see Problems' : pass ? 'PASS' : 'FAIL';
-  const verdict = `Ratio formwork/baseline (mean req/s): **${f2(ratio)}** (per round: ${perRound.map(f2).join(', ')}) — target >= ${OPTS.target}: **${outcome}**`;
-  const noise = noiseLine(measured, (r) => `${r.round} ${r.server}`, 'the ratio is less reliable, ');
-  const cpuRatio = means.formwork.cpuPerReq / means.baseline.cpuPerReq;
-  if (Number.isFinite(cpuRatio)) {
-    notes.push(`Server CPU per request: formwork ${f3(means.formwork.cpuPerReq)} ms, baseline ${f3(means.baseline.cpuPerReq)} ms (${f1(cpuRatio)}×). Both are measured from /proc over each round and include GC and libuv threads.`);
-  }
+  const verdict = `get_form, ratio formwork/baseline (mean req/s): **${f2(ratio)}** — target >= ${OPTS.target}: **${outcome}**`;
+  const noise = noiseLine(measured, (r) => `${r.round} ${r.comparison} ${r.server}`, 'the ratio is less reliable, ');
 
   const md = [
     `# get_form benchmark, ${started.toISOString()}`,
@@ -234,12 +267,14 @@ async function main() {
     '',
     noise,
     '',
-    resultsTable(rows),
+    tables.join('\n\n'),
     '',
-    `- baseline: bare \`node:http\` + \`pg\` Pool (max ${POOL_SIZE}), one primary-key query (form row + its blocks as one JSON value), answered as JSON (${sizes.baseline} bytes).`,
-    `- formwork: \`POST /api/v1/tools/get_form\` through the whole pipeline (auth, rate limits at ${RATE_LIMIT}/min, validation, query, headers), NODE_ENV=production, LOG_LEVEL=warn, default pool (${POOL_SIZE}) (${sizes.formwork} bytes).`,
+    '## Setup',
+    '',
+    `- baseline: bare \`node:http\` + \`pg\` Pool (max ${POOL_SIZE}): for get_form one primary-key query (form row + its blocks as one JSON value), answered as JSON (${sizes.baseline} bytes); for create_response one INSERT into responses.`,
+    `- formwork: \`POST /api/v1/tools/get_form\` (${sizes.formwork} bytes) and \`create_response\` through the whole pipeline (auth, both budgets counted in Redis at ${OPTS.redisUrl} at ${RATE_LIMIT}/min, validation, query, headers, an access log line per request), as deployed: NODE_ENV=production, LOG_LEVEL=info (standard output to ${OPTS.serverLog}), default pool (${POOL_SIZE}).${compared.length ? ` Other builds, with the same settings: ${compared.map((s) => `\`${s.name}\``).join(', ')}.` : ''}`,
     `- Form \`${publicId}\` "${form.title}" with ${form.blocks} blocks, in a fresh database \`${dbName}\` (migrated and seeded with the CLI, dropped afterwards).`,
-    `- Load: autocannon ${autocannonVersion()}, ${OPTS.connections} connections, ${OPTS.duration} s per round, ${OPTS.rounds} rounds alternating ${order.join(', ')}, after ${OPTS.warmup} s of warm-up each. Client, both servers and PostgreSQL share the machine; compare the ratio, not absolute numbers.`,
+    `- Load: autocannon ${autocannonVersion()}, ${OPTS.connections} connections, ${OPTS.duration} s per round, ${OPTS.rounds} rounds alternating the servers of each comparison, after ${OPTS.warmup} s of warm-up each; the keyed create_response sends a fresh Idempotency-Key per request. Client, servers, PostgreSQL and Redis share the machine; compare the ratios, not absolute numbers.`,
     machineLine(pgVersion, loadBefore),
     ...notes.map((n) => `- ${n}`),
     ...(problems.length ? ['', '## Problems', '', ...problems.map((p) => `- ${p}`)] : []),

@@ -6,7 +6,8 @@
  * lines. Each benchmark keeps its own measurements, checks, tables and verdicts.
  */
 const { spawn, execFileSync } = require('node:child_process');
-const { mkdirSync, writeFileSync, readFileSync, readdirSync } = require('node:fs');
+const { mkdirSync, writeFileSync, readFileSync, readdirSync, openSync, closeSync } = require('node:fs');
+const { randomUUID } = require('node:crypto');
 const net = require('node:net');
 const os = require('node:os');
 const { join, relative } = require('node:path');
@@ -135,18 +136,25 @@ const liveServerPids = new Set();
 
 /** A server child process (node `args`), its output kept (the tail) for error messages. */
 class Server {
-  constructor(name, args, env) {
+  /**
+   * `stdout`: a file (path) for the server's standard output instead of a pipe to this process,
+   * e.g. '/dev/null' for a service logging every request: the log is produced and written, but
+   * the load generator does not pay for reading it. Its standard error is always kept.
+   */
+  constructor(name, args, env, { stdout } = {}) {
     this.name = name;
     this.output = '';
     this.exited = null;
     this.env = env;
     this.port = env.PORT ? Number(env.PORT) : undefined;
-    this.proc = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const out = stdout ? openSync(stdout, 'a') : 'pipe';
+    this.proc = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', out, 'pipe'] });
+    if (stdout) closeSync(out);
     liveServerPids.add(this.proc.pid);
     const keep = (c) => {
       this.output = (this.output + c).slice(-8000);
     };
-    this.proc.stdout.on('data', keep);
+    this.proc.stdout?.on('data', keep);
     this.proc.stderr.on('data', keep);
     this.exitPromise = new Promise((resolve) => {
       this.proc.on('exit', (code, signal) => {
@@ -450,12 +458,42 @@ async function loadRun(options, { serverPid, dbName, alsoOurs = [], exact = fals
   return result;
 }
 
-/** loadRun() of a target { server, url, headers, body }: POST, `connections` connections, `seconds` long. */
-const loadTarget = (target, seconds, { connections, dbName, exact = false }) =>
+/**
+ * loadRun() of a target { server, url, headers, body, keyed? }: POST, `connections` connections,
+ * `seconds` long; with `keyed`, every request carries a fresh Idempotency-Key. `alsoOurs` as in
+ * cpuSnapshot() (e.g. ['redis-server'] when the server counts budgets in Redis).
+ */
+const loadTarget = (target, seconds, { connections, dbName, exact = false, alsoOurs = [] }) =>
   loadRun(
-    { url: target.url, method: 'POST', headers: target.headers, body: target.body, connections, duration: seconds },
-    { serverPid: target.server.proc.pid, dbName, exact },
+    {
+      url: target.url,
+      connections,
+      duration: seconds,
+      // setupRequest on every target, so that the client does the same work for each.
+      requests: [
+        {
+          method: 'POST',
+          headers: target.headers,
+          body: target.body,
+          setupRequest: (req) => (target.keyed ? { ...req, headers: { ...req.headers, 'Idempotency-Key': randomUUID() } } : { ...req }),
+        },
+      ],
+    },
+    { serverPid: target.server.proc.pid, dbName, exact, alsoOurs },
   );
+
+/** Answers to every block of a form (as get_form shows it) that create_response accepts. */
+function sampleAnswers(form) {
+  const sample = { short_text: 'Bench', long_text: 'Bench', email: 'bench@example.com', url: 'https://example.com', phone: '+33123456789', number: 1, rating: 3, linear_scale: 3, date: '2026-01-01', yes_no: true };
+  const answers = {};
+  for (const b of form.blocks) {
+    if (b.type in sample) answers[b.id] = sample[b.type];
+    else if (b.choices) answers[b.id] = b.type === 'checkboxes' ? [b.choices[0].label] : b.choices[0].label;
+    if (b.type === 'rating' || b.type === 'linear_scale') answers[b.id] = Math.min(b.max ?? 3, 3);
+    if (b.type === 'number') answers[b.id] = b.min ?? 1;
+  }
+  return answers;
+}
 
 /** Counts of the answers of a run by HTTP status. */
 const statusCounts = (result) => Object.fromEntries(Object.entries(result.statusCodeStats || {}).map(([code, s]) => [code, s.count]));
@@ -618,7 +656,7 @@ function writeReport(fileName, md) {
 
 module.exports = {
   ROOT, DIST, CLI, MAIN, RESULTS, RATE_LIMIT, NOISY_OTHER_PCT, COUNTING_LIMITS, log, envNumber, envFlag, loadOptions,
-  requireBuilt, run, runJson, freePort, cleanEnv, serviceEnv, Server, post, BenchDatabase, startRun, migrateAndSeed, Teardown, runMain,
+  requireBuilt, run, runJson, freePort, cleanEnv, serviceEnv, Server, post, sampleAnswers, BenchDatabase, startRun, migrateAndSeed, Teardown, runMain,
   loadRun, loadTarget, statusCounts, percentile, figures, alternateRounds, roundLog, rateLimitsAfterLoad, mean, f0, f1, f2, f3, meanRow,
   noisyRounds, noiseLine, cpusText, loadText, autocannonVersion, machineLine, writeReport,
 };

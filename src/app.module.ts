@@ -13,6 +13,7 @@ import { DemoModule } from './demo/demo.module';
 import { FormsModule } from './forms/forms.module';
 import { HealthModule } from './health/health.module';
 import { IndexModule } from './index/index.module';
+import { McpModule } from './mcp/mcp.module';
 import { CredentialRateLimitGuard } from './rate-limit/credential-rate-limit.guard';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 import { OAuthModule } from './oauth/oauth.module';
@@ -45,6 +46,7 @@ export class AppModule {
         TokensModule,
         RateLimitModule,
         ToolsModule,
+        McpModule,
         FormsModule,
         ResponsesModule,
         RespondentModule,

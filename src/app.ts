@@ -15,9 +15,13 @@ import { RouteMethods } from './common/http/route-methods';
 import { Log, NestLog } from './common/logging';
 import { runInRequestContext } from './common/request-context';
 import { AppConfig } from './config/config';
+import { idempotencyKeyConstraint } from './idempotency/idempotency-key.constraint';
+import { SCOPES } from './common/access/roles';
+import { DOCS_CLIENT_ID } from './oauth/oauth-config';
 import { createOAuthProvider, OAuthProviderRef } from './oauth/oauth-provider';
-import { ipRateLimit } from './rate-limit/ip-rate-limit.hook';
+import { ipRateLimit, settleDeferredIpBudget } from './rate-limit/ip-rate-limit.hook';
 import { RateLimitService } from './rate-limit/rate-limit.service';
+import { mcpOriginCheck } from './mcp/mcp-origin.hook';
 import { buildOpenApiDocument, docsContentSecurityPolicy } from './tools/openapi';
 import { apiV1VersionHeaders, deprecationHeaders } from './versioning/version-headers';
 
@@ -31,7 +35,8 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const CORS = {
   origin: '*',
   methods: 'GET,HEAD,POST',
-  allowedHeaders: 'Authorization,Content-Type,Idempotency-Key,X-Request-Id',
+  // The MCP transport's headers too, for browser-based MCP clients (on an origin MCP_ALLOWED_ORIGINS lists).
+  allowedHeaders: 'Authorization,Content-Type,Idempotency-Key,X-Request-Id,Mcp-Protocol-Version,Mcp-Session-Id,Last-Event-ID',
   exposedHeaders: [
     'WWW-Authenticate',
     'RateLimit-Limit',
@@ -48,6 +53,7 @@ const CORS = {
     'Sunset',
     'Link',
     'X-Request-Id',
+    'Mcp-Session-Id',
   ].join(','),
   maxAge: 86_400,
   // Every OPTIONS request is answered as a preflight (204), with or without Origin, never a 400.
@@ -68,7 +74,7 @@ export interface CreateAppOptions {
  * exercise the same hooks, filter and guards. It is ready to serve when returned. A request goes
  * through Fastify's request hooks in this order: request id, nosniff and the log context; CORS (a
  * preflight spends no budget); version headers (on every /api/v1 answer, a 429 included); the IP
- * budget and the Content-Encoding check (before any body is read); the OAuth server's own
+ * budget, /mcp's Origin check and the Content-Encoding check (before any body is read); the OAuth server's own
  * endpoints. Then the body is read (see common/http/body.ts) and Nest's guards, interceptors and
  * controller run; every refusal becomes the envelope in ApiExceptionFilter.
  */
@@ -108,6 +114,8 @@ export async function createApp(
     logger: log ? new NestLog(log) : false,
   });
   const fastify = app.getHttpAdapter().getInstance() as unknown as FastifyInstance;
+  // Before the routes are registered (app.init): the tool route has a variant for keyed calls.
+  fastify.addConstraintStrategy(idempotencyKeyConstraint);
   const routes = new RouteMethods(fastify);
   registerBodyParsers(fastify);
 
@@ -140,7 +148,11 @@ export async function createApp(
   }
   app.enableCors(CORS);
   if (Object.keys(deprecationHeaders(config)).length > 0) fastify.addHook('onRequest', apiV1VersionHeaders(config));
-  fastify.addHook('onRequest', ipRateLimit(app.get(RateLimitService)));
+  const rateLimit = app.get(RateLimitService);
+  fastify.addHook('onRequest', ipRateLimit(rateLimit));
+  fastify.addHook('onSend', settleDeferredIpBudget(rateLimit));
+  // /mcp refuses browser pages of other origins (DNS rebinding) before authentication.
+  fastify.addHook('onRequest', mcpOriginCheck(config));
   // Compressed bodies are refused on every route (the OAuth server's included) before anything reads them.
   fastify.addHook('onRequest', (req, _reply, done) => done(checkContentEncoding(req.headers)));
   await app.register(middie);
@@ -163,7 +175,8 @@ export async function createApp(
     yamlDocumentUrl: '/docs/openapi.yaml',
     customSiteTitle: 'Formwork API',
     // No badge from validator.swagger.io: it would send the document's address to a third party.
-    swaggerOptions: { validatorUrl: null },
+    // "Authorize" with OAuth signs in through the built-in server with its built-in public client.
+    swaggerOptions: { validatorUrl: null, oauth2RedirectUrl: `${config.publicUrl}/docs/oauth2-redirect.html`, initOAuth: { clientId: DOCS_CLIENT_ID, usePkceWithAuthorizationCodeGrant: true, scopes: [...SCOPES] } },
   });
   await app.init();
   await fastify.ready();

@@ -33,16 +33,18 @@ export class AuthGuard implements CanActivate {
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()])) return true;
     const req = context.switchToHttp().getRequest<FastifyRequest>();
     const token = bearerToken(req.headers.authorization);
-    if (token === undefined) throw this.unauthorized();
+    // The MCP connector's challenge names its own metadata (resource PUBLIC_URL/mcp), as MCP clients expect.
+    const resource = req.routeOptions.url === '/mcp' ? 'mcp' : 'api/v1';
+    if (token === undefined) throw this.unauthorized(resource);
     const verifier = this.verifiers.find((v) => v.accepts(token));
     const result: VerifyResult = verifier ? await verifier.verify(token) : { ok: false, reason: 'unknown' };
-    if (!result.ok) throw this.unauthorized(result.reason);
+    if (!result.ok) throw this.unauthorized(resource, result.reason);
     req.principal = result.principal;
     return true;
   }
 
-  private unauthorized(reason?: keyof typeof DESCRIPTIONS): ApiError {
-    const metadata = `resource_metadata="${resourceMetadataUrl(this.config)}"`;
+  private unauthorized(resource: 'api/v1' | 'mcp', reason?: keyof typeof DESCRIPTIONS): ApiError {
+    const metadata = `resource_metadata="${resourceMetadataUrl(this.config, resource)}"`;
     if (!reason) {
       // RFC 6750 §3.1: a request with no credential gets a challenge without an error attribute.
       return new ApiError('unauthorized', {

@@ -25,6 +25,12 @@ export class ProtectedResourceController {
     return this.document(`${this.config.publicUrl}/api/v1`);
   }
 
+  /** The MCP connector's (MCP authorization: the resource is the server's URL). */
+  @Get('mcp')
+  mcp() {
+    return this.document(`${this.config.publicUrl}/mcp`);
+  }
+
   private document(resource: string) {
     return {
       resource,

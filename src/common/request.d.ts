@@ -6,5 +6,7 @@ declare module 'fastify' {
     principal?: Principal;
     /** The IP budget's state, set by the IP rate-limit hook (headers are recomputed from it). */
     ipBudget?: import('../rate-limit/rate-limit.service').BudgetState;
+    /** True while the IP budget waits to be counted with the credential's (rate-limit/ip-rate-limit.hook.ts). */
+    rateLimitDeferred?: boolean;
   }
 }

@@ -75,6 +75,14 @@ describe('loadConfig', () => {
       expect(loadConfig({ PUBLIC_URL: 'https://forms.example.com/', TRUST_PROXY: '1' }).publicUrl).toBe('https://forms.example.com');
     });
 
+    it('takes MCP_ALLOWED_ORIGINS as a list of origins, and stops on one that is not an origin', () => {
+      expect(loadConfig({}).mcpAllowedOrigins).toEqual([]);
+      expect(loadConfig({ MCP_ALLOWED_ORIGINS: 'https://app.example, http://localhost:6274' }).mcpAllowedOrigins).toEqual(['https://app.example', 'http://localhost:6274']);
+      for (const bad of ['app.example', 'https://app.example/path', 'ftp://app.example', '*']) {
+        expect(configError({ MCP_ALLOWED_ORIGINS: bad }).message).toContain('MCP_ALLOWED_ORIGINS');
+      }
+    });
+
     it('takes the rate limits as numbers', () => {
       expect(loadConfig({ RATE_LIMIT_CREDENTIAL_PER_MIN: '5', RATE_LIMIT_IP_PER_MIN: '10000' }).rateLimit).toEqual({ credentialPerMin: 5, ipPerMin: 10000, enabled: true });
     });

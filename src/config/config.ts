@@ -66,6 +66,8 @@ export class EnvSchema {
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(200)
   DATABASE_POOL_SIZE?: number;
 
+  @IsOptional() @IsString()
+  MCP_ALLOWED_ORIGINS?: string;
   @IsOptional() @Transform(toBool) @IsBoolean()
   WEBHOOKS_ALLOW_PRIVATE_URLS?: boolean;
 
@@ -97,6 +99,8 @@ export interface AppConfig {
   production: boolean;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   databasePoolSize: number;
+  /** Browser origins allowed to call /mcp besides PUBLIC_URL's (MCP_ALLOWED_ORIGINS), normalised. */
+  mcpAllowedOrigins: string[];
   webhooks: {
     /** Endpoints on loopback, private, link-local or metadata addresses, and http:// URLs (development and tests). */
     allowPrivateUrls: boolean;
@@ -153,6 +157,27 @@ function checkDatabaseUrl(raw: string | undefined): void {
   }
 }
 
+/** MCP_ALLOWED_ORIGINS: comma-separated origins (scheme, host, optional port), compared as URL.origin gives them. */
+function parseOrigins(raw: string | undefined): string[] {
+  if (!raw) return [];
+  return raw
+    .split(',')
+    .map((o) => o.trim())
+    .filter((o) => o !== '')
+    .map((o) => {
+      let url: URL | undefined;
+      try {
+        url = new URL(o);
+      } catch {
+        url = undefined;
+      }
+      if (!url || !/^https?:$/.test(url.protocol) || url.origin !== o.replace(/\/+$/, '').toLowerCase()) {
+        throw new ConfigError(`MCP_ALLOWED_ORIGINS must list origins such as https://app.example (scheme, host, optional port; no path), got "${o}"`);
+      }
+      return url.origin;
+    });
+}
+
 function parseDate(name: string, raw: string | undefined): Date | undefined {
   if (!raw) return undefined;
   const d = new Date(raw);
@@ -206,6 +231,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     production,
     logLevel: (parsed.LOG_LEVEL as AppConfig['logLevel']) ?? 'info',
     databasePoolSize: parsed.DATABASE_POOL_SIZE ?? 10,
+    mcpAllowedOrigins: parseOrigins(parsed.MCP_ALLOWED_ORIGINS),
     webhooks: {
       allowPrivateUrls: parsed.WEBHOOKS_ALLOW_PRIVATE_URLS ?? false,
       deliver: parsed.WEBHOOKS_DELIVERY ?? true,
@@ -230,7 +256,10 @@ export function demoSignInOnFirstStart(config: Pick<AppConfig, 'production'>, em
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
 
-/** RFC 9728 metadata of the tools API, named in every 401 and 403 insufficient_scope challenge. */
-export function resourceMetadataUrl(config: AppConfig): string {
-  return `${config.publicUrl}/.well-known/oauth-protected-resource/api/v1`;
+/**
+ * RFC 9728 metadata of the tools API (or of the MCP connector, on /mcp), named in every 401 and
+ * 403 insufficient_scope challenge.
+ */
+export function resourceMetadataUrl(config: AppConfig, resource: 'api/v1' | 'mcp' = 'api/v1'): string {
+  return `${config.publicUrl}/.well-known/oauth-protected-resource/${resource}`;
 }

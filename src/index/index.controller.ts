@@ -6,7 +6,7 @@ import { Public } from '../auth/public.decorator';
 
 /** package.json from src/index (ts-jest) or dist/src/index (built). */
 const PACKAGE_JSON = [join(__dirname, '..', '..', 'package.json'), join(__dirname, '..', '..', '..', 'package.json')].find((p) => existsSync(p));
-const VERSION: string = PACKAGE_JSON ? (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version: string }).version : 'unknown';
+export const VERSION: string = PACKAGE_JSON ? (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version: string }).version : 'unknown';
 
 /** GET /: what this service is and where to start, for a person or an agent that only knows the address. */
 @Public()
@@ -24,7 +24,7 @@ export class IndexController {
         openapi: '/openapi.json',
         auth: '/auth.md',
         tools: '/api/v1/tools',
-        // mcp: '/mcp', once the MCP endpoint exists.
+        mcp: '/mcp',
       },
     };
   }

@@ -7,7 +7,7 @@ import { APP_CONFIG, AppConfig } from '../config/config';
 import { cookieHeader, readCookie, SESSION_ABSOLUTE_HOURS, SESSION_COOKIE, SessionsService } from '../settings/sessions.service';
 import { Public } from '../auth/public.decorator';
 import { isScope } from '../common/access/roles';
-import { consentPage, errorPage, PAGE_HEADERS, signInPage } from './interaction.pages';
+import { consentPage, errorPage, PAGE_HEADERS, pageHeadersFor, signInPage } from './interaction.pages';
 import { OAuthProviderRef, Provider } from './oauth-provider';
 import { OAuthService } from './oauth.service';
 
@@ -161,19 +161,20 @@ export class InteractionController {
     const csrf = await this.oauth.csrfFor(details.uid);
     const client = await this.provider.Client.find(String(details.params.client_id));
     const clientName = client?.clientName ?? String(details.params.client_id);
-    if (details.prompt.name === 'login') return send(res, status, signInPage(details.uid, csrf, clientName, opts));
+    // oidc-provider has checked the redirect URI against the client's (and filled it in when the client has only one).
+    const redirectUri = String(details.params.redirect_uri ?? client?.redirectUris?.[0] ?? '');
+    const headers = pageHeadersFor(redirectUri);
+    if (details.prompt.name === 'login') return send(res, status, signInPage(details.uid, csrf, clientName, opts), headers);
     // Everything the app asks for: the person may pick a workspace where none of it is granted yet.
     const scopes = String(details.params.scope ?? '').split(' ').filter(isScope);
     const workspaces = await this.oauth.workspacesOf(details.session!.accountId);
     if (workspaces.length === 0) {
       return send(res, 403, errorPage('No workspace', 'Your account is not a member of any workspace, so there is nothing to connect. Ask a workspace admin to add you.'));
     }
-    // oidc-provider has checked the redirect URI against the client's (and filled it in when the client has only one).
-    const redirectUri = String(details.params.redirect_uri ?? client?.redirectUris?.[0] ?? '');
-    send(res, status, consentPage(details.uid, csrf, clientName, scopes, workspaces, redirectUri, opts.error));
+    send(res, status, consentPage(details.uid, csrf, clientName, scopes, workspaces, redirectUri, opts.error), headers);
   }
 }
 
-function send(res: Response, status: number, html: string) {
-  res.status(status).headers(PAGE_HEADERS).type('text/html; charset=utf-8').send(html);
+function send(res: Response, status: number, html: string, headers: Record<string, string> = PAGE_HEADERS) {
+  res.status(status).headers(headers).type('text/html; charset=utf-8').send(html);
 }

@@ -16,6 +16,17 @@ export const PAGE_HEADERS = {
   'Cache-Control': 'no-store',
 };
 
+/**
+ * The headers of a sign-in or consent page of a client whose redirect URI may use an app's own
+ * scheme (cursor://, vscode://): browsers apply form-action to the redirects that follow a form
+ * post too, so the final redirect to such a URI is allowed by adding exactly that scheme.
+ */
+export function pageHeadersFor(redirectUri: string): typeof PAGE_HEADERS {
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(redirectUri)?.[1].toLowerCase();
+  if (!scheme || scheme === 'http' || scheme === 'https' || scheme === 'javascript' || scheme === 'data') return PAGE_HEADERS;
+  return { ...PAGE_HEADERS, 'Content-Security-Policy': PAGE_CSP.replace('form-action \'self\' http: https:', `form-action 'self' http: https: ${scheme}:`) };
+}
+
 /** Where the app sends the person back to, as the consent page shows it: the host, or the whole URI when it has none (an app's own scheme). */
 export function redirectHost(redirectUri: string): string {
   try {

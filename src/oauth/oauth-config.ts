@@ -44,3 +44,17 @@ export const CLIENT_TTL_DAYS = 30;
 /** Largest registration accepted (RFC 7591 metadata as JSON), and longest client name (shown on the consent page). */
 export const MAX_REGISTRATION_BYTES = 10_000;
 export const MAX_CLIENT_NAME_LENGTH = 200;
+
+/** The built-in public client of Swagger UI's "Authorize" at /docs (a static client: never expires, nothing stored). */
+export const DOCS_CLIENT_ID = 'formwork-api-docs';
+
+export function docsClient(config: AppConfig) {
+  return {
+    client_id: DOCS_CLIENT_ID,
+    client_name: 'Formwork API docs',
+    token_endpoint_auth_method: 'none' as const,
+    grant_types: ['authorization_code'],
+    response_types: ['code' as const],
+    redirect_uris: [`${config.publicUrl}/docs/oauth2-redirect.html`],
+  };
+}

@@ -4,7 +4,7 @@ import type { DataSource } from 'typeorm';
 import { SCOPES } from '../common/access/roles';
 import type { AppConfig } from '../config/config';
 import { errorPage, PAGE_CSP, PAGE_HEADERS } from './interaction.pages';
-import { DEFAULT_RESOURCE, MAX_CLIENT_NAME_LENGTH, MAX_REGISTRATION_BYTES, OAUTH_ROUTES, resourceIdentifiers } from './oauth-config';
+import { DEFAULT_RESOURCE, docsClient, MAX_CLIENT_NAME_LENGTH, MAX_REGISTRATION_BYTES, OAUTH_ROUTES, resourceIdentifiers } from './oauth-config';
 import { pgAdapter } from './pg-adapter';
 import { sharedSecret } from './shared-secret';
 
@@ -36,7 +36,10 @@ export async function createOAuthProvider(config: AppConfig, db: DataSource): Pr
 
   const configuration: Configuration = {
     adapter: pgAdapter(db) as unknown as Configuration['adapter'],
-    clients: [], // every client is dynamically registered, and public
+    // Dynamically registered clients (public, expiring after 30 days unused), and the one built-in
+    // client of /docs: a static client of the configuration, so it exists on every instance from
+    // the start, never expires, and is not stored.
+    clients: [docsClient(config)],
     clientAuthMethods: ['none'],
     clientDefaults: {
       grant_types: ['authorization_code', 'refresh_token'],
@@ -107,6 +110,7 @@ export async function createOAuthProvider(config: AppConfig, db: DataSource): Pr
   };
   const provider = new Provider(config.publicUrl, configuration);
   provider.proxy = config.trustProxy !== false;
+  allowAppSchemes(provider);
 
   // An error of the authorization request itself (GET or POST /oauth/authorize: no PKCE, a resource
   // or scope refused, prompt=none without a session...) comes before the person has seen any
@@ -165,6 +169,38 @@ function publicRegistration(body: Record<string, unknown>, errors: typeof import
   }
   body.token_endpoint_auth_method = 'none';
   delete body.token_endpoint_auth_signing_alg; // only means something with a JWT client authentication
+}
+
+/** Schemes a redirect URI may never use: they run code or read files in the browser. */
+const UNSAFE_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'blob:', 'about:']);
+
+/**
+ * oidc-provider accepts only http(s) redirect URIs for web clients (the default application_type),
+ * and for native ones only private-use schemes with a dot (RFC 8252 §7.1). MCP clients register
+ * without an application_type and come back on their own scheme (Cursor: cursor://...), so such a
+ * URI is accepted for any client, as long as it is a scheme of its own (not javascript:, data:...)
+ * without a fragment; the rest is checked as before. The sign-in pages then allow that scheme in
+ * their form-action (interaction.pages.ts).
+ */
+function allowAppSchemes(provider: import('oidc-provider').default): void {
+  const schema = (provider.Client as unknown as { Schema: { prototype: Record<string, unknown> } }).Schema.prototype;
+  const check = schema.redirectUris as (this: { invalidate(m: string): void }, uris?: string[], label?: string) => void;
+  schema.redirectUris = function (this: { invalidate(m: string): void; redirect_uris: string[] }, uris: string[] = this.redirect_uris, label = 'redirect_uris') {
+    const own: string[] = [];
+    const rest: string[] = [];
+    for (const uri of uris) (/^[a-z][a-z0-9+.-]*:/i.test(uri) && !/^https?:/i.test(uri) ? own : rest).push(uri);
+    for (const uri of own) {
+      let url: URL | undefined;
+      try {
+        url = new URL(uri);
+      } catch {
+        url = undefined;
+      }
+      if (!url || UNSAFE_SCHEMES.has(url.protocol)) this.invalidate(`${label} must only contain web uris or an app's own scheme`);
+      else if (url.hash) this.invalidate(`${label} must not contain fragments`);
+    }
+    check.call(this, rest, label);
+  };
 }
 
 const tooLarge = (bytes: number) => `the registration is ${bytes} bytes; at most ${MAX_REGISTRATION_BYTES} are accepted`;

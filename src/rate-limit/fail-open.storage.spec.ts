@@ -15,6 +15,12 @@ class FakeShared implements SharedThrottlerStorage {
     return this.local.increment(`shared:${key}`, ttl, limit, block, name);
   }
 
+  async incrementPair(first: string, second: string, ttl: number, firstLimit: number, secondLimit: number) {
+    if (!this.up) throw new Error('connect ECONNREFUSED');
+    this.hits++;
+    return this.local.incrementPair(`shared:${first}`, `shared:${second}`, ttl, firstLimit, secondLimit);
+  }
+
   async ping() {
     this.pings++;
     if (!this.up) throw new Error('connect ECONNREFUSED');
@@ -64,6 +70,16 @@ describe('FailOpenThrottlerStorage', () => {
     expect(warn).toHaveBeenCalledTimes(1);
     expect(warn.mock.calls[0][0]).toContain('ECONNREFUSED');
     expect(storage.health()).toMatchObject({ store: 'in-process', state: 'degraded', since: '2026-05-01T12:00:00.000Z' });
+  });
+
+  it('counts both budgets of a request in one call to the shared store, and locally while it is down', async () => {
+    const pair = () => storage.incrementPair('ip', 'cred', 60_000, 5, 2);
+    expect((await pair()).second?.totalHits).toBe(1);
+    expect(shared.hits).toBe(1);
+    shared.up = false;
+    const local1 = await pair();
+    expect([local1.first.totalHits, local1.second?.totalHits]).toEqual([1, 1]); // fresh local windows
+    expect(storage.health().state).toBe('degraded');
   });
 
   it('does not make requests wait on a store it knows is down: at most one probe a second', async () => {

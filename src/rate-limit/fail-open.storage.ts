@@ -1,10 +1,8 @@
 import { Logger } from '@nestjs/common';
-import type { ThrottlerStorage } from '@nestjs/throttler';
-
-type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
+import type { BudgetStorage, PairRecord, ThrottlerStorageRecord } from './budget-storage';
 
 /** A shared store (Redis) as FailOpenThrottlerStorage needs it: hits, and a cheap liveness probe. */
-export interface SharedThrottlerStorage extends ThrottlerStorage {
+export interface SharedThrottlerStorage extends BudgetStorage {
   ping(timeoutMs: number): Promise<void>;
 }
 
@@ -23,7 +21,7 @@ export interface RateLimitStoreHealth {
  * The switch is logged both ways. While degraded, requests do not wait on Redis: a probe, at most
  * one every `probeEveryMs`, finds out when it is back.
  */
-export class FailOpenThrottlerStorage implements ThrottlerStorage {
+export class FailOpenThrottlerStorage implements BudgetStorage {
   private readonly logger = new Logger('RateLimit');
   private degradedSince: number | undefined;
   private lastProbe = 0;
@@ -31,7 +29,7 @@ export class FailOpenThrottlerStorage implements ThrottlerStorage {
 
   constructor(
     private readonly shared: SharedThrottlerStorage,
-    private readonly local: ThrottlerStorage,
+    private readonly local: BudgetStorage,
     private readonly probeEveryMs = 1_000,
     private readonly probeTimeoutMs = 500,
   ) {}
@@ -47,6 +45,19 @@ export class FailOpenThrottlerStorage implements ThrottlerStorage {
       this.probeSoon();
     }
     return this.local.increment(key, ttl, limit, blockDuration, throttlerName);
+  }
+
+  async incrementPair(firstKey: string, secondKey: string, ttl: number, firstLimit: number, secondLimit: number): Promise<PairRecord> {
+    if (this.degradedSince === undefined) {
+      try {
+        return await this.shared.incrementPair(firstKey, secondKey, ttl, firstLimit, secondLimit);
+      } catch (err) {
+        this.degrade(err);
+      }
+    } else {
+      this.probeSoon();
+    }
+    return this.local.incrementPair(firstKey, secondKey, ttl, firstLimit, secondLimit);
   }
 
   health(): RateLimitStoreHealth {

@@ -1,7 +1,6 @@
 import { OnModuleDestroy } from '@nestjs/common';
 import type { ThrottlerStorage } from '@nestjs/throttler';
-
-type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;
+import type { BudgetStorage, PairRecord, ThrottlerStorageRecord } from './budget-storage';
 
 /**
  * In-process counters behind @nestjs/throttler's storage contract: a fixed window per key, O(1) per
@@ -9,7 +8,7 @@ type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>
  * share budgets. (Throttler's own in-memory store keeps a timestamp per hit and scans them on every
  * request, which costs too much at the rates the benchmarks run.)
  */
-export class FixedWindowThrottlerStorage implements ThrottlerStorage, OnModuleDestroy {
+export class FixedWindowThrottlerStorage implements BudgetStorage, OnModuleDestroy {
   private readonly windows = new Map<string, { hits: number; resetAt: number }>();
   private readonly sweeper: NodeJS.Timeout;
 
@@ -29,6 +28,12 @@ export class FixedWindowThrottlerStorage implements ThrottlerStorage, OnModuleDe
     const timeToExpire = Math.max(1, Math.ceil((window.resetAt - now) / 1000));
     const isBlocked = window.hits > limit;
     return { totalHits: window.hits, timeToExpire, isBlocked, timeToBlockExpire: isBlocked ? timeToExpire : 0 };
+  }
+
+  async incrementPair(firstKey: string, secondKey: string, ttl: number, firstLimit: number, secondLimit: number): Promise<PairRecord> {
+    const first = await this.increment(firstKey, ttl, firstLimit, 0, '');
+    if (first.isBlocked) return { first };
+    return { first, second: await this.increment(secondKey, ttl, secondLimit, 0, '') };
   }
 
   private sweep(now = Date.now()) {

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ThrottlerStorage } from '@nestjs/throttler';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { ApiError } from '../common/errors/api-error';
+import type { BudgetStorage, ThrottlerStorageRecord } from './budget-storage';
 import { FailOpenThrottlerStorage } from './fail-open.storage';
 
 export type BudgetName = 'ip' | 'credential';
@@ -41,22 +42,33 @@ const POLICY_NAMES: Record<BudgetName, string> = { ip: 'ip', credential: 'cred' 
 @Injectable()
 export class RateLimitService {
   constructor(
-    @Inject(ThrottlerStorage) private readonly storage: ThrottlerStorage,
+    @Inject(ThrottlerStorage) private readonly storage: BudgetStorage,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /** The budget's state after this request, or undefined when budgets are turned off (RATE_LIMIT_ENABLED=false). */
   async consume(name: BudgetName, key: string): Promise<BudgetState | undefined> {
     if (!this.config.rateLimit.enabled) return undefined;
-    const limit = name === 'ip' ? this.config.rateLimit.ipPerMin : this.config.rateLimit.credentialPerMin;
-    const record = await this.storage.increment(`rl:${name}:${key}`, WINDOW_MS, limit, 0, name);
-    return {
-      name,
-      limit,
-      remaining: Math.max(0, limit - record.totalHits),
-      resetSeconds: record.timeToExpire,
-      exceeded: record.totalHits > limit,
-    };
+    const limit = this.limitOf(name);
+    return state(name, limit, await this.storage.increment(`rl:${name}:${key}`, WINDOW_MS, limit, 0, name));
+  }
+
+  /**
+   * Both budgets of an authenticated request in one call to the store (one Redis round trip): the
+   * IP's first, then the credential's only when the IP's is not exceeded, so that an IP refusal
+   * does not spend the credential's budget (it is then missing from the result). Undefined when
+   * budgets are turned off.
+   */
+  async consumeBoth(ip: string, credentialKey: string): Promise<BudgetState[] | undefined> {
+    if (!this.config.rateLimit.enabled) return undefined;
+    const [ipLimit, credentialLimit] = [this.limitOf('ip'), this.limitOf('credential')];
+    const pair = await this.storage.incrementPair(`rl:ip:${ip}`, `rl:credential:${credentialKey}`, WINDOW_MS, ipLimit, credentialLimit);
+    const ipState = state('ip', ipLimit, pair.first);
+    return pair.second ? [ipState, state('credential', credentialLimit, pair.second)] : [ipState];
+  }
+
+  private limitOf(name: BudgetName): number {
+    return name === 'ip' ? this.config.rateLimit.ipPerMin : this.config.rateLimit.credentialPerMin;
   }
 
   /**
@@ -97,6 +109,10 @@ export class RateLimitService {
       headers: { 'Retry-After': String(budget.resetSeconds) },
     });
   }
+}
+
+function state(name: BudgetName, limit: number, record: ThrottlerStorageRecord): BudgetState {
+  return { name, limit, remaining: Math.max(0, limit - record.totalHits), resetSeconds: record.timeToExpire, exceeded: record.totalHits > limit };
 }
 
 export function tighter(budgets: Array<BudgetState | undefined>): BudgetState | undefined {

@@ -3,6 +3,7 @@ import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { ERROR_CATALOG } from '../common/errors/error-catalog';
 import { SCOPES } from '../common/access/roles';
 import type { AppConfig } from '../config/config';
+import { SCOPE_WORDS } from '../oauth/oauth-config';
 import { ToolRegistry, plainSchema } from './tool-registry.service';
 
 const RATE_LIMIT_HEADERS = {
@@ -136,9 +137,30 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     )
     .setVersion('1')
     .addServer(config.publicUrl)
+    // Opaque tokens: no bearerFormat (they are not JWTs).
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: `Workspace API token (fw_...) or OAuth access token. Scopes: ${SCOPES.join(', ')}.` }, 'bearer')
+    .addOAuth2(
+      {
+        type: 'oauth2',
+        description: 'Sign in through the built-in authorization server (authorization code with PKCE S256). In this page, "Authorize" uses its built-in client.',
+        flows: {
+          authorizationCode: {
+            authorizationUrl: `${config.publicUrl}/oauth/authorize`,
+            tokenUrl: `${config.publicUrl}/oauth/token`,
+            refreshUrl: `${config.publicUrl}/oauth/token`,
+            scopes: Object.fromEntries(SCOPES.map((s) => [s, SCOPE_WORDS[s]])),
+          },
+        },
+      },
+      'oauth2',
+    )
     .build();
   const document = SwaggerModule.createDocument(app, base);
+  document.tags = [
+    { name: 'read tools', description: 'Tools that read: any plan, role viewer or higher.' },
+    { name: 'write tools', description: 'Tools that change data, in one transaction each: a Pro workspace.' },
+    { name: 'discovery', description: 'What the credential may do, and the tool list with its schemas.' },
+  ];
   const registry = app.get(ToolRegistry);
   document.components = document.components ?? {};
   document.components.schemas = { ...(document.components.schemas ?? {}), Error: ERROR_SCHEMA as never };
@@ -151,7 +173,8 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
         summary: d.title,
         description: `${d.description}\n\nNeeds scope \`${d.scope}\` and role ${d.minRole} or higher${d.write ? '; a Pro workspace' : ''}. Send \`Idempotency-Key\` to retry safely.`,
         tags: [d.write ? 'write tools' : 'read tools'],
-        security: [{ bearer: [d.scope] }],
+        // Scopes are named on the oauth2 scheme (an http scheme takes none); API tokens carry them too (see the description).
+        security: [{ bearer: [] }, { oauth2: [d.scope] }],
         parameters: [
           {
             name: 'Idempotency-Key',
@@ -187,8 +210,9 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     get: {
       operationId: 'get_workspace',
       summary: 'The workspace this credential acts on, its role, scopes and the tools it may call',
+      description: 'Who the credential is: its workspace, role, scopes and credential, and the names of the tools it may call (scope, plan and role allowing).',
       tags: ['discovery'],
-      security: [{ bearer: [] }],
+      security: [{ bearer: [] }, { oauth2: [] }],
       responses: {
         '200': {
           description: 'Workspace and access',
@@ -217,6 +241,7 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     get: {
       operationId: 'list_tools',
       summary: 'Every tool with the JSON Schema (2020-12) of its input and output',
+      description: 'Public: every tool with its title, description, input and output schemas, annotations and access rules (x-formwork). The MCP connector at /mcp lists the same tools.',
       tags: ['discovery'],
       security: [],
       responses: { '200': { description: '{ "tools": [{ "name", "title", "description", "inputSchema", "outputSchema", "annotations" }] }', headers: RATE_LIMIT_HEADERS } },

@@ -16,7 +16,7 @@ declare module 'fastify' {
  * POST /api/v1/tools/{name} runs these after authentication and the credential's budget (the
  * global guards), in this order; each reports its own refusal:
  *   ToolResolveGuard (404) -> ToolAccessGuard (403 scope, plan, role) -> ToolArgumentsGuard (400, 415)
- * then IdempotencyInterceptor and the handler. The arguments are a guard because Nest runs
+ * then IdempotencyInterceptor (calls with an Idempotency-Key only) and the handler. The arguments are a guard because Nest runs
  * interceptors before pipes, and they must be checked before an Idempotency-Key is claimed.
  */
 @Injectable()

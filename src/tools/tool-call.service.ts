@@ -17,18 +17,18 @@ export interface ToolCall {
 /**
  * The steps of one tool call, in the order the design fixes: resolve the tool (404), check scope,
  * plan and role (403), check the arguments (400), run it. The REST route runs them as guards and a
- * handler (tools.controller.ts); the MCP connector is to call the same ones. (The Idempotency-Key
+ * handler (tools.controller.ts); the MCP connector (src/mcp/) calls the same ones. (The Idempotency-Key
  * step, between the arguments and the run, is IdempotencyService.)
  */
 @Injectable()
 export class ToolCallService {
-  private readonly metadataUrl: string;
+  private readonly metadataUrl: { 'api/v1': string; mcp: string };
 
   constructor(
     private readonly registry: ToolRegistry,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
-    this.metadataUrl = resourceMetadataUrl(config);
+    this.metadataUrl = { 'api/v1': resourceMetadataUrl(config), mcp: resourceMetadataUrl(config, 'mcp') };
   }
 
   /** The tool named `name`, or 404 naming the tools there are. */
@@ -43,9 +43,17 @@ export class ToolCallService {
     return tool;
   }
 
-  /** Scope (403 insufficient_scope, with a challenge naming it), plan (403 pro_required), role (403 forbidden). */
-  authorize(principal: Principal, tool: RegisteredTool): void {
-    assertMayCall(principal, tool.requirement, this.metadataUrl);
+  /**
+   * Scope (403 insufficient_scope, with a challenge naming it and the metadata of the resource
+   * called: the tools API or the MCP connector), plan (403 pro_required), role (403 forbidden).
+   */
+  authorize(principal: Principal, tool: RegisteredTool, resource: 'api/v1' | 'mcp' = 'api/v1'): void {
+    assertMayCall(principal, tool.requirement, this.metadataUrl[resource]);
+  }
+
+  /** The scope check alone (403 insufficient_scope): MCP answers it as an HTTP status before the call runs. */
+  authorizeScope(principal: Principal, tool: RegisteredTool, resource: 'api/v1' | 'mcp' = 'api/v1'): void {
+    if (!principal.scopes.includes(tool.requirement.scope)) this.authorize(principal, tool, resource);
   }
 
   /**

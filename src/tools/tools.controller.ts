@@ -1,8 +1,10 @@
 import { Controller, Get, HttpCode, Post, Req, UseGuards, UseInterceptors } from '@nestjs/common';
+import { RouteConstraints } from '@nestjs/platform-fastify';
 import { ApiExcludeEndpoint } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import { Public } from '../auth/public.decorator';
 import { mayCall } from '../common/access/access';
+import { IDEMPOTENCY_KEY_PRESENT } from '../idempotency/idempotency-key.constraint';
 import { IdempotencyInterceptor } from '../idempotency/idempotency.interceptor';
 import { CheckedToolCall, ToolAccessGuard, ToolArgumentsGuard, ToolResolveGuard } from './tool-call.guards';
 import { ToolCall, ToolCallService } from './tool-call.service';
@@ -42,13 +44,24 @@ export class ToolsController {
   /**
    * Runs one tool. The guards resolve it, check scope, plan and role, then the arguments (see
    * tool-call.guards.ts); IdempotencyInterceptor handles an Idempotency-Key; the answer is the
-   * tool's result.
+   * tool's result. A call that carries the header is routed to callWithKey (the same route, with
+   * the interceptor); one without it skips Nest's interceptor machinery, whose cost every call
+   * would otherwise pay (idempotency-key.constraint.ts).
    */
   @Post('tools/:name')
+  @RouteConstraints(IDEMPOTENCY_KEY_PRESENT)
   @HttpCode(200)
   @ApiExcludeEndpoint()
   @UseGuards(ToolResolveGuard, ToolAccessGuard, ToolArgumentsGuard)
   @UseInterceptors(IdempotencyInterceptor)
+  callWithKey(@CheckedToolCall() call: ToolCall) {
+    return this.calls.run(call);
+  }
+
+  @Post('tools/:name')
+  @HttpCode(200)
+  @ApiExcludeEndpoint()
+  @UseGuards(ToolResolveGuard, ToolAccessGuard, ToolArgumentsGuard)
   call(@CheckedToolCall() call: ToolCall) {
     return this.calls.run(call);
   }

@@ -79,7 +79,7 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
       for (const status of ['400', '401', '403', '404', '429', '500']) {
         expect(op.responses[status].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
       }
-      expect(op.security).toEqual([{ bearer: [tool.definition.scope] }]);
+      expect(op.security).toEqual([{ bearer: [] }, { oauth2: [tool.definition.scope] }]);
     }
     const operationIds = Object.values(res.body.paths).flatMap((p) => Object.values(p as object).map((o) => (o as { operationId: string }).operationId));
     expect(new Set(operationIds).size).toBe(operationIds.length);

@@ -56,9 +56,12 @@ describe('/docs in a real browser (Debian chromium)', () => {
     await page.getByRole('button', { name: 'Authorize' }).first().click();
     const dialog = page.locator('.modal-ux');
     expect(await dialog.textContent()).toContain('Workspace API token');
+    // Beside the bearer token: OAuth through the built-in server, with its built-in client filled in.
+    expect(await dialog.textContent()).toContain('/oauth/authorize');
+    expect(await dialog.locator('input').evaluateAll((inputs) => inputs.map((i) => (i as unknown as { value: string }).value))).toContain('formwork-api-docs');
     await dialog.locator('input').first().fill(token);
-    await dialog.locator('.auth-btn-wrapper button.authorize').click();
-    await dialog.locator('.auth-btn-wrapper button.btn-done').click();
+    await dialog.getByRole('button', { name: 'Apply credentials' }).click();
+    await dialog.locator('.auth-btn-wrapper button.btn-done').first().click();
 
     await page.locator('.opblock-summary-path', { hasText: '/api/v1/tools/list_forms' }).click();
     const op = page.locator('.opblock.is-open');

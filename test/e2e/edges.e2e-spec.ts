@@ -119,9 +119,12 @@ describe('edges: deep, odd and encoded input; headers; the index; the API docs',
     const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8'));
     expect(res.body).toMatchObject({ name: 'Formwork', version: pkg.version });
     const links = res.body.links as Record<string, string>;
-    expect(Object.values(links)).toEqual(expect.arrayContaining(['/docs', '/openapi.json', '/auth.md', '/api/v1/tools']));
+    expect(Object.values(links)).toEqual(expect.arrayContaining(['/docs', '/openapi.json', '/auth.md', '/api/v1/tools', '/mcp']));
     for (const path of Object.values(links)) {
-      expect((await request(app.getHttpServer()).get(path)).status).toBeLessThan(400);
+      // The MCP endpoint takes POST only (a stateless server opens no stream for GET).
+      const { status } = await request(app.getHttpServer()).get(path);
+      if (path === '/mcp') expect(status).toBe(405);
+      else expect(status).toBeLessThan(400);
     }
   });
 

@@ -6,6 +6,7 @@ import { DataSource } from 'typeorm';
 import { AuditService } from '../../src/audit/audit.service';
 import { FormRecord } from '../../src/forms/forms.service';
 import { fingerprint } from '../../src/idempotency/canonical-json';
+import { IdempotencyInterceptor } from '../../src/idempotency/idempotency.interceptor';
 import { IdempotencyService } from '../../src/idempotency/idempotency.service';
 import { ResponsesService } from '../../src/responses/responses.service';
 import { createForm, createToken, createWorkspace, TestWorkspace } from '../factories';
@@ -38,6 +39,25 @@ describe('Idempotency-Key on tool calls', () => {
     nameBlock = form.blocks[0].id;
   });
   afterAll(() => app.close());
+
+  it('sends only keyed calls through the interceptor; a call without the header runs as it is', async () => {
+    const intercept = jest.spyOn(IdempotencyInterceptor.prototype, 'intercept');
+    try {
+      const plain = await callTool(app, editor.token, 'create_response', responseArgs('unkeyed'));
+      expect(plain.status).toBe(200);
+      expect(plain.headers['idempotency-replayed']).toBeUndefined();
+      expect(intercept).not.toHaveBeenCalled();
+      const key = randomUUID();
+      expect((await keyed(editor.token, 'create_response', responseArgs('keyed'), key)).status).toBe(200);
+      const again = await keyed(editor.token, 'create_response', responseArgs('keyed'), key);
+      expect(again.headers['idempotency-replayed']).toBe('true');
+      expect(intercept).toHaveBeenCalledTimes(2);
+      expect(await responsesNamed('unkeyed')).toBe(1);
+      expect(await responsesNamed('keyed')).toBe(1);
+    } finally {
+      intercept.mockRestore();
+    }
+  });
   afterEach(() => jest.restoreAllMocks());
 
   describe('a retry with the same key and arguments', () => {

@@ -92,7 +92,7 @@ describe('operations', () => {
       expect(res.status).toBe(204);
       expect(res.headers['access-control-allow-origin']).toBe('*');
       expect(res.headers['access-control-allow-methods']).toContain('POST');
-      expect(res.headers['access-control-allow-headers']).toBe('Authorization,Content-Type,Idempotency-Key,X-Request-Id');
+      expect(res.headers['access-control-allow-headers']).toBe('Authorization,Content-Type,Idempotency-Key,X-Request-Id,Mcp-Protocol-Version,Mcp-Session-Id,Last-Event-ID');
       expect(res.headers['ratelimit-limit']).toBeUndefined();
     });
 

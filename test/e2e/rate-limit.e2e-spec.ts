@@ -101,3 +101,53 @@ describe('rate limits per client IP', () => {
     }
   });
 });
+
+describe('the two budgets of one authenticated request', () => {
+  let app: NestFastifyApplication;
+  let ws: TestWorkspace;
+  // Behind one trusted proxy, so that each test can call from addresses of its own.
+  beforeAll(async () => {
+    app = await createTestApp({ RATE_LIMIT_CREDENTIAL_PER_MIN: '5', RATE_LIMIT_IP_PER_MIN: '3', TRUST_PROXY: '1' });
+    ws = await createWorkspace(app);
+  });
+  afterAll(() => app.close());
+
+  const from = (ip: string, token: string) => callTool(app, token, 'list_forms', {}, { 'X-Forwarded-For': ip });
+
+  it("does not spend the credential's budget on requests the IP budget refuses", async () => {
+    const { token } = await createToken(app, ws);
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await from('198.51.100.1', token)).status);
+    expect(statuses).toEqual([200, 200, 200, 429, 429, 429]);
+    // From another address the credential has 5 - 3 = 2 requests left, not 5 - 6.
+    const other = await from('198.51.100.2', token);
+    expect(other.status).toBe(200);
+    expect(other.headers['ratelimit']).toMatch(/^"ip";r=2;t=\d+, "cred";r=1;t=\d+$/);
+    expect((await from('198.51.100.2', token)).status).toBe(200);
+    expectError(await from('198.51.100.2', token), 429, 'rate_limited'); // the credential's 6th
+  });
+
+  it('lists both budgets on an authenticated answer, and the IP budget alone on an IP refusal', async () => {
+    const { token } = await createToken(app, ws);
+    const ok = await from('198.51.100.3', token);
+    expect(ok.headers['ratelimit-policy']).toBe('"ip";q=3;w=60, "cred";q=5;w=60');
+    await from('198.51.100.3', token);
+    await from('198.51.100.3', token);
+    const refused = await from('198.51.100.3', token);
+    expectError(refused, 429, 'rate_limited');
+    expect(refused.headers['ratelimit-policy']).toBe('"ip";q=3;w=60');
+    expect(refused.body.error.message).toContain('client address');
+  });
+
+  it('counts the IP budget alone for a credential that is not valid, and refuses with 429 once it is spent', async () => {
+    const bad = 'fw_not_a_real_token_at_all';
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push(await from('198.51.100.4', bad));
+    expect(answers.map((r) => r.status)).toEqual([401, 401, 401, 429]);
+    expect(answers[0].headers['ratelimit-policy']).toBe('"ip";q=3;w=60');
+    expect(answers[2].headers['ratelimit-remaining']).toBe('0');
+    expect(answers[3].headers['www-authenticate']).toBeUndefined();
+    expect(Number(answers[3].headers['retry-after'])).toBeGreaterThan(0);
+    expectError(answers[3], 429, 'rate_limited');
+  });
+});

@@ -1,9 +1,36 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { connect, Socket } from 'node:net';
 import request from 'supertest';
 import { createToken, createWorkspace } from '../factories';
-import { freePort, REDIS_URL, requireRedis, TcpRelay, waitUntil } from '../utils/cluster';
+import { freePort, randomLoopbackAddress, REDIS_URL, requireRedis, TcpRelay, waitUntil } from '../utils/cluster';
 import { createTestApp } from '../utils/create-test-app';
 import { callTool } from '../utils/http';
+
+/**
+ * Redis's MONITOR on a connection of its own (ioredis's monitor() can lose track of its replies):
+ * `onCommand` gets each command's client ("ip:port", or "lua" inside a script) and arguments.
+ */
+async function redisMonitor(onCommand: (source: string, args: string[]) => void): Promise<Socket> {
+  const { hostname, port } = new URL(REDIS_URL);
+  const socket = connect(Number(port || 6379), hostname);
+  let buffered = '';
+  await new Promise<void>((resolve, reject) => {
+    socket.once('error', reject);
+    socket.on('data', (chunk) => {
+      buffered += chunk.toString('utf8');
+      let end;
+      while ((end = buffered.indexOf('\r\n')) >= 0) {
+        const line = buffered.slice(0, end);
+        buffered = buffered.slice(end + 2);
+        if (line === '+OK') resolve();
+        const m = /^\+\d+\.\d+ \[\d+ ([^\]]+)\] (.*)$/.exec(line);
+        if (m) onCommand(m[1], [...m[2].matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((a) => a[1]));
+      }
+    });
+    socket.write('MONITOR\r\n');
+  });
+  return socket;
+}
 
 /**
  * Budgets counted in Redis, reached through a relay the test can cut: shared by instances while
@@ -78,5 +105,39 @@ describe('rate limits in Redis', () => {
     const readiness = await ready(app);
     expect(readiness.status).toBe(200);
     expect(readiness.body).toMatchObject({ status: 'degraded', checks: { redis: 'unreachable' } });
+  });
+
+  it('counts both budgets of an authenticated request in one Redis round trip, and an IP refusal spends no credential budget', async () => {
+    const app = await instance({ TRUST_PROXY: '1', RATE_LIMIT_IP_PER_MIN: '3' });
+    const { token } = await createToken(app, await createWorkspace(app));
+    // Addresses of this run only (a budget's key outlives the test by up to a minute).
+    const [ip, elsewhere] = [randomLoopbackAddress(), randomLoopbackAddress()];
+    const call = () => callTool(app, token, 'list_forms', {}, { 'X-Forwarded-For': ip });
+    await call(); // the first call also loads the scripts, and may verify the token
+    const commands: Array<{ source: string; args: string[] }> = [];
+    const monitor = await redisMonitor((source, args) => commands.push({ source, args }));
+    try {
+      const statuses = [];
+      for (let i = 0; i < 4; i++) statuses.push((await call()).status);
+      await new Promise((resolve) => setTimeout(resolve, 200)); // the last commands reached the monitor
+      expect(statuses).toEqual([200, 200, 429, 429]); // the IP's 3rd request was the last within its budget
+      // Everything this instance's connection sent (found by its keys; MONITOR also shows the
+      // commands the script runs, from "lua"): one script per request.
+      const ours = commands.filter((c) => c.source !== 'lua' && c.args.some((a) => a.includes(`rl:ip:${ip}`)));
+      const sources = new Set(ours.map((c) => c.source));
+      expect(sources.size).toBe(1);
+      const sent = commands.filter((c) => sources.has(c.source));
+      expect(sent).toHaveLength(4);
+      for (const c of sent) {
+        expect(c.args[0].toLowerCase()).toBe('evalsha');
+        expect(c.args.slice(2, 5)).toEqual(['2', `formwork:rl:ip:${ip}`, expect.stringMatching(/^formwork:rl:credential:/)]);
+      }
+    } finally {
+      monitor.destroy();
+    }
+    // The two IP refusals left the credential at 3 of 5 spent.
+    const fromElsewhere = await callTool(app, token, 'list_forms', {}, { 'X-Forwarded-For': elsewhere });
+    expect(fromElsewhere.status).toBe(200);
+    expect(fromElsewhere.headers['ratelimit']).toMatch(/"cred";r=1;/); // 5 - (3 + this one)
   });
 });

@@ -1,3 +1,5 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -166,6 +168,31 @@ describe('two instances behind nginx, sharing PostgreSQL and Redis', () => {
       const replay = await callToolAt(port, token, 'create_response', args, { headers: { 'Idempotency-Key': key } });
       expect(replay.headers['idempotency-replayed']).toBe('true');
       expect(replay.text).toBe(firsts[0].text);
+    }
+  });
+
+  it('serves an MCP client on any instance: initialize on one, tools/call on the other, and the SDK client through nginx', async () => {
+    const { token } = await createToken(setup, ws, { role: 'viewer' });
+    const mcp = (port: number, message: unknown, headers: Record<string, string> = {}) =>
+      httpRequest(port, '/mcp', { body: message, headers: { Authorization: `Bearer ${token}`, Accept: 'application/json, text/event-stream', ...headers } });
+    const init = await mcp(a.port, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    expect(init.status).toBe(200);
+    expect(init.json.result.protocolVersion).toBe('2025-11-25');
+    expect(init.headers['mcp-session-id']).toBeUndefined();
+    const call = await mcp(b.port, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get_form', arguments: { publicId: form.publicId } } }, { 'MCP-Protocol-Version': '2025-11-25' });
+    expect(call.status).toBe(200);
+    expect(call.json.result.structuredContent.publicId).toBe(form.publicId);
+
+    // The SDK's own client through nginx, which spreads its requests over both instances.
+    const client = new Client({ name: 'scale-out', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${nginx.port}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+    try {
+      for (let i = 0; i < 4; i++) {
+        const result = await client.callTool({ name: 'get_form', arguments: { publicId: form.publicId } });
+        expect((result.structuredContent as { publicId: string }).publicId).toBe(form.publicId);
+      }
+    } finally {
+      await client.close();
     }
   });
 

@@ -58,6 +58,11 @@ export const ERROR_CATALOG = {
     message: 'Not found.',
     hint: 'Check the identifier; GET /api/v1/tools lists the tools and list_forms the forms you can see.',
   },
+  origin_not_allowed: {
+    status: 403,
+    message: 'Requests from this web origin are not allowed on /mcp.',
+    hint: 'Call /mcp from a client without an Origin header, or ask the operator to add the origin to MCP_ALLOWED_ORIGINS.',
+  },
   method_not_allowed: {
     status: 405,
     message: 'This method is not allowed on this path.',
