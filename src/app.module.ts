@@ -21,6 +21,8 @@ import { OAuthTokenVerifier } from './oauth/oauth-token.verifier';
 import { RespondentModule } from './respondent/respondent.module';
 import { ResponseSequencerWorker } from './responses/response-sequencer';
 import { ResponsesModule } from './responses/responses.module';
+import { SessionsModule } from './settings/sessions.module';
+import { SettingsModule } from './settings/settings.module';
 import { TokensModule } from './tokens/tokens.module';
 import { TokensService } from './tokens/tokens.service';
 import { ToolsModule } from './tools/tools.module';
@@ -51,6 +53,8 @@ export class AppModule {
         RespondentModule,
         WebhooksModule,
         OAuthModule,
+        SessionsModule,
+        SettingsModule,
         DemoModule,
         HealthModule,
         IndexModule,

@@ -6,7 +6,7 @@ import { configureServer } from './common/http-server';
 import { createLog, NestLog } from './common/logging';
 import { DataSource } from 'typeorm';
 import { createApp } from './app';
-import { ConfigError, demoOnFirstStart, loadConfig } from './config/config';
+import { ConfigError, demoOnFirstStart, demoSignInOnFirstStart, loadConfig } from './config/config';
 import { openDatabase } from './database/database-url';
 import { runMigrations } from './database/migrate';
 import { DemoService } from './demo/demo.service';
@@ -55,6 +55,9 @@ async function main() {
 
   if (demoOnFirstStart(config, database.embedded) && (await app.get(WorkspacesService).isEmpty())) {
     const demo = await app.get(DemoService).create();
+    // A password for the demo owner, so a newcomer can sign in to the settings at once: only on
+    // the embedded database and never in production (a shared database gets no known password).
+    const signIn = demoSignInOnFirstStart(config, database.embedded) ? await app.get(DemoService).ownerPassword() : undefined;
     // Printed to the terminal (not the logger), once, on a first start outside production.
     process.stdout.write(
       [
@@ -63,6 +66,7 @@ async function main() {
         `  token: ${demo.token}`,
         '  try:',
         `    curl -s -X POST ${config.publicUrl}/api/v1/tools/list_forms -H "Authorization: Bearer ${demo.token}" -H "Content-Type: application/json" -d '{}'`,
+        ...(signIn ? ['  settings (API tokens, members, connected apps):', `    ${config.publicUrl}/settings`, `    email: ${signIn.email}`, `    password: ${signIn.password}`] : []),
         '',
       ].join('\n') + '\n',
     );

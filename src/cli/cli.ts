@@ -8,6 +8,8 @@ import { AuditModule } from '../audit/audit.module';
 import { Plan, Role, Scope } from '../common/access/roles';
 import { ApiError } from '../common/errors/api-error';
 import { AppConfig, ConfigError, loadConfig } from '../config/config';
+import { SessionsModule } from '../settings/sessions.module';
+import { PASSWORD_LINK_HOURS, SessionsService } from '../settings/sessions.service';
 import { ConfigModule } from '../config/config.module';
 import { checkDatabaseReachable, DatabaseUnreachableError, openDatabase } from '../database/database-url';
 import { runMigrations } from '../database/migrate';
@@ -65,6 +67,7 @@ export interface CliInput {
 /** What a command may use once its options are valid and the database answers. */
 interface RunContext {
   url: string;
+  config: AppConfig;
   input: CliInput;
   /** A service from the Nest application context, created on first use (migrate needs none). */
   get<T>(type: Type<T>): Promise<T>;
@@ -130,7 +133,12 @@ const COMMANDS = [
     async run(a, c) {
       const { workspace, owner } = await (await c.get(WorkspacesService)).create({ name: a.name, slug: a.slug, plan: a.plan as Plan, ownerEmail: a['owner-email'] });
       const view = WorkspacesService.view(workspace);
-      return { json: { workspace: view, owner: { id: owner.id, email: owner.email, role: 'owner' } }, text: `Created workspace ${view.slug} (${view.plan}), owner ${owner.email}` };
+      // A new person has no password: a one-time link lets them set one (Formwork sends no email).
+      const link = owner.passwordHash ? null : `${c.config.publicUrl}/settings/set-password/${await (await c.get(SessionsService)).passwordLink(owner.id)}`;
+      return {
+        json: { workspace: view, owner: { id: owner.id, email: owner.email, role: 'owner' }, setPasswordLink: link },
+        text: `Created workspace ${view.slug} (${view.plan}), owner ${owner.email}${link ? `\nGive the owner this link to set their password (works once, within ${PASSWORD_LINK_HOURS} hours):\n  ${link}` : ''}`,
+      };
     },
   }),
   command({
@@ -448,7 +456,7 @@ async function execute(spec: CommandSpec<unknown>, args: unknown, config: AppCon
     return ctx.get(type);
   };
   try {
-    return await spec.run(args, { url, input, get });
+    return await spec.run(args, { url, config, input, get });
   } finally {
     await ctx?.close();
   }
@@ -456,7 +464,7 @@ async function execute(spec: CommandSpec<unknown>, args: unknown, config: AppCon
 
 function cliModule(config: AppConfig, options: DataSourceOptions): Type<unknown> {
   // The database already answered (checkDatabaseReachable): fail at once rather than retry for 27 s.
-  @Module({ imports: [ConfigModule.forConfig(config), TypeOrmModule.forRoot({ ...options, retryAttempts: 0 }), AuditModule, WorkspacesModule, TokensModule, DemoModule, OAuthModule] })
+  @Module({ imports: [ConfigModule.forConfig(config), TypeOrmModule.forRoot({ ...options, retryAttempts: 0 }), AuditModule, WorkspacesModule, TokensModule, DemoModule, OAuthModule, SessionsModule] })
   class CliModule {}
   return CliModule;
 }

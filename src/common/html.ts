@@ -24,15 +24,27 @@ const STYLE = `
   .summary { border: 2px solid #b00020; padding: 1rem; margin-bottom: 1.5rem; border-radius: 4px; }
   button { font: inherit; padding: .6rem 1.4rem; border: 0; border-radius: 4px; background: #2b59c3; color: #fff; cursor: pointer; }
   .statement { font-size: 1.1rem; }
-  .secondary { background: #e6e8ee; color: #1d2330; } .actions { display: flex; gap: .75rem; } form.inline { display: inline; }`;
+  .secondary { background: #e6e8ee; color: #1d2330; } .actions { display: flex; gap: .75rem; } form.inline { display: inline; }
+  .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+  main.wide { max-width: 64rem; } .actions a.cancel { align-self: center; } .danger { background: #b00020; }
+  nav.top { display: flex; flex-wrap: wrap; gap: .25rem 1rem; align-items: center; border-bottom: 1px solid #e6e8ee; padding-bottom: .75rem; margin-bottom: 1.5rem; }
+  nav.top .who { margin-left: auto; color: #4a5263; } nav.top a[aria-current=page] { font-weight: 700; text-decoration: none; color: #1d2330; }
+  table { border-collapse: collapse; width: 100%; margin-bottom: 1.5rem; font-size: .95rem; } th, td { text-align: left; padding: .4rem .5rem; border-bottom: 1px solid #e6e8ee; vertical-align: top; }
+  th { font-weight: 600; } td select { width: auto; } td button { padding: .3rem .8rem; } code, .secret { font-family: ui-monospace, monospace; word-break: break-all; }
+  .secret { display: block; background: #f0f3fa; padding: .75rem; border-radius: 4px; margin: .5rem 0; }
+  .notice { border: 2px solid #2b7a3d; padding: 1rem; margin-bottom: 1.5rem; border-radius: 4px; }
+  a:focus, button:focus, input:focus, select:focus, textarea:focus, .summary:focus { outline: 3px solid #2b59c3; outline-offset: 2px; }`;
 
-/** A whole page: inline styles only (the pages send a CSP that allows nothing else). */
-export function page(title: string, body: string): string {
+/**
+ * A whole page: inline styles only (the pages send a CSP that allows nothing else but, on the
+ * settings pages, the one script file of the service's own origin that `script` names).
+ */
+export function page(title: string, body: string, opts: { script?: string; wide?: boolean } = {}): string {
   return `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${esc(title)}</title><style>${STYLE}</style></head>
-<body><main>
+<title>${esc(title)}</title><style>${STYLE}</style>${opts.script ? `<script src="${esc(opts.script)}" defer></script>` : ''}</head>
+<body><main${opts.wide ? ' class="wide"' : ''}>
 ${body}
 </main></body>
 </html>`;

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { demoOnFirstStart, ConfigError, loadConfig, projectRoot } from './config';
+import { demoOnFirstStart, demoSignInOnFirstStart, ConfigError, loadConfig, projectRoot } from './config';
 
 /** The ConfigError loadConfig throws for `env` (fails the test when it does not throw one). */
 function configError(env: NodeJS.ProcessEnv): ConfigError {
@@ -43,6 +43,13 @@ describe('loadConfig', () => {
       expect(config.production).toBe(false);
       expect(demoOnFirstStart(config, true)).toBe(true);
       expect(demoOnFirstStart(config, false)).toBe(false);
+    });
+
+    it('prints a demo sign-in (settings URL, email, password) only on the embedded database, never in production', () => {
+      expect(demoSignInOnFirstStart(config, true)).toBe(true);
+      expect(demoSignInOnFirstStart(config, false)).toBe(false);
+      const production = loadConfig({ NODE_ENV: 'production', PUBLIC_URL: 'http://formwork.example', BOOTSTRAP_DEMO: 'true' });
+      expect(demoSignInOnFirstStart(production, true)).toBe(false);
     });
 
     it('reads nothing from process.env when given its own env', () => {

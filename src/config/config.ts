@@ -249,6 +249,11 @@ export function demoOnFirstStart(config: Pick<AppConfig, 'bootstrapDemo'>, embed
   return config.bootstrapDemo === 'always' || (config.bootstrapDemo === 'embedded' && embedded);
 }
 
+/** Whether the first start also prints the demo owner's email and a generated password: embedded database, never production. */
+export function demoSignInOnFirstStart(config: Pick<AppConfig, 'production'>, embedded: boolean): boolean {
+  return embedded && !config.production;
+}
+
 export const APP_CONFIG = Symbol('APP_CONFIG');
 
 /**

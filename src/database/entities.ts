@@ -6,6 +6,9 @@ import { LoginFailureEntity } from '../oauth/entities/login-failure.entity';
 import { OAuthGrantEntity } from '../oauth/entities/oauth-grant.entity';
 import { OAuthModelEntity } from '../oauth/entities/oauth-model.entity';
 import { OAuthSecretEntity } from '../oauth/entities/oauth-secret.entity';
+import { PasswordLinkEntity } from '../settings/entities/password-link.entity';
+import { SettingsOnceEntity } from '../settings/entities/settings-once.entity';
+import { SettingsSessionEntity } from '../settings/entities/settings-session.entity';
 import { ResponseEntity } from '../responses/entities/response.entity';
 import { AnswerCountEntity, BlockStatsEntity, ResponseBucketEntity, ResponseCounterEntity } from '../responses/entities/response-stats.entity';
 import { ApiTokenEntity } from '../tokens/entities/api-token.entity';
@@ -17,4 +20,4 @@ import { WebhookDeliveryEntity } from '../webhooks/entities/webhook-delivery.ent
 import { WebhookEndpointEntity } from '../webhooks/entities/webhook-endpoint.entity';
 
 /** Every entity, for the one DataSource the app, the CLI and the tests share. */
-export const ENTITIES = [WorkspaceEntity, UserEntity, MembershipEntity, ApiTokenEntity, FormEntity, BlockEntity, ResponseEntity, AuditEventEntity, IdempotencyKeyEntity, ResponseCounterEntity, ResponseBucketEntity, BlockStatsEntity, AnswerCountEntity, OAuthModelEntity, OAuthGrantEntity, OAuthSecretEntity, LoginFailureEntity, WebhookEndpointEntity, WebhookDeliveryEntity, WebhookAttemptEntity];
+export const ENTITIES = [WorkspaceEntity, UserEntity, MembershipEntity, ApiTokenEntity, FormEntity, BlockEntity, ResponseEntity, AuditEventEntity, IdempotencyKeyEntity, ResponseCounterEntity, ResponseBucketEntity, BlockStatsEntity, AnswerCountEntity, OAuthModelEntity, OAuthGrantEntity, OAuthSecretEntity, LoginFailureEntity, WebhookEndpointEntity, WebhookDeliveryEntity, WebhookAttemptEntity, SettingsSessionEntity, SettingsOnceEntity, PasswordLinkEntity];

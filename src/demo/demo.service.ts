@@ -1,4 +1,6 @@
 import { Injectable } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import { OAuthService } from '../oauth/oauth.service';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { BlockInput } from '../forms/blocks';
@@ -10,6 +12,7 @@ import { WorkspaceEntity } from '../workspaces/entities/workspace.entity';
 import { WorkspacesService } from '../workspaces/workspaces.service';
 
 export const DEMO_SLUG = 'demo';
+export const DEMO_OWNER_EMAIL = 'owner@demo.formwork.local';
 
 const FEEDBACK_BLOCKS: BlockInput[] = [
   { type: 'statement', title: 'Thanks for trying Formwork! Two minutes, eight questions.' },
@@ -36,6 +39,7 @@ export class DemoService {
     private readonly forms: FormsService,
     private readonly responses: ResponsesService,
     private readonly sequencer: ResponseSequencer,
+    private readonly oauth: OAuthService,
   ) {}
 
   async create(): Promise<{ workspace: { id: string; slug: string; name: string; plan: string }; token: string; tokenId: string; forms: string[]; created: boolean }> {
@@ -43,7 +47,7 @@ export class DemoService {
     let formIds: string[] = [];
     let workspace = existing;
     if (!workspace) {
-      workspace = (await this.workspaces.create({ name: 'Demo workspace', slug: DEMO_SLUG, plan: 'pro', ownerEmail: 'owner@demo.formwork.local' })).workspace;
+      workspace = (await this.workspaces.create({ name: 'Demo workspace', slug: DEMO_SLUG, plan: 'pro', ownerEmail: DEMO_OWNER_EMAIL })).workspace;
       formIds = await this.seedForms(workspace.id);
     } else {
       formIds = (await this.forms.list(workspace.id, { limit: 200, offset: 0 })).forms.map((f) => f.publicId);
@@ -56,6 +60,13 @@ export class DemoService {
       forms: formIds,
       created: !existing,
     };
+  }
+
+  /** Gives the demo owner a new random password (to print once) and returns it. */
+  async ownerPassword(): Promise<{ email: string; password: string }> {
+    const password = randomBytes(15).toString('base64url');
+    await this.oauth.setPassword(DEMO_OWNER_EMAIL, password);
+    return { email: DEMO_OWNER_EMAIL, password };
   }
 
   private async seedForms(workspaceId: string): Promise<string[]> {

@@ -1,8 +1,10 @@
-import { Controller, Get, Param, Post, Req, Res } from '@nestjs/common';
+import { Controller, Get, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply as Response, FastifyRequest as Request } from 'fastify';
 import { formPost } from '../common/http/body';
+import { APP_CONFIG, AppConfig } from '../config/config';
+import { cookieHeader, readCookie, SESSION_ABSOLUTE_HOURS, SESSION_COOKIE, SessionsService } from '../settings/sessions.service';
 import { Public } from '../auth/public.decorator';
 import { isScope } from '../common/access/roles';
 import { consentPage, errorPage, PAGE_HEADERS, pageHeadersFor, signInPage } from './interaction.pages';
@@ -26,12 +28,19 @@ export class InteractionController {
   constructor(
     private readonly ref: OAuthProviderRef,
     private readonly oauth: OAuthService,
+    private readonly sessions: SessionsService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   @Get()
   async show(@Param('uid') uid: string, @Req() req: Request, @Res() res: Response) {
     const details = await this.details(uid, req, res);
     if (!details) return;
+    // One sign-in serves both: a person signed in to the settings skips this sign-in.
+    if (details.prompt.name === 'login') {
+      const session = await this.sessions.find(readCookie(req.headers.cookie, SESSION_COOKIE));
+      if (session) return this.provider.interactionFinished(req.raw, res.raw, { login: { accountId: session.userId } }, { mergeWithLastSubmission: false });
+    }
     return this.render(res, 200, details);
   }
 
@@ -50,6 +59,9 @@ export class InteractionController {
         ? this.render(res, 429, details, { email, error: `Too many attempts for this email: try again in ${result.minutes} minute(s).` })
         : this.render(res, 401, details, { email, error: 'Email or password is wrong.' });
     }
+    // ... and signs in to the settings too (a new session id: rotated at every sign-in).
+    const cookie = await this.sessions.start(result.userId, readCookie(req.headers.cookie, SESSION_COOKIE));
+    res.raw.setHeader('Set-Cookie', cookieHeader(SESSION_COOKIE, cookie, { secure: this.config.publicUrl.startsWith('https://'), maxAgeSeconds: SESSION_ABSOLUTE_HOURS * 3600 }));
     await this.provider.interactionFinished(req.raw, res.raw, { login: { accountId: result.userId } }, { mergeWithLastSubmission: false });
   }
 

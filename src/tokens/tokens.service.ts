@@ -1,6 +1,6 @@
 import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { CREDENTIAL_CACHE_MS, CredentialVerifier, VerifyResult } from '../auth/credential-verifier';
 import { Principal } from '../common/access/principal';
 import { isRole, Plan, Role, roleAtLeast, Scope, SCOPES, weakerRole } from '../common/access/roles';
@@ -63,8 +63,8 @@ export class TokensService implements CredentialVerifier, BeforeApplicationShutd
     private readonly workspaces: WorkspacesService,
   ) {}
 
-  /** Creates a token and returns its secret: the only time it is ever shown. */
-  async create(input: CreateTokenInput): Promise<{ token: string; view: TokenView }> {
+  /** Creates a token and returns its secret: the only time it is ever shown. `manager`: a caller's transaction (with its audit record). */
+  async create(input: CreateTokenInput, manager: EntityManager = this.db.manager): Promise<{ token: string; view: TokenView }> {
     const workspace = await this.workspaces.requireBySlug(input.workspaceSlug);
     let role: Role = input.role ?? 'editor';
     if (input.creatorUserId) {
@@ -80,7 +80,7 @@ export class TokensService implements CredentialVerifier, BeforeApplicationShutd
       }
     }
     const token = generateToken();
-    const entity = await this.db.getRepository(ApiTokenEntity).save({
+    const entity = await manager.getRepository(ApiTokenEntity).save({
       workspaceId: workspace.id,
       name: input.name,
       tokenHash: hashToken(token),
@@ -100,8 +100,8 @@ export class TokensService implements CredentialVerifier, BeforeApplicationShutd
   }
 
   /** Revokes a token; every instance refuses it within CREDENTIAL_CACHE_MS. Idempotent. */
-  async revoke(id: string): Promise<TokenView> {
-    const repo = this.db.getRepository(ApiTokenEntity);
+  async revoke(id: string, manager: EntityManager = this.db.manager): Promise<TokenView> {
+    const repo = manager.getRepository(ApiTokenEntity);
     const token = /^[0-9a-f-]{36}$/i.test(id) ? await repo.findOneBy({ id }) : null;
     if (!token) throw new ApiError('not_found', { message: `No API token with the id "${id}".`, hint: '`token list --workspace S` shows the ids.' });
     if (!token.revokedAt) {

@@ -63,6 +63,8 @@ describe('admin CLI', () => {
     expect(ws.stdout.trim().split('\n')).toHaveLength(1);
     expect(ws.json.workspace).toMatchObject({ slug, name: 'Acme', plan: 'pro' });
     expect(ws.json.owner).toMatchObject({ email: 'boss@acme.test', role: 'owner' });
+    // The new owner has no password: a one-time link to set it, for the settings pages.
+    expect(ws.json.setPasswordLink).toMatch(/^http:\/\/localhost:\d+\/settings\/set-password\/[A-Za-z0-9_-]{43}$/);
 
     const member = await cli('member', 'add', '--workspace', slug, '--email', 'ed@acme.test', '--role', 'editor', '--json');
     expect(member.code).toBe(0);

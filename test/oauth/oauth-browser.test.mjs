@@ -123,6 +123,53 @@ describe('sign-in and consent in a real browser (Debian chromium)', { timeout: 1
     );
   });
 
+  test('one sign-in serves the settings and the consent page; disconnecting in the settings stops the token; signing out ends both', async () => {
+    const { as, resource } = await discover(instance.base);
+    const client = await registerClient(as, { redirectUri, name: 'Settings test app' });
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    try {
+      await page.goto(`${instance.base}/settings`);
+      await page.getByLabel('Email').fill(OWNER);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('heading', { name: 'Your workspaces' }).waitFor();
+
+      // Signed in to the settings: the authorization goes straight to the consent page.
+      const request = await authorizationUrl(as, client, { redirectUri, scopes: ['forms:read'], resource });
+      await page.goto(request.url.href);
+      await page.getByRole('button', { name: 'Allow' }).waitFor();
+      await page.locator('input[type="radio"][name="workspace"][value="acme"]').check();
+      const before = callbacks.length;
+      await page.getByRole('button', { name: 'Allow' }).click();
+      await page.waitForURL((url) => url.href.startsWith(redirectUri));
+      const tokens = await exchangeCode(as, client, { ...request, callback: callbacks[before] }, { redirectUri, resource });
+      assert.equal((await api(instance.base, tokens.access_token, 'GET', '/api/v1')).status, 200);
+
+      // The app is listed in the settings; Disconnect stops its token within 5 seconds.
+      await page.goto(`${instance.base}/settings/w/acme/apps`);
+      await page.getByRole('cell', { name: 'Settings test app', exact: true }).waitFor();
+      await page.getByRole('button', { name: /Disconnect/ }).click();
+      await page.getByText('No connected apps.').waitFor();
+      let status = 0;
+      for (const end = Date.now() + 5000; Date.now() < end; await new Promise((r) => setTimeout(r, 250))) {
+        status = (await api(instance.base, tokens.access_token, 'GET', '/api/v1')).status;
+        if (status === 401) break;
+      }
+      assert.equal(status, 401);
+
+      // Sign out: the next authorization asks to sign in again.
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByRole('heading', { name: 'Sign in to Formwork' }).waitFor();
+      const again = await authorizationUrl(as, client, { redirectUri, scopes: ['forms:read'], resource });
+      await page.goto(again.url.href);
+      await page.getByRole('button', { name: 'Sign in' }).waitFor();
+      assert.ok(await page.getByLabel('Password').isVisible());
+    } finally {
+      await context.close();
+    }
+  });
+
   test('response_mode=form_post: the auto-submitting page runs under the strict CSP and posts the code to the client', async () => {
     const { as, resource } = await discover(instance.base);
     const client = await registerClient(as, { redirectUri, name: 'Form post app' });

@@ -33,6 +33,10 @@ export class AuditEventEntity {
   @Column({ type: 'timestamptz', default: () => 'now()' })
   at: Date;
 
+  /** The request that made the change (X-Request-Id), to match it with the logs. */
+  @Column({ name: 'request_id', type: 'text', nullable: true })
+  requestId: string | null;
+
   /** Small facts about the change (e.g. the new version, answers discarded). */
   @Column({ type: 'jsonb', default: () => "'{}'" })
   details: Record<string, unknown>;

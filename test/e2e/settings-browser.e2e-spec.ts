@@ -1,0 +1,227 @@
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { existsSync, mkdirSync } from 'node:fs';
+import { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { Browser, chromium, Page } from 'playwright-core';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { OAuthService } from '../../src/oauth/oauth.service';
+import { WorkspacesService } from '../../src/workspaces/workspaces.service';
+import { createWorkspace, TestWorkspace } from '../factories';
+import { createTestApp } from '../utils/create-test-app';
+
+const CHROMIUM = '/usr/bin/chromium';
+jest.setTimeout(120_000); // a browser on a shared, slow machine
+const PASSWORD = 'correct horse battery staple';
+const RESULTS = join(__dirname, '..', '..', 'test-results'); // git-ignored
+
+/** Waits until `check` holds, polling (the 5-second promise of revocation is a bound, not a timing under test). */
+async function eventually(check: () => Promise<boolean>, ms = 8000): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return check();
+}
+
+describe('workspace settings in a real browser (Debian chromium)', () => {
+  let app: NestFastifyApplication;
+  let browser: Browser;
+  let base: string;
+  let ws: TestWorkspace;
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`This test drives Debian's Chromium at ${CHROMIUM}, which is missing: install it with "apt-get install -y chromium".`);
+    mkdirSync(RESULTS, { recursive: true });
+    app = await createTestApp();
+    await app.listen(0, '127.0.0.1');
+    base = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    });
+    ws = await createWorkspace(app, 'pro');
+    await app.get(OAuthService).setPassword(`owner-${ws.slug}@example.com`, PASSWORD);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+  });
+
+  async function member(role: 'viewer' | 'editor' | 'admin' | 'owner') {
+    const email = `${role}-${randomBytes(4).toString('hex')}@example.com`;
+    const { user } = await app.get(WorkspacesService).addMember(ws.slug, email, role);
+    await app.get(OAuthService).setPassword(email, PASSWORD);
+    return { email, id: user.id };
+  }
+
+  async function signIn(email: string, path = '/settings'): Promise<Page> {
+    const page = await (await browser.newContext()).newPage();
+    await page.goto(`${base}${path}`);
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForLoadState();
+    return page;
+  }
+  const shot = (page: Page, name: string) => page.screenshot({ path: join(RESULTS, `settings-${name}.png`), fullPage: true });
+  const me = (token: string) => request(app.getHttpServer()).get('/api/v1').set('Authorization', `Bearer ${token}`);
+
+  it('an owner signs in, creates a viewer token shown once, uses it, and revokes it', async () => {
+    const page = await (await browser.newContext()).newPage();
+    const res = await page.goto(`${base}/settings/w/${ws.slug}/tokens`);
+    expect(page.url()).toContain('/settings/sign-in?next=');
+    expect(res!.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(res!.headers()['content-security-policy']).not.toContain('unsafe-inline\'; script');
+    await shot(page, 'sign-in');
+    // A wrong password: the error next to the field and in the focused summary.
+    await page.getByLabel('Email').fill(`owner-${ws.slug}@example.com`);
+    await page.getByLabel('Password').fill('not the password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').waitFor();
+    expect(await page.evaluate('document.activeElement.id')).toBe('errors');
+    await shot(page, 'sign-in-error');
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'API tokens' }).waitFor();
+    expect(new URL(page.url()).pathname).toBe(`/settings/w/${ws.slug}/tokens`); // back where they were going
+
+    await page.getByLabel('Name').fill('Nightly export');
+    await page.getByLabel('Role').selectOption('viewer');
+    await page.getByLabel('forms:read').check();
+    await page.getByRole('button', { name: 'Create token' }).click();
+    await page.getByRole('heading', { name: 'Token created' }).waitFor();
+    const secret = (await page.locator('#secret').textContent())!.trim();
+    expect(await page.getByRole('button', { name: 'Copy' }).isVisible()).toBe(true); // the script file ran
+    await shot(page, 'token-created');
+    expect((await me(secret)).status).toBe(200);
+    expect((await me(secret)).body).toMatchObject({ role: 'viewer', scopes: ['forms:read'] });
+
+    // Reloading never shows it again, and going back does not re-create the token.
+    const reload = await page.reload();
+    expect(reload!.headers()['cache-control']).toBe('no-store');
+    expect(await page.content()).not.toContain(secret);
+    await page.getByRole('heading', { name: 'Secret no longer shown' }).waitFor();
+    const db = app.get(DataSource);
+    const count = async () => (await db.query('SELECT count(*)::int AS n FROM api_tokens WHERE workspace_id = $1', [ws.id]))[0].n;
+    expect(await count()).toBe(1);
+
+    await page.goto(`${base}/settings/w/${ws.slug}/tokens`);
+    await shot(page, 'tokens');
+    expect(await page.locator('tbody tr').count()).toBe(1);
+    expect(await page.locator('tbody').textContent()).toContain(`owner-${ws.slug}@example.com`);
+    await page.getByRole('link', { name: /Revoke/ }).click();
+    await shot(page, 'token-revoke-confirm');
+    await page.getByRole('button', { name: 'Revoke' }).click();
+    await page.getByRole('heading', { name: 'API tokens' }).waitFor();
+    expect(await eventually(async () => (await me(secret)).status === 401, 5000)).toBe(true);
+
+    // Audit log: the settings actions, newest first, by the person.
+    await page.goto(`${base}/settings/w/${ws.slug}/audit`);
+    await shot(page, 'audit');
+    const actions = await page.locator('tbody tr td:nth-child(3)').allTextContents();
+    expect(actions.slice(0, 2)).toEqual(['token.revoke', 'token.create']);
+
+    // Sign out ends the session: the settings ask to sign in again.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.goto(`${base}/settings/w/${ws.slug}/tokens`);
+    expect(page.url()).toContain('/settings/sign-in');
+  });
+
+  it('a re-submitted token form creates nothing', async () => {
+    const page = await signIn(`owner-${ws.slug}@example.com`, `/settings/w/${ws.slug}/tokens`);
+    const db = app.get(DataSource);
+    const before = (await db.query('SELECT count(*)::int AS n FROM api_tokens WHERE workspace_id = $1', [ws.id]))[0].n;
+    const form = page.locator('form[action$="/tokens"]');
+    const fields = Object.fromEntries(
+      await form.locator('input[type=hidden]').evaluateAll((els) => (els as unknown as Array<{ name: string; value: string }>).map((e) => [e.name, e.value])),
+    ) as Record<string, string>;
+    const post = () => page.request.post(`${base}/settings/w/${ws.slug}/tokens`, { form: { ...fields, name: 'Twice', role: 'viewer', scopes: 'forms:read', expiry: '30' }, maxRedirects: 0 });
+    expect((await post()).status()).toBe(303);
+    expect((await post()).status()).toBe(303);
+    expect((await db.query('SELECT count(*)::int AS n FROM api_tokens WHERE workspace_id = $1', [ws.id]))[0].n).toBe(before + 1);
+  });
+
+  it('an admin cannot create an owner-role token; a viewer gets a 403 page for tokens', async () => {
+    const admin = await member('admin');
+    const page = await signIn(admin.email, `/settings/w/${ws.slug}/tokens`);
+    expect(await page.getByLabel('Role').locator('option').allTextContents()).not.toContain(expect.stringContaining('owner'));
+    const csrf = await page.locator('input[name=csrf]').first().inputValue();
+    const nonce = await page.locator('input[name=nonce]').inputValue();
+    const forged = await page.request.post(`${base}/settings/w/${ws.slug}/tokens`, { form: { csrf, nonce, name: 'Sneaky', role: 'owner', scopes: 'forms:read', expiry: '30' }, maxRedirects: 0 });
+    expect(forged.status()).toBe(403);
+    expect((await app.get(DataSource).query(`SELECT count(*)::int AS n FROM api_tokens WHERE name = 'Sneaky'`))[0].n).toBe(0);
+
+    const viewer = await member('viewer');
+    const vpage = await signIn(viewer.email);
+    const res = await vpage.goto(`${base}/settings/w/${ws.slug}/tokens`);
+    expect(res!.status()).toBe(403);
+    await vpage.getByRole('heading', { name: 'Not allowed' }).waitFor();
+    await shot(vpage, 'forbidden');
+    await vpage.goto(`${base}/settings`);
+    await shot(vpage, 'home');
+  });
+
+  it('a new member follows the one-time link, sets a password and signs in', async () => {
+    const page = await signIn(`owner-${ws.slug}@example.com`, `/settings/w/${ws.slug}/members`);
+    const email = `new-${randomBytes(4).toString('hex')}@example.com`;
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Role', { exact: true }).selectOption('editor');
+    await page.getByRole('button', { name: 'Add member' }).click();
+    await page.getByRole('heading', { name: 'Set-password link' }).waitFor();
+    const link = (await page.locator('#secret').textContent())!.trim().replace('http://formwork.test', base);
+    await shot(page, 'member-link');
+    await page.goto(`${base}/settings/w/${ws.slug}/members`);
+    await shot(page, 'members');
+    expect(await page.locator('tbody').textContent()).toContain(email);
+
+    const fresh = await (await browser.newContext()).newPage();
+    await fresh.goto(link);
+    await shot(fresh, 'set-password');
+    await fresh.getByLabel('Password').fill('short');
+    await fresh.getByRole('button', { name: 'Set password' }).click();
+    await fresh.getByRole('alert').waitFor();
+    await fresh.getByLabel('Password').fill(PASSWORD);
+    await fresh.getByRole('button', { name: 'Set password' }).click();
+    await fresh.getByRole('heading', { name: 'Sign in to Formwork' }).waitFor();
+    await fresh.getByLabel('Email').fill(email);
+    await fresh.getByLabel('Password').fill(PASSWORD);
+    await fresh.getByRole('button', { name: 'Sign in' }).click();
+    await fresh.getByRole('heading', { name: 'Your workspaces' }).waitFor();
+    // The link works once.
+    expect((await fresh.goto(link))!.status()).toBe(404);
+  });
+
+  it('a person disconnects an app and its token is refused within 5 seconds', async () => {
+    const person = await member('editor');
+    const grantId = randomBytes(16).toString('base64url');
+    const token = randomBytes(32).toString('base64url');
+    await app.get(OAuthService).recordGrant({ grantId, workspaceId: ws.id, userId: person.id, clientId: 'client-1', clientName: 'Agent Smith', scopes: ['forms:read'] });
+    const exp = Math.floor(Date.now() / 1000) + 3600;
+    await app.get(DataSource).query(`INSERT INTO oauth_models (model, id, payload, grant_id, expires_at) VALUES ('AccessToken', $1, $2::jsonb, $3, to_timestamp($4))`, [
+      token,
+      JSON.stringify({ jti: token, grantId, accountId: person.id, aud: 'http://formwork.test/api/v1', scope: 'forms:read', exp, iat: exp - 3600 }),
+      grantId,
+      exp,
+    ]);
+    expect((await me(token)).status).toBe(200);
+    const page = await signIn(person.email, `/settings/w/${ws.slug}/apps`);
+    await page.getByRole('heading', { name: 'Connected apps' }).waitFor();
+    await shot(page, 'apps');
+    await page.getByRole('button', { name: /Disconnect/ }).click();
+    await page.getByText('No connected apps.').waitFor();
+    expect(await eventually(async () => (await me(token)).status === 401, 5000)).toBe(true);
+  });
+
+  it('a post without the CSRF token changes nothing', async () => {
+    const page = await signIn(`owner-${ws.slug}@example.com`, `/settings/w/${ws.slug}/plan`);
+    await shot(page, 'plan');
+    const res = await page.request.post(`${base}/settings/w/${ws.slug}/plan`, { form: { plan: 'free' }, maxRedirects: 0 });
+    expect(res.status()).toBe(403);
+    expect((await app.get(DataSource).query('SELECT plan FROM workspaces WHERE id = $1', [ws.id]))[0].plan).toBe('pro');
+    await page.goto(`${base}/settings/account`);
+    await shot(page, 'account');
+  });
+});
