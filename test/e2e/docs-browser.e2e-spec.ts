@@ -1,11 +1,10 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { existsSync } from 'node:fs';
-import { Browser, chromium } from 'playwright-core';
+import { Browser } from 'playwright-core';
 import { createForm, createToken, createWorkspace } from '../factories';
 import { freePort } from '../utils/cluster';
+import { launchChromium } from '../utils/browser';
 import { createTestApp } from '../utils/create-test-app';
 
-const CHROMIUM = '/usr/bin/chromium';
 
 /** /docs (Swagger UI) as a newcomer uses it: under its Content-Security-Policy, authorize, try list_forms. */
 describe('/docs in a real browser (Debian chromium)', () => {
@@ -14,18 +13,12 @@ describe('/docs in a real browser (Debian chromium)', () => {
   let base: string;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`This test drives Debian's Chromium at ${CHROMIUM}, which is missing: install it with "apt-get install -y chromium" (.ci/run does).`);
-    }
     // The document's server is PUBLIC_URL: make it this listener, so that "Try it out" reaches it.
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     app = await createTestApp({ PUBLIC_URL: base });
     await app.listen(port, '127.0.0.1');
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

@@ -1,13 +1,13 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { Browser, chromium } from 'playwright-core';
+import { Browser } from 'playwright-core';
 import { createToken, createWorkspace } from '../factories';
+import { launchChromium } from '../utils/browser';
 import { createTestApp } from '../utils/create-test-app';
 import { callTool } from '../utils/http';
 
-const CHROMIUM = '/usr/bin/chromium';
 
 describe('respondent page in a real browser (Debian chromium)', () => {
   let app: NestFastifyApplication;
@@ -15,16 +15,10 @@ describe('respondent page in a real browser (Debian chromium)', () => {
   let base: string;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`This test drives Debian's Chromium at ${CHROMIUM}, which is missing: install it with "apt-get install -y chromium" (.ci/run does).`);
-    }
     app = await createTestApp();
     await app.listen(0, '127.0.0.1');
     base = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

@@ -1,17 +1,17 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { Browser, chromium, Page } from 'playwright-core';
+import { Browser, Page } from 'playwright-core';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { OAuthService } from '../../src/oauth/oauth.service';
 import { WorkspacesService } from '../../src/workspaces/workspaces.service';
 import { createWorkspace, TestWorkspace } from '../factories';
+import { launchChromium } from '../utils/browser';
 import { createTestApp } from '../utils/create-test-app';
 
-const CHROMIUM = '/usr/bin/chromium';
 jest.setTimeout(120_000); // a browser on a shared, slow machine
 const PASSWORD = 'correct horse battery staple';
 const RESULTS = join(__dirname, '..', '..', 'test-results'); // git-ignored
@@ -33,15 +33,11 @@ describe('workspace settings in a real browser (Debian chromium)', () => {
   let ws: TestWorkspace;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`This test drives Debian's Chromium at ${CHROMIUM}, which is missing: install it with "apt-get install -y chromium".`);
     mkdirSync(RESULTS, { recursive: true });
     app = await createTestApp();
     await app.listen(0, '127.0.0.1');
     base = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
+    browser = await launchChromium();
     ws = await createWorkspace(app, 'pro');
     await app.get(OAuthService).setPassword(`owner-${ws.slug}@example.com`, PASSWORD);
   });
