@@ -190,7 +190,7 @@ async function main() {
   await formwork.waitUntil(async () => (await post(`http://127.0.0.1:${fwPort}${api('get_form')}`, auth, JSON.stringify({ publicId: demo.forms[0] }))).status === 200, 60_000);
 
   const first = await call('get_form', { publicId: demo.forms[0] });
-  const blockInput = first.blocks.map(({ id, choices, ...b }) => ({ ...b, ...(choices ? { choices: choices.map((c) => c.label) } : {}) }));
+  const blockInput = first.blocks.map(({ id: _id, choices, ...b }) => ({ ...b, ...(choices ? { choices: choices.map((c) => c.label) } : {}) }));
   const publicIds = [first.publicId];
   for (let i = 1; i < OPTS.forms; i++) {
     const made = await call('create_form', { title: `Hot form ${i}`, blocks: blockInput });

@@ -44,7 +44,7 @@ export class DemoService {
 
   async create(): Promise<{ workspace: { id: string; slug: string; name: string; plan: string }; token: string; tokenId: string; forms: string[]; created: boolean }> {
     const existing = await this.db.getRepository(WorkspaceEntity).findOneBy({ slug: DEMO_SLUG });
-    let formIds: string[] = [];
+    let formIds: string[];
     let workspace = existing;
     if (!workspace) {
       workspace = (await this.workspaces.create({ name: 'Demo workspace', slug: DEMO_SLUG, plan: 'pro', ownerEmail: DEMO_OWNER_EMAIL })).workspace;

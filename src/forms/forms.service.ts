@@ -203,12 +203,11 @@ export class FormsService {
           message: `The form is at version ${form.version}; this update was made from version ${input.version}.`,
         });
       }
-      let blocks = form.blocks;
       let discarded = 0;
       if (input.blocks) {
         const normalized = normalizeBlocks(input.blocks, form.blocks);
         if (normalized.details.length) throw new ApiError('invalid_arguments', { message: 'Some blocks are not valid.', details: normalized.details });
-        blocks = normalized.blocks;
+        const blocks = normalized.blocks;
         discarded = await this.handleAnswerLoss(tx, form, lossCandidates(form.blocks, blocks), input.acceptAnswerLoss === true);
         await tx.query('DELETE FROM blocks WHERE form_id = $1', [form.id]);
         await this.insertBlocks(tx, form.id, blocks);

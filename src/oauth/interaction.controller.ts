@@ -50,7 +50,7 @@ export class InteractionController {
     const details = await this.details(uid, req, res, 'login');
     if (!details) return;
     const { email, password } = (req.body ?? {}) as { email?: string; password?: string };
-    if (typeof email !== 'string' || typeof password !== 'string' || !email || !password || email.length > 320 || password.length > 1024 || /\u0000/.test(email + password)) {
+    if (typeof email !== 'string' || typeof password !== 'string' || !email || !password || email.length > 320 || password.length > 1024 || (email + password).includes('\u0000')) {
       return this.render(res, 400, details, { email, error: 'Enter your email and password.' });
     }
     const result = await this.oauth.signIn(email, password);

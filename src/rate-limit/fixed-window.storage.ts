@@ -1,5 +1,4 @@
 import { OnModuleDestroy } from '@nestjs/common';
-import type { ThrottlerStorage } from '@nestjs/throttler';
 import type { BudgetStorage, PairRecord, ThrottlerStorageRecord } from './budget-storage';
 
 /**

@@ -51,7 +51,8 @@ const HEADERS = {
 type Body = Record<string, string | string[] | undefined>;
 const text = (v: unknown): string => (typeof v === 'string' ? v : Array.isArray(v) && typeof v[0] === 'string' ? v[0] : '').trim();
 const list = (v: unknown): string[] => (Array.isArray(v) ? v : v === undefined ? [] : [v]).filter((x): x is string => typeof x === 'string');
-const badText = (s: string, max: number) => s.length > max || /[\u0000-\u001f\u007f]/.test(s);
+// Control characters (U+0000-U+001F, U+007F) are refused in names and other one-line text.
+const badText = (s: string, max: number) => s.length > max || [...s].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
 
 /** Where a sign-in may send the person back to: a settings page or an OAuth sign-in of this service. */
 function safeNext(next: unknown): string {

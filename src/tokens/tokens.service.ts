@@ -66,7 +66,7 @@ export class TokensService implements CredentialVerifier, BeforeApplicationShutd
   /** Creates a token and returns its secret: the only time it is ever shown. `manager`: a caller's transaction (with its audit record). */
   async create(input: CreateTokenInput, manager: EntityManager = this.db.manager): Promise<{ token: string; view: TokenView }> {
     const workspace = await this.workspaces.requireBySlug(input.workspaceSlug);
-    let role: Role = input.role ?? 'editor';
+    const role: Role = input.role ?? 'editor';
     if (input.creatorUserId) {
       const membership = await this.workspaces.findMembership(workspace.id, input.creatorUserId);
       if (!membership || !roleAtLeast(membership.role, 'admin')) {

@@ -110,7 +110,7 @@ export function ensureBuilt() {
   try {
     execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'pipe' });
   } catch (err) {
-    throw new Error(`dist/ is older than src/ and \`npm run build\` failed:\n${err.stdout ?? ''}${err.stderr ?? ''}`);
+    throw new Error(`dist/ is older than src/ and \`npm run build\` failed:\n${err.stdout ?? ''}${err.stderr ?? ''}`, { cause: err });
   }
 }
 

@@ -70,7 +70,7 @@ export function ensureBuilt(): void {
     execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'pipe' });
   } catch (err) {
     const e = err as { stdout?: Buffer; stderr?: Buffer };
-    throw new Error(`dist/ is older than src/ and \`npm run build\` failed:\n${e.stdout?.toString() ?? ''}${e.stderr?.toString() ?? ''}`);
+    throw new Error(`dist/ is older than src/ and \`npm run build\` failed:\n${e.stdout?.toString() ?? ''}${e.stderr?.toString() ?? ''}`, { cause: err });
   }
 }
 
