@@ -16,7 +16,11 @@ const http = require('node:http');
 const { Pool } = require('pg');
 
 const port = Number(process.env.PORT);
-const pool = new Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.POOL_SIZE || 10), connectionTimeoutMillis: 10_000 });
+const pool = new Pool({
+  connectionString: process.env.DATABASE_URL,
+  max: Number(process.env.POOL_SIZE || 10),
+  connectionTimeoutMillis: 10_000,
+});
 
 const SQL = `SELECT f.*, (SELECT json_agg(b ORDER BY b.position) FROM blocks b WHERE b.form_id = f.id) AS blocks
   FROM forms f WHERE f.id = $1`;
@@ -24,17 +28,27 @@ const INSERT = `INSERT INTO bench_baseline_responses (form_id, answers) VALUES (
 
 const CREATE = `CREATE TABLE IF NOT EXISTS bench_baseline_responses (
     id uuid PRIMARY KEY DEFAULT gen_random_uuid(), form_id uuid NOT NULL, submitted_at timestamptz NOT NULL DEFAULT now(), answers jsonb NOT NULL)`;
-const ready = pool.query(CREATE).then(() => pool.query('CREATE INDEX IF NOT EXISTS bench_baseline_responses_form_id_submitted_at_idx ON bench_baseline_responses (form_id, submitted_at)'));
+const ready = pool
+  .query(CREATE)
+  .then(() =>
+    pool.query(
+      'CREATE INDEX IF NOT EXISTS bench_baseline_responses_form_id_submitted_at_idx ON bench_baseline_responses (form_id, submitted_at)',
+    ),
+  );
 
 function send(res, status, value) {
   const payload = JSON.stringify(value);
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(payload) });
+  res.writeHead(status, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(payload),
+  });
   res.end(payload);
 }
 
 const server = http.createServer((req, res) => {
   if (req.method === 'GET' && req.url === '/healthz') return send(res, 200, { status: 'ok' });
-  if (req.method !== 'POST' || (req.url !== '/form' && req.url !== '/response')) return send(res, 404, { error: 'not found' });
+  if (req.method !== 'POST' || (req.url !== '/form' && req.url !== '/response'))
+    return send(res, 404, { error: 'not found' });
   let body = '';
   req.setEncoding('utf8');
   req.on('data', (chunk) => (body += chunk));
@@ -50,11 +64,16 @@ const server = http.createServer((req, res) => {
       send(res, 500, { error: 'query failed' });
     };
     if (req.url === '/response') {
-      if (typeof args.formId !== 'string' || typeof args.answers !== 'object') return send(res, 400, { error: 'formId and answers are required' });
-      return pool.query(INSERT, [args.formId, JSON.stringify(args.answers)]).then(({ rows }) => send(res, 200, rows[0]), failed);
+      if (typeof args.formId !== 'string' || typeof args.answers !== 'object')
+        return send(res, 400, { error: 'formId and answers are required' });
+      return pool
+        .query(INSERT, [args.formId, JSON.stringify(args.answers)])
+        .then(({ rows }) => send(res, 200, rows[0]), failed);
     }
     if (typeof args.id !== 'string') return send(res, 400, { error: 'id is required' });
-    pool.query(SQL, [args.id]).then(({ rows }) => (rows[0] ? send(res, 200, rows[0]) : send(res, 404, { error: 'no such form' })), failed);
+    pool
+      .query(SQL, [args.id])
+      .then(({ rows }) => (rows[0] ? send(res, 200, rows[0]) : send(res, 404, { error: 'no such form' })), failed);
   });
 });
 // The same keep-alive timeout as Formwork's main.ts.

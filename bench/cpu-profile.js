@@ -55,11 +55,15 @@ function summarize(profile, top = 15) {
 function toMarkdown(summary) {
   const lines = [];
   const busyPct = (100 * summary.busyMs) / (summary.busyMs + summary.idleMs || 1);
-  lines.push(`Busy ${summary.busyMs.toFixed(0)} ms of ${(summary.busyMs + summary.idleMs).toFixed(0)} ms sampled (${busyPct.toFixed(0)}%); shares below are of busy time.`, '');
+  lines.push(
+    `Busy ${summary.busyMs.toFixed(0)} ms of ${(summary.busyMs + summary.idleMs).toFixed(0)} ms sampled (${busyPct.toFixed(0)}%); shares below are of busy time.`,
+    '',
+  );
   lines.push('| Self time by origin | % | ms |', '| --- | ---: | ---: |');
   for (const o of summary.origins) lines.push(`| ${o.name} | ${o.pct.toFixed(1)} | ${o.ms.toFixed(0)} |`);
   lines.push('', '| Self time by function | % | ms |', '| --- | ---: | ---: |');
-  for (const f of summary.functions) lines.push(`| \`${f.name.replace(/\|/g, '\\|')}\` | ${f.pct.toFixed(1)} | ${f.ms.toFixed(0)} |`);
+  for (const f of summary.functions)
+    lines.push(`| \`${f.name.replace(/\|/g, '\\|')}\` | ${f.pct.toFixed(1)} | ${f.ms.toFixed(0)} |`);
   return lines.join('\n');
 }
 

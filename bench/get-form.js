@@ -26,9 +26,39 @@ const { Client } = require('pg');
 const cpuProfile = require('./cpu-profile');
 const lib = require('./lib');
 const {
-  ROOT, CLI, MAIN, RESULTS, RATE_LIMIT, COUNTING_LIMITS, log, envNumber, envFlag, loadOptions, requireBuilt, freePort, cleanEnv,
-  serviceEnv, Server, startRun, migrateAndSeed, Teardown, runMain, loadTarget, figures, alternateRounds, roundLog, rateLimitsAfterLoad,
-  f0, f1, f2, f3, meanRow, noiseLine, autocannonVersion, machineLine, writeReport,
+  ROOT,
+  CLI,
+  MAIN,
+  RESULTS,
+  RATE_LIMIT,
+  COUNTING_LIMITS,
+  log,
+  envNumber,
+  envFlag,
+  loadOptions,
+  requireBuilt,
+  freePort,
+  cleanEnv,
+  serviceEnv,
+  Server,
+  startRun,
+  migrateAndSeed,
+  Teardown,
+  runMain,
+  loadTarget,
+  figures,
+  alternateRounds,
+  roundLog,
+  rateLimitsAfterLoad,
+  f0,
+  f1,
+  f2,
+  f3,
+  meanRow,
+  noiseLine,
+  autocannonVersion,
+  machineLine,
+  writeReport,
 } = lib;
 
 const OPTS = {
@@ -38,7 +68,10 @@ const OPTS = {
   keepDb: envFlag('BENCH_KEEP_DB'),
   redisUrl: process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379',
   /** Other builds' dist/src/main.js (comma-separated), measured with the same settings as more get_form servers (before/after in one run). */
-  compareMains: (process.env.BENCH_COMPARE_MAIN || '').split(',').map((m) => m.trim()).filter(Boolean),
+  compareMains: (process.env.BENCH_COMPARE_MAIN || '')
+    .split(',')
+    .map((m) => m.trim())
+    .filter(Boolean),
   /** Where the service's log goes (it logs every request at info): /dev/null unless given. */
   serverLog: process.env.BENCH_SERVER_LOG || '/dev/null',
   /** 0 to skip the create_response comparison. */
@@ -59,7 +92,9 @@ function resultsTable(rows) {
     '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
   ];
   for (const r of rows) {
-    lines.push(`| ${r.round} | ${r.server} | ${f0(r.rps)} | ${f1(r.p50)} | ${f1(r.p99)} | ${r.total} | ${r.non2xx} | ${r.errors} | ${f0(r.cpuPct)} | ${f3(r.cpuPerReq)} | ${f0(r.otherPct)} |`);
+    lines.push(
+      `| ${r.round} | ${r.server} | ${f0(r.rps)} | ${f1(r.p50)} | ${f1(r.p99)} | ${r.total} | ${r.non2xx} | ${r.errors} | ${f0(r.cpuPct)} | ${f3(r.cpuPerReq)} | ${f0(r.otherPct)} |`,
+    );
   }
   return lines.join('\n');
 }
@@ -80,7 +115,13 @@ async function main() {
   const { version: pgVersion } = await database.create();
 
   const baseEnv = cleanEnv();
-  const cliEnv = { ...baseEnv, DATABASE_URL: dbUrl, NODE_ENV: 'production', LOG_LEVEL: 'warn', BOOTSTRAP_DEMO: 'false' };
+  const cliEnv = {
+    ...baseEnv,
+    DATABASE_URL: dbUrl,
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    BOOTSTRAP_DEMO: 'false',
+  };
   const { demo, cliDemoError } = await migrateAndSeed(cliEnv);
   if (cliDemoError) {
     notes.push(
@@ -94,7 +135,10 @@ async function main() {
   let form;
   try {
     form = (
-      await db.query(`SELECT f.id, f.title, (SELECT count(*)::int FROM blocks b WHERE b.form_id = f.id) AS blocks FROM forms f WHERE f.public_id = $1`, [publicId])
+      await db.query(
+        `SELECT f.id, f.title, (SELECT count(*)::int FROM blocks b WHERE b.form_id = f.id) AS blocks FROM forms f WHERE f.public_id = $1`,
+        [publicId],
+      )
     ).rows[0];
   } finally {
     await db.end();
@@ -104,14 +148,25 @@ async function main() {
 
   // --- servers -----------------------------------------------------------------------------
   const [basePort, fwPort] = [await freePort(), await freePort()];
-  const baseline = new Server('baseline', [join(__dirname, 'baseline-server.js')], { ...baseEnv, NODE_ENV: 'production', DATABASE_URL: dbUrl, PORT: String(basePort), POOL_SIZE: String(POOL_SIZE) });
+  const baseline = new Server('baseline', [join(__dirname, 'baseline-server.js')], {
+    ...baseEnv,
+    NODE_ENV: 'production',
+    DATABASE_URL: dbUrl,
+    PORT: String(basePort),
+    POOL_SIZE: String(POOL_SIZE),
+  });
   servers.push(baseline);
   const fwEnv = serviceEnv(baseEnv, fwPort, dbUrl, { ...PRODUCTION, REDIS_URL: OPTS.redisUrl });
   const formwork = new Server('formwork', [MAIN], fwEnv, { stdout: OPTS.serverLog });
   servers.push(formwork);
   const compared = [];
   for (const main of OPTS.compareMains) {
-    const s = new Server(`formwork (${main})`, [main], { ...fwEnv, PORT: String(await freePort()) }, { stdout: OPTS.serverLog });
+    const s = new Server(
+      `formwork (${main})`,
+      [main],
+      { ...fwEnv, PORT: String(await freePort()) },
+      { stdout: OPTS.serverLog },
+    );
     servers.push(s);
     compared.push(s);
   }
@@ -125,7 +180,13 @@ async function main() {
     keyed,
   });
   const targets = {
-    baseline: { name: 'baseline', server: baseline, url: `http://127.0.0.1:${basePort}/form`, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ id: form.id }) },
+    baseline: {
+      name: 'baseline',
+      server: baseline,
+      url: `http://127.0.0.1:${basePort}/form`,
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ id: form.id }),
+    },
     formwork: fwTarget('formwork', formwork, 'get_form', { publicId }),
     ...Object.fromEntries(compared.map((s, i) => [`compared${i + 1}`, fwTarget(s.name, s, 'get_form', { publicId })])),
   };
@@ -138,23 +199,35 @@ async function main() {
     const json = JSON.parse(r.text);
     const blocks = Array.isArray(json.blocks) ? json.blocks.length : -1;
     if (r.status !== 200 || blocks !== form.blocks) {
-      throw new Error(`${name} answered ${r.status} with ${blocks} blocks (expected 200 with ${form.blocks}): ${r.text.slice(0, 500)}`);
+      throw new Error(
+        `${name} answered ${r.status} with ${blocks} blocks (expected 200 with ${form.blocks}): ${r.text.slice(0, 500)}`,
+      );
     }
-    if (name !== 'baseline' && json.publicId !== publicId) throw new Error(`formwork answered another form: ${r.text.slice(0, 300)}`);
+    if (name !== 'baseline' && json.publicId !== publicId)
+      throw new Error(`formwork answered another form: ${r.text.slice(0, 300)}`);
     sizes[name] = Buffer.byteLength(r.text);
     log(`${name} answers on ${t.url} (200, ${sizes[name]} bytes, ${blocks} blocks)`);
   }
   for (const s of [formwork, ...compared]) {
     const ready = await (await fetch(`http://127.0.0.1:${s.port}/readyz`)).json();
-    if (ready.rateLimits !== 'shared') throw new Error(`${s.name} does not count its budgets in Redis at ${OPTS.redisUrl}: ${JSON.stringify(ready)}`);
+    if (ready.rateLimits !== 'shared')
+      throw new Error(`${s.name} does not count its budgets in Redis at ${OPTS.redisUrl}: ${JSON.stringify(ready)}`);
   }
 
   // create_response: the same answers from each; the baseline stores them with one INSERT.
   const writeTargets = [];
   if (OPTS.writes) {
-    const answers = lib.sampleAnswers(JSON.parse((await post(targets.formwork.url, targets.formwork.headers, targets.formwork.body)).text));
+    const answers = lib.sampleAnswers(
+      JSON.parse((await post(targets.formwork.url, targets.formwork.headers, targets.formwork.body)).text),
+    );
     writeTargets.push(
-      { name: 'baseline INSERT', server: baseline, url: `http://127.0.0.1:${basePort}/response`, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ formId: form.id, answers }) },
+      {
+        name: 'baseline INSERT',
+        server: baseline,
+        url: `http://127.0.0.1:${basePort}/response`,
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ formId: form.id, answers }),
+      },
       fwTarget('formwork', formwork, 'create_response', { publicId, answers }),
       fwTarget('formwork + Idempotency-Key', formwork, 'create_response', { publicId, answers }, true),
     );
@@ -165,7 +238,8 @@ async function main() {
   }
 
   // --- load ---------------------------------------------------------------------------------
-  const cannon = (t, seconds) => loadTarget(t, seconds, { connections: OPTS.connections, dbName, alsoOurs: ['redis-server'] });
+  const cannon = (t, seconds) =>
+    loadTarget(t, seconds, { connections: OPTS.connections, dbName, alsoOurs: ['redis-server'] });
   const rows = [];
   const comparisons = [
     { name: 'get_form', targets: Object.values(targets) },
@@ -181,7 +255,8 @@ async function main() {
       ...roundLog(OPTS, {
         label: (t) => `${c.name} ${t.name}`,
         fields: (t) => ({ comparison: c.name, server: t.name }),
-        line: (fig) => `${f0(fig.rps)} req/s, p50 ${f1(fig.p50)} ms, p99 ${f1(fig.p99)} ms, server CPU ${f0(fig.cpuPct)}% (${f3(fig.cpuPerReq)} ms/req), other processes ${f0(fig.otherPct)}%`,
+        line: (fig) =>
+          `${f0(fig.rps)} req/s, p50 ${f1(fig.p50)} ms, p99 ${f1(fig.p99)} ms, server CPU ${f0(fig.cpuPct)}% (${f3(fig.cpuPerReq)} ms/req), other processes ${f0(fig.otherPct)}%`,
         problems,
         rows,
       }),
@@ -192,7 +267,9 @@ async function main() {
   const limits = rateLimitsAfterLoad(await post(targets.formwork.url, targets.formwork.headers, targets.formwork.body));
   problems.push(...limits.problems);
   if (limits.counted) {
-    notes.push(`Rate limits were on and counting in Redis: after the load, \`X-RateLimit-Limit: ${limits.limit}\`, \`X-RateLimit-Remaining: ${limits.remaining}\` (${RATE_LIMIT - limits.remaining} requests in the current one-minute window).`);
+    notes.push(
+      `Rate limits were on and counting in Redis: after the load, \`X-RateLimit-Limit: ${limits.limit}\`, \`X-RateLimit-Remaining: ${limits.remaining}\` (${RATE_LIMIT - limits.remaining} requests in the current one-minute window).`,
+    );
   }
   const order = ['baseline', 'formwork'];
 
@@ -207,7 +284,11 @@ async function main() {
       const port = await freePort();
       const script = name === 'baseline' ? join(__dirname, 'baseline-server.js') : MAIN;
       const env = name === 'baseline' ? { ...baseline.env } : { ...fwEnv };
-      const profiled = new Server(`${name} (profiled)`, ['-r', join(__dirname, 'cpu-profile-hook.js'), script], { ...env, PORT: String(port), BENCH_CPU_PROFILE_OUT: out });
+      const profiled = new Server(`${name} (profiled)`, ['-r', join(__dirname, 'cpu-profile-hook.js'), script], {
+        ...env,
+        PORT: String(port),
+        BENCH_CPU_PROFILE_OUT: out,
+      });
       servers.push(profiled);
       const url = new URL(targets[name].url);
       url.port = String(port);
@@ -240,7 +321,15 @@ async function main() {
   const ratios = {};
   for (const c of comparisons) {
     const own = measured.filter((r) => r.comparison === c.name);
-    const means = c.targets.map((t) => ({ round: 'mean', comparison: c.name, server: t.name, ...meanRow(own.filter((r) => r.server === t.name), ['rps', 'p50', 'p99', 'cpuPct', 'cpuPerReq', 'otherPct']) }));
+    const means = c.targets.map((t) => ({
+      round: 'mean',
+      comparison: c.name,
+      server: t.name,
+      ...meanRow(
+        own.filter((r) => r.server === t.name),
+        ['rps', 'p50', 'p99', 'cpuPct', 'cpuPerReq', 'otherPct'],
+      ),
+    }));
     const base = means[0];
     const lines = means.slice(1).map((m) => {
       const perRound = [];
@@ -278,7 +367,16 @@ async function main() {
     machineLine(pgVersion, loadBefore),
     ...notes.map((n) => `- ${n}`),
     ...(problems.length ? ['', '## Problems', '', ...problems.map((p) => `- ${p}`)] : []),
-    ...(profiles.length ? ['', '## CPU profiles (BENCH_PROFILE=1)', '', 'Each server alone in a fresh process, after the measured rounds, profiled over the load window only (boot and warm-up excluded); profiling slows it down. Self time, so a function is counted where the CPU was, not where it was called from.', '', profiles.join('\n\n')] : []),
+    ...(profiles.length
+      ? [
+          '',
+          '## CPU profiles (BENCH_PROFILE=1)',
+          '',
+          'Each server alone in a fresh process, after the measured rounds, profiled over the load window only (boot and warm-up excluded); profiling slows it down. Self time, so a function is counted where the CPU was, not where it was called from.',
+          '',
+          profiles.join('\n\n'),
+        ]
+      : []),
     '',
   ].join('\n');
 

@@ -30,9 +30,41 @@ const cpuProfile = require('./cpu-profile');
 const { PgWireCounter } = require('./pg-wire-counter');
 const lib = require('./lib');
 const {
-  ROOT, CLI, MAIN, RESULTS, RATE_LIMIT, COUNTING_LIMITS, log, envNumber, envFlag, loadOptions, requireBuilt, freePort, cleanEnv, serviceEnv,
-  Server, startRun, migrateAndSeed, Teardown, runMain, loadRun, figures, alternateRounds, roundLog, rateLimitsAfterLoad, percentile, mean,
-  f0, f1, f2, f3, meanRow, noiseLine, autocannonVersion, machineLine, writeReport,
+  ROOT,
+  CLI,
+  MAIN,
+  RESULTS,
+  RATE_LIMIT,
+  COUNTING_LIMITS,
+  log,
+  envNumber,
+  envFlag,
+  loadOptions,
+  requireBuilt,
+  freePort,
+  cleanEnv,
+  serviceEnv,
+  Server,
+  startRun,
+  migrateAndSeed,
+  Teardown,
+  runMain,
+  loadRun,
+  figures,
+  alternateRounds,
+  roundLog,
+  rateLimitsAfterLoad,
+  percentile,
+  mean,
+  f0,
+  f1,
+  f2,
+  f3,
+  meanRow,
+  noiseLine,
+  autocannonVersion,
+  machineLine,
+  writeReport,
 } = lib;
 
 const OPTS = {
@@ -48,7 +80,8 @@ const OPTS = {
 const POOL_SIZE = 10;
 const LAG_EVERY_MS = 100;
 /** The sequencer's statements (background work, not the call's own), in versions that sequence after the commit. */
-const SEQUENCER_SQL = /^(SELECT EXISTS \(SELECT 1 FROM responses WHERE seq IS NULL\)|START TRANSACTION|COMMIT|SELECT f\.id FROM \( SELECT id FROM forms WHERE id IN|WITH p AS)/;
+const SEQUENCER_SQL =
+  /^(SELECT EXISTS \(SELECT 1 FROM responses WHERE seq IS NULL\)|START TRANSACTION|COMMIT|SELECT f\.id FROM \( SELECT id FROM forms WHERE id IN|WITH p AS)/;
 
 const teardown = new Teardown();
 const post = (url, headers, body) => lib.post(url, headers, body, 10_000);
@@ -56,12 +89,21 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** An answer for every block that takes one, valid for its settings (the bench's "same answers"). */
 function answersFor(blocks) {
-  const sample = { short_text: 'Ada', long_text: 'Works great with my agent', email: 'ada@example.com', url: 'https://example.com', phone: '+33123456789', date: '2026-01-01', yes_no: true };
+  const sample = {
+    short_text: 'Ada',
+    long_text: 'Works great with my agent',
+    email: 'ada@example.com',
+    url: 'https://example.com',
+    phone: '+33123456789',
+    date: '2026-01-01',
+    yes_no: true,
+  };
   const answers = {};
   for (const b of blocks) {
     if (b.type === 'statement') continue;
     if (b.type in sample) answers[b.id] = sample[b.type];
-    else if (b.choices) answers[b.id] = b.type === 'checkboxes' ? [b.choices[0].label, b.choices[1].label] : b.choices[1].label;
+    else if (b.choices)
+      answers[b.id] = b.type === 'checkboxes' ? [b.choices[0].label, b.choices[1].label] : b.choices[1].label;
     else if (b.type === 'rating' || b.type === 'linear_scale') answers[b.id] = Math.min(b.max ?? 4, 4);
     else if (b.type === 'number') answers[b.id] = b.min ?? 1;
   }
@@ -69,7 +111,15 @@ function answersFor(blocks) {
 }
 
 /** A load target: `bodies` are sent in turn (one per request), so that every target does the same client work. */
-const target = (key, label, server, path, headers, bodies, ok = 200) => ({ key, label, server, path, headers, bodies: bodies.map((b) => JSON.stringify(b)), ok });
+const target = (key, label, server, path, headers, bodies, ok = 200) => ({
+  key,
+  label,
+  server,
+  path,
+  headers,
+  bodies: bodies.map((b) => JSON.stringify(b)),
+  ok,
+});
 
 async function cannon(t, seconds, dbName) {
   let next = 0;
@@ -78,7 +128,14 @@ async function cannon(t, seconds, dbName) {
       url: `http://127.0.0.1:${t.server.port}`,
       connections: OPTS.connections,
       duration: seconds,
-      requests: [{ method: 'POST', path: t.path, headers: t.headers, setupRequest: (req) => ({ ...req, body: t.bodies[next++ % t.bodies.length] }) }],
+      requests: [
+        {
+          method: 'POST',
+          path: t.path,
+          headers: t.headers,
+          setupRequest: (req) => ({ ...req, body: t.bodies[next++ % t.bodies.length] }),
+        },
+      ],
     },
     { serverPid: t.server.proc.pid, dbName, exact: true },
   );
@@ -87,7 +144,10 @@ async function cannon(t, seconds, dbName) {
   if (t.ok !== 200) {
     const other = Object.entries(result.statusCodeStats || {}).filter(([code]) => Number(code) !== t.ok);
     fig.problems = fig.problems.filter((p) => !p.startsWith('responses other than 200'));
-    if (other.length) fig.problems.push(`answers other than ${t.ok}: ${JSON.stringify(Object.fromEntries(other.map(([c, s]) => [c, s.count])))}`);
+    if (other.length)
+      fig.problems.push(
+        `answers other than ${t.ok}: ${JSON.stringify(Object.fromEntries(other.map(([c, s]) => [c, s.count])))}`,
+      );
   }
   return fig;
 }
@@ -98,7 +158,10 @@ function readerProbe(url, headers, publicId) {
   let stop = false;
   const done = (async () => {
     while (!stop) {
-      for (const [key, tool, args] of [['summary', 'summarize_responses', { publicId }], ['page', 'list_responses', { publicId, limit: 50 }]]) {
+      for (const [key, tool, args] of [
+        ['summary', 'summarize_responses', { publicId }],
+        ['page', 'list_responses', { publicId, limit: 50 }],
+      ]) {
         const t0 = performance.now();
         const r = await post(`${url}/api/v1/tools/${tool}`, headers, JSON.stringify(args));
         if (r.status !== 200) throw new Error(`${tool} answered ${r.status} during the load: ${r.text.slice(0, 300)}`);
@@ -163,9 +226,18 @@ async function main() {
   teardown.database = database;
   const { version: pgVersion, settings: pgSettings } = await database.create(['synchronous_commit', 'shared_buffers']);
   const baseEnv = cleanEnv();
-  const cliEnv = { ...baseEnv, DATABASE_URL: dbUrl, NODE_ENV: 'production', LOG_LEVEL: 'warn', BOOTSTRAP_DEMO: 'false' };
+  const cliEnv = {
+    ...baseEnv,
+    DATABASE_URL: dbUrl,
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    BOOTSTRAP_DEMO: 'false',
+  };
   const { demo, cliDemoError } = await migrateAndSeed(cliEnv);
-  if (cliDemoError) notes.push(`**The CLI \`demo --json\` failed**, so the database was seeded with \`bench/seed-demo.js\`. CLI error: \`${cliDemoError.replace(/`/g, "'")}\``);
+  if (cliDemoError)
+    notes.push(
+      `**The CLI \`demo --json\` failed**, so the database was seeded with \`bench/seed-demo.js\`. CLI error: \`${cliDemoError.replace(/`/g, "'")}\``,
+    );
 
   const db = new Client({ connectionString: dbUrl });
   await db.connect();
@@ -174,7 +246,11 @@ async function main() {
     id uuid PRIMARY KEY DEFAULT gen_random_uuid(), form_id uuid NOT NULL, submitted_at timestamptz NOT NULL DEFAULT now(), answers jsonb NOT NULL)`);
   await db.query('CREATE INDEX ON bench_baseline_responses (form_id, submitted_at)');
   // Old schemas hand out seq at insert (NOT NULL): then there is no sequencing lag to sample.
-  const seqNullable = (await db.query(`SELECT is_nullable = 'YES' AS n FROM information_schema.columns WHERE table_name = 'responses' AND column_name = 'seq'`)).rows[0].n;
+  const seqNullable = (
+    await db.query(
+      `SELECT is_nullable = 'YES' AS n FROM information_schema.columns WHERE table_name = 'responses' AND column_name = 'seq'`,
+    )
+  ).rows[0].n;
 
   const fwPort = await freePort();
   const fwEnv = serviceEnv(baseEnv, fwPort, dbUrl, COUNTING_LIMITS);
@@ -187,10 +263,18 @@ async function main() {
     if (r.status !== 200) throw new Error(`${tool} answered ${r.status}: ${r.text.slice(0, 500)}`);
     return JSON.parse(r.text);
   };
-  await formwork.waitUntil(async () => (await post(`http://127.0.0.1:${fwPort}${api('get_form')}`, auth, JSON.stringify({ publicId: demo.forms[0] }))).status === 200, 60_000);
+  await formwork.waitUntil(
+    async () =>
+      (await post(`http://127.0.0.1:${fwPort}${api('get_form')}`, auth, JSON.stringify({ publicId: demo.forms[0] })))
+        .status === 200,
+    60_000,
+  );
 
   const first = await call('get_form', { publicId: demo.forms[0] });
-  const blockInput = first.blocks.map(({ id: _id, choices, ...b }) => ({ ...b, ...(choices ? { choices: choices.map((c) => c.label) } : {}) }));
+  const blockInput = first.blocks.map(({ id: _id, choices, ...b }) => ({
+    ...b,
+    ...(choices ? { choices: choices.map((c) => c.label) } : {}),
+  }));
   const publicIds = [first.publicId];
   for (let i = 1; i < OPTS.forms; i++) {
     const made = await call('create_form', { title: `Hot form ${i}`, blocks: blockInput });
@@ -204,13 +288,30 @@ async function main() {
     forms.push({ publicId, id, answers: answersFor(f.blocks), blocks: f.blocks });
   }
   const rowsBefore = Number((await db.query('SELECT count(*) AS n FROM responses')).rows[0].n);
-  log(`${forms.length} published forms of ${first.blocks.length} blocks ("${first.title}" and copies); ${Object.keys(forms[0].answers).length} answers per submission`);
+  log(
+    `${forms.length} published forms of ${first.blocks.length} blocks ("${first.title}" and copies); ${Object.keys(forms[0].answers).length} answers per submission`,
+  );
 
   const basePort = await freePort();
-  const baseline = new Server('baseline', [join(__dirname, 'baseline-server.js')], { ...baseEnv, NODE_ENV: 'production', DATABASE_URL: dbUrl, PORT: String(basePort), POOL_SIZE: String(POOL_SIZE) });
+  const baseline = new Server('baseline', [join(__dirname, 'baseline-server.js')], {
+    ...baseEnv,
+    NODE_ENV: 'production',
+    DATABASE_URL: dbUrl,
+    PORT: String(basePort),
+    POOL_SIZE: String(POOL_SIZE),
+  });
   servers.push(baseline);
   const json = { 'Content-Type': 'application/json' };
-  await baseline.waitUntil(async () => (await post(`http://127.0.0.1:${basePort}/response`, json, JSON.stringify({ formId: forms[0].id, answers: forms[0].answers }))).status === 200);
+  await baseline.waitUntil(
+    async () =>
+      (
+        await post(
+          `http://127.0.0.1:${basePort}/response`,
+          json,
+          JSON.stringify({ formId: forms[0].id, answers: forms[0].answers }),
+        )
+      ).status === 200,
+  );
 
   // --- statements and round trips of one submission -------------------------------------------
   const pgUrl = new URL(dbUrl);
@@ -220,13 +321,30 @@ async function main() {
   const relayedUrl = new URL(dbUrl);
   relayedUrl.port = String(relayPort);
   const countedPort = await freePort();
-  const counted = new Server('formwork (counted)', [MAIN], serviceEnv(baseEnv, countedPort, relayedUrl.toString(), COUNTING_LIMITS));
+  const counted = new Server(
+    'formwork (counted)',
+    [MAIN],
+    serviceEnv(baseEnv, countedPort, relayedUrl.toString(), COUNTING_LIMITS),
+  );
   servers.push(counted);
-  const createOnce = () => post(`http://127.0.0.1:${countedPort}${api('create_response')}`, auth, JSON.stringify({ publicId: forms[0].publicId, answers: forms[0].answers }));
-  const postOnce = () => post(`http://127.0.0.1:${countedPort}/f/${forms[0].publicId}`, { ...json, Accept: 'application/json' }, JSON.stringify({ answers: forms[0].answers }));
+  const createOnce = () =>
+    post(
+      `http://127.0.0.1:${countedPort}${api('create_response')}`,
+      auth,
+      JSON.stringify({ publicId: forms[0].publicId, answers: forms[0].answers }),
+    );
+  const postOnce = () =>
+    post(
+      `http://127.0.0.1:${countedPort}/f/${forms[0].publicId}`,
+      { ...json, Accept: 'application/json' },
+      JSON.stringify({ answers: forms[0].answers }),
+    );
   await counted.waitUntil(async () => (await createOnce()).status === 200, 60_000);
   const perCall = {};
-  for (const [key, once, ok] of [['create_response', createOnce, 200], ['respondent page', postOnce, 201]]) {
+  for (const [key, once, ok] of [
+    ['create_response', createOnce, 200],
+    ['respondent page', postOnce, 201],
+  ]) {
     for (let i = 0; i < 20; i++) await once(); // warm: caches, prepared plans
     await sleep(500);
     counter.reset();
@@ -239,7 +357,9 @@ async function main() {
     // Background work the submissions caused (sequencing) is counted too, once it has run.
     await sleep(1000);
     const byText = [...counter.byText.entries()];
-    const own = seqNullable ? byText.filter(([text]) => !SEQUENCER_SQL.test(text)).reduce((n, [, c]) => n + c, 0) : counter.statements;
+    const own = seqNullable
+      ? byText.filter(([text]) => !SEQUENCER_SQL.test(text)).reduce((n, [, c]) => n + c, 0)
+      : counter.statements;
     perCall[key] = {
       statements: counter.statements / OPTS.serial,
       own: own / OPTS.serial,
@@ -248,7 +368,9 @@ async function main() {
       cpuMs: cpu0 === undefined || cpu1 === undefined ? NaN : (cpu1 - cpu0) / OPTS.serial,
       byText: [...counter.byText.entries()].sort((a, b) => b[1] - a[1]).map(([text, n]) => [text, n / OPTS.serial]),
     };
-    log(`${key}: ${f2(perCall[key].statements)} statements (${f2(perCall[key].parses)} parsed), ${f2(perCall[key].roundTrips)} round trips, ${f3(perCall[key].cpuMs)} ms of server CPU per call (${OPTS.serial} sequential)`);
+    log(
+      `${key}: ${f2(perCall[key].statements)} statements (${f2(perCall[key].parses)} parsed), ${f2(perCall[key].roundTrips)} round trips, ${f3(perCall[key].cpuMs)} ms of server CPU per call (${OPTS.serial} sequential)`,
+    );
   }
   await counted.stop();
   servers.splice(servers.indexOf(counted), 1);
@@ -256,11 +378,47 @@ async function main() {
   // --- load --------------------------------------------------------------------------------------
   const one = [forms[0]];
   const targets = [
-    target('base1', 'baseline INSERT, 1 form', baseline, '/response', json, one.map((f) => ({ formId: f.id, answers: f.answers }))),
-    target('fw1', 'create_response, 1 form', formwork, api('create_response'), auth, one.map((f) => ({ publicId: f.publicId, answers: f.answers }))),
-    target('baseN', `baseline INSERT, ${forms.length} forms`, baseline, '/response', json, forms.map((f) => ({ formId: f.id, answers: f.answers }))),
-    target('fwN', `create_response, ${forms.length} forms`, formwork, api('create_response'), auth, forms.map((f) => ({ publicId: f.publicId, answers: f.answers }))),
-    target('web1', 'respondent page (JSON), 1 form', formwork, `/f/${forms[0].publicId}`, { ...json, Accept: 'application/json' }, one.map((f) => ({ answers: f.answers })), 201),
+    target(
+      'base1',
+      'baseline INSERT, 1 form',
+      baseline,
+      '/response',
+      json,
+      one.map((f) => ({ formId: f.id, answers: f.answers })),
+    ),
+    target(
+      'fw1',
+      'create_response, 1 form',
+      formwork,
+      api('create_response'),
+      auth,
+      one.map((f) => ({ publicId: f.publicId, answers: f.answers })),
+    ),
+    target(
+      'baseN',
+      `baseline INSERT, ${forms.length} forms`,
+      baseline,
+      '/response',
+      json,
+      forms.map((f) => ({ formId: f.id, answers: f.answers })),
+    ),
+    target(
+      'fwN',
+      `create_response, ${forms.length} forms`,
+      formwork,
+      api('create_response'),
+      auth,
+      forms.map((f) => ({ publicId: f.publicId, answers: f.answers })),
+    ),
+    target(
+      'web1',
+      'respondent page (JSON), 1 form',
+      formwork,
+      `/f/${forms[0].publicId}`,
+      { ...json, Accept: 'application/json' },
+      one.map((f) => ({ answers: f.answers })),
+      201,
+    ),
   ];
   const byKey = Object.fromEntries(targets.map((t) => [t.key, t]));
   const rows = [];
@@ -294,12 +452,14 @@ async function main() {
       rows,
     }),
   });
-  const limits = rateLimitsAfterLoad(await post(`http://127.0.0.1:${fwPort}${api('get_form')}`, auth, JSON.stringify({ publicId: forms[0].publicId })));
+  const limits = rateLimitsAfterLoad(
+    await post(`http://127.0.0.1:${fwPort}${api('get_form')}`, auth, JSON.stringify({ publicId: forms[0].publicId })),
+  );
   problems.push(...limits.problems);
 
   // --- nothing lost, nothing counted twice ---------------------------------------------------
   // Requests still queued when a round ended are answered after it: wait until the rows stop growing.
-  for (let last = -1; ; ) {
+  for (let last = -1; ;) {
     const n = Number((await db.query('SELECT count(*) AS n FROM responses')).rows[0].n);
     if (n === last) break;
     last = n;
@@ -310,21 +470,34 @@ async function main() {
   for (const f of forms) {
     const listed = await call('list_responses', { publicId: f.publicId, limit: 1 });
     const summary = await call('summarize_responses', { publicId: f.publicId });
-    const { rows: [r] } = await db.query(
+    const {
+      rows: [r],
+    } = await db.query(
       `SELECT count(*)::int AS n, count(seq)::int AS sequenced, count(DISTINCT seq)::int AS distinct, COALESCE(min(seq), 0)::int AS min, COALESCE(max(seq), 0)::int AS max
          FROM responses WHERE form_id = $1`,
       [f.id],
     );
     stored += r.n;
-    if (listed.total !== r.n || summary.total !== r.n) wrong.push(`${f.publicId}: ${r.n} rows, list_responses total ${listed.total}, summary total ${summary.total}`);
-    if (r.sequenced !== r.n || r.distinct !== r.n || r.min !== (r.n ? 1 : 0) || r.max !== r.n) wrong.push(`${f.publicId}: seq not 1..${r.n} exactly once (${JSON.stringify(r)})`);
+    if (listed.total !== r.n || summary.total !== r.n)
+      wrong.push(`${f.publicId}: ${r.n} rows, list_responses total ${listed.total}, summary total ${summary.total}`);
+    if (r.sequenced !== r.n || r.distinct !== r.n || r.min !== (r.n ? 1 : 0) || r.max !== r.n)
+      wrong.push(`${f.publicId}: seq not 1..${r.n} exactly once (${JSON.stringify(r)})`);
     for (const b of summary.blocks) {
-      const { rows: [a] } = await db.query('SELECT count(*)::int AS n FROM responses WHERE form_id = $1 AND answers ? $2', [f.id, b.blockId]);
-      if (a.n !== b.answered) wrong.push(`${f.publicId}: block ${b.blockId} answered ${b.answered} in the summary, ${a.n} in the rows`);
+      const {
+        rows: [a],
+      } = await db.query('SELECT count(*)::int AS n FROM responses WHERE form_id = $1 AND answers ? $2', [
+        f.id,
+        b.blockId,
+      ]);
+      if (a.n !== b.answered)
+        wrong.push(`${f.publicId}: block ${b.blockId} answered ${b.answered} in the summary, ${a.n} in the rows`);
     }
   }
   const created = stored - rowsBefore;
-  if (created < answered) wrong.push(`${answered} submissions were answered with success during the rounds but only ${created} responses are stored`);
+  if (created < answered)
+    wrong.push(
+      `${answered} submissions were answered with success during the rounds but only ${created} responses are stored`,
+    );
   problems.push(...wrong);
   if (!wrong.length) {
     checks.push(
@@ -340,10 +513,16 @@ async function main() {
     const out = join(RESULTS, `hot-forms-${ts}-create-response.cpuprofile`);
     mkdirSync(RESULTS, { recursive: true });
     const port = await freePort();
-    const profiled = new Server('formwork (profiled)', ['-r', join(__dirname, 'cpu-profile-hook.js'), MAIN], { ...fwEnv, PORT: String(port), BENCH_CPU_PROFILE_OUT: out });
+    const profiled = new Server('formwork (profiled)', ['-r', join(__dirname, 'cpu-profile-hook.js'), MAIN], {
+      ...fwEnv,
+      PORT: String(port),
+      BENCH_CPU_PROFILE_OUT: out,
+    });
     servers.push(profiled);
     const pt = { ...byKey.fw1, server: profiled };
-    await profiled.waitUntil(async () => (await post(`http://127.0.0.1:${port}${pt.path}`, auth, pt.bodies[0])).status === 200);
+    await profiled.waitUntil(
+      async () => (await post(`http://127.0.0.1:${port}${pt.path}`, auth, pt.bodies[0])).status === 200,
+    );
     await cannon(pt, OPTS.warmup, dbName);
     profiled.proc.kill('SIGUSR2');
     const pf = await cannon(pt, OPTS.duration, dbName);
@@ -370,7 +549,13 @@ async function main() {
     if (rs.some((r) => r.lagMax !== undefined)) means[t.key].lagMax = Math.max(...rs.map((r) => r.lagMax));
     table.push(...rs, { round: 'mean', label: t.label, ...means[t.key] });
   }
-  const perRound = (num, den) => Array.from({ length: OPTS.rounds }, (_, i) => rows.find((r) => r.round === String(i + 1) && r.key === num).rps / rows.find((r) => r.round === String(i + 1) && r.key === den).rps);
+  const perRound = (num, den) =>
+    Array.from(
+      { length: OPTS.rounds },
+      (_, i) =>
+        rows.find((r) => r.round === String(i + 1) && r.key === num).rps /
+        rows.find((r) => r.round === String(i + 1) && r.key === den).rps,
+    );
   const verdicts = [
     ['create_response on one form', 'fw1', 'base1'],
     [`create_response over ${forms.length} forms`, 'fwN', 'baseN'],
@@ -390,7 +575,9 @@ async function main() {
     return xs.length ? `p50 ${f0(percentile(s, 50))} ms, max ${f0(s[s.length - 1])} ms (${xs.length} calls)` : 'none';
   };
   const readLine = `Reads of the hot form during its create_response rounds, one at a time every 200 ms: \`summarize_responses\` ${readStats(reads.summary)}; \`list_responses\` (first page of 50) ${readStats(reads.page)}. Each sequences what is waiting first, so it counts every response committed before it.`;
-  const statementRows = Object.entries(perCall).flatMap(([key, c]) => c.byText.map(([text, n]) => `| ${key} | ${f2(n)} | \`${text.replace(/\|/g, '\\|').replace(/`/g, "'")}\` |`));
+  const statementRows = Object.entries(perCall).flatMap(([key, c]) =>
+    c.byText.map(([text, n]) => `| ${key} | ${f2(n)} | \`${text.replace(/\|/g, '\\|').replace(/`/g, "'")}\` |`),
+  );
   const md = [
     `# Hot forms: create_response against a one-INSERT baseline, ${started.toISOString()}`,
     '',
@@ -407,13 +594,16 @@ async function main() {
     '',
     `${OPTS.serial} sequential calls on one form through a relay that reads the PostgreSQL wire protocol (after 20 warm-up calls; background work they caused, such as sequencing, is included up to 1 s after the last). A statement is an Execute or a simple Query; a round trip is a Sync or a simple Query (the client waits for ReadyForQuery); parsed counts the statements PostgreSQL had to parse and plan (a named prepared statement is parsed once per connection).`,
     '',
-    '| Call | statements | of which the call\'s own | parsed | round trips | server CPU ms/call (unloaded) |',
+    "| Call | statements | of which the call's own | parsed | round trips | server CPU ms/call (unloaded) |",
     '| --- | ---: | ---: | ---: | ---: | ---: |',
-    ...Object.entries(perCall).map(([key, c]) => `| ${key} | **${f2(c.statements)}** | ${f2(c.own)} | ${f2(c.parses)} | **${f2(c.roundTrips)}** | ${f3(c.cpuMs)} |`),
+    ...Object.entries(perCall).map(
+      ([key, c]) =>
+        `| ${key} | **${f2(c.statements)}** | ${f2(c.own)} | ${f2(c.parses)} | **${f2(c.roundTrips)}** | ${f3(c.cpuMs)} |`,
+    ),
     '',
     seqNullable
       ? 'The rest is the sequencer, shared by all the submissions of its pass: every 100 ms one look for waiting responses, and when there are some, a transaction that claims their forms and sequences them in one statement.'
-      : 'This version has no sequencer: every statement is the call\'s own.',
+      : "This version has no sequencer: every statement is the call's own.",
     '',
     '| Call | per call | statement |',
     '| --- | ---: | --- |',
@@ -428,8 +618,15 @@ async function main() {
     `- baseline: bare \`node:http\` + \`pg\` Pool (max ${POOL_SIZE}); per request it parses the JSON body and runs ONE \`INSERT INTO bench_baseline_responses (form_id, answers) VALUES ($1, $2) RETURNING id, submitted_at\` (a table with a uuid primary key and an index on (form_id, submitted_at)), answered as JSON. No auth, no validation, no aggregates, no audit.`,
     `- formwork: \`dist/src/main.js\`, \`POST /api/v1/tools/create_response\` with the demo's admin token and the respondent page's \`POST /f/{publicId}\` with JSON, NODE_ENV=production, LOG_LEVEL=warn, both rate limits at ${RATE_LIMIT}/min (counting, never refusing), default pool (${POOL_SIZE}). The same answers as the baseline: ${Object.keys(forms[0].answers).length} answers to the ${first.blocks.length} blocks of "${first.title}" (the CLI demo's form; the other forms are copies).`,
     `- Load: autocannon ${autocannonVersion()}, ${OPTS.connections} connections, ${OPTS.duration} s per round, ${OPTS.rounds} rounds alternating ${targets.map((t) => t.label).join(', ')}, after ${OPTS.warmup} s of warm-up each. Client, servers and PostgreSQL share the machine; compare the ratios of one run, not req/s across runs.`,
-    machineLine(`${pgVersion} (${Object.entries(pgSettings).map(([k, v]) => `${k} ${v}`).join(', ')})`, loadBefore),
-    ...(limits.counted ? [`- Rate limits counted: after the load \`X-RateLimit-Remaining: ${limits.remaining}\` of ${limits.limit}.`] : []),
+    machineLine(
+      `${pgVersion} (${Object.entries(pgSettings)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')})`,
+      loadBefore,
+    ),
+    ...(limits.counted
+      ? [`- Rate limits counted: after the load \`X-RateLimit-Remaining: ${limits.remaining}\` of ${limits.limit}.`]
+      : []),
     ...notes.map((n) => `- ${n}`),
     ...(problems.length ? ['', '## Problems', '', ...problems.map((p) => `- ${p}`)] : []),
     ...(profile ? ['', profile] : []),

@@ -36,7 +36,10 @@ function envNumber(name, fallback, { integer = false, min } = {}) {
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
   const bad = !Number.isFinite(n) || (min === undefined ? n <= 0 : n < min) || (integer && !Number.isInteger(n));
-  if (bad) throw new Error(`${name} must be ${min === undefined ? `a positive ${integer ? 'integer' : 'number'}` : `a${integer ? 'n integer' : ' number'} >= ${min}`}, got "${raw}"`);
+  if (bad)
+    throw new Error(
+      `${name} must be ${min === undefined ? `a positive ${integer ? 'integer' : 'number'}` : `a${integer ? 'n integer' : ' number'} >= ${min}`}, got "${raw}"`,
+    );
   return n;
 }
 
@@ -96,7 +99,9 @@ async function runJson(label, args, env) {
     json = undefined;
   }
   if (r.code !== 0 || !json || json.error) {
-    const err = new Error(`${label} failed (exit ${r.code}): ${(r.stdout + r.stderr).trim().slice(0, 2000) || '(no output)'}`);
+    const err = new Error(
+      `${label} failed (exit ${r.code}): ${(r.stdout + r.stderr).trim().slice(0, 2000) || '(no output)'}`,
+    );
     err.result = r;
     throw err;
   }
@@ -120,16 +125,32 @@ function freePort() {
 function cleanEnv() {
   const env = { ...process.env };
   for (const k of Object.keys(env)) {
-    if (/^(PORT|PUBLIC_URL|DATABASE_URL|DATA_DIR|REDIS_URL|TRUST_PROXY|RATE_LIMIT_.*|API_V1_.*|BOOTSTRAP_DEMO|NODE_ENV|LOG_LEVEL|DATABASE_POOL_SIZE|NODE_OPTIONS)$/.test(k)) delete env[k];
+    if (
+      /^(PORT|PUBLIC_URL|DATABASE_URL|DATA_DIR|REDIS_URL|TRUST_PROXY|RATE_LIMIT_.*|API_V1_.*|BOOTSTRAP_DEMO|NODE_ENV|LOG_LEVEL|DATABASE_POOL_SIZE|NODE_OPTIONS)$/.test(
+        k,
+      )
+    )
+      delete env[k];
   }
   return env;
 }
 
 /** The environment of the built service under test: production, quiet, no demo bootstrap; `extra` on top. */
-const serviceEnv = (base, port, dbUrl, extra = {}) => ({ ...base, PORT: String(port), DATABASE_URL: dbUrl, NODE_ENV: 'production', LOG_LEVEL: 'warn', BOOTSTRAP_DEMO: 'false', ...extra });
+const serviceEnv = (base, port, dbUrl, extra = {}) => ({
+  ...base,
+  PORT: String(port),
+  DATABASE_URL: dbUrl,
+  NODE_ENV: 'production',
+  LOG_LEVEL: 'warn',
+  BOOTSTRAP_DEMO: 'false',
+  ...extra,
+});
 
 /** Both rate limits at RATE_LIMIT a minute: on and counting, never refusing. */
-const COUNTING_LIMITS = { RATE_LIMIT_CREDENTIAL_PER_MIN: String(RATE_LIMIT), RATE_LIMIT_IP_PER_MIN: String(RATE_LIMIT) };
+const COUNTING_LIMITS = {
+  RATE_LIMIT_CREDENTIAL_PER_MIN: String(RATE_LIMIT),
+  RATE_LIMIT_IP_PER_MIN: String(RATE_LIMIT),
+};
 
 /** Pids of the servers running now (all of them use CPU the benchmark accounts for). */
 const liveServerPids = new Set();
@@ -167,7 +188,9 @@ class Server {
 
   assertAlive() {
     if (this.exited) {
-      throw new Error(`${this.name} exited (code ${this.exited.code}, signal ${this.exited.signal}); its output:\n${this.output.trim()}`);
+      throw new Error(
+        `${this.name} exited (code ${this.exited.code}, signal ${this.exited.signal}); its output:\n${this.output.trim()}`,
+      );
     }
   }
 
@@ -184,7 +207,9 @@ class Server {
       }
       await sleep(200);
     }
-    throw new Error(`${this.name} did not answer within ${timeoutMs / 1000} s${last ? ` (${last.message})` : ''}; its output:\n${this.output.trim()}`);
+    throw new Error(
+      `${this.name} did not answer within ${timeoutMs / 1000} s${last ? ` (${last.message})` : ''}; its output:\n${this.output.trim()}`,
+    );
   }
 
   /** SIGTERM, then SIGKILL after `timeoutMs`. */
@@ -267,7 +292,11 @@ class BenchDatabase {
 function startRun(dbPrefix, { adminUrl, keepDb = false }) {
   const started = new Date();
   const ts = stamp(started);
-  return { started, ts, database: new BenchDatabase(adminUrl, `${dbPrefix}_${ts.replace('-', '_')}`, { keep: keepDb }) };
+  return {
+    started,
+    ts,
+    database: new BenchDatabase(adminUrl, `${dbPrefix}_${ts.replace('-', '_')}`, { keep: keepDb }),
+  };
 }
 
 /**
@@ -360,7 +389,10 @@ let clockTicks;
 function ticksToMs(ticks) {
   if (clockTicks === undefined) {
     try {
-      clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()) || 100;
+      clockTicks =
+        Number(
+          execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim(),
+        ) || 100;
     } catch {
       clockTicks = 100;
     }
@@ -397,7 +429,9 @@ function cpuSnapshot(dbName, alsoOurs = []) {
       if (!/^\d+$/.test(entry)) continue;
       try {
         const comm = readFileSync(`/proc/${entry}/comm`, 'utf8').trim();
-        const ours = (comm === 'postgres' && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(dbName)) || alsoOurs.includes(comm);
+        const ours =
+          (comm === 'postgres' && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(dbName)) ||
+          alsoOurs.includes(comm);
         if (ours) backends.set(entry, cpuMs(entry) || 0);
       } catch {
         // the process ended
@@ -475,7 +509,8 @@ const loadTarget = (target, seconds, { connections, dbName, exact = false, alsoO
           method: 'POST',
           headers: target.headers,
           body: target.body,
-          setupRequest: (req) => (target.keyed ? { ...req, headers: { ...req.headers, 'Idempotency-Key': randomUUID() } } : { ...req }),
+          setupRequest: (req) =>
+            target.keyed ? { ...req, headers: { ...req.headers, 'Idempotency-Key': randomUUID() } } : { ...req },
         },
       ],
     },
@@ -484,7 +519,18 @@ const loadTarget = (target, seconds, { connections, dbName, exact = false, alsoO
 
 /** Answers to every block of a form (as get_form shows it) that create_response accepts. */
 function sampleAnswers(form) {
-  const sample = { short_text: 'Bench', long_text: 'Bench', email: 'bench@example.com', url: 'https://example.com', phone: '+33123456789', number: 1, rating: 3, linear_scale: 3, date: '2026-01-01', yes_no: true };
+  const sample = {
+    short_text: 'Bench',
+    long_text: 'Bench',
+    email: 'bench@example.com',
+    url: 'https://example.com',
+    phone: '+33123456789',
+    number: 1,
+    rating: 3,
+    linear_scale: 3,
+    date: '2026-01-01',
+    yes_no: true,
+  };
   const answers = {};
   for (const b of form.blocks) {
     if (b.type in sample) answers[b.id] = sample[b.type];
@@ -496,7 +542,8 @@ function sampleAnswers(form) {
 }
 
 /** Counts of the answers of a run by HTTP status. */
-const statusCounts = (result) => Object.fromEntries(Object.entries(result.statusCodeStats || {}).map(([code, s]) => [code, s.count]));
+const statusCounts = (result) =>
+  Object.fromEntries(Object.entries(result.statusCodeStats || {}).map(([code, s]) => [code, s.count]));
 
 function percentile(sorted, p) {
   if (!sorted.length) return NaN;
@@ -508,7 +555,8 @@ function percentile(sorted, p) {
 function figures(result) {
   const statuses = statusCounts(result);
   const problems = [];
-  if (result.non2xx > 0) problems.push(`${result.non2xx} responses were not 2xx (status counts: ${JSON.stringify(statuses)})`);
+  if (result.non2xx > 0)
+    problems.push(`${result.non2xx} responses were not 2xx (status counts: ${JSON.stringify(statuses)})`);
   const not200 = Object.entries(statuses).filter(([code]) => code !== '200');
   if (not200.length && result.non2xx === 0) problems.push(`responses other than 200: ${JSON.stringify(statuses)}`);
   if (result.errors > 0) problems.push(`${result.errors} connection errors`);
@@ -593,7 +641,8 @@ function rateLimitsAfterLoad(res) {
   const problems = [];
   if (res.status !== 200) problems.push(`formwork answered ${res.status} after the load: ${res.text.slice(0, 300)}`);
   const counted = limit === RATE_LIMIT && remaining < RATE_LIMIT - 1;
-  if (!counted) problems.push(`the rate-limit headers after the load do not show counting: limit ${limit}, remaining ${remaining}`);
+  if (!counted)
+    problems.push(`the rate-limit headers after the load do not show counting: limit ${limit}, remaining ${remaining}`);
   return { limit, remaining, counted, problems };
 }
 
@@ -608,7 +657,12 @@ const f3 = (n) => (Number.isFinite(n) ? n.toFixed(3) : '-');
 /** A table's "mean" row over `rows`: the mean of each of `keys`, and the sums of 2xx, non-2xx and errors. */
 function meanRow(rows, keys) {
   const row = Object.fromEntries(keys.map((k) => [k, mean(rows.map((r) => r[k]))]));
-  return { ...row, total: rows.reduce((a, r) => a + r.total, 0), non2xx: rows.reduce((a, r) => a + r.non2xx, 0), errors: rows.reduce((a, r) => a + r.errors, 0) };
+  return {
+    ...row,
+    total: rows.reduce((a, r) => a + r.total, 0),
+    non2xx: rows.reduce((a, r) => a + r.non2xx, 0),
+    errors: rows.reduce((a, r) => a + r.errors, 0),
+  };
 }
 
 /** The rounds during which other processes took more than NOISY_OTHER_PCT of a core. */
@@ -620,15 +674,24 @@ function noiseLine(rows, name, caveat = '') {
   if (noisy.length) {
     return `**Noisy:** other processes took more than ${NOISY_OTHER_PCT}% of a core during ${noisy.length} of ${rows.length} rounds (${noisy.map((r) => `${name(r)}: ${f0(r.otherPct)}%`).join(', ')}); ${caveat}run it again on a quiet machine.`;
   }
-  if (rows.some((r) => Number.isFinite(r.otherPct))) return `Quiet: other processes took at most ${f0(Math.max(...rows.map((r) => r.otherPct)))}% of a core during any round.`;
+  if (rows.some((r) => Number.isFinite(r.otherPct)))
+    return `Quiet: other processes took at most ${f0(Math.max(...rows.map((r) => r.otherPct)))}% of a core during any round.`;
   return 'The CPU of other processes could not be measured (no /proc).';
 }
 
 /** The commit, and whether src/ or migrations/ differ from it. */
 function gitDescribe() {
   try {
-    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'migrations'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'migrations'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
     return dirty ? `${commit} (src/ or migrations/ modified)` : commit;
   } catch {
     return 'unknown';
@@ -655,8 +718,52 @@ function writeReport(fileName, md) {
 }
 
 module.exports = {
-  ROOT, DIST, CLI, MAIN, RESULTS, RATE_LIMIT, NOISY_OTHER_PCT, COUNTING_LIMITS, log, envNumber, envFlag, loadOptions,
-  requireBuilt, run, runJson, freePort, cleanEnv, serviceEnv, Server, post, sampleAnswers, BenchDatabase, startRun, migrateAndSeed, Teardown, runMain,
-  cpuMs, loadRun, loadTarget, statusCounts, percentile, figures, alternateRounds, roundLog, rateLimitsAfterLoad, mean, f0, f1, f2, f3, meanRow,
-  noisyRounds, noiseLine, cpusText, loadText, autocannonVersion, machineLine, writeReport,
+  ROOT,
+  DIST,
+  CLI,
+  MAIN,
+  RESULTS,
+  RATE_LIMIT,
+  NOISY_OTHER_PCT,
+  COUNTING_LIMITS,
+  log,
+  envNumber,
+  envFlag,
+  loadOptions,
+  requireBuilt,
+  run,
+  runJson,
+  freePort,
+  cleanEnv,
+  serviceEnv,
+  Server,
+  post,
+  sampleAnswers,
+  BenchDatabase,
+  startRun,
+  migrateAndSeed,
+  Teardown,
+  runMain,
+  cpuMs,
+  loadRun,
+  loadTarget,
+  statusCounts,
+  percentile,
+  figures,
+  alternateRounds,
+  roundLog,
+  rateLimitsAfterLoad,
+  mean,
+  f0,
+  f1,
+  f2,
+  f3,
+  meanRow,
+  noisyRounds,
+  noiseLine,
+  cpusText,
+  loadText,
+  autocannonVersion,
+  machineLine,
+  writeReport,
 };

@@ -31,16 +31,45 @@ const net = require('node:net');
 const os = require('node:os');
 const { Client } = require('pg');
 const {
-  CLI, MAIN, RATE_LIMIT: LIMIT, COUNTING_LIMITS, NOISY_OTHER_PCT, log, loadOptions, requireBuilt, runJson, freePort, serviceEnv, Server,
-  post, startRun, Teardown, runMain, loadRun, statusCounts, figures, alternateRounds, mean, f0, f1, f2, noisyRounds, cpusText, loadText,
-  autocannonVersion, writeReport,
+  CLI,
+  MAIN,
+  RATE_LIMIT: LIMIT,
+  COUNTING_LIMITS,
+  NOISY_OTHER_PCT,
+  log,
+  loadOptions,
+  requireBuilt,
+  runJson,
+  freePort,
+  serviceEnv,
+  Server,
+  post,
+  startRun,
+  Teardown,
+  runMain,
+  loadRun,
+  statusCounts,
+  figures,
+  alternateRounds,
+  mean,
+  f0,
+  f1,
+  f2,
+  noisyRounds,
+  cpusText,
+  loadText,
+  autocannonVersion,
+  writeReport,
 } = require('./lib');
 
 const OPTS = {
   ...loadOptions({ connections: 50, rounds: 2 }),
   redisUrl: process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379',
   /** Comma-separated comparison names (limiter, limiter+key, key) to run only those. */
-  only: (process.env.BENCH_ONLY || '').split(',').map((s) => s.trim()).filter(Boolean),
+  only: (process.env.BENCH_ONLY || '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
 };
 
 const teardown = new Teardown();
@@ -65,7 +94,8 @@ async function cannon(t, seconds) {
           path: `/api/v1/tools/${t.tool}`,
           headers,
           body: t.body,
-          setupRequest: (req) => (t.keyed ? { ...req, headers: { ...req.headers, 'Idempotency-Key': randomUUID() } } : { ...req }),
+          setupRequest: (req) =>
+            t.keyed ? { ...req, headers: { ...req.headers, 'Idempotency-Key': randomUUID() } } : { ...req },
         },
       ],
     },
@@ -74,11 +104,20 @@ async function cannon(t, seconds) {
   );
   const statuses = statusCounts(result);
   const problems = [];
-  if (result.non2xx > 0 || Object.keys(statuses).some((c) => c !== '200')) problems.push(`answers other than 200: ${JSON.stringify(statuses)}`);
+  if (result.non2xx > 0 || Object.keys(statuses).some((c) => c !== '200'))
+    problems.push(`answers other than 200: ${JSON.stringify(statuses)}`);
   if (result.errors + result.timeouts > 0) problems.push(`${result.errors} errors, ${result.timeouts} timeouts`);
   const { rps, p50, p99, total, otherPct } = figures(result);
   const serverMs = result.cpu.server;
-  return { rps, p50, p99, total, cpuPerReq: serverMs === undefined ? NaN : serverMs / (result['2xx'] || 1), otherPct, problems };
+  return {
+    rps,
+    p50,
+    p99,
+    total,
+    cpuPerReq: serverMs === undefined ? NaN : serverMs / (result['2xx'] || 1),
+    otherPct,
+    problems,
+  };
 }
 
 async function main() {
@@ -96,7 +135,8 @@ async function main() {
     s.on('data', (d) => (s.destroy(), resolve(String(d).trim())));
     s.on('error', (e) => resolve(e.message));
   });
-  if (redisPing !== '+PONG') throw new Error(`Redis does not answer at ${OPTS.redisUrl} (${redisPing}); set BENCH_REDIS_URL`);
+  if (redisPing !== '+PONG')
+    throw new Error(`Redis does not answer at ${OPTS.redisUrl} (${redisPing}); set BENCH_REDIS_URL`);
 
   teardown.database = database;
   await database.create();
@@ -107,19 +147,42 @@ async function main() {
   const demo = await runJson('demo (CLI)', [CLI, 'demo', '--json'], cliEnv);
   const publicId = demo.forms[0];
 
-  const on = new Server('limits on (Redis)', [MAIN], serviceEnv(baseEnv, await freePort(), dbUrl, { REDIS_URL: OPTS.redisUrl, ...COUNTING_LIMITS }));
-  const off = new Server('limits off', [MAIN], serviceEnv(baseEnv, await freePort(), dbUrl, { RATE_LIMIT_ENABLED: 'false' }));
+  const on = new Server(
+    'limits on (Redis)',
+    [MAIN],
+    serviceEnv(baseEnv, await freePort(), dbUrl, { REDIS_URL: OPTS.redisUrl, ...COUNTING_LIMITS }),
+  );
+  const off = new Server(
+    'limits off',
+    [MAIN],
+    serviceEnv(baseEnv, await freePort(), dbUrl, { RATE_LIMIT_ENABLED: 'false' }),
+  );
   teardown.servers.push(on, off);
-  await Promise.all([on, off].map((s) => s.waitUntil(() => fetch(`http://127.0.0.1:${s.port}/readyz`).then((r) => r.ok))));
+  await Promise.all(
+    [on, off].map((s) => s.waitUntil(() => fetch(`http://127.0.0.1:${s.port}/readyz`).then((r) => r.ok))),
+  );
   const ready = await (await fetch(`http://127.0.0.1:${on.port}/readyz`)).json();
-  if (ready.rateLimits !== 'shared') throw new Error(`the "limits on" server does not count in Redis: ${JSON.stringify(ready)}`);
+  if (ready.rateLimits !== 'shared')
+    throw new Error(`the "limits on" server does not count in Redis: ${JSON.stringify(ready)}`);
 
   const headers = { Authorization: `Bearer ${demo.token}`, 'Content-Type': 'application/json' };
-  const call = (s, tool, body) => post(`http://127.0.0.1:${s.port}/api/v1/tools/${tool}`, headers, JSON.stringify(body));
+  const call = (s, tool, body) =>
+    post(`http://127.0.0.1:${s.port}/api/v1/tools/${tool}`, headers, JSON.stringify(body));
 
   // Answers for create_response: every required block gets a value its type accepts.
   const form = JSON.parse((await call(on, 'get_form', { publicId })).text);
-  const sample = { short_text: 'Bench', long_text: 'Bench', email: 'bench@example.com', url: 'https://example.com', phone: '+33123456789', number: 1, rating: 3, linear_scale: 3, date: '2026-01-01', yes_no: true };
+  const sample = {
+    short_text: 'Bench',
+    long_text: 'Bench',
+    email: 'bench@example.com',
+    url: 'https://example.com',
+    phone: '+33123456789',
+    number: 1,
+    rating: 3,
+    linear_scale: 3,
+    date: '2026-01-01',
+    yes_no: true,
+  };
   const answers = {};
   for (const b of form.blocks) {
     if (b.type in sample) answers[b.id] = sample[b.type];
@@ -160,7 +223,8 @@ async function main() {
   ];
   const short = { limiter: 'limiter', 'limiter + key': 'limiter+key', 'key (write)': 'key' };
   const comparisons = OPTS.only.length ? all.filter((c) => OPTS.only.includes(short[c.name])) : all;
-  if (comparisons.length === 0) throw new Error(`BENCH_ONLY=${OPTS.only.join(',')} names no comparison: use limiter, limiter+key, key`);
+  if (comparisons.length === 0)
+    throw new Error(`BENCH_ONLY=${OPTS.only.join(',')} names no comparison: use limiter, limiter+key, key`);
 
   const keysBefore = await countKeys(dbUrl);
   let keyedRequests = 0;
@@ -178,7 +242,9 @@ async function main() {
           return;
         }
         rows.push({ comparison: c.name, side, round: phase, ...fig });
-        log(`${c.name} round ${phase} ${side}: ${f0(fig.rps)} req/s, p50 ${f1(fig.p50)} ms, p99 ${f1(fig.p99)} ms, ${f2(fig.cpuPerReq)} ms CPU/req, other processes ${f0(fig.otherPct)}% of a core`);
+        log(
+          `${c.name} round ${phase} ${side}: ${f0(fig.rps)} req/s, p50 ${f1(fig.p50)} ms, p99 ${f1(fig.p99)} ms, ${f2(fig.cpuPerReq)} ms CPU/req, other processes ${f0(fig.otherPct)}% of a core`,
+        );
         for (const p of fig.problems) problems.push(`${c.name} round ${phase} ${side}: ${p}`);
       },
     });
@@ -188,11 +254,18 @@ async function main() {
   const after = await call(on, 'get_form', { publicId });
   const remaining = Number(after.headers.get('x-ratelimit-remaining'));
   if (!(remaining < LIMIT - 1)) problems.push(`the limits did not count: X-RateLimit-Remaining ${remaining}`);
-  else notes.push(`Limits counted in Redis: after the load, \`X-RateLimit-Remaining: ${remaining}\` of ${LIMIT} (requests in the current window).`);
+  else
+    notes.push(
+      `Limits counted in Redis: after the load, \`X-RateLimit-Remaining: ${remaining}\` of ${LIMIT} (requests in the current window).`,
+    );
   const keysStored = (await countKeys(dbUrl)) - keysBefore;
   // (A few more may be stored than counted: requests in flight when a round ends are answered after it.)
-  if (keysStored < keyedRequests) problems.push(`${keyedRequests} keyed requests were answered but only ${keysStored} keys were stored`);
-  else notes.push(`Every keyed request stored its key: ${keyedRequests} answered by the end of their rounds, ${keysStored} records.`);
+  if (keysStored < keyedRequests)
+    problems.push(`${keyedRequests} keyed requests were answered but only ${keysStored} keys were stored`);
+  else
+    notes.push(
+      `Every keyed request stored its key: ${keyedRequests} answered by the end of their rounds, ${keysStored} records.`,
+    );
 
   const lines = [
     `# Rate limits and Idempotency-Key: cost, ${started.toISOString()}`,
@@ -205,16 +278,24 @@ async function main() {
     const without = mean(rs.filter((r) => r.side === 'without').map((r) => r.rps));
     const withIt = mean(rs.filter((r) => r.side === 'with').map((r) => r.rps));
     const cost = without / withIt;
-    lines.push(`| ${c.name} | ${c.what} | ${f0(without)} | ${f0(withIt)} | **${f2(cost)}x** | <= ${c.target}x | ${problems.length ? 'NOT VALID' : cost <= c.target ? 'PASS' : 'FAIL'} |`);
+    lines.push(
+      `| ${c.name} | ${c.what} | ${f0(without)} | ${f0(withIt)} | **${f2(cost)}x** | <= ${c.target}x | ${problems.length ? 'NOT VALID' : cost <= c.target ? 'PASS' : 'FAIL'} |`,
+    );
   }
   lines.push(
     '',
     '| comparison | round | side | req/s | p50 (ms) | p99 (ms) | 2xx | server CPU ms/req | other processes (% of a core) |',
     '| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |',
   );
-  for (const r of rows) lines.push(`| ${r.comparison} | ${r.round} | ${r.side} | ${f0(r.rps)} | ${f1(r.p50)} | ${f1(r.p99)} | ${r.total} | ${f2(r.cpuPerReq)} | ${f0(r.otherPct)} |`);
+  for (const r of rows)
+    lines.push(
+      `| ${r.comparison} | ${r.round} | ${r.side} | ${f0(r.rps)} | ${f1(r.p50)} | ${f1(r.p99)} | ${r.total} | ${f2(r.cpuPerReq)} | ${f0(r.otherPct)} |`,
+    );
   const noisy = noisyRounds(rows);
-  if (noisy.length) notes.push(`**Noisy**: other processes took more than ${NOISY_OTHER_PCT}% of a core in ${noisy.length} of ${rows.length} rounds; run it again on a quiet machine.`);
+  if (noisy.length)
+    notes.push(
+      `**Noisy**: other processes took more than ${NOISY_OTHER_PCT}% of a core in ${noisy.length} of ${rows.length} rounds; run it again on a quiet machine.`,
+    );
   lines.push(
     '',
     `- Load: autocannon ${autocannonVersion()}, ${OPTS.connections} connections, ${OPTS.rounds} rounds of ${OPTS.duration} s per side, alternating, after ${OPTS.warmup} s of warm-up; client, servers, PostgreSQL and Redis share the machine (compare ratios within this run).`,

@@ -20,8 +20,34 @@
 const os = require('node:os');
 const lib = require('./lib');
 const {
-  CLI, MAIN, COUNTING_LIMITS, log, envNumber, loadOptions, requireBuilt, freePort, cleanEnv, serviceEnv, Server, startRun, migrateAndSeed, Teardown,
-  runMain, loadTarget, figures, alternateRounds, roundLog, f0, f1, f2, f3, meanRow, noiseLine, autocannonVersion, machineLine, writeReport,
+  CLI,
+  MAIN,
+  COUNTING_LIMITS,
+  log,
+  envNumber,
+  loadOptions,
+  requireBuilt,
+  freePort,
+  cleanEnv,
+  serviceEnv,
+  Server,
+  startRun,
+  migrateAndSeed,
+  Teardown,
+  runMain,
+  loadTarget,
+  figures,
+  alternateRounds,
+  roundLog,
+  f0,
+  f1,
+  f2,
+  f3,
+  meanRow,
+  noiseLine,
+  autocannonVersion,
+  machineLine,
+  writeReport,
 } = lib;
 
 const OPTS = { ...loadOptions({ connections: 50, rounds: 3 }), target: envNumber('BENCH_TARGET', 0.8) };
@@ -39,7 +65,13 @@ async function main() {
   teardown.database = database;
   const { version: pgVersion } = await database.create();
   const baseEnv = cleanEnv();
-  const { demo } = await migrateAndSeed({ ...baseEnv, DATABASE_URL: dbUrl, NODE_ENV: 'production', LOG_LEVEL: 'warn', BOOTSTRAP_DEMO: 'false' });
+  const { demo } = await migrateAndSeed({
+    ...baseEnv,
+    DATABASE_URL: dbUrl,
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    BOOTSTRAP_DEMO: 'false',
+  });
   const publicId = demo.forms[0];
 
   const port = await freePort();
@@ -47,18 +79,31 @@ async function main() {
   teardown.servers.push(formwork);
   const auth = { Authorization: `Bearer ${demo.token}`, 'Content-Type': 'application/json' };
   const targets = [
-    { name: 'rest', server: formwork, url: `http://127.0.0.1:${port}/api/v1/tools/get_form`, headers: auth, body: JSON.stringify({ publicId }) },
+    {
+      name: 'rest',
+      server: formwork,
+      url: `http://127.0.0.1:${port}/api/v1/tools/get_form`,
+      headers: auth,
+      body: JSON.stringify({ publicId }),
+    },
     {
       name: 'mcp',
       server: formwork,
       url: `http://127.0.0.1:${port}/mcp`,
       headers: { ...auth, Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2025-11-25' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get_form', arguments: { publicId } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'get_form', arguments: { publicId } },
+      }),
     },
   ];
 
   // Both must answer the same form before the load.
-  await formwork.waitUntil(async () => (await post(targets[0].url, targets[0].headers, targets[0].body)).status === 200);
+  await formwork.waitUntil(
+    async () => (await post(targets[0].url, targets[0].headers, targets[0].body)).status === 200,
+  );
   const rest = JSON.parse((await post(targets[0].url, targets[0].headers, targets[0].body)).text);
   const mcpAnswer = await post(targets[1].url, targets[1].headers, targets[1].body);
   const mcp = JSON.parse(mcpAnswer.text);
@@ -77,7 +122,8 @@ async function main() {
     ...roundLog(OPTS, {
       label: (t) => t.name,
       fields: (t) => ({ server: t.name }),
-      line: (fig) => `${f0(fig.rps)} req/s, p50 ${f1(fig.p50)} ms, p99 ${f1(fig.p99)} ms, server CPU ${f3(fig.cpuPerReq)} ms/req`,
+      line: (fig) =>
+        `${f0(fig.rps)} req/s, p50 ${f1(fig.p50)} ms, p99 ${f1(fig.p99)} ms, server CPU ${f3(fig.cpuPerReq)} ms/req`,
       problems,
       rows,
     }),
@@ -86,7 +132,10 @@ async function main() {
   const measured = [...rows];
   const means = {};
   for (const name of ['rest', 'mcp']) {
-    means[name] = meanRow(measured.filter((r) => r.server === name), ['rps', 'p50', 'p99', 'cpuPct', 'cpuPerReq', 'otherPct']);
+    means[name] = meanRow(
+      measured.filter((r) => r.server === name),
+      ['rps', 'p50', 'p99', 'cpuPct', 'cpuPerReq', 'otherPct'],
+    );
     rows.push({ round: 'mean', server: name, ...means[name] });
   }
   const ratio = means.mcp.rps / means.rest.rps;
@@ -94,7 +143,10 @@ async function main() {
   const table = [
     '| Round | Route | req/s | p50 (ms) | p99 (ms) | 2xx | non-2xx | errors | server CPU ms/req | other processes (% of a core) |',
     '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-    ...rows.map((r) => `| ${r.round} | ${r.server} | ${f0(r.rps)} | ${f1(r.p50)} | ${f1(r.p99)} | ${r.total ?? ''} | ${r.non2xx ?? ''} | ${r.errors ?? ''} | ${f3(r.cpuPerReq)} | ${f0(r.otherPct)} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.round} | ${r.server} | ${f0(r.rps)} | ${f1(r.p50)} | ${f1(r.p99)} | ${r.total ?? ''} | ${r.non2xx ?? ''} | ${r.errors ?? ''} | ${f3(r.cpuPerReq)} | ${f0(r.otherPct)} |`,
+    ),
   ].join('\n');
   const md = [
     `# get_form over MCP against REST, ${started.toISOString()}`,

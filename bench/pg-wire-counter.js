@@ -75,7 +75,10 @@ class PgWireCounter {
           this.parses++;
           // Parse: statement name, text (a named statement is parsed once per connection).
           const nameEnd = body.indexOf(0);
-          named.set(body.subarray(0, nameEnd).toString('utf8'), body.subarray(nameEnd + 1, body.indexOf(0, nameEnd + 1)).toString('utf8'));
+          named.set(
+            body.subarray(0, nameEnd).toString('utf8'),
+            body.subarray(nameEnd + 1, body.indexOf(0, nameEnd + 1)).toString('utf8'),
+          );
         } else if (type === 'B') {
           // Bind: portal name, statement name.
           const portalEnd = body.indexOf(0);

@@ -36,9 +36,41 @@ const { join } = require('node:path');
 const { performance } = require('node:perf_hooks');
 const { Client } = require('pg');
 const {
-  DIST, CLI, MAIN, RATE_LIMIT, COUNTING_LIMITS, log, envNumber, envFlag, loadOptions, requireBuilt, run, freePort, cleanEnv, serviceEnv,
-  Server, post, startRun, migrateAndSeed, Teardown, runMain, loadTarget, percentile, figures, alternateRounds, roundLog,
-  rateLimitsAfterLoad, f0, f1, f2, f3, meanRow, noiseLine, autocannonVersion, machineLine, writeReport,
+  DIST,
+  CLI,
+  MAIN,
+  RATE_LIMIT,
+  COUNTING_LIMITS,
+  log,
+  envNumber,
+  envFlag,
+  loadOptions,
+  requireBuilt,
+  run,
+  freePort,
+  cleanEnv,
+  serviceEnv,
+  Server,
+  post,
+  startRun,
+  migrateAndSeed,
+  Teardown,
+  runMain,
+  loadTarget,
+  percentile,
+  figures,
+  alternateRounds,
+  roundLog,
+  rateLimitsAfterLoad,
+  f0,
+  f1,
+  f2,
+  f3,
+  meanRow,
+  noiseLine,
+  autocannonVersion,
+  machineLine,
+  writeReport,
 } = require('./lib');
 
 const OPTS = {
@@ -63,7 +95,13 @@ const lit = (s) => `'${String(s).replace(/'/g, "''")}'`;
 // --- the bulk load ------------------------------------------------------------------------------
 
 const NAMES = ['Ada', 'Grace', 'Linus', 'Margaret', 'Alan', 'Barbara', 'Ken', 'Radia', 'Dennis', 'Frances'];
-const COMMENTS = ['Love it', 'The API is very clear', 'More block types please', 'Summaries saved me hours', 'Works great with my agent'];
+const COMMENTS = [
+  'Love it',
+  'The API is very clear',
+  'More block types please',
+  'Summaries saved me hours',
+  'Works great with my agent',
+];
 const textArray = (xs) => `ARRAY[${xs.map(lit).join(', ')}]::text[]`;
 
 /**
@@ -121,7 +159,13 @@ function answerSql(b, i) {
 function jsonbObject(pairs) {
   if (!pairs.length) return `'{}'::jsonb`;
   const chunks = [];
-  for (let i = 0; i < pairs.length; i += 40) chunks.push(`jsonb_build_object(${pairs.slice(i, i + 40).map(([k, v]) => `${lit(k)}, ${v}`).join(', ')})`);
+  for (let i = 0; i < pairs.length; i += 40)
+    chunks.push(
+      `jsonb_build_object(${pairs
+        .slice(i, i + 40)
+        .map(([k, v]) => `${lit(k)}, ${v}`)
+        .join(', ')})`,
+    );
   return chunks.join(' || ');
 }
 
@@ -142,16 +186,22 @@ function answersSql(blocks) {
 
 /** The one-scan recount of what summarize_responses reports, as one jsonb object (also the reference for the checks). */
 function naiveSummarySql(formId, blocks) {
-  const pairs = [['total', 'count(*)'], ['first', 'min(submitted_at)'], ['last', 'max(submitted_at)']];
+  const pairs = [
+    ['total', 'count(*)'],
+    ['first', 'min(submitted_at)'],
+    ['last', 'max(submitted_at)'],
+  ];
   for (const b of blocks) {
     if (b.type === 'statement') continue;
     const id = lit(b.id);
     pairs.push([`${b.id}:answered`, `count(*) FILTER (WHERE answers ? ${id})`]);
     const choices = (b.settings && b.settings.choices) || [];
     if (b.type === 'checkboxes') {
-      for (const c of choices) pairs.push([`${b.id}:${c.id}`, `count(*) FILTER (WHERE answers -> ${id} ? ${lit(c.id)})`]);
+      for (const c of choices)
+        pairs.push([`${b.id}:${c.id}`, `count(*) FILTER (WHERE answers -> ${id} ? ${lit(c.id)})`]);
     } else if (b.type === 'multiple_choice' || b.type === 'dropdown') {
-      for (const c of choices) pairs.push([`${b.id}:${c.id}`, `count(*) FILTER (WHERE answers ->> ${id} = ${lit(c.id)})`]);
+      for (const c of choices)
+        pairs.push([`${b.id}:${c.id}`, `count(*) FILTER (WHERE answers ->> ${id} = ${lit(c.id)})`]);
     } else if (b.type === 'yes_no') {
       pairs.push([`${b.id}:true`, `count(*) FILTER (WHERE answers -> ${id} = 'true'::jsonb)`]);
       pairs.push([`${b.id}:false`, `count(*) FILTER (WHERE answers -> ${id} = 'false'::jsonb)`]);
@@ -182,7 +232,8 @@ async function timedSql(dbUrl, sql, runs) {
       const r = await run('psql', args, { ...process.env, PGOPTIONS: '' });
       if (r.code !== 0) throw new Error(`psql failed (exit ${r.code}): ${r.stderr.trim().slice(0, 1000)}`);
       const times = [...r.stdout.matchAll(/^Time: ([\d.]+) ms/gm)].map((m) => Number(m[1]));
-      if (times.length !== runs) throw new Error(`psql printed ${times.length} timings for ${runs} runs: ${r.stdout.slice(-500)}`);
+      if (times.length !== runs)
+        throw new Error(`psql printed ${times.length} timings for ${runs} runs: ${r.stdout.slice(-500)}`);
       const results = r.stdout.split(/^Time: .*$/m).map((s) => s.trim());
       return { times, output: results[runs - 1], via: 'psql' };
     } catch (err) {
@@ -200,7 +251,13 @@ async function timedSql(dbUrl, sql, runs) {
       const t0 = performance.now();
       const res = await c.query({ text: sql, rowMode: 'array' });
       times.push(performance.now() - t0);
-      output = res.rows.map((r) => r.map((v) => (v !== null && typeof v === 'object' && !(v instanceof Date) ? JSON.stringify(v) : String(v))).join('|')).join('\n');
+      output = res.rows
+        .map((r) =>
+          r
+            .map((v) => (v !== null && typeof v === 'object' && !(v instanceof Date) ? JSON.stringify(v) : String(v)))
+            .join('|'),
+        )
+        .join('\n');
     }
     return { times, output, via: 'pg' };
   } finally {
@@ -212,7 +269,13 @@ async function timedSql(dbUrl, sql, runs) {
 async function planOf(db, sql) {
   const rows = (await db.query(`EXPLAIN (COSTS OFF) ${sql}`)).rows.map((r) => r['QUERY PLAN']);
   return rows
-    .filter((l) => /^\s*(->\s*)?[A-Z]/.test(l) && !/^\s*(Filter|Index Cond|Sort Key|Workers|Group Key|Recheck Cond|Heap Fetches)\b/.test(l.replace(/^\s*->\s*/, '')))
+    .filter(
+      (l) =>
+        /^\s*(->\s*)?[A-Z]/.test(l) &&
+        !/^\s*(Filter|Index Cond|Sort Key|Workers|Group Key|Recheck Cond|Heap Fetches)\b/.test(
+          l.replace(/^\s*->\s*/, ''),
+        ),
+    )
     .map((l) => l.replace(/^\s*->\s*/, '').trim())
     .join(' → ');
 }
@@ -253,20 +316,35 @@ function checkPage(name, json, expected, total, offset, blocks) {
   const got = Array.isArray(json.responses) ? json.responses : [];
   if (got.length !== expected.length) wrong.push(`${got.length} responses, expected ${expected.length}`);
   const firstBad = expected.findIndex((row, i) => !got[i] || got[i].id !== row.id);
-  if (firstBad >= 0) wrong.push(`response ${firstBad} is ${got[firstBad] ? got[firstBad].id : 'missing'}, expected ${expected[firstBad].id} (seq ${expected[firstBad].seq})`);
-  const badAnswers = expected.findIndex((row, i) => got[i] && got[i].id === row.id && (!isDeepStrictEqual(got[i].answers, expectedView(blocks, row.answers)) || got[i].submittedAt !== row.submitted_at.toISOString()));
-  if (badAnswers >= 0) wrong.push(`response ${badAnswers} (${expected[badAnswers].id}) has answers ${JSON.stringify(got[badAnswers].answers)} at ${got[badAnswers].submittedAt}, expected ${JSON.stringify(expectedView(blocks, expected[badAnswers].answers))} at ${expected[badAnswers].submitted_at.toISOString()}`);
+  if (firstBad >= 0)
+    wrong.push(
+      `response ${firstBad} is ${got[firstBad] ? got[firstBad].id : 'missing'}, expected ${expected[firstBad].id} (seq ${expected[firstBad].seq})`,
+    );
+  const badAnswers = expected.findIndex(
+    (row, i) =>
+      got[i] &&
+      got[i].id === row.id &&
+      (!isDeepStrictEqual(got[i].answers, expectedView(blocks, row.answers)) ||
+        got[i].submittedAt !== row.submitted_at.toISOString()),
+  );
+  if (badAnswers >= 0)
+    wrong.push(
+      `response ${badAnswers} (${expected[badAnswers].id}) has answers ${JSON.stringify(got[badAnswers].answers)} at ${got[badAnswers].submittedAt}, expected ${JSON.stringify(expectedView(blocks, expected[badAnswers].answers))} at ${expected[badAnswers].submitted_at.toISOString()}`,
+    );
   return wrong.map((w) => `${name}: ${w}`);
 }
 
 /** What is wrong with a summarize_responses answer, compared with the naive recount (empty when right). */
 function checkSummary(json, ref, latest, blocks, publicId) {
   const wrong = [];
-  const near = (a, b) => a === b || (Number.isFinite(a) && Number.isFinite(b) && Math.abs(a - b) <= 1e-4 * Math.max(1, Math.abs(b)));
+  const near = (a, b) =>
+    a === b || (Number.isFinite(a) && Number.isFinite(b) && Math.abs(a - b) <= 1e-4 * Math.max(1, Math.abs(b)));
   if (json.publicId !== publicId) wrong.push(`publicId ${json.publicId}`);
   if (json.total !== ref.total) wrong.push(`total ${json.total}, expected ${ref.total}`);
-  if (json.firstSubmittedAt !== new Date(ref.first).toISOString()) wrong.push(`firstSubmittedAt ${json.firstSubmittedAt}, expected ${new Date(ref.first).toISOString()}`);
-  if (json.lastSubmittedAt !== new Date(ref.last).toISOString()) wrong.push(`lastSubmittedAt ${json.lastSubmittedAt}, expected ${new Date(ref.last).toISOString()}`);
+  if (json.firstSubmittedAt !== new Date(ref.first).toISOString())
+    wrong.push(`firstSubmittedAt ${json.firstSubmittedAt}, expected ${new Date(ref.first).toISOString()}`);
+  if (json.lastSubmittedAt !== new Date(ref.last).toISOString())
+    wrong.push(`lastSubmittedAt ${json.lastSubmittedAt}, expected ${new Date(ref.last).toISOString()}`);
   const byId = new Map((json.blocks || []).map((s) => [s.blockId, s]));
   const answerable = blocks.filter((b) => b.type !== 'statement');
   if (byId.size !== answerable.length) wrong.push(`${byId.size} blocks summarised, expected ${answerable.length}`);
@@ -278,7 +356,8 @@ function checkSummary(json, ref, latest, blocks, publicId) {
     }
     const answered = ref[`${b.id}:answered`];
     if (s.answered !== answered) wrong.push(`${b.id} (${b.type}) answered ${s.answered}, expected ${answered}`);
-    if (s.skipped !== ref.total - answered) wrong.push(`${b.id} (${b.type}) skipped ${s.skipped}, expected ${ref.total - answered}`);
+    if (s.skipped !== ref.total - answered)
+      wrong.push(`${b.id} (${b.type}) skipped ${s.skipped}, expected ${ref.total - answered}`);
     const choices = (b.settings && b.settings.choices) || [];
     if (choices.length) {
       let sum = 0;
@@ -286,23 +365,32 @@ function checkSummary(json, ref, latest, blocks, publicId) {
         const got = (s.choices || []).find((x) => x.id === c.id);
         const want = ref[`${b.id}:${c.id}`];
         sum += got ? got.count : 0;
-        if (!got || got.count !== want) wrong.push(`${b.id} (${b.type}) choice "${c.label}" count ${got ? got.count : 'missing'}, expected ${want}`);
+        if (!got || got.count !== want)
+          wrong.push(`${b.id} (${b.type}) choice "${c.label}" count ${got ? got.count : 'missing'}, expected ${want}`);
       }
       // A single choice sums to the answered count; checkboxes to at least it (one or more each).
-      if (b.type === 'checkboxes' ? sum < answered : sum !== answered) wrong.push(`${b.id} (${b.type}) choice counts sum to ${sum} for ${answered} answered`);
+      if (b.type === 'checkboxes' ? sum < answered : sum !== answered)
+        wrong.push(`${b.id} (${b.type}) choice counts sum to ${sum} for ${answered} answered`);
     } else if (b.type === 'yes_no') {
-      if (s.yes !== ref[`${b.id}:true`] || s.no !== ref[`${b.id}:false`]) wrong.push(`${b.id} yes/no ${s.yes}/${s.no}, expected ${ref[`${b.id}:true`]}/${ref[`${b.id}:false`]}`);
+      if (s.yes !== ref[`${b.id}:true`] || s.no !== ref[`${b.id}:false`])
+        wrong.push(`${b.id} yes/no ${s.yes}/${s.no}, expected ${ref[`${b.id}:true`]}/${ref[`${b.id}:false`]}`);
       if (s.yes + s.no !== answered) wrong.push(`${b.id} yes + no = ${s.yes + s.no} for ${answered} answered`);
     } else if (['number', 'rating', 'linear_scale'].includes(b.type)) {
       const wantMean = answered ? ref[`${b.id}:sum`] / answered : null;
-      if (s.min !== ref[`${b.id}:min`] || s.max !== ref[`${b.id}:max`]) wrong.push(`${b.id} (${b.type}) min/max ${s.min}/${s.max}, expected ${ref[`${b.id}:min`]}/${ref[`${b.id}:max`]}`);
-      if (!(wantMean === null ? s.mean === null : near(s.mean, Math.round(wantMean * 10_000) / 10_000))) wrong.push(`${b.id} (${b.type}) mean ${s.mean}, expected ${wantMean}`);
+      if (s.min !== ref[`${b.id}:min`] || s.max !== ref[`${b.id}:max`])
+        wrong.push(
+          `${b.id} (${b.type}) min/max ${s.min}/${s.max}, expected ${ref[`${b.id}:min`]}/${ref[`${b.id}:max`]}`,
+        );
+      if (!(wantMean === null ? s.mean === null : near(s.mean, Math.round(wantMean * 10_000) / 10_000)))
+        wrong.push(`${b.id} (${b.type}) mean ${s.mean}, expected ${wantMean}`);
     } else if (b.type === 'date') {
-      if (s.min !== ref[`${b.id}:min`] || s.max !== ref[`${b.id}:max`]) wrong.push(`${b.id} (date) min/max ${s.min}/${s.max}, expected ${ref[`${b.id}:min`]}/${ref[`${b.id}:max`]}`);
+      if (s.min !== ref[`${b.id}:min`] || s.max !== ref[`${b.id}:max`])
+        wrong.push(`${b.id} (date) min/max ${s.min}/${s.max}, expected ${ref[`${b.id}:min`]}/${ref[`${b.id}:max`]}`);
     } else if (latest.has(b.id)) {
       const want = latest.get(b.id);
       const got = (s.latest || []).map((l) => [l.value, l.submittedAt]);
-      if (!isDeepStrictEqual(got, want)) wrong.push(`${b.id} (${b.type}) latest ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`);
+      if (!isDeepStrictEqual(got, want))
+        wrong.push(`${b.id} (${b.type}) latest ${JSON.stringify(got)}, expected ${JSON.stringify(want)}`);
     }
   }
   return wrong.map((w) => `summarize_responses: ${w}`);
@@ -315,7 +403,9 @@ function resultsTable(rows) {
   ];
   for (const r of rows) {
     const b = r.round === 'mean' ? '**' : '';
-    lines.push(`| ${b}${r.round}${b} | ${r.label} | ${f0(r.rps)} | ${b}${f2(r.p50)}${b} | ${f2(r.p99)} | ${f2(r.meanLat)} | ${r.total} | ${r.non2xx} | ${r.errors} | ${f0(r.cpuPct)} | ${f3(r.cpuPerReq)} | ${f3(r.pgPerReq)} | ${f0(r.otherPct)} |`);
+    lines.push(
+      `| ${b}${r.round}${b} | ${r.label} | ${f0(r.rps)} | ${b}${f2(r.p50)}${b} | ${f2(r.p99)} | ${f2(r.meanLat)} | ${r.total} | ${r.non2xx} | ${r.errors} | ${f0(r.cpuPct)} | ${f3(r.cpuPerReq)} | ${f3(r.pgPerReq)} | ${f0(r.otherPct)} |`,
+    );
   }
   return lines.join('\n');
 }
@@ -333,17 +423,33 @@ async function main() {
   const closers = teardown.closers;
   teardown.onSignals('stopping the server and dropping the database');
 
-  requireBuilt([CLI, MAIN, join(DIST, 'responses', 'response-stats.js'), join(DIST, 'database', 'data-source.js')], 'bench:responses');
+  requireBuilt(
+    [CLI, MAIN, join(DIST, 'responses', 'response-stats.js'), join(DIST, 'database', 'data-source.js')],
+    'bench:responses',
+  );
 
   // --- database: create, migrate, seed -------------------------------------------------------
   teardown.database = database;
-  const { version: pgVersion, settings: pgSettings } = await database.create(['shared_buffers', 'work_mem', 'max_wal_size', 'synchronous_commit']);
+  const { version: pgVersion, settings: pgSettings } = await database.create([
+    'shared_buffers',
+    'work_mem',
+    'max_wal_size',
+    'synchronous_commit',
+  ]);
 
   const baseEnv = cleanEnv();
-  const cliEnv = { ...baseEnv, DATABASE_URL: dbUrl, NODE_ENV: 'production', LOG_LEVEL: 'warn', BOOTSTRAP_DEMO: 'false' };
+  const cliEnv = {
+    ...baseEnv,
+    DATABASE_URL: dbUrl,
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    BOOTSTRAP_DEMO: 'false',
+  };
   const { demo, cliDemoError } = await migrateAndSeed(cliEnv);
   if (cliDemoError) {
-    notes.push(`**The CLI \`demo --json\` failed**, so the database was seeded with \`bench/seed-demo.js\` (the same compiled \`DemoService.create()\`). CLI error: \`${cliDemoError.replace(/`/g, "'")}\``);
+    notes.push(
+      `**The CLI \`demo --json\` failed**, so the database was seeded with \`bench/seed-demo.js\` (the same compiled \`DemoService.create()\`). CLI error: \`${cliDemoError.replace(/`/g, "'")}\``,
+    );
   }
 
   const db = new Client({ connectionString: dbUrl });
@@ -358,11 +464,15 @@ async function main() {
     )
   ).rows[0];
   if (!form) throw new Error(`the demo has no form "${FORM_TITLE}" (forms: ${demo.forms.join(', ')})`);
-  const blocks = (await db.query(`SELECT id, type, required, settings FROM blocks WHERE form_id = $1 ORDER BY position`, [form.id])).rows;
+  const blocks = (
+    await db.query(`SELECT id, type, required, settings FROM blocks WHERE form_id = $1 ORDER BY position`, [form.id])
+  ).rows;
   const publicId = form.public_id;
   const demoCount = form.total;
   const expectedTotal = demoCount + OPTS.responses;
-  log(`form under test: ${publicId} "${form.title}" (${blocks.length} blocks: ${blocks.map((b) => b.type).join(', ')}; ${demoCount} demo responses, last seq ${form.last_seq})`);
+  log(
+    `form under test: ${publicId} "${form.title}" (${blocks.length} blocks: ${blocks.map((b) => b.type).join(', ')}; ${demoCount} demo responses, last seq ${form.last_seq})`,
+  );
 
   // --- bulk load -------------------------------------------------------------------------------
   // submitted_at: after the demo's last one, evenly spaced up to (at most) now, never decreasing in seq.
@@ -382,25 +492,42 @@ async function main() {
     log(`${label}: ${secs(ms)}`);
     return r;
   };
-  log(`loading ${int(OPTS.responses)} responses with one INSERT ... SELECT FROM generate_series (expect tens of seconds)`);
-  await timed(`Bulk load: ${int(OPTS.responses)} rows, one \`INSERT ... SELECT ... FROM generate_series\` + counter update, one transaction`, async () => {
-    await db.query('BEGIN');
-    try {
-      const [c] = (await db.query('SELECT last_seq::bigint AS last_seq, last_submitted_at FROM response_counters WHERE form_id = $1 FOR UPDATE', [form.id])).rows;
-      const r = await db.query(insertSql, [form.id, c.last_seq, c.last_submitted_at || lastAt, stepUs, OPTS.responses]);
-      if (r.rowCount !== OPTS.responses) throw new Error(`the bulk INSERT inserted ${r.rowCount} rows, expected ${OPTS.responses}`);
-      await db.query(
-        `UPDATE response_counters SET last_seq = last_seq + $2::bigint,
+  log(
+    `loading ${int(OPTS.responses)} responses with one INSERT ... SELECT FROM generate_series (expect tens of seconds)`,
+  );
+  await timed(
+    `Bulk load: ${int(OPTS.responses)} rows, one \`INSERT ... SELECT ... FROM generate_series\` + counter update, one transaction`,
+    async () => {
+      await db.query('BEGIN');
+      try {
+        const [c] = (
+          await db.query(
+            'SELECT last_seq::bigint AS last_seq, last_submitted_at FROM response_counters WHERE form_id = $1 FOR UPDATE',
+            [form.id],
+          )
+        ).rows;
+        const r = await db.query(insertSql, [
+          form.id,
+          c.last_seq,
+          c.last_submitted_at || lastAt,
+          stepUs,
+          OPTS.responses,
+        ]);
+        if (r.rowCount !== OPTS.responses)
+          throw new Error(`the bulk INSERT inserted ${r.rowCount} rows, expected ${OPTS.responses}`);
+        await db.query(
+          `UPDATE response_counters SET last_seq = last_seq + $2::bigint,
                 last_submitted_at = (SELECT max(submitted_at) FROM responses WHERE form_id = $1 AND seq = last_seq + $2::bigint)
           WHERE form_id = $1`,
-        [form.id, OPTS.responses],
-      );
-      await db.query('COMMIT');
-    } catch (err) {
-      await db.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    }
-  });
+          [form.id, OPTS.responses],
+        );
+        await db.query('COMMIT');
+      } catch (err) {
+        await db.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+    },
+  );
 
   // Build the aggregates with the service's own code, as after any bulk import.
   require('reflect-metadata');
@@ -412,7 +539,9 @@ async function main() {
   const closeDs = () => dataSource.destroy();
   closers.add(closeDs);
   try {
-    await timed('Aggregates: `recomputeResponseStats()` (dist/src/responses/response-stats.js), one transaction', () => dataSource.transaction((tx) => recomputeResponseStats(tx, form.id)));
+    await timed('Aggregates: `recomputeResponseStats()` (dist/src/responses/response-stats.js), one transaction', () =>
+      dataSource.transaction((tx) => recomputeResponseStats(tx, form.id)),
+    );
   } finally {
     closers.delete(closeDs);
     await dataSource.destroy();
@@ -422,12 +551,21 @@ async function main() {
   try {
     await timed('`CHECKPOINT`', () => db.query('CHECKPOINT'));
   } catch (err) {
-    notes.push(`\`CHECKPOINT\` failed (${err.message}); a checkpoint of the load's WAL may have run during the rounds.`);
+    notes.push(
+      `\`CHECKPOINT\` failed (${err.message}); a checkpoint of the load's WAL may have run during the rounds.`,
+    );
   }
 
-  const counter = (await db.query('SELECT total::bigint AS total, last_seq::bigint AS last_seq, last_submitted_at FROM response_counters WHERE form_id = $1', [form.id])).rows[0];
+  const counter = (
+    await db.query(
+      'SELECT total::bigint AS total, last_seq::bigint AS last_seq, last_submitted_at FROM response_counters WHERE form_id = $1',
+      [form.id],
+    )
+  ).rows[0];
   if (Number(counter.total) !== expectedTotal || Number(counter.last_seq) !== Number(form.last_seq) + OPTS.responses) {
-    throw new Error(`after the load the counter says total ${counter.total}, last_seq ${counter.last_seq}; expected ${expectedTotal} and ${Number(form.last_seq) + OPTS.responses}`);
+    throw new Error(
+      `after the load the counter says total ${counter.total}, last_seq ${counter.last_seq}; expected ${expectedTotal} and ${Number(form.last_seq) + OPTS.responses}`,
+    );
   }
   const sizes = (
     await db.query(
@@ -436,32 +574,72 @@ async function main() {
          FROM unnest(ARRAY['responses', 'response_counters', 'response_buckets', 'block_stats', 'answer_counts']) t`,
     )
   ).rows;
-  const buckets = Number((await db.query('SELECT count(*) AS n FROM response_buckets WHERE form_id = $1', [form.id])).rows[0].n);
+  const buckets = Number(
+    (await db.query('SELECT count(*) AS n FROM response_buckets WHERE form_id = $1', [form.id])).rows[0].n,
+  );
 
   // --- the naive SQL the maintained structures avoid (psql), and the reference values -----------
   const fid = lit(form.id);
   const naive = [
-    { key: 'count', label: '`SELECT count(*) FROM responses WHERE form_id = …`', sql: `SELECT count(*) FROM responses WHERE form_id = ${fid}`, avoided: 'the total of list_responses and summarize_responses (read from response_counters)' },
-    { key: 'offset0', label: '`SELECT id, submitted_at, answers … ORDER BY seq OFFSET 0 LIMIT 200`', sql: `SELECT id, submitted_at, answers FROM responses WHERE form_id = ${fid} AND seq IS NOT NULL ORDER BY seq OFFSET 0 LIMIT ${PAGE}`, avoided: '(for comparison: the shallow page)' },
-    { key: 'deep', label: `\`SELECT id, submitted_at, answers … ORDER BY seq OFFSET ${DEEP_OFFSET} LIMIT 200\``, sql: `SELECT id, submitted_at, answers FROM responses WHERE form_id = ${fid} AND seq IS NOT NULL ORDER BY seq OFFSET ${DEEP_OFFSET} LIMIT ${PAGE}`, avoided: 'the deep page (response_buckets: sum bucket counts, walk at most one bucket)' },
-    { key: 'summary', label: 'one-scan summary: `count(*) FILTER (…)`, `sum`, `min`, `max` per block and choice', sql: naiveSummarySql(form.id, blocks), avoided: 'summarize_responses (block_stats, answer_counts)' },
+    {
+      key: 'count',
+      label: '`SELECT count(*) FROM responses WHERE form_id = …`',
+      sql: `SELECT count(*) FROM responses WHERE form_id = ${fid}`,
+      avoided: 'the total of list_responses and summarize_responses (read from response_counters)',
+    },
+    {
+      key: 'offset0',
+      label: '`SELECT id, submitted_at, answers … ORDER BY seq OFFSET 0 LIMIT 200`',
+      sql: `SELECT id, submitted_at, answers FROM responses WHERE form_id = ${fid} AND seq IS NOT NULL ORDER BY seq OFFSET 0 LIMIT ${PAGE}`,
+      avoided: '(for comparison: the shallow page)',
+    },
+    {
+      key: 'deep',
+      label: `\`SELECT id, submitted_at, answers … ORDER BY seq OFFSET ${DEEP_OFFSET} LIMIT 200\``,
+      sql: `SELECT id, submitted_at, answers FROM responses WHERE form_id = ${fid} AND seq IS NOT NULL ORDER BY seq OFFSET ${DEEP_OFFSET} LIMIT ${PAGE}`,
+      avoided: 'the deep page (response_buckets: sum bucket counts, walk at most one bucket)',
+    },
+    {
+      key: 'summary',
+      label: 'one-scan summary: `count(*) FILTER (…)`, `sum`, `min`, `max` per block and choice',
+      sql: naiveSummarySql(form.id, blocks),
+      avoided: 'summarize_responses (block_stats, answer_counts)',
+    },
   ];
   for (const q of naive) {
     log(`naive SQL (${OPTS.naiveRuns} runs): ${q.key}`);
     Object.assign(q, await timedSql(dbUrl, q.sql, OPTS.naiveRuns));
     q.plan = await planOf(db, q.sql);
   }
-  if (naive.some((q) => q.via === 'pg')) notes.push('psql was not found: the naive queries were timed with the pg client around each query (includes the client round trip and parsing).');
+  if (naive.some((q) => q.via === 'pg'))
+    notes.push(
+      'psql was not found: the naive queries were timed with the pg client around each query (includes the client round trip and parsing).',
+    );
   const ref = JSON.parse(naive.find((q) => q.key === 'summary').output);
   const naiveCount = Number(naive.find((q) => q.key === 'count').output);
-  if (naiveCount !== expectedTotal || ref.total !== expectedTotal) throw new Error(`the form has ${naiveCount} responses (recount ${ref.total}), expected ${expectedTotal}`);
-  const pageRows = async (offset) => (await db.query(`SELECT id, seq::bigint AS seq, submitted_at, answers FROM responses WHERE form_id = $1 AND seq IS NOT NULL ORDER BY seq OFFSET $2 LIMIT $3`, [form.id, offset, PAGE])).rows;
+  if (naiveCount !== expectedTotal || ref.total !== expectedTotal)
+    throw new Error(`the form has ${naiveCount} responses (recount ${ref.total}), expected ${expectedTotal}`);
+  const pageRows = async (offset) =>
+    (
+      await db.query(
+        `SELECT id, seq::bigint AS seq, submitted_at, answers FROM responses WHERE form_id = $1 AND seq IS NOT NULL ORDER BY seq OFFSET $2 LIMIT $3`,
+        [form.id, offset, PAGE],
+      )
+    ).rows;
   const expectedShallow = await pageRows(0);
   const expectedDeep = await pageRows(DEEP_OFFSET);
   const latest = new Map();
   for (const b of blocks.filter((x) => ['short_text', 'long_text', 'email', 'url', 'phone'].includes(x.type))) {
-    const rows = (await db.query(`SELECT answers ->> $2 AS value, submitted_at FROM responses WHERE form_id = $1 AND seq IS NOT NULL AND answers ? $2 ORDER BY seq DESC LIMIT 5`, [form.id, b.id])).rows;
-    latest.set(b.id, rows.map((r) => [r.value, r.submitted_at.toISOString()]));
+    const rows = (
+      await db.query(
+        `SELECT answers ->> $2 AS value, submitted_at FROM responses WHERE form_id = $1 AND seq IS NOT NULL AND answers ? $2 ORDER BY seq DESC LIMIT 5`,
+        [form.id, b.id],
+      )
+    ).rows;
+    latest.set(
+      b.id,
+      rows.map((r) => [r.value, r.submitted_at.toISOString()]),
+    );
   }
 
   // --- the server ------------------------------------------------------------------------------
@@ -470,14 +648,28 @@ async function main() {
   teardown.servers.push(server);
   const base = `http://127.0.0.1:${port}/api/v1/tools`;
   const headers = { Authorization: `Bearer ${demo.token}`, 'Content-Type': 'application/json' };
-  const target = (key, label, tool, args) => ({ key, label, server, url: `${base}/${tool}`, headers, body: JSON.stringify(args) });
+  const target = (key, label, tool, args) => ({
+    key,
+    label,
+    server,
+    url: `${base}/${tool}`,
+    headers,
+    body: JSON.stringify(args),
+  });
   const targets = [
     target('shallow', `list_responses offset 0`, 'list_responses', { publicId, limit: PAGE, offset: 0 }),
-    target('deep', `list_responses offset ${int(DEEP_OFFSET)}`, 'list_responses', { publicId, limit: PAGE, offset: DEEP_OFFSET }),
+    target('deep', `list_responses offset ${int(DEEP_OFFSET)}`, 'list_responses', {
+      publicId,
+      limit: PAGE,
+      offset: DEEP_OFFSET,
+    }),
     target('summary', 'summarize_responses', 'summarize_responses', { publicId }),
   ];
   const byKey = Object.fromEntries(targets.map((t) => [t.key, t]));
-  await server.waitUntil(async () => (await post(targets[0].url, headers, targets[0].body, 5_000)).status === 200, 60_000);
+  await server.waitUntil(
+    async () => (await post(targets[0].url, headers, targets[0].body, 5_000)).status === 200,
+    60_000,
+  );
   log(`formwork answers on ${base}`);
 
   // --- correctness, before any load ---------------------------------------------------------------
@@ -522,7 +714,8 @@ async function main() {
     ...roundLog(OPTS, {
       label: (t) => t.label,
       fields: (t) => ({ key: t.key, label: t.label }),
-      line: (fig) => `${f0(fig.rps)} req/s, p50 ${f2(fig.p50)} ms, p99 ${f2(fig.p99)} ms, server ${f3(fig.cpuPerReq)} ms/req, postgres ${f3(fig.pgPerReq)} ms/req, other processes ${f0(fig.otherPct)}%`,
+      line: (fig) =>
+        `${f0(fig.rps)} req/s, p50 ${f2(fig.p50)} ms, p99 ${f2(fig.p99)} ms, server ${f3(fig.cpuPerReq)} ms/req, postgres ${f3(fig.pgPerReq)} ms/req, other processes ${f0(fig.otherPct)}%`,
       problems,
       rows,
     }),
@@ -548,7 +741,10 @@ async function main() {
   const after = await post(byKey.summary.url, headers, byKey.summary.body);
   const limits = rateLimitsAfterLoad(after);
   problems.push(...limits.problems);
-  if (limits.counted) notes.push(`Rate limits were on and counting: after the load, \`X-RateLimit-Limit: ${limits.limit}\`, \`X-RateLimit-Remaining: ${limits.remaining}\`.`);
+  if (limits.counted)
+    notes.push(
+      `Rate limits were on and counting: after the load, \`X-RateLimit-Limit: ${limits.limit}\`, \`X-RateLimit-Remaining: ${limits.remaining}\`.`,
+    );
   server.assertAlive();
 
   // --- report ------------------------------------------------------------------------------------
@@ -559,11 +755,29 @@ async function main() {
     means[t.key] = meanRow(rs, ['rps', 'p50', 'p99', 'meanLat', 'cpuPct', 'cpuPerReq', 'pgPerReq', 'otherPct']);
     table.push(...rs, { round: 'mean', label: t.label, ...means[t.key] });
   }
-  const perRound = (num, den, k) => Array.from({ length: OPTS.rounds }, (_, i) => rows.find((r) => r.round === String(i + 1) && r.key === num)[k] / rows.find((r) => r.round === String(i + 1) && r.key === den)[k]);
+  const perRound = (num, den, k) =>
+    Array.from(
+      { length: OPTS.rounds },
+      (_, i) =>
+        rows.find((r) => r.round === String(i + 1) && r.key === num)[k] /
+        rows.find((r) => r.round === String(i + 1) && r.key === den)[k],
+    );
   const serialP50 = Object.fromEntries(targets.map((t) => [t.key, median(serial[t.key])]));
   const ratios = [
-    { name: 'summarize / list page (offset 0)', num: 'summary', den: 'shallow', target: OPTS.targetSummary, goal: 'about the time of one page' },
-    { name: `list page offset ${int(DEEP_OFFSET)} / offset 0`, num: 'deep', den: 'shallow', target: OPTS.targetDeep, goal: 'no more than 3x' },
+    {
+      name: 'summarize / list page (offset 0)',
+      num: 'summary',
+      den: 'shallow',
+      target: OPTS.targetSummary,
+      goal: 'about the time of one page',
+    },
+    {
+      name: `list page offset ${int(DEEP_OFFSET)} / offset 0`,
+      num: 'deep',
+      den: 'shallow',
+      target: OPTS.targetDeep,
+      goal: 'no more than 3x',
+    },
   ].map((r) => ({
     ...r,
     p50: means[r.num].p50 / means[r.den].p50,
@@ -576,15 +790,26 @@ async function main() {
   }));
   for (const r of ratios) r.pass = r.p50 <= r.target;
   const outcome = (r) => (problems.length ? 'NOT VALID, see Problems' : r.pass ? 'PASS' : 'FAIL');
-  const verdicts = ratios.map((r) => `- ${r.name}, p50 latency at ${OPTS.connections} connections: **${f2(r.p50)}×** (per round: ${r.perRound.map(f2).join(', ')}) — target <= ${r.target} (${r.goal}): **${outcome(r)}**`);
+  const verdicts = ratios.map(
+    (r) =>
+      `- ${r.name}, p50 latency at ${OPTS.connections} connections: **${f2(r.p50)}×** (per round: ${r.perRound.map(f2).join(', ')}) — target <= ${r.target} (${r.goal}): **${outcome(r)}**`,
+  );
   const overall = problems.length ? 'NOT VALID' : ratios.every((r) => r.pass) ? 'PASS' : 'FAIL';
   const noise = noiseLine(rows, (r) => `${r.round} ${r.label}`);
-  const sizeRows = sizes.map((s) => `| ${s.table} | ${int(s.rows)} | ${mib(s.total)} | ${mib(s.heap)} | ${mib(s.indexes)} |`);
-  const naiveRows = naive.map((q) => `| ${q.label} | ${q.times.map(f1).join(', ')} | **${f1(Math.min(...q.times))}** | ${q.plan} | ${q.avoided} |`);
+  const sizeRows = sizes.map(
+    (s) => `| ${s.table} | ${int(s.rows)} | ${mib(s.total)} | ${mib(s.heap)} | ${mib(s.indexes)} |`,
+  );
+  const naiveRows = naive.map(
+    (q) =>
+      `| ${q.label} | ${q.times.map(f1).join(', ')} | **${f1(Math.min(...q.times))}** | ${q.plan} | ${q.avoided} |`,
+  );
   const serviceFor = { count: undefined, offset0: 'shallow', deep: 'deep', summary: 'summary' };
   const naiveVs = naive
     .filter((q) => serviceFor[q.key])
-    .map((q) => `${q.key === 'offset0' ? 'offset 0' : q.key === 'deep' ? `offset ${int(DEEP_OFFSET)}` : 'summary'}: naive SQL ${f1(Math.min(...q.times))} ms vs the service's whole request ${f2(serialP50[serviceFor[q.key]])} ms unloaded`);
+    .map(
+      (q) =>
+        `${q.key === 'offset0' ? 'offset 0' : q.key === 'deep' ? `offset ${int(DEEP_OFFSET)}` : 'summary'}: naive SQL ${f1(Math.min(...q.times))} ms vs the service's whole request ${f2(serialP50[serviceFor[q.key]])} ms unloaded`,
+    );
 
   const md = [
     `# Responses at scale: ${int(OPTS.responses)} responses on one form, ${started.toISOString()}`,
@@ -601,7 +826,10 @@ async function main() {
     '',
     '| Step | Time |',
     '| --- | ---: |',
-    ...timings.map(([label, ms], i) => `| ${label}${i === 0 ? ` (${int(Math.round(OPTS.responses / (ms / 1000)))} rows/s)` : ''} | **${secs(ms)}** |`),
+    ...timings.map(
+      ([label, ms], i) =>
+        `| ${label}${i === 0 ? ` (${int(Math.round(OPTS.responses / (ms / 1000)))} rows/s)` : ''} | **${secs(ms)}** |`,
+    ),
     '',
     '| Table | Rows | Total (pg_total_relation_size) | Heap | Indexes |',
     '| --- | ---: | ---: | ---: | ---: |',
@@ -615,7 +843,10 @@ async function main() {
     '',
     '| Ratio | p50 (the verdict) | per round (p50) | mean latency | p99 | inverse of req/s | CPU per request (server + postgres) | unloaded p50 |',
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-    ...ratios.map((r) => `| ${r.name} | **${f2(r.p50)}** | ${r.perRound.map(f2).join(', ')} | ${f2(r.meanLat)} | ${f2(r.p99)} | ${f2(r.rps)} | ${f2(r.cpu)} | ${f2(r.serial)} |`),
+    ...ratios.map(
+      (r) =>
+        `| ${r.name} | **${f2(r.p50)}** | ${r.perRound.map(f2).join(', ')} | ${f2(r.meanLat)} | ${f2(r.p99)} | ${f2(r.rps)} | ${f2(r.cpu)} | ${f2(r.serial)} |`,
+    ),
     '',
     '## Unloaded (1 connection)',
     '',
@@ -646,7 +877,12 @@ async function main() {
     '',
     `- Service: \`dist/src/main.js\`, \`POST /api/v1/tools/{tool}\` with the demo's admin token, NODE_ENV=production, LOG_LEVEL=warn, BOOTSTRAP_DEMO=false, both rate limits at ${RATE_LIMIT}/min, default pool. Bodies: ${targets.map((t) => `${t.label} ${bodySizes[t.key]} bytes`).join(', ')}.`,
     `- Load generator: autocannon ${autocannonVersion()} in this process; client, server and PostgreSQL share the machine. Compare the ratios measured in one run, not absolute numbers across runs.`,
-    machineLine(`${pgVersion} (${Object.entries(pgSettings).map(([k, v]) => `${k} ${v}`).join(', ')})`, loadBefore),
+    machineLine(
+      `${pgVersion} (${Object.entries(pgSettings)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')})`,
+      loadBefore,
+    ),
     ...notes.map((n) => `- ${n}`),
     ...(problems.length ? ['', '## Problems', '', ...problems.map((p) => `- ${p}`)] : []),
     '',

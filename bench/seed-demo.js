@@ -24,7 +24,10 @@ async function main() {
   const config = loadConfig(process.env);
   if (!config.databaseUrl) throw new Error('DATABASE_URL is not set');
   // abortOnError: false, so that a wiring error is reported here instead of a silent exit(1).
-  const ctx = await NestFactory.createApplicationContext(AppModule.forRoot(config, config.databaseUrl), { logger: ['error', 'fatal'], abortOnError: false });
+  const ctx = await NestFactory.createApplicationContext(AppModule.forRoot(config, config.databaseUrl), {
+    logger: ['error', 'fatal'],
+    abortOnError: false,
+  });
   try {
     const demo = await ctx.get(DemoService).create();
     process.stdout.write(`${JSON.stringify(demo)}\n`);

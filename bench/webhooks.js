@@ -31,11 +31,40 @@ const { join } = require('node:path');
 const os = require('node:os');
 const { Client } = require('pg');
 const {
-  CLI, MAIN, NOISY_OTHER_PCT, log, envNumber, loadOptions, requireBuilt, runJson, freePort, serviceEnv, Server, post, startRun, Teardown,
-  runMain, loadRun, figures, alternateRounds, roundLog, mean, f0, f1, f2, noisyRounds, cpusText, loadText, autocannonVersion, writeReport,
+  CLI,
+  MAIN,
+  NOISY_OTHER_PCT,
+  log,
+  envNumber,
+  loadOptions,
+  requireBuilt,
+  runJson,
+  freePort,
+  serviceEnv,
+  Server,
+  post,
+  startRun,
+  Teardown,
+  runMain,
+  loadRun,
+  figures,
+  alternateRounds,
+  roundLog,
+  mean,
+  f0,
+  f1,
+  f2,
+  noisyRounds,
+  cpusText,
+  loadText,
+  autocannonVersion,
+  writeReport,
 } = require('./lib');
 
-const OPTS = { ...loadOptions({ connections: 10, rounds: 3 }), events: envNumber('BENCH_EVENTS', 5000, { integer: true, min: 1 }) };
+const OPTS = {
+  ...loadOptions({ connections: 10, rounds: 3 }),
+  events: envNumber('BENCH_EVENTS', 5000, { integer: true, min: 1 }),
+};
 const P50_TARGET = 1.2;
 const RATE_TARGET = 200;
 
@@ -56,17 +85,46 @@ async function main() {
   const cliEnv = { ...baseEnv, DATABASE_URL: dbUrl, NODE_ENV: 'production', LOG_LEVEL: 'warn' };
   await runJson('migrate (CLI)', [CLI, 'migrate', '--json'], cliEnv);
   const demo = await runJson('demo (CLI)', [CLI, 'demo', '--json'], cliEnv);
-  await runJson('workspace create (CLI)', [CLI, 'workspace', 'create', '--name', 'Quiet', '--slug', 'quiet', '--plan', 'pro', '--owner-email', 'quiet@example.com', '--json'], cliEnv);
-  const quiet = await runJson('token create (CLI)', [CLI, 'token', 'create', '--workspace', 'quiet', '--name', 'bench', '--role', 'admin', '--json'], cliEnv);
+  await runJson(
+    'workspace create (CLI)',
+    [
+      CLI,
+      'workspace',
+      'create',
+      '--name',
+      'Quiet',
+      '--slug',
+      'quiet',
+      '--plan',
+      'pro',
+      '--owner-email',
+      'quiet@example.com',
+      '--json',
+    ],
+    cliEnv,
+  );
+  const quiet = await runJson(
+    'token create (CLI)',
+    [CLI, 'token', 'create', '--workspace', 'quiet', '--name', 'bench', '--role', 'admin', '--json'],
+    cliEnv,
+  );
 
   const receiver = await startReceiver(await freePort());
   teardown.servers.push(receiver);
-  const server = new Server('formwork', [MAIN], serviceEnv(baseEnv, await freePort(), dbUrl, { RATE_LIMIT_ENABLED: 'false', WEBHOOKS_ALLOW_PRIVATE_URLS: 'true' }));
+  const server = new Server(
+    'formwork',
+    [MAIN],
+    serviceEnv(baseEnv, await freePort(), dbUrl, { RATE_LIMIT_ENABLED: 'false', WEBHOOKS_ALLOW_PRIVATE_URLS: 'true' }),
+  );
   teardown.servers.push(server);
   await server.waitUntil(() => fetch(`http://127.0.0.1:${server.port}/readyz`).then((r) => r.ok));
 
   const call = async (token, tool, body) => {
-    const r = await post(`http://127.0.0.1:${server.port}/api/v1/tools/${tool}`, { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, JSON.stringify(body));
+    const r = await post(
+      `http://127.0.0.1:${server.port}/api/v1/tools/${tool}`,
+      { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      JSON.stringify(body),
+    );
     if (r.status !== 200) throw new Error(`${tool} answered ${r.status}: ${r.text}`);
     return JSON.parse(r.text);
   };
@@ -76,17 +134,24 @@ async function main() {
   ];
   const target = async (name, token) => {
     const form = await call(token, 'create_form', { title: `Bench ${name}`, blocks });
-    const body = JSON.stringify({ publicId: form.publicId, answers: { [form.blocks[0].id]: 'Ada', [form.blocks[1].id]: 'Green' } });
+    const body = JSON.stringify({
+      publicId: form.publicId,
+      answers: { [form.blocks[0].id]: 'Ada', [form.blocks[1].id]: 'Green' },
+    });
     return { name, token, body };
   };
   const withHook = await target('with', demo.token);
   const without = await target('without', quiet.token);
-  const hook = await call(demo.token, 'create_webhook', { url: `http://127.0.0.1:${receiver.port}/hook`, events: ['response.created'] });
+  const hook = await call(demo.token, 'create_webhook', {
+    url: `http://127.0.0.1:${receiver.port}/hook`,
+    events: ['response.created'],
+  });
 
   const db = new Client({ connectionString: dbUrl });
   await db.connect();
   teardown.closers.add(() => db.end());
-  const pending = async () => (await db.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'pending'`)).rows[0].n;
+  const pending = async () =>
+    (await db.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'pending'`)).rows[0].n;
   const drain = async (timeoutMs) => {
     const until = Date.now() + timeoutMs;
     while ((await pending()) > 0) {
@@ -101,14 +166,22 @@ async function main() {
   let created = 0;
   await alternateRounds(['without', 'with'], OPTS, {
     measure: async (side, seconds) => {
-      if (!(await drain(120_000))) problems.push(`the delivery backlog did not drain within 120 s before a ${side} round`);
+      if (!(await drain(120_000)))
+        problems.push(`the delivery backlog did not drain within 120 s before a ${side} round`);
       const t = side === 'with' ? withHook : without;
       const result = await loadRun(
         {
           url: `http://127.0.0.1:${server.port}`,
           connections: OPTS.connections,
           duration: seconds,
-          requests: [{ method: 'POST', path: '/api/v1/tools/create_response', headers: { Authorization: `Bearer ${t.token}`, 'Content-Type': 'application/json' }, body: t.body }],
+          requests: [
+            {
+              method: 'POST',
+              path: '/api/v1/tools/create_response',
+              headers: { Authorization: `Bearer ${t.token}`, 'Content-Type': 'application/json' },
+              body: t.body,
+            },
+          ],
         },
         { serverPid: server.proc.pid, dbName, alsoOurs: [], exact: true },
       );
@@ -119,20 +192,37 @@ async function main() {
     ...roundLog(OPTS, {
       label: (side) => side,
       fields: (side) => ({ side }),
-      line: (fig) => `${f0(fig.rps)} req/s, p50 ${f2(fig.p50)} ms, p99 ${f1(fig.p99)} ms, ${f2(fig.cpuPerReq)} ms CPU/req`,
+      line: (fig) =>
+        `${f0(fig.rps)} req/s, p50 ${f2(fig.p50)} ms, p99 ${f1(fig.p99)} ms, ${f2(fig.cpuPerReq)} ms CPU/req`,
       problems,
       rows,
     }),
   });
   if (!(await drain(120_000))) problems.push('the delivery backlog did not drain within 120 s after the last round');
-  const hookDeliveries = (await db.query(`SELECT count(*)::int AS n, count(*) FILTER (WHERE status = 'delivered')::int AS ok FROM webhook_deliveries WHERE endpoint_id = $1`, [hook.id])).rows[0];
-  if (hookDeliveries.n < created) problems.push(`${created} responses were created with the endpoint active, but only ${hookDeliveries.n} deliveries were written`);
-  if (hookDeliveries.ok !== hookDeliveries.n) problems.push(`${hookDeliveries.n - hookDeliveries.ok} of ${hookDeliveries.n} deliveries were not delivered`);
-  notes.push(`Write path: ${hookDeliveries.n} events written for the ${created} responses created on the "with" side (rounds and warm-up), ${hookDeliveries.ok} delivered.`);
+  const hookDeliveries = (
+    await db.query(
+      `SELECT count(*)::int AS n, count(*) FILTER (WHERE status = 'delivered')::int AS ok FROM webhook_deliveries WHERE endpoint_id = $1`,
+      [hook.id],
+    )
+  ).rows[0];
+  if (hookDeliveries.n < created)
+    problems.push(
+      `${created} responses were created with the endpoint active, but only ${hookDeliveries.n} deliveries were written`,
+    );
+  if (hookDeliveries.ok !== hookDeliveries.n)
+    problems.push(`${hookDeliveries.n - hookDeliveries.ok} of ${hookDeliveries.n} deliveries were not delivered`);
+  notes.push(
+    `Write path: ${hookDeliveries.n} events written for the ${created} responses created on the "with" side (rounds and warm-up), ${hookDeliveries.ok} delivered.`,
+  );
 
   // 2. delivery throughput: a backlog queued at once, as the outbox writes it
   const receivedBefore = await receiverCount(receiver);
-  const [sample] = (await db.query(`SELECT workspace_id, endpoint_id, event_type, payload FROM webhook_deliveries WHERE endpoint_id = $1 LIMIT 1`, [hook.id])).rows;
+  const [sample] = (
+    await db.query(
+      `SELECT workspace_id, endpoint_id, event_type, payload FROM webhook_deliveries WHERE endpoint_id = $1 LIMIT 1`,
+      [hook.id],
+    )
+  ).rows;
   await db.query(
     `INSERT INTO webhook_deliveries (workspace_id, endpoint_id, event_id, event_type, payload, next_attempt_at)
      SELECT $1, $2, 'msg_bench_' || g, $3, $4, now() FROM generate_series(1, $5::int) g`,
@@ -162,10 +252,16 @@ async function main() {
     '',
     '| round | side | req/s | p50 (ms) | p99 (ms) | 2xx | server CPU ms/req | PostgreSQL CPU ms/req | other processes (% of a core) |',
     '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
-    ...rows.map((r) => `| ${r.round} | ${r.side} | ${f0(r.rps)} | ${f2(r.p50)} | ${f1(r.p99)} | ${r.total} | ${f2(r.cpuPerReq)} | ${f2(r.pgPerReq)} | ${f0(r.otherPct)} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.round} | ${r.side} | ${f0(r.rps)} | ${f2(r.p50)} | ${f1(r.p99)} | ${r.total} | ${f2(r.cpuPerReq)} | ${f2(r.pgPerReq)} | ${f0(r.otherPct)} |`,
+    ),
   ];
   const noisy = noisyRounds(rows);
-  if (noisy.length) notes.push(`**Noisy**: other processes took more than ${NOISY_OTHER_PCT}% of a core in ${noisy.length} of ${rows.length} rounds; run it again on a quiet machine.`);
+  if (noisy.length)
+    notes.push(
+      `**Noisy**: other processes took more than ${NOISY_OTHER_PCT}% of a core in ${noisy.length} of ${rows.length} rounds; run it again on a quiet machine.`,
+    );
   lines.push(
     '',
     `- Load: autocannon ${autocannonVersion()}, ${OPTS.connections} connections, ${OPTS.rounds} rounds of ${OPTS.duration} s per side, alternating, after ${OPTS.warmup} s of warm-up; p50 from every response's own time. Client, server, receiver and PostgreSQL share the machine (compare within this run).`,
@@ -182,7 +278,10 @@ async function main() {
 
 /** The receiver process, as a Server (stop() works the same), once it listens. */
 async function startReceiver(port) {
-  const receiver = new Server('receiver', [join(__dirname, 'webhook-receiver.js')], { PATH: process.env.PATH, PORT: String(port) });
+  const receiver = new Server('receiver', [join(__dirname, 'webhook-receiver.js')], {
+    PATH: process.env.PATH,
+    PORT: String(port),
+  });
   await receiver.waitUntil(() => fetch(`http://127.0.0.1:${port}/`).then((r) => r.ok));
   return receiver;
 }

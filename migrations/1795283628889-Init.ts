@@ -1,4 +1,4 @@
-import { MigrationInterface, QueryRunner } from "typeorm";
+import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * The first schema: workspaces, users and memberships; workspace API tokens (hashes only);
@@ -7,10 +7,10 @@ import { MigrationInterface, QueryRunner } from "typeorm";
  */
 
 export class Init1795283628889 implements MigrationInterface {
-    name = 'Init1795283628889'
+  name = 'Init1795283628889';
 
-    public async up(queryRunner: QueryRunner): Promise<void> {
-        await queryRunner.query(`
+  public async up(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`
             CREATE TABLE "workspaces" (
                 "id" uuid NOT NULL DEFAULT gen_random_uuid(),
                 "name" text NOT NULL,
@@ -21,7 +21,7 @@ export class Init1795283628889 implements MigrationInterface {
                 CONSTRAINT "PK_098656ae401f3e1a4586f47fd8e" PRIMARY KEY ("id")
             )
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             CREATE TABLE "forms" (
                 "id" uuid NOT NULL DEFAULT gen_random_uuid(),
                 "public_id" text NOT NULL,
@@ -38,10 +38,10 @@ export class Init1795283628889 implements MigrationInterface {
                 CONSTRAINT "PK_ba062fd30b06814a60756f233da" PRIMARY KEY ("id")
             )
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             CREATE INDEX "IDX_forms_workspace_created" ON "forms" ("workspace_id", "created_at", "id")
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             CREATE TABLE "blocks" (
                 "form_id" uuid NOT NULL,
                 "id" text NOT NULL,
@@ -54,7 +54,7 @@ export class Init1795283628889 implements MigrationInterface {
                 CONSTRAINT "PK_ce64bf15c8644b78b97dd77165d" PRIMARY KEY ("form_id", "id")
             )
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             CREATE TABLE "responses" (
                 "id" uuid NOT NULL DEFAULT gen_random_uuid(),
                 "form_id" uuid NOT NULL,
@@ -64,10 +64,10 @@ export class Init1795283628889 implements MigrationInterface {
                 CONSTRAINT "PK_be3bdac59bd243dff421ad7bf70" PRIMARY KEY ("id")
             )
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             CREATE INDEX "IDX_responses_form_order" ON "responses" ("form_id", "submitted_at", "id")
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             CREATE TABLE "users" (
                 "id" uuid NOT NULL DEFAULT gen_random_uuid(),
                 "email" text NOT NULL,
@@ -77,7 +77,7 @@ export class Init1795283628889 implements MigrationInterface {
                 CONSTRAINT "PK_a3ffb1c0c8416b9fc6f907b7433" PRIMARY KEY ("id")
             )
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             CREATE TABLE "api_tokens" (
                 "id" uuid NOT NULL DEFAULT gen_random_uuid(),
                 "workspace_id" uuid NOT NULL,
@@ -95,10 +95,10 @@ export class Init1795283628889 implements MigrationInterface {
                 CONSTRAINT "PK_c587455266b5fa8dace7194caac" PRIMARY KEY ("id")
             )
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             CREATE INDEX "IDX_api_tokens_workspace" ON "api_tokens" ("workspace_id")
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             CREATE TABLE "memberships" (
                 "workspace_id" uuid NOT NULL,
                 "user_id" uuid NOT NULL,
@@ -107,94 +107,93 @@ export class Init1795283628889 implements MigrationInterface {
                 CONSTRAINT "PK_b30e6ce2c364503f9840fa6440b" PRIMARY KEY ("workspace_id", "user_id")
             )
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             CREATE INDEX "IDX_memberships_user" ON "memberships" ("user_id")
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             ALTER TABLE "forms"
             ADD CONSTRAINT "FK_e3fba28321ca48423558f50cc10" FOREIGN KEY ("workspace_id") REFERENCES "workspaces"("id") ON DELETE CASCADE ON UPDATE NO ACTION
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             ALTER TABLE "blocks"
             ADD CONSTRAINT "FK_b87b9e371b2d42583eba44de4ff" FOREIGN KEY ("form_id") REFERENCES "forms"("id") ON DELETE CASCADE ON UPDATE NO ACTION
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             ALTER TABLE "responses"
             ADD CONSTRAINT "FK_b3e219038bc78f6c3441c5a9a96" FOREIGN KEY ("form_id") REFERENCES "forms"("id") ON DELETE CASCADE ON UPDATE NO ACTION
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             ALTER TABLE "api_tokens"
             ADD CONSTRAINT "FK_9c644dd21cac1a0e8fca9443373" FOREIGN KEY ("workspace_id") REFERENCES "workspaces"("id") ON DELETE CASCADE ON UPDATE NO ACTION
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             ALTER TABLE "api_tokens"
             ADD CONSTRAINT "FK_4a228d3a048dfe653e19c3e3a14" FOREIGN KEY ("created_by_user_id") REFERENCES "users"("id") ON DELETE CASCADE ON UPDATE NO ACTION
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             ALTER TABLE "memberships"
             ADD CONSTRAINT "FK_9b76ecf1dda18a6adec17fe71c4" FOREIGN KEY ("workspace_id") REFERENCES "workspaces"("id") ON DELETE CASCADE ON UPDATE NO ACTION
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             ALTER TABLE "memberships"
             ADD CONSTRAINT "FK_7c1e2fdfed4f6838e0c05ae5051" FOREIGN KEY ("user_id") REFERENCES "users"("id") ON DELETE CASCADE ON UPDATE NO ACTION
         `);
-    }
+  }
 
-    public async down(queryRunner: QueryRunner): Promise<void> {
-        await queryRunner.query(`
+  public async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`
             ALTER TABLE "memberships" DROP CONSTRAINT "FK_7c1e2fdfed4f6838e0c05ae5051"
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             ALTER TABLE "memberships" DROP CONSTRAINT "FK_9b76ecf1dda18a6adec17fe71c4"
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             ALTER TABLE "api_tokens" DROP CONSTRAINT "FK_4a228d3a048dfe653e19c3e3a14"
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             ALTER TABLE "api_tokens" DROP CONSTRAINT "FK_9c644dd21cac1a0e8fca9443373"
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             ALTER TABLE "responses" DROP CONSTRAINT "FK_b3e219038bc78f6c3441c5a9a96"
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             ALTER TABLE "blocks" DROP CONSTRAINT "FK_b87b9e371b2d42583eba44de4ff"
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             ALTER TABLE "forms" DROP CONSTRAINT "FK_e3fba28321ca48423558f50cc10"
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             DROP INDEX "public"."IDX_memberships_user"
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             DROP TABLE "memberships"
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             DROP INDEX "public"."IDX_api_tokens_workspace"
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             DROP TABLE "api_tokens"
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             DROP TABLE "users"
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             DROP INDEX "public"."IDX_responses_form_order"
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             DROP TABLE "responses"
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             DROP TABLE "blocks"
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             DROP INDEX "public"."IDX_forms_workspace_created"
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             DROP TABLE "forms"
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             DROP TABLE "workspaces"
         `);
-    }
-
+  }
 }

@@ -1,12 +1,12 @@
-import { MigrationInterface, QueryRunner } from "typeorm";
+import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /** Idempotency-Key records: per (credential, tool, key), the request's fingerprint and the answer to replay; kept 24 hours. */
 
 export class IdempotencyKeys1795285160853 implements MigrationInterface {
-    name = 'IdempotencyKeys1795285160853'
+  name = 'IdempotencyKeys1795285160853';
 
-    public async up(queryRunner: QueryRunner): Promise<void> {
-        await queryRunner.query(`
+  public async up(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`
             CREATE TABLE "idempotency_keys" (
                 "scope" text NOT NULL,
                 "tool" text NOT NULL,
@@ -21,18 +21,17 @@ export class IdempotencyKeys1795285160853 implements MigrationInterface {
                 CONSTRAINT "PK_idempotency_keys" PRIMARY KEY ("scope", "tool", "idempotency_key")
             )
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             CREATE INDEX "IDX_idempotency_keys_created_at" ON "idempotency_keys" ("created_at")
         `);
-    }
+  }
 
-    public async down(queryRunner: QueryRunner): Promise<void> {
-        await queryRunner.query(`
+  public async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`
             DROP INDEX "public"."IDX_idempotency_keys_created_at"
         `);
-        await queryRunner.query(`
+    await queryRunner.query(`
             DROP TABLE "idempotency_keys"
         `);
-    }
-
+  }
 }

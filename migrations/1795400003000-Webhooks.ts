@@ -1,4 +1,4 @@
-import { MigrationInterface, QueryRunner } from "typeorm";
+import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * Webhooks: endpoints (URL, events, signing secret), deliveries (the transactional outbox: one row
@@ -7,10 +7,10 @@ import { MigrationInterface, QueryRunner } from "typeorm";
  */
 
 export class Webhooks1795400003000 implements MigrationInterface {
-    name = 'Webhooks1795400003000'
+  name = 'Webhooks1795400003000';
 
-    public async up(queryRunner: QueryRunner): Promise<void> {
-        await queryRunner.query(`
+  public async up(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`
             CREATE TABLE "webhook_endpoints" (
                 "id" uuid NOT NULL DEFAULT gen_random_uuid(),
                 "workspace_id" uuid NOT NULL,
@@ -29,8 +29,10 @@ export class Webhooks1795400003000 implements MigrationInterface {
                 CONSTRAINT "PK_054c4cfb95223732f5939d2d546" PRIMARY KEY ("id")
             )
         `);
-        await queryRunner.query(`CREATE INDEX "IDX_webhook_endpoints_workspace" ON "webhook_endpoints" ("workspace_id", "created_at")`);
-        await queryRunner.query(`
+    await queryRunner.query(
+      `CREATE INDEX "IDX_webhook_endpoints_workspace" ON "webhook_endpoints" ("workspace_id", "created_at")`,
+    );
+    await queryRunner.query(`
             CREATE TABLE "webhook_deliveries" (
                 "id" uuid NOT NULL DEFAULT gen_random_uuid(),
                 "workspace_id" uuid NOT NULL,
@@ -47,13 +49,17 @@ export class Webhooks1795400003000 implements MigrationInterface {
                 CONSTRAINT "PK_535dd409947fb6d8fc6dfc0112a" PRIMARY KEY ("id")
             )
         `);
-        // Room in each page, so that a claim (which changes no indexed column) is a HOT update: no new index entries.
-        await queryRunner.query(`ALTER TABLE "webhook_deliveries" SET (fillfactor = 70)`);
-        await queryRunner.query(`CREATE INDEX "IDX_webhook_deliveries_created_at" ON "webhook_deliveries" ("created_at")`);
-        await queryRunner.query(`CREATE INDEX "IDX_webhook_deliveries_endpoint" ON "webhook_deliveries" ("endpoint_id", "created_at")`);
-        // The delivery loop's claim reads only this: due rows that are still pending.
-        await queryRunner.query(`CREATE INDEX "IDX_webhook_deliveries_due" ON "webhook_deliveries" ("next_attempt_at") WHERE "status" = 'pending'`);
-        await queryRunner.query(`
+    // Room in each page, so that a claim (which changes no indexed column) is a HOT update: no new index entries.
+    await queryRunner.query(`ALTER TABLE "webhook_deliveries" SET (fillfactor = 70)`);
+    await queryRunner.query(`CREATE INDEX "IDX_webhook_deliveries_created_at" ON "webhook_deliveries" ("created_at")`);
+    await queryRunner.query(
+      `CREATE INDEX "IDX_webhook_deliveries_endpoint" ON "webhook_deliveries" ("endpoint_id", "created_at")`,
+    );
+    // The delivery loop's claim reads only this: due rows that are still pending.
+    await queryRunner.query(
+      `CREATE INDEX "IDX_webhook_deliveries_due" ON "webhook_deliveries" ("next_attempt_at") WHERE "status" = 'pending'`,
+    );
+    await queryRunner.query(`
             CREATE TABLE "webhook_attempts" (
                 "id" uuid NOT NULL DEFAULT gen_random_uuid(),
                 "delivery_id" uuid NOT NULL,
@@ -66,16 +72,23 @@ export class Webhooks1795400003000 implements MigrationInterface {
                 CONSTRAINT "PK_2de7e7887ad97de459adab62638" PRIMARY KEY ("id")
             )
         `);
-        await queryRunner.query(`CREATE INDEX "IDX_webhook_attempts_delivery" ON "webhook_attempts" ("delivery_id", "attempted_at")`);
-        await queryRunner.query(`ALTER TABLE "webhook_endpoints" ADD CONSTRAINT "FK_a37f51d7045b4f19721c6813c63" FOREIGN KEY ("workspace_id") REFERENCES "workspaces"("id") ON DELETE CASCADE ON UPDATE NO ACTION`);
-        await queryRunner.query(`ALTER TABLE "webhook_deliveries" ADD CONSTRAINT "FK_0b882c26a9b91c26e6e86b4867c" FOREIGN KEY ("endpoint_id") REFERENCES "webhook_endpoints"("id") ON DELETE CASCADE ON UPDATE NO ACTION`);
-        await queryRunner.query(`ALTER TABLE "webhook_attempts" ADD CONSTRAINT "FK_0d56d91d61b827bb2079c256538" FOREIGN KEY ("delivery_id") REFERENCES "webhook_deliveries"("id") ON DELETE CASCADE ON UPDATE NO ACTION`);
-    }
+    await queryRunner.query(
+      `CREATE INDEX "IDX_webhook_attempts_delivery" ON "webhook_attempts" ("delivery_id", "attempted_at")`,
+    );
+    await queryRunner.query(
+      `ALTER TABLE "webhook_endpoints" ADD CONSTRAINT "FK_a37f51d7045b4f19721c6813c63" FOREIGN KEY ("workspace_id") REFERENCES "workspaces"("id") ON DELETE CASCADE ON UPDATE NO ACTION`,
+    );
+    await queryRunner.query(
+      `ALTER TABLE "webhook_deliveries" ADD CONSTRAINT "FK_0b882c26a9b91c26e6e86b4867c" FOREIGN KEY ("endpoint_id") REFERENCES "webhook_endpoints"("id") ON DELETE CASCADE ON UPDATE NO ACTION`,
+    );
+    await queryRunner.query(
+      `ALTER TABLE "webhook_attempts" ADD CONSTRAINT "FK_0d56d91d61b827bb2079c256538" FOREIGN KEY ("delivery_id") REFERENCES "webhook_deliveries"("id") ON DELETE CASCADE ON UPDATE NO ACTION`,
+    );
+  }
 
-    public async down(queryRunner: QueryRunner): Promise<void> {
-        await queryRunner.query(`DROP TABLE "webhook_attempts"`);
-        await queryRunner.query(`DROP TABLE "webhook_deliveries"`);
-        await queryRunner.query(`DROP TABLE "webhook_endpoints"`);
-    }
-
+  public async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`DROP TABLE "webhook_attempts"`);
+    await queryRunner.query(`DROP TABLE "webhook_deliveries"`);
+    await queryRunner.query(`DROP TABLE "webhook_endpoints"`);
+  }
 }

@@ -17,7 +17,10 @@ let restartWhenStopped = false;
 let stopping = false;
 
 function startService() {
-  const child = spawn(process.execPath, ['--enable-source-maps', join(root, 'dist', 'src', 'main.js')], { cwd: root, stdio: 'inherit' });
+  const child = spawn(process.execPath, ['--enable-source-maps', join(root, 'dist', 'src', 'main.js')], {
+    cwd: root,
+    stdio: 'inherit',
+  });
   service = child;
   child.on('exit', (code, signal) => {
     service = undefined;
@@ -26,7 +29,9 @@ function startService() {
       restartWhenStopped = false;
       startService();
     } else {
-      log(`the service stopped (${signal ?? `exit code ${code}`}); it starts again after the next change that compiles`);
+      log(
+        `the service stopped (${signal ?? `exit code ${code}`}); it starts again after the next change that compiles`,
+      );
     }
   });
 }
@@ -39,7 +44,11 @@ function restartService() {
   service.kill('SIGTERM');
 }
 
-const formatHost = { getCanonicalFileName: (f) => f, getCurrentDirectory: ts.sys.getCurrentDirectory, getNewLine: () => ts.sys.newLine };
+const formatHost = {
+  getCanonicalFileName: (f) => f,
+  getCurrentDirectory: ts.sys.getCurrentDirectory,
+  getNewLine: () => ts.sys.newLine,
+};
 const host = ts.createWatchCompilerHost(
   join(root, 'tsconfig.build.json'),
   { preserveWatchOutput: true },

@@ -61,7 +61,11 @@ export class AppModule {
       ],
       controllers: [ProtectedResourceController, AuthDocController],
       providers: [
-        { provide: CREDENTIAL_VERIFIERS, useFactory: (tokens: TokensService, oauth: OAuthTokenVerifier) => [tokens, oauth], inject: [TokensService, OAuthTokenVerifier] },
+        {
+          provide: CREDENTIAL_VERIFIERS,
+          useFactory: (tokens: TokensService, oauth: OAuthTokenVerifier) => [tokens, oauth],
+          inject: [TokensService, OAuthTokenVerifier],
+        },
         { provide: APP_GUARD, useClass: AuthGuard },
         { provide: APP_GUARD, useClass: CredentialRateLimitGuard },
         // The service sequences waiting responses in the background; the CLI does not.

@@ -36,7 +36,8 @@ const CORS = {
   origin: '*',
   methods: 'GET,HEAD,POST',
   // The MCP transport's headers too, for browser-based MCP clients (on an origin MCP_ALLOWED_ORIGINS lists).
-  allowedHeaders: 'Authorization,Content-Type,Idempotency-Key,X-Request-Id,Mcp-Protocol-Version,Mcp-Session-Id,Last-Event-ID',
+  allowedHeaders:
+    'Authorization,Content-Type,Idempotency-Key,X-Request-Id,Mcp-Protocol-Version,Mcp-Session-Id,Last-Event-ID',
   exposedHeaders: [
     'WWW-Authenticate',
     'RateLimit-Limit',
@@ -100,13 +101,26 @@ export async function createApp(
     // A path Fastify cannot decode (bad percent-encoding) gets the envelope like every other error.
     frameworkErrors: (error: FastifyError, req: FastifyRequest, reply: FastifyReply) => {
       reply.header('X-Request-Id', req.id);
-      sendError(reply, new ApiError('invalid_arguments', { message: `The request path cannot be read: ${error.message}.`, hint: 'Percent-encode the path as UTF-8.' }), req.id);
+      sendError(
+        reply,
+        new ApiError('invalid_arguments', {
+          message: `The request path cannot be read: ${error.message}.`,
+          hint: 'Percent-encode the path as UTF-8.',
+        }),
+        req.id,
+      );
     },
     // middie (for the OAuth server's callback) is registered below, after the early hooks.
     skipMiddie: true,
     // Fastify's own messages go to the same log; the request id comes from the request context, and
     // the one access line per request is ours (below).
-    ...(log ? { loggerInstance: log, childLoggerFactory: (logger: FastifyBaseLogger) => logger, logController: new LogController({ disableRequestLogging: true }) } : { logger: false }),
+    ...(log
+      ? {
+          loggerInstance: log,
+          childLoggerFactory: (logger: FastifyBaseLogger) => logger,
+          logController: new LogController({ disableRequestLogging: true }),
+        }
+      : { logger: false }),
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, databaseUrl), adapter, {
     bodyParser: false,
@@ -167,7 +181,8 @@ export async function createApp(
   // Swagger UI runs only its own scripts: the page and its assets get a CSP of their own.
   const docsCsp = docsContentSecurityPolicy(config);
   fastify.addHook('onRequest', (req, reply, done) => {
-    if (req.url === '/docs' || req.url.startsWith('/docs/') || req.url.startsWith('/docs?')) reply.raw.setHeader('Content-Security-Policy', docsCsp);
+    if (req.url === '/docs' || req.url.startsWith('/docs/') || req.url.startsWith('/docs?'))
+      reply.raw.setHeader('Content-Security-Policy', docsCsp);
     done();
   });
   SwaggerModule.setup('docs', app, openApi, {
@@ -176,7 +191,11 @@ export async function createApp(
     customSiteTitle: 'Formwork API',
     // No badge from validator.swagger.io: it would send the document's address to a third party.
     // "Authorize" with OAuth signs in through the built-in server with its built-in public client.
-    swaggerOptions: { validatorUrl: null, oauth2RedirectUrl: `${config.publicUrl}/docs/oauth2-redirect.html`, initOAuth: { clientId: DOCS_CLIENT_ID, usePkceWithAuthorizationCodeGrant: true, scopes: [...SCOPES] } },
+    swaggerOptions: {
+      validatorUrl: null,
+      oauth2RedirectUrl: `${config.publicUrl}/docs/oauth2-redirect.html`,
+      initOAuth: { clientId: DOCS_CLIENT_ID, usePkceWithAuthorizationCodeGrant: true, scopes: [...SCOPES] },
+    },
   });
   await app.init();
   await fastify.ready();
@@ -200,7 +219,10 @@ async function mountOAuth(app: NestFastifyApplication, config: AppConfig): Promi
       req.url = '/.well-known/openid-configuration' + url.slice(path.length);
       return handle(req, res);
     }
-    if (path === '/.well-known/openid-configuration' || (path.startsWith('/oauth/') && !path.startsWith('/oauth/interaction/'))) {
+    if (
+      path === '/.well-known/openid-configuration' ||
+      (path.startsWith('/oauth/') && !path.startsWith('/oauth/interaction/'))
+    ) {
       return handle(req, res);
     }
     next();

@@ -31,14 +31,18 @@ async function main() {
   // Migrations run before anything reads the schema: the embedded database runs them itself; on a
   // DATABASE_URL server they are a deliberate step, and a pending one stops start-up here, before
   // the app (the OAuth keys, the CSRF key) touches a table that may not exist yet.
-  const ds = await new DataSource((await import('./database/data-source')).dataSourceOptions(database.url, 1)).initialize();
+  const ds = await new DataSource(
+    (await import('./database/data-source')).dataSourceOptions(database.url, 1),
+  ).initialize();
   try {
     if (database.embedded) {
       logger.log(`Using the embedded PostgreSQL under ${config.dataDir} (set DATABASE_URL for a real server)`);
       const ran = await runMigrations(ds, database.url);
       if (ran.length) logger.log(`Applied migrations: ${ran.join(', ')}`);
     } else if (await ds.showMigrations()) {
-      process.stderr.write('formwork: the database has migrations that have not run: run `npm run --silent cli -- migrate` with the same DATABASE_URL first\n');
+      process.stderr.write(
+        'formwork: the database has migrations that have not run: run `npm run --silent cli -- migrate` with the same DATABASE_URL first\n',
+      );
       await ds.destroy();
       await database.close();
       process.exit(1);
@@ -57,7 +61,9 @@ async function main() {
     const demo = await app.get(DemoService).create();
     // A password for the demo owner, so a newcomer can sign in to the settings at once: only on
     // the embedded database and never in production (a shared database gets no known password).
-    const signIn = demoSignInOnFirstStart(config, database.embedded) ? await app.get(DemoService).ownerPassword() : undefined;
+    const signIn = demoSignInOnFirstStart(config, database.embedded)
+      ? await app.get(DemoService).ownerPassword()
+      : undefined;
     // Printed to the terminal (not the logger), once, on a first start outside production.
     process.stdout.write(
       [
@@ -66,7 +72,14 @@ async function main() {
         `  token: ${demo.token}`,
         '  try:',
         `    curl -s -X POST ${config.publicUrl}/api/v1/tools/list_forms -H "Authorization: Bearer ${demo.token}" -H "Content-Type: application/json" -d '{}'`,
-        ...(signIn ? ['  settings (API tokens, members, connected apps):', `    ${config.publicUrl}/settings`, `    email: ${signIn.email}`, `    password: ${signIn.password}`] : []),
+        ...(signIn
+          ? [
+              '  settings (API tokens, members, connected apps):',
+              `    ${config.publicUrl}/settings`,
+              `    email: ${signIn.email}`,
+              `    password: ${signIn.password}`,
+            ]
+          : []),
         '',
       ].join('\n') + '\n',
     );

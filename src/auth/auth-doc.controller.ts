@@ -7,7 +7,10 @@ import { ApiError } from '../common/errors/api-error';
 import { Public } from './public.decorator';
 
 /** docs/auth.md from src/auth (ts-jest) or dist/src/auth (built). */
-const CANDIDATES = [join(__dirname, '..', '..', 'docs', 'auth.md'), join(__dirname, '..', '..', '..', 'docs', 'auth.md')];
+const CANDIDATES = [
+  join(__dirname, '..', '..', 'docs', 'auth.md'),
+  join(__dirname, '..', '..', '..', 'docs', 'auth.md'),
+];
 
 /** GET /auth.md: the walkthrough of authentication for agents (discover, register, authorize, call, refresh, revoke). */
 @Public()
@@ -20,7 +23,11 @@ export class AuthDocController {
   serve(@Res() res: FastifyReply) {
     if (this.text === undefined) {
       const file = CANDIDATES.find((p) => existsSync(p));
-      if (!file) throw new ApiError('not_found', { message: 'The authentication walkthrough is not installed on this instance.', hint: 'See the README.' });
+      if (!file)
+        throw new ApiError('not_found', {
+          message: 'The authentication walkthrough is not installed on this instance.',
+          hint: 'See the README.',
+        });
       this.text = readFileSync(file, 'utf8');
     }
     res.type('text/markdown; charset=utf-8').send(this.text);

@@ -7,12 +7,18 @@ import { CREDENTIAL_VERIFIERS, CredentialVerifier, VerifyResult } from './creden
 import { IS_PUBLIC } from './public.decorator';
 
 const DESCRIPTIONS: Record<Exclude<VerifyResult, { ok: true }>['reason'], { description: string; hint: string }> = {
-  unknown: { description: 'The access token is not valid', hint: 'Check that you copied the whole token, including its fw_ prefix, or create a new one.' },
-  revoked: { description: 'The access token was revoked', hint: 'Create a new token (or authorize again); revoked tokens never work again.' },
+  unknown: {
+    description: 'The access token is not valid',
+    hint: 'Check that you copied the whole token, including its fw_ prefix, or create a new one.',
+  },
+  revoked: {
+    description: 'The access token was revoked',
+    hint: 'Create a new token (or authorize again); revoked tokens never work again.',
+  },
   expired: { description: 'The access token expired', hint: 'Create a new token (or refresh the OAuth access token).' },
   no_access: {
     description: 'The access token no longer has access to its workspace',
-    hint: 'The person behind it (the token\'s creator, or who connected the app) is no longer a member of the workspace; ask an admin for access.',
+    hint: "The person behind it (the token's creator, or who connected the app) is no longer a member of the workspace; ask an admin for access.",
   },
 };
 
@@ -56,7 +62,9 @@ export class AuthGuard implements CanActivate {
     return new ApiError('unauthorized', {
       message: `${description}.`,
       hint,
-      headers: { 'WWW-Authenticate': `Bearer realm="formwork", error="invalid_token", error_description="${description}", ${metadata}` },
+      headers: {
+        'WWW-Authenticate': `Bearer realm="formwork", error="invalid_token", error_description="${description}", ${metadata}`,
+      },
     });
   }
 }

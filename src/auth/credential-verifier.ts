@@ -1,8 +1,7 @@
 import type { Principal } from '../common/access/principal';
 
 export type VerifyResult =
-  | { ok: true; principal: Principal }
-  | { ok: false; reason: 'unknown' | 'revoked' | 'expired' | 'no_access' };
+  { ok: true; principal: Principal } | { ok: false; reason: 'unknown' | 'revoked' | 'expired' | 'no_access' };
 
 /**
  * One kind of bearer credential (workspace API tokens now, OAuth access tokens later).

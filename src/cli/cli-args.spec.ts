@@ -1,5 +1,13 @@
 import { ApiError } from '../common/errors/api-error';
-import { MemberAddArgs, noOptions, parseDuration, parseFlags, TokenCreateArgs, validateArgs, WorkspaceCreateArgs } from './cli-args';
+import {
+  MemberAddArgs,
+  noOptions,
+  parseDuration,
+  parseFlags,
+  TokenCreateArgs,
+  validateArgs,
+  WorkspaceCreateArgs,
+} from './cli-args';
 
 /** The ApiError `fn` throws (fails the test when it does not throw). */
 function thrown(fn: () => unknown): ApiError {
@@ -25,7 +33,10 @@ describe('parseFlags', () => {
   });
 
   it('treats a flag followed by another flag, or by nothing, as a switch', () => {
-    expect(parseFlags(['token', 'list', '--json', '--workspace', 'acme']).flags).toEqual({ json: true, workspace: 'acme' });
+    expect(parseFlags(['token', 'list', '--json', '--workspace', 'acme']).flags).toEqual({
+      json: true,
+      workspace: 'acme',
+    });
     expect(parseFlags(['demo', '--json']).flags).toEqual({ json: true });
   });
 
@@ -46,9 +57,20 @@ describe('validateArgs', () => {
   const tokenFlags = { workspace: 'acme', name: 'CI bot' };
 
   it('returns the options of a valid command, without --json', () => {
-    const args = validateArgs(TokenCreateArgs, { ...tokenFlags, role: 'viewer', scopes: 'forms:read,responses:read', 'expires-in': '90d', json: true });
+    const args = validateArgs(TokenCreateArgs, {
+      ...tokenFlags,
+      role: 'viewer',
+      scopes: 'forms:read,responses:read',
+      'expires-in': '90d',
+      json: true,
+    });
     expect(args).toBeInstanceOf(TokenCreateArgs);
-    expect({ ...args }).toEqual({ ...tokenFlags, role: 'viewer', scopes: 'forms:read,responses:read', 'expires-in': '90d' });
+    expect({ ...args }).toEqual({
+      ...tokenFlags,
+      role: 'viewer',
+      scopes: 'forms:read,responses:read',
+      'expires-in': '90d',
+    });
   });
 
   it('leaves optional options out', () => {
@@ -70,10 +92,13 @@ describe('validateArgs', () => {
     expect(e.details![0].message).toContain('viewer, editor, admin, owner');
   });
 
-  it.each(['forms:read,', 'forms:read forms:write', 'forms:admin', 'forms:read,,forms:write'])('refuses the scopes %p', (scopes) => {
-    const e = thrown(() => validateArgs(TokenCreateArgs, { ...tokenFlags, scopes }));
-    expect(e.details!.map((d) => d.path)).toEqual(['--scopes']);
-  });
+  it.each(['forms:read,', 'forms:read forms:write', 'forms:admin', 'forms:read,,forms:write'])(
+    'refuses the scopes %p',
+    (scopes) => {
+      const e = thrown(() => validateArgs(TokenCreateArgs, { ...tokenFlags, scopes }));
+      expect(e.details!.map((d) => d.path)).toEqual(['--scopes']);
+    },
+  );
 
   it.each(['90', '3w', 'd', '-1d', '1.5h', ''])('refuses the expiry %p', (expiresIn) => {
     const e = thrown(() => validateArgs(TokenCreateArgs, { ...tokenFlags, 'expires-in': expiresIn }));
@@ -90,19 +115,25 @@ describe('validateArgs', () => {
   });
 
   it('reports every bad option at once', () => {
-    const e = thrown(() => validateArgs(TokenCreateArgs, { ...tokenFlags, bogus: 'x', role: 'god', 'expires-in': 'soon' }));
+    const e = thrown(() =>
+      validateArgs(TokenCreateArgs, { ...tokenFlags, bogus: 'x', role: 'god', 'expires-in': 'soon' }),
+    );
     expect(e.details!.map((d) => d.path).sort()).toEqual(['--bogus', '--expires-in', '--role']);
   });
 
   it('checks workspace create: slug, plan and owner email', () => {
     const good = { name: 'Acme', slug: 'acme-co', plan: 'pro', 'owner-email': 'owner@acme.test' };
     expect({ ...validateArgs(WorkspaceCreateArgs, good) }).toEqual(good);
-    const e = thrown(() => validateArgs(WorkspaceCreateArgs, { name: 'Acme', slug: 'Acme Co', plan: 'enterprise', 'owner-email': 'nobody' }));
+    const e = thrown(() =>
+      validateArgs(WorkspaceCreateArgs, { name: 'Acme', slug: 'Acme Co', plan: 'enterprise', 'owner-email': 'nobody' }),
+    );
     expect(e.details!.map((d) => d.path).sort()).toEqual(['--owner-email', '--plan', '--slug']);
   });
 
   it('checks member add: email and role', () => {
-    expect(() => validateArgs(MemberAddArgs, { workspace: 'acme', email: 'a@acme.test', role: 'editor' })).not.toThrow();
+    expect(() =>
+      validateArgs(MemberAddArgs, { workspace: 'acme', email: 'a@acme.test', role: 'editor' }),
+    ).not.toThrow();
     const e = thrown(() => validateArgs(MemberAddArgs, { workspace: 'acme', email: 'a@acme.test', role: 'boss' }));
     expect(e.details!.map((d) => d.path)).toEqual(['--role']);
   });
@@ -115,13 +146,20 @@ describe('token expiry', () => {
   });
 
   it.each(['3650d', '87600h', '5256000m'])('accepts %p, ten years', (expiresIn) => {
-    expect(validateArgs(TokenCreateArgs, { workspace: 'acme', name: 'x', 'expires-in': expiresIn })['expires-in']).toBe(expiresIn);
+    expect(validateArgs(TokenCreateArgs, { workspace: 'acme', name: 'x', 'expires-in': expiresIn })['expires-in']).toBe(
+      expiresIn,
+    );
   });
 
-  it.each(['3651d', '87601h', '5256001m', '99999999999d', '9'.repeat(400) + 'd'])('refuses %p, beyond ten years (a Date cannot even hold some)', (expiresIn) => {
-    const error = thrown(() => validateArgs(TokenCreateArgs, { workspace: 'acme', name: 'x', 'expires-in': expiresIn }));
-    expect(error.details).toEqual([{ path: '--expires-in', message: 'expires-in must be at most 3650d (10 years)' }]);
-  });
+  it.each(['3651d', '87601h', '5256001m', '99999999999d', '9'.repeat(400) + 'd'])(
+    'refuses %p, beyond ten years (a Date cannot even hold some)',
+    (expiresIn) => {
+      const error = thrown(() =>
+        validateArgs(TokenCreateArgs, { workspace: 'acme', name: 'x', 'expires-in': expiresIn }),
+      );
+      expect(error.details).toEqual([{ path: '--expires-in', message: 'expires-in must be at most 3650d (10 years)' }]);
+    },
+  );
 });
 
 describe('missing options', () => {

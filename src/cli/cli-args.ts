@@ -1,5 +1,15 @@
 import { plainToInstance } from 'class-transformer';
-import { IsEmail, IsIn, IsNotEmpty, IsOptional, IsString, Matches, MaxLength, ValidateBy, validateSync } from 'class-validator';
+import {
+  IsEmail,
+  IsIn,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  Matches,
+  MaxLength,
+  ValidateBy,
+  validateSync,
+} from 'class-validator';
 import { PLANS, ROLES, SCOPES } from '../common/access/roles';
 import { ApiError } from '../common/errors/api-error';
 import { SLUG_PATTERN } from '../workspaces/slug';
@@ -31,7 +41,10 @@ export class WorkspaceCreateArgs {
 
 export class WorkspaceEmbedOriginsArgs {
   @IsString() @IsNotEmpty() workspace: string;
-  @IsOptional() @IsString({ message: 'set needs a comma-separated list of origins' }) @IsNotEmpty({ message: 'set needs a comma-separated list of origins' }) set?: string;
+  @IsOptional()
+  @IsString({ message: 'set needs a comma-separated list of origins' })
+  @IsNotEmpty({ message: 'set needs a comma-separated list of origins' })
+  set?: string;
   @IsOptional() @IsIn([true], { message: 'clear takes no value' }) clear?: true;
 }
 
@@ -49,7 +62,10 @@ function ExpiryAtMostTenYears(): PropertyDecorator {
   return ValidateBy({
     name: 'maxExpiry',
     validator: {
-      validate: (value) => typeof value !== 'string' || !/^[1-9]\d*[mhd]$/.test(value) || parseDuration(value) <= MAX_EXPIRY_DAYS * 86_400_000,
+      validate: (value) =>
+        typeof value !== 'string' ||
+        !/^[1-9]\d*[mhd]$/.test(value) ||
+        parseDuration(value) <= MAX_EXPIRY_DAYS * 86_400_000,
       defaultMessage: () => `expires-in must be at most ${MAX_EXPIRY_DAYS}d (10 years)`,
     },
   });
@@ -59,9 +75,15 @@ export class TokenCreateArgs {
   @IsString() @IsNotEmpty() workspace: string;
   @IsString() @IsNotEmpty() @MaxLength(200) name: string;
   @IsOptional() @IsIn(ROLES) role?: string;
-  @IsOptional() @Matches(new RegExp(`^(${SCOPES.join('|')})(,(${SCOPES.join('|')}))*$`), { message: `scopes must be a comma-separated list of ${SCOPES.join(', ')}` })
+  @IsOptional()
+  @Matches(new RegExp(`^(${SCOPES.join('|')})(,(${SCOPES.join('|')}))*$`), {
+    message: `scopes must be a comma-separated list of ${SCOPES.join(', ')}`,
+  })
   scopes?: string;
-  @IsOptional() @Matches(/^[1-9]\d*[mhd]$/, { message: 'expires-in must be like 30m, 12h or 90d' }) @ExpiryAtMostTenYears() 'expires-in'?: string;
+  @IsOptional()
+  @Matches(/^[1-9]\d*[mhd]$/, { message: 'expires-in must be like 30m, 12h or 90d' })
+  @ExpiryAtMostTenYears()
+  'expires-in'?: string;
 }
 
 export class TokenListArgs {
@@ -70,7 +92,9 @@ export class TokenListArgs {
 
 export class UserSetPasswordArgs {
   @IsEmail() email: string;
-  @IsIn([true], { message: 'password-stdin is required: the password is read from standard input, never from the command line' })
+  @IsIn([true], {
+    message: 'password-stdin is required: the password is read from standard input, never from the command line',
+  })
   'password-stdin': true;
 }
 
@@ -89,9 +113,20 @@ export function validateArgs<T extends object>(cls: new () => T, flags: Record<s
       // A missing option is "required", not "must be shorter than 200 characters"; a message that
       // already says why it is required (--password-stdin) is kept.
       const missing = e.value === undefined && !first.includes('required');
-      return { path: `--${e.property}`, message: e.constraints?.whitelistValidation ? 'is not an option of this command' : missing ? 'is required' : first };
+      return {
+        path: `--${e.property}`,
+        message: e.constraints?.whitelistValidation
+          ? 'is not an option of this command'
+          : missing
+            ? 'is required'
+            : first,
+      };
     });
-    throw new ApiError('invalid_arguments', { message: `Bad options: ${details.map((d) => `${d.path} ${d.message}`).join('; ')}`, hint: 'Run the command with --help to see its options.', details });
+    throw new ApiError('invalid_arguments', {
+      message: `Bad options: ${details.map((d) => `${d.path} ${d.message}`).join('; ')}`,
+      hint: 'Run the command with --help to see its options.',
+      details,
+    });
   }
   return args;
 }
@@ -107,6 +142,10 @@ export function noOptions(flags: Record<string, string | true>): void {
   const extra = Object.keys(flags).filter((k) => k !== 'json');
   if (extra.length) {
     const details = extra.map((k) => ({ path: `--${k}`, message: 'is not an option of this command' }));
-    throw new ApiError('invalid_arguments', { message: `Bad options: ${extra.map((k) => `--${k}`).join(', ')} (this command takes none)`, hint: 'This command takes no options.', details });
+    throw new ApiError('invalid_arguments', {
+      message: `Bad options: ${extra.map((k) => `--${k}`).join(', ')} (this command takes none)`,
+      hint: 'This command takes no options.',
+      details,
+    });
   }
 }

@@ -114,7 +114,10 @@ const COMMANDS = [
       const ds = await new DataSource((await dataSourceOptions())(c.url, 1, false)).initialize();
       try {
         const ran = await runMigrations(ds, c.url);
-        return { json: { migrations: ran }, text: ran.length ? `Applied: ${ran.join(', ')}` : 'The database is up to date.' };
+        return {
+          json: { migrations: ran },
+          text: ran.length ? `Applied: ${ran.join(', ')}` : 'The database is up to date.',
+        };
       } finally {
         await ds.destroy();
       }
@@ -131,10 +134,14 @@ const COMMANDS = [
     ],
     parse: (flags) => validateArgs(WorkspaceCreateArgs, flags),
     async run(a, c) {
-      const { workspace, owner } = await (await c.get(WorkspacesService)).create({ name: a.name, slug: a.slug, plan: a.plan as Plan, ownerEmail: a['owner-email'] });
+      const { workspace, owner } = await (
+        await c.get(WorkspacesService)
+      ).create({ name: a.name, slug: a.slug, plan: a.plan as Plan, ownerEmail: a['owner-email'] });
       const view = WorkspacesService.view(workspace);
       // A new person has no password: a one-time link lets them set one (Formwork sends no email).
-      const link = owner.passwordHash ? null : `${c.config.publicUrl}/settings/set-password/${await (await c.get(SessionsService)).passwordLink(owner.id)}`;
+      const link = owner.passwordHash
+        ? null
+        : `${c.config.publicUrl}/settings/set-password/${await (await c.get(SessionsService)).passwordLink(owner.id)}`;
       return {
         json: { workspace: view, owner: { id: owner.id, email: owner.email, role: 'owner' }, setPasswordLink: link },
         text: `Created workspace ${view.slug} (${view.plan}), owner ${owner.email}${link ? `\nGive the owner this link to set their password (works once, within ${PASSWORD_LINK_HOURS} hours):\n  ${link}` : ''}`,
@@ -152,31 +159,49 @@ const COMMANDS = [
     usage: '--workspace <slug> [--set <origins> | --clear] [--json]',
     parse(flags) {
       const a = validateArgs(WorkspaceEmbedOriginsArgs, flags);
-      const list = a.set?.split(',').map((o) => o.trim()).filter(Boolean);
+      const list = a.set
+        ?.split(',')
+        .map((o) => o.trim())
+        .filter(Boolean);
       if ((a.set !== undefined && a.clear) || (a.set !== undefined && !list?.length)) {
         const message = a.clear ? 'cannot be combined with --clear' : 'needs at least one origin (--clear allows none)';
-        throw new ApiError('invalid_arguments', { message: `Bad options: --set ${message}`, hint: 'Give either --set with origins or --clear; neither shows the list.', details: [{ path: '--set', message }] });
+        throw new ApiError('invalid_arguments', {
+          message: `Bad options: --set ${message}`,
+          hint: 'Give either --set with origins or --clear; neither shows the list.',
+          details: [{ path: '--set', message }],
+        });
       }
       return { workspace: a.workspace, list, clear: a.clear === true };
     },
     async run(a, c) {
       const workspaces = await c.get(WorkspacesService);
       // Neither --set nor --clear: show the list as it is.
-      const workspace = a.list || a.clear ? await workspaces.setEmbedOrigins(a.workspace, a.list ?? []) : await workspaces.requireBySlug(a.workspace);
+      const workspace =
+        a.list || a.clear
+          ? await workspaces.setEmbedOrigins(a.workspace, a.list ?? [])
+          : await workspaces.requireBySlug(a.workspace);
       const origins = workspace.embedOrigins;
       return {
         json: { workspace: workspace.slug, embedOrigins: origins },
-        text: origins.length ? `Forms of ${workspace.slug} may be embedded by: ${origins.join(' ')}` : `No site may embed the forms of ${workspace.slug}.`,
+        text: origins.length
+          ? `Forms of ${workspace.slug} may be embedded by: ${origins.join(' ')}`
+          : `No site may embed the forms of ${workspace.slug}.`,
       };
     },
   }),
   command({
     name: 'member add',
     summary: 'add a member, or change the role of one',
-    options: [required('--workspace <slug>', 'the workspace'), required('--email <email>', 'the member, created if new'), required('--role <role>', 'viewer, editor, admin or owner')],
+    options: [
+      required('--workspace <slug>', 'the workspace'),
+      required('--email <email>', 'the member, created if new'),
+      required('--role <role>', 'viewer, editor, admin or owner'),
+    ],
     parse: (flags) => validateArgs(MemberAddArgs, flags),
     async run(a, c) {
-      const { workspace, user, membership } = await (await c.get(WorkspacesService)).addMember(a.workspace, a.email, a.role as Role);
+      const { workspace, user, membership } = await (
+        await c.get(WorkspacesService)
+      ).addMember(a.workspace, a.email, a.role as Role);
       return {
         json: { workspace: workspace.slug, user: { id: user.id, email: user.email }, role: membership.role },
         text: `${user.email} is now ${membership.role} of ${workspace.slug}`,
@@ -195,7 +220,9 @@ const COMMANDS = [
     ],
     parse: (flags) => validateArgs(TokenCreateArgs, flags),
     async run(a, c) {
-      const { token, view } = await (await c.get(TokensService)).create({
+      const { token, view } = await (
+        await c.get(TokensService)
+      ).create({
         workspaceSlug: a.workspace,
         name: a.name,
         role: a.role as Role | undefined,
@@ -225,21 +252,33 @@ const COMMANDS = [
     parse: (flags) => validateArgs(TokenRevokeArgs, flags),
     async run(a, c) {
       const view = await (await c.get(TokensService)).revoke(a.id);
-      return { json: { ...view }, text: `Revoked ${view.id} ("${view.name}"); every instance refuses it within 5 seconds.` };
+      return {
+        json: { ...view },
+        text: `Revoked ${view.id} ("${view.name}"); every instance refuses it within 5 seconds.`,
+      };
     },
   }),
   command({
     name: 'user set-password',
     summary: 'set the password a user signs in with to connect apps',
-    options: [required('--email <email>', 'the user'), required('--password-stdin', 'read the password from standard input (never from the command line)')],
+    options: [
+      required('--email <email>', 'the user'),
+      required('--password-stdin', 'read the password from standard input (never from the command line)'),
+    ],
     parse: (flags) => validateArgs(UserSetPasswordArgs, flags),
     async run(a, c) {
       if (!c.input.readStdin) {
-        throw new ApiError('invalid_arguments', { message: 'No standard input to read the password from.', hint: `Pipe it in: echo "$PASSWORD" | ${PROGRAM} user set-password --email E --password-stdin` });
+        throw new ApiError('invalid_arguments', {
+          message: 'No standard input to read the password from.',
+          hint: `Pipe it in: echo "$PASSWORD" | ${PROGRAM} user set-password --email E --password-stdin`,
+        });
       }
       const password = (await c.input.readStdin()).replace(/\r?\n$/, '');
       const user = await (await c.get(OAuthService)).setPassword(a.email, password);
-      return { json: { user: { id: user.userId, email: user.email }, passwordSet: true }, text: `Password set for ${user.email}; they can now sign in to connect apps.` };
+      return {
+        json: { user: { id: user.userId, email: user.email }, passwordSet: true },
+        text: `Password set for ${user.email}; they can now sign in to connect apps.`,
+      };
     },
   }),
   command({
@@ -252,7 +291,12 @@ const COMMANDS = [
       return {
         json: { grants },
         text: grants.length
-          ? grants.map((g) => `${g.id}  ${g.clientName ?? g.clientId}  ${g.userEmail}  scopes=${g.scopes.join(',')}  ${g.revokedAt ? 'revoked' : 'active'}  since ${g.createdAt}`).join('\n')
+          ? grants
+              .map(
+                (g) =>
+                  `${g.id}  ${g.clientName ?? g.clientId}  ${g.userEmail}  scopes=${g.scopes.join(',')}  ${g.revokedAt ? 'revoked' : 'active'}  since ${g.createdAt}`,
+              )
+              .join('\n')
           : 'No connected apps.',
       };
     },
@@ -286,7 +330,11 @@ const COMMANDS = [
  * Runs one admin command. With --json, stdout is exactly one JSON object (the error envelope on
  * failure). Exit codes: 0 done (--help included), 1 failed, 2 bad usage, arguments or environment.
  */
-export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.env, input: CliInput = {}): Promise<CliResult> {
+export async function runCli(
+  argv: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  input: CliInput = {},
+): Promise<CliResult> {
   // Known before parsing, so that even a command line commander refuses gets its JSON envelope.
   const asJson = argv.includes('--json');
   const help = { text: '' };
@@ -300,7 +348,11 @@ export async function runCli(argv: string[], env: NodeJS.ProcessEnv = process.en
   } catch (err) {
     // --help, or `help [command]`: the help went to stdout. (Help after a mistake, such as a
     // missing command, goes to stderr, which runCli writes itself below.)
-    if (err instanceof CommanderError && (err.code === 'commander.helpDisplayed' || err.code === 'commander.help') && help.text) {
+    if (
+      err instanceof CommanderError &&
+      (err.code === 'commander.helpDisplayed' || err.code === 'commander.help') &&
+      help.text
+    ) {
       return { code: 0, stdout: help.text, stderr: '' };
     }
     const target = picked.cmd ?? commandNamedBy(program, argv);
@@ -334,11 +386,16 @@ function buildProgram(help: { text: string }, pick: (spec: CommandSpec<unknown>,
     .exitOverride()
     .configureOutput({ writeOut: (s) => (help.text += s), writeErr: () => undefined, outputError: () => undefined })
     .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
-    .addHelpText('after', '\nExit codes: 0 done, 1 failed, 2 bad usage or arguments. Run any command with --help for its options.');
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 done, 1 failed, 2 bad usage or arguments. Run any command with --help for its options.',
+    );
   for (const spec of COMMANDS) {
     const words = spec.name.split(' ');
     let parent = program;
-    if (words.length === 2) parent = program.commands.find((c) => c.name() === words[0]) ?? program.command(words[0]).description(GROUPS[words[0]]);
+    if (words.length === 2)
+      parent =
+        program.commands.find((c) => c.name() === words[0]) ?? program.command(words[0]).description(GROUPS[words[0]]);
     const cmd = parent
       .command(words[words.length - 1])
       .description(spec.summary)
@@ -413,7 +470,11 @@ function fromCommander(err: CommanderError, cmd: Command): ApiError {
     'commander.invalidArgument': 'needs a value',
   };
   const details = option && why[err.code] ? [{ path: option, message: why[err.code] }] : undefined;
-  return new ApiError('invalid_arguments', { message, hint: `Run "${PROGRAM} ${name ? `${name} ` : ''}--help" for the usage.`, details });
+  return new ApiError('invalid_arguments', {
+    message,
+    hint: `Run "${PROGRAM} ${name ? `${name} ` : ''}--help" for the usage.`,
+    details,
+  });
 }
 
 /** Exit 2: the error (the envelope on stdout with --json), then the command's usage on stderr. */
@@ -433,7 +494,10 @@ function failure(err: unknown, asJson: boolean): CliResult {
       : err instanceof ConfigError
         ? new ApiError('invalid_arguments', { message: err.message, hint: 'Fix the environment variable.' })
         : err instanceof DatabaseUnreachableError
-          ? new ApiError('service_unavailable', { message: err.message, hint: 'Check DATABASE_URL (host, port, user, password, database) and that PostgreSQL is running and reachable from here.' })
+          ? new ApiError('service_unavailable', {
+              message: err.message,
+              hint: 'Check DATABASE_URL (host, port, user, password, database) and that PostgreSQL is running and reachable from here.',
+            })
           : undefined;
   if (!error) {
     const stderr = `formwork: ${err instanceof Error ? err.message : String(err)}\n`;
@@ -446,13 +510,22 @@ function failure(err: unknown, asJson: boolean): CliResult {
   };
 }
 
-async function execute(spec: CommandSpec<unknown>, args: unknown, config: AppConfig, url: string, input: CliInput): Promise<Output> {
+async function execute(
+  spec: CommandSpec<unknown>,
+  args: unknown,
+  config: AppConfig,
+  url: string,
+  input: CliInput,
+): Promise<Output> {
   let ctx: INestApplicationContext | undefined;
   const get = async <T>(type: Type<T>): Promise<T> => {
-    ctx ??= await NestFactory.createApplicationContext(cliModule(config, (await dataSourceOptions())(url, Math.min(config.databasePoolSize, 4), false)), {
-      logger: false,
-      abortOnError: false,
-    });
+    ctx ??= await NestFactory.createApplicationContext(
+      cliModule(config, (await dataSourceOptions())(url, Math.min(config.databasePoolSize, 4), false)),
+      {
+        logger: false,
+        abortOnError: false,
+      },
+    );
     return ctx.get(type);
   };
   try {
@@ -464,7 +537,18 @@ async function execute(spec: CommandSpec<unknown>, args: unknown, config: AppCon
 
 function cliModule(config: AppConfig, options: DataSourceOptions): Type<unknown> {
   // The database already answered (checkDatabaseReachable): fail at once rather than retry for 27 s.
-  @Module({ imports: [ConfigModule.forConfig(config), TypeOrmModule.forRoot({ ...options, retryAttempts: 0 }), AuditModule, WorkspacesModule, TokensModule, DemoModule, OAuthModule, SessionsModule] })
+  @Module({
+    imports: [
+      ConfigModule.forConfig(config),
+      TypeOrmModule.forRoot({ ...options, retryAttempts: 0 }),
+      AuditModule,
+      WorkspacesModule,
+      TokensModule,
+      DemoModule,
+      OAuthModule,
+      SessionsModule,
+    ],
+  })
   class CliModule {}
   return CliModule;
 }

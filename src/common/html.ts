@@ -49,4 +49,3 @@ ${body}
 </main></body>
 </html>`;
 }
-

@@ -36,7 +36,9 @@ describe('configureServer', () => {
     server.requestTimeout = 200;
     try {
       const slow = await connect(port);
-      slow.socket.write('POST /api/v1/tools/list_forms HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{');
+      slow.socket.write(
+        'POST /api/v1/tools/list_forms HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{',
+      );
       const answer = await slow.closed;
       expect(answer).toMatch(/^HTTP\/1\.1 408 /);
       expect(answer).toContain('X-Content-Type-Options: nosniff');
@@ -70,7 +72,11 @@ describe('configureServer', () => {
 
 describe('clientErrorResponse', () => {
   it("keeps Node's own answers to malformed requests", () => {
-    expect(clientErrorResponse(Object.assign(new Error('x'), { code: 'HPE_INVALID_METHOD' }))).toBe('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
-    expect(clientErrorResponse(Object.assign(new Error('x'), { code: 'HPE_HEADER_OVERFLOW' }))).toMatch(/^HTTP\/1\.1 431 /);
+    expect(clientErrorResponse(Object.assign(new Error('x'), { code: 'HPE_INVALID_METHOD' }))).toBe(
+      'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n',
+    );
+    expect(clientErrorResponse(Object.assign(new Error('x'), { code: 'HPE_HEADER_OVERFLOW' }))).toMatch(
+      /^HTTP\/1\.1 431 /,
+    );
   });
 });

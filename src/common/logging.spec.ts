@@ -49,8 +49,15 @@ describe('the log', () => {
     log.info(
       {
         authorization: 'Bearer fw_top',
-        req: { headers: { authorization: 'Bearer fw_nested', cookie: 'sid=cookie-value', 'set-cookie': 'sid=set-value' } },
-        body: { password: 'hunter2-password', code: 'oauth-code-in-body', refresh_token: 'refresh-value', csrf: 'csrf-value' },
+        req: {
+          headers: { authorization: 'Bearer fw_nested', cookie: 'sid=cookie-value', 'set-cookie': 'sid=set-value' },
+        },
+        body: {
+          password: 'hunter2-password',
+          code: 'oauth-code-in-body',
+          refresh_token: 'refresh-value',
+          csrf: 'csrf-value',
+        },
         query: { code: 'oauth-code-in-query' },
         token: 'fw_token_field',
         code: 'oauth-code-top',
@@ -59,7 +66,19 @@ describe('the log', () => {
       'a request',
     );
     const text = lines.join('');
-    for (const secret of ['fw_top', 'fw_nested', 'cookie-value', 'set-value', 'hunter2', 'oauth-code', 'refresh-value', 'csrf-value', 'fw_token_field', 'secret-value', 'access-value']) {
+    for (const secret of [
+      'fw_top',
+      'fw_nested',
+      'cookie-value',
+      'set-value',
+      'hunter2',
+      'oauth-code',
+      'refresh-value',
+      'csrf-value',
+      'fw_token_field',
+      'secret-value',
+      'access-value',
+    ]) {
       expect(text).not.toContain(secret);
     }
     expect(text).toContain('[redacted]');
@@ -92,7 +111,13 @@ describe('NestLog (Nest Logger calls into the log)', () => {
     expect(entries()).toEqual([
       expect.objectContaining({ level: 'info', context: 'Formwork', msg: 'hello' }),
       expect.objectContaining({ level: 'warn', context: 'Database', msg: 'slow query', ms: 1200 }),
-      expect.objectContaining({ level: 'error', context: 'Errors', msg: 'request failed', path: '/x', stack: 'Error: boom\n    at f (file.ts:1:1)' }),
+      expect.objectContaining({
+        level: 'error',
+        context: 'Errors',
+        msg: 'request failed',
+        path: '/x',
+        stack: 'Error: boom\n    at f (file.ts:1:1)',
+      }),
       expect.objectContaining({ level: 'error', context: 'Errors', msg: 'no stack' }),
       expect.objectContaining({ level: 'debug', context: 'Tokens', msg: 'details' }),
       expect.objectContaining({ level: 'debug', context: 'RouterExplorer', msg: 'Mapped {/api/v1, GET} route' }),
@@ -109,10 +134,22 @@ describe('NestLog (Nest Logger calls into the log)', () => {
 describe('development output', () => {
   it('shows an entry as one readable line, and a stack on the lines after it', () => {
     const line = prettyLine(
-      JSON.stringify({ level: 'info', time: '2026-11-21T18:20:45.702Z', pid: 1, hostname: 'h', context: 'Http', requestId: 'abc', msg: 'request', method: 'GET', status: 200 }),
+      JSON.stringify({
+        level: 'info',
+        time: '2026-11-21T18:20:45.702Z',
+        pid: 1,
+        hostname: 'h',
+        context: 'Http',
+        requestId: 'abc',
+        msg: 'request',
+        method: 'GET',
+        status: 200,
+      }),
     );
     expect(line).toBe('18:20:45.702 INFO  [Http] request method=GET status=200 (req abc)\n');
-    const failed = prettyLine(JSON.stringify({ level: 'error', time: '2026-11-21T18:20:45.702Z', msg: 'failed', stack: 'Error: x\n    at y' }));
+    const failed = prettyLine(
+      JSON.stringify({ level: 'error', time: '2026-11-21T18:20:45.702Z', msg: 'failed', stack: 'Error: x\n    at y' }),
+    );
     expect(failed).toBe('18:20:45.702 ERROR failed\n    Error: x\n        at y\n');
   });
 });

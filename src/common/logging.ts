@@ -9,10 +9,29 @@ export type Log = Logger;
  * Values that never reach a log line, under these keys at the top level and up to two levels down
  * (a request's headers, a body's fields). Nothing logs them on purpose; this is the safety net.
  */
-const SECRET_KEYS = ['authorization', 'cookie', '["set-cookie"]', 'password', 'token', 'access_token', 'refresh_token', 'id_token', 'client_secret', 'code_verifier', 'csrf'];
+const SECRET_KEYS = [
+  'authorization',
+  'cookie',
+  '["set-cookie"]',
+  'password',
+  'token',
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'client_secret',
+  'code_verifier',
+  'csrf',
+];
 /** OAuth authorization codes: `code` at the top level or in a query or body (an error's `code` stays readable). */
 const CODE_PATHS = ['code', 'query.code', 'body.code', '*.query.code', '*.body.code'];
-export const REDACTED_PATHS = [...SECRET_KEYS.flatMap((key) => [key, `*${key.startsWith('[') ? '' : '.'}${key}`, `*.*${key.startsWith('[') ? '' : '.'}${key}`]), ...CODE_PATHS];
+export const REDACTED_PATHS = [
+  ...SECRET_KEYS.flatMap((key) => [
+    key,
+    `*${key.startsWith('[') ? '' : '.'}${key}`,
+    `*.*${key.startsWith('[') ? '' : '.'}${key}`,
+  ]),
+  ...CODE_PATHS,
+];
 
 /**
  * The log of the service, configured from LOG_LEVEL and NODE_ENV:
@@ -40,7 +59,12 @@ export function createLog(config: { logLevel: Level; production: boolean }, dest
         if (typeof first === 'string') return method.apply(this, args as [string]);
         if (first !== null && typeof first === 'object') {
           if (typeof second === 'string') return method.apply(this, args as [object, string]);
-          const msg = first instanceof Error ? first.message : typeof (first as { msg?: unknown }).msg === 'string' ? (first as { msg: string }).msg : '';
+          const msg =
+            first instanceof Error
+              ? first.message
+              : typeof (first as { msg?: unknown }).msg === 'string'
+                ? (first as { msg: string }).msg
+                : '';
           return method.apply(this, [first, msg]);
         }
         return method.apply(this, [String(first)]);
@@ -48,7 +72,10 @@ export function createLog(config: { logLevel: Level; production: boolean }, dest
     },
   };
   // Asynchronous writes to stdout (pino flushes them when the process exits).
-  return pino(options, destination ?? (config.production ? pino.destination({ dest: 1, sync: false }) : prettyStream()));
+  return pino(
+    options,
+    destination ?? (config.production ? pino.destination({ dest: 1, sync: false }) : prettyStream()),
+  );
 }
 
 /** Nest's start-up lines (one per module and route): debug, useful only when debugging. */
@@ -124,7 +151,9 @@ export function prettyLine(json: string): string {
     return json;
   }
   const time = typeof entry.time === 'string' ? entry.time.slice(11, 23) : '';
-  const level = String(entry.level ?? '').toUpperCase().padEnd(5);
+  const level = String(entry.level ?? '')
+    .toUpperCase()
+    .padEnd(5);
   const context = entry.context ? `[${String(entry.context)}] ` : '';
   const fields = Object.entries(entry)
     .filter(([key]) => !SHOWN_APART.has(key))

@@ -48,7 +48,11 @@ describe('loadConfig', () => {
     it('prints a demo sign-in (settings URL, email, password) only on the embedded database, never in production', () => {
       expect(demoSignInOnFirstStart(config, true)).toBe(true);
       expect(demoSignInOnFirstStart(config, false)).toBe(false);
-      const production = loadConfig({ NODE_ENV: 'production', PUBLIC_URL: 'http://formwork.example', BOOTSTRAP_DEMO: 'true' });
+      const production = loadConfig({
+        NODE_ENV: 'production',
+        PUBLIC_URL: 'http://formwork.example',
+        BOOTSTRAP_DEMO: 'true',
+      });
       expect(demoSignInOnFirstStart(production, true)).toBe(false);
     });
 
@@ -72,19 +76,27 @@ describe('loadConfig', () => {
     });
 
     it('takes PUBLIC_URL without its trailing slash', () => {
-      expect(loadConfig({ PUBLIC_URL: 'https://forms.example.com/', TRUST_PROXY: '1' }).publicUrl).toBe('https://forms.example.com');
+      expect(loadConfig({ PUBLIC_URL: 'https://forms.example.com/', TRUST_PROXY: '1' }).publicUrl).toBe(
+        'https://forms.example.com',
+      );
     });
 
     it('takes MCP_ALLOWED_ORIGINS as a list of origins, and stops on one that is not an origin', () => {
       expect(loadConfig({}).mcpAllowedOrigins).toEqual([]);
-      expect(loadConfig({ MCP_ALLOWED_ORIGINS: 'https://app.example, http://localhost:6274' }).mcpAllowedOrigins).toEqual(['https://app.example', 'http://localhost:6274']);
+      expect(
+        loadConfig({ MCP_ALLOWED_ORIGINS: 'https://app.example, http://localhost:6274' }).mcpAllowedOrigins,
+      ).toEqual(['https://app.example', 'http://localhost:6274']);
       for (const bad of ['app.example', 'https://app.example/path', 'ftp://app.example', '*']) {
         expect(configError({ MCP_ALLOWED_ORIGINS: bad }).message).toContain('MCP_ALLOWED_ORIGINS');
       }
     });
 
     it('takes the rate limits as numbers', () => {
-      expect(loadConfig({ RATE_LIMIT_CREDENTIAL_PER_MIN: '5', RATE_LIMIT_IP_PER_MIN: '10000' }).rateLimit).toEqual({ credentialPerMin: 5, ipPerMin: 10000, enabled: true });
+      expect(loadConfig({ RATE_LIMIT_CREDENTIAL_PER_MIN: '5', RATE_LIMIT_IP_PER_MIN: '10000' }).rateLimit).toEqual({
+        credentialPerMin: 5,
+        ipPerMin: 10000,
+        enabled: true,
+      });
     });
 
     it('turns the rate limits off only when asked', () => {
@@ -94,16 +106,30 @@ describe('loadConfig', () => {
 
     it('takes redis:// and rediss:// URLs, a compose service name included', () => {
       expect(loadConfig({ REDIS_URL: 'redis://redis:6379' }).redisUrl).toBe('redis://redis:6379');
-      expect(loadConfig({ REDIS_URL: 'rediss://:secret@cache.example.com:6380/1' }).redisUrl).toBe('rediss://:secret@cache.example.com:6380/1');
+      expect(loadConfig({ REDIS_URL: 'rediss://:secret@cache.example.com:6380/1' }).redisUrl).toBe(
+        'rediss://:secret@cache.example.com:6380/1',
+      );
     });
 
     it('points the deprecation link at the docs unless told otherwise', () => {
-      expect(loadConfig({ PUBLIC_URL: 'https://forms.example.com', TRUST_PROXY: '1' }).apiV1DeprecationLink).toBe('https://forms.example.com/docs');
-      expect(loadConfig({ API_V1_DEPRECATION_LINK: 'https://example.com/changelog#v2' }).apiV1DeprecationLink).toBe('https://example.com/changelog#v2');
+      expect(loadConfig({ PUBLIC_URL: 'https://forms.example.com', TRUST_PROXY: '1' }).apiV1DeprecationLink).toBe(
+        'https://forms.example.com/docs',
+      );
+      expect(loadConfig({ API_V1_DEPRECATION_LINK: 'https://example.com/changelog#v2' }).apiV1DeprecationLink).toBe(
+        'https://example.com/changelog#v2',
+      );
     });
 
     it('treats empty values as unset', () => {
-      const config = loadConfig({ PORT: '', RATE_LIMIT_IP_PER_MIN: '', BOOTSTRAP_DEMO: '', TRUST_PROXY: '', DATABASE_URL: '', REDIS_URL: '', RATE_LIMIT_ENABLED: '' });
+      const config = loadConfig({
+        PORT: '',
+        RATE_LIMIT_IP_PER_MIN: '',
+        BOOTSTRAP_DEMO: '',
+        TRUST_PROXY: '',
+        DATABASE_URL: '',
+        REDIS_URL: '',
+        RATE_LIMIT_ENABLED: '',
+      });
       expect(config.port).toBe(3000);
       expect(config.rateLimit.ipPerMin).toBe(240);
       expect(config.bootstrapDemo).toBe('embedded');
@@ -120,7 +146,9 @@ describe('loadConfig', () => {
     });
 
     it('accepts HTTP-dates', () => {
-      expect(loadConfig({ API_V1_SUNSET: 'Sun, 31 Jan 2027 00:00:00 GMT' }).apiV1Sunset?.toISOString()).toBe('2027-01-31T00:00:00.000Z');
+      expect(loadConfig({ API_V1_SUNSET: 'Sun, 31 Jan 2027 00:00:00 GMT' }).apiV1Sunset?.toISOString()).toBe(
+        '2027-01-31T00:00:00.000Z',
+      );
     });
   });
 
@@ -226,21 +254,25 @@ describe('loadConfig', () => {
       expect(() => loadConfig({ API_V1_DEPRECATION: '2027-06-01', API_V1_SUNSET: '2027-06-01' })).not.toThrow();
     });
 
-    it.each(['not a url', 'postgres://[::1/x', 'mysql://db/formwork', 'postgres:///formwork', 'postgres://app:50%off@db/formwork'])(
-      'refuses the DATABASE_URL %p without quoting it (it may hold a password)',
-      (url) => {
-        const message = configError({ DATABASE_URL: url }).message;
-        expect(message).toContain('DATABASE_URL');
-        expect(message).not.toContain(url);
-      },
-    );
+    it.each([
+      'not a url',
+      'postgres://[::1/x',
+      'mysql://db/formwork',
+      'postgres:///formwork',
+      'postgres://app:50%off@db/formwork',
+    ])('refuses the DATABASE_URL %p without quoting it (it may hold a password)', (url) => {
+      const message = configError({ DATABASE_URL: url }).message;
+      expect(message).toContain('DATABASE_URL');
+      expect(message).not.toContain(url);
+    });
 
-    it.each(['postgres://app:s%40cret@db.internal:5432/formwork?sslmode=require', 'postgresql://localhost/formwork', 'postgres:///formwork?host=/var/run/postgresql'])(
-      'accepts the DATABASE_URL %p',
-      (url) => {
-        expect(loadConfig({ DATABASE_URL: url }).databaseUrl).toBe(url);
-      },
-    );
+    it.each([
+      'postgres://app:s%40cret@db.internal:5432/formwork?sslmode=require',
+      'postgresql://localhost/formwork',
+      'postgres:///formwork?host=/var/run/postgresql',
+    ])('accepts the DATABASE_URL %p', (url) => {
+      expect(loadConfig({ DATABASE_URL: url }).databaseUrl).toBe(url);
+    });
   });
 });
 

@@ -18,63 +18,105 @@ const toBool = ({ value }: { value: unknown }) => {
 };
 
 export class EnvSchema {
-  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(65535)
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
   PORT?: number;
 
-  @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  @IsOptional()
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   PUBLIC_URL?: string;
 
-  @IsOptional() @IsString()
+  @IsOptional()
+  @IsString()
   DATABASE_URL?: string;
 
-  @IsOptional() @IsString()
+  @IsOptional()
+  @IsString()
   DATA_DIR?: string;
 
-  @IsOptional() @Transform(emptyToUndefined) @IsUrl({ require_tld: false, require_protocol: true, protocols: ['redis', 'rediss'] }, { message: 'must be a redis:// or rediss:// URL' })
+  @IsOptional()
+  @Transform(emptyToUndefined)
+  @IsUrl(
+    { require_tld: false, require_protocol: true, protocols: ['redis', 'rediss'] },
+    { message: 'must be a redis:// or rediss:// URL' },
+  )
   REDIS_URL?: string;
 
-  @IsOptional() @IsString()
+  @IsOptional()
+  @IsString()
   TRUST_PROXY?: string;
 
-  @IsOptional() @Transform(toInt) @IsInt() @Min(1)
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
   RATE_LIMIT_CREDENTIAL_PER_MIN?: number;
 
-  @IsOptional() @Transform(toInt) @IsInt() @Min(1)
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
   RATE_LIMIT_IP_PER_MIN?: number;
 
-  @IsOptional() @Transform(toBool) @IsBoolean()
+  @IsOptional()
+  @Transform(toBool)
+  @IsBoolean()
   RATE_LIMIT_ENABLED?: boolean;
 
-  @IsOptional() @IsString()
+  @IsOptional()
+  @IsString()
   API_V1_DEPRECATION?: string;
 
-  @IsOptional() @IsString()
+  @IsOptional()
+  @IsString()
   API_V1_SUNSET?: string;
 
-  @IsOptional() @Transform(emptyToUndefined) @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  @IsOptional()
+  @Transform(emptyToUndefined)
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
   API_V1_DEPRECATION_LINK?: string;
 
-  @IsOptional() @Transform(toBool) @IsBoolean()
+  @IsOptional()
+  @Transform(toBool)
+  @IsBoolean()
   BOOTSTRAP_DEMO?: boolean;
 
-  @IsOptional() @IsIn(['development', 'production', 'test'])
+  @IsOptional()
+  @IsIn(['development', 'production', 'test'])
   NODE_ENV?: string;
 
-  @IsOptional() @IsIn(['debug', 'info', 'warn', 'error'])
+  @IsOptional()
+  @IsIn(['debug', 'info', 'warn', 'error'])
   LOG_LEVEL?: string;
 
-  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(200)
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(200)
   DATABASE_POOL_SIZE?: number;
 
-  @IsOptional() @IsString()
+  @IsOptional()
+  @IsString()
   MCP_ALLOWED_ORIGINS?: string;
-  @IsOptional() @Transform(toBool) @IsBoolean()
+  @IsOptional()
+  @Transform(toBool)
+  @IsBoolean()
   WEBHOOKS_ALLOW_PRIVATE_URLS?: boolean;
 
-  @IsOptional() @Transform(toBool) @IsBoolean()
+  @IsOptional()
+  @Transform(toBool)
+  @IsBoolean()
   WEBHOOKS_DELIVERY?: boolean;
 
-  @IsOptional() @Transform(toInt) @IsInt() @Min(10) @Max(60_000)
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(10)
+  @Max(60_000)
   WEBHOOKS_RETRY_BASE_MS?: number;
 }
 
@@ -119,7 +161,9 @@ function parseTrustProxy(raw: string | undefined): TrustProxy {
   if (raw.toLowerCase() === 'false') return false;
   // `true` trusts every hop, which lets any client forge X-Forwarded-For and get a fresh IP budget.
   if (raw.toLowerCase() === 'true') {
-    throw new ConfigError('TRUST_PROXY=true trusts any X-Forwarded-For; give the hop count (e.g. 1), "loopback" or subnets');
+    throw new ConfigError(
+      'TRUST_PROXY=true trusts any X-Forwarded-For; give the hop count (e.g. 1), "loopback" or subnets',
+    );
   }
   return raw;
 }
@@ -139,14 +183,18 @@ export function projectRoot(from: string = __dirname): string {
 /** A DATABASE_URL that the driver could only fail on later, with a stack trace or a hang. */
 function checkDatabaseUrl(raw: string | undefined): void {
   if (!raw) return;
-  const bad = (why: string) => new ConfigError(`DATABASE_URL is not a valid PostgreSQL URL: ${why} (expected postgres://user:password@host:5432/database)`);
+  const bad = (why: string) =>
+    new ConfigError(
+      `DATABASE_URL is not a valid PostgreSQL URL: ${why} (expected postgres://user:password@host:5432/database)`,
+    );
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
     throw bad('it cannot be parsed as a URL');
   }
-  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') throw bad(`the scheme must be postgres:// or postgresql://, not ${url.protocol}//`);
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:')
+    throw bad(`the scheme must be postgres:// or postgresql://, not ${url.protocol}//`);
   if (!url.hostname && !url.searchParams.get('host')) throw bad('it names no host');
   try {
     decodeURIComponent(url.username);
@@ -172,7 +220,9 @@ function parseOrigins(raw: string | undefined): string[] {
         url = undefined;
       }
       if (!url || !/^https?:$/.test(url.protocol) || url.origin !== o.replace(/\/+$/, '').toLowerCase()) {
-        throw new ConfigError(`MCP_ALLOWED_ORIGINS must list origins such as https://app.example (scheme, host, optional port; no path), got "${o}"`);
+        throw new ConfigError(
+          `MCP_ALLOWED_ORIGINS must list origins such as https://app.example (scheme, host, optional port; no path), got "${o}"`,
+        );
       }
       return url.origin;
     });
@@ -181,7 +231,8 @@ function parseOrigins(raw: string | undefined): string[] {
 function parseDate(name: string, raw: string | undefined): Date | undefined {
   if (!raw) return undefined;
   const d = new Date(raw);
-  if (Number.isNaN(d.getTime())) throw new ConfigError(`${name} must be a date (e.g. 2027-01-31 or an HTTP-date), got "${raw}"`);
+  if (Number.isNaN(d.getTime()))
+    throw new ConfigError(`${name} must be a date (e.g. 2027-01-31 or an HTTP-date), got "${raw}"`);
   return d;
 }
 
@@ -209,7 +260,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (publicUrl.startsWith('https://') && trustProxy === false) {
     // The service speaks plain HTTP: an https address means TLS ends at a proxy, which must be
     // trusted to say so (X-Forwarded-Proto), or the sign-in's secure cookies cannot be set.
-    throw new ConfigError('PUBLIC_URL is https, so TLS ends at a proxy: set TRUST_PROXY (hop count, "loopback" or subnets) so that X-Forwarded-Proto is believed');
+    throw new ConfigError(
+      'PUBLIC_URL is https, so TLS ends at a proxy: set TRUST_PROXY (hop count, "loopback" or subnets) so that X-Forwarded-Proto is believed',
+    );
   }
   return {
     port,
@@ -227,7 +280,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     apiV1Sunset: sunset,
     apiV1DeprecationLink: parsed.API_V1_DEPRECATION_LINK ?? `${publicUrl}/docs`,
     // A demo token printed into a production log would be a live credential in the logs: never there.
-    bootstrapDemo: production ? 'never' : parsed.BOOTSTRAP_DEMO === true ? 'always' : parsed.BOOTSTRAP_DEMO === false ? 'never' : 'embedded',
+    bootstrapDemo: production
+      ? 'never'
+      : parsed.BOOTSTRAP_DEMO === true
+        ? 'always'
+        : parsed.BOOTSTRAP_DEMO === false
+          ? 'never'
+          : 'embedded',
     production,
     logLevel: (parsed.LOG_LEVEL as AppConfig['logLevel']) ?? 'info',
     databasePoolSize: parsed.DATABASE_POOL_SIZE ?? 10,

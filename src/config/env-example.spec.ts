@@ -12,13 +12,24 @@ const ROOT = join(__dirname, '..', '..');
 
 /** The variables checked by EnvSchema, plus any `env.NAME` / `process.env.NAME` read elsewhere in src/. */
 function variablesRead(): string[] {
-  const names = new Set(getMetadataStorage().getTargetValidationMetadatas(EnvSchema, '', true, false).map((m) => m.propertyName));
+  const names = new Set(
+    getMetadataStorage()
+      .getTargetValidationMetadatas(EnvSchema, '', true, false)
+      .map((m) => m.propertyName),
+  );
   const sources = (dir: string): string[] =>
     readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-      e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') && !e.name.endsWith('.spec.ts') ? [join(dir, e.name)] : [],
+      e.isDirectory()
+        ? sources(join(dir, e.name))
+        : e.name.endsWith('.ts') && !e.name.endsWith('.spec.ts')
+          ? [join(dir, e.name)]
+          : [],
     );
   for (const file of sources(join(ROOT, 'src'))) {
-    for (const m of readFileSync(file, 'utf8').matchAll(/\benv(?:\.([A-Z][A-Z0-9_]*)\b|\[['"]([A-Z][A-Z0-9_]*)['"]\])/g)) names.add(m[1] ?? m[2]);
+    for (const m of readFileSync(file, 'utf8').matchAll(
+      /\benv(?:\.([A-Z][A-Z0-9_]*)\b|\[['"]([A-Z][A-Z0-9_]*)['"]\])/g,
+    ))
+      names.add(m[1] ?? m[2]);
   }
   return [...names].sort();
 }

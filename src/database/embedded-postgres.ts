@@ -95,7 +95,8 @@ async function serve(db: PGlite, session: SessionOwner, socket: Socket): Promise
       }
       messages.push(Buffer.from(message));
     }
-    for (const message of messages) chain = chain.then(() => run(db, session, socket, message)).catch(() => void socket.destroy());
+    for (const message of messages)
+      chain = chain.then(() => run(db, session, socket, message)).catch(() => void socket.destroy());
   });
 }
 

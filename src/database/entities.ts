@@ -10,7 +10,12 @@ import { PasswordLinkEntity } from '../settings/entities/password-link.entity';
 import { SettingsOnceEntity } from '../settings/entities/settings-once.entity';
 import { SettingsSessionEntity } from '../settings/entities/settings-session.entity';
 import { ResponseEntity } from '../responses/entities/response.entity';
-import { AnswerCountEntity, BlockStatsEntity, ResponseBucketEntity, ResponseCounterEntity } from '../responses/entities/response-stats.entity';
+import {
+  AnswerCountEntity,
+  BlockStatsEntity,
+  ResponseBucketEntity,
+  ResponseCounterEntity,
+} from '../responses/entities/response-stats.entity';
 import { ApiTokenEntity } from '../tokens/entities/api-token.entity';
 import { MembershipEntity } from '../workspaces/entities/membership.entity';
 import { UserEntity } from '../workspaces/entities/user.entity';
@@ -20,4 +25,28 @@ import { WebhookDeliveryEntity } from '../webhooks/entities/webhook-delivery.ent
 import { WebhookEndpointEntity } from '../webhooks/entities/webhook-endpoint.entity';
 
 /** Every entity, for the one DataSource the app, the CLI and the tests share. */
-export const ENTITIES = [WorkspaceEntity, UserEntity, MembershipEntity, ApiTokenEntity, FormEntity, BlockEntity, ResponseEntity, AuditEventEntity, IdempotencyKeyEntity, ResponseCounterEntity, ResponseBucketEntity, BlockStatsEntity, AnswerCountEntity, OAuthModelEntity, OAuthGrantEntity, OAuthSecretEntity, LoginFailureEntity, WebhookEndpointEntity, WebhookDeliveryEntity, WebhookAttemptEntity, SettingsSessionEntity, SettingsOnceEntity, PasswordLinkEntity];
+export const ENTITIES = [
+  WorkspaceEntity,
+  UserEntity,
+  MembershipEntity,
+  ApiTokenEntity,
+  FormEntity,
+  BlockEntity,
+  ResponseEntity,
+  AuditEventEntity,
+  IdempotencyKeyEntity,
+  ResponseCounterEntity,
+  ResponseBucketEntity,
+  BlockStatsEntity,
+  AnswerCountEntity,
+  OAuthModelEntity,
+  OAuthGrantEntity,
+  OAuthSecretEntity,
+  LoginFailureEntity,
+  WebhookEndpointEntity,
+  WebhookDeliveryEntity,
+  WebhookAttemptEntity,
+  SettingsSessionEntity,
+  SettingsOnceEntity,
+  PasswordLinkEntity,
+];

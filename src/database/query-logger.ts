@@ -11,7 +11,12 @@ export class QueryLogger implements TypeOrmLogger {
 
   logQueryError(error: string | Error, query: string, _parameters?: unknown[], _runner?: QueryRunner) {
     const e = error as Error & { code?: string };
-    this.logger.error({ msg: 'query failed', sqlState: e.code, error: typeof error === 'string' ? error : e.message, query: sqlText(query).replace(/\s+/g, ' ').slice(0, 300) });
+    this.logger.error({
+      msg: 'query failed',
+      sqlState: e.code,
+      error: typeof error === 'string' ? error : e.message,
+      query: sqlText(query).replace(/\s+/g, ' ').slice(0, 300),
+    });
   }
 
   logQuerySlow(time: number, query: string) {

@@ -6,4 +6,6 @@ import { dataSourceOptions } from './data-source';
  * A file of its own: building a DataSource from process.env when a module loads would make a
  * malformed DATABASE_URL crash the service with a stack trace before its configuration is checked.
  */
-export default new DataSource(dataSourceOptions(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/formwork'));
+export default new DataSource(
+  dataSourceOptions(process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/formwork'),
+);

@@ -5,5 +5,9 @@ import { TokensModule } from '../tokens/tokens.module';
 import { WorkspacesModule } from '../workspaces/workspaces.module';
 import { DemoService } from './demo.service';
 
-@Module({ imports: [WorkspacesModule, TokensModule, FormsModule, ResponsesModule], providers: [DemoService], exports: [DemoService] })
+@Module({
+  imports: [WorkspacesModule, TokensModule, FormsModule, ResponsesModule],
+  providers: [DemoService],
+  exports: [DemoService],
+})
 export class DemoModule {}

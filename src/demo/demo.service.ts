@@ -18,8 +18,17 @@ const FEEDBACK_BLOCKS: BlockInput[] = [
   { type: 'statement', title: 'Thanks for trying Formwork! Two minutes, eight questions.' },
   { type: 'short_text', title: 'What is your name?' },
   { type: 'email', title: 'Your email', required: true },
-  { type: 'multiple_choice', title: 'How did you hear about us?', required: true, choices: ['Search', 'A friend', 'Social media', 'Other'] },
-  { type: 'checkboxes', title: 'Which features do you use?', choices: ['Forms', 'Responses API', 'Summaries', 'Webhooks'] },
+  {
+    type: 'multiple_choice',
+    title: 'How did you hear about us?',
+    required: true,
+    choices: ['Search', 'A friend', 'Social media', 'Other'],
+  },
+  {
+    type: 'checkboxes',
+    title: 'Which features do you use?',
+    choices: ['Forms', 'Responses API', 'Summaries', 'Webhooks'],
+  },
   { type: 'rating', title: 'How would you rate Formwork?', required: true, max: 5 },
   { type: 'linear_scale', title: 'How likely are you to recommend us?', min: 0, max: 10 },
   { type: 'yes_no', title: 'May we contact you about your answers?' },
@@ -27,7 +36,13 @@ const FEEDBACK_BLOCKS: BlockInput[] = [
 ];
 
 const NAMES = ['Ada', 'Grace', 'Linus', 'Margaret', 'Alan', 'Barbara', 'Ken', 'Radia', 'Dennis', 'Frances'];
-const COMMENTS = ['Love it', 'The API is very clear', 'More block types please', 'Summaries saved me hours', 'Works great with my agent'];
+const COMMENTS = [
+  'Love it',
+  'The API is very clear',
+  'More block types please',
+  'Summaries saved me hours',
+  'Works great with my agent',
+];
 
 /** A demo workspace (Pro) with forms and responses, and a fresh admin token to explore it. */
 @Injectable()
@@ -42,17 +57,34 @@ export class DemoService {
     private readonly oauth: OAuthService,
   ) {}
 
-  async create(): Promise<{ workspace: { id: string; slug: string; name: string; plan: string }; token: string; tokenId: string; forms: string[]; created: boolean }> {
+  async create(): Promise<{
+    workspace: { id: string; slug: string; name: string; plan: string };
+    token: string;
+    tokenId: string;
+    forms: string[];
+    created: boolean;
+  }> {
     const existing = await this.db.getRepository(WorkspaceEntity).findOneBy({ slug: DEMO_SLUG });
     let formIds: string[];
     let workspace = existing;
     if (!workspace) {
-      workspace = (await this.workspaces.create({ name: 'Demo workspace', slug: DEMO_SLUG, plan: 'pro', ownerEmail: DEMO_OWNER_EMAIL })).workspace;
+      workspace = (
+        await this.workspaces.create({
+          name: 'Demo workspace',
+          slug: DEMO_SLUG,
+          plan: 'pro',
+          ownerEmail: DEMO_OWNER_EMAIL,
+        })
+      ).workspace;
       formIds = await this.seedForms(workspace.id);
     } else {
       formIds = (await this.forms.list(workspace.id, { limit: 200, offset: 0 })).forms.map((f) => f.publicId);
     }
-    const { token, view } = await this.tokens.create({ workspaceSlug: DEMO_SLUG, name: `demo token ${new Date().toISOString()}`, role: 'admin' });
+    const { token, view } = await this.tokens.create({
+      workspaceSlug: DEMO_SLUG,
+      name: `demo token ${new Date().toISOString()}`,
+      role: 'admin',
+    });
     return {
       workspace: { id: workspace.id, slug: workspace.slug, name: workspace.name, plan: workspace.plan },
       token,
@@ -71,7 +103,11 @@ export class DemoService {
 
   private async seedForms(workspaceId: string): Promise<string[]> {
     return this.db.transaction(async (tx) => {
-      const feedback = await this.forms.create(workspaceId, { title: 'Customer feedback', description: 'What our users think.', blocks: FEEDBACK_BLOCKS }, tx);
+      const feedback = await this.forms.create(
+        workspaceId,
+        { title: 'Customer feedback', description: 'What our users think.', blocks: FEEDBACK_BLOCKS },
+        tx,
+      );
       await this.forms.setStatus(feedback.id, 'published', tx);
       const published = await this.forms.get(workspaceId, feedback.publicId, tx);
       const start = Date.now() - 120 * 3600_000;
@@ -87,7 +123,12 @@ export class DemoService {
         if (i % 5 !== 0) answers[scale] = (i * 3) % 11;
         answers[contact] = i % 2 === 1;
         if (i % 4 === 1) answers[comment] = COMMENTS[i % COMMENTS.length];
-        await this.responses.create(published, answers, { source: 'import', submittedAt: new Date(start + i * 3600_000) }, tx);
+        await this.responses.create(
+          published,
+          answers,
+          { source: 'import', submittedAt: new Date(start + i * 3600_000) },
+          tx,
+        );
       }
       // Sequenced and counted now, so that the demo starts settled (and its counters are right at once).
       await this.sequencer.settle(published.id, tx);
@@ -109,7 +150,15 @@ export class DemoService {
 
       const draft = await this.forms.create(
         workspaceId,
-        { title: 'Bug report (draft)', blocks: [{ type: 'url', title: 'Page where it happened' }, { type: 'long_text', title: 'What happened?', required: true }, { type: 'phone', title: 'Phone (optional)' }, { type: 'number', title: 'How many times?', min: 1 }] },
+        {
+          title: 'Bug report (draft)',
+          blocks: [
+            { type: 'url', title: 'Page where it happened' },
+            { type: 'long_text', title: 'What happened?', required: true },
+            { type: 'phone', title: 'Phone (optional)' },
+            { type: 'number', title: 'How many times?', min: 1 },
+          ],
+        },
         tx,
       );
       return [feedback.publicId, rsvp.publicId, draft.publicId];

@@ -4,15 +4,37 @@ import type { Block } from './blocks';
 const before: Block[] = [
   { id: 'b_intro', type: 'statement', title: 'Hello', required: false },
   { id: 'b_name', type: 'short_text', title: 'Name', required: true },
-  { id: 'b_colour', type: 'multiple_choice', title: 'Colour', required: false, choices: [{ id: 'c_r', label: 'Red' }, { id: 'c_g', label: 'Green' }] },
+  {
+    id: 'b_colour',
+    type: 'multiple_choice',
+    title: 'Colour',
+    required: false,
+    choices: [
+      { id: 'c_r', label: 'Red' },
+      { id: 'c_g', label: 'Green' },
+    ],
+  },
   { id: 'b_pets', type: 'checkboxes', title: 'Pets', required: false, choices: [{ id: 'c_cat', label: 'Cat' }] },
 ];
 
 describe('lossCandidates', () => {
   it('finds nothing when every block and choice keeps its id, whatever is renamed or reordered', () => {
     const after: Block[] = [
-      { ...before[3], title: 'Animals', choices: [{ id: 'c_cat', label: 'Kitten' }, { id: 'c_new', label: 'Dog' }] },
-      { ...before[2], choices: [{ id: 'c_g', label: 'Verde' }, { id: 'c_r', label: 'Rojo' }] },
+      {
+        ...before[3],
+        title: 'Animals',
+        choices: [
+          { id: 'c_cat', label: 'Kitten' },
+          { id: 'c_new', label: 'Dog' },
+        ],
+      },
+      {
+        ...before[2],
+        choices: [
+          { id: 'c_g', label: 'Verde' },
+          { id: 'c_r', label: 'Rojo' },
+        ],
+      },
       { ...before[1], title: 'Full name', required: false },
       { id: 'b_extra', type: 'date', title: 'When', required: false },
     ];
@@ -26,7 +48,15 @@ describe('lossCandidates', () => {
     ];
     expect(lossCandidates(before, after)).toEqual([
       { kind: 'block_removed', blockId: 'b_name', blockTitle: 'Name', path: '/blocks' },
-      { kind: 'choice_removed', blockId: 'b_colour', blockTitle: 'Colour', choiceId: 'c_g', choiceLabel: 'Green', multiple: false, path: '/blocks/0/choices' },
+      {
+        kind: 'choice_removed',
+        blockId: 'b_colour',
+        blockTitle: 'Colour',
+        choiceId: 'c_g',
+        choiceLabel: 'Green',
+        multiple: false,
+        path: '/blocks/0/choices',
+      },
       { kind: 'block_retyped', blockId: 'b_pets', blockTitle: 'Pets', path: '/blocks/1/type' },
     ]);
   });
@@ -37,7 +67,12 @@ describe('lossCandidates', () => {
 
   it('marks checkbox choices as multiple (answers hold a list)', () => {
     const after: Block[] = [...before.slice(0, 3), { ...before[3], choices: [{ id: 'c_dog', label: 'Dog' }] }];
-    expect(lossCandidates(before, after.map((b) => (b.id === 'b_pets' ? { ...b, choices: [] } : b)))[0]).toMatchObject({ choiceId: 'c_cat', multiple: true });
+    expect(
+      lossCandidates(
+        before,
+        after.map((b) => (b.id === 'b_pets' ? { ...b, choices: [] } : b)),
+      )[0],
+    ).toMatchObject({ choiceId: 'c_cat', multiple: true });
   });
 });
 

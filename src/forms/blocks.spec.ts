@@ -30,10 +30,14 @@ describe('normalizeBlocks', () => {
     });
 
     it('refuses an id the form does not have (ids are assigned by Formwork)', () => {
-      expect(paths(normalizeBlocks([{ id: 'b_invented', type: 'short_text', title: 'Name' }]).details)).toEqual(['/blocks/0/id']);
+      expect(paths(normalizeBlocks([{ id: 'b_invented', type: 'short_text', title: 'Name' }]).details)).toEqual([
+        '/blocks/0/id',
+      ]);
       const previous: Block[] = [{ id: 'b_mine', type: 'short_text', title: 'Name', required: false }];
       const { details } = normalizeBlocks([{ id: 'b_typo', type: 'short_text', title: 'Name' }], previous);
-      expect(details).toEqual([{ path: '/blocks/0/id', message: 'is not a block of this form; omit id to add a new block' }]);
+      expect(details).toEqual([
+        { path: '/blocks/0/id', message: 'is not a block of this form; omit id to add a new block' },
+      ]);
     });
 
     it('refuses two blocks with the same id, pointing at the second one', () => {
@@ -99,16 +103,41 @@ describe('normalizeBlocks', () => {
     });
 
     it('keeps the ids of {id, label} choices and gives new ones to those without', () => {
-      const previous: Block[] = [{ id: 'b_t', type: 'checkboxes', title: 'Toppings', required: false, choices: [{ id: 'c_cheese', label: 'Cheddar' }] }];
-      const block = oneBlock({ id: 'b_t', type: 'checkboxes', title: 'Toppings', choices: [{ id: 'c_cheese', label: 'Cheese' }, { label: 'Ham' }] }, previous);
+      const previous: Block[] = [
+        {
+          id: 'b_t',
+          type: 'checkboxes',
+          title: 'Toppings',
+          required: false,
+          choices: [{ id: 'c_cheese', label: 'Cheddar' }],
+        },
+      ];
+      const block = oneBlock(
+        {
+          id: 'b_t',
+          type: 'checkboxes',
+          title: 'Toppings',
+          choices: [{ id: 'c_cheese', label: 'Cheese' }, { label: 'Ham' }],
+        },
+        previous,
+      );
       expect(block.choices![0]).toEqual({ id: 'c_cheese', label: 'Cheese' });
       expect(block.choices![1].label).toBe('Ham');
       expect(block.choices![1].id).toMatch(/^c_/);
     });
 
     it('lets a caller swap labels between choice ids (the explicit id wins over label matching)', () => {
-      const previous: Block = { id: 'b1', type: 'multiple_choice', title: 'Colour', required: false, choices: [{ id: 'c_red', label: 'Red' }] };
-      const block = oneBlock({ id: 'b1', type: 'multiple_choice', title: 'Colour', choices: [{ id: 'c_red', label: 'Green' }, 'Red'] }, [previous]);
+      const previous: Block = {
+        id: 'b1',
+        type: 'multiple_choice',
+        title: 'Colour',
+        required: false,
+        choices: [{ id: 'c_red', label: 'Red' }],
+      };
+      const block = oneBlock(
+        { id: 'b1', type: 'multiple_choice', title: 'Colour', choices: [{ id: 'c_red', label: 'Green' }, 'Red'] },
+        [previous],
+      );
       expect(block.choices![0]).toEqual({ id: 'c_red', label: 'Green' });
       expect(block.choices![1].label).toBe('Red');
       expect(block.choices![1].id).not.toBe('c_red');
@@ -120,7 +149,9 @@ describe('normalizeBlocks', () => {
     });
 
     it('refuses a label that appears twice in the block', () => {
-      const { details } = normalizeBlocks([{ type: 'multiple_choice', title: 'Colour', choices: ['Red', 'Blue', 'Red'] }]);
+      const { details } = normalizeBlocks([
+        { type: 'multiple_choice', title: 'Colour', choices: ['Red', 'Blue', 'Red'] },
+      ]);
       expect(paths(details)).toEqual(['/blocks/0/choices/2']);
       expect(details[0].message).toContain('Red');
     });
@@ -136,29 +167,63 @@ describe('normalizeBlocks', () => {
     });
 
     it('refuses two choices with the same id', () => {
-      const previous: Block[] = [{ id: 'b_s', type: 'dropdown', title: 'Size', required: false, choices: [{ id: 'c_x', label: 'Small' }] }];
-      const { details } = normalizeBlocks([{ id: 'b_s', type: 'dropdown', title: 'Size', choices: [{ id: 'c_x', label: 'Small' }, { id: 'c_x', label: 'Large' }] }], previous);
+      const previous: Block[] = [
+        { id: 'b_s', type: 'dropdown', title: 'Size', required: false, choices: [{ id: 'c_x', label: 'Small' }] },
+      ];
+      const { details } = normalizeBlocks(
+        [
+          {
+            id: 'b_s',
+            type: 'dropdown',
+            title: 'Size',
+            choices: [
+              { id: 'c_x', label: 'Small' },
+              { id: 'c_x', label: 'Large' },
+            ],
+          },
+        ],
+        previous,
+      );
       expect(paths(details)).toEqual(['/blocks/0/choices/1/id']);
     });
 
     it('refuses a choice id the block does not have', () => {
-      const { details } = normalizeBlocks([{ type: 'dropdown', title: 'Size', choices: [{ id: 'c_invented', label: 'Small' }] }]);
-      expect(details).toEqual([{ path: '/blocks/0/choices/0/id', message: 'is not a choice of this block; omit id to add a new choice' }]);
+      const { details } = normalizeBlocks([
+        { type: 'dropdown', title: 'Size', choices: [{ id: 'c_invented', label: 'Small' }] },
+      ]);
+      expect(details).toEqual([
+        { path: '/blocks/0/choices/0/id', message: 'is not a choice of this block; omit id to add a new choice' },
+      ]);
     });
 
-    it.each(['multiple_choice', 'checkboxes', 'dropdown'] as const)('refuses a %s block with no choices, or an empty list', (type) => {
-      const { details } = normalizeBlocks([
-        { type, title: 'Missing' },
-        { type, title: 'Empty', choices: [] },
-      ]);
-      expect(paths(details)).toEqual(['/blocks/0/choices', '/blocks/1/choices']);
-    });
+    it.each(['multiple_choice', 'checkboxes', 'dropdown'] as const)(
+      'refuses a %s block with no choices, or an empty list',
+      (type) => {
+        const { details } = normalizeBlocks([
+          { type, title: 'Missing' },
+          { type, title: 'Empty', choices: [] },
+        ]);
+        expect(paths(details)).toEqual(['/blocks/0/choices', '/blocks/1/choices']);
+      },
+    );
 
     it('keeps the previous choice id when the same block is sent again with bare labels', () => {
       const previous: Block[] = [
-        { id: 'b_colour', type: 'multiple_choice', title: 'Colour', required: false, choices: [{ id: 'c_red', label: 'Red' }, { id: 'c_green', label: 'Green' }] },
+        {
+          id: 'b_colour',
+          type: 'multiple_choice',
+          title: 'Colour',
+          required: false,
+          choices: [
+            { id: 'c_red', label: 'Red' },
+            { id: 'c_green', label: 'Green' },
+          ],
+        },
       ];
-      const block = oneBlock({ id: 'b_colour', type: 'multiple_choice', title: 'Colour', choices: ['Green', 'Red', 'Blue'] }, previous);
+      const block = oneBlock(
+        { id: 'b_colour', type: 'multiple_choice', title: 'Colour', choices: ['Green', 'Red', 'Blue'] },
+        previous,
+      );
       expect(block.choices![0]).toEqual({ id: 'c_green', label: 'Green' });
       expect(block.choices![1]).toEqual({ id: 'c_red', label: 'Red' });
       expect(block.choices![2].label).toBe('Blue');
@@ -166,16 +231,26 @@ describe('normalizeBlocks', () => {
     });
 
     it("does not borrow choice ids from another block's previous choices", () => {
-      const previous: Block[] = [{ id: 'b_other', type: 'dropdown', title: 'Other', required: false, choices: [{ id: 'c_red', label: 'Red' }] }];
-      const { blocks, details } = normalizeBlocks([previous[0], { type: 'dropdown', title: 'Colour', choices: ['Red'] }], previous);
+      const previous: Block[] = [
+        { id: 'b_other', type: 'dropdown', title: 'Other', required: false, choices: [{ id: 'c_red', label: 'Red' }] },
+      ];
+      const { blocks, details } = normalizeBlocks(
+        [previous[0], { type: 'dropdown', title: 'Colour', choices: ['Red'] }],
+        previous,
+      );
       expect(details).toEqual([]);
       const block = blocks[1];
       expect(block.choices![0].id).not.toBe('c_red');
     });
 
     it('renaming a choice under its id keeps the id', () => {
-      const previous: Block[] = [{ id: 'b_c', type: 'dropdown', title: 'Colour', required: false, choices: [{ id: 'c_red', label: 'Red' }] }];
-      const block = oneBlock({ id: 'b_c', type: 'dropdown', title: 'Colour', choices: [{ id: 'c_red', label: 'Crimson' }] }, previous);
+      const previous: Block[] = [
+        { id: 'b_c', type: 'dropdown', title: 'Colour', required: false, choices: [{ id: 'c_red', label: 'Red' }] },
+      ];
+      const block = oneBlock(
+        { id: 'b_c', type: 'dropdown', title: 'Colour', choices: [{ id: 'c_red', label: 'Crimson' }] },
+        previous,
+      );
       expect(block.choices).toEqual([{ id: 'c_red', label: 'Crimson' }]);
     });
   });
@@ -226,7 +301,10 @@ describe('normalizeBlocks', () => {
       expect(validateAnswers([age], { age: 1.7e308 }).details.map((d) => d.path)).toEqual(['/answers/age']);
       expect(validateAnswers([age], { age: -1e16 }).details.map((d) => d.path)).toEqual(['/answers/age']);
       expect(validateAnswers([age], { age: 1e15 }).stored).toEqual({ age: 1e15 });
-      expect(paths(normalizeBlocks([{ type: 'number', title: 'n', min: -1e300, max: 1e300 }]).details)).toEqual(['/blocks/0/min', '/blocks/0/max']);
+      expect(paths(normalizeBlocks([{ type: 'number', title: 'n', min: -1e300, max: 1e300 }]).details)).toEqual([
+        '/blocks/0/min',
+        '/blocks/0/max',
+      ]);
     });
   });
 
@@ -528,7 +606,9 @@ describe('validateAnswers', () => {
     });
 
     it('refuses an answer to a statement, but lets a blank one pass', () => {
-      expect(paths(validateAnswers(blocks, { name: 'Ada', colour: 'Red', intro: 'hello' }).details)).toEqual(['/answers/intro']);
+      expect(paths(validateAnswers(blocks, { name: 'Ada', colour: 'Red', intro: 'hello' }).details)).toEqual([
+        '/answers/intro',
+      ]);
       const { stored, details } = validateAnswers(blocks, { name: 'Ada', colour: 'Red', intro: '' });
       expect(details).toEqual([]);
       expect(stored).not.toHaveProperty('intro');
@@ -550,8 +630,26 @@ describe('validateAnswers', () => {
 
 describe('answersView', () => {
   const blocks: Block[] = [
-    { id: 'colour', type: 'dropdown', title: 'Colour', required: false, choices: [{ id: 'c_red', label: 'Crimson' }, { id: 'c_blue', label: 'Blue' }] },
-    { id: 'toppings', type: 'checkboxes', title: 'Toppings', required: false, choices: [{ id: 'c_ham', label: 'Ham' }, { id: 'c_egg', label: 'Egg' }] },
+    {
+      id: 'colour',
+      type: 'dropdown',
+      title: 'Colour',
+      required: false,
+      choices: [
+        { id: 'c_red', label: 'Crimson' },
+        { id: 'c_blue', label: 'Blue' },
+      ],
+    },
+    {
+      id: 'toppings',
+      type: 'checkboxes',
+      title: 'Toppings',
+      required: false,
+      choices: [
+        { id: 'c_ham', label: 'Ham' },
+        { id: 'c_egg', label: 'Egg' },
+      ],
+    },
     { id: 'age', type: 'number', title: 'Age', required: false },
     { id: 'ok', type: 'yes_no', title: 'OK?', required: false },
   ];

@@ -80,14 +80,24 @@ export const MAX_BLOCKS = 200;
 /** Number answers stay within ±10^15: exact in a double, and sums of a million of them stay finite. */
 export const MAX_NUMBER = 1e15;
 export const MAX_CHOICES = 200;
-const TEXT_LIMITS: Partial<Record<BlockType, number>> = { short_text: 1000, long_text: 10000, email: 320, url: 2048, phone: 40 };
+const TEXT_LIMITS: Partial<Record<BlockType, number>> = {
+  short_text: 1000,
+  long_text: 10000,
+  email: 320,
+  url: 2048,
+  phone: 40,
+};
 
 /**
  * Checks a block list against each type's rules and gives every block and choice its id
  * (kept when the caller sent one, new otherwise). `previous` holds the form's current blocks,
  * so an existing block keeps its choice ids when only labels are sent.
  */
-export function normalizeBlocks(input: BlockInput[], previous: Block[] = [], basePath = '/blocks'): { blocks: Block[]; details: ErrorDetail[] } {
+export function normalizeBlocks(
+  input: BlockInput[],
+  previous: Block[] = [],
+  basePath = '/blocks',
+): { blocks: Block[]; details: ErrorDetail[] } {
   const details: ErrorDetail[] = [];
   const blocks: Block[] = [];
   const seenIds = new Set<string>();
@@ -101,7 +111,13 @@ export function normalizeBlocks(input: BlockInput[], previous: Block[] = [], bas
     // Ids are Formwork's: an id names a block the form already has; a new block has none.
     let id = raw.id;
     if (id !== undefined) {
-      if (!previousById.has(id)) bad('id', previous.length ? 'is not a block of this form; omit id to add a new block' : 'ids are assigned by Formwork; omit id');
+      if (!previousById.has(id))
+        bad(
+          'id',
+          previous.length
+            ? 'is not a block of this form; omit id to add a new block'
+            : 'ids are assigned by Formwork; omit id',
+        );
       else if (seenIds.has(id)) bad('id', 'is used by another block of this form');
     } else {
       id = newBlockId();
@@ -113,7 +129,8 @@ export function normalizeBlocks(input: BlockInput[], previous: Block[] = [], bas
         bad(setting, `is not a setting of ${raw.type} blocks`);
       }
     }
-    if (raw.type === 'statement' && raw.required) bad('required', 'a statement takes no answer, so it cannot be required');
+    if (raw.type === 'statement' && raw.required)
+      bad('required', 'a statement takes no answer, so it cannot be required');
 
     const block: Block = {
       id,
@@ -134,11 +151,13 @@ export function normalizeBlocks(input: BlockInput[], previous: Block[] = [], bas
       }
       case 'number': {
         for (const bound of ['min', 'max'] as const) {
-          if (raw[bound] !== undefined && Math.abs(raw[bound]!) > MAX_NUMBER) bad(bound, `must be between -${MAX_NUMBER} and ${MAX_NUMBER}`);
+          if (raw[bound] !== undefined && Math.abs(raw[bound]!) > MAX_NUMBER)
+            bad(bound, `must be between -${MAX_NUMBER} and ${MAX_NUMBER}`);
         }
         if (raw.min !== undefined) block.min = raw.min;
         if (raw.max !== undefined) block.max = raw.max;
-        if (raw.min !== undefined && raw.max !== undefined && raw.min > raw.max) bad('max', 'must be greater than or equal to min');
+        if (raw.min !== undefined && raw.max !== undefined && raw.min > raw.max)
+          bad('max', 'must be greater than or equal to min');
         break;
       }
       case 'rating': {
@@ -179,12 +198,16 @@ function normalizeChoices(raw: BlockInput['choices'], kept: Choice[], path: stri
     const label = (typeof entry === 'string' ? entry : entry.label).trim();
     // A bare label that matches an existing choice keeps that choice's id (and its answers).
     const keptId = keptByLabel.get(label)?.id;
-    const id = (typeof entry === 'string' ? undefined : entry.id) ?? (keptId && !claimed.has(keptId) ? keptId : undefined) ?? newChoiceId();
+    const id =
+      (typeof entry === 'string' ? undefined : entry.id) ??
+      (keptId && !claimed.has(keptId) ? keptId : undefined) ??
+      newChoiceId();
     if (typeof entry !== 'string' && entry.id !== undefined && !kept.some((c) => c.id === entry.id)) {
       details.push({ path: `${path}/${i}/id`, message: 'is not a choice of this block; omit id to add a new choice' });
     }
     if (label === '') details.push({ path: `${path}/${i}`, message: 'a choice label must not be empty' });
-    if (labels.has(label)) details.push({ path: `${path}/${i}`, message: `the label "${label}" appears twice in this block` });
+    if (labels.has(label))
+      details.push({ path: `${path}/${i}`, message: `the label "${label}" appears twice in this block` });
     if (ids.has(id)) details.push({ path: `${path}/${i}/id`, message: 'is used by another choice of this block' });
     labels.add(label);
     ids.add(id);
@@ -208,7 +231,12 @@ const PHONE = /^\+?[0-9(][0-9 ()\-.]{3,38}[0-9]$/;
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 function isBlank(value: unknown): boolean {
-  return value === undefined || value === null || (typeof value === 'string' && value.trim() === '') || (Array.isArray(value) && value.length === 0);
+  return (
+    value === undefined ||
+    value === null ||
+    (typeof value === 'string' && value.trim() === '') ||
+    (Array.isArray(value) && value.length === 0)
+  );
 }
 
 /**
@@ -216,15 +244,21 @@ function isBlank(value: unknown): boolean {
  * by choice id, blanks dropped) or the details of every bad answer; the caller stores nothing
  * when there are details.
  */
-export function validateAnswers(blocks: Block[], answers: Record<string, unknown>, basePath = '/answers'): { stored: Record<string, unknown>; details: ErrorDetail[] } {
+export function validateAnswers(
+  blocks: Block[],
+  answers: Record<string, unknown>,
+  basePath = '/answers',
+): { stored: Record<string, unknown>; details: ErrorDetail[] } {
   const details: ErrorDetail[] = [];
   const stored: Record<string, unknown> = {};
   const byId = new Map(blocks.map((b) => [b.id, b]));
 
   for (const key of Object.keys(answers)) {
     const block = byId.get(key);
-    if (!block) details.push({ path: `${basePath}/${pointerSegment(key)}`, message: 'this form has no block with this id' });
-    else if (block.type === 'statement' && !isBlank(answers[key])) details.push({ path: `${basePath}/${pointerSegment(key)}`, message: 'a statement block takes no answer' });
+    if (!block)
+      details.push({ path: `${basePath}/${pointerSegment(key)}`, message: 'this form has no block with this id' });
+    else if (block.type === 'statement' && !isBlank(answers[key]))
+      details.push({ path: `${basePath}/${pointerSegment(key)}`, message: 'a statement block takes no answer' });
   }
 
   for (const block of blocks) {
@@ -257,7 +291,8 @@ function checkAnswer(block: Block, value: unknown): { value: unknown } | string 
       if (text.length > limit) return `must be at most ${limit} characters`;
       if (block.type === 'email' && !EMAIL.test(text)) return 'must be an email address';
       if (block.type === 'url' && !isHttpUrl(text)) return 'must be an http(s) URL';
-      if (block.type === 'phone' && !PHONE.test(text)) return 'must be a phone number (digits, spaces, +, -, parentheses)';
+      if (block.type === 'phone' && !PHONE.test(text))
+        return 'must be a phone number (digits, spaces, +, -, parentheses)';
       return { value: text };
     }
     case 'number': {
@@ -271,7 +306,8 @@ function checkAnswer(block: Block, value: unknown): { value: unknown } | string 
     case 'linear_scale': {
       const min = block.type === 'rating' ? 1 : (block.min ?? 1);
       const max = block.max ?? 5;
-      if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) return `must be an integer from ${min} to ${max}`;
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
+        return `must be an integer from ${min} to ${max}`;
       return { value };
     }
     case 'multiple_choice':
@@ -281,7 +317,8 @@ function checkAnswer(block: Block, value: unknown): { value: unknown } | string 
       return choice ? { value: choice.id } : `must be one of ${choiceList(block)}`;
     }
     case 'checkboxes': {
-      if (!Array.isArray(value) || value.some((v) => typeof v !== 'string')) return 'must be a list of choice labels (or choice ids)';
+      if (!Array.isArray(value) || value.some((v) => typeof v !== 'string'))
+        return 'must be a list of choice labels (or choice ids)';
       const ids: string[] = [];
       for (const v of value as string[]) {
         const choice = findChoice(block, v);
@@ -297,7 +334,12 @@ function checkAnswer(block: Block, value: unknown): { value: unknown } | string 
       if (!m) return 'must be a date (YYYY-MM-DD)';
       const d = new Date(0);
       d.setUTCFullYear(Number(m[1]), Number(m[2]) - 1, Number(m[3])); // Date.UTC would read 0099 as 1999
-      if (d.getUTCFullYear() !== Number(m[1]) || d.getUTCMonth() !== Number(m[2]) - 1 || d.getUTCDate() !== Number(m[3])) return 'is not a real date';
+      if (
+        d.getUTCFullYear() !== Number(m[1]) ||
+        d.getUTCMonth() !== Number(m[2]) - 1 ||
+        d.getUTCDate() !== Number(m[3])
+      )
+        return 'is not a real date';
       return { value };
     }
     case 'yes_no':
@@ -331,7 +373,9 @@ function isHttpUrl(text: string): boolean {
  * (a page shows up to 200 responses of the same form).
  */
 export function answersViewer(blocks: Block[]): (stored: Record<string, unknown>) => Record<string, unknown> {
-  const byId = new Map(blocks.map((b) => [b.id, { block: b, labels: new Map((b.choices ?? []).map((c) => [c.id, c.label])) }]));
+  const byId = new Map(
+    blocks.map((b) => [b.id, { block: b, labels: new Map((b.choices ?? []).map((c) => [c.id, c.label])) }]),
+  );
   return (stored) => {
     const out: Record<string, unknown> = {};
     for (const [blockId, value] of Object.entries(stored)) {

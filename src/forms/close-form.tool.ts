@@ -9,7 +9,8 @@ const output = FormSchema;
 @Tool({
   name: 'close_form',
   title: 'Close a form',
-  description: 'Stops a published form from taking responses (its responses stay). publish_form reopens it. Closing a closed form changes nothing.',
+  description:
+    'Stops a published form from taking responses (its responses stay). publish_form reopens it. Closing a closed form changes nothing.',
   scope: 'forms:write',
   write: true,
   minRole: 'editor',

@@ -7,7 +7,12 @@ const input = Type.Object(
   {
     title: FormTitle,
     description: Type.Optional(FormDescription),
-    blocks: Type.Optional(Type.Array(BlockInputSchema, { maxItems: 200, description: 'The blocks in order. Formwork assigns every block and choice its id.' })),
+    blocks: Type.Optional(
+      Type.Array(BlockInputSchema, {
+        maxItems: 200,
+        description: 'The blocks in order. Formwork assigns every block and choice its id.',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -4,7 +4,11 @@ import { BLOCK_TYPES } from './blocks';
 import { FORM_STATUSES } from './entities/form.entity';
 
 /** JSON Schemas of forms and blocks, shared by the form tools' inputs and outputs. */
-export const PublicId = Type.String({ minLength: 1, maxLength: 64, description: 'Public identifier of the form (from list_forms or create_form).' });
+export const PublicId = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: 'Public identifier of the form (from list_forms or create_form).',
+});
 
 export const ChoiceSchema = Type.Object({ id: Type.String(), label: Type.String() }, { additionalProperties: false });
 
@@ -30,7 +34,9 @@ const formFields = {
   title: Type.String(),
   description: Type.Union([Type.String(), Type.Null()]),
   status: FormStatusSchema,
-  version: Type.Integer({ description: 'Bumped on every change; send it back to update_form to detect conflicting edits.' }),
+  version: Type.Integer({
+    description: 'Bumped on every change; send it back to update_form to detect conflicting edits.',
+  }),
   createdAt: Timestamp,
   updatedAt: Timestamp,
   publishedAt: Type.Union([Timestamp, Type.Null()]),
@@ -38,7 +44,10 @@ const formFields = {
 };
 
 export const FormSummarySchema = Type.Object(formFields, { additionalProperties: false });
-export const FormSchema = Type.Object({ ...formFields, blocks: Type.Array(BlockSchema) }, { additionalProperties: false });
+export const FormSchema = Type.Object(
+  { ...formFields, blocks: Type.Array(BlockSchema) },
+  { additionalProperties: false },
+);
 
 /** The paging members every list tool answers with. */
 export const pageFields = {
@@ -50,7 +59,13 @@ export const pageFields = {
 /** A block as callers send it: choices as labels or { id?, label }; an id only for a block the form has. */
 export const BlockInputSchema = Type.Object(
   {
-    id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Keep the id of an existing block to keep its answers; omit it for a new block.' })),
+    id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: 'Keep the id of an existing block to keep its answers; omit it for a new block.',
+      }),
+    ),
     type: StringEnum(BLOCK_TYPES),
     title: Type.String({ minLength: 1, maxLength: 1000 }),
     description: Type.Optional(Type.Union([Type.String({ maxLength: 5000 }), Type.Null()])),
@@ -59,9 +74,19 @@ export const BlockInputSchema = Type.Object(
       Type.Array(
         Type.Union([
           Type.String({ minLength: 1, maxLength: 500 }),
-          Type.Object({ id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })), label: Type.String({ minLength: 1, maxLength: 500 }) }, { additionalProperties: false }),
+          Type.Object(
+            {
+              id: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+              label: Type.String({ minLength: 1, maxLength: 500 }),
+            },
+            { additionalProperties: false },
+          ),
         ]),
-        { maxItems: 200, description: 'multiple_choice, checkboxes, dropdown: labels, or { id, label } to keep (or rename) an existing choice.' },
+        {
+          maxItems: 200,
+          description:
+            'multiple_choice, checkboxes, dropdown: labels, or { id, label } to keep (or rename) an existing choice.',
+        },
       ),
     ),
     min: Type.Optional(Type.Number({ description: 'number (any), linear_scale (0 or 1)' })),

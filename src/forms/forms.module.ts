@@ -12,7 +12,16 @@ import { UpdateFormTool } from './update-form.tool';
 
 @Module({
   imports: [IdempotencyModule, WebhookOutboxModule],
-  providers: [FormsService, ListFormsTool, GetFormTool, CreateFormTool, UpdateFormTool, PublishFormTool, CloseFormTool, DeleteFormTool],
+  providers: [
+    FormsService,
+    ListFormsTool,
+    GetFormTool,
+    CreateFormTool,
+    UpdateFormTool,
+    PublishFormTool,
+    CloseFormTool,
+    DeleteFormTool,
+  ],
   exports: [FormsService],
 })
 export class FormsModule {}

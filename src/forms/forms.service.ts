@@ -58,7 +58,14 @@ interface FormRow {
   updated_at: Date;
   published_at: Date | null;
   closed_at: Date | null;
-  blocks?: Array<{ id: string; type: Block['type']; title: string; description: string | null; required: boolean; settings: Record<string, unknown> }>;
+  blocks?: Array<{
+    id: string;
+    type: Block['type'];
+    title: string;
+    description: string | null;
+    required: boolean;
+    settings: Record<string, unknown>;
+  }>;
 }
 
 const FORM_COLUMNS = `f.id, f.public_id, f.workspace_id, f.title, f.description, f.status, f.version,
@@ -92,7 +99,12 @@ export class FormsService {
   ) {}
 
   /** A form of the workspace, or 404 (another workspace's form is not found either). */
-  async get(workspaceId: string, publicId: string, manager: EntityManager = this.db.manager, lock?: 'UPDATE' | 'SHARE'): Promise<FormRecord> {
+  async get(
+    workspaceId: string,
+    publicId: string,
+    manager: EntityManager = this.db.manager,
+    lock?: 'UPDATE' | 'SHARE',
+  ): Promise<FormRecord> {
     const row = await this.read(manager, 'f.workspace_id = $1 AND f.public_id = $2', [workspaceId, publicId], lock);
     if (!row) throw notFoundForm(publicId);
     return this.remember(toRecord(row), manager, lock);
@@ -101,7 +113,8 @@ export class FormsService {
   /** A form by its public id alone, for the respondent page (no credential, so no workspace). */
   async getPublic(publicId: string, manager: EntityManager = this.db.manager, lock?: 'SHARE'): Promise<FormRecord> {
     const row = await this.read(manager, 'f.public_id = $1', [publicId], lock);
-    if (!row) throw new ApiError('not_found', { message: `No form "${publicId}".`, hint: 'Check the link you were given.' });
+    if (!row)
+      throw new ApiError('not_found', { message: `No form "${publicId}".`, hint: 'Check the link you were given.' });
     return this.remember(toRecord(row), manager, lock);
   }
 
@@ -139,16 +152,27 @@ export class FormsService {
    * only the locked row, and a subquery in it (the blocks) still reads the snapshot taken before
    * the wait. Reading after the lock is held sees what a concurrent edit committed.
    */
-  private async read(manager: EntityManager, where: string, params: unknown[], lock?: 'UPDATE' | 'SHARE'): Promise<FormRow | undefined> {
+  private async read(
+    manager: EntityManager,
+    where: string,
+    params: unknown[],
+    lock?: 'UPDATE' | 'SHARE',
+  ): Promise<FormRow | undefined> {
     if (lock) {
       const locked: unknown[] = await manager.query(`SELECT 1 FROM forms f WHERE ${where} FOR ${lock}`, params);
       if (locked.length === 0) return undefined;
     }
-    const rows: FormRow[] = await manager.query(`SELECT ${FORM_COLUMNS}, ${BLOCKS_JSON} FROM forms f WHERE ${where}`, params);
+    const rows: FormRow[] = await manager.query(
+      `SELECT ${FORM_COLUMNS}, ${BLOCKS_JSON} FROM forms f WHERE ${where}`,
+      params,
+    );
     return rows[0];
   }
 
-  async list(workspaceId: string, opts: { limit: number; offset: number; status?: FormStatus }): Promise<{ total: number; forms: FormRecord[] }> {
+  async list(
+    workspaceId: string,
+    opts: { limit: number; offset: number; status?: FormStatus },
+  ): Promise<{ total: number; forms: FormRecord[] }> {
     const params: unknown[] = [workspaceId];
     let where = 'f.workspace_id = $1';
     if (opts.status) {
@@ -206,9 +230,18 @@ export class FormsService {
       let discarded = 0;
       if (input.blocks) {
         const normalized = normalizeBlocks(input.blocks, form.blocks);
-        if (normalized.details.length) throw new ApiError('invalid_arguments', { message: 'Some blocks are not valid.', details: normalized.details });
+        if (normalized.details.length)
+          throw new ApiError('invalid_arguments', {
+            message: 'Some blocks are not valid.',
+            details: normalized.details,
+          });
         const blocks = normalized.blocks;
-        discarded = await this.handleAnswerLoss(tx, form, lossCandidates(form.blocks, blocks), input.acceptAnswerLoss === true);
+        discarded = await this.handleAnswerLoss(
+          tx,
+          form,
+          lossCandidates(form.blocks, blocks),
+          input.acceptAnswerLoss === true,
+        );
         await tx.query('DELETE FROM blocks WHERE form_id = $1', [form.id]);
         await this.insertBlocks(tx, form.id, blocks);
       }
@@ -216,7 +249,10 @@ export class FormsService {
         `UPDATE forms SET title = $2, description = $3, version = version + 1, updated_at = clock_timestamp() WHERE id = $1`,
         [form.id, input.title ?? form.title, input.description !== undefined ? input.description : form.description],
       );
-      await this.audit.record(tx, actor, 'form.update', form.publicId, { version: form.version + 1, ...(discarded ? { answersDiscarded: discarded } : {}) });
+      await this.audit.record(tx, actor, 'form.update', form.publicId, {
+        version: form.version + 1,
+        ...(discarded ? { answersDiscarded: discarded } : {}),
+      });
       const updated = await this.get(actor.workspace.id, form.publicId, tx);
       await this.webhooks.emit(tx, actor.workspace.id, 'form.updated', formView(updated, true));
       return updated;
@@ -241,9 +277,17 @@ export class FormsService {
         });
       }
       await this.setStatus(form.id, to, tx);
-      await this.audit.record(tx, actor, to === 'published' ? 'form.publish' : 'form.close', publicId, { from: form.status, version: form.version + 1 });
+      await this.audit.record(tx, actor, to === 'published' ? 'form.publish' : 'form.close', publicId, {
+        from: form.status,
+        version: form.version + 1,
+      });
       const changed = await this.get(actor.workspace.id, publicId, tx);
-      await this.webhooks.emit(tx, actor.workspace.id, to === 'published' ? 'form.published' : 'form.closed', formView(changed, true));
+      await this.webhooks.emit(
+        tx,
+        actor.workspace.id,
+        to === 'published' ? 'form.published' : 'form.closed',
+        formView(changed, true),
+      );
       return changed;
     });
   }
@@ -252,7 +296,10 @@ export class FormsService {
    * delete_form: the form, its blocks and its responses (cascade), in one transaction, with the
    * stored Idempotency-Key answers that showed any of it.
    */
-  async remove(actor: Principal, publicId: string): Promise<{ publicId: string; deleted: true; responsesDeleted: number }> {
+  async remove(
+    actor: Principal,
+    publicId: string,
+  ): Promise<{ publicId: string; deleted: true; responsesDeleted: number }> {
     return inTransaction(this.db, async (tx) => {
       const form = await this.lock(tx, actor.workspace.id, publicId);
       const [{ n }] = await tx.query('SELECT count(*)::int AS n FROM responses WHERE form_id = $1', [form.id]);
@@ -266,7 +313,12 @@ export class FormsService {
   }
 
   /** The form, its row locked until the transaction ends (404 when it is not the workspace's). */
-  lock(tx: EntityManager, workspaceId: string, publicId: string, mode: 'UPDATE' | 'SHARE' = 'UPDATE'): Promise<FormRecord> {
+  lock(
+    tx: EntityManager,
+    workspaceId: string,
+    publicId: string,
+    mode: 'UPDATE' | 'SHARE' = 'UPDATE',
+  ): Promise<FormRecord> {
     return this.get(workspaceId, publicId, tx, mode);
   }
 
@@ -275,15 +327,26 @@ export class FormsService {
    * accepted the loss; when accepted, removes those answers (and exactly them from the aggregates)
    * so what is stored matches the form.
    */
-  private async handleAnswerLoss(tx: EntityManager, form: FormRecord, candidates: AnswerLossCandidate[], accepted: boolean): Promise<number> {
+  private async handleAnswerLoss(
+    tx: EntityManager,
+    form: FormRecord,
+    candidates: AnswerLossCandidate[],
+    accepted: boolean,
+  ): Promise<number> {
     const losses: Array<{ candidate: AnswerLossCandidate; answers: number }> = [];
     for (const c of candidates) {
-      const [{ n }] = await tx.query(`SELECT count(*)::int AS n FROM responses WHERE form_id = $1 AND ${lossCondition(c)}`, lossParams(form.id, c));
+      const [{ n }] = await tx.query(
+        `SELECT count(*)::int AS n FROM responses WHERE form_id = $1 AND ${lossCondition(c)}`,
+        lossParams(form.id, c),
+      );
       if (n > 0) losses.push({ candidate: c, answers: n });
     }
     if (losses.length === 0) return 0;
     if (!accepted) {
-      const details: ErrorDetail[] = losses.map(({ candidate, answers }) => ({ path: candidate.path, message: describeLoss(candidate, answers) }));
+      const details: ErrorDetail[] = losses.map(({ candidate, answers }) => ({
+        path: candidate.path,
+        message: describeLoss(candidate, answers),
+      }));
       throw new ApiError('tool_error', {
         message: `This change would discard existing answers: ${details.map((d) => d.message).join('; ')}.`,
         hint: 'Keep the ids of blocks and choices whose answers you want to keep (renaming is fine), or send acceptAnswerLoss: true to discard those answers.',
@@ -314,7 +377,10 @@ export class FormsService {
       const o = i * 8;
       return `($${o + 1}, $${o + 2}, $${o + 3}, $${o + 4}, $${o + 5}, $${o + 6}, $${o + 7}, $${o + 8}::jsonb)`;
     });
-    await tx.query(`INSERT INTO blocks (form_id, id, position, type, title, description, required, settings) VALUES ${tuples.join(', ')}`, values);
+    await tx.query(
+      `INSERT INTO blocks (form_id, id, position, type, title, description, required, settings) VALUES ${tuples.join(', ')}`,
+      values,
+    );
   }
 }
 
@@ -341,7 +407,14 @@ function toRecord(row: FormRow): FormRecord {
     updatedAt: row.updated_at,
     publishedAt: row.published_at,
     closedAt: row.closed_at,
-    blocks: (row.blocks ?? []).map((b) => ({ id: b.id, type: b.type, title: b.title, description: b.description, required: b.required, ...b.settings })),
+    blocks: (row.blocks ?? []).map((b) => ({
+      id: b.id,
+      type: b.type,
+      title: b.title,
+      description: b.description,
+      required: b.required,
+      ...b.settings,
+    })),
   };
 }
 

@@ -6,7 +6,9 @@ import { formView, FormsService } from './forms.service';
 const input = Type.Object(
   {
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 100, description: 'Page size, 1 to 200.' })),
-    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0, description: 'Start position of the page.' })),
+    offset: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0, description: 'Start position of the page.' }),
+    ),
     status: Type.Optional(FormStatusSchema),
   },
   { additionalProperties: false },
@@ -16,7 +18,8 @@ const output = Type.Object({ ...pageFields, forms: Type.Array(FormSummarySchema)
 @Tool({
   name: 'list_forms',
   title: 'List forms',
-  description: 'Lists the forms of the workspace, oldest first, a page at a time (blocks are not included; use get_form).',
+  description:
+    'Lists the forms of the workspace, oldest first, a page at a time (blocks are not included; use get_form).',
   scope: 'forms:read',
   write: false,
   minRole: 'viewer',
@@ -31,6 +34,11 @@ export class ListFormsTool implements ToolHandler<typeof input, typeof output> {
     const limit = args.limit ?? 100;
     const offset = args.offset ?? 0;
     const { total, forms } = await this.forms.list(ctx.principal.workspace.id, { limit, offset, status: args.status });
-    return { total, offset, count: forms.length, forms: forms.map((f) => formView(f)) as Static<typeof output>['forms'] };
+    return {
+      total,
+      offset,
+      count: forms.length,
+      forms: forms.map((f) => formView(f)) as Static<typeof output>['forms'],
+    };
   }
 }

@@ -9,7 +9,8 @@ const output = FormSchema;
 @Tool({
   name: 'publish_form',
   title: 'Publish a form',
-  description: 'Publishes a draft form so it takes responses, or reopens a closed one. Publishing a published form changes nothing.',
+  description:
+    'Publishes a draft form so it takes responses, or reopens a closed one. Publishing a published form changes nothing.',
   scope: 'forms:write',
   write: true,
   minRole: 'editor',
@@ -21,6 +22,8 @@ export class PublishFormTool implements ToolHandler<typeof input, typeof output>
   constructor(private readonly forms: FormsService) {}
 
   async run(args: Static<typeof input>, ctx: ToolContext): Promise<Static<typeof output>> {
-    return formView(await this.forms.transition(ctx.principal, args.publicId, 'published'), true) as Static<typeof output>;
+    return formView(await this.forms.transition(ctx.principal, args.publicId, 'published'), true) as Static<
+      typeof output
+    >;
   }
 }

@@ -6,16 +6,29 @@ import { formView, FormsService } from './forms.service';
 const input = Type.Object(
   {
     publicId: PublicId,
-    version: Type.Optional(Type.Integer({ minimum: 1, description: 'The version you read; if the form changed since, the update is refused (409 version_conflict) instead of overwriting.' })),
+    version: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description:
+          'The version you read; if the form changed since, the update is refused (409 version_conflict) instead of overwriting.',
+      }),
+    ),
     title: Type.Optional(FormTitle),
     description: Type.Optional(FormDescription),
     blocks: Type.Optional(
       Type.Array(BlockInputSchema, {
         maxItems: 200,
-        description: 'The whole new block list, in order. Keep a block\'s id (and a choice\'s id) to keep its answers; renaming is fine. Blocks left out are removed.',
+        description:
+          "The whole new block list, in order. Keep a block's id (and a choice's id) to keep its answers; renaming is fine. Blocks left out are removed.",
       }),
     ),
-    acceptAnswerLoss: Type.Optional(Type.Boolean({ default: false, description: 'Allow a change that discards answers (removing or retyping an answered block, removing a chosen choice).' })),
+    acceptAnswerLoss: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description:
+          'Allow a change that discards answers (removing or retyping an answered block, removing a chosen choice).',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -25,7 +38,7 @@ const output = FormSchema;
   name: 'update_form',
   title: 'Update a form',
   description:
-    'Changes a form\'s title, description or blocks (the list replaces the old one). A change that would discard answers is refused (400 tool_error, details say which) unless acceptAnswerLoss is true. Send the version you read to avoid overwriting someone else\'s edit.',
+    "Changes a form's title, description or blocks (the list replaces the old one). A change that would discard answers is refused (400 tool_error, details say which) unless acceptAnswerLoss is true. Send the version you read to avoid overwriting someone else's edit.",
   scope: 'forms:write',
   write: true,
   minRole: 'editor',

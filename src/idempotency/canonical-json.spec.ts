@@ -2,7 +2,9 @@ import { canonicalJson, fingerprint } from './canonical-json';
 
 describe('canonicalJson', () => {
   it('sorts object members at every level and drops whitespace', () => {
-    expect(canonicalJson({ b: 1, a: { d: [3, { z: true, y: null }], c: 'x' } })).toBe('{"a":{"c":"x","d":[3,{"y":null,"z":true}]},"b":1}');
+    expect(canonicalJson({ b: 1, a: { d: [3, { z: true, y: null }], c: 'x' } })).toBe(
+      '{"a":{"c":"x","d":[3,{"y":null,"z":true}]},"b":1}',
+    );
   });
 
   it('keeps the order of arrays', () => {
@@ -21,7 +23,11 @@ describe('canonicalJson', () => {
 
 describe('fingerprint', () => {
   it('is the same for the same arguments in any member order', () => {
-    expect(fingerprint({ publicId: 'f_1', answers: { a: 1, b: [1, 2] } }).equals(fingerprint({ answers: { b: [1, 2], a: 1 }, publicId: 'f_1' }))).toBe(true);
+    expect(
+      fingerprint({ publicId: 'f_1', answers: { a: 1, b: [1, 2] } }).equals(
+        fingerprint({ answers: { b: [1, 2], a: 1 }, publicId: 'f_1' }),
+      ),
+    ).toBe(true);
   });
 
   it('differs when a value differs, and is 32 bytes (SHA-256)', () => {

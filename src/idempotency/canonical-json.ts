@@ -7,8 +7,10 @@ import { createHash } from 'node:crypto';
  */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return canonicalJson((value as { toJSON(): unknown }).toJSON());
-  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined || typeof v === 'function' ? 'null' : canonicalJson(v))).join(',')}]`;
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function')
+    return canonicalJson((value as { toJSON(): unknown }).toJSON());
+  if (Array.isArray(value))
+    return `[${value.map((v) => (v === undefined || typeof v === 'function' ? 'null' : canonicalJson(v))).join(',')}]`;
   const record = value as Record<string, unknown>;
   const members = Object.keys(record)
     .filter((k) => record[k] !== undefined && typeof record[k] !== 'function')

@@ -18,7 +18,8 @@ export const idempotencyKeyConstraint: ConstraintStrategy<HTTPVersion.V1, string
     };
   },
   // find-my-way reads undefined as "no constraint derived" (its own types say string).
-  deriveConstraint: (req) => (req.headers['idempotency-key'] !== undefined ? 'present' : (undefined as unknown as string)),
+  deriveConstraint: (req) =>
+    req.headers['idempotency-key'] !== undefined ? 'present' : (undefined as unknown as string),
   mustMatchWhenDerived: false,
 };
 

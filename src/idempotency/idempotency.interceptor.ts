@@ -20,16 +20,25 @@ export class IdempotencyInterceptor implements NestInterceptor {
     if (key === undefined) return next.handle();
     const { tool, args } = req.toolCall!;
     const reply = context.switchToHttp().getResponse<FastifyReply>();
-    const call = { principal: req.principal!, tool: tool.definition.name, write: tool.definition.write, key, args, requestId: req.id };
+    const call = {
+      principal: req.principal!,
+      tool: tool.definition.name,
+      write: tool.definition.write,
+      key,
+      args,
+      requestId: req.id,
+    };
     // next.handle() is called inside run(), so that the handler runs in the claim's transaction.
     return from(
-      this.idempotency.run(call, () => lastValueFrom(next.handle())).then((outcome) => {
-        reply.status(outcome.status).headers(outcome.headers);
-        if (outcome.replayed) reply.header('Idempotency-Replayed', 'true');
-        // The stored JSON text as it is: Fastify sends a string with a JSON type unchanged.
-        reply.type('application/json; charset=utf-8');
-        return outcome.body;
-      }),
+      this.idempotency
+        .run(call, () => lastValueFrom(next.handle()))
+        .then((outcome) => {
+          reply.status(outcome.status).headers(outcome.headers);
+          if (outcome.replayed) reply.header('Idempotency-Replayed', 'true');
+          // The stored JSON text as it is: Fastify sends a string with a JSON type unchanged.
+          reply.type('application/json; charset=utf-8');
+          return outcome.body;
+        }),
     );
   }
 }

@@ -145,10 +145,16 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   /** Runs the tool once per key: the first call runs it, a retry with the same arguments replays its answer. */
   async run(call: KeyedCall, runTool: () => Promise<unknown>): Promise<KeyedOutcome> {
     const print = fingerprint(call.args);
-    return call.write ? this.runInClaimTransaction(call, print, runTool) : this.runUnderCommittedClaim(call, print, runTool);
+    return call.write
+      ? this.runInClaimTransaction(call, print, runTool)
+      : this.runUnderCommittedClaim(call, print, runTool);
   }
 
-  private async runInClaimTransaction(call: KeyedCall, print: Buffer, runTool: () => Promise<unknown>): Promise<KeyedOutcome> {
+  private async runInClaimTransaction(
+    call: KeyedCall,
+    print: Buffer,
+    runTool: () => Promise<unknown>,
+  ): Promise<KeyedOutcome> {
     const token = randomUUID();
     let ran = false;
     try {
@@ -169,7 +175,11 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  private async runUnderCommittedClaim(call: KeyedCall, print: Buffer, runTool: () => Promise<unknown>): Promise<KeyedOutcome> {
+  private async runUnderCommittedClaim(
+    call: KeyedCall,
+    print: Buffer,
+    runTool: () => Promise<unknown>,
+  ): Promise<KeyedOutcome> {
     const token = randomUUID();
     const claim = await this.claim(this.db.manager, call, print, token);
     if (!claim.claimed) return this.existing(call, print, claim);
@@ -178,11 +188,19 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
       result = await runTool();
     } catch (err) {
       if (isToolAnswer(err)) {
-        await this.complete(this.db.manager, call, token, err.status, err.headers ?? null, JSON.stringify(err.toJSON(call.requestId)), subjectsOf(call.args)).catch((e) =>
-          this.logger.warn(`could not store the answer for an Idempotency-Key: ${(e as Error).message}`),
-        );
+        await this.complete(
+          this.db.manager,
+          call,
+          token,
+          err.status,
+          err.headers ?? null,
+          JSON.stringify(err.toJSON(call.requestId)),
+          subjectsOf(call.args),
+        ).catch((e) => this.logger.warn(`could not store the answer for an Idempotency-Key: ${(e as Error).message}`));
       } else {
-        await this.db.query(RELEASE_SQL, [call.principal.credentialKey, call.tool, call.key, token]).catch(() => undefined);
+        await this.db
+          .query(RELEASE_SQL, [call.principal.credentialKey, call.tool, call.key, token])
+          .catch(() => undefined);
       }
       throw err;
     }
@@ -208,7 +226,15 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     return row;
   }
 
-  private async complete(manager: EntityManager, call: KeyedCall, token: string, status: number, headers: Record<string, string> | null, body: string, subjects: Subjects) {
+  private async complete(
+    manager: EntityManager,
+    call: KeyedCall,
+    token: string,
+    status: number,
+    headers: Record<string, string> | null,
+    body: string,
+    subjects: Subjects,
+  ) {
     await manager.query(COMPLETE_SQL, [
       call.principal.credentialKey,
       call.tool,
@@ -258,7 +284,12 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
         headers: { 'Retry-After': '1' },
       });
     }
-    return { status: claim.response_status, headers: claim.response_headers ?? {}, body: claim.response_body, replayed: true };
+    return {
+      status: claim.response_status,
+      headers: claim.response_headers ?? {},
+      body: claim.response_body,
+      replayed: true,
+    };
   }
 
   /**
@@ -267,7 +298,10 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
    * forgotten, and the stored answers of writes that showed the form (or the response) become a
    * 404 not_found; their keys stay spent, so a retry still does not run the write again.
    */
-  async forgetDeleted(tx: EntityManager, deleted: { workspaceId: string; formPublicId?: string; responseId?: string }): Promise<void> {
+  async forgetDeleted(
+    tx: EntityManager,
+    deleted: { workspaceId: string; formPublicId?: string; responseId?: string },
+  ): Promise<void> {
     await tx.query(FORGET_READS_SQL, [deleted.workspaceId]);
     const gone = new ApiError('not_found', {
       message: 'What this request returned has since been deleted.',

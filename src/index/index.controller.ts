@@ -5,8 +5,13 @@ import { join } from 'node:path';
 import { Public } from '../auth/public.decorator';
 
 /** package.json from src/index (ts-jest) or dist/src/index (built). */
-const PACKAGE_JSON = [join(__dirname, '..', '..', 'package.json'), join(__dirname, '..', '..', '..', 'package.json')].find((p) => existsSync(p));
-export const VERSION: string = PACKAGE_JSON ? (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version: string }).version : 'unknown';
+const PACKAGE_JSON = [
+  join(__dirname, '..', '..', 'package.json'),
+  join(__dirname, '..', '..', '..', 'package.json'),
+].find((p) => existsSync(p));
+export const VERSION: string = PACKAGE_JSON
+  ? (JSON.parse(readFileSync(PACKAGE_JSON, 'utf8')) as { version: string }).version
+  : 'unknown';
 
 /** GET /: what this service is and where to start, for a person or an agent that only knows the address. */
 @Public()

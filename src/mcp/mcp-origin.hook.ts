@@ -17,7 +17,11 @@ export function mcpOriginCheck(config: AppConfig): onRequestHookHandler {
     const path = pathOf(req.url);
     if (path !== '/mcp' && path !== '/mcp/') return done();
     if (allowed.has(normalise(origin))) return done();
-    done(new ApiError('origin_not_allowed', { message: `Requests from the origin ${JSON.stringify(origin.slice(0, 200))} are not allowed on /mcp.` }));
+    done(
+      new ApiError('origin_not_allowed', {
+        message: `Requests from the origin ${JSON.stringify(origin.slice(0, 200))} are not allowed on /mcp.`,
+      }),
+    );
   };
 }
 

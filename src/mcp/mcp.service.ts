@@ -2,7 +2,14 @@ import { Injectable, Logger } from '@nestjs/common';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
-import { CallToolRequestSchema, CallToolResult, ErrorCode, ListToolsRequestSchema, McpError, Tool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  CallToolResult,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyRequest } from 'fastify';
 import type { Principal } from '../common/access/principal';
 import { ApiError } from '../common/errors/api-error';
@@ -61,14 +68,16 @@ export class McpService {
 
   /** tools/list: GET /api/v1/tools without Formwork's x-formwork extension. */
   private toolList(): Tool[] {
-    return (this.tools ??= this.registry.describe().map(({ name, title, description, inputSchema, outputSchema, annotations }) => ({
-      name,
-      title,
-      description,
-      inputSchema: inputSchema as Tool['inputSchema'],
-      outputSchema: outputSchema as Tool['outputSchema'],
-      annotations,
-    })));
+    return (this.tools ??= this.registry
+      .describe()
+      .map(({ name, title, description, inputSchema, outputSchema, annotations }) => ({
+        name,
+        title,
+        description,
+        inputSchema: inputSchema as Tool['inputSchema'],
+        outputSchema: outputSchema as Tool['outputSchema'],
+        annotations,
+      })));
   }
 
   async handle(req: FastifyRequest): Promise<McpAnswer> {
@@ -78,14 +87,24 @@ export class McpService {
       const refused = this.beforeServer(parsed.value, principal, req.headers['mcp-protocol-version']);
       if (refused) return refused;
     }
-    const ctx: CallContext = { principal, requestId: req.id, idempotencyKey: req.headers['idempotency-key'], replayed: false };
+    const ctx: CallContext = {
+      principal,
+      requestId: req.id,
+      idempotencyKey: req.headers['idempotency-key'],
+      replayed: false,
+    };
     const server = new Server(
       { name: 'formwork', title: 'Formwork', version: VERSION },
       { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator: VALIDATOR },
     );
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.toolList() }));
-    server.setRequestHandler(CallToolRequestSchema, (request) => this.callTool(request.params.name, request.params.arguments, ctx));
-    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    server.setRequestHandler(CallToolRequestSchema, (request) =>
+      this.callTool(request.params.name, request.params.arguments, ctx),
+    );
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
     // The JSON-RPC answers as the server hands them to the transport: the answer's JSON is written
     // from them, since reading it back from the transport's Web Response (a stream) costs more
     // than a tool call's whole MCP handling.
@@ -97,13 +116,21 @@ export class McpService {
     };
     await server.connect(transport);
     try {
-      const response = await transport.handleRequest(webRequest(req, parsed.ok ? undefined : parsed.raw), parsed.ok ? { parsedBody: parsed.value } : undefined);
+      const response = await transport.handleRequest(
+        webRequest(req, parsed.ok ? undefined : parsed.raw),
+        parsed.ok ? { parsedBody: parsed.value } : undefined,
+      );
       const headers: Record<string, string> = {};
       const type = response.headers.get('content-type');
       if (type) headers['Content-Type'] = type;
       if (ctx.replayed) headers['Idempotency-Replayed'] = 'true';
       // The answer to one request is that one response, as the transport writes it (a batch is read back).
-      const single = response.status === 200 && type?.startsWith('application/json') && sent.length === 1 && parsed.ok && !Array.isArray(parsed.value);
+      const single =
+        response.status === 200 &&
+        type?.startsWith('application/json') &&
+        sent.length === 1 &&
+        parsed.ok &&
+        !Array.isArray(parsed.value);
       const body = single ? JSON.stringify(sent[0]) : await response.text();
       return { status: response.status, headers, body };
     } finally {
@@ -117,7 +144,11 @@ export class McpService {
    * of MCP_PROTOCOL_VERSIONS (a client asking for another gets the latest), and a later request
    * naming an unsupported version is refused as the transport refuses one.
    */
-  private beforeServer(body: unknown, principal: Principal, versionHeader: string | string[] | undefined): McpAnswer | undefined {
+  private beforeServer(
+    body: unknown,
+    principal: Principal,
+    versionHeader: string | string[] | undefined,
+  ): McpAnswer | undefined {
     for (const message of Array.isArray(body) ? body : [body]) {
       if (!message || typeof message !== 'object') continue;
       const { method, params } = message as { method?: unknown; params?: Record<string, unknown> };
@@ -131,7 +162,11 @@ export class McpService {
     }
     if (versionHeader !== undefined && !MCP_PROTOCOL_VERSIONS.includes(String(versionHeader))) {
       const message = `Bad Request: Unsupported protocol version: ${String(versionHeader)} (supported versions: ${MCP_PROTOCOL_VERSIONS.join(', ')})`;
-      return { status: 400, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }) };
+      return {
+        status: 400,
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }),
+      };
     }
     return undefined;
   }
@@ -144,7 +179,13 @@ export class McpService {
   private async callTool(name: string, args: unknown, ctx: CallContext): Promise<CallToolResult> {
     const tool = this.registry.get(name);
     if (!tool) {
-      throw new McpError(ErrorCode.InvalidParams, `There is no tool named "${name}"; tools/list lists the tools: ${this.registry.all().map((t) => t.definition.name).join(', ')}.`);
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `There is no tool named "${name}"; tools/list lists the tools: ${this.registry
+          .all()
+          .map((t) => t.definition.name)
+          .join(', ')}.`,
+      );
     }
     try {
       this.calls.authorize(ctx.principal, tool, 'mcp');
@@ -156,7 +197,14 @@ export class McpService {
         return success(result, JSON.stringify(result ?? null));
       }
       const outcome = await this.idempotency.run(
-        { principal: ctx.principal, tool: tool.definition.name, write: tool.definition.write, key, args: checked, requestId: ctx.requestId },
+        {
+          principal: ctx.principal,
+          tool: tool.definition.name,
+          write: tool.definition.write,
+          key,
+          args: checked,
+          requestId: ctx.requestId,
+        },
         () => this.calls.run(call),
       );
       ctx.replayed ||= outcome.replayed;
@@ -164,7 +212,10 @@ export class McpService {
       return outcome.status < 300 ? success(JSON.parse(outcome.body), outcome.body) : refusal(outcome.body);
     } catch (err) {
       if (err instanceof ApiError) return refusal(JSON.stringify(err.toJSON(ctx.requestId)));
-      this.logger.error({ msg: 'MCP tool call failed', requestId: ctx.requestId, tool: name }, err instanceof Error ? err.stack : String(err));
+      this.logger.error(
+        { msg: 'MCP tool call failed', requestId: ctx.requestId, tool: name },
+        err instanceof Error ? err.stack : String(err),
+      );
       return refusal(JSON.stringify(new ApiError('internal_error').toJSON(ctx.requestId)));
     }
   }
@@ -180,7 +231,9 @@ function refusal(envelope: string): CallToolResult {
 }
 
 /** The body as JSON when it is JSON; otherwise the raw body, for the transport to refuse (415, or -32700 for bad JSON). */
-function parseBody(req: FastifyRequest): { ok: true; value: unknown } | { ok: false; raw: string | Buffer | undefined } {
+function parseBody(
+  req: FastifyRequest,
+): { ok: true; value: unknown } | { ok: false; raw: string | Buffer | undefined } {
   const raw = req.body as string | Buffer | undefined;
   if (typeof raw !== 'string' || !isJsonRequest(req)) return { ok: false, raw };
   try {
@@ -199,5 +252,9 @@ function webRequest(req: FastifyRequest, body: string | Buffer | undefined): Req
     const value = req.headers[name];
     if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
   }
-  return new Request('http://localhost/mcp', { method: 'POST', headers, body: body === undefined ? undefined : typeof body === 'string' ? body : new Uint8Array(body) });
+  return new Request('http://localhost/mcp', {
+    method: 'POST',
+    headers,
+    body: body === undefined ? undefined : typeof body === 'string' ? body : new Uint8Array(body),
+  });
 }

@@ -8,7 +8,13 @@ describe('pageHeadersFor (the sign-in pages of a client)', () => {
   });
 
   it('keeps the usual headers for http(s) redirect URIs, and never allows script schemes', () => {
-    for (const uri of ['https://app.example/cb', 'http://127.0.0.1:8000/cb', 'javascript:alert(1)', 'data:text/html,x', '']) {
+    for (const uri of [
+      'https://app.example/cb',
+      'http://127.0.0.1:8000/cb',
+      'javascript:alert(1)',
+      'data:text/html,x',
+      '',
+    ]) {
       expect(pageHeadersFor(uri)).toBe(PAGE_HEADERS);
     }
   });

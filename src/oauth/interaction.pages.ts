@@ -7,7 +7,8 @@ import { SCOPE_WORDS } from './oauth-config';
  * inline styles only, no script (oidc-provider adds the hash of its one inline script, the
  * form_post auto-submit, to script-src), forms posting here or to the app's http(s) redirect URI.
  */
-export const PAGE_CSP = "default-src 'none'; script-src 'none'; style-src 'unsafe-inline'; form-action 'self' http: https:; base-uri 'none'; frame-ancestors 'none'";
+export const PAGE_CSP =
+  "default-src 'none'; script-src 'none'; style-src 'unsafe-inline'; form-action 'self' http: https:; base-uri 'none'; frame-ancestors 'none'";
 
 export const PAGE_HEADERS = {
   'Content-Security-Policy': PAGE_CSP,
@@ -23,8 +24,15 @@ export const PAGE_HEADERS = {
  */
 export function pageHeadersFor(redirectUri: string): typeof PAGE_HEADERS {
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(redirectUri)?.[1].toLowerCase();
-  if (!scheme || scheme === 'http' || scheme === 'https' || scheme === 'javascript' || scheme === 'data') return PAGE_HEADERS;
-  return { ...PAGE_HEADERS, 'Content-Security-Policy': PAGE_CSP.replace('form-action \'self\' http: https:', `form-action 'self' http: https: ${scheme}:`) };
+  if (!scheme || scheme === 'http' || scheme === 'https' || scheme === 'javascript' || scheme === 'data')
+    return PAGE_HEADERS;
+  return {
+    ...PAGE_HEADERS,
+    'Content-Security-Policy': PAGE_CSP.replace(
+      "form-action 'self' http: https:",
+      `form-action 'self' http: https: ${scheme}:`,
+    ),
+  };
 }
 
 /** Where the app sends the person back to, as the consent page shows it: the host, or the whole URI when it has none (an app's own scheme). */
@@ -38,7 +46,12 @@ export function redirectHost(redirectUri: string): string {
 }
 
 /** The sign-in page of an authorization: email, password, and the interaction's CSRF token. */
-export function signInPage(uid: string, csrf: string, clientName: string, opts: { email?: string; error?: string } = {}): string {
+export function signInPage(
+  uid: string,
+  csrf: string,
+  clientName: string,
+  opts: { email?: string; error?: string } = {},
+): string {
   return page(
     'Sign in to Formwork',
     `<h1>Sign in to Formwork</h1>
@@ -63,7 +76,9 @@ export function consentPage(
   redirectUri: string,
   error?: string,
 ): string {
-  const words = scopes.map((s) => `<li>${esc(isScope(s) ? SCOPE_WORDS[s] : s)} <span class="desc">(${esc(s)})</span></li>`).join('');
+  const words = scopes
+    .map((s) => `<li>${esc(isScope(s) ? SCOPE_WORDS[s] : s)} <span class="desc">(${esc(s)})</span></li>`)
+    .join('');
   const choices = workspaces
     .map(
       (w, i) =>
@@ -91,5 +106,8 @@ ${error ? `<div class="summary" role="alert"><p>${esc(error)}</p></div>` : ''}
 }
 
 export function errorPage(title: string, message: string): string {
-  return page('Something went wrong', `<h1>${esc(title.replace(/_/g, ' '))}</h1>\n<p role="alert">${esc(message)}</p>\n<p class="desc">Go back to the app you came from and start again.</p>`);
+  return page(
+    'Something went wrong',
+    `<h1>${esc(title.replace(/_/g, ' '))}</h1>\n<p role="alert">${esc(message)}</p>\n<p class="desc">Go back to the app you came from and start again.</p>`,
+  );
 }

@@ -4,7 +4,14 @@ import type { DataSource } from 'typeorm';
 import { SCOPES } from '../common/access/roles';
 import type { AppConfig } from '../config/config';
 import { errorPage, PAGE_CSP, PAGE_HEADERS } from './interaction.pages';
-import { DEFAULT_RESOURCE, docsClient, MAX_CLIENT_NAME_LENGTH, MAX_REGISTRATION_BYTES, OAUTH_ROUTES, resourceIdentifiers } from './oauth-config';
+import {
+  DEFAULT_RESOURCE,
+  docsClient,
+  MAX_CLIENT_NAME_LENGTH,
+  MAX_REGISTRATION_BYTES,
+  OAUTH_ROUTES,
+  resourceIdentifiers,
+} from './oauth-config';
 import { pgAdapter } from './pg-adapter';
 import { sharedSecret } from './shared-secret';
 
@@ -28,7 +35,11 @@ export async function createOAuthProvider(config: AppConfig, db: DataSource): Pr
   const { default: Provider, errors } = await import('oidc-provider');
   const jwks = await sharedSecret(db, 'jwks', () => {
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-    return { keys: [{ ...privateKey.export({ format: 'jwk' }), kid: randomBytes(8).toString('hex'), use: 'sig', alg: 'RS256' }] };
+    return {
+      keys: [
+        { ...privateKey.export({ format: 'jwk' }), kid: randomBytes(8).toString('hex'), use: 'sig', alg: 'RS256' },
+      ],
+    };
   });
   const cookieKeys = await sharedSecret(db, 'cookie-keys', () => [randomBytes(32).toString('base64url')]);
   const resources = new Set(resourceIdentifiers(config));
@@ -72,7 +83,9 @@ export async function createOAuthProvider(config: AppConfig, db: DataSource): Pr
         },
         // Reached only when the metadata still needs a secret (an HMAC or symmetric algorithm): refused, no secret is ever issued.
         secretFactory: () => {
-          throw new errors.InvalidClientMetadata('only public clients can register here: leave out HMAC (HS*) and symmetric encryption algorithms');
+          throw new errors.InvalidClientMetadata(
+            'only public clients can register here: leave out HMAC (HS*) and symmetric encryption algorithms',
+          );
         },
       },
       revocation: { enabled: true },
@@ -84,7 +97,8 @@ export async function createOAuthProvider(config: AppConfig, db: DataSource): Pr
         defaultResource: () => DEFAULT_RESOURCE(config),
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx, indicator) => {
-          if (!resources.has(indicator)) throw new errors.InvalidTarget(`this server issues tokens only for ${[...resources].join(', ')}`);
+          if (!resources.has(indicator))
+            throw new errors.InvalidTarget(`this server issues tokens only for ${[...resources].join(', ')}`);
           return { scope: SCOPES.join(' '), audience: indicator, accessTokenTTL: 3600, accessTokenFormat: 'opaque' };
         },
       },
@@ -134,13 +148,17 @@ export async function createOAuthProvider(config: AppConfig, db: DataSource): Pr
     }
     await next();
     // (The event fires only for errors meant for the client; server errors are rendered already.)
-    const err = ctx.state.authorizationError as { statusCode?: number; message: string; error_description?: string } | undefined;
+    const err = ctx.state.authorizationError as
+      { statusCode?: number; message: string; error_description?: string } | undefined;
     if (err && (ctx as { oidc?: { route?: string } }).oidc?.route === 'authorization') {
       const description = (err.error_description ?? err.message).replace(/\.?$/, '.');
       ctx.remove('Location');
       ctx.set(PAGE_HEADERS);
       ctx.type = 'html';
-      ctx.body = errorPage(`The app's request was refused (${err.message})`, `${description} Formwork did not send you back to the app.`);
+      ctx.body = errorPage(
+        `The app's request was refused (${err.message})`,
+        `${description} Formwork did not send you back to the app.`,
+      );
       // prompt=none errors carry 303 (they are meant as redirects): a page is a 400.
       ctx.status = err.statusCode && err.statusCode >= 400 ? err.statusCode : 400;
     }
@@ -165,7 +183,9 @@ function publicRegistration(body: Record<string, unknown>, errors: typeof import
     throw new errors.InvalidClientMetadata(tooLarge(size));
   }
   if (typeof body.client_name === 'string' && body.client_name.length > MAX_CLIENT_NAME_LENGTH) {
-    throw new errors.InvalidClientMetadata(`client_name is ${body.client_name.length} characters; at most ${MAX_CLIENT_NAME_LENGTH} are accepted`);
+    throw new errors.InvalidClientMetadata(
+      `client_name is ${body.client_name.length} characters; at most ${MAX_CLIENT_NAME_LENGTH} are accepted`,
+    );
   }
   body.token_endpoint_auth_method = 'none';
   delete body.token_endpoint_auth_signing_alg; // only means something with a JWT client authentication
@@ -185,7 +205,11 @@ const UNSAFE_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'b
 function allowAppSchemes(provider: import('oidc-provider').default): void {
   const schema = (provider.Client as unknown as { Schema: { prototype: Record<string, unknown> } }).Schema.prototype;
   const check = schema.redirectUris as (this: { invalidate(m: string): void }, uris?: string[], label?: string) => void;
-  schema.redirectUris = function (this: { invalidate(m: string): void; redirect_uris: string[] }, uris: string[] = this.redirect_uris, label = 'redirect_uris') {
+  schema.redirectUris = function (
+    this: { invalidate(m: string): void; redirect_uris: string[] },
+    uris: string[] = this.redirect_uris,
+    label = 'redirect_uris',
+  ) {
     const own: string[] = [];
     const rest: string[] = [];
     for (const uri of uris) (/^[a-z][a-z0-9+.-]*:/i.test(uri) && !/^https?:/i.test(uri) ? own : rest).push(uri);
@@ -196,11 +220,13 @@ function allowAppSchemes(provider: import('oidc-provider').default): void {
       } catch {
         url = undefined;
       }
-      if (!url || UNSAFE_SCHEMES.has(url.protocol)) this.invalidate(`${label} must only contain web uris or an app's own scheme`);
+      if (!url || UNSAFE_SCHEMES.has(url.protocol))
+        this.invalidate(`${label} must only contain web uris or an app's own scheme`);
       else if (url.hash) this.invalidate(`${label} must not contain fragments`);
     }
     check.call(this, rest, label);
   };
 }
 
-const tooLarge = (bytes: number) => `the registration is ${bytes} bytes; at most ${MAX_REGISTRATION_BYTES} are accepted`;
+const tooLarge = (bytes: number) =>
+  `the registration is ${bytes} bytes; at most ${MAX_REGISTRATION_BYTES} are accepted`;

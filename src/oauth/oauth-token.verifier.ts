@@ -36,7 +36,8 @@ export class OAuthTokenVerifier implements CredentialVerifier {
       result = await this.lookup(token);
       this.cache.set(token, result);
     }
-    if (result.ok && result.principal.expiresAt && result.principal.expiresAt.getTime() <= Date.now()) return { ok: false, reason: 'expired' };
+    if (result.ok && result.principal.expiresAt && result.principal.expiresAt.getTime() <= Date.now())
+      return { ok: false, reason: 'expired' };
     return result;
   }
 

@@ -23,7 +23,8 @@ const PURGE_SQL = [
      SELECT ctid FROM login_failures WHERE last_failure_at < now() - interval '${FAILURE_RETENTION_HOURS} hours' LIMIT ${PURGE_BATCH}))`,
 ];
 
-export type SignInResult = { ok: true; userId: string } | { ok: false; reason: 'wrong' } | { ok: false; reason: 'locked'; minutes: number };
+export type SignInResult =
+  { ok: true; userId: string } | { ok: false; reason: 'wrong' } | { ok: false; reason: 'locked'; minutes: number };
 
 export interface GrantView {
   id: string;
@@ -102,7 +103,10 @@ export class OAuthService implements OnModuleInit, OnModuleDestroy {
       const windowEnds = new Date(row.last_failure_at).getTime() + LOCK_MINUTES * 60_000;
       const fresh = windowEnds <= Date.now();
       if (!fresh && row.failures >= MAX_FAILED_LOGINS) return { locked: Math.ceil((windowEnds - Date.now()) / 60_000) };
-      await tx.query(`UPDATE login_failures SET failures = $2, last_failure_at = now() WHERE email = $1`, [normalized, fresh ? 1 : row.failures + 1]);
+      await tx.query(`UPDATE login_failures SET failures = $2, last_failure_at = now() WHERE email = $1`, [
+        normalized,
+        fresh ? 1 : row.failures + 1,
+      ]);
       return { locked: 0 };
     });
     if (admitted.locked) return { ok: false, reason: 'locked', minutes: admitted.locked };
@@ -122,7 +126,11 @@ export class OAuthService implements OnModuleInit, OnModuleDestroy {
       });
     }
     const user = await this.workspaces.findUserByEmail(email);
-    if (!user) throw new ApiError('not_found', { message: `No user with the email "${email}".`, hint: '`member add` or `workspace create` makes one.' });
+    if (!user)
+      throw new ApiError('not_found', {
+        message: `No user with the email "${email}".`,
+        hint: '`member add` or `workspace create` makes one.',
+      });
     await this.db.query('UPDATE users SET password_hash = $2 WHERE id = $1', [user.id, await hashPassword(password)]);
     await this.db.query('DELETE FROM login_failures WHERE email = $1', [user.email]);
     return { userId: user.id, email: user.email };
@@ -141,7 +149,14 @@ export class OAuthService implements OnModuleInit, OnModuleDestroy {
    * scopes, same workspace) updates its scopes; it never moves a grant to another workspace nor
    * brings a revoked one back (the interaction starts a new grant for those).
    */
-  async recordGrant(grant: { grantId: string; workspaceId: string; userId: string; clientId: string; clientName: string | null; scopes: string[] }) {
+  async recordGrant(grant: {
+    grantId: string;
+    workspaceId: string;
+    userId: string;
+    clientId: string;
+    clientName: string | null;
+    scopes: string[];
+  }) {
     await this.db.query(
       `INSERT INTO oauth_grants (grant_id, workspace_id, user_id, client_id, client_name, scopes) VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (grant_id) DO UPDATE SET scopes = EXCLUDED.scopes
@@ -152,7 +167,9 @@ export class OAuthService implements OnModuleInit, OnModuleDestroy {
 
   /** Whether an existing grant may be extended by a consent for this workspace. */
   async grantUsableFor(grantId: string, workspaceId: string): Promise<boolean> {
-    const [row] = await this.db.query('SELECT workspace_id, revoked_at FROM oauth_grants WHERE grant_id = $1', [grantId]);
+    const [row] = await this.db.query('SELECT workspace_id, revoked_at FROM oauth_grants WHERE grant_id = $1', [
+      grantId,
+    ]);
     return !!row && row.workspace_id === workspaceId && !row.revoked_at;
   }
 
@@ -178,7 +195,11 @@ export class OAuthService implements OnModuleInit, OnModuleDestroy {
   /** Disconnects an app: every token of the grant is deleted; instances refuse them within 5 s. */
   async revokeGrant(grantId: string): Promise<{ id: string; revoked: true }> {
     const [grant] = await this.db.query('SELECT grant_id FROM oauth_grants WHERE grant_id = $1', [grantId]);
-    if (!grant) throw new ApiError('not_found', { message: `No connected app with the grant id "${grantId}".`, hint: '`grant list --workspace S` shows them.' });
+    if (!grant)
+      throw new ApiError('not_found', {
+        message: `No connected app with the grant id "${grantId}".`,
+        hint: '`grant list --workspace S` shows them.',
+      });
     await this.db.transaction(async (tx) => {
       // Its tokens, codes and sessions' references, and the authorization server's own grant record
       // (left behind, a later authorization would skip consent and get dead tokens).
@@ -190,7 +211,9 @@ export class OAuthService implements OnModuleInit, OnModuleDestroy {
 
   /** CSRF token of a sign-in interaction: an HMAC of its id (the interaction itself is bound to a cookie). */
   async csrfFor(uid: string): Promise<string> {
-    return createHmac('sha256', await this.key()).update(`csrf:${uid}`).digest('base64url');
+    return createHmac('sha256', await this.key())
+      .update(`csrf:${uid}`)
+      .digest('base64url');
   }
 
   async csrfValid(uid: string, token: unknown): Promise<boolean> {
@@ -201,7 +224,10 @@ export class OAuthService implements OnModuleInit, OnModuleDestroy {
   }
 
   private async key(): Promise<Buffer> {
-    this.csrfKey ??= Buffer.from(await sharedSecret(this.db, 'csrf-key', () => randomBytes(32).toString('base64url')), 'base64url');
+    this.csrfKey ??= Buffer.from(
+      await sharedSecret(this.db, 'csrf-key', () => randomBytes(32).toString('base64url')),
+      'base64url',
+    );
     return this.csrfKey;
   }
 }

@@ -20,7 +20,15 @@ export function pgAdapter(db: DataSource) {
          VALUES ($1, $2, $3::jsonb, $4, $5, $6, CASE WHEN $7::int IS NULL THEN NULL ELSE now() + make_interval(secs => $7::int) END)
          ON CONFLICT (model, id) DO UPDATE SET payload = EXCLUDED.payload, grant_id = EXCLUDED.grant_id,
            user_code = EXCLUDED.user_code, uid = EXCLUDED.uid, expires_at = EXCLUDED.expires_at`,
-        [this.model, id, JSON.stringify(payload), payload.grantId ?? null, payload.userCode ?? null, payload.uid ?? null, expiresIn ?? null],
+        [
+          this.model,
+          id,
+          JSON.stringify(payload),
+          payload.grantId ?? null,
+          payload.userCode ?? null,
+          payload.uid ?? null,
+          expiresIn ?? null,
+        ],
       );
     }
 
@@ -51,7 +59,9 @@ export function pgAdapter(db: DataSource) {
     /** Called on refresh token reuse, revocation and grant removal: every token of the grant goes. */
     async revokeByGrantId(grantId: string): Promise<void> {
       await db.query(`DELETE FROM oauth_models WHERE grant_id = $1 OR (model = 'Grant' AND id = $1)`, [grantId]);
-      await db.query('UPDATE oauth_grants SET revoked_at = now() WHERE grant_id = $1 AND revoked_at IS NULL', [grantId]);
+      await db.query('UPDATE oauth_grants SET revoked_at = now() WHERE grant_id = $1 AND revoked_at IS NULL', [
+        grantId,
+      ]);
     }
 
     /**

@@ -5,7 +5,10 @@ import type { DataSource } from 'typeorm';
  * if this is the first instance to need it (two first instances race safely: one insert wins).
  */
 export async function sharedSecret<T>(db: DataSource, name: string, make: () => T): Promise<T> {
-  await db.query('INSERT INTO oauth_secrets (name, value) VALUES ($1, $2::jsonb) ON CONFLICT (name) DO NOTHING', [name, JSON.stringify(make())]);
+  await db.query('INSERT INTO oauth_secrets (name, value) VALUES ($1, $2::jsonb) ON CONFLICT (name) DO NOTHING', [
+    name,
+    JSON.stringify(make()),
+  ]);
   const [row] = await db.query('SELECT value FROM oauth_secrets WHERE name = $1', [name]);
   return row.value as T;
 }

@@ -14,5 +14,11 @@ export interface PairRecord {
  * its limit (an IP refusal does not spend the credential's budget).
  */
 export interface BudgetStorage extends ThrottlerStorage {
-  incrementPair(firstKey: string, secondKey: string, ttl: number, firstLimit: number, secondLimit: number): Promise<PairRecord>;
+  incrementPair(
+    firstKey: string,
+    secondKey: string,
+    ttl: number,
+    firstLimit: number,
+    secondLimit: number,
+  ): Promise<PairRecord>;
 }

@@ -18,7 +18,9 @@ export class CredentialRateLimitGuard implements CanActivate {
     if (req.rateLimitDeferred) {
       req.rateLimitDeferred = false;
       const ip = req.ip ?? 'unknown';
-      budgets = req.principal ? await this.rateLimit.consumeBoth(ip, req.principal.credentialKey) : [await this.rateLimit.consume('ip', ip)];
+      budgets = req.principal
+        ? await this.rateLimit.consumeBoth(ip, req.principal.credentialKey)
+        : [await this.rateLimit.consume('ip', ip)];
     } else if (req.principal) {
       // The IP budget was counted by the early hook (a route outside /api/ that needs a credential).
       budgets = [req.ipBudget, await this.rateLimit.consume('credential', req.principal.credentialKey)];

@@ -69,7 +69,11 @@ describe('FailOpenThrottlerStorage', () => {
     expect(records.map((r) => r.totalHits)).toEqual([1, 2, 3]); // a fresh local window
     expect(warn).toHaveBeenCalledTimes(1);
     expect(warn.mock.calls[0][0]).toContain('ECONNREFUSED');
-    expect(storage.health()).toMatchObject({ store: 'in-process', state: 'degraded', since: '2026-05-01T12:00:00.000Z' });
+    expect(storage.health()).toMatchObject({
+      store: 'in-process',
+      state: 'degraded',
+      since: '2026-05-01T12:00:00.000Z',
+    });
   });
 
   it('counts both budgets of a request in one call to the shared store, and locally while it is down', async () => {

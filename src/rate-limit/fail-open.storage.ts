@@ -34,7 +34,13 @@ export class FailOpenThrottlerStorage implements BudgetStorage {
     private readonly probeTimeoutMs = 500,
   ) {}
 
-  async increment(key: string, ttl: number, limit: number, blockDuration: number, throttlerName: string): Promise<ThrottlerStorageRecord> {
+  async increment(
+    key: string,
+    ttl: number,
+    limit: number,
+    blockDuration: number,
+    throttlerName: string,
+  ): Promise<ThrottlerStorageRecord> {
     if (this.degradedSince === undefined) {
       try {
         return await this.shared.increment(key, ttl, limit, blockDuration, throttlerName);
@@ -47,7 +53,13 @@ export class FailOpenThrottlerStorage implements BudgetStorage {
     return this.local.increment(key, ttl, limit, blockDuration, throttlerName);
   }
 
-  async incrementPair(firstKey: string, secondKey: string, ttl: number, firstLimit: number, secondLimit: number): Promise<PairRecord> {
+  async incrementPair(
+    firstKey: string,
+    secondKey: string,
+    ttl: number,
+    firstLimit: number,
+    secondLimit: number,
+  ): Promise<PairRecord> {
     if (this.degradedSince === undefined) {
       try {
         return await this.shared.incrementPair(firstKey, secondKey, ttl, firstLimit, secondLimit);

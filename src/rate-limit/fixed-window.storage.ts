@@ -16,7 +16,13 @@ export class FixedWindowThrottlerStorage implements BudgetStorage, OnModuleDestr
     this.sweeper.unref();
   }
 
-  async increment(key: string, ttl: number, limit: number, _blockDuration: number, _throttlerName: string): Promise<ThrottlerStorageRecord> {
+  async increment(
+    key: string,
+    ttl: number,
+    limit: number,
+    _blockDuration: number,
+    _throttlerName: string,
+  ): Promise<ThrottlerStorageRecord> {
     const now = Date.now();
     let window = this.windows.get(key);
     if (!window || window.resetAt <= now) {
@@ -29,7 +35,13 @@ export class FixedWindowThrottlerStorage implements BudgetStorage, OnModuleDestr
     return { totalHits: window.hits, timeToExpire, isBlocked, timeToBlockExpire: isBlocked ? timeToExpire : 0 };
   }
 
-  async incrementPair(firstKey: string, secondKey: string, ttl: number, firstLimit: number, secondLimit: number): Promise<PairRecord> {
+  async incrementPair(
+    firstKey: string,
+    secondKey: string,
+    ttl: number,
+    firstLimit: number,
+    secondLimit: number,
+  ): Promise<PairRecord> {
     const first = await this.increment(firstKey, ttl, firstLimit, 0, '');
     if (first.isBlocked) return { first };
     return { first, second: await this.increment(secondKey, ttl, secondLimit, 0, '') };

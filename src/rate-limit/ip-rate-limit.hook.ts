@@ -53,7 +53,10 @@ export function settleDeferredIpBudget(rateLimit: RateLimitService): onSendHookH
       if (!budget.exceeded) return done(null, payload);
       const error = rateLimit.rateLimited(budget);
       reply.removeHeader('WWW-Authenticate');
-      reply.code(error.status).headers(error.headers ?? {}).type('application/json; charset=utf-8');
+      reply
+        .code(error.status)
+        .headers(error.headers ?? {})
+        .type('application/json; charset=utf-8');
       done(null, JSON.stringify(error.toJSON(req.id)));
     }, done);
   };

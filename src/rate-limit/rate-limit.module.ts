@@ -42,7 +42,8 @@ class RedisConnection implements OnModuleInit, OnApplicationShutdown {
   providers: [
     {
       provide: RATE_LIMIT_REDIS,
-      useFactory: (config: AppConfig) => (config.redisUrl && config.rateLimit.enabled ? createRedisClient(config.redisUrl) : null),
+      useFactory: (config: AppConfig) =>
+        config.redisUrl && config.rateLimit.enabled ? createRedisClient(config.redisUrl) : null,
       inject: [APP_CONFIG],
     },
     { provide: LOCAL_STORAGE, useFactory: () => new FixedWindowThrottlerStorage() },

@@ -65,7 +65,9 @@ describe('RateLimitService', () => {
 
   describe('when turned off (RATE_LIMIT_ENABLED=false)', () => {
     it('counts nothing and reports the counting as off', async () => {
-      const off = new RateLimitService(storage, { rateLimit: { credentialPerMin: 2, ipPerMin: 3, enabled: false } } as AppConfig);
+      const off = new RateLimitService(storage, {
+        rateLimit: { credentialPerMin: 2, ipPerMin: 3, enabled: false },
+      } as AppConfig);
       const increment = jest.spyOn(storage, 'increment');
       expect(await off.consume('ip', '203.0.113.9')).toBeUndefined();
       expect(increment).not.toHaveBeenCalled();

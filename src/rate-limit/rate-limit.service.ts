@@ -62,7 +62,13 @@ export class RateLimitService {
   async consumeBoth(ip: string, credentialKey: string): Promise<BudgetState[] | undefined> {
     if (!this.config.rateLimit.enabled) return undefined;
     const [ipLimit, credentialLimit] = [this.limitOf('ip'), this.limitOf('credential')];
-    const pair = await this.storage.incrementPair(`rl:ip:${ip}`, `rl:credential:${credentialKey}`, WINDOW_MS, ipLimit, credentialLimit);
+    const pair = await this.storage.incrementPair(
+      `rl:ip:${ip}`,
+      `rl:credential:${credentialKey}`,
+      WINDOW_MS,
+      ipLimit,
+      credentialLimit,
+    );
     const ipState = state('ip', ipLimit, pair.first);
     return pair.second ? [ipState, state('credential', credentialLimit, pair.second)] : [ipState];
   }
@@ -80,8 +86,14 @@ export class RateLimitService {
     const tightest = tighter(budgets);
     if (!tightest) return;
     const known = budgets.filter((b): b is BudgetState => b !== undefined);
-    res.setHeader('RateLimit-Policy', known.map((b) => `"${POLICY_NAMES[b.name]}";q=${b.limit};w=${WINDOW_MS / 1000}`).join(', '));
-    res.setHeader('RateLimit', known.map((b) => `"${POLICY_NAMES[b.name]}";r=${b.remaining};t=${b.resetSeconds}`).join(', '));
+    res.setHeader(
+      'RateLimit-Policy',
+      known.map((b) => `"${POLICY_NAMES[b.name]}";q=${b.limit};w=${WINDOW_MS / 1000}`).join(', '),
+    );
+    res.setHeader(
+      'RateLimit',
+      known.map((b) => `"${POLICY_NAMES[b.name]}";r=${b.remaining};t=${b.resetSeconds}`).join(', '),
+    );
     const limit = String(tightest.limit);
     const remaining = String(tightest.remaining);
     const reset = String(tightest.resetSeconds);
@@ -96,10 +108,13 @@ export class RateLimitService {
   /** Where budgets are counted, checking Redis now when it is configured (for /readyz). */
   async storeHealth(): Promise<RateLimitHealth> {
     if (!this.config.rateLimit.enabled) return { counting: 'off', redis: 'not configured' };
-    if (!(this.storage instanceof FailOpenThrottlerStorage)) return { counting: 'per instance', redis: 'not configured' };
+    if (!(this.storage instanceof FailOpenThrottlerStorage))
+      return { counting: 'per instance', redis: 'not configured' };
     await this.storage.probe();
     const health = this.storage.health();
-    return health.state === 'ok' ? { counting: 'shared', redis: 'ok' } : { counting: 'per instance', redis: 'unreachable', unreachableSince: health.since };
+    return health.state === 'ok'
+      ? { counting: 'shared', redis: 'ok' }
+      : { counting: 'per instance', redis: 'unreachable', unreachableSince: health.since };
   }
 
   rateLimited(budget: BudgetState): ApiError {
@@ -112,14 +127,21 @@ export class RateLimitService {
 }
 
 function state(name: BudgetName, limit: number, record: ThrottlerStorageRecord): BudgetState {
-  return { name, limit, remaining: Math.max(0, limit - record.totalHits), resetSeconds: record.timeToExpire, exceeded: record.totalHits > limit };
+  return {
+    name,
+    limit,
+    remaining: Math.max(0, limit - record.totalHits),
+    resetSeconds: record.timeToExpire,
+    exceeded: record.totalHits > limit,
+  };
 }
 
 export function tighter(budgets: Array<BudgetState | undefined>): BudgetState | undefined {
   let best: BudgetState | undefined;
   for (const b of budgets) {
     if (!b) continue;
-    if (!best || b.remaining < best.remaining || (b.remaining === best.remaining && b.resetSeconds > best.resetSeconds)) best = b;
+    if (!best || b.remaining < best.remaining || (b.remaining === best.remaining && b.resetSeconds > best.resetSeconds))
+      best = b;
   }
   return best;
 }

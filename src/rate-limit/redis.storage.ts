@@ -71,15 +71,32 @@ export class RedisThrottlerStorage implements BudgetStorage {
     this.redis = redis as RedisWithHit;
   }
 
-  async increment(key: string, ttl: number, limit: number, _blockDuration: number, _throttlerName: string): Promise<ThrottlerStorageRecord> {
+  async increment(
+    key: string,
+    ttl: number,
+    limit: number,
+    _blockDuration: number,
+    _throttlerName: string,
+  ): Promise<ThrottlerStorageRecord> {
     this.assertConnected();
     const [hits, ttlMs] = await this.redis.formworkHit(REDIS_KEY_PREFIX + key, ttl);
     return record(hits, ttlMs, limit);
   }
 
-  async incrementPair(firstKey: string, secondKey: string, ttl: number, firstLimit: number, secondLimit: number): Promise<PairRecord> {
+  async incrementPair(
+    firstKey: string,
+    secondKey: string,
+    ttl: number,
+    firstLimit: number,
+    secondLimit: number,
+  ): Promise<PairRecord> {
     this.assertConnected();
-    const [hits1, ttl1, hits2, ttl2] = await this.redis.formworkHitPair(REDIS_KEY_PREFIX + firstKey, REDIS_KEY_PREFIX + secondKey, ttl, firstLimit);
+    const [hits1, ttl1, hits2, ttl2] = await this.redis.formworkHitPair(
+      REDIS_KEY_PREFIX + firstKey,
+      REDIS_KEY_PREFIX + secondKey,
+      ttl,
+      firstLimit,
+    );
     const first = record(hits1, ttl1, firstLimit);
     return hits2 === undefined ? { first } : { first, second: record(hits2, ttl2, secondLimit) };
   }

@@ -16,7 +16,12 @@ export function pageHeaders(embedOrigins: readonly string[]): Record<string, str
   const framing: Record<string, string> = embedOrigins.length
     ? { 'Content-Security-Policy': `${PAGE_CSP}; frame-ancestors ${embedOrigins.join(' ')}` }
     : { 'Content-Security-Policy': `${PAGE_CSP}; frame-ancestors 'none'`, 'X-Frame-Options': 'DENY' };
-  return { ...framing, 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'no-referrer', 'Cache-Control': 'no-store' };
+  return {
+    ...framing,
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'no-referrer',
+    'Cache-Control': 'no-store',
+  };
 }
 
 /**
@@ -32,7 +37,10 @@ export function prefersJson(accept: string | undefined): boolean {
     return { range, q: q === undefined ? 1 : Number(q.slice(2)), index };
   });
   const weigh = (type: string) => {
-    const match = ranges.find((r) => r.range === type) ?? ranges.find((r) => r.range === `${type.split('/')[0]}/*`) ?? ranges.find((r) => r.range === '*/*');
+    const match =
+      ranges.find((r) => r.range === type) ??
+      ranges.find((r) => r.range === `${type.split('/')[0]}/*`) ??
+      ranges.find((r) => r.range === '*/*');
     return match && match.q > 0 && match.q <= 1 ? match : { q: 0, index: Infinity };
   };
   const json = weigh('application/json');

@@ -78,8 +78,10 @@ export class RespondentController {
     try {
       await this.responses.submit(publicId, answersFromFormPost(form.blocks, raw));
     } catch (err) {
-      if (err instanceof ApiError && err.code === 'invalid_arguments') return sendPage(res, 400, formPage(form, raw, err.details ?? []), headers);
-      if (err instanceof ApiError && err.code === 'form_not_accepting_responses') return sendPage(res, 409, notAcceptingPage(form.status), headers);
+      if (err instanceof ApiError && err.code === 'invalid_arguments')
+        return sendPage(res, 400, formPage(form, raw, err.details ?? []), headers);
+      if (err instanceof ApiError && err.code === 'form_not_accepting_responses')
+        return sendPage(res, 409, notAcceptingPage(form.status), headers);
       throw err;
     }
     sendPage(res, 200, thankYouPage(form), headers);
@@ -99,11 +101,19 @@ export class RespondentController {
 
 /** A published form as the respondent sees it, for a page that embeds it (nothing internal: no ids but the public ones, no dates). */
 function formForEmbedding(form: FormRecord) {
-  return { publicId: form.publicId, title: form.title, description: form.description, blocks: form.blocks.map(blockView) };
+  return {
+    publicId: form.publicId,
+    title: form.title,
+    description: form.description,
+    blocks: form.blocks.map(blockView),
+  };
 }
 
 function formNotFound(): ApiError {
-  return new ApiError('not_found', { message: 'There is no form at this address.', hint: 'Check the link you were given.' });
+  return new ApiError('not_found', {
+    message: 'There is no form at this address.',
+    hint: 'Check the link you were given.',
+  });
 }
 
 function notFoundPage(): string {

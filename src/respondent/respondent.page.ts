@@ -19,8 +19,12 @@ export type RawAnswers = Record<string, string | string[] | undefined>;
 export function formPage(form: FormRecord, values: RawAnswers = {}, errors: ErrorDetail[] = []): string {
   const errorFor = new Map<string, string>();
   for (const e of errors) {
-    const blockId = e.path.replace(/^\/answers\//, '').replace(/~1/g, '/').replace(/~0/g, '~');
-    if (!errorFor.has(blockId)) errorFor.set(blockId, e.message === 'is required' ? 'This question needs an answer.' : e.message);
+    const blockId = e.path
+      .replace(/^\/answers\//, '')
+      .replace(/~1/g, '/')
+      .replace(/~0/g, '~');
+    if (!errorFor.has(blockId))
+      errorFor.set(blockId, e.message === 'is required' ? 'This question needs an answer.' : e.message);
   }
   const titles = new Map(form.blocks.map((b) => [b.id, b.title]));
   const summary = errors.length
@@ -60,7 +64,9 @@ function field(b: Block, value: string | string[] | undefined, error: string | u
   if (options) {
     const chosen = new Set(Array.isArray(value) ? value : value !== undefined ? [value] : []);
     if (b.type === 'dropdown') {
-      const opts = options.map((o) => `<option value="${esc(o.value)}"${chosen.has(o.value) ? ' selected' : ''}>${esc(o.label)}</option>`).join('');
+      const opts = options
+        .map((o) => `<option value="${esc(o.value)}"${chosen.has(o.value) ? ' selected' : ''}>${esc(o.label)}</option>`)
+        .join('');
       return `<div class="field"><label for="${esc(id)}">${esc(b.title)}${mark}</label>${desc}${err}
 <select id="${esc(id)}" name="${name}"${aria}><option value="">Choose…</option>${opts}</select></div>`;
     }
@@ -80,7 +86,14 @@ ${inputs}</fieldset>`;
   if (b.type === 'long_text') {
     return `<div class="field">${label}${desc}${err}<textarea id="${esc(id)}" name="${name}" rows="5"${aria}>${esc(one)}</textarea></div>`;
   }
-  const types: Record<string, string> = { short_text: 'text', email: 'email', url: 'url', phone: 'tel', number: 'number', date: 'date' };
+  const types: Record<string, string> = {
+    short_text: 'text',
+    email: 'email',
+    url: 'url',
+    phone: 'tel',
+    number: 'number',
+    date: 'date',
+  };
   const extra =
     b.type === 'number'
       ? ` step="any"${b.min !== undefined ? ` min="${esc(b.min)}"` : ''}${b.max !== undefined ? ` max="${esc(b.max)}"` : ''} inputmode="decimal"`
@@ -95,7 +108,11 @@ ${inputs}</fieldset>`;
 /** Options of blocks answered by picking: choices, yes/no, and the points of a rating or scale. */
 function choicesOf(b: Block): Array<{ value: string; label: string }> | undefined {
   if (b.choices) return b.choices.map((c) => ({ value: c.id, label: c.label }));
-  if (b.type === 'yes_no') return [{ value: 'true', label: 'Yes' }, { value: 'false', label: 'No' }];
+  if (b.type === 'yes_no')
+    return [
+      { value: 'true', label: 'Yes' },
+      { value: 'false', label: 'No' },
+    ];
   if (b.type === 'rating' || b.type === 'linear_scale') {
     const min = b.type === 'rating' ? 1 : (b.min ?? 1);
     const max = b.max ?? 5;

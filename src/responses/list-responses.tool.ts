@@ -10,9 +10,23 @@ const input = Type.Object(
   {
     publicId: PublicId,
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Page size, 1 to 200.' })),
-    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0, description: 'Start position; add the previous page\'s count to get the next page.' })),
-    order: Type.Optional(StringEnum(['oldest', 'newest'] as const, { default: 'oldest', description: 'oldest first (stable for walking every response) or newest first.' })),
-    since: Type.Optional(Type.String({ format: 'date-time', description: 'Only responses submitted at or after this time.' })),
+    offset: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 1_000_000_000,
+        default: 0,
+        description: "Start position; add the previous page's count to get the next page.",
+      }),
+    ),
+    order: Type.Optional(
+      StringEnum(['oldest', 'newest'] as const, {
+        default: 'oldest',
+        description: 'oldest first (stable for walking every response) or newest first.',
+      }),
+    ),
+    since: Type.Optional(
+      Type.String({ format: 'date-time', description: 'Only responses submitted at or after this time.' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -61,6 +75,9 @@ function checkSince(since: string): void {
   }
   const year = new Date(since).getUTCFullYear();
   if (!(year >= 1 && year <= 9999)) {
-    throw new ApiError('invalid_arguments', { message: 'since is out of range.', details: [{ path: '/since', message: 'must be a date-time between the years 1 and 9999' }] });
+    throw new ApiError('invalid_arguments', {
+      message: 'since is out of range.',
+      details: [{ path: '/since', message: 'must be a date-time between the years 1 and 9999' }],
+    });
   }
 }

@@ -76,7 +76,10 @@ export class ResponseSequencerWorker implements OnApplicationBootstrap, BeforeAp
         })
         .catch((err: Error) => {
           // Once per outage: the responses wait (none is lost) and the next pass tries again.
-          if (!this.failing) this.logger.warn(`could not sequence waiting responses (retrying every ${SEQUENCE_EVERY_MS} ms): ${err.message}`);
+          if (!this.failing)
+            this.logger.warn(
+              `could not sequence waiting responses (retrying every ${SEQUENCE_EVERY_MS} ms): ${err.message}`,
+            );
           this.failing = true;
         })
         .finally(() => this.schedule());

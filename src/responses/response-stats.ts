@@ -77,18 +77,29 @@ export async function insertResponse(
   m: EntityManager,
   form: { id: string; version: number },
   answers: Record<string, unknown>,
-  opts: { source: string; submittedAt?: Date; published?: boolean; audit?: { sql: string; params: unknown[] }; unlessSubscribed?: boolean },
+  opts: {
+    source: string;
+    submittedAt?: Date;
+    published?: boolean;
+    audit?: { sql: string; params: unknown[] };
+    unlessSubscribed?: boolean;
+  },
 ): Promise<InsertedResponse | undefined> {
   const params: unknown[] = [form.id, form.version, JSON.stringify(answers), opts.source, opts.submittedAt ?? null];
-  const audit = opts.audit ? `, a AS (${opts.audit.sql.replace(/\$(\d+)/g, (_, n) => `$${Number(n) + params.length}`)})` : '';
+  const audit = opts.audit
+    ? `, a AS (${opts.audit.sql.replace(/\$(\d+)/g, (_, n) => `$${Number(n) + params.length}`)})`
+    : '';
   if (opts.audit) params.push(...opts.audit.params);
   const [row]: InsertedResponse[] = await m.query(
-    prepared(m, `WITH f AS (SELECT id FROM forms WHERE id = $1 AND version = $2 ${opts.published ? `AND status = 'published'` : ''}${opts.unlessSubscribed ? UNLESS_SUBSCRIBED : ''} FOR SHARE),
+    prepared(
+      m,
+      `WITH f AS (SELECT id FROM forms WHERE id = $1 AND version = $2 ${opts.published ? `AND status = 'published'` : ''}${opts.unlessSubscribed ? UNLESS_SUBSCRIBED : ''} FOR SHARE),
      r AS (
        INSERT INTO responses (form_id, submitted_at, answers, source)
        SELECT f.id, COALESCE($5::timestamptz, clock_timestamp()), $3::jsonb, $4 FROM f
        RETURNING id, submitted_at)${audit}
-     SELECT id, submitted_at FROM r`),
+     SELECT id, submitted_at FROM r`,
+    ),
     params,
   );
   return row;
@@ -298,7 +309,10 @@ export async function discardAnswers(tx: EntityManager, formId: string, loss: Di
   await sequenceResponses(tx, [formId]);
   const { blockId, choiceId } = loss;
   if (loss.kind !== 'choice_removed') {
-    await tx.query('UPDATE responses SET answers = answers - $2 WHERE form_id = $1 AND answers ? $2', [formId, blockId]);
+    await tx.query('UPDATE responses SET answers = answers - $2 WHERE form_id = $1 AND answers ? $2', [
+      formId,
+      blockId,
+    ]);
     await tx.query('DELETE FROM block_stats WHERE form_id = $1 AND block_id = $2', [formId, blockId]);
     await tx.query('DELETE FROM answer_counts WHERE form_id = $1 AND block_id = $2', [formId, blockId]);
     return;
@@ -318,6 +332,14 @@ export async function discardAnswers(tx: EntityManager, formId: string, loss: Di
          SELECT count(*)::int AS emptied FROM u`,
         [formId, blockId, choiceId],
       );
-  await tx.query('UPDATE block_stats SET answered = answered - $3 WHERE form_id = $1 AND block_id = $2', [formId, blockId, emptied]);
-  await tx.query('DELETE FROM answer_counts WHERE form_id = $1 AND block_id = $2 AND value = $3', [formId, blockId, choiceId]);
+  await tx.query('UPDATE block_stats SET answered = answered - $3 WHERE form_id = $1 AND block_id = $2', [
+    formId,
+    blockId,
+    emptied,
+  ]);
+  await tx.query('DELETE FROM answer_counts WHERE form_id = $1 AND block_id = $2 AND value = $3', [
+    formId,
+    blockId,
+    choiceId,
+  ]);
 }

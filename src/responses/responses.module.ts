@@ -12,7 +12,15 @@ import { SummarizeResponsesTool } from './summarize-responses.tool';
 
 @Module({
   imports: [FormsModule, IdempotencyModule, WebhookOutboxModule],
-  providers: [ResponsesService, ResponseSequencer, ListResponsesTool, GetResponseTool, SummarizeResponsesTool, CreateResponseTool, DeleteResponseTool],
+  providers: [
+    ResponsesService,
+    ResponseSequencer,
+    ListResponsesTool,
+    GetResponseTool,
+    SummarizeResponsesTool,
+    CreateResponseTool,
+    DeleteResponseTool,
+  ],
   exports: [ResponsesService, ResponseSequencer],
 })
 export class ResponsesModule {}

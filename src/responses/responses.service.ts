@@ -55,8 +55,9 @@ export class ResponsesService {
     const form = await this.forms.get(workspaceId, publicId);
     // With `since`, the page covers the tail of the order that starts at its first response.
     const position = () =>
-      this.db.query(
-        `WITH c AS (SELECT total FROM response_counters WHERE form_id = $1),
+      this.db
+        .query(
+          `WITH c AS (SELECT total FROM response_counters WHERE form_id = $1),
               s AS (SELECT seq FROM responses WHERE form_id = $1 AND submitted_at >= $2::timestamptz AND seq IS NOT NULL ORDER BY submitted_at, seq LIMIT 1)
          SELECT c.total::int AS all,
                 (CASE WHEN $2::timestamptz IS NULL THEN 0
@@ -67,11 +68,12 @@ export class ResponsesService {
                  END)::int AS skipped,
                 EXISTS (SELECT 1 FROM responses WHERE form_id = $1 AND seq IS NULL) AS waiting
            FROM c`,
-        [form.id, opts.since ?? null],
-      ).then(([row]: Array<{ all: number; skipped: number; waiting: boolean }>) => {
-        if (!row) throw notFoundForm(publicId); // deleted meanwhile
-        return row;
-      });
+          [form.id, opts.since ?? null],
+        )
+        .then(([row]: Array<{ all: number; skipped: number; waiting: boolean }>) => {
+          if (!row) throw notFoundForm(publicId); // deleted meanwhile
+          return row;
+        });
     let at = await position();
     if (at.waiting) {
       // Responses committed before this call wait for their seq: give it, then count again.
@@ -98,7 +100,10 @@ export class ResponsesService {
     );
     if (opts.order === 'newest') rows.reverse();
     const view = answersViewer(form.blocks);
-    return { total, responses: rows.map((r) => ({ id: r.id, submittedAt: r.submitted_at.toISOString(), answers: view(r.answers) })) };
+    return {
+      total,
+      responses: rows.map((r) => ({ id: r.id, submittedAt: r.submitted_at.toISOString(), answers: view(r.answers) })),
+    };
   }
 
   async get(workspaceId: string, publicId: string, responseId: string): Promise<ResponseView> {
@@ -107,7 +112,10 @@ export class ResponsesService {
 
   private async read(manager: EntityManager, form: FormRecord, responseId: string): Promise<ResponseView> {
     const rows: ResponseRow[] = UUID.test(responseId)
-      ? await manager.query(`SELECT id, submitted_at, answers FROM responses WHERE form_id = $1 AND id = $2`, [form.id, responseId])
+      ? await manager.query(`SELECT id, submitted_at, answers FROM responses WHERE form_id = $1 AND id = $2`, [
+          form.id,
+          responseId,
+        ])
       : [];
     if (!rows[0]) throw notFoundResponse(form.publicId, responseId);
     return toView(form, rows[0]);
@@ -142,7 +150,11 @@ export class ResponsesService {
    * to response.created (checked in that statement, so an endpoint committed before it is seen);
    * the submission then takes the transactional path, which emits the event in its transaction.
    */
-  private async store(publicId: string, answers: Record<string, unknown>, how: { source: 'api' | 'web'; actor?: Principal; published?: boolean }): Promise<ResponseView> {
+  private async store(
+    publicId: string,
+    answers: Record<string, unknown>,
+    how: { source: 'api' | 'web'; actor?: Principal; published?: boolean },
+  ): Promise<ResponseView> {
     const workspaceId = how.actor?.workspace.id;
     const insert = (m: EntityManager, form: FormRecord, stored: Record<string, unknown>, fast: boolean) =>
       insertResponse(m, form, stored, {
@@ -152,20 +164,29 @@ export class ResponsesService {
         unlessSubscribed: fast,
       });
     const known = this.forms.recent(publicId);
-    if (known && (workspaceId === undefined || known.workspaceId === workspaceId) && (!how.published || known.status === 'published')) {
+    if (
+      known &&
+      (workspaceId === undefined || known.workspaceId === workspaceId) &&
+      (!how.published || known.status === 'published')
+    ) {
       const { stored, details } = validateAnswers(known.blocks, answers);
       const row = details.length ? undefined : await insert(ambientManager(this.db), known, stored, true);
       if (row) return toView(known, { ...row, answers: stored });
     }
     return inTransaction(this.db, async (tx) => {
-      const form = workspaceId ? await this.forms.lock(tx, workspaceId, publicId, 'SHARE') : await this.forms.getPublic(publicId, tx, 'SHARE');
+      const form = workspaceId
+        ? await this.forms.lock(tx, workspaceId, publicId, 'SHARE')
+        : await this.forms.getPublic(publicId, tx, 'SHARE');
       if (how.published && form.status !== 'published') throw notAccepting(form.status);
       const stored = validated(form, answers);
       const row = await insert(tx, form, stored, false);
       // Cannot happen: the form row is locked and was read after the lock.
       if (!row) throw new Error(`form ${form.id} changed under its lock`);
       const response = toView(form, { ...row, answers: stored });
-      await this.webhooks.emit(tx, form.workspaceId, 'response.created', { form: { publicId, title: form.title }, response });
+      await this.webhooks.emit(tx, form.workspaceId, 'response.created', {
+        form: { publicId, title: form.title },
+        response,
+      });
       return response;
     });
   }
@@ -175,7 +196,10 @@ export class ResponsesService {
       const form = await this.forms.lock(tx, actor.workspace.id, publicId, 'SHARE');
       if (!UUID.test(responseId)) throw notFoundResponse(publicId, responseId);
       // Emitted before the delete, which it reads (only when an endpoint wants it); the transaction makes it one change.
-      await this.webhooks.emit(tx, form.workspaceId, 'response.deleted', async () => ({ form: { publicId, title: form.title }, response: await this.read(tx, form, responseId) }));
+      await this.webhooks.emit(tx, form.workspaceId, 'response.deleted', async () => ({
+        form: { publicId, title: form.title },
+        response: await this.read(tx, form, responseId),
+      }));
       if (!(await deleteResponse(tx, form.id, responseId))) throw notFoundResponse(publicId, responseId);
       await this.idempotency.forgetDeleted(tx, { workspaceId: actor.workspace.id, responseId });
       await this.audit.record(tx, actor, 'response.delete', responseId, { form: publicId });
@@ -195,12 +219,29 @@ export class ResponsesService {
       await this.sequencer.settle(form.id);
       row = await this.readSummary(form);
     }
-    const stats = new Map<string, { answered: number; sum: number; latest: Array<{ value: string; submittedAt: string }> }>(
-      row.stats.map((s: { blockId: string; answered: number; sum: number; latest: Array<{ value: string; submittedAt: string }> }) => [s.blockId, s]),
+    const stats = new Map<
+      string,
+      { answered: number; sum: number; latest: Array<{ value: string; submittedAt: string }> }
+    >(
+      row.stats.map(
+        (s: {
+          blockId: string;
+          answered: number;
+          sum: number;
+          latest: Array<{ value: string; submittedAt: string }>;
+        }) => [s.blockId, s],
+      ),
     );
-    const counts = new Map<string, number>(row.counts.map((c: { blockId: string; value: string; count: number }) => [`${c.blockId}\u0000${c.value}`, Number(c.count)]));
+    const counts = new Map<string, number>(
+      row.counts.map((c: { blockId: string; value: string; count: number }) => [
+        `${c.blockId}\u0000${c.value}`,
+        Number(c.count),
+      ]),
+    );
     const ranges = new Map<string, { min: number | string | null; max: number | string | null }>(
-      [...row.numeric, ...row.dates].map((r: { blockId: string; min: number | string | null; max: number | string | null }) => [r.blockId, r]),
+      [...row.numeric, ...row.dates].map(
+        (r: { blockId: string; min: number | string | null; max: number | string | null }) => [r.blockId, r],
+      ),
     );
     return {
       publicId,
@@ -261,8 +302,12 @@ export class ResponsesService {
 
 export function notAccepting(status: string): ApiError {
   return new ApiError('form_not_accepting_responses', {
-    message: status === 'closed' ? 'This form is closed and no longer takes responses.' : 'This form is not published yet.',
-    hint: status === 'closed' ? 'Ask its owner to reopen it with publish_form.' : 'Its owner can publish it with publish_form.',
+    message:
+      status === 'closed' ? 'This form is closed and no longer takes responses.' : 'This form is not published yet.',
+    hint:
+      status === 'closed'
+        ? 'Ask its owner to reopen it with publish_form.'
+        : 'Its owner can publish it with publish_form.',
   });
 }
 

@@ -21,7 +21,15 @@ const output = Type.Object(
           skipped: Type.Integer({ minimum: 0 }),
           choices: Type.Optional(
             Type.Array(
-              Type.Object({ id: Type.String(), label: Type.String(), count: Type.Integer(), share: Type.Number({ description: 'count / answered' }) }, { additionalProperties: false }),
+              Type.Object(
+                {
+                  id: Type.String(),
+                  label: Type.String(),
+                  count: Type.Integer(),
+                  share: Type.Number({ description: 'count / answered' }),
+                },
+                { additionalProperties: false },
+              ),
             ),
           ),
           yes: Type.Optional(Type.Integer()),
@@ -29,7 +37,14 @@ const output = Type.Object(
           min: Type.Optional(Type.Union([Type.Number(), Type.String(), Type.Null()])),
           max: Type.Optional(Type.Union([Type.Number(), Type.String(), Type.Null()])),
           mean: Type.Optional(Nullable(Type.Number())),
-          latest: Type.Optional(Type.Array(Type.Object({ value: Type.String(), submittedAt: Type.String({ format: 'date-time' }) }, { additionalProperties: false }))),
+          latest: Type.Optional(
+            Type.Array(
+              Type.Object(
+                { value: Type.String(), submittedAt: Type.String({ format: 'date-time' }) },
+                { additionalProperties: false },
+              ),
+            ),
+          ),
         },
         { additionalProperties: false },
       ),
@@ -42,7 +57,7 @@ const output = Type.Object(
   name: 'summarize_responses',
   title: 'Summarize responses',
   description:
-    'Aggregates of a form\'s responses per block: answered and skipped counts, counts and shares per choice, min/max/mean of numbers, ratings and scales, the latest text answers. Much cheaper than paging.',
+    "Aggregates of a form's responses per block: answered and skipped counts, counts and shares per choice, min/max/mean of numbers, ratings and scales, the latest text answers. Much cheaper than paging.",
   scope: 'responses:read',
   write: false,
   minRole: 'viewer',

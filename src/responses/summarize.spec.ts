@@ -1,7 +1,11 @@
 import type { Block } from '../forms/blocks';
 import { BlockSummary, StoredResponse, summarize } from './summarize';
 
-const block = (b: Partial<Block> & Pick<Block, 'id' | 'type'>): Block => ({ title: `Title of ${b.id}`, required: false, ...b });
+const block = (b: Partial<Block> & Pick<Block, 'id' | 'type'>): Block => ({
+  title: `Title of ${b.id}`,
+  required: false,
+  ...b,
+});
 
 const colour = block({
   id: 'colour',
@@ -20,7 +24,14 @@ const toppings = block({
     { id: 'c_egg', label: 'Egg' },
   ],
 });
-const size = block({ id: 'size', type: 'dropdown', choices: [{ id: 'c_s', label: 'S' }, { id: 'c_l', label: 'L' }] });
+const size = block({
+  id: 'size',
+  type: 'dropdown',
+  choices: [
+    { id: 'c_s', label: 'S' },
+    { id: 'c_l', label: 'L' },
+  ],
+});
 const likes = block({ id: 'likes', type: 'yes_no' });
 const age = block({ id: 'age', type: 'number' });
 const stars = block({ id: 'stars', type: 'rating', max: 5 });
@@ -32,7 +43,10 @@ const intro = block({ id: 'intro', type: 'statement' });
 const clock = Date.parse('2026-03-01T09:00:00.000Z');
 /** A response submitted `minutes` after the start of the test data. */
 const at = (minutes: number) => new Date(clock + minutes * 60_000);
-const response = (minutes: number, answers: Record<string, unknown>): StoredResponse => ({ submittedAt: at(minutes), answers });
+const response = (minutes: number, answers: Record<string, unknown>): StoredResponse => ({
+  submittedAt: at(minutes),
+  answers,
+});
 
 function blockOf(summary: { blocks: BlockSummary[] }, id: string): BlockSummary {
   const found = summary.blocks.find((b) => b.blockId === id);
@@ -42,13 +56,16 @@ function blockOf(summary: { blocks: BlockSummary[] }, id: string): BlockSummary 
 
 describe('summarize', () => {
   describe('choice blocks', () => {
-    it('counts each choice and its share of the answers, in the block\'s choice order', () => {
-      const summary = summarize([colour], [
-        response(0, { colour: 'c_red' }),
-        response(1, { colour: 'c_blue' }),
-        response(2, { colour: 'c_red' }),
-        response(3, {}),
-      ]);
+    it("counts each choice and its share of the answers, in the block's choice order", () => {
+      const summary = summarize(
+        [colour],
+        [
+          response(0, { colour: 'c_red' }),
+          response(1, { colour: 'c_blue' }),
+          response(2, { colour: 'c_red' }),
+          response(3, {}),
+        ],
+      );
       expect(blockOf(summary, 'colour')).toEqual({
         blockId: 'colour',
         type: 'multiple_choice',
@@ -73,12 +90,15 @@ describe('summarize', () => {
 
     it('counts every choice ticked in a checkboxes answer, shares out of the people who answered', () => {
       const s = blockOf(
-        summarize([toppings], [
-          response(0, { toppings: ['c_ham', 'c_egg'] }),
-          response(1, { toppings: ['c_egg'] }),
-          response(2, { toppings: ['c_egg'] }),
-          response(3, { toppings: ['c_ham'] }),
-        ]),
+        summarize(
+          [toppings],
+          [
+            response(0, { toppings: ['c_ham', 'c_egg'] }),
+            response(1, { toppings: ['c_egg'] }),
+            response(2, { toppings: ['c_egg'] }),
+            response(3, { toppings: ['c_ham'] }),
+          ],
+        ),
         'toppings',
       );
       expect(s.answered).toBe(4);
@@ -101,7 +121,10 @@ describe('summarize', () => {
 
   it('counts yes and no', () => {
     const s = blockOf(
-      summarize([likes], [response(0, { likes: true }), response(1, { likes: false }), response(2, { likes: true }), response(3, {})]),
+      summarize(
+        [likes],
+        [response(0, { likes: true }), response(1, { likes: false }), response(2, { likes: true }), response(3, {})],
+      ),
       'likes',
     );
     expect(s).toMatchObject({ yes: 2, no: 1, answered: 3, skipped: 1 });
@@ -109,12 +132,18 @@ describe('summarize', () => {
 
   describe('numeric blocks', () => {
     it('gives min, max and mean of numbers', () => {
-      const s = blockOf(summarize([age], [response(0, { age: 30 }), response(1, { age: -2.5 }), response(2, { age: 100 })]), 'age');
+      const s = blockOf(
+        summarize([age], [response(0, { age: 30 }), response(1, { age: -2.5 }), response(2, { age: 100 })]),
+        'age',
+      );
       expect(s).toMatchObject({ min: -2.5, max: 100, mean: 42.5 });
     });
 
     it('gives min, max and a rounded mean of ratings', () => {
-      const s = blockOf(summarize([stars], [response(0, { stars: 5 }), response(1, { stars: 4 }), response(2, { stars: 4 })]), 'stars');
+      const s = blockOf(
+        summarize([stars], [response(0, { stars: 5 }), response(1, { stars: 4 }), response(2, { stars: 4 })]),
+        'stars',
+      );
       expect(s).toMatchObject({ min: 4, max: 5, mean: 4.3333 });
     });
 
@@ -131,7 +160,10 @@ describe('summarize', () => {
 
   it('gives the earliest and latest date answered', () => {
     const s = blockOf(
-      summarize([when], [response(0, { when: '2026-05-10' }), response(1, { when: '2025-12-31' }), response(2, { when: '2026-01-15' })]),
+      summarize(
+        [when],
+        [response(0, { when: '2026-05-10' }), response(1, { when: '2025-12-31' }), response(2, { when: '2026-01-15' })],
+      ),
       'when',
     );
     expect(s).toMatchObject({ min: '2025-12-31', max: '2026-05-10' });
@@ -140,7 +172,10 @@ describe('summarize', () => {
   describe('text blocks', () => {
     it('shows the latest texts, newest first, whatever order the responses come in', () => {
       const s = blockOf(
-        summarize([comment], [response(5, { comment: 'five' }), response(1, { comment: 'one' }), response(3, { comment: 'three' })]),
+        summarize(
+          [comment],
+          [response(5, { comment: 'five' }), response(1, { comment: 'one' }), response(3, { comment: 'three' })],
+        ),
         'comment',
       );
       expect(s.latest).toEqual([
@@ -163,7 +198,10 @@ describe('summarize', () => {
   });
 
   it('counts answered and skipped per block', () => {
-    const summary = summarize([age, comment], [response(0, { age: 1 }), response(1, { age: 2, comment: 'x' }), response(2, {})]);
+    const summary = summarize(
+      [age, comment],
+      [response(0, { age: 1 }), response(1, { age: 2, comment: 'x' }), response(2, {})],
+    );
     expect(blockOf(summary, 'age')).toMatchObject({ answered: 2, skipped: 1 });
     expect(blockOf(summary, 'comment')).toMatchObject({ answered: 1, skipped: 2 });
   });

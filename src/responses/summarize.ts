@@ -54,7 +54,13 @@ export function summaryFromStats(blocks: Block[], src: SummarySource): FormSumma
       .filter((b) => b.type !== 'statement')
       .map((b) => {
         const answered = src.answered(b.id);
-        const s: BlockSummary = { blockId: b.id, type: b.type, title: b.title, answered, skipped: Math.max(0, src.total - answered) };
+        const s: BlockSummary = {
+          blockId: b.id,
+          type: b.type,
+          title: b.title,
+          answered,
+          skipped: Math.max(0, src.total - answered),
+        };
         if (b.choices) {
           s.choices = b.choices.map((c) => {
             const count = src.count(b.id, c.id);
@@ -71,7 +77,10 @@ export function summaryFromStats(blocks: Block[], src: SummarySource): FormSumma
         } else if (b.type === 'date') {
           Object.assign(s, src.range(b.id));
         } else if (TEXT_TYPES.includes(b.type)) {
-          s.latest = src.latest(b.id).slice(0, LATEST_TEXTS).map((l) => ({ value: l.value, submittedAt: new Date(l.submittedAt).toISOString() }));
+          s.latest = src
+            .latest(b.id)
+            .slice(0, LATEST_TEXTS)
+            .map((l) => ({ value: l.value, submittedAt: new Date(l.submittedAt).toISOString() }));
         }
         return s;
       }),
@@ -92,7 +101,12 @@ export function summarize(blocks: Block[], responses: Iterable<StoredResponse>):
     last: list.length ? list[list.length - 1].submittedAt : null,
     answered: (id) => values(id).length,
     sum: (id) => values(id).reduce((acc: number, v) => acc + (typeof v === 'number' ? v : 0), 0),
-    count: (id, value) => values(id).reduce((acc: number, v) => acc + (Array.isArray(v) ? v.filter((x) => String(x) === value).length : String(v) === value ? 1 : 0), 0),
+    count: (id, value) =>
+      values(id).reduce(
+        (acc: number, v) =>
+          acc + (Array.isArray(v) ? v.filter((x) => String(x) === value).length : String(v) === value ? 1 : 0),
+        0,
+      ),
     range: (id) => {
       const vs = values(id) as Array<number | string>;
       if (vs.length === 0) return { min: null, max: null };

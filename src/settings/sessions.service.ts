@@ -37,7 +37,10 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   onModuleInit() {
-    this.timer = setInterval(() => void this.purge().catch((err: Error) => this.logger.warn(`purge failed: ${err.message}`)), PURGE_EVERY_MS);
+    this.timer = setInterval(
+      () => void this.purge().catch((err: Error) => this.logger.warn(`purge failed: ${err.message}`)),
+      PURGE_EVERY_MS,
+    );
     this.timer.unref();
   }
 
@@ -50,7 +53,9 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
       `DELETE FROM settings_sessions WHERE last_seen_at < now() - make_interval(mins => $1) OR created_at < now() - make_interval(hours => $2)`,
       [SESSION_IDLE_MINUTES, SESSION_ABSOLUTE_HOURS],
     );
-    await this.db.query(`DELETE FROM settings_once WHERE created_at < now() - make_interval(hours => $1)`, [ONCE_RETENTION_HOURS]);
+    await this.db.query(`DELETE FROM settings_once WHERE created_at < now() - make_interval(hours => $1)`, [
+      ONCE_RETENTION_HOURS,
+    ]);
     await this.db.query(`DELETE FROM password_links WHERE expires_at < now() - interval '1 day'`);
   }
 
@@ -61,7 +66,11 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
   async start(userId: string, previousCookie?: string): Promise<string> {
     if (previousCookie) await this.db.query('DELETE FROM settings_sessions WHERE id = $1', [sha256(previousCookie)]);
     const cookie = secret();
-    await this.db.query('INSERT INTO settings_sessions (id, user_id, csrf) VALUES ($1, $2, $3)', [sha256(cookie), userId, secret()]);
+    await this.db.query('INSERT INTO settings_sessions (id, user_id, csrf) VALUES ($1, $2, $3)', [
+      sha256(cookie),
+      userId,
+      secret(),
+    ]);
     return cookie;
   }
 
@@ -106,7 +115,9 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
 
   /** Reads a flash and deletes it in one statement: a reload or another instance finds nothing. */
   async takeFlash(session: Session, kind: string): Promise<Record<string, unknown> | undefined> {
-    const [rows] = (await this.db.query('DELETE FROM settings_once WHERE key = $1 RETURNING payload', [`flash:${session.id}:${kind}`])) as [Array<{ payload: Record<string, unknown> }>, number];
+    const [rows] = (await this.db.query('DELETE FROM settings_once WHERE key = $1 RETURNING payload', [
+      `flash:${session.id}:${kind}`,
+    ])) as [Array<{ payload: Record<string, unknown> }>, number];
     return rows[0]?.payload;
   }
 
@@ -119,7 +130,10 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
   async useNonce(nonce: unknown): Promise<boolean> {
     if (typeof nonce !== 'string' || nonce.length < 20 || nonce.length > 100) return false;
     // (TypeORM answers an INSERT with its rows; an UPDATE or DELETE with [rows, count].)
-    const rows: unknown[] = await this.db.query(`INSERT INTO settings_once (key) VALUES ($1) ON CONFLICT (key) DO NOTHING RETURNING key`, [`nonce:${nonce}`]);
+    const rows: unknown[] = await this.db.query(
+      `INSERT INTO settings_once (key) VALUES ($1) ON CONFLICT (key) DO NOTHING RETURNING key`,
+      [`nonce:${nonce}`],
+    );
     return rows.length === 1;
   }
 
@@ -128,7 +142,10 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
     const token = secret();
     await this.db.transaction(async (tx) => {
       await tx.query('DELETE FROM password_links WHERE user_id = $1', [userId]);
-      await tx.query(`INSERT INTO password_links (token_hash, user_id, expires_at) VALUES ($1, $2, now() + make_interval(hours => $3))`, [sha256(token), userId, PASSWORD_LINK_HOURS]);
+      await tx.query(
+        `INSERT INTO password_links (token_hash, user_id, expires_at) VALUES ($1, $2, now() + make_interval(hours => $3))`,
+        [sha256(token), userId, PASSWORD_LINK_HOURS],
+      );
     });
     return token;
   }
@@ -163,7 +180,11 @@ export function readCookie(header: string | undefined, name: string): string | u
 }
 
 /** A Set-Cookie value: HttpOnly, SameSite=Lax, Secure when the service is served over https. */
-export function cookieHeader(name: string, value: string, opts: { secure: boolean; maxAgeSeconds?: number; path?: string }): string {
+export function cookieHeader(
+  name: string,
+  value: string,
+  opts: { secure: boolean; maxAgeSeconds?: number; path?: string },
+): string {
   const parts = [`${name}=${value}`, `Path=${opts.path ?? '/'}`, 'HttpOnly', 'SameSite=Lax'];
   if (opts.maxAgeSeconds !== undefined) parts.push(`Max-Age=${opts.maxAgeSeconds}`);
   if (opts.secure) parts.push('Secure');

@@ -28,7 +28,14 @@ import {
   tokensPage,
 } from './settings.pages';
 import { Access, notFound, PageError, SettingsService } from './settings.service';
-import { cookieHeader, readCookie, Session, SESSION_ABSOLUTE_HOURS, SESSION_COOKIE, SessionsService } from './sessions.service';
+import {
+  cookieHeader,
+  readCookie,
+  Session,
+  SESSION_ABSOLUTE_HOURS,
+  SESSION_COOKIE,
+  SessionsService,
+} from './sessions.service';
 import { COPY_SCRIPT } from './settings.script';
 
 /** Settings forms are a few short fields (the scopes are repeated checkboxes). */
@@ -39,7 +46,8 @@ const SIGN_IN_COOKIE = 'fw_signin';
  * The CSP of the settings pages: inline styles, the one script file of this origin (the copy
  * button), forms posting here only, no framing anywhere.
  */
-const SETTINGS_CSP = "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+const SETTINGS_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 const HEADERS = {
   'Content-Security-Policy': SETTINGS_CSP,
   'X-Frame-Options': 'DENY',
@@ -49,15 +57,20 @@ const HEADERS = {
 };
 
 type Body = Record<string, string | string[] | undefined>;
-const text = (v: unknown): string => (typeof v === 'string' ? v : Array.isArray(v) && typeof v[0] === 'string' ? v[0] : '').trim();
-const list = (v: unknown): string[] => (Array.isArray(v) ? v : v === undefined ? [] : [v]).filter((x): x is string => typeof x === 'string');
+const text = (v: unknown): string =>
+  (typeof v === 'string' ? v : Array.isArray(v) && typeof v[0] === 'string' ? v[0] : '').trim();
+const list = (v: unknown): string[] =>
+  (Array.isArray(v) ? v : v === undefined ? [] : [v]).filter((x): x is string => typeof x === 'string');
 // Control characters (U+0000-U+001F, U+007F) are refused in names and other one-line text.
-const badText = (s: string, max: number) => s.length > max || [...s].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
+const badText = (s: string, max: number) =>
+  s.length > max || [...s].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
 
 /** Where a sign-in may send the person back to: a settings page or an OAuth sign-in of this service. */
 function safeNext(next: unknown): string {
   const n = text(next);
-  return /^\/(settings|oauth\/interaction)(\/[A-Za-z0-9_\-./]*)?(\?[A-Za-z0-9_\-.=&%]*)?$/.test(n) && !n.includes('..') ? n : '/settings';
+  return /^\/(settings|oauth\/interaction)(\/[A-Za-z0-9_\-./]*)?(\?[A-Za-z0-9_\-.=&%]*)?$/.test(n) && !n.includes('..')
+    ? n
+    : '/settings';
 }
 
 /**
@@ -77,15 +90,31 @@ export class SettingsController {
 
   @Get('assets/settings.js')
   script(@Res() res: Response) {
-    res.status(200).headers({ 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'public, max-age=3600', 'X-Content-Type-Options': 'nosniff' }).send(COPY_SCRIPT);
+    res
+      .status(200)
+      .headers({
+        'Content-Type': 'text/javascript; charset=utf-8',
+        'Cache-Control': 'public, max-age=3600',
+        'X-Content-Type-Options': 'nosniff',
+      })
+      .send(COPY_SCRIPT);
   }
 
   // --- sign-in, sign-out, set-password -----------------------------------------------------------
 
   @Get('sign-in')
-  async signInForm(@Query('next') next: string, @Query('done') done: string, @Req() req: Request, @Res() res: Response) {
+  async signInForm(
+    @Query('next') next: string,
+    @Query('done') done: string,
+    @Req() req: Request,
+    @Res() res: Response,
+  ) {
     const csrf = await this.signInCsrf(req, res);
-    this.send(res, 200, signInPage(csrf, safeNext(next), { notice: done ? 'Your password is set. Sign in with it.' : undefined }));
+    this.send(
+      res,
+      200,
+      signInPage(csrf, safeNext(next), { notice: done ? 'Your password is set. Sign in with it.' : undefined }),
+    );
   }
 
   @Post('sign-in')
@@ -97,7 +126,14 @@ export class SettingsController {
     const password = typeof body.password === 'string' ? body.password : '';
     const cookie = readCookie(req.headers.cookie, SIGN_IN_COOKIE);
     if (!cookie || typeof body.csrf !== 'string' || !(await this.oauth.csrfValid(`settings:${cookie}`, body.csrf))) {
-      return this.send(res, 403, messagePage('Request refused', 'This form expired or was tampered with (its security token is missing or wrong). Reload the page and try again.'));
+      return this.send(
+        res,
+        403,
+        messagePage(
+          'Request refused',
+          'This form expired or was tampered with (its security token is missing or wrong). Reload the page and try again.',
+        ),
+      );
     }
     const errors: FieldErrors = {};
     if (!email || badText(email, 320)) errors.email = 'Enter your email.';
@@ -106,13 +142,21 @@ export class SettingsController {
       const result = await this.oauth.signIn(email, password);
       if (result.ok) {
         const value = await this.sessions.start(result.userId, readCookie(req.headers.cookie, SESSION_COOKIE));
-        res.header('Set-Cookie', [this.cookie(SESSION_COOKIE, value, SESSION_ABSOLUTE_HOURS * 3600), this.cookie(SIGN_IN_COOKIE, '', 0)]);
+        res.header('Set-Cookie', [
+          this.cookie(SESSION_COOKIE, value, SESSION_ABSOLUTE_HOURS * 3600),
+          this.cookie(SIGN_IN_COOKIE, '', 0),
+        ]);
         return res.status(303).headers(HEADERS).redirect(next, 303);
       }
-      if (result.reason === 'locked') errors.email = `Too many attempts for this email: try again in ${result.minutes} minute(s), or ask an admin for a set-password link.`;
+      if (result.reason === 'locked')
+        errors.email = `Too many attempts for this email: try again in ${result.minutes} minute(s), or ask an admin for a set-password link.`;
       else errors.password = 'Email or password is wrong.';
     }
-    const status = errors.email?.startsWith('Too many') ? 429 : Object.keys(errors).length && (email && password) ? 401 : 400;
+    const status = errors.email?.startsWith('Too many')
+      ? 429
+      : Object.keys(errors).length && email && password
+        ? 401
+        : 400;
     this.send(res, status, signInPage(await this.signInCsrf(req, res), next, { email, errors }));
   }
 
@@ -121,8 +165,14 @@ export class SettingsController {
   @RouteConfig(FORM)
   async signOut(@Req() req: Request, @Res() res: Response) {
     const session = await this.session(req);
-    if (session && this.sessions.csrfValid(session, (req.body as Body)?.csrf)) await this.sessions.endAll(session.userId);
-    else if (session) return this.send(res, 403, messagePage('Request refused', 'This form expired or was tampered with. Reload the page and try again.'));
+    if (session && this.sessions.csrfValid(session, (req.body as Body)?.csrf))
+      await this.sessions.endAll(session.userId);
+    else if (session)
+      return this.send(
+        res,
+        403,
+        messagePage('Request refused', 'This form expired or was tampered with. Reload the page and try again.'),
+      );
     res.header('Set-Cookie', this.cookie(SESSION_COOKIE, '', 0));
     res.status(303).headers(HEADERS).redirect('/settings/sign-in', 303);
   }
@@ -130,7 +180,15 @@ export class SettingsController {
   @Get('set-password/:token')
   async setPasswordForm(@Param('token') token: string, @Res() res: Response) {
     const person = await this.sessions.linkUser(token);
-    if (!person) return this.send(res, 404, messagePage('This link does not work', 'It was used already, has expired (links work for 24 hours), or was replaced by a newer one. Ask a workspace admin for a new link.'));
+    if (!person)
+      return this.send(
+        res,
+        404,
+        messagePage(
+          'This link does not work',
+          'It was used already, has expired (links work for 24 hours), or was replaced by a newer one. Ask a workspace admin for a new link.',
+        ),
+      );
     this.send(res, 200, setPasswordPage(token, person.email));
   }
 
@@ -139,12 +197,27 @@ export class SettingsController {
   @RouteConfig(FORM)
   async setPassword(@Param('token') token: string, @Req() req: Request, @Res() res: Response) {
     const person = await this.sessions.linkUser(token);
-    if (!person) return this.send(res, 404, messagePage('This link does not work', 'It was used already, has expired, or was replaced by a newer one. Ask a workspace admin for a new link.'));
+    if (!person)
+      return this.send(
+        res,
+        404,
+        messagePage(
+          'This link does not work',
+          'It was used already, has expired, or was replaced by a newer one. Ask a workspace admin for a new link.',
+        ),
+      );
     const password = typeof (req.body as Body)?.password === 'string' ? ((req.body as Body).password as string) : '';
     if (password.length < MIN_PASSWORD_LENGTH || password.length > 1024) {
-      return this.send(res, 400, setPasswordPage(token, person.email, { password: `Use at least ${MIN_PASSWORD_LENGTH} characters (and at most 1024).` }));
+      return this.send(
+        res,
+        400,
+        setPasswordPage(token, person.email, {
+          password: `Use at least ${MIN_PASSWORD_LENGTH} characters (and at most 1024).`,
+        }),
+      );
     }
-    if ((await this.sessions.useLink(token)) !== person.userId) return this.send(res, 404, messagePage('This link does not work', 'It was used already.'));
+    if ((await this.sessions.useLink(token)) !== person.userId)
+      return this.send(res, 404, messagePage('This link does not work', 'It was used already.'));
     await this.oauth.setPassword(person.email, password);
     await this.sessions.endAll(person.userId); // whoever held the old password is signed out
     res.status(303).headers(HEADERS).redirect('/settings/sign-in?done=1', 303);
@@ -162,7 +235,9 @@ export class SettingsController {
 
   @Get('account')
   async account(@Req() req: Request, @Res() res: Response) {
-    await this.page(req, res, undefined, undefined, async (chrome) => this.send(res, 200, accountPage(chrome, { errors: {} })));
+    await this.page(req, res, undefined, undefined, async (chrome) =>
+      this.send(res, 200, accountPage(chrome, { errors: {} })),
+    );
   }
 
   @Post('account/password')
@@ -173,12 +248,17 @@ export class SettingsController {
       const current = typeof body.current === 'string' ? body.current : '';
       const next = typeof body.password === 'string' ? body.password : '';
       const errors: FieldErrors = {};
-      if (next.length < MIN_PASSWORD_LENGTH || next.length > 1024) errors.password = `Use at least ${MIN_PASSWORD_LENGTH} characters (and at most 1024).`;
+      if (next.length < MIN_PASSWORD_LENGTH || next.length > 1024)
+        errors.password = `Use at least ${MIN_PASSWORD_LENGTH} characters (and at most 1024).`;
       if (!current || current.length > 1024) errors.current = 'Enter your current password.';
       else {
         // Through the sign-in, so guesses here count towards the same lock.
         const check = await this.oauth.signIn(session.email, current);
-        if (!check.ok) errors.current = check.reason === 'locked' ? `Too many attempts: try again in ${check.minutes} minute(s).` : 'This is not your current password.';
+        if (!check.ok)
+          errors.current =
+            check.reason === 'locked'
+              ? `Too many attempts: try again in ${check.minutes} minute(s).`
+              : 'This is not your current password.';
       }
       if (Object.keys(errors).length) return this.send(res, 400, accountPage(chrome, { errors }));
       await this.oauth.setPassword(session.email, next);
@@ -187,7 +267,14 @@ export class SettingsController {
       const value = await this.sessions.start(session.userId);
       res.header('Set-Cookie', this.cookie(SESSION_COOKIE, value, SESSION_ABSOLUTE_HOURS * 3600));
       const fresh = (await this.sessions.find(value))!;
-      this.send(res, 200, accountPage({ ...chrome, csrf: fresh.csrf }, { errors: {}, notice: 'Your password is changed. Other browsers were signed out.' }));
+      this.send(
+        res,
+        200,
+        accountPage(
+          { ...chrome, csrf: fresh.csrf },
+          { errors: {}, notice: 'Your password is changed. Other browsers were signed out.' },
+        ),
+      );
     });
   }
 
@@ -197,7 +284,10 @@ export class SettingsController {
   async workspace(@Param('slug') slug: string, @Req() req: Request, @Res() res: Response) {
     await this.page(req, res, slug, 'viewer', async (chrome) => {
       const admin = chrome.access!.role === 'admin' || chrome.access!.role === 'owner';
-      res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/${admin ? 'tokens' : 'apps'}`, 303);
+      res
+        .status(303)
+        .headers(HEADERS)
+        .redirect(`/settings/w/${slug}/${admin ? 'tokens' : 'apps'}`, 303);
     });
   }
 
@@ -211,19 +301,32 @@ export class SettingsController {
   async createToken(@Param('slug') slug: string, @Req() req: Request, @Res() res: Response) {
     await this.page(req, res, slug, 'admin', async (chrome, session, a) => {
       const body = req.body as Body;
-      const values = { name: text(body.name), role: text(body.role), scopes: list(body.scopes), expiry: text(body.expiry) };
+      const values = {
+        name: text(body.name),
+        role: text(body.role),
+        scopes: list(body.scopes),
+        expiry: text(body.expiry),
+      };
       const errors: FieldErrors = {};
       if (!values.name || badText(values.name, 100)) errors.name = 'Give the token a name (up to 100 characters).';
       if (!isRole(values.role)) errors.role = 'Choose a role.';
       else if (!this.settings.grantable(a).includes(values.role)) {
-        return this.renderTokens(res, 403, chrome, a, { role: `A token cannot have a stronger role than yours (${a.role}).` }, values);
+        return this.renderTokens(
+          res,
+          403,
+          chrome,
+          a,
+          { role: `A token cannot have a stronger role than yours (${a.role}).` },
+          values,
+        );
       }
       if (!values.scopes.length || !values.scopes.every(isScope)) errors.scopes = 'Choose at least one scope.';
       const days = values.expiry === 'never' ? undefined : Number(values.expiry);
       if (days !== undefined && ![30, 90, 365].includes(days)) errors.expiry = 'Choose when the token expires.';
       if (Object.keys(errors).length) return this.renderTokens(res, 400, chrome, a, errors, values);
       // A form sent twice (a reload of the POST, a double click) finds its nonce used: nothing is created.
-      if (!(await this.sessions.useNonce(body.nonce))) return res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/tokens`, 303);
+      if (!(await this.sessions.useNonce(body.nonce)))
+        return res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/tokens`, 303);
       const { token } = await this.settings.createToken(a, {
         name: values.name,
         role: values.role as Role,
@@ -247,7 +350,18 @@ export class SettingsController {
     await this.page(req, res, slug, 'admin', async (chrome, _s, a) => {
       const token = await this.settings.findToken(a, id);
       const base = `/settings/w/${slug}/tokens`;
-      this.send(res, 200, confirmPage({ ...chrome, current: 'tokens' }, `Revoke ${token.name}?`, `Scripts using the token ${token.token_prefix}… stop working within 5 seconds. This cannot be undone.`, `${base}/${token.id}/revoke`, 'Revoke', base));
+      this.send(
+        res,
+        200,
+        confirmPage(
+          { ...chrome, current: 'tokens' },
+          `Revoke ${token.name}?`,
+          `Scripts using the token ${token.token_prefix}… stop working within 5 seconds. This cannot be undone.`,
+          `${base}/${token.id}/revoke`,
+          'Revoke',
+          base,
+        ),
+      );
     });
   }
 
@@ -272,12 +386,30 @@ export class SettingsController {
       const body = req.body as Body;
       const values = { email: text(body.email), role: text(body.role) };
       const errors: FieldErrors = {};
-      if (!/^[^\s@]+@[^\s@]+$/.test(values.email) || badText(values.email, 320)) errors.email = 'Enter an email address, e.g. ada@example.com.';
+      if (!/^[^\s@]+@[^\s@]+$/.test(values.email) || badText(values.email, 320))
+        errors.email = 'Enter an email address, e.g. ada@example.com.';
       if (!isRole(values.role)) errors.role = 'Choose a role.';
       if (Object.keys(errors).length) return this.renderMembers(res, 400, chrome, a, errors, values);
       const added = await this.settings.addMember(a, values.email, values.role as Role);
-      if (added.existing) return this.renderMembers(res, 400, chrome, a, { email: 'This person is already a member: change their role in the list.' }, values);
-      if (!added.link) return this.renderMembers(res, 200, chrome, a, {}, {}, `${values.email} was added. They already have a password and can sign in.`);
+      if (added.existing)
+        return this.renderMembers(
+          res,
+          400,
+          chrome,
+          a,
+          { email: 'This person is already a member: change their role in the list.' },
+          values,
+        );
+      if (!added.link)
+        return this.renderMembers(
+          res,
+          200,
+          chrome,
+          a,
+          {},
+          {},
+          `${values.email} was added. They already have a password and can sign in.`,
+        );
       await this.sessions.flash(session, 'link', { email: values.email.toLowerCase(), url: this.linkUrl(added.link) });
       res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/members/link`, 303);
     });
@@ -285,12 +417,19 @@ export class SettingsController {
 
   @Get('w/:slug/members/link')
   async showLink(@Param('slug') slug: string, @Req() req: Request, @Res() res: Response) {
-    await this.page(req, res, slug, 'admin', async (chrome, session) => this.send(res, 200, linkPage(chrome, await this.sessions.takeFlash(session, 'link'))));
+    await this.page(req, res, slug, 'admin', async (chrome, session) =>
+      this.send(res, 200, linkPage(chrome, await this.sessions.takeFlash(session, 'link'))),
+    );
   }
 
   @Post('w/:slug/members/:userId/role')
   @RouteConfig(FORM)
-  async changeRole(@Param('slug') slug: string, @Param('userId') userId: string, @Req() req: Request, @Res() res: Response) {
+  async changeRole(
+    @Param('slug') slug: string,
+    @Param('userId') userId: string,
+    @Req() req: Request,
+    @Res() res: Response,
+  ) {
     await this.page(req, res, slug, 'admin', async (_c, _s, a) => {
       const role = text((req.body as Body).role);
       if (!isRole(role)) throw notFound();
@@ -300,17 +439,38 @@ export class SettingsController {
   }
 
   @Get('w/:slug/members/:userId/remove')
-  async removeForm(@Param('slug') slug: string, @Param('userId') userId: string, @Req() req: Request, @Res() res: Response) {
+  async removeForm(
+    @Param('slug') slug: string,
+    @Param('userId') userId: string,
+    @Req() req: Request,
+    @Res() res: Response,
+  ) {
     await this.page(req, res, slug, 'admin', async (chrome, _s, a) => {
       const m = await this.settings.findMember(a, userId);
       const base = `/settings/w/${slug}/members`;
-      this.send(res, 200, confirmPage({ ...chrome, current: 'members' }, `Remove ${m.email}?`, `${m.email} loses access to ${a.workspace.name}, and the tokens they created stop working within 5 seconds.`, `${base}/${m.userId}/remove`, 'Remove', base));
+      this.send(
+        res,
+        200,
+        confirmPage(
+          { ...chrome, current: 'members' },
+          `Remove ${m.email}?`,
+          `${m.email} loses access to ${a.workspace.name}, and the tokens they created stop working within 5 seconds.`,
+          `${base}/${m.userId}/remove`,
+          'Remove',
+          base,
+        ),
+      );
     });
   }
 
   @Post('w/:slug/members/:userId/remove')
   @RouteConfig(FORM)
-  async removeMember(@Param('slug') slug: string, @Param('userId') userId: string, @Req() req: Request, @Res() res: Response) {
+  async removeMember(
+    @Param('slug') slug: string,
+    @Param('userId') userId: string,
+    @Req() req: Request,
+    @Res() res: Response,
+  ) {
     await this.page(req, res, slug, 'admin', async (_c, _s, a) => {
       await this.settings.removeMember(a, userId);
       res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/members`, 303);
@@ -319,7 +479,12 @@ export class SettingsController {
 
   @Post('w/:slug/members/:userId/link')
   @RouteConfig(FORM)
-  async newLink(@Param('slug') slug: string, @Param('userId') userId: string, @Req() req: Request, @Res() res: Response) {
+  async newLink(
+    @Param('slug') slug: string,
+    @Param('userId') userId: string,
+    @Req() req: Request,
+    @Res() res: Response,
+  ) {
     await this.page(req, res, slug, 'admin', async (_c, session, a) => {
       const { email, link } = await this.settings.newLink(a, userId);
       await this.sessions.flash(session, 'link', { email, url: this.linkUrl(link) });
@@ -329,12 +494,19 @@ export class SettingsController {
 
   @Get('w/:slug/apps')
   async apps(@Param('slug') slug: string, @Req() req: Request, @Res() res: Response) {
-    await this.page(req, res, slug, 'viewer', async (chrome, _s, a) => this.send(res, 200, appsPage({ ...chrome, current: 'apps' }, await this.settings.listApps(a))));
+    await this.page(req, res, slug, 'viewer', async (chrome, _s, a) =>
+      this.send(res, 200, appsPage({ ...chrome, current: 'apps' }, await this.settings.listApps(a))),
+    );
   }
 
   @Post('w/:slug/apps/:grantId/disconnect')
   @RouteConfig(FORM)
-  async disconnect(@Param('slug') slug: string, @Param('grantId') grantId: string, @Req() req: Request, @Res() res: Response) {
+  async disconnect(
+    @Param('slug') slug: string,
+    @Param('grantId') grantId: string,
+    @Req() req: Request,
+    @Res() res: Response,
+  ) {
     await this.page(req, res, slug, 'viewer', async (_c, _s, a) => {
       await this.settings.disconnect(a, grantId);
       res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/apps`, 303);
@@ -342,17 +514,28 @@ export class SettingsController {
   }
 
   @Get('w/:slug/audit')
-  async audit(@Param('slug') slug: string, @Query() query: Record<string, unknown>, @Req() req: Request, @Res() res: Response) {
+  async audit(
+    @Param('slug') slug: string,
+    @Query() query: Record<string, unknown>,
+    @Req() req: Request,
+    @Res() res: Response,
+  ) {
     await this.page(req, res, slug, 'admin', async (chrome, _s, a) => {
       const page = Math.min(Math.max(1, Math.floor(Number(text(query.page))) || 1), 10_000);
-      const filter = { actor: text(query.actor).slice(0, 200) || undefined, action: text(query.action).slice(0, 100) || undefined, page };
+      const filter = {
+        actor: text(query.actor).slice(0, 200) || undefined,
+        action: text(query.action).slice(0, 100) || undefined,
+        page,
+      };
       this.send(res, 200, auditPage({ ...chrome, current: 'audit' }, await this.settings.auditLog(a, filter), filter));
     });
   }
 
   @Get('w/:slug/plan')
   async plan(@Param('slug') slug: string, @Req() req: Request, @Res() res: Response) {
-    await this.page(req, res, slug, 'owner', async (chrome) => this.send(res, 200, planPage({ ...chrome, current: 'plan' }, { errors: {} })));
+    await this.page(req, res, slug, 'owner', async (chrome) =>
+      this.send(res, 200, planPage({ ...chrome, current: 'plan' }, { errors: {} })),
+    );
   }
 
   @Post('w/:slug/plan')
@@ -374,7 +557,12 @@ export class SettingsController {
       try {
         await this.settings.setEmbedOrigins(a, raw.split(/\s+/).filter(Boolean));
       } catch (err) {
-        if (err instanceof ApiError) return this.send(res, 400, planPage({ ...chrome, current: 'plan' }, { errors: { origins: err.message }, origins: raw }));
+        if (err instanceof ApiError)
+          return this.send(
+            res,
+            400,
+            planPage({ ...chrome, current: 'plan' }, { errors: { origins: err.message }, origins: raw }),
+          );
         throw err;
       }
       res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/plan`, 303);
@@ -402,12 +590,23 @@ export class SettingsController {
     const session = await this.session(req);
     if (!session) {
       const next = req.method === 'GET' ? req.url : '/settings';
-      return void res.status(303).headers(HEADERS).redirect(`/settings/sign-in?next=${encodeURIComponent(safeNext(next))}`, 303);
+      return void res
+        .status(303)
+        .headers(HEADERS)
+        .redirect(`/settings/sign-in?next=${encodeURIComponent(safeNext(next))}`, 303);
     }
     let chrome: Chrome = { email: session.email, csrf: session.csrf };
     try {
       if (req.method === 'POST' && !this.sessions.csrfValid(session, (req.body as Body | undefined)?.csrf)) {
-        return this.send(res, 403, messagePage('Request refused', 'This form expired or was tampered with (its security token is missing or wrong). Reload the page and try again.', chrome));
+        return this.send(
+          res,
+          403,
+          messagePage(
+            'Request refused',
+            'This form expired or was tampered with (its security token is missing or wrong). Reload the page and try again.',
+            chrome,
+          ),
+        );
       }
       const access = slug ? await this.settings.access(session, slug, minimum) : (undefined as unknown as Access);
       chrome = { ...chrome, access: slug ? access : undefined, current: req.url.split('/')[4]?.split('?')[0] };
@@ -418,12 +617,49 @@ export class SettingsController {
     }
   }
 
-  private renderTokens(res: Response, status: number, chrome: Chrome, a: Access, errors: FieldErrors, values: Parameters<typeof tokensPage>[2]['values']) {
-    return this.settings.listTokens(a).then((tokens) => this.send(res, status, tokensPage({ ...chrome, current: 'tokens' }, tokens, { nonce: this.sessions.nonce(), roles: this.settings.grantable(a), errors, values })));
+  private renderTokens(
+    res: Response,
+    status: number,
+    chrome: Chrome,
+    a: Access,
+    errors: FieldErrors,
+    values: Parameters<typeof tokensPage>[2]['values'],
+  ) {
+    return this.settings.listTokens(a).then((tokens) =>
+      this.send(
+        res,
+        status,
+        tokensPage({ ...chrome, current: 'tokens' }, tokens, {
+          nonce: this.sessions.nonce(),
+          roles: this.settings.grantable(a),
+          errors,
+          values,
+        }),
+      ),
+    );
   }
 
-  private renderMembers(res: Response, status: number, chrome: Chrome, a: Access, errors: FieldErrors, values: { email?: string; role?: string }, notice?: string) {
-    return this.settings.listMembers(a).then((members) => this.send(res, status, membersPage({ ...chrome, current: 'members' }, members, { roles: this.settings.grantable(a), errors, values, notice })));
+  private renderMembers(
+    res: Response,
+    status: number,
+    chrome: Chrome,
+    a: Access,
+    errors: FieldErrors,
+    values: { email?: string; role?: string },
+    notice?: string,
+  ) {
+    return this.settings.listMembers(a).then((members) =>
+      this.send(
+        res,
+        status,
+        membersPage({ ...chrome, current: 'members' }, members, {
+          roles: this.settings.grantable(a),
+          errors,
+          values,
+          notice,
+        }),
+      ),
+    );
   }
 
   private linkUrl(token: string): string {

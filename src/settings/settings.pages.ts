@@ -16,7 +16,8 @@ export interface Chrome {
   current?: string;
 }
 
-const when = (d: Date | string | null | undefined) => (d ? new Date(d).toISOString().replace('T', ' ').slice(0, 16) + ' UTC' : '—');
+const when = (d: Date | string | null | undefined) =>
+  d ? new Date(d).toISOString().replace('T', ' ').slice(0, 16) + ' UTC' : '—';
 
 const csrfField = (csrf: string) => `<input type="hidden" name="csrf" value="${esc(csrf)}">`;
 
@@ -29,7 +30,13 @@ function summary(errors: FieldErrors): string {
 }
 
 /** A labelled field with its error beside it. */
-function field(id: string, label: string, control: (attrs: string) => string, errors: FieldErrors, hint?: string): string {
+function field(
+  id: string,
+  label: string,
+  control: (attrs: string) => string,
+  errors: FieldErrors,
+  hint?: string,
+): string {
   const error = errors[id];
   const described = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ');
   const attrs = `id="${esc(id)}" name="${esc(id)}"${described ? ` aria-describedby="${described}"` : ''}${error ? ' aria-invalid="true"' : ''}`;
@@ -43,13 +50,20 @@ function select(attrs: string, options: string[], chosen?: string, labels: Recor
 /** Every signed-in page: the workspace's sections the role may see, the person, and Sign out. */
 function layout(title: string, chrome: Chrome, body: string): string {
   const a = chrome.access;
-  const link = (key: string, href: string, label: string) => `<a href="${esc(href)}"${chrome.current === key ? ' aria-current="page"' : ''}>${esc(label)}</a>`;
+  const link = (key: string, href: string, label: string) =>
+    `<a href="${esc(href)}"${chrome.current === key ? ' aria-current="page"' : ''}>${esc(label)}</a>`;
   const sections = a
     ? [
-        a.role === 'admin' || a.role === 'owner' ? link('tokens', `/settings/w/${a.workspace.slug}/tokens`, 'API tokens') : '',
-        a.role === 'admin' || a.role === 'owner' ? link('members', `/settings/w/${a.workspace.slug}/members`, 'Members') : '',
+        a.role === 'admin' || a.role === 'owner'
+          ? link('tokens', `/settings/w/${a.workspace.slug}/tokens`, 'API tokens')
+          : '',
+        a.role === 'admin' || a.role === 'owner'
+          ? link('members', `/settings/w/${a.workspace.slug}/members`, 'Members')
+          : '',
         link('apps', `/settings/w/${a.workspace.slug}/apps`, 'Connected apps'),
-        a.role === 'admin' || a.role === 'owner' ? link('audit', `/settings/w/${a.workspace.slug}/audit`, 'Audit log') : '',
+        a.role === 'admin' || a.role === 'owner'
+          ? link('audit', `/settings/w/${a.workspace.slug}/audit`, 'Audit log')
+          : '',
         a.role === 'owner' ? link('plan', `/settings/w/${a.workspace.slug}/plan`, 'Plan and embedding') : '',
       ].filter(Boolean)
     : [];
@@ -66,7 +80,11 @@ ${body}`,
   );
 }
 
-export function signInPage(csrf: string, next: string, opts: { email?: string; errors?: FieldErrors; notice?: string } = {}): string {
+export function signInPage(
+  csrf: string,
+  next: string,
+  opts: { email?: string; errors?: FieldErrors; notice?: string } = {},
+): string {
   const errors = opts.errors ?? {};
   return page(
     'Sign in to Formwork',
@@ -91,21 +109,43 @@ ${workspaces.length ? `<ul>${workspaces.map((w) => `<li><a href="/settings/w/${e
   );
 }
 
-const ROLE_WORDS: Record<Role, string> = { viewer: 'viewer (read)', editor: 'editor (read and write)', admin: 'admin (+ delete forms)', owner: 'owner (everything)' };
+const ROLE_WORDS: Record<Role, string> = {
+  viewer: 'viewer (read)',
+  editor: 'editor (read and write)',
+  admin: 'admin (+ delete forms)',
+  owner: 'owner (everything)',
+};
 const EXPIRY = ['30', '90', '365', 'never'];
 const EXPIRY_WORDS: Record<string, string> = { '30': '30 days', '90': '90 days', '365': '1 year', never: 'Never' };
 
 export function tokensPage(
   chrome: Chrome,
-  tokens: Array<{ id: string; name: string; token_prefix: string; role: Role; scopes: string[] | null; created_at: Date; last_used_at: Date | null; expires_at: Date | null; creator: string | null }>,
-  form: { nonce: string; roles: Role[]; errors: FieldErrors; values: { name?: string; role?: string; scopes?: string[]; expiry?: string } },
+  tokens: Array<{
+    id: string;
+    name: string;
+    token_prefix: string;
+    role: Role;
+    scopes: string[] | null;
+    created_at: Date;
+    last_used_at: Date | null;
+    expires_at: Date | null;
+    creator: string | null;
+  }>,
+  form: {
+    nonce: string;
+    roles: Role[];
+    errors: FieldErrors;
+    values: { name?: string; role?: string; scopes?: string[]; expiry?: string };
+  },
 ): string {
   const slug = chrome.access!.workspace.slug;
   const { errors, values } = form;
   const scopes = values.scopes ?? ['forms:read'];
   const rows = tokens
     .map(
-      (t) => `<tr><td>${esc(t.name)}</td><td><code>${esc(t.token_prefix)}…</code></td><td>${esc(t.role)}</td><td>${esc((t.scopes ?? SCOPES).join(', '))}</td><td>${esc(t.creator ?? 'CLI')}</td>
+      (
+        t,
+      ) => `<tr><td>${esc(t.name)}</td><td><code>${esc(t.token_prefix)}…</code></td><td>${esc(t.role)}</td><td>${esc((t.scopes ?? SCOPES).join(', '))}</td><td>${esc(t.creator ?? 'CLI')}</td>
 <td>${when(t.created_at)}</td><td>${when(t.last_used_at)}</td><td>${t.expires_at ? when(t.expires_at) : 'never'}</td>
 <td><a href="/settings/w/${esc(slug)}/tokens/${esc(t.id)}/revoke">Revoke<span class="visually-hidden"> ${esc(t.name)}</span></a></td></tr>`,
     )
@@ -138,10 +178,21 @@ export function tokenCreatedPage(chrome: Chrome, flash: { name?: unknown; token?
 <code class="secret" id="secret">${esc(flash.token)}</code>
 <button type="button" class="secondary" data-copy="secret" hidden>Copy</button></div>`
     : `<h1>Secret no longer shown</h1><p>A token's secret is shown only once, right after it is created. If it was lost, revoke the token and create a new one.</p>`;
-  return layout('Token created', { ...chrome, current: 'tokens' }, `${body}\n<p><a href="/settings/w/${esc(slug)}/tokens">Back to API tokens</a></p>`);
+  return layout(
+    'Token created',
+    { ...chrome, current: 'tokens' },
+    `${body}\n<p><a href="/settings/w/${esc(slug)}/tokens">Back to API tokens</a></p>`,
+  );
 }
 
-export function confirmPage(chrome: Chrome, title: string, question: string, action: string, button: string, back: string): string {
+export function confirmPage(
+  chrome: Chrome,
+  title: string,
+  question: string,
+  action: string,
+  button: string,
+  back: string,
+): string {
   return layout(
     title,
     chrome,
@@ -152,7 +203,11 @@ export function confirmPage(chrome: Chrome, title: string, question: string, act
   );
 }
 
-export function membersPage(chrome: Chrome, members: MemberView[], form: { roles: Role[]; errors: FieldErrors; values: { email?: string; role?: string }; notice?: string }): string {
+export function membersPage(
+  chrome: Chrome,
+  members: MemberView[],
+  form: { roles: Role[]; errors: FieldErrors; values: { email?: string; role?: string }; notice?: string },
+): string {
   const a = chrome.access!;
   const base = `/settings/w/${a.workspace.slug}/members`;
   const rows = members
@@ -193,14 +248,31 @@ export function linkPage(chrome: Chrome, flash: { email?: unknown; url?: unknown
 <code class="secret" id="secret">${esc(flash.url)}</code>
 <button type="button" class="secondary" data-copy="secret" hidden>Copy</button></div>`
     : `<h1>Link no longer shown</h1><p>A set-password link is shown only once. Make a new one from the members list if it was lost.</p>`;
-  return layout('Set-password link', { ...chrome, current: 'members' }, `${body}\n<p><a href="${esc(base)}">Back to members</a></p>`);
+  return layout(
+    'Set-password link',
+    { ...chrome, current: 'members' },
+    `${body}\n<p><a href="${esc(base)}">Back to members</a></p>`,
+  );
 }
 
-export function appsPage(chrome: Chrome, apps: Array<{ grant_id: string; client_name: string | null; client_id: string; scopes: string[]; created_at: Date; email: string; last_used: Date | null }>): string {
+export function appsPage(
+  chrome: Chrome,
+  apps: Array<{
+    grant_id: string;
+    client_name: string | null;
+    client_id: string;
+    scopes: string[];
+    created_at: Date;
+    email: string;
+    last_used: Date | null;
+  }>,
+): string {
   const a = chrome.access!;
   const rows = apps
     .map(
-      (g) => `<tr><td>${esc(g.client_name ?? g.client_id)}</td><td>${esc(g.email)}</td><td>${esc(a.workspace.name)}</td><td>${esc(g.scopes.join(', '))}</td><td>${when(g.created_at)}</td><td>${when(g.last_used)}</td>
+      (
+        g,
+      ) => `<tr><td>${esc(g.client_name ?? g.client_id)}</td><td>${esc(g.email)}</td><td>${esc(a.workspace.name)}</td><td>${esc(g.scopes.join(', '))}</td><td>${when(g.created_at)}</td><td>${when(g.last_used)}</td>
 <td><form method="post" action="/settings/w/${esc(a.workspace.slug)}/apps/${encodeURIComponent(g.grant_id)}/disconnect" class="inline">${csrfField(chrome.csrf)}<button type="submit" class="danger">Disconnect<span class="visually-hidden"> ${esc(g.client_name ?? g.client_id)}</span></button></form></td></tr>`,
     )
     .join('');
@@ -213,19 +285,42 @@ ${apps.length ? `<table><thead><tr><th>App</th><th>Person</th><th>Workspace</th>
   );
 }
 
-type AuditRow = { at: Date; action: string; subject_id: string; actor_kind: string; actor_id: string; request_id: string | null; email: string | null; token_name: string | null; app: string | null };
+type AuditRow = {
+  at: Date;
+  action: string;
+  subject_id: string;
+  actor_kind: string;
+  actor_id: string;
+  request_id: string | null;
+  email: string | null;
+  token_name: string | null;
+  app: string | null;
+};
 
-export function actorLabel(r: { actor_kind: string; email: string | null; token_name: string | null; app: string | null }): string {
+export function actorLabel(r: {
+  actor_kind: string;
+  email: string | null;
+  token_name: string | null;
+  app: string | null;
+}): string {
   if (r.actor_kind === 'api_token') return `token ${r.token_name ?? '(deleted)'}${r.email ? ` of ${r.email}` : ''}`;
   if (r.actor_kind === 'oauth') return `app ${r.app ?? '(unknown)'}${r.email ? ` for ${r.email}` : ''}`;
   return r.email ?? 'a person';
 }
 
-export function auditPage(chrome: Chrome, log: { rows: AuditRow[]; more: boolean; actors: Array<AuditRow>; actions: string[] }, filter: { actor?: string; action?: string; page: number }): string {
+export function auditPage(
+  chrome: Chrome,
+  log: { rows: AuditRow[]; more: boolean; actors: Array<AuditRow>; actions: string[] },
+  filter: { actor?: string; action?: string; page: number },
+): string {
   const slug = chrome.access!.workspace.slug;
-  const q = (page: number) => `?${new URLSearchParams({ ...(filter.actor ? { actor: filter.actor } : {}), ...(filter.action ? { action: filter.action } : {}), page: String(page) })}`;
+  const q = (page: number) =>
+    `?${new URLSearchParams({ ...(filter.actor ? { actor: filter.actor } : {}), ...(filter.action ? { action: filter.action } : {}), page: String(page) })}`;
   const rows = log.rows
-    .map((r) => `<tr><td>${when(r.at)}</td><td>${esc(actorLabel(r))}</td><td>${esc(r.action)}</td><td><code>${esc(r.subject_id)}</code></td><td><code>${esc(r.request_id ?? '—')}</code></td></tr>`)
+    .map(
+      (r) =>
+        `<tr><td>${when(r.at)}</td><td>${esc(actorLabel(r))}</td><td>${esc(r.action)}</td><td><code>${esc(r.subject_id)}</code></td><td><code>${esc(r.request_id ?? '—')}</code></td></tr>`,
+    )
     .join('');
   return layout(
     'Audit log',

@@ -61,9 +61,17 @@ export class SettingsService {
     );
     if (!row || !isRole(row.role)) throw notFound();
     if (!roleAtLeast(row.role, minimum)) {
-      throw new PageError(403, 'Not allowed', `This page is for a workspace ${minimum}${minimum === 'owner' ? '' : ' or above'}; you are ${row.role} in ${row.name}.`);
+      throw new PageError(
+        403,
+        'Not allowed',
+        `This page is for a workspace ${minimum}${minimum === 'owner' ? '' : ' or above'}; you are ${row.role} in ${row.name}.`,
+      );
     }
-    return { session, role: row.role, workspace: { id: row.id, slug: row.slug, name: row.name, plan: row.plan, embedOrigins: row.embed_origins } };
+    return {
+      session,
+      role: row.role,
+      workspace: { id: row.id, slug: row.slug, name: row.name, plan: row.plan, embedOrigins: row.embed_origins },
+    };
   }
 
   async workspacesOf(userId: string) {
@@ -71,11 +79,24 @@ export class SettingsService {
   }
 
   /** Records a settings action in the workspace's audit log, as done by the signed-in person. */
-  async audit(a: Access, action: string, subjectId: string, details: Record<string, unknown> = {}, manager: EntityManager = this.db.manager): Promise<void> {
+  async audit(
+    a: Access,
+    action: string,
+    subjectId: string,
+    details: Record<string, unknown> = {},
+    manager: EntityManager = this.db.manager,
+  ): Promise<void> {
     await manager.query(
       `INSERT INTO audit_events (workspace_id, action, subject_id, actor_kind, actor_id, actor_user_id, details, request_id)
        VALUES ($1, $2, $3, 'session', $4::text, $4::uuid, $5::jsonb, $6)`,
-      [a.workspace.id, action, subjectId, a.session.userId, JSON.stringify(details), currentRequestContext()?.requestId ?? null],
+      [
+        a.workspace.id,
+        action,
+        subjectId,
+        a.session.userId,
+        JSON.stringify(details),
+        currentRequestContext()?.requestId ?? null,
+      ],
     );
   }
 
@@ -88,12 +109,25 @@ export class SettingsService {
         WHERE t.workspace_id = $1 AND t.revoked_at IS NULL ORDER BY t.created_at DESC`,
       [a.workspace.id],
     );
-    return rows as Array<{ id: string; name: string; token_prefix: string; role: Role; scopes: string[] | null; created_at: Date; last_used_at: Date | null; expires_at: Date | null; creator: string | null }>;
+    return rows as Array<{
+      id: string;
+      name: string;
+      token_prefix: string;
+      role: Role;
+      scopes: string[] | null;
+      created_at: Date;
+      last_used_at: Date | null;
+      expires_at: Date | null;
+      creator: string | null;
+    }>;
   }
 
   async findToken(a: Access, id: string) {
     if (!UUID.test(id)) throw notFound();
-    const [row] = await this.db.query('SELECT id, name, token_prefix FROM api_tokens WHERE id = $1 AND workspace_id = $2 AND revoked_at IS NULL', [id, a.workspace.id]);
+    const [row] = await this.db.query(
+      'SELECT id, name, token_prefix FROM api_tokens WHERE id = $1 AND workspace_id = $2 AND revoked_at IS NULL',
+      [id, a.workspace.id],
+    );
     if (!row) throw notFound();
     return row as { id: string; name: string; token_prefix: string };
   }
@@ -102,10 +136,23 @@ export class SettingsService {
     // The token and its audit record commit together, or neither does.
     return this.db.transaction(async (tx) => {
       const created = await this.tokens.create(
-        { workspaceSlug: a.workspace.slug, name: input.name, role: input.role, scopes: input.scopes as never, expiresAt: input.expiresAt, creatorUserId: a.session.userId },
+        {
+          workspaceSlug: a.workspace.slug,
+          name: input.name,
+          role: input.role,
+          scopes: input.scopes as never,
+          expiresAt: input.expiresAt,
+          creatorUserId: a.session.userId,
+        },
         tx,
       );
-      await this.audit(a, 'token.create', created.view.id, { name: input.name, role: input.role, scopes: input.scopes }, tx);
+      await this.audit(
+        a,
+        'token.create',
+        created.view.id,
+        { name: input.name, role: input.role, scopes: input.scopes },
+        tx,
+      );
       return created;
     });
   }
@@ -126,7 +173,13 @@ export class SettingsService {
          FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.workspace_id = $1 ORDER BY u.email`,
       [a.workspace.id],
     );
-    return rows.map((r: Record<string, never>) => ({ userId: r.id, email: r.email, role: r.role, hasPassword: r.has_password, joinedAt: r.created_at }));
+    return rows.map((r: Record<string, never>) => ({
+      userId: r.id,
+      email: r.email,
+      role: r.role,
+      hasPassword: r.has_password,
+      joinedAt: r.created_at,
+    }));
   }
 
   async findMember(a: Access, userId: string): Promise<MemberView> {
@@ -158,7 +211,11 @@ export class SettingsService {
     this.mayChange(a, member);
     await this.db.transaction(async (tx) => {
       if (member.role === 'owner' && role !== 'owner') await this.notLastOwner(a, tx);
-      await tx.query('UPDATE memberships SET role = $3 WHERE workspace_id = $1 AND user_id = $2', [a.workspace.id, userId, role]);
+      await tx.query('UPDATE memberships SET role = $3 WHERE workspace_id = $1 AND user_id = $2', [
+        a.workspace.id,
+        userId,
+        role,
+      ]);
       await this.audit(a, 'member.role', userId, { email: member.email, from: member.role, to: role }, tx);
     });
   }
@@ -182,17 +239,27 @@ export class SettingsService {
   }
 
   private mayGrant(a: Access, role: Role) {
-    if (!roleAtLeast(a.role, role)) throw new PageError(403, 'Not allowed', `Only an owner can grant the ${role} role.`);
+    if (!roleAtLeast(a.role, role))
+      throw new PageError(403, 'Not allowed', `Only an owner can grant the ${role} role.`);
   }
 
   private mayChange(a: Access, member: MemberView) {
-    if (member.role === 'owner' && a.role !== 'owner') throw new PageError(403, 'Not allowed', 'Only an owner can change or remove an owner.');
+    if (member.role === 'owner' && a.role !== 'owner')
+      throw new PageError(403, 'Not allowed', 'Only an owner can change or remove an owner.');
   }
 
   /** Locks the owners' rows, so two owners demoting each other at once cannot leave none. */
   private async notLastOwner(a: Access, tx: EntityManager) {
-    const owners: unknown[] = await tx.query(`SELECT user_id FROM memberships WHERE workspace_id = $1 AND role = 'owner' FOR UPDATE`, [a.workspace.id]);
-    if (owners.length <= 1) throw new PageError(403, 'Not allowed', 'The last owner can be neither demoted nor removed: make someone else an owner first.');
+    const owners: unknown[] = await tx.query(
+      `SELECT user_id FROM memberships WHERE workspace_id = $1 AND role = 'owner' FOR UPDATE`,
+      [a.workspace.id],
+    );
+    if (owners.length <= 1)
+      throw new PageError(
+        403,
+        'Not allowed',
+        'The last owner can be neither demoted nor removed: make someone else an owner first.',
+      );
   }
 
   // --- connected apps -----------------------------------------------------------------------------
@@ -208,7 +275,15 @@ export class SettingsService {
         ORDER BY g.created_at DESC`,
       [a.workspace.id, all, a.session.userId],
     );
-    return rows as Array<{ grant_id: string; client_name: string | null; client_id: string; scopes: string[]; created_at: Date; email: string; last_used: Date | null }>;
+    return rows as Array<{
+      grant_id: string;
+      client_name: string | null;
+      client_id: string;
+      scopes: string[];
+      created_at: Date;
+      email: string;
+      last_used: Date | null;
+    }>;
   }
 
   async disconnect(a: Access, grantId: string): Promise<void> {
@@ -245,8 +320,16 @@ export class SettingsService {
         WHERE e.workspace_id = $1 LIMIT 200`,
       [a.workspace.id],
     );
-    const actions = await this.db.query('SELECT DISTINCT action FROM audit_events WHERE workspace_id = $1 ORDER BY action LIMIT 200', [a.workspace.id]);
-    return { rows: rows.slice(0, pageSize), more: rows.length > pageSize, actors, actions: actions.map((r: { action: string }) => r.action) };
+    const actions = await this.db.query(
+      'SELECT DISTINCT action FROM audit_events WHERE workspace_id = $1 ORDER BY action LIMIT 200',
+      [a.workspace.id],
+    );
+    return {
+      rows: rows.slice(0, pageSize),
+      more: rows.length > pageSize,
+      actors,
+      actions: actions.map((r: { action: string }) => r.action),
+    };
   }
 
   // --- plan and embedding -------------------------------------------------------------------------

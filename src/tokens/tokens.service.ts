@@ -64,7 +64,10 @@ export class TokensService implements CredentialVerifier, BeforeApplicationShutd
   ) {}
 
   /** Creates a token and returns its secret: the only time it is ever shown. `manager`: a caller's transaction (with its audit record). */
-  async create(input: CreateTokenInput, manager: EntityManager = this.db.manager): Promise<{ token: string; view: TokenView }> {
+  async create(
+    input: CreateTokenInput,
+    manager: EntityManager = this.db.manager,
+  ): Promise<{ token: string; view: TokenView }> {
     const workspace = await this.workspaces.requireBySlug(input.workspaceSlug);
     const role: Role = input.role ?? 'editor';
     if (input.creatorUserId) {
@@ -95,7 +98,9 @@ export class TokensService implements CredentialVerifier, BeforeApplicationShutd
 
   async list(workspaceSlug: string): Promise<TokenView[]> {
     const workspace = await this.workspaces.requireBySlug(workspaceSlug);
-    const tokens = await this.db.getRepository(ApiTokenEntity).find({ where: { workspaceId: workspace.id }, order: { createdAt: 'ASC' } });
+    const tokens = await this.db
+      .getRepository(ApiTokenEntity)
+      .find({ where: { workspaceId: workspace.id }, order: { createdAt: 'ASC' } });
     return tokens.map((t) => TokensService.view(t));
   }
 
@@ -103,7 +108,11 @@ export class TokensService implements CredentialVerifier, BeforeApplicationShutd
   async revoke(id: string, manager: EntityManager = this.db.manager): Promise<TokenView> {
     const repo = manager.getRepository(ApiTokenEntity);
     const token = /^[0-9a-f-]{36}$/i.test(id) ? await repo.findOneBy({ id }) : null;
-    if (!token) throw new ApiError('not_found', { message: `No API token with the id "${id}".`, hint: '`token list --workspace S` shows the ids.' });
+    if (!token)
+      throw new ApiError('not_found', {
+        message: `No API token with the id "${id}".`,
+        hint: '`token list --workspace S` shows the ids.',
+      });
     if (!token.revokedAt) {
       await repo.update({ id }, { revokedAt: () => 'now()' });
     }

@@ -7,20 +7,35 @@ import { SCOPE_WORDS } from '../oauth/oauth-config';
 import { ToolRegistry, plainSchema } from './tool-registry.service';
 
 const RATE_LIMIT_HEADERS = {
-  'RateLimit-Limit': { description: 'Requests allowed in the window of the tighter budget.', schema: { type: 'integer' } },
+  'RateLimit-Limit': {
+    description: 'Requests allowed in the window of the tighter budget.',
+    schema: { type: 'integer' },
+  },
   'RateLimit-Remaining': { description: 'Requests left in that window.', schema: { type: 'integer' } },
   'RateLimit-Reset': { description: 'Seconds until that window resets.', schema: { type: 'integer' } },
   'X-RateLimit-Limit': { description: 'Same value as RateLimit-Limit.', schema: { type: 'integer' } },
   'X-RateLimit-Remaining': { description: 'Same value as RateLimit-Remaining.', schema: { type: 'integer' } },
-  'X-RateLimit-Reset': { description: 'Same value as RateLimit-Reset (seconds, not an epoch time).', schema: { type: 'integer' } },
-  'RateLimit-Policy': { description: 'Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field).', schema: { type: 'string' } },
-  RateLimit: { description: 'Both budgets\' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset).', schema: { type: 'string' } },
+  'X-RateLimit-Reset': {
+    description: 'Same value as RateLimit-Reset (seconds, not an epoch time).',
+    schema: { type: 'integer' },
+  },
+  'RateLimit-Policy': {
+    description: 'Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field).',
+    schema: { type: 'string' },
+  },
+  RateLimit: {
+    description: 'Both budgets\' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset).',
+    schema: { type: 'string' },
+  },
   'X-Request-Id': { description: 'Id of this request; quote it when reporting a problem.', schema: { type: 'string' } },
 };
 
 /** On tool answers: a retry with the same Idempotency-Key and body gets the first answer again. */
 const REPLAY_HEADER = {
-  'Idempotency-Replayed': { description: '"true" when this answer is the stored answer of an earlier call with the same Idempotency-Key.', schema: { type: 'string', enum: ['true'] } },
+  'Idempotency-Replayed': {
+    description: '"true" when this answer is the stored answer of an earlier call with the same Idempotency-Key.',
+    schema: { type: 'string', enum: ['true'] },
+  },
 };
 
 const ERROR_SCHEMA = {
@@ -36,7 +51,14 @@ const ERROR_SCHEMA = {
         hint: { type: 'string', description: 'What to do next.' },
         details: {
           type: 'array',
-          items: { type: 'object', required: ['path', 'message'], properties: { path: { type: 'string', description: 'JSON Pointer into the request body.' }, message: { type: 'string' } } },
+          items: {
+            type: 'object',
+            required: ['path', 'message'],
+            properties: {
+              path: { type: 'string', description: 'JSON Pointer into the request body.' },
+              message: { type: 'string' },
+            },
+          },
         },
         requestId: { type: 'string' },
       },
@@ -79,7 +101,10 @@ export const TOOL_EXAMPLES: Record<string, { summary: string; value: Record<stri
     },
   },
   get_form: { summary: forAForm('One form with its blocks'), value: { publicId: PUBLIC_ID } },
-  update_form: { summary: forAForm('Rename a form (blocks unchanged)'), value: { publicId: PUBLIC_ID, title: 'Team lunch (Friday)' } },
+  update_form: {
+    summary: forAForm('Rename a form (blocks unchanged)'),
+    value: { publicId: PUBLIC_ID, title: 'Team lunch (Friday)' },
+  },
   publish_form: { summary: forAForm('Open a form for responses'), value: { publicId: PUBLIC_ID } },
   close_form: { summary: forAForm('Stop a form taking responses'), value: { publicId: PUBLIC_ID } },
   delete_form: { summary: forAForm('Delete a form and its responses'), value: { publicId: PUBLIC_ID } },
@@ -87,21 +112,46 @@ export const TOOL_EXAMPLES: Record<string, { summary: string; value: Record<stri
     summary: 'Answer a published form: replace publicId, and use its block ids (from get_form) as the keys of answers',
     value: { publicId: PUBLIC_ID, answers: { 'paste-a-block-id-from-get_form': 'Ada' } },
   },
-  list_responses: { summary: forAForm('The newest responses of a form'), value: { publicId: PUBLIC_ID, order: 'newest', limit: 20 } },
-  get_response: { summary: 'One response: replace publicId, and responseId with an id from list_responses', value: { publicId: PUBLIC_ID, responseId: RESPONSE_ID } },
-  delete_response: { summary: 'Delete one response: replace publicId, and responseId with an id from list_responses', value: { publicId: PUBLIC_ID, responseId: RESPONSE_ID } },
+  list_responses: {
+    summary: forAForm('The newest responses of a form'),
+    value: { publicId: PUBLIC_ID, order: 'newest', limit: 20 },
+  },
+  get_response: {
+    summary: 'One response: replace publicId, and responseId with an id from list_responses',
+    value: { publicId: PUBLIC_ID, responseId: RESPONSE_ID },
+  },
+  delete_response: {
+    summary: 'Delete one response: replace publicId, and responseId with an id from list_responses',
+    value: { publicId: PUBLIC_ID, responseId: RESPONSE_ID },
+  },
   summarize_responses: { summary: forAForm('Counts and averages of every block'), value: { publicId: PUBLIC_ID } },
   create_webhook: {
     summary: 'Send new responses to your receiver (an https URL of yours); keep the secret it answers',
-    value: { url: 'https://hooks.example.com/formwork', events: ['response.created'], description: 'New answers to the CRM' },
+    value: {
+      url: 'https://hooks.example.com/formwork',
+      events: ['response.created'],
+      description: 'New answers to the CRM',
+    },
   },
   list_webhooks: { summary: 'Every webhook endpoint of the workspace', value: {} },
   update_webhook: { summary: forAWebhook('Pause an endpoint'), value: { webhookId: WEBHOOK_ID, enabled: false } },
   delete_webhook: { summary: forAWebhook('Delete an endpoint'), value: { webhookId: WEBHOOK_ID } },
-  rotate_webhook_secret: { summary: forAWebhook('A new signing secret; the old one signs too for 24 hours'), value: { webhookId: WEBHOOK_ID } },
-  list_webhook_deliveries: { summary: 'The latest failed deliveries of every endpoint', value: { status: 'failed', limit: 20 } },
-  redeliver_webhook: { summary: 'Send a delivery again: replace deliveryId with an id from list_webhook_deliveries', value: { deliveryId: WEBHOOK_ID } },
-  send_test_webhook: { summary: forAWebhook('A test response.created event from your latest form'), value: { webhookId: WEBHOOK_ID } },
+  rotate_webhook_secret: {
+    summary: forAWebhook('A new signing secret; the old one signs too for 24 hours'),
+    value: { webhookId: WEBHOOK_ID },
+  },
+  list_webhook_deliveries: {
+    summary: 'The latest failed deliveries of every endpoint',
+    value: { status: 'failed', limit: 20 },
+  },
+  redeliver_webhook: {
+    summary: 'Send a delivery again: replace deliveryId with an id from list_webhook_deliveries',
+    value: { deliveryId: WEBHOOK_ID },
+  },
+  send_test_webhook: {
+    summary: forAWebhook('A test response.created event from your latest form'),
+    value: { webhookId: WEBHOOK_ID },
+  },
 };
 
 /**
@@ -138,11 +188,19 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     .setVersion('1')
     .addServer(config.publicUrl)
     // Opaque tokens: no bearerFormat (they are not JWTs).
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: `Workspace API token (fw_...) or OAuth access token. Scopes: ${SCOPES.join(', ')}.` }, 'bearer')
+    .addBearerAuth(
+      {
+        type: 'http',
+        scheme: 'bearer',
+        description: `Workspace API token (fw_...) or OAuth access token. Scopes: ${SCOPES.join(', ')}.`,
+      },
+      'bearer',
+    )
     .addOAuth2(
       {
         type: 'oauth2',
-        description: 'Sign in through the built-in authorization server (authorization code with PKCE S256). In this page, "Authorize" uses its built-in client.',
+        description:
+          'Sign in through the built-in authorization server (authorization code with PKCE S256). In this page, "Authorize" uses its built-in client.',
         flows: {
           authorizationCode: {
             authorizationUrl: `${config.publicUrl}/oauth/authorize`,
@@ -186,20 +244,42 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
         ],
         requestBody: {
           required: false,
-          content: { 'application/json': { schema: plainSchema(d.input) as never, ...(TOOL_EXAMPLES[d.name] ? { examples: { example: TOOL_EXAMPLES[d.name] } } : {}) } },
+          content: {
+            'application/json': {
+              schema: plainSchema(d.input) as never,
+              ...(TOOL_EXAMPLES[d.name] ? { examples: { example: TOOL_EXAMPLES[d.name] } } : {}),
+            },
+          },
         },
         responses: {
-          '200': { description: 'The tool result.', headers: { ...RATE_LIMIT_HEADERS, ...REPLAY_HEADER }, content: { 'application/json': { schema: plainSchema(d.output) as never } } },
-          '400': errorResponse('Arguments do not match the input schema, or the tool refused', ['invalid_arguments', 'tool_error']),
-          '401': errorResponse('Missing, invalid or expired credential', ['unauthorized'], { 'WWW-Authenticate': { schema: { type: 'string' } } }),
+          '200': {
+            description: 'The tool result.',
+            headers: { ...RATE_LIMIT_HEADERS, ...REPLAY_HEADER },
+            content: { 'application/json': { schema: plainSchema(d.output) as never } },
+          },
+          '400': errorResponse('Arguments do not match the input schema, or the tool refused', [
+            'invalid_arguments',
+            'tool_error',
+          ]),
+          '401': errorResponse('Missing, invalid or expired credential', ['unauthorized'], {
+            'WWW-Authenticate': { schema: { type: 'string' } },
+          }),
           '403': errorResponse('Not allowed', ['insufficient_scope', 'pro_required', 'forbidden']),
           '404': errorResponse('No such tool, form, block or response', ['not_found']),
-          '409': errorResponse('Conflict', ['version_conflict', 'idempotency_key_in_use', 'form_not_accepting_responses']),
+          '409': errorResponse('Conflict', [
+            'version_conflict',
+            'idempotency_key_in_use',
+            'form_not_accepting_responses',
+          ]),
           '408': errorResponse('The request did not arrive within 60 s', ['request_timeout']),
           '413': errorResponse('Body over 1 MB', ['payload_too_large']),
-          '415': errorResponse('Body is not JSON, or is compressed (any Content-Encoding but identity)', ['unsupported_media_type']),
+          '415': errorResponse('Body is not JSON, or is compressed (any Content-Encoding but identity)', [
+            'unsupported_media_type',
+          ]),
           '422': errorResponse('Idempotency-Key reused with another body', ['idempotency_key_reused']),
-          '429': errorResponse('Request budget exceeded', ['rate_limited'], { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } } }),
+          '429': errorResponse('Request budget exceeded', ['rate_limited'], {
+            'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } },
+          }),
           '500': errorResponse('The tool failed on the service side; retry later', ['internal_error']),
         },
       },
@@ -210,7 +290,8 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     get: {
       operationId: 'get_workspace',
       summary: 'The workspace this credential acts on, its role, scopes and the tools it may call',
-      description: 'Who the credential is: its workspace, role, scopes and credential, and the names of the tools it may call (scope, plan and role allowing).',
+      description:
+        'Who the credential is: its workspace, role, scopes and credential, and the names of the tools it may call (scope, plan and role allowing).',
       tags: ['discovery'],
       security: [{ bearer: [] }, { oauth2: [] }],
       responses: {
@@ -222,17 +303,30 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
               schema: {
                 type: 'object',
                 properties: {
-                  workspace: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' }, slug: { type: 'string' }, plan: { type: 'string', enum: ['free', 'pro'] } } },
+                  workspace: {
+                    type: 'object',
+                    properties: {
+                      id: { type: 'string' },
+                      name: { type: 'string' },
+                      slug: { type: 'string' },
+                      plan: { type: 'string', enum: ['free', 'pro'] },
+                    },
+                  },
                   role: { type: 'string', enum: ['viewer', 'editor', 'admin', 'owner'] },
                   scopes: { type: 'array', items: { type: 'string', enum: [...SCOPES] } },
-                  credential: { type: 'object', properties: { type: { type: 'string' }, id: { type: 'string' }, name: { type: 'string' } } },
+                  credential: {
+                    type: 'object',
+                    properties: { type: { type: 'string' }, id: { type: 'string' }, name: { type: 'string' } },
+                  },
                   tools: { type: 'array', items: { type: 'string' } },
                 },
               },
             },
           },
         },
-        '401': errorResponse('Missing, invalid or expired credential', ['unauthorized'], { 'WWW-Authenticate': { schema: { type: 'string' } } }),
+        '401': errorResponse('Missing, invalid or expired credential', ['unauthorized'], {
+          'WWW-Authenticate': { schema: { type: 'string' } },
+        }),
         '429': errorResponse('Request budget exceeded', ['rate_limited']),
       },
     },
@@ -241,10 +335,17 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     get: {
       operationId: 'list_tools',
       summary: 'Every tool with the JSON Schema (2020-12) of its input and output',
-      description: 'Public: every tool with its title, description, input and output schemas, annotations and access rules (x-formwork). The MCP connector at /mcp lists the same tools.',
+      description:
+        'Public: every tool with its title, description, input and output schemas, annotations and access rules (x-formwork). The MCP connector at /mcp lists the same tools.',
       tags: ['discovery'],
       security: [],
-      responses: { '200': { description: '{ "tools": [{ "name", "title", "description", "inputSchema", "outputSchema", "annotations" }] }', headers: RATE_LIMIT_HEADERS } },
+      responses: {
+        '200': {
+          description:
+            '{ "tools": [{ "name", "title", "description", "inputSchema", "outputSchema", "annotations" }] }',
+          headers: RATE_LIMIT_HEADERS,
+        },
+      },
     },
   } as never;
   return document;

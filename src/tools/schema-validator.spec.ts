@@ -7,7 +7,9 @@ const input = Type.Object(
     publicId: Type.String({ minLength: 1 }),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
     order: Type.Optional(StringEnum(['oldest', 'newest'] as const)),
-    filter: Type.Optional(Type.Object({ since: Type.String({ format: 'date-time' }) }, { additionalProperties: false })),
+    filter: Type.Optional(
+      Type.Object({ since: Type.String({ format: 'date-time' }) }, { additionalProperties: false }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -26,11 +28,15 @@ describe('toDetails', () => {
   });
 
   it('points an unknown argument at its own path, "is not a known argument"', () => {
-    expect(detailsFor({ publicId: 'abc', colour: 'red' }).details).toEqual([{ path: '/colour', message: 'is not a known argument' }]);
+    expect(detailsFor({ publicId: 'abc', colour: 'red' }).details).toEqual([
+      { path: '/colour', message: 'is not a known argument' },
+    ]);
   });
 
   it('escapes ~ and / in argument names, as JSON Pointer requires', () => {
-    expect(detailsFor({ publicId: 'abc', 'a/b~c': 1 }).details).toEqual([{ path: '/a~1b~0c', message: 'is not a known argument' }]);
+    expect(detailsFor({ publicId: 'abc', 'a/b~c': 1 }).details).toEqual([
+      { path: '/a~1b~0c', message: 'is not a known argument' },
+    ]);
   });
 
   it('names missing and unknown fields inside nested objects by their full path', () => {
@@ -41,11 +47,15 @@ describe('toDetails', () => {
   });
 
   it("keeps the instance path and Ajv's message for a value over its maximum", () => {
-    expect(detailsFor({ publicId: 'abc', limit: 500 }).details).toEqual([{ path: '/limit', message: 'must be <= 200' }]);
+    expect(detailsFor({ publicId: 'abc', limit: 500 }).details).toEqual([
+      { path: '/limit', message: 'must be <= 200' },
+    ]);
   });
 
   it('lists the allowed values of an enum', () => {
-    expect(detailsFor({ publicId: 'abc', order: 'random' }).details).toEqual([{ path: '/order', message: 'must be one of "oldest", "newest"' }]);
+    expect(detailsFor({ publicId: 'abc', order: 'random' }).details).toEqual([
+      { path: '/order', message: 'must be one of "oldest", "newest"' },
+    ]);
   });
 
   it('reports every problem at once', () => {
@@ -55,11 +65,19 @@ describe('toDetails', () => {
 
   it('reports a wrong type and a bad format at the field', () => {
     expect(detailsFor({ publicId: 42 }).details).toEqual([{ path: '/publicId', message: 'must be string' }]);
-    expect(detailsFor({ publicId: 'abc', filter: { since: 'yesterday' } }).details).toEqual([{ path: '/filter/since', message: 'must match format "date-time"' }]);
+    expect(detailsFor({ publicId: 'abc', filter: { since: 'yesterday' } }).details).toEqual([
+      { path: '/filter/since', message: 'must match format "date-time"' },
+    ]);
   });
 
   it('drops repeated details for the same path and message', () => {
-    const error = { instancePath: '', schemaPath: '#/required', keyword: 'required', params: { missingProperty: 'publicId' }, message: 'x' };
+    const error = {
+      instancePath: '',
+      schemaPath: '#/required',
+      keyword: 'required',
+      params: { missingProperty: 'publicId' },
+      message: 'x',
+    };
     expect(toDetails([error, { ...error }])).toEqual([{ path: '/publicId', message: 'is required' }]);
   });
 
@@ -85,7 +103,11 @@ describe('createAjv', () => {
 
 describe('StringEnum', () => {
   it('is a plain JSON Schema string enum', () => {
-    expect(JSON.parse(JSON.stringify(StringEnum(['a', 'b'] as const, { description: 'd' })))).toEqual({ type: 'string', enum: ['a', 'b'], description: 'd' });
+    expect(JSON.parse(JSON.stringify(StringEnum(['a', 'b'] as const, { description: 'd' })))).toEqual({
+      type: 'string',
+      enum: ['a', 'b'],
+      description: 'd',
+    });
   });
 });
 
@@ -93,7 +115,9 @@ describe('nestingDepthDetails', () => {
   const nested = (depth: number): unknown => JSON.parse('['.repeat(depth) + ']'.repeat(depth));
 
   it('names the top-level argument that nests too deep, without overflowing the stack itself', () => {
-    expect(nestingDepthDetails({ ok: [1, { a: 'b' }], deep: nested(1_000_000) })).toEqual([{ path: '/deep', message: 'nests objects and arrays more than 64 levels deep' }]);
+    expect(nestingDepthDetails({ ok: [1, { a: 'b' }], deep: nested(1_000_000) })).toEqual([
+      { path: '/deep', message: 'nests objects and arrays more than 64 levels deep' },
+    ]);
   });
 
   it('takes 64 levels, the body counted as the first', () => {

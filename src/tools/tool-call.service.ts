@@ -37,7 +37,10 @@ export class ToolCallService {
     if (!tool) {
       throw new ApiError('not_found', {
         message: `There is no tool named "${name}".`,
-        hint: `GET /api/v1/tools lists the tools: ${this.registry.all().map((t) => t.definition.name).join(', ')}.`,
+        hint: `GET /api/v1/tools lists the tools: ${this.registry
+          .all()
+          .map((t) => t.definition.name)
+          .join(', ')}.`,
       });
     }
     return tool;

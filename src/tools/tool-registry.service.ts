@@ -44,12 +44,20 @@ export class ToolRegistry implements OnModuleInit {
       const definition = Reflect.getMetadata(TOOL_METADATA, metatype) as ToolDefinition | undefined;
       if (!definition) continue;
       if (this.tools.has(definition.name)) throw new Error(`Two tools are named "${definition.name}"`);
-      if (!/^[a-z][a-z0-9_]*$/.test(definition.name)) throw new Error(`Tool name "${definition.name}" is not snake_case`);
-      if (!definition.input || !definition.output) throw new Error(`Tool "${definition.name}" has no input or output schema`);
-      if (typeof (instance as ToolHandler).run !== 'function') throw new Error(`Tool "${definition.name}" has no run() method`);
+      if (!/^[a-z][a-z0-9_]*$/.test(definition.name))
+        throw new Error(`Tool name "${definition.name}" is not snake_case`);
+      if (!definition.input || !definition.output)
+        throw new Error(`Tool "${definition.name}" has no input or output schema`);
+      if (typeof (instance as ToolHandler).run !== 'function')
+        throw new Error(`Tool "${definition.name}" has no run() method`);
       this.tools.set(definition.name, {
         definition,
-        requirement: { name: definition.name, scope: definition.scope, write: definition.write, minRole: definition.minRole },
+        requirement: {
+          name: definition.name,
+          scope: definition.scope,
+          write: definition.write,
+          minRole: definition.minRole,
+        },
         handler: instance as ToolHandler,
         validate: ajv.compile(definition.input),
       });

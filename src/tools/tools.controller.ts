@@ -26,7 +26,11 @@ export class ToolsController {
       workspace: p.workspace,
       role: p.role,
       scopes: p.scopes,
-      credential: { type: p.credential.kind, id: p.credential.id, ...(p.credential.name ? { name: p.credential.name } : {}) },
+      credential: {
+        type: p.credential.kind,
+        id: p.credential.id,
+        ...(p.credential.name ? { name: p.credential.name } : {}),
+      },
       tools: this.registry
         .all()
         .filter((t) => mayCall(p, t.requirement))

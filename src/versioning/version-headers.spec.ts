@@ -4,7 +4,9 @@ const link = 'https://forms.example.com/changelog';
 
 describe('deprecationHeaders', () => {
   it('is empty while nothing is deprecated', () => {
-    expect(deprecationHeaders({ apiV1Deprecation: undefined, apiV1Sunset: undefined, apiV1DeprecationLink: link })).toEqual({});
+    expect(
+      deprecationHeaders({ apiV1Deprecation: undefined, apiV1Sunset: undefined, apiV1DeprecationLink: link }),
+    ).toEqual({});
   });
 
   it('sends Deprecation as @epoch-seconds, Sunset as an HTTP-date and Link to the notice', () => {
@@ -21,7 +23,13 @@ describe('deprecationHeaders', () => {
   });
 
   it('sends only what is configured', () => {
-    expect(deprecationHeaders({ apiV1Deprecation: new Date('2027-01-31T12:30:00Z'), apiV1Sunset: undefined, apiV1DeprecationLink: link })).toEqual({
+    expect(
+      deprecationHeaders({
+        apiV1Deprecation: new Date('2027-01-31T12:30:00Z'),
+        apiV1Sunset: undefined,
+        apiV1DeprecationLink: link,
+      }),
+    ).toEqual({
       Deprecation: '@1801398600',
       Link: `<${link}>; rel="deprecation"; type="text/html"`,
     });

@@ -6,7 +6,9 @@ import type { AppConfig } from '../config/config';
  * seconds>` (RFC 9745), `Sunset: <HTTP-date>` (RFC 8594) and `Link` to the notice. Empty when
  * neither date is configured (nothing is deprecated, so nothing is sent).
  */
-export function deprecationHeaders(config: Pick<AppConfig, 'apiV1Deprecation' | 'apiV1Sunset' | 'apiV1DeprecationLink'>): Record<string, string> {
+export function deprecationHeaders(
+  config: Pick<AppConfig, 'apiV1Deprecation' | 'apiV1Sunset' | 'apiV1DeprecationLink'>,
+): Record<string, string> {
   const headers: Record<string, string> = {};
   const links: string[] = [];
   if (config.apiV1Deprecation) {

@@ -3,7 +3,10 @@ import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import { EventList, WebhookDescription, WebhookUrl, WebhookWithSecretSchema } from './webhook.schemas';
 import { WebhooksService } from './webhooks.service';
 
-const input = Type.Object({ url: WebhookUrl, events: EventList, description: Type.Optional(WebhookDescription) }, { additionalProperties: false });
+const input = Type.Object(
+  { url: WebhookUrl, events: EventList, description: Type.Optional(WebhookDescription) },
+  { additionalProperties: false },
+);
 const output = WebhookWithSecretSchema;
 
 @Tool({

@@ -215,7 +215,12 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
   private async attempt(row: Claimed, signal: AbortSignal): Promise<void> {
     const attemptedAt = new Date();
     const secrets = row.previous_secret ? [row.secret, row.previous_secret] : [row.secret];
-    const result = await this.sender.send(row.url, signedHeaders(secrets, row.event_id, row.payload, attemptedAt), row.payload, signal);
+    const result = await this.sender.send(
+      row.url,
+      signedHeaders(secrets, row.event_id, row.payload, attemptedAt),
+      row.payload,
+      signal,
+    );
     if (signal.aborted) {
       await this.db.query(RELEASE_SQL, [row.id, row.claim_token]);
       return;
@@ -242,7 +247,12 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     if (!batch) {
       let settle!: { resolve: () => void; reject: (e: Error) => void };
       const promise = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
-      const created: DeliveredBatch = { items: [], promise, ...settle, timer: setTimeout(() => this.flush(created), RECORD_WAIT_MS) };
+      const created: DeliveredBatch = {
+        items: [],
+        promise,
+        ...settle,
+        timer: setTimeout(() => this.flush(created), RECORD_WAIT_MS),
+      };
       this.batch = batch = created;
     }
     batch.items.push({ row, at, result });
@@ -269,11 +279,18 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
       .then(() => batch.resolve(), batch.reject);
   }
 
-  private outcomeOf(result: SendResult, attempt: number, at: Date): { outcome: 'delivered' | 'retry' | 'failed' | 'gone'; next: Date | null } {
-    if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300) return { outcome: 'delivered', next: null };
+  private outcomeOf(
+    result: SendResult,
+    attempt: number,
+    at: Date,
+  ): { outcome: 'delivered' | 'retry' | 'failed' | 'gone'; next: Date | null } {
+    if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300)
+      return { outcome: 'delivered', next: null };
     if (result.statusCode === 410) return { outcome: 'gone', next: null };
     const delay = nextDelayMs(attempt, this.config.webhooks.retryBaseMs, parseRetryAfter(result.retryAfter));
-    return delay === null ? { outcome: 'failed', next: null } : { outcome: 'retry', next: new Date(at.getTime() + result.durationMs + delay) };
+    return delay === null
+      ? { outcome: 'failed', next: null }
+      : { outcome: 'retry', next: new Date(at.getTime() + result.durationMs + delay) };
   }
 
   /** Deletes deliveries older than 30 days (their attempts with them), in batches. */

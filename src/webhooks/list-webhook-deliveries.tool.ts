@@ -6,13 +6,22 @@ import { WebhooksService } from './webhooks.service';
 const input = Type.Object(
   {
     webhookId: Type.Optional(WebhookId),
-    status: Type.Optional(Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')], { description: 'Only deliveries in this state.' })),
+    status: Type.Optional(
+      Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')], {
+        description: 'Only deliveries in this state.',
+      }),
+    ),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size, 1 to 100.' })),
-    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0, description: 'Start position of the page.' })),
+    offset: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0, description: 'Start position of the page.' }),
+    ),
   },
   { additionalProperties: false },
 );
-const output = Type.Object({ ...webhookPageFields, deliveries: Type.Array(DeliverySchema) }, { additionalProperties: false });
+const output = Type.Object(
+  { ...webhookPageFields, deliveries: Type.Array(DeliverySchema) },
+  { additionalProperties: false },
+);
 
 @Tool({
   name: 'list_webhook_deliveries',
@@ -31,7 +40,11 @@ export class ListWebhookDeliveriesTool implements ToolHandler<typeof input, type
 
   async run(args: Static<typeof input>, ctx: ToolContext): Promise<Static<typeof output>> {
     const offset = args.offset ?? 0;
-    const { total, deliveries } = await this.webhooks.deliveries(ctx.principal.workspace.id, { ...args, limit: args.limit ?? 20, offset });
+    const { total, deliveries } = await this.webhooks.deliveries(ctx.principal.workspace.id, {
+      ...args,
+      limit: args.limit ?? 20,
+      offset,
+    });
     return { total, offset, count: deliveries.length, deliveries: deliveries as Static<typeof output>['deliveries'] };
   }
 }

@@ -6,14 +6,18 @@ import { WebhooksService } from './webhooks.service';
 const input = Type.Object(
   {
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 100, description: 'Page size, 1 to 100.' })),
-    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0, description: 'Start position of the page.' })),
+    offset: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0, description: 'Start position of the page.' }),
+    ),
   },
   { additionalProperties: false },
 );
 const output = Type.Object(
   {
     ...webhookPageFields,
-    deliveriesPaused: Type.Boolean({ description: 'True while the workspace is on the Free plan: events are kept and sent once it is Pro again.' }),
+    deliveriesPaused: Type.Boolean({
+      description: 'True while the workspace is on the Free plan: events are kept and sent once it is Pro again.',
+    }),
     webhooks: Type.Array(WebhookSchema),
   },
   { additionalProperties: false },
@@ -22,7 +26,8 @@ const output = Type.Object(
 @Tool({
   name: 'list_webhooks',
   title: 'List webhook endpoints',
-  description: 'Lists the webhook endpoints of the workspace, oldest first, with their events and state; a disabled one says why (disabledReason). Secrets are never shown here.',
+  description:
+    'Lists the webhook endpoints of the workspace, oldest first, with their events and state; a disabled one says why (disabledReason). Secrets are never shown here.',
   scope: 'webhooks:read',
   write: false,
   minRole: 'admin',
@@ -35,7 +40,10 @@ export class ListWebhooksTool implements ToolHandler<typeof input, typeof output
 
   async run(args: Static<typeof input>, ctx: ToolContext): Promise<Static<typeof output>> {
     const offset = args.offset ?? 0;
-    const { total, deliveriesPaused, webhooks } = await this.webhooks.list(ctx.principal.workspace.id, { limit: args.limit ?? 100, offset });
+    const { total, deliveriesPaused, webhooks } = await this.webhooks.list(ctx.principal.workspace.id, {
+      limit: args.limit ?? 100,
+      offset,
+    });
     return { total, offset, count: webhooks.length, deliveriesPaused, webhooks };
   }
 }

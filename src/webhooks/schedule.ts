@@ -20,7 +20,12 @@ export function baseDelayMs(attempt: number, baseMs: number): number | null {
 }
 
 /** The delay before the next attempt, with jitter and the endpoint's Retry-After (when it asks for longer). */
-export function nextDelayMs(attempt: number, baseMs: number, retryAfterMs: number | null, random = Math.random): number | null {
+export function nextDelayMs(
+  attempt: number,
+  baseMs: number,
+  retryAfterMs: number | null,
+  random = Math.random,
+): number | null {
   const base = baseDelayMs(attempt, baseMs);
   if (base === null) return null;
   const jittered = Math.round(base * (1 - JITTER + 2 * JITTER * random()));

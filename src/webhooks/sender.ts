@@ -45,12 +45,21 @@ export class WebhookSender {
     try {
       url = new URL(target);
     } catch {
-      return Promise.resolve(done({ statusCode: null, responseBody: null, error: 'the URL is not valid', retryAfter: undefined }));
+      return Promise.resolve(
+        done({ statusCode: null, responseBody: null, error: 'the URL is not valid', retryAfter: undefined }),
+      );
     }
     // An IP literal is not looked up, so safeLookup never sees it: check it here.
     const host = hostOf(url);
     if (!this.allowPrivate && isIP(host) && isBlockedAddress(host)) {
-      return Promise.resolve(done({ statusCode: null, responseBody: null, error: `${host} is a loopback, private, link-local or reserved address: not sent`, retryAfter: undefined }));
+      return Promise.resolve(
+        done({
+          statusCode: null,
+          responseBody: null,
+          error: `${host} is a loopback, private, link-local or reserved address: not sent`,
+          retryAfter: undefined,
+        }),
+      );
     }
     const client = url.protocol === 'https:' ? https : http;
     return new Promise((resolve) => {
@@ -67,7 +76,12 @@ export class WebhookSender {
           method: 'POST',
           agent: url.protocol === 'https:' ? this.httpsAgent : this.httpAgent,
           signal,
-          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'Formwork-Webhooks/1', ...headers },
+          headers: {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+            'user-agent': 'Formwork-Webhooks/1',
+            ...headers,
+          },
         },
         (res) => {
           const chunks: Buffer[] = [];
@@ -83,16 +97,38 @@ export class WebhookSender {
             const text = Buffer.concat(chunks).toString('utf8');
             const retryAfter = typeof res.headers['retry-after'] === 'string' ? res.headers['retry-after'] : undefined;
             let error: string | null = null;
-            if (status >= 300 && status < 400) error = `redirect not followed (${status}${res.headers.location ? ` to ${String(res.headers.location).slice(0, 200)}` : ''})`;
+            if (status >= 300 && status < 400)
+              error = `redirect not followed (${status}${res.headers.location ? ` to ${String(res.headers.location).slice(0, 200)}` : ''})`;
             else if (status < 200 || status >= 300) error = `the endpoint answered ${status}`;
             finish({ statusCode: status, responseBody: text.length ? text : null, error, retryAfter });
           });
-          res.on('error', (err) => finish({ statusCode: res.statusCode ?? null, responseBody: null, error: describe(err), retryAfter: undefined }));
-          res.on('close', () => finish({ statusCode: res.statusCode ?? null, responseBody: null, error: 'the connection closed before the answer ended', retryAfter: undefined }));
+          res.on('error', (err) =>
+            finish({
+              statusCode: res.statusCode ?? null,
+              responseBody: null,
+              error: describe(err),
+              retryAfter: undefined,
+            }),
+          );
+          res.on('close', () =>
+            finish({
+              statusCode: res.statusCode ?? null,
+              responseBody: null,
+              error: 'the connection closed before the answer ended',
+              retryAfter: undefined,
+            }),
+          );
         },
       );
       const timer = setTimeout(() => req.destroy(new TimeoutError()), this.timeoutMs);
-      req.on('error', (err) => finish({ statusCode: null, responseBody: null, error: err instanceof TimeoutError ? `no answer within ${this.timeoutMs / 1000} s` : describe(err), retryAfter: undefined }));
+      req.on('error', (err) =>
+        finish({
+          statusCode: null,
+          responseBody: null,
+          error: err instanceof TimeoutError ? `no answer within ${this.timeoutMs / 1000} s` : describe(err),
+          retryAfter: undefined,
+        }),
+      );
       req.end(body);
     });
   }
@@ -119,6 +155,8 @@ function describe(err: Error & { code?: string }): string {
     case 'ABORT_ERR':
       return 'the instance stopped during the attempt';
     default:
-      return err.code && /^[A-Z_]+$/.test(err.code) ? `network error (${err.code})` : `network error (${err.message.slice(0, 200)})`;
+      return err.code && /^[A-Z_]+$/.test(err.code)
+        ? `network error (${err.code})`
+        : `network error (${err.message.slice(0, 200)})`;
   }
 }

@@ -2,7 +2,11 @@ import { Webhook } from 'standardwebhooks';
 import { newSecret, signedHeaders } from './signing';
 
 describe('Standard Webhooks signing', () => {
-  const body = JSON.stringify({ type: 'form.created', timestamp: '2026-11-20T10:00:00.000Z', data: { publicId: 'abc', title: 'Ünïcode ✓' } });
+  const body = JSON.stringify({
+    type: 'form.created',
+    timestamp: '2026-11-20T10:00:00.000Z',
+    data: { publicId: 'abc', title: 'Ünïcode ✓' },
+  });
 
   it('is verified by the standard library with the endpoint secret', () => {
     const secret = newSecret();

@@ -8,7 +8,12 @@ const input = Type.Object(
     webhookId: WebhookId,
     url: Type.Optional(WebhookUrl),
     events: Type.Optional(EventList),
-    enabled: Type.Optional(Type.Boolean({ description: 'false stops sending (events are no longer recorded for it); true resumes and clears the reason it was disabled.' })),
+    enabled: Type.Optional(
+      Type.Boolean({
+        description:
+          'false stops sending (events are no longer recorded for it); true resumes and clears the reason it was disabled.',
+      }),
+    ),
     description: Type.Optional(WebhookDescription),
   },
   { additionalProperties: false },
@@ -18,7 +23,8 @@ const output = WebhookSchema;
 @Tool({
   name: 'update_webhook',
   title: 'Update a webhook endpoint',
-  description: "Changes an endpoint's URL, events, description, or enables or disables it. Enabling an endpoint that Formwork disabled (410 Gone, 5 days of failures) resumes its pending deliveries.",
+  description:
+    "Changes an endpoint's URL, events, description, or enables or disables it. Enabling an endpoint that Formwork disabled (410 Gone, 5 days of failures) resumes its pending deliveries.",
   scope: 'webhooks:write',
   write: true,
   minRole: 'admin',

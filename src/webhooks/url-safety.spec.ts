@@ -5,7 +5,23 @@ import { WebhookSender } from './sender';
 
 describe('webhook URL safety', () => {
   it('blocks loopback, private, link-local, metadata and reserved addresses, in both families', () => {
-    for (const a of ['127.0.0.1', '10.1.2.3', '172.31.255.255', '192.168.0.1', '169.254.169.254', '100.100.100.200', '0.0.0.0', '::1', '::', 'fd00:ec2::254', 'fe80::1', '::ffff:127.0.0.1', '::ffff:a00:1', '64:ff9b::a00:1', 'ff02::1']) {
+    for (const a of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.31.255.255',
+      '192.168.0.1',
+      '169.254.169.254',
+      '100.100.100.200',
+      '0.0.0.0',
+      '::1',
+      '::',
+      'fd00:ec2::254',
+      'fe80::1',
+      '::ffff:127.0.0.1',
+      '::ffff:a00:1',
+      '64:ff9b::a00:1',
+      'ff02::1',
+    ]) {
       expect({ a, blocked: isBlockedAddress(a) }).toEqual({ a, blocked: true });
     }
     for (const a of ['93.184.215.14', '8.8.8.8', '172.32.0.1', '2606:4700::1111', '::ffff:93.184.215.14']) {
@@ -47,9 +63,15 @@ describe('webhook URL safety', () => {
       const sender = new WebhookSender(false);
       try {
         const byName = await sender.send(`http://localhost:${port}/x`, {}, '{}');
-        expect(byName).toMatchObject({ statusCode: null, error: expect.stringMatching(/localhost resolves to .*not sent/) });
+        expect(byName).toMatchObject({
+          statusCode: null,
+          error: expect.stringMatching(/localhost resolves to .*not sent/),
+        });
         const byLiteral = await sender.send(`http://127.0.0.1:${port}/x`, {}, '{}');
-        expect(byLiteral).toMatchObject({ statusCode: null, error: expect.stringMatching(/127\.0\.0\.1 is a loopback/) });
+        expect(byLiteral).toMatchObject({
+          statusCode: null,
+          error: expect.stringMatching(/127\.0\.0\.1 is a loopback/),
+        });
         expect(hits).toBe(0);
       } finally {
         sender.close();
@@ -59,7 +81,11 @@ describe('webhook URL safety', () => {
     it('sends when private addresses are allowed, and follows no redirect', async () => {
       const sender = new WebhookSender(true);
       try {
-        expect(await sender.send(`http://localhost:${port}/x`, {}, '{}')).toMatchObject({ statusCode: 200, error: null, responseBody: 'ok' });
+        expect(await sender.send(`http://localhost:${port}/x`, {}, '{}')).toMatchObject({
+          statusCode: 200,
+          error: null,
+          responseBody: 'ok',
+        });
         expect(hits).toBe(1);
         const moved = await sender.send(`http://localhost:${port}/moved`, {}, '{}');
         expect(moved).toMatchObject({ statusCode: 302, error: 'redirect not followed (302 to /x)' });

@@ -69,7 +69,11 @@ export function urlProblem(raw: string, allowPrivate: boolean): { problem: strin
   if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) {
     return { problem: allowPrivate ? 'must be an http:// or https:// URL' : 'must be an https:// URL' };
   }
-  if (url.username || url.password) return { problem: 'must not carry a user name or password: every request is signed, so the receiver can verify it came from Formwork' };
+  if (url.username || url.password)
+    return {
+      problem:
+        'must not carry a user name or password: every request is signed, so the receiver can verify it came from Formwork',
+    };
   if (url.hash) return { problem: 'must not have a #fragment' };
   if (!url.hostname) return { problem: 'must name a host' };
   return { url };
@@ -81,7 +85,11 @@ const LOOKUP_TIMEOUT_MS = 5000;
 function resolveAll(host: string): Promise<string[]> {
   if (isIP(host)) return Promise.resolve([host]);
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`names a host (${host}) that DNS did not answer for within ${LOOKUP_TIMEOUT_MS / 1000} s`)), LOOKUP_TIMEOUT_MS);
+    const timer = setTimeout(
+      () =>
+        reject(new Error(`names a host (${host}) that DNS did not answer for within ${LOOKUP_TIMEOUT_MS / 1000} s`)),
+      LOOKUP_TIMEOUT_MS,
+    );
     lookup(host, { all: true, verbatim: true }, (err, addresses) => {
       clearTimeout(timer);
       if (err) reject(new Error(`names a host (${host}) that does not resolve (${err.code ?? 'no address'})`));
@@ -103,7 +111,9 @@ export async function hostProblem(host: string, allowPrivate: boolean): Promise<
   }
   if (allowPrivate) return null;
   const blocked = addresses.find(isBlockedAddress);
-  return blocked ? `resolves to ${blocked}, a loopback, private, link-local or reserved address: webhooks are sent to public addresses only` : null;
+  return blocked
+    ? `resolves to ${blocked}, a loopback, private, link-local or reserved address: webhooks are sent to public addresses only`
+    : null;
 }
 
 /** The error of a connection refused by safeLookup (its message says which address). */
@@ -123,10 +133,15 @@ export function safeLookup(allowPrivate: boolean): LookupFunction {
       const list = addresses as Array<{ address: string; family: number }>;
       const blocked = allowPrivate ? undefined : list.find((a) => isBlockedAddress(a.address));
       if (blocked) {
-        return (callback as (e: Error) => void)(new BlockedAddressError(`${hostname} resolves to ${blocked.address}, a loopback, private, link-local or reserved address: not sent`));
+        return (callback as (e: Error) => void)(
+          new BlockedAddressError(
+            `${hostname} resolves to ${blocked.address}, a loopback, private, link-local or reserved address: not sent`,
+          ),
+        );
       }
       if (list.length === 0) return (callback as (e: Error) => void)(new Error(`${hostname} does not resolve`));
-      if ((options as { all?: boolean }).all) return (callback as unknown as (e: null, a: typeof list) => void)(null, list);
+      if ((options as { all?: boolean }).all)
+        return (callback as unknown as (e: null, a: typeof list) => void)(null, list);
       callback(null, list[0].address, list[0].family);
     });
   };

@@ -23,7 +23,12 @@ export class WebhookOutbox {
    * a function that reads it (for data that costs a query, like a response about to be deleted):
    * it is then called only when some endpoint wants the event.
    */
-  async emit(tx: EntityManager, workspaceId: string, type: WebhookEvent, data: object | (() => Promise<object>)): Promise<void> {
+  async emit(
+    tx: EntityManager,
+    workspaceId: string,
+    type: WebhookEvent,
+    data: object | (() => Promise<object>),
+  ): Promise<void> {
     if (typeof data === 'function') {
       const subscribed: unknown[] = await tx.query(SUBSCRIBED_SQL, [workspaceId, type]);
       if (subscribed.length === 0) return;

@@ -3,19 +3,31 @@ import { pageFields } from '../forms/form.schemas';
 import { WEBHOOK_EVENTS } from './events';
 import { MAX_URL_LENGTH } from './url-safety';
 
-export const WebhookId = Type.String({ format: 'uuid', description: 'Id of the webhook endpoint (from list_webhooks).' });
-export const DeliveryId = Type.String({ format: 'uuid', description: 'Id of a delivery (from list_webhook_deliveries).' });
+export const WebhookId = Type.String({
+  format: 'uuid',
+  description: 'Id of the webhook endpoint (from list_webhooks).',
+});
+export const DeliveryId = Type.String({
+  format: 'uuid',
+  description: 'Id of a delivery (from list_webhook_deliveries).',
+});
 export const EventType = Type.Union(
   WEBHOOK_EVENTS.map((e) => Type.Literal(e)),
   { description: `An event type: ${WEBHOOK_EVENTS.join(', ')}.` },
 );
-export const EventList = Type.Array(EventType, { minItems: 1, uniqueItems: true, description: 'The events to send to this endpoint (at least one).' });
+export const EventList = Type.Array(EventType, {
+  minItems: 1,
+  uniqueItems: true,
+  description: 'The events to send to this endpoint (at least one).',
+});
 export const WebhookUrl = Type.String({
   minLength: 1,
   maxLength: MAX_URL_LENGTH,
   description: 'Where to POST the events: an https:// URL whose host resolves to public addresses only.',
 });
-export const WebhookDescription = Type.Union([Type.String({ maxLength: 500 }), Type.Null()], { description: 'A note for people, at most 500 characters.' });
+export const WebhookDescription = Type.Union([Type.String({ maxLength: 500 }), Type.Null()], {
+  description: 'A note for people, at most 500 characters.',
+});
 
 const Timestamp = Type.String({ format: 'date-time' });
 const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
@@ -27,10 +39,17 @@ export const WebhookSchema = Type.Object(
     description: Type.Union([Type.String(), Type.Null()]),
     events: Type.Array(Type.String()),
     enabled: Type.Boolean(),
-    disabledReason: Type.Union([Type.String(), Type.Null()], { description: 'Why Formwork disabled the endpoint (410 Gone, or 5 days of failures); null otherwise.' }),
+    disabledReason: Type.Union([Type.String(), Type.Null()], {
+      description: 'Why Formwork disabled the endpoint (410 Gone, or 5 days of failures); null otherwise.',
+    }),
     disabledAt: NullableTimestamp,
-    failingSince: Type.Union([Timestamp, Type.Null()], { description: 'The first failed attempt since the last success; after 5 days of failures the endpoint is disabled.' }),
-    previousSecretExpiresAt: Type.Union([Timestamp, Type.Null()], { description: 'After a rotation: until when the previous secret still signs beside the new one.' }),
+    failingSince: Type.Union([Timestamp, Type.Null()], {
+      description:
+        'The first failed attempt since the last success; after 5 days of failures the endpoint is disabled.',
+    }),
+    previousSecretExpiresAt: Type.Union([Timestamp, Type.Null()], {
+      description: 'After a rotation: until when the previous secret still signs beside the new one.',
+    }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },
@@ -40,7 +59,9 @@ export const WebhookSchema = Type.Object(
 export const WebhookWithSecretSchema = Type.Object(
   {
     ...WebhookSchema.properties,
-    secret: Type.String({ description: 'The signing secret (whsec_...). Shown only now: store it where your receiver can read it.' }),
+    secret: Type.String({
+      description: 'The signing secret (whsec_...). Shown only now: store it where your receiver can read it.',
+    }),
   },
   { additionalProperties: false },
 );
@@ -48,11 +69,15 @@ export const WebhookWithSecretSchema = Type.Object(
 export const AttemptSchema = Type.Object(
   {
     attemptedAt: Timestamp,
-    statusCode: Type.Union([Type.Integer(), Type.Null()], { description: 'The HTTP status the endpoint answered; null when no answer came.' }),
+    statusCode: Type.Union([Type.Integer(), Type.Null()], {
+      description: 'The HTTP status the endpoint answered; null when no answer came.',
+    }),
     durationMs: Type.Integer({ minimum: 0 }),
     error: Type.Union([Type.String(), Type.Null()]),
     responseBody: Type.Union([Type.String(), Type.Null()], { description: "The first 2 KB of the endpoint's answer." }),
-    nextAttemptAt: Type.Union([Timestamp, Type.Null()], { description: 'When the next attempt was scheduled after this one; null when none was.' }),
+    nextAttemptAt: Type.Union([Timestamp, Type.Null()], {
+      description: 'When the next attempt was scheduled after this one; null when none was.',
+    }),
   },
   { additionalProperties: false },
 );

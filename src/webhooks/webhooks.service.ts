@@ -46,7 +46,14 @@ interface DeliveryRow {
   attempt_count: number;
   next_attempt_at: Date | null;
   payload: string;
-  attempts: Array<{ attemptedAt: string; statusCode: number | null; durationMs: number; error: string | null; responseBody: string | null; nextAttemptAt: string | null }>;
+  attempts: Array<{
+    attemptedAt: string;
+    statusCode: number | null;
+    durationMs: number;
+    error: string | null;
+    responseBody: string | null;
+    nextAttemptAt: string | null;
+  }>;
 }
 
 const DELIVERY_SELECT = `
@@ -86,7 +93,9 @@ export class WebhooksService {
     return inTransaction(this.db, async (tx) => {
       // Serialises creations in the workspace, so the limit holds under concurrent calls.
       await tx.query('SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE', [actor.workspace.id]);
-      const [{ n }] = await tx.query('SELECT count(*)::int AS n FROM webhook_endpoints WHERE workspace_id = $1', [actor.workspace.id]);
+      const [{ n }] = await tx.query('SELECT count(*)::int AS n FROM webhook_endpoints WHERE workspace_id = $1', [
+        actor.workspace.id,
+      ]);
       if (n >= MAX_ENDPOINTS) {
         throw new ApiError('tool_error', {
           message: `A workspace has at most ${MAX_ENDPOINTS} webhook endpoints, and this one has ${n}.`,
@@ -98,7 +107,10 @@ export class WebhooksService {
         `INSERT INTO webhook_endpoints (workspace_id, url, description, events, secret) VALUES ($1, $2, $3, $4, $5) RETURNING ${ENDPOINT_COLUMNS}`,
         [actor.workspace.id, url, input.description ?? null, input.events, secret],
       );
-      await this.audit.record(tx, actor, 'webhook.create', row.id, { host: hostOf(new URL(url)), events: input.events });
+      await this.audit.record(tx, actor, 'webhook.create', row.id, {
+        host: hostOf(new URL(url)),
+        events: input.events,
+      });
       return { ...endpointView(row), secret };
     });
   }
@@ -131,10 +143,21 @@ export class WebhooksService {
            failing_since = CASE WHEN $7 THEN NULL ELSE failing_since END,
            updated_at = now()
          WHERE workspace_id = $1 AND id = $2 RETURNING ${ENDPOINT_COLUMNS}`,
-        [actor.workspace.id, input.webhookId, url ?? null, input.events ?? null, input.description !== undefined, input.description ?? null, input.enabled ?? null],
+        [
+          actor.workspace.id,
+          input.webhookId,
+          url ?? null,
+          input.events ?? null,
+          input.description !== undefined,
+          input.description ?? null,
+          input.enabled ?? null,
+        ],
       );
       const changed = Object.keys(input).filter((k) => k !== 'webhookId');
-      await this.audit.record(tx, actor, 'webhook.update', input.webhookId, { changed, ...(input.enabled !== undefined ? { enabled: input.enabled } : {}) });
+      await this.audit.record(tx, actor, 'webhook.update', input.webhookId, {
+        changed,
+        ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
+      });
       return endpointView(rows[0]);
     });
   }
@@ -169,12 +192,14 @@ export class WebhooksService {
     // Through the endpoints (at most 20 per workspace): every index on deliveries costs each delivery's writes.
     const where = `d.endpoint_id IN (SELECT id FROM webhook_endpoints WHERE workspace_id = $1 AND ($2::uuid IS NULL OR id = $2)) AND ($3::text IS NULL OR d.status = $3)`;
     const params = [workspaceId, opts.webhookId ?? null, opts.status ?? null];
-    const [{ total }] = await this.db.query(`SELECT count(*)::int AS total FROM webhook_deliveries d WHERE ${where}`, params);
-    const rows: DeliveryRow[] = await this.db.query(`${DELIVERY_SELECT} WHERE ${where} ORDER BY d.created_at DESC, d.id DESC LIMIT $4 OFFSET $5`, [
-      ...params,
-      opts.limit,
-      opts.offset,
-    ]);
+    const [{ total }] = await this.db.query(
+      `SELECT count(*)::int AS total FROM webhook_deliveries d WHERE ${where}`,
+      params,
+    );
+    const rows: DeliveryRow[] = await this.db.query(
+      `${DELIVERY_SELECT} WHERE ${where} ORDER BY d.created_at DESC, d.id DESC LIMIT $4 OFFSET $5`,
+      [...params, opts.limit, opts.offset],
+    );
     return { total: total as number, deliveries: rows.map(deliveryView) };
   }
 
@@ -189,7 +214,10 @@ export class WebhooksService {
       if (!found) throw notFoundDelivery(deliveryId);
       if (!found.enabled) throw disabledEndpoint();
       // A claim in flight loses its hold (its result is still logged as an attempt).
-      await tx.query(`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now(), attempt_count = 0, claim_token = NULL, claimed_until = NULL WHERE id = $1`, [deliveryId]);
+      await tx.query(
+        `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now(), attempt_count = 0, claim_token = NULL, claimed_until = NULL WHERE id = $1`,
+        [deliveryId],
+      );
       await this.audit.record(tx, actor, 'webhook.redeliver', deliveryId);
       return this.delivery(tx, deliveryId);
     });
@@ -206,7 +234,9 @@ export class WebhooksService {
       const endpoint = await this.lock(tx, actor.workspace.id, input.webhookId);
       if (!endpoint.enabled) throw disabledEndpoint();
       const form = await this.sampleForm(tx, actor.workspace.id, input.publicId);
-      const data = type.startsWith('form.') ? formView(form, true) : { form: { publicId: form.publicId, title: form.title }, response: await this.sampleResponse(form) };
+      const data = type.startsWith('form.')
+        ? formView(form, true)
+        : { form: { publicId: form.publicId, title: form.title }, response: await this.sampleResponse(form) };
       const [row]: Array<{ id: string }> = await tx.query(
         `INSERT INTO webhook_deliveries (workspace_id, endpoint_id, event_id, event_type, payload, next_attempt_at)
          VALUES ($1, $2, $3, $4, $5, now()) RETURNING id`,
@@ -219,7 +249,10 @@ export class WebhooksService {
 
   private async sampleForm(tx: EntityManager, workspaceId: string, publicId?: string): Promise<FormRecord> {
     if (publicId) return this.forms.get(workspaceId, publicId, tx);
-    const [latest] = await tx.query('SELECT public_id FROM forms WHERE workspace_id = $1 ORDER BY updated_at DESC, id LIMIT 1', [workspaceId]);
+    const [latest] = await tx.query(
+      'SELECT public_id FROM forms WHERE workspace_id = $1 ORDER BY updated_at DESC, id LIMIT 1',
+      [workspaceId],
+    );
     if (!latest) {
       throw new ApiError('tool_error', {
         message: 'A test event is built from a form of the workspace, and this workspace has none.',
@@ -230,7 +263,11 @@ export class WebhooksService {
   }
 
   private async sampleResponse(form: FormRecord): Promise<ResponseView> {
-    const { responses } = await this.responses.list(form.workspaceId, form.publicId, { limit: 1, offset: 0, order: 'newest' });
+    const { responses } = await this.responses.list(form.workspaceId, form.publicId, {
+      limit: 1,
+      offset: 0,
+      order: 'newest',
+    });
     if (responses[0]) return responses[0];
     const answers: Record<string, unknown> = {};
     for (const b of form.blocks) {
@@ -246,7 +283,12 @@ export class WebhooksService {
   }
 
   /** The endpoint (row-locked when `forUpdate`), or 404: another workspace's endpoint is not found either. */
-  private async lock(manager: EntityManager, workspaceId: string, webhookId: string, forUpdate = true): Promise<EndpointRow & { url: string }> {
+  private async lock(
+    manager: EntityManager,
+    workspaceId: string,
+    webhookId: string,
+    forUpdate = true,
+  ): Promise<EndpointRow & { url: string }> {
     const [row] = await manager.query(
       `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE workspace_id = $1 AND id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
       [workspaceId, webhookId],
@@ -307,7 +349,11 @@ function deliveryView(row: DeliveryRow) {
     attemptCount: row.attempt_count,
     nextAttemptAt: row.status === 'pending' ? iso(row.next_attempt_at) : null,
     payload: JSON.parse(row.payload) as unknown,
-    attempts: row.attempts.map((a) => ({ ...a, attemptedAt: iso(a.attemptedAt)!, nextAttemptAt: iso(a.nextAttemptAt) })),
+    attempts: row.attempts.map((a) => ({
+      ...a,
+      attemptedAt: iso(a.attemptedAt)!,
+      nextAttemptAt: iso(a.nextAttemptAt),
+    })),
   };
 }
 

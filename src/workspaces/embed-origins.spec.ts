@@ -12,7 +12,14 @@ describe('normalizeEmbedOrigins', () => {
       ' https://a.example ',
     ]);
     expect(details).toEqual([]);
-    expect(origins).toEqual(['https://forms.example.com', 'https://example.com:8443', 'http://localhost:3000', 'http://127.0.0.1:8080', 'https://xn--bcher-kva.de', 'https://a.example']);
+    expect(origins).toEqual([
+      'https://forms.example.com',
+      'https://example.com:8443',
+      'http://localhost:3000',
+      'http://127.0.0.1:8080',
+      'https://xn--bcher-kva.de',
+      'https://a.example',
+    ]);
   });
 
   it.each([
@@ -38,6 +45,8 @@ describe('normalizeEmbedOrigins', () => {
 
   it(`refuses more than ${MAX_EMBED_ORIGINS} origins`, () => {
     const many = Array.from({ length: MAX_EMBED_ORIGINS + 1 }, (_, i) => `https://s${i}.example`);
-    expect(normalizeEmbedOrigins(many).details).toEqual([{ path: '/embedOrigins', message: `at most ${MAX_EMBED_ORIGINS} origins` }]);
+    expect(normalizeEmbedOrigins(many).details).toEqual([
+      { path: '/embedOrigins', message: `at most ${MAX_EMBED_ORIGINS} origins` },
+    ]);
   });
 });

@@ -15,7 +15,8 @@ const HOSTNAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9
 const IPV6 = /^\[[0-9a-f:.]+\]$/;
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
-export const EMBED_ORIGIN_HINT = 'Give origins like https://forms.example.com or https://example.com:8443 (scheme, host, optional port; no path or wildcard; http only for localhost).';
+export const EMBED_ORIGIN_HINT =
+  'Give origins like https://forms.example.com or https://example.com:8443 (scheme, host, optional port; no path or wildcard; http only for localhost).';
 
 /** The origins, normalized (lower case, default port dropped, duplicates removed), or what is wrong with each bad one. */
 export function normalizeEmbedOrigins(input: readonly string[]): { origins: string[]; details: ErrorDetail[] } {
@@ -25,7 +26,8 @@ export function normalizeEmbedOrigins(input: readonly string[]): { origins: stri
     const problem = (message: string) => details.push({ path: `/embedOrigins/${i}`, message: `"${raw}" ${message}` });
     const text = raw.trim();
     if (text.includes('*')) return problem('is a wildcard; list each origin');
-    if (!ORIGIN_SHAPE.test(text)) return problem('must be an origin: https://host[:port], without a path, query or credentials');
+    if (!ORIGIN_SHAPE.test(text))
+      return problem('must be an origin: https://host[:port], without a path, query or credentials');
     let url: URL;
     try {
       url = new URL(text);
@@ -33,9 +35,11 @@ export function normalizeEmbedOrigins(input: readonly string[]): { origins: stri
       return problem('is not a valid origin');
     }
     if (!HOSTNAME.test(url.hostname) && !IPV6.test(url.hostname)) return problem('has a host name that is not valid');
-    if (url.protocol === 'http:' && !LOCAL_HOSTS.has(url.hostname)) return problem('must use https (http only for localhost)');
+    if (url.protocol === 'http:' && !LOCAL_HOSTS.has(url.hostname))
+      return problem('must use https (http only for localhost)');
     if (!origins.includes(url.origin)) origins.push(url.origin);
   });
-  if (origins.length > MAX_EMBED_ORIGINS) details.push({ path: '/embedOrigins', message: `at most ${MAX_EMBED_ORIGINS} origins` });
+  if (origins.length > MAX_EMBED_ORIGINS)
+    details.push({ path: '/embedOrigins', message: `at most ${MAX_EMBED_ORIGINS} origins` });
   return { origins, details };
 }

@@ -27,7 +27,12 @@ export class WorkspacesService {
   }
 
   /** Creates a workspace and its owner (the user is created if the email is new). */
-  async create(input: { name: string; slug: string; plan: Plan; ownerEmail: string }): Promise<{ workspace: WorkspaceEntity; owner: UserEntity }> {
+  async create(input: {
+    name: string;
+    slug: string;
+    plan: Plan;
+    ownerEmail: string;
+  }): Promise<{ workspace: WorkspaceEntity; owner: UserEntity }> {
     return this.db.transaction(async (tx) => {
       if (await tx.findOneBy(WorkspaceEntity, { slug: input.slug })) {
         throw new ApiError('invalid_arguments', {
@@ -36,7 +41,9 @@ export class WorkspacesService {
           details: [{ path: '/slug', message: 'already taken' }],
         });
       }
-      const workspace = await tx.save(tx.create(WorkspaceEntity, { name: input.name, slug: input.slug, plan: input.plan }));
+      const workspace = await tx.save(
+        tx.create(WorkspaceEntity, { name: input.name, slug: input.slug, plan: input.plan }),
+      );
       const owner = await this.findOrCreateUser(tx, input.ownerEmail);
       await tx.save(tx.create(MembershipEntity, { workspaceId: workspace.id, userId: owner.id, role: 'owner' }));
       return { workspace, owner };
@@ -44,11 +51,17 @@ export class WorkspacesService {
   }
 
   /** Adds a member, or changes the role of an existing one. */
-  async addMember(slug: string, email: string, role: Role): Promise<{ workspace: WorkspaceEntity; user: UserEntity; membership: MembershipEntity }> {
+  async addMember(
+    slug: string,
+    email: string,
+    role: Role,
+  ): Promise<{ workspace: WorkspaceEntity; user: UserEntity; membership: MembershipEntity }> {
     return this.db.transaction(async (tx) => {
       const workspace = await this.requireBySlug(slug, tx);
       const user = await this.findOrCreateUser(tx, email);
-      const membership = await tx.save(tx.create(MembershipEntity, { workspaceId: workspace.id, userId: user.id, role }));
+      const membership = await tx.save(
+        tx.create(MembershipEntity, { workspaceId: workspace.id, userId: user.id, role }),
+      );
       return { workspace, user, membership };
     });
   }
@@ -68,7 +81,11 @@ export class WorkspacesService {
   async setEmbedOrigins(slug: string, input: readonly string[]): Promise<WorkspaceEntity> {
     const { origins, details } = normalizeEmbedOrigins(input);
     if (details.length) {
-      throw new ApiError('invalid_arguments', { message: `Not an origin that may embed forms: ${details.map((d) => d.message).join('; ')}.`, hint: EMBED_ORIGIN_HINT, details });
+      throw new ApiError('invalid_arguments', {
+        message: `Not an origin that may embed forms: ${details.map((d) => d.message).join('; ')}.`,
+        hint: EMBED_ORIGIN_HINT,
+        details,
+      });
     }
     const workspace = await this.requireBySlug(slug);
     await this.db.getRepository(WorkspaceEntity).update({ id: workspace.id }, { embedOrigins: origins });
@@ -78,14 +95,20 @@ export class WorkspacesService {
 
   /** The origins allowed to frame the respondent pages of a workspace's forms ([] for an unknown workspace). */
   async embedOriginsOf(workspaceId: string): Promise<string[]> {
-    const rows: Array<{ embed_origins: string[] }> = await this.db.query('SELECT embed_origins FROM workspaces WHERE id = $1', [workspaceId]);
+    const rows: Array<{ embed_origins: string[] }> = await this.db.query(
+      'SELECT embed_origins FROM workspaces WHERE id = $1',
+      [workspaceId],
+    );
     return rows[0]?.embed_origins ?? [];
   }
 
   async requireBySlug(slug: string, manager: EntityManager = this.db.manager): Promise<WorkspaceEntity> {
     const workspace = await manager.findOneBy(WorkspaceEntity, { slug });
     if (!workspace) {
-      throw new ApiError('not_found', { message: `No workspace with the slug "${slug}".`, hint: 'Check the slug; `workspace create` makes one.' });
+      throw new ApiError('not_found', {
+        message: `No workspace with the slug "${slug}".`,
+        hint: 'Check the slug; `workspace create` makes one.',
+      });
     }
     return workspace;
   }

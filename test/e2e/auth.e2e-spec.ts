@@ -67,7 +67,9 @@ describe('authentication', () => {
 
   it('refuses an expired token with a hint to create a new one', async () => {
     const { token } = await createToken(app, ws, { expiresAt: new Date(Date.now() + 1500) });
-    expect((await request(app.getHttpServer()).get('/api/v1').set('Authorization', `Bearer ${token}`)).status).toBe(200);
+    expect((await request(app.getHttpServer()).get('/api/v1').set('Authorization', `Bearer ${token}`)).status).toBe(
+      200,
+    );
     await new Promise((r) => setTimeout(r, 1600));
     const res = await request(app.getHttpServer()).get('/api/v1').set('Authorization', `Bearer ${token}`);
     const error = expectError(res, 401, 'unauthorized');
@@ -96,7 +98,11 @@ describe('authentication', () => {
       await request(app.getHttpServer()).get('/api/v1').set('Authorization', `Bearer ${token}`).expect(200);
       await other.get(TokensService).revoke(id);
       // The revoking instance feels it at once.
-      expectError(await request(other.getHttpServer()).get('/api/v1').set('Authorization', `Bearer ${token}`), 401, 'unauthorized');
+      expectError(
+        await request(other.getHttpServer()).get('/api/v1').set('Authorization', `Bearer ${token}`),
+        401,
+        'unauthorized',
+      );
       const started = Date.now();
       let status = 200;
       while (status === 200 && Date.now() - started < 6000) {
@@ -115,7 +121,9 @@ describe('authentication', () => {
   it("caps a token's role by its creator's current role, and stops it when the creator leaves", async () => {
     const workspaces = app.get(WorkspacesService);
     const { user } = await workspaces.addMember(ws.slug, `admin-${ws.slug}@example.com`, 'admin');
-    const { token } = await app.get(TokensService).create({ workspaceSlug: ws.slug, name: 'by admin', role: 'admin', creatorUserId: user.id });
+    const { token } = await app
+      .get(TokensService)
+      .create({ workspaceSlug: ws.slug, name: 'by admin', role: 'admin', creatorUserId: user.id });
     const { token: cliToken } = await createToken(app, ws, { role: 'admin' });
     const me = () => request(app.getHttpServer()).get('/api/v1').set('Authorization', `Bearer ${token}`);
     expect((await me()).body.role).toBe('admin');
@@ -127,7 +135,9 @@ describe('authentication', () => {
     await waitFor(async () => (await me()).status === 401);
     expect((await me()).body.error.message).toMatch(/no longer has access/);
     // A token made by an operator at the CLI is not tied to a member.
-    expect((await request(app.getHttpServer()).get('/api/v1').set('Authorization', `Bearer ${cliToken}`)).status).toBe(200);
+    expect((await request(app.getHttpServer()).get('/api/v1').set('Authorization', `Bearer ${cliToken}`)).status).toBe(
+      200,
+    );
   });
 
   it('only lets an owner or admin create tokens, and never with a stronger role than theirs', async () => {
@@ -135,9 +145,15 @@ describe('authentication', () => {
     const { user: editor } = await workspaces.addMember(ws.slug, `editor-${ws.slug}@example.com`, 'editor');
     const { user: admin } = await workspaces.addMember(ws.slug, `admin2-${ws.slug}@example.com`, 'admin');
     const tokens = app.get(TokensService);
-    await expect(tokens.create({ workspaceSlug: ws.slug, name: 'x', role: 'viewer', creatorUserId: editor.id })).rejects.toMatchObject({ code: 'forbidden' });
-    await expect(tokens.create({ workspaceSlug: ws.slug, name: 'x', role: 'owner', creatorUserId: admin.id })).rejects.toMatchObject({ code: 'forbidden' });
-    await expect(tokens.create({ workspaceSlug: ws.slug, name: 'x', role: 'editor', creatorUserId: admin.id })).resolves.toHaveProperty('token');
+    await expect(
+      tokens.create({ workspaceSlug: ws.slug, name: 'x', role: 'viewer', creatorUserId: editor.id }),
+    ).rejects.toMatchObject({ code: 'forbidden' });
+    await expect(
+      tokens.create({ workspaceSlug: ws.slug, name: 'x', role: 'owner', creatorUserId: admin.id }),
+    ).rejects.toMatchObject({ code: 'forbidden' });
+    await expect(
+      tokens.create({ workspaceSlug: ws.slug, name: 'x', role: 'editor', creatorUserId: admin.id }),
+    ).resolves.toHaveProperty('token');
   });
 
   it('serves the RFC 9728 protected resource metadata with the four scopes', async () => {
@@ -148,7 +164,14 @@ describe('authentication', () => {
       const res = await request(app.getHttpServer()).get(path);
       expect(res.status).toBe(200);
       expect(res.body.resource).toBe(resource);
-      expect(res.body.scopes_supported).toEqual(['forms:read', 'forms:write', 'responses:read', 'responses:write', 'webhooks:read', 'webhooks:write']);
+      expect(res.body.scopes_supported).toEqual([
+        'forms:read',
+        'forms:write',
+        'responses:read',
+        'responses:write',
+        'webhooks:read',
+        'webhooks:write',
+      ]);
       expect(res.body.bearer_methods_supported).toEqual(['header']);
     }
   });

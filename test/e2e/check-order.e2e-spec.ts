@@ -20,8 +20,25 @@ describe('the order of the checks of a tool call', () => {
   const send = (token: string | undefined, tool: string, body: string, key = '') =>
     callTool(app, token, tool, undefined, { 'Content-Type': 'application/json', 'Idempotency-Key': key }).send(body);
   const stored = async (name: string) =>
-    Number((await app.get(DataSource).query(`SELECT count(*)::int AS n FROM responses WHERE form_id = $1 AND answers ->> $2 = $3`, [form.id, form.blocks[0].id, name]))[0].n);
-  const keyRows = async (key: string) => Number((await app.get(DataSource).query('SELECT count(*)::int AS n FROM idempotency_keys WHERE idempotency_key = $1', [key]))[0].n);
+    Number(
+      (
+        await app
+          .get(DataSource)
+          .query(`SELECT count(*)::int AS n FROM responses WHERE form_id = $1 AND answers ->> $2 = $3`, [
+            form.id,
+            form.blocks[0].id,
+            name,
+          ])
+      )[0].n,
+    );
+  const keyRows = async (key: string) =>
+    Number(
+      (
+        await app
+          .get(DataSource)
+          .query('SELECT count(*)::int AS n FROM idempotency_keys WHERE idempotency_key = $1', [key])
+      )[0].n,
+    );
 
   beforeAll(async () => {
     app = await createTestApp();
@@ -46,7 +63,11 @@ describe('the order of the checks of a tool call', () => {
     const malformed = expectError(await send(tokens.editorPro, 'create_response', MALFORMED), 400, 'invalid_arguments');
     expect(malformed.details).toEqual([{ path: '', message: 'malformed JSON' }]);
     // Arguments before the key: a schema error is reported, not the empty key.
-    const schema = expectError(await send(tokens.editorPro, 'create_response', JSON.stringify({ publicId: form.publicId })), 400, 'invalid_arguments');
+    const schema = expectError(
+      await send(tokens.editorPro, 'create_response', JSON.stringify({ publicId: form.publicId })),
+      400,
+      'invalid_arguments',
+    );
     expect(schema.details).toEqual([{ path: '/answers', message: 'is required' }]);
     // Then the key: with valid arguments, the empty key is the refusal, and nothing ran.
     const args = JSON.stringify({ publicId: form.publicId, answers: { [form.blocks[0].id]: 'check-order' } });

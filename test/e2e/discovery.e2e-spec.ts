@@ -17,7 +17,12 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
     const table = app
       .get(ToolRegistry)
       .all()
-      .map((t) => ({ name: t.definition.name, scope: t.definition.scope, write: t.definition.write, minRole: t.definition.minRole }))
+      .map((t) => ({
+        name: t.definition.name,
+        scope: t.definition.scope,
+        write: t.definition.write,
+        minRole: t.definition.minRole,
+      }))
       .sort((a, b) => a.name.localeCompare(b.name));
     expect(table).toEqual([
       { name: 'close_form', scope: 'forms:write', write: true, minRole: 'editor' },
@@ -47,11 +52,23 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
     const res = await request(app.getHttpServer()).get('/api/v1/tools');
     expect(res.status).toBe(200);
     const names = res.body.tools.map((t: { name: string }) => t.name);
-    expect(names.sort()).toEqual(app.get(ToolRegistry).all().map((t) => t.definition.name).sort());
+    expect(names.sort()).toEqual(
+      app
+        .get(ToolRegistry)
+        .all()
+        .map((t) => t.definition.name)
+        .sort(),
+    );
     expect(names).toHaveLength(20);
     const ajv = addFormats(new Ajv2020({ strict: false }));
     for (const tool of res.body.tools) {
-      expect(tool).toEqual(expect.objectContaining({ title: expect.any(String), description: expect.any(String), annotations: expect.any(Object) }));
+      expect(tool).toEqual(
+        expect.objectContaining({
+          title: expect.any(String),
+          description: expect.any(String),
+          annotations: expect.any(Object),
+        }),
+      );
       expect(tool.inputSchema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
       expect(tool.inputSchema.type).toBe('object');
       expect(() => ajv.compile(tool.inputSchema)).not.toThrow();
@@ -71,7 +88,9 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
       const op = res.body.paths[`/api/v1/tools/${tool.definition.name}`]?.post;
       expect(op).toBeDefined();
       expect(op.operationId).toBe(tool.definition.name);
-      const published = (await request(app.getHttpServer()).get('/api/v1/tools')).body.tools.find((t: { name: string }) => t.name === tool.definition.name);
+      const published = (await request(app.getHttpServer()).get('/api/v1/tools')).body.tools.find(
+        (t: { name: string }) => t.name === tool.definition.name,
+      );
       const { $schema: _in, ...input } = published.inputSchema;
       const { $schema: _out, ...output } = published.outputSchema;
       expect(op.requestBody.content['application/json'].schema).toEqual(input);
@@ -81,7 +100,9 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
       }
       expect(op.security).toEqual([{ bearer: [] }, { oauth2: [tool.definition.scope] }]);
     }
-    const operationIds = Object.values(res.body.paths).flatMap((p) => Object.values(p as object).map((o) => (o as { operationId: string }).operationId));
+    const operationIds = Object.values(res.body.paths).flatMap((p) =>
+      Object.values(p as object).map((o) => (o as { operationId: string }).operationId),
+    );
     expect(new Set(operationIds).size).toBe(operationIds.length);
     expect(res.body.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(res.body.components.schemas.Error.properties.error.required).toEqual(['code', 'message', 'hint']);

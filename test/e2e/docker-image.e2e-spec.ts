@@ -30,14 +30,22 @@ describe('the Docker image', () => {
     });
 
     it('leaves out local state and secrets (.env, node_modules, dist, data, .git)', () => {
-      for (const path of ['.env', 'node_modules/pg/package.json', 'dist/src/main.js', 'data/embedded.json', '.git/config']) {
+      for (const path of [
+        '.env',
+        'node_modules/pg/package.json',
+        'dist/src/main.js',
+        'data/embedded.json',
+        '.git/config',
+      ]) {
         expect({ path, kept: kept(path) }).toEqual({ path, kept: false });
       }
     });
   });
 
   it('runs Node 24 LTS in every stage', () => {
-    const images = instructions.filter((i) => i.keyword === 'FROM').map((i) => i.args.split(/\s+/).find((w) => !w.startsWith('--')));
+    const images = instructions
+      .filter((i) => i.keyword === 'FROM')
+      .map((i) => i.args.split(/\s+/).find((w) => !w.startsWith('--')));
     expect(images.length).toBeGreaterThan(0);
     for (const image of images) expect(image).toMatch(/^node:24([.-]|$)/);
     // The image's Node is the one .nvmrc names for development; npm start still accepts Node 20.19+.
@@ -176,7 +184,10 @@ function contextFilter(ignoreText: string): (path: string) => boolean {
     .filter((l) => l !== '' && !l.startsWith('#'))
     .map((l) => {
       const include = l.startsWith('!');
-      const cleaned = posix.normalize(include ? l.slice(1).trim() : l).replace(/^\/+/, '').replace(/\/+$/, '');
+      const cleaned = posix
+        .normalize(include ? l.slice(1).trim() : l)
+        .replace(/^\/+/, '')
+        .replace(/\/+$/, '');
       return { include, test: compilePattern(cleaned) };
     });
   return (path: string) => {

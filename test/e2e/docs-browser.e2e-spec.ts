@@ -5,7 +5,6 @@ import { freePort } from '../utils/cluster';
 import { launchChromium } from '../utils/browser';
 import { createTestApp } from '../utils/create-test-app';
 
-
 /** /docs (Swagger UI) as a newcomer uses it: under its Content-Security-Policy, authorize, try list_forms. */
 describe('/docs in a real browser (Debian chromium)', () => {
   let app: NestFastifyApplication;
@@ -39,19 +38,27 @@ describe('/docs in a real browser (Debian chromium)', () => {
     });
     await page.exposeFunction('reportViolation', (v: string) => violations.push(v));
     // Runs in the page (a string: this project's TypeScript has no DOM types).
-    await page.addInitScript("document.addEventListener('securitypolicyviolation', (e) => window.reportViolation(e.violatedDirective + ' ' + e.blockedURI))");
+    await page.addInitScript(
+      "document.addEventListener('securitypolicyviolation', (e) => window.reportViolation(e.violatedDirective + ' ' + e.blockedURI))",
+    );
     const answer = await page.goto(`${base}/docs`);
     expect(answer?.headers()['content-security-policy']).toContain("script-src 'self'");
 
     await page.locator('.swagger-ui .info .title').getByText('Formwork tools API').waitFor();
-    expect(await page.locator('.swagger-ui .info .description').textContent()).toContain('Authorization: Bearer fw_...');
+    expect(await page.locator('.swagger-ui .info .description').textContent()).toContain(
+      'Authorization: Bearer fw_...',
+    );
 
     await page.getByRole('button', { name: 'Authorize' }).first().click();
     const dialog = page.locator('.modal-ux');
     expect(await dialog.textContent()).toContain('Workspace API token');
     // Beside the bearer token: OAuth through the built-in server, with its built-in client filled in.
     expect(await dialog.textContent()).toContain('/oauth/authorize');
-    expect(await dialog.locator('input').evaluateAll((inputs) => inputs.map((i) => (i as unknown as { value: string }).value))).toContain('formwork-api-docs');
+    expect(
+      await dialog
+        .locator('input')
+        .evaluateAll((inputs) => inputs.map((i) => (i as unknown as { value: string }).value)),
+    ).toContain('formwork-api-docs');
     await dialog.locator('input').first().fill(token);
     await dialog.getByRole('button', { name: 'Apply credentials' }).click();
     await dialog.locator('.auth-btn-wrapper button.btn-done').first().click();

@@ -27,17 +27,25 @@ describe('edges: deep, odd and encoded input; headers; the index; the API docs',
 
   describe('arguments nested 10,000 levels deep', () => {
     it('are a 400 invalid_arguments naming the argument, on a tool call; 64 levels are fine', async () => {
-      const res = await callTool(app, token, 'list_forms').set('Content-Type', 'application/json').send(`{"deep": ${nested(10_000)}}`);
+      const res = await callTool(app, token, 'list_forms')
+        .set('Content-Type', 'application/json')
+        .send(`{"deep": ${nested(10_000)}}`);
       const error = expectError(res, 400, 'invalid_arguments');
       expect(error.details).toEqual([{ path: '/deep', message: expect.stringContaining('64 levels') }]);
       // 64 levels in all (the body object, then 63 arrays) pass on to the schema, which refuses the unknown argument.
-      const within = await callTool(app, token, 'list_forms').set('Content-Type', 'application/json').send(`{"deep": ${nested(63)}}`);
-      expect(expectError(within, 400, 'invalid_arguments').details).toEqual([{ path: '/deep', message: 'is not a known argument' }]);
+      const within = await callTool(app, token, 'list_forms')
+        .set('Content-Type', 'application/json')
+        .send(`{"deep": ${nested(63)}}`);
+      expect(expectError(within, 400, 'invalid_arguments').details).toEqual([
+        { path: '/deep', message: 'is not a known argument' },
+      ]);
     });
 
     it('are a 400 with an Idempotency-Key too (nothing is fingerprinted or stored)', async () => {
       const body = `{"publicId": "${form.publicId}", "answers": {"x": ${nested(10_000)}}}`;
-      const res = await callTool(app, token, 'create_response', undefined, { 'Idempotency-Key': `deep-${Date.now()}` }).set('Content-Type', 'application/json').send(body);
+      const res = await callTool(app, token, 'create_response', undefined, { 'Idempotency-Key': `deep-${Date.now()}` })
+        .set('Content-Type', 'application/json')
+        .send(body);
       expectError(res, 400, 'invalid_arguments');
     });
   });
@@ -48,7 +56,12 @@ describe('edges: deep, odd and encoded input; headers; the index; the API docs',
       const error = expectError(res, 400, 'invalid_arguments');
       expect(error.details).toEqual([{ path: '/since', message: expect.stringContaining('15:59') }]);
     }
-    for (const since of ['2026-01-01T00:00:00+14:00', '2026-01-01T00:00:00-12:00', '2026-01-01T00:00:00+15:59', '2026-01-01T00:00:00Z']) {
+    for (const since of [
+      '2026-01-01T00:00:00+14:00',
+      '2026-01-01T00:00:00-12:00',
+      '2026-01-01T00:00:00+15:59',
+      '2026-01-01T00:00:00Z',
+    ]) {
       expect((await callTool(app, token, 'list_responses', { publicId: form.publicId, since })).status).toBe(200);
     }
   });
@@ -56,21 +69,34 @@ describe('edges: deep, odd and encoded input; headers; the index; the API docs',
   describe('Content-Encoding', () => {
     for (const encoding of ['gzip', 'br', 'deflate']) {
       it(`refuses a tool call body sent with Content-Encoding: ${encoding} (not compressed) with 415`, async () => {
-        const res = await callTool(app, token, 'list_forms').set('Content-Type', 'application/json').set('Content-Encoding', encoding).send('{}');
+        const res = await callTool(app, token, 'list_forms')
+          .set('Content-Type', 'application/json')
+          .set('Content-Encoding', encoding)
+          .send('{}');
         const error = expectError(res, 415, 'unsupported_media_type');
         expect(error.hint).toContain('Content-Encoding');
       });
     }
 
     it('refuses a gzip-compressed body with 415 too, and takes identity', async () => {
-      const res = await callTool(app, token, 'list_forms').set('Content-Type', 'application/json').set('Content-Encoding', 'gzip').send(gzipSync('{}'));
+      const res = await callTool(app, token, 'list_forms')
+        .set('Content-Type', 'application/json')
+        .set('Content-Encoding', 'gzip')
+        .send(gzipSync('{}'));
       expectError(res, 415, 'unsupported_media_type');
-      const plain = await callTool(app, token, 'list_forms').set('Content-Type', 'application/json').set('Content-Encoding', 'identity').send('{}');
+      const plain = await callTool(app, token, 'list_forms')
+        .set('Content-Type', 'application/json')
+        .set('Content-Encoding', 'identity')
+        .send('{}');
       expect(plain.status).toBe(200);
     });
 
     it('refuses an encoded form post on the respondent page with 415', async () => {
-      const res = await request(app.getHttpServer()).post(`/f/${form.publicId}`).type('form').set('Content-Encoding', 'gzip').send('a=b');
+      const res = await request(app.getHttpServer())
+        .post(`/f/${form.publicId}`)
+        .type('form')
+        .set('Content-Encoding', 'gzip')
+        .send('a=b');
       expectError(res, 415, 'unsupported_media_type');
     });
   });
@@ -78,9 +104,15 @@ describe('edges: deep, odd and encoded input; headers; the index; the API docs',
   it('says the limit of the route in a 413: 1 MB on the tools API, 200 KB on form posts, 20 KB on the sign-in pages', async () => {
     const api = await callTool(app, token, 'create_form', { title: 'x'.repeat(1_100_000) });
     expect(expectError(api, 413, 'payload_too_large').hint).toContain('at most 1 MB');
-    const formPost = await request(app.getHttpServer()).post(`/f/${form.publicId}`).type('form').send(`a=${'x'.repeat(210_000)}`);
+    const formPost = await request(app.getHttpServer())
+      .post(`/f/${form.publicId}`)
+      .type('form')
+      .send(`a=${'x'.repeat(210_000)}`);
     expect(expectError(formPost, 413, 'payload_too_large').hint).toContain('at most 200 KB');
-    const signIn = await request(app.getHttpServer()).post('/oauth/interaction/abc/login').type('form').send(`email=${'x'.repeat(25_000)}`);
+    const signIn = await request(app.getHttpServer())
+      .post('/oauth/interaction/abc/login')
+      .type('form')
+      .send(`email=${'x'.repeat(25_000)}`);
     expect(expectError(signIn, 413, 'payload_too_large').hint).toContain('at most 20 KB');
   });
 
@@ -98,7 +130,9 @@ describe('edges: deep, odd and encoded input; headers; the index; the API docs',
       '/auth.md': await request(server).get('/auth.md'),
       'a respondent page': await request(server).get(`/f/${form.publicId}`),
     };
-    const missing = Object.entries(answers).filter(([, res]) => res.headers['x-content-type-options'] !== 'nosniff').map(([what]) => what);
+    const missing = Object.entries(answers)
+      .filter(([, res]) => res.headers['x-content-type-options'] !== 'nosniff')
+      .map(([what]) => what);
     expect(missing).toEqual([]);
   });
 
@@ -119,7 +153,9 @@ describe('edges: deep, odd and encoded input; headers; the index; the API docs',
     const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8'));
     expect(res.body).toMatchObject({ name: 'Formwork', version: pkg.version });
     const links = res.body.links as Record<string, string>;
-    expect(Object.values(links)).toEqual(expect.arrayContaining(['/docs', '/openapi.json', '/auth.md', '/api/v1/tools', '/mcp']));
+    expect(Object.values(links)).toEqual(
+      expect.arrayContaining(['/docs', '/openapi.json', '/auth.md', '/api/v1/tools', '/mcp']),
+    );
     for (const path of Object.values(links)) {
       // The MCP endpoint takes POST only (a stateless server opens no stream for GET).
       const { status } = await request(app.getHttpServer()).get(path);
@@ -158,7 +194,11 @@ describe('edges: deep, odd and encoded input; headers; the index; the API docs',
         const examples = Object.values(media.examples ?? {}) as Array<{ value: unknown }>;
         expect(examples.length).toBeGreaterThan(0);
         for (const { value } of examples) {
-          expect({ tool: tool.definition.name, valid: tool.validate(structuredClone(value)), errors: tool.validate.errors ?? null }).toEqual({ tool: tool.definition.name, valid: true, errors: null });
+          expect({
+            tool: tool.definition.name,
+            valid: tool.validate(structuredClone(value)),
+            errors: tool.validate.errors ?? null,
+          }).toEqual({ tool: tool.definition.name, valid: true, errors: null });
         }
       }
       const listForms = doc.paths['/api/v1/tools/list_forms'].post.requestBody.content['application/json'];

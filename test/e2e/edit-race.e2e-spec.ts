@@ -36,7 +36,12 @@ describe('a submission racing an edit of its form', () => {
   ];
 
   /** Runs `edit` (SQL on the form's blocks) in a transaction that holds the form row until `submit` is seen waiting. */
-  async function editWhileSubmitting(formId: string, edit: string, params: unknown[], submit: () => Promise<request.Response>): Promise<request.Response> {
+  async function editWhileSubmitting(
+    formId: string,
+    edit: string,
+    params: unknown[],
+    submit: () => Promise<request.Response>,
+  ): Promise<request.Response> {
     await editConnection.query('BEGIN');
     await editConnection.query('SELECT 1 FROM forms WHERE id = $1 FOR UPDATE', [formId]);
     await editConnection.query(edit, params);
@@ -56,7 +61,9 @@ describe('a submission racing an edit of its form', () => {
   }
 
   const storedAnswers = async (formId: string) =>
-    (await app.get(DataSource).query('SELECT answers FROM responses WHERE form_id = $1', [formId])).map((r: { answers: unknown }) => r.answers);
+    (await app.get(DataSource).query('SELECT answers FROM responses WHERE form_id = $1', [formId])).map(
+      (r: { answers: unknown }) => r.answers,
+    );
 
   it('create_response refuses a choice the edit removed, and stores nothing', async () => {
     const form = await createForm(app, ws, { blocks, status: 'published' });
@@ -78,15 +85,20 @@ describe('a submission racing an edit of its form', () => {
   async function submitWhileRetyping(submit: (publicId: string, nickname: string) => Promise<request.Response>) {
     const form = await createForm(app, ws, { blocks, status: 'published' });
     const nickname = form.blocks[1];
-    const res = await editWhileSubmitting(form.id, `UPDATE blocks SET type = 'number' WHERE form_id = $1 AND id = $2`, [form.id, nickname.id], () =>
-      submit(form.publicId, nickname.id),
+    const res = await editWhileSubmitting(
+      form.id,
+      `UPDATE blocks SET type = 'number' WHERE form_id = $1 AND id = $2`,
+      [form.id, nickname.id],
+      () => submit(form.publicId, nickname.id),
     );
     return { form, nickname, res };
   }
 
   it('the respondent page refuses text for a block the edit made a number (not a 500)', async () => {
     const { form, nickname, res } = await submitWhileRetyping((publicId, id) =>
-      request(app.getHttpServer()).post(`/f/${publicId}`).send({ answers: { [id]: 'Ada' } }),
+      request(app.getHttpServer())
+        .post(`/f/${publicId}`)
+        .send({ answers: { [id]: 'Ada' } }),
     );
     const error = expectError(res, 400, 'invalid_arguments');
     expect(error.details?.map((d) => d.path)).toEqual([`/answers/${nickname.id}`]);
@@ -94,7 +106,9 @@ describe('a submission racing an edit of its form', () => {
   });
 
   it('an answer that fits the edited form is stored against it', async () => {
-    const { form, nickname, res } = await submitWhileRetyping((publicId, id) => callTool(app, editor, 'create_response', { publicId, answers: { [id]: 7 } }));
+    const { form, nickname, res } = await submitWhileRetyping((publicId, id) =>
+      callTool(app, editor, 'create_response', { publicId, answers: { [id]: 7 } }),
+    );
     expect(res.status).toBe(200);
     expect(await storedAnswers(form.id)).toEqual([{ [nickname.id]: 7 }]);
   });

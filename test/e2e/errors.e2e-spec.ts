@@ -21,12 +21,17 @@ describe('errors: one JSON envelope on every path', () => {
   });
 
   it('answers an unknown path under the API with 404 not_found, even with a body', async () => {
-    const res = await request(app.getHttpServer()).post('/api/v2/tools/list_forms').set('Authorization', `Bearer ${token}`).send({});
+    const res = await request(app.getHttpServer())
+      .post('/api/v2/tools/list_forms')
+      .set('Authorization', `Bearer ${token}`)
+      .send({});
     expectError(res, 404, 'not_found');
   });
 
   it('answers a wrong method with 405 method_not_allowed and an Allow header', async () => {
-    const res = await request(app.getHttpServer()).get('/api/v1/tools/list_forms').set('Authorization', `Bearer ${token}`);
+    const res = await request(app.getHttpServer())
+      .get('/api/v1/tools/list_forms')
+      .set('Authorization', `Bearer ${token}`);
     expectError(res, 405, 'method_not_allowed');
     expect(res.headers.allow).toBe('POST');
     const del = await request(app.getHttpServer()).delete('/api/v1/tools');
@@ -63,11 +68,19 @@ describe('errors: one JSON envelope on every path', () => {
   });
 
   it('reads JSON with a charset parameter or a +json type, and refuses other charsets with 415', async () => {
-    for (const type of ['application/json; charset=utf-8', 'application/JSON;charset="UTF-8"', 'application/vnd.api+json']) {
+    for (const type of [
+      'application/json; charset=utf-8',
+      'application/JSON;charset="UTF-8"',
+      'application/vnd.api+json',
+    ]) {
       const res = await callTool(app, token, 'list_forms').set('Content-Type', type).send('{"limit": 1}');
       expect(res.status).toBe(200);
     }
-    expectError(await callTool(app, token, 'list_forms').set('Content-Type', 'application/json; charset=latin1').send('{}'), 415, 'unsupported_media_type');
+    expectError(
+      await callTool(app, token, 'list_forms').set('Content-Type', 'application/json; charset=latin1').send('{}'),
+      415,
+      'unsupported_media_type',
+    );
   });
 
   it('answers an oversized body with 413 payload_too_large', async () => {
@@ -76,7 +89,10 @@ describe('errors: one JSON envelope on every path', () => {
   });
 
   it('answers a bad percent-encoding in the path with a JSON 4xx, not a crash', async () => {
-    const res = await request(app.getHttpServer()).post('/api/v1/tools/%E0%A4%A').set('Authorization', `Bearer ${token}`).send({});
+    const res = await request(app.getHttpServer())
+      .post('/api/v1/tools/%E0%A4%A')
+      .set('Authorization', `Bearer ${token}`)
+      .send({});
     expect(res.status).toBeGreaterThanOrEqual(400);
     expect(res.status).toBeLessThan(500);
     expect(typeof res.body.error.code).toBe('string');
@@ -105,11 +121,28 @@ describe('errors: one JSON envelope on every path', () => {
   });
 
   it('refuses the NUL character in any argument with 400 invalid_arguments naming where, never a 500', async () => {
-    const get = expectError(await callTool(app, token, 'get_form', { publicId: 'ab\u0000c' }), 400, 'invalid_arguments');
-    expect(get.details).toEqual([{ path: '/publicId', message: 'must be well-formed text (no NUL character \\u0000, no lone surrogate)' }]);
-    const surrogate = expectError(await callTool(app, token, 'create_form', { title: 'ok', blocks: [{ type: 'dropdown', title: 'x', choices: ['\udc00'] }] }), 400, 'invalid_arguments');
+    const get = expectError(
+      await callTool(app, token, 'get_form', { publicId: 'ab\u0000c' }),
+      400,
+      'invalid_arguments',
+    );
+    expect(get.details).toEqual([
+      { path: '/publicId', message: 'must be well-formed text (no NUL character \\u0000, no lone surrogate)' },
+    ]);
+    const surrogate = expectError(
+      await callTool(app, token, 'create_form', {
+        title: 'ok',
+        blocks: [{ type: 'dropdown', title: 'x', choices: ['\udc00'] }],
+      }),
+      400,
+      'invalid_arguments',
+    );
     expect(surrogate.details!.map((d) => d.path)).toEqual(['/blocks/0/choices/0']);
-    const create = expectError(await callTool(app, token, 'create_form', { title: 'ok', blocks: [{ type: 'short_text', title: 'x\u0000' }] }), 400, 'invalid_arguments');
+    const create = expectError(
+      await callTool(app, token, 'create_form', { title: 'ok', blocks: [{ type: 'short_text', title: 'x\u0000' }] }),
+      400,
+      'invalid_arguments',
+    );
     expect(create.details!.map((d) => d.path)).toEqual(['/blocks/0/title']);
   });
 

@@ -40,14 +40,20 @@ describe('hot forms: submissions, sequencing and reads', () => {
 
   const answersFor = (form: FormRecord, i: number) => {
     const [name, , colour, pets, rating] = form.blocks.map((b) => b.id);
-    return { [name]: `P${i}`, [colour]: ['Red', 'Green', 'Blue'][i % 3], [pets]: i % 2 ? ['Cat', 'Dog'] : ['Dog'], [rating]: 1 + (i % 5) };
+    return {
+      [name]: `P${i}`,
+      [colour]: ['Red', 'Green', 'Blue'][i % 3],
+      [pets]: i % 2 ? ['Cat', 'Dog'] : ['Dog'],
+      [rating]: 1 + (i % 5),
+    };
   };
-  const submit = (form: FormRecord, i: number) => callTool(app, token, 'create_response', { publicId: form.publicId, answers: answersFor(form, i) });
+  const submit = (form: FormRecord, i: number) =>
+    callTool(app, token, 'create_response', { publicId: form.publicId, answers: answersFor(form, i) });
 
   /** Walks list_responses from offset 0 to total; returns the ids seen. */
   async function walk(publicId: string, limit = 7): Promise<string[]> {
     const seen: string[] = [];
-    for (let offset = 0, total = Infinity; offset < total; ) {
+    for (let offset = 0, total = Infinity; offset < total;) {
       const res = await callTool(app, token, 'list_responses', { publicId, limit, offset });
       expect(res.status).toBe(200);
       total = res.body.total;
@@ -61,9 +67,21 @@ describe('hot forms: submissions, sequencing and reads', () => {
   /** Summary, total and walk against the stored rows: every response counted and listed exactly once. */
   async function expectExact(form: FormRecord) {
     const summary = await callTool(app, token, 'summarize_responses', { publicId: form.publicId });
-    const rows = await db.query('SELECT id, seq, submitted_at, answers FROM responses WHERE form_id = $1 ORDER BY seq', [form.id]);
+    const rows = await db.query(
+      'SELECT id, seq, submitted_at, answers FROM responses WHERE form_id = $1 ORDER BY seq',
+      [form.id],
+    );
     const fresh = await app.get(FormsService).get(ws.id, form.publicId);
-    expect(summary.body).toEqual({ publicId: form.publicId, ...summarize(fresh.blocks, rows.map((r: { submitted_at: Date; answers: Record<string, unknown> }) => ({ submittedAt: r.submitted_at, answers: r.answers }))) });
+    expect(summary.body).toEqual({
+      publicId: form.publicId,
+      ...summarize(
+        fresh.blocks,
+        rows.map((r: { submitted_at: Date; answers: Record<string, unknown> }) => ({
+          submittedAt: r.submitted_at,
+          answers: r.answers,
+        })),
+      ),
+    });
     // Every response has its own seq (deletes leave gaps).
     const seqs = rows.map((r: { seq: string | null }) => Number(r.seq));
     expect(seqs.every((n: number, i: number) => n > 0 && (i === 0 || n > seqs[i - 1]))).toBe(true);
@@ -96,7 +114,11 @@ describe('hot forms: submissions, sequencing and reads', () => {
     for (let i = 0; i < 3; i++) {
       expect((await submit(form, i)).status).toBe(200);
       const summary = await callTool(app, token, 'summarize_responses', { publicId: form.publicId });
-      const listed = await callTool(app, token, 'list_responses', { publicId: form.publicId, order: 'newest', limit: 1 });
+      const listed = await callTool(app, token, 'list_responses', {
+        publicId: form.publicId,
+        order: 'newest',
+        limit: 1,
+      });
       expect([summary.body.total, listed.body.total]).toEqual([i + 1, i + 1]);
     }
   });
@@ -108,7 +130,11 @@ describe('hot forms: submissions, sequencing and reads', () => {
     // More submissions while some of the first ones (sequenced or not yet) are deleted.
     const [more, deleted] = await Promise.all([
       Promise.all(Array.from({ length: 30 }, (_, i) => submit(form, 20 + i))),
-      Promise.all(ids.filter((_, i) => i % 3 === 0).map((responseId) => callTool(app, token, 'delete_response', { publicId: form.publicId, responseId }))),
+      Promise.all(
+        ids
+          .filter((_, i) => i % 3 === 0)
+          .map((responseId) => callTool(app, token, 'delete_response', { publicId: form.publicId, responseId })),
+      ),
     ]);
     expect(more.every((r) => r.status === 200)).toBe(true);
     expect(deleted.every((r) => r.status === 200)).toBe(true);
@@ -127,7 +153,9 @@ describe('hot forms: submissions, sequencing and reads', () => {
     expect(await expectExact(form)).toBe(1);
     // And one that was sequenced is taken out.
     const [{ id }] = await db.query('SELECT id FROM responses WHERE form_id = $1', [form.id]);
-    expect((await callTool(app, token, 'delete_response', { publicId: form.publicId, responseId: id })).status).toBe(200);
+    expect((await callTool(app, token, 'delete_response', { publicId: form.publicId, responseId: id })).status).toBe(
+      200,
+    );
     expect(await expectExact(form)).toBe(0);
   });
 
@@ -141,7 +169,11 @@ describe('hot forms: submissions, sequencing and reads', () => {
     );
     await other.query('COMMIT');
     // The running instances' background passes give them their seq and count them.
-    await waitFor(async () => (await db.query('SELECT count(*)::int AS n FROM responses WHERE form_id = $1 AND seq IS NULL', [form.id]))[0].n === 0);
+    await waitFor(
+      async () =>
+        (await db.query('SELECT count(*)::int AS n FROM responses WHERE form_id = $1 AND seq IS NULL', [form.id]))[0]
+          .n === 0,
+    );
     const [{ total }] = await db.query('SELECT total::int FROM response_counters WHERE form_id = $1', [form.id]);
     expect(total).toBe(5);
     expect(await expectExact(form)).toBe(5);
@@ -154,14 +186,18 @@ describe('hot forms: submissions, sequencing and reads', () => {
     const dying = new Client({ connectionString: testDatabaseUrl() });
     await dying.connect();
     dying.on('error', () => undefined);
-    const tx = { query: async (sql: string, params?: unknown[]) => (await dying.query(sql, params)).rows } as unknown as EntityManager;
+    const tx = {
+      query: async (sql: string, params?: unknown[]) => (await dying.query(sql, params)).rows,
+    } as unknown as EntityManager;
     try {
       await dying.query('BEGIN');
       await lockSequencer(tx, form.id);
       const submitted = await Promise.all(Array.from({ length: 8 }, (_, i) => submit(form, i)));
       expect(submitted.every((r) => r.status === 200)).toBe(true);
       expect(await sequenceResponses(tx, [form.id])).toBe(8);
-      const { rows: [{ pid }] } = await dying.query('SELECT pg_backend_pid() AS pid');
+      const {
+        rows: [{ pid }],
+      } = await dying.query('SELECT pg_backend_pid() AS pid');
       await db.query('SELECT pg_terminate_backend($1)', [pid]);
     } finally {
       await dying.end().catch(() => undefined);
@@ -174,13 +210,24 @@ describe('hot forms: submissions, sequencing and reads', () => {
     const form = await createForm(app, ws, { status: 'published' });
     const at = new Date(Date.UTC(2026, 5, 1));
     const ids: string[] = [];
-    for (let i = 0; i < 6; i++) ids.push((await app.get(ResponsesService).create(form, answersFor(form, i), { source: 'import', submittedAt: at })).id);
+    for (let i = 0; i < 6; i++)
+      ids.push(
+        (await app.get(ResponsesService).create(form, answersFor(form, i), { source: 'import', submittedAt: at })).id,
+      );
     expect(await walk(form.publicId, 4)).toEqual(ids);
   });
 
   /** Resolves once a session waits for a lock held by the backend `pid` (a submission queued behind the first one). */
   async function waitForBlockedBy(pid: number): Promise<void> {
-    await waitFor(async () => (await other.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [pid])).rows[0].n > 0, 25_000);
+    await waitFor(
+      async () =>
+        (
+          await other.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))', [
+            pid,
+          ])
+        ).rows[0].n > 0,
+      25_000,
+    );
   }
 });
 
@@ -192,7 +239,11 @@ describe('hot forms on the embedded PostgreSQL (one session shared by every conn
   it('takes concurrent submissions and counts each once', async () => {
     ensureBuilt();
     const dir = mkdtempSync(join(tmpdir(), 'formwork-data-'));
-    const instance = await Instance.start('embedded', { DATA_DIR: dir, NODE_ENV: 'development', LOG_LEVEL: 'warn' }, 90_000);
+    const instance = await Instance.start(
+      'embedded',
+      { DATA_DIR: dir, NODE_ENV: 'development', LOG_LEVEL: 'warn' },
+      90_000,
+    );
     try {
       // The first start on an empty database prints a demo token.
       await waitFor(async () => instance.lines.some((l) => /token: fw_/.test(l)), 30_000);
@@ -201,12 +252,16 @@ describe('hot forms on the embedded PostgreSQL (one session shared by every conn
       const form = (await callToolAt(instance.port, token, 'get_form', { publicId })).json;
       const before = (await callToolAt(instance.port, token, 'summarize_responses', { publicId })).json.total;
       const answers = Object.fromEntries(
-        form.blocks.filter((b: { required: boolean }) => b.required).map((b: { id: string; type: string; choices?: Array<{ label: string }> }) => [
-          b.id,
-          b.type === 'email' ? 'ada@example.com' : b.type === 'rating' ? 4 : b.choices![0].label,
-        ]),
+        form.blocks
+          .filter((b: { required: boolean }) => b.required)
+          .map((b: { id: string; type: string; choices?: Array<{ label: string }> }) => [
+            b.id,
+            b.type === 'email' ? 'ada@example.com' : b.type === 'rating' ? 4 : b.choices![0].label,
+          ]),
       );
-      const answered = await Promise.all(Array.from({ length: 8 }, () => callToolAt(instance.port, token, 'create_response', { publicId, answers })));
+      const answered = await Promise.all(
+        Array.from({ length: 8 }, () => callToolAt(instance.port, token, 'create_response', { publicId, answers })),
+      );
       expect(answered.map((r) => r.status)).toEqual(Array(8).fill(200));
       expect((await callToolAt(instance.port, token, 'summarize_responses', { publicId })).json.total).toBe(before + 8);
     } finally {

@@ -24,10 +24,25 @@ describe('Idempotency-Key on tool calls', () => {
 
   const keyed = (token: string, tool: string, body: unknown, key: string, headers: Record<string, string> = {}) =>
     callTool(app, token, tool, body, { 'Idempotency-Key': key, ...headers });
-  const responseArgs = (name: string, f: FormRecord = form) => ({ publicId: f.publicId, answers: { [f.blocks[0].id]: name } });
+  const responseArgs = (name: string, f: FormRecord = form) => ({
+    publicId: f.publicId,
+    answers: { [f.blocks[0].id]: name },
+  });
   const responsesNamed = async (name: string, f: FormRecord = form) =>
-    Number((await db.query(`SELECT count(*)::int AS n FROM responses WHERE form_id = $1 AND answers ->> $2 = $3`, [f.id, f.blocks[0].id, name]))[0].n);
-  const keyRows = (key: string) => db.query(`SELECT tool, response_status, response_body, locked_until FROM idempotency_keys WHERE idempotency_key = $1`, [key]);
+    Number(
+      (
+        await db.query(`SELECT count(*)::int AS n FROM responses WHERE form_id = $1 AND answers ->> $2 = $3`, [
+          f.id,
+          f.blocks[0].id,
+          name,
+        ])
+      )[0].n,
+    );
+  const keyRows = (key: string) =>
+    db.query(
+      `SELECT tool, response_status, response_body, locked_until FROM idempotency_keys WHERE idempotency_key = $1`,
+      [key],
+    );
 
   beforeAll(async () => {
     app = await createTestApp();
@@ -72,7 +87,10 @@ describe('Idempotency-Key on tool calls', () => {
       expect(again.headers['content-type']).toMatch(/^application\/json/);
       expect(again.headers['x-request-id']).not.toBe(first.headers['x-request-id']);
       expect(await responsesNamed('replay-1')).toBe(1);
-      const audits = await db.query(`SELECT count(*)::int AS n FROM audit_events WHERE action = 'response.create' AND subject_id = $1`, [first.body.id]);
+      const audits = await db.query(
+        `SELECT count(*)::int AS n FROM audit_events WHERE action = 'response.create' AND subject_id = $1`,
+        [first.body.id],
+      );
       expect(audits[0].n).toBe(1);
     });
 
@@ -119,7 +137,9 @@ describe('Idempotency-Key on tool calls', () => {
       expectError(reused, 422, 'idempotency_key_reused');
       expect(await responsesNamed('second-body')).toBe(0);
       // The first answer is still there for a true retry.
-      expect((await keyed(editor.token, 'create_response', responseArgs('first-body'), key)).headers['idempotency-replayed']).toBe('true');
+      expect(
+        (await keyed(editor.token, 'create_response', responseArgs('first-body'), key)).headers['idempotency-replayed'],
+      ).toBe('true');
     });
   });
 
@@ -188,8 +208,16 @@ describe('Idempotency-Key on tool calls', () => {
 
     it('stores nothing for failures before the tool ran (400 arguments, 401, 403), so the retry runs', async () => {
       const key = randomUUID();
-      expectError(await keyed(editor.token, 'create_response', { publicId: form.publicId, answers: {}, extra: 1 }, key), 400, 'invalid_arguments');
-      expectError(await callTool(app, undefined, 'create_response', responseArgs('before-run'), { 'Idempotency-Key': key }), 401, 'unauthorized');
+      expectError(
+        await keyed(editor.token, 'create_response', { publicId: form.publicId, answers: {}, extra: 1 }, key),
+        400,
+        'invalid_arguments',
+      );
+      expectError(
+        await callTool(app, undefined, 'create_response', responseArgs('before-run'), { 'Idempotency-Key': key }),
+        401,
+        'unauthorized',
+      );
       const viewer = await createToken(app, ws, { role: 'viewer' });
       expectError(await keyed(viewer.token, 'create_response', responseArgs('before-run'), key), 403, 'forbidden');
       expect(await keyRows(key)).toEqual([]);
@@ -204,7 +232,11 @@ describe('Idempotency-Key on tool calls', () => {
         const t = await createToken(tight, ws, { role: 'editor' });
         expect((await callTool(tight, t.token, 'list_forms', {})).status).toBe(200);
         const key = randomUUID();
-        expectError(await callTool(tight, t.token, 'create_response', responseArgs('limited'), { 'Idempotency-Key': key }), 429, 'rate_limited');
+        expectError(
+          await callTool(tight, t.token, 'create_response', responseArgs('limited'), { 'Idempotency-Key': key }),
+          429,
+          'rate_limited',
+        );
         expect(await keyRows(key)).toEqual([]);
       } finally {
         await tight.close();
@@ -233,7 +265,11 @@ describe('Idempotency-Key on tool calls', () => {
     it('releases the key of a read tool that failed with a 5xx', async () => {
       const key = randomUUID();
       jest.spyOn(app.get(ResponsesService), 'summarize').mockRejectedValueOnce(new Error('boom'));
-      expectError(await keyed(editor.token, 'summarize_responses', { publicId: form.publicId }, key), 500, 'internal_error');
+      expectError(
+        await keyed(editor.token, 'summarize_responses', { publicId: form.publicId }, key),
+        500,
+        'internal_error',
+      );
       expect(await keyRows(key)).toEqual([]);
       const retried = await keyed(editor.token, 'summarize_responses', { publicId: form.publicId }, key);
       expect(retried.status).toBe(200);
@@ -244,14 +280,21 @@ describe('Idempotency-Key on tool calls', () => {
       const key = randomUUID();
       const res = await keyed(editor.token, 'create_response', responseArgs('committed'), key);
       const [row] = await keyRows(key);
-      expect(row).toMatchObject({ tool: 'create_response', response_status: 200, response_body: res.text, locked_until: null });
+      expect(row).toMatchObject({
+        tool: 'create_response',
+        response_status: 200,
+        response_body: res.text,
+        locked_until: null,
+      });
     });
   });
 
   describe('concurrent duplicates', () => {
     it('run the tool exactly once; the others get 409 idempotency_key_in_use with Retry-After: 1, or the replay', async () => {
       const key = randomUUID();
-      const answers = await Promise.all(Array.from({ length: 8 }, () => keyed(editor.token, 'create_response', responseArgs('concurrent'), key)));
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, () => keyed(editor.token, 'create_response', responseArgs('concurrent'), key)),
+      );
       expect(await responsesNamed('concurrent')).toBe(1);
       const firsts = answers.filter((r) => r.status === 200 && r.headers['idempotency-replayed'] === undefined);
       expect(firsts).toHaveLength(1);
@@ -277,7 +320,10 @@ describe('Idempotency-Key on tool calls', () => {
         const key = randomUUID();
         const args = responseArgs('while-running');
         if (!onServer) {
-          const [a, b] = await Promise.all([keyed(editor.token, 'create_response', args, key), keyed(editor.token, 'create_response', args, key)]);
+          const [a, b] = await Promise.all([
+            keyed(editor.token, 'create_response', args, key),
+            keyed(editor.token, 'create_response', args, key),
+          ]);
           expect([a.status, b.status]).toEqual([200, 200]);
           expect(await responsesNamed('while-running')).toBe(1);
           return;
@@ -289,7 +335,14 @@ describe('Idempotency-Key on tool calls', () => {
           await blocker.query('BEGIN');
           await blocker.query('SELECT id FROM forms WHERE id = $1 FOR UPDATE', [form.id]);
           const first = keyed(editor.token, 'create_response', args, key).then((r) => r);
-          await waitFor(async () => (await blocker.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`)).rows[0].n > 0);
+          await waitFor(
+            async () =>
+              (
+                await blocker.query(
+                  `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`,
+                )
+              ).rows[0].n > 0,
+          );
           const duplicate = await keyed(editor.token, 'create_response', args, key);
           expectError(duplicate, 409, 'idempotency_key_in_use');
           expect(duplicate.headers['retry-after']).toBe('1');
@@ -328,7 +381,10 @@ describe('Idempotency-Key on tool calls', () => {
       expectError(busy, 409, 'idempotency_key_in_use');
       expect(busy.headers['retry-after']).toBe('1');
 
-      await db.query(`UPDATE idempotency_keys SET locked_until = now() - interval '1 second' WHERE idempotency_key = $1`, [key]);
+      await db.query(
+        `UPDATE idempotency_keys SET locked_until = now() - interval '1 second' WHERE idempotency_key = $1`,
+        [key],
+      );
       const taken = await keyed(editor.token, tool, args(), key);
       expect(taken.status).toBe(200);
       expect(taken.headers['idempotency-replayed']).toBeUndefined();
@@ -341,7 +397,11 @@ describe('Idempotency-Key on tool calls', () => {
     it('is not taken over with different arguments: 422', async () => {
       const key = randomUUID();
       await strandedClaim('get_form', key, { publicId: 'f_other' }, '-1 second');
-      expectError(await keyed(editor.token, 'get_form', { publicId: form.publicId }, key), 422, 'idempotency_key_reused');
+      expectError(
+        await keyed(editor.token, 'get_form', { publicId: form.publicId }, key),
+        422,
+        'idempotency_key_reused',
+      );
     });
   });
 
@@ -349,7 +409,10 @@ describe('Idempotency-Key on tool calls', () => {
     it('forgets a key after 24 hours: the same key then runs afresh, even with other arguments', async () => {
       const key = randomUUID();
       await keyed(editor.token, 'create_response', responseArgs('day-old'), key);
-      await db.query(`UPDATE idempotency_keys SET created_at = now() - interval '24 hours 1 second' WHERE idempotency_key = $1`, [key]);
+      await db.query(
+        `UPDATE idempotency_keys SET created_at = now() - interval '24 hours 1 second' WHERE idempotency_key = $1`,
+        [key],
+      );
       const fresh = await keyed(editor.token, 'create_response', responseArgs('next-day'), key);
       expect(fresh.status).toBe(200);
       expect(fresh.headers['idempotency-replayed']).toBeUndefined();
@@ -361,7 +424,10 @@ describe('Idempotency-Key on tool calls', () => {
       const recent = randomUUID();
       await keyed(editor.token, 'list_forms', {}, old);
       await keyed(editor.token, 'list_forms', {}, recent);
-      await db.query(`UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE idempotency_key = $1`, [old]);
+      await db.query(
+        `UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE idempotency_key = $1`,
+        [old],
+      );
       expect(await app.get(IdempotencyService).purgeExpired()).toBeGreaterThanOrEqual(1);
       expect(await keyRows(old)).toEqual([]);
       expect(await keyRows(recent)).toHaveLength(1);
@@ -371,7 +437,13 @@ describe('Idempotency-Key on tool calls', () => {
   describe('after a deletion, nothing of the deleted data is readable through a replay', () => {
     /** Stored answers that still hold `text` anywhere. */
     const storedWith = async (text: string) =>
-      Number((await db.query(`SELECT count(*)::int AS n FROM idempotency_keys WHERE response_body LIKE '%' || $1 || '%'`, [text]))[0].n);
+      Number(
+        (
+          await db.query(`SELECT count(*)::int AS n FROM idempotency_keys WHERE response_body LIKE '%' || $1 || '%'`, [
+            text,
+          ])
+        )[0].n,
+      );
 
     it('delete_response: its create_response replays a 404, reads run afresh without it, other responses still replay', async () => {
       const f = await createForm(app, ws);
@@ -381,10 +453,15 @@ describe('Idempotency-Key on tool calls', () => {
       const other = await keyed(editor.token, 'create_response', responseArgs('still-here', f), kept);
       const page = await keyed(editor.token, 'list_responses', { publicId: f.publicId }, listed);
       expect(page.text).toContain(secret);
-      expect((await keyed(editor.token, 'get_response', { publicId: f.publicId, responseId: first.body.id }, got)).text).toContain(secret);
+      expect(
+        (await keyed(editor.token, 'get_response', { publicId: f.publicId, responseId: first.body.id }, got)).text,
+      ).toContain(secret);
       expect(await storedWith(secret)).toBe(3);
 
-      expect((await callTool(app, editor.token, 'delete_response', { publicId: f.publicId, responseId: first.body.id })).status).toBe(200);
+      expect(
+        (await callTool(app, editor.token, 'delete_response', { publicId: f.publicId, responseId: first.body.id }))
+          .status,
+      ).toBe(200);
       expect(await storedWith(secret)).toBe(0);
 
       const replay = await keyed(editor.token, 'create_response', responseArgs(secret, f), created);
@@ -395,7 +472,11 @@ describe('Idempotency-Key on tool calls', () => {
       expect(relisted.status).toBe(200);
       expect(relisted.headers['idempotency-replayed']).toBeUndefined();
       expect(relisted.text).not.toContain(secret);
-      expectError(await keyed(editor.token, 'get_response', { publicId: f.publicId, responseId: first.body.id }, got), 404, 'not_found');
+      expectError(
+        await keyed(editor.token, 'get_response', { publicId: f.publicId, responseId: first.body.id }, got),
+        404,
+        'not_found',
+      );
       const otherAgain = await keyed(editor.token, 'create_response', responseArgs('still-here', f), kept);
       expect(otherAgain.headers['idempotency-replayed']).toBe('true');
       expect(otherAgain.text).toBe(other.text);
@@ -409,7 +490,14 @@ describe('Idempotency-Key on tool calls', () => {
       const publicId = created.body.publicId as string;
       const f = { publicId, blocks: created.body.blocks } as unknown as FormRecord;
       const secret = `secret-${randomUUID()}`;
-      const keys = { create: randomUUID(), update: randomUUID(), respond: randomUUID(), get: randomUUID(), list: randomUUID(), summary: randomUUID() };
+      const keys = {
+        create: randomUUID(),
+        update: randomUUID(),
+        respond: randomUUID(),
+        get: randomUUID(),
+        list: randomUUID(),
+        summary: randomUUID(),
+      };
       await keyed(editor.token, 'update_form', { publicId, description: secret }, keys.update);
       expect((await keyed(editor.token, 'create_response', responseArgs(secret, f), keys.respond)).status).toBe(200);
       await keyed(editor.token, 'get_form', { publicId }, keys.get);

@@ -13,7 +13,11 @@ import { callTool, expectError } from '../utils/http';
 const PUBLIC_URL = 'http://formwork.test';
 
 /** A connected client of the SDK, as an agent would use it, with a bearer token (and more headers). */
-async function connect(app: NestFastifyApplication, token: string, headers: Record<string, string> = {}): Promise<Client> {
+async function connect(
+  app: NestFastifyApplication,
+  token: string,
+  headers: Record<string, string> = {},
+): Promise<Client> {
   const client = new Client({ name: 'formwork-test', version: '1.0.0' });
   const transport = new StreamableHTTPClientTransport(new URL(`${await app.getUrl()}/mcp`), {
     requestInit: { headers: { Authorization: `Bearer ${token}`, ...headers } },
@@ -23,13 +27,26 @@ async function connect(app: NestFastifyApplication, token: string, headers: Reco
 }
 
 /** One JSON-RPC message posted as a client would, for what the SDK client hides (statuses, headers). */
-function post(app: NestFastifyApplication, token: string | undefined, message: unknown, headers: Record<string, string> = {}) {
-  let req = request(app.getHttpServer()).post('/mcp').set('Accept', 'application/json, text/event-stream').set('Content-Type', 'application/json');
+function post(
+  app: NestFastifyApplication,
+  token: string | undefined,
+  message: unknown,
+  headers: Record<string, string> = {},
+) {
+  let req = request(app.getHttpServer())
+    .post('/mcp')
+    .set('Accept', 'application/json, text/event-stream')
+    .set('Content-Type', 'application/json');
   if (token !== undefined) req = req.set('Authorization', `Bearer ${token}`);
   for (const [k, v] of Object.entries(headers)) req = req.set(k, v);
   return req.send(JSON.stringify(message));
 }
-const toolsCall = (name: string, args: unknown, id: number | string = 1) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+const toolsCall = (name: string, args: unknown, id: number | string = 1) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name, arguments: args },
+});
 
 type Result = { isError?: boolean; structuredContent?: unknown; content: Array<{ type: string; text: string }> };
 /** The error code of an isError result (whose one text content is the REST envelope), or undefined for a success. */
@@ -43,11 +60,22 @@ function errorCodeOf(result: Result): string | undefined {
 }
 
 /** Fields that differ between two objects made by the same call (ids, times). */
-const VOLATILE = new Set(['publicId', 'id', 'createdAt', 'updatedAt', 'publishedAt', 'closedAt', 'submittedAt', 'requestId']);
+const VOLATILE = new Set([
+  'publicId',
+  'id',
+  'createdAt',
+  'updatedAt',
+  'publishedAt',
+  'closedAt',
+  'submittedAt',
+  'requestId',
+]);
 function masked(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(masked);
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, VOLATILE.has(k) && v !== null ? '*' : masked(v)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [k, VOLATILE.has(k) && v !== null ? '*' : masked(v)]),
+    );
   }
   return value;
 }
@@ -81,17 +109,40 @@ describe('the MCP connector (/mcp)', () => {
     });
 
     it('answers a client that negotiated either protocol version, and settles an older one on the latest', async () => {
-      for (const [asked, agreed] of [['2025-06-18', '2025-06-18'], ['2025-11-25', '2025-11-25'], ['2024-11-05', '2025-11-25']]) {
-        const res = await post(app, admin, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: asked, capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+      for (const [asked, agreed] of [
+        ['2025-06-18', '2025-06-18'],
+        ['2025-11-25', '2025-11-25'],
+        ['2024-11-05', '2025-11-25'],
+      ]) {
+        const res = await post(app, admin, {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: asked, capabilities: {}, clientInfo: { name: 't', version: '1' } },
+        });
         expect(res.status).toBe(200);
         expect(res.body.result.protocolVersion).toBe(agreed);
         expect(res.body.result.capabilities.tools).toBeDefined();
         expect(res.headers['mcp-session-id']).toBeUndefined();
       }
-      const later = await post(app, admin, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { 'MCP-Protocol-Version': '2025-06-18' });
+      const later = await post(
+        app,
+        admin,
+        { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+        { 'MCP-Protocol-Version': '2025-06-18' },
+      );
       expect(later.status).toBe(200);
       expect(later.body.result.tools.length).toBeGreaterThan(0);
-      expect((await post(app, admin, { jsonrpc: '2.0', id: 3, method: 'tools/list' }, { 'MCP-Protocol-Version': '1999-01-01' })).status).toBe(400);
+      expect(
+        (
+          await post(
+            app,
+            admin,
+            { jsonrpc: '2.0', id: 3, method: 'tools/list' },
+            { 'MCP-Protocol-Version': '1999-01-01' },
+          )
+        ).status,
+      ).toBe(400);
     });
   });
 
@@ -115,7 +166,9 @@ describe('the MCP connector (/mcp)', () => {
     });
 
     it('gives the same result for every read tool', async () => {
-      const [responseId] = (await rest(admin, 'list_responses', { publicId: form.publicId })).ok.responses.map((r: { id: string }) => r.id);
+      const [responseId] = (await rest(admin, 'list_responses', { publicId: form.publicId })).ok.responses.map(
+        (r: { id: string }) => r.id,
+      );
       const calls: Array<[string, unknown]> = [
         ['list_forms', {}],
         ['get_form', { publicId: form.publicId }],
@@ -133,7 +186,12 @@ describe('the MCP connector (/mcp)', () => {
     it('gives the same result for every write tool (ids and times aside), and audits each call', async () => {
       const blocks = [{ type: 'short_text', title: 'Name', required: true }];
       const twin = async (name: string, args: (f: FormRecord) => unknown, make = true) => {
-        const [a, b] = make ? [await createForm(app, ws, { title: 'Twin', blocks: blocks as never }), await createForm(app, ws, { title: 'Twin', blocks: blocks as never })] : [form, form];
+        const [a, b] = make
+          ? [
+              await createForm(app, ws, { title: 'Twin', blocks: blocks as never }),
+              await createForm(app, ws, { title: 'Twin', blocks: blocks as never }),
+            ]
+          : [form, form];
         const viaRest = await rest(admin, name, args(a));
         const viaMcp = await mcp(admin, name, args(b));
         expect(viaRest.ok).toBeDefined();
@@ -144,13 +202,20 @@ describe('the MCP connector (/mcp)', () => {
       await twin('update_form', (f) => ({ publicId: f.publicId, version: f.version, title: 'Renamed' }));
       await twin('publish_form', (f) => ({ publicId: f.publicId }));
       const [a, b] = await twin('publish_form', (f) => ({ publicId: f.publicId }));
-      expect(masked(await mcp(admin, 'close_form', { publicId: b.publicId }))).toEqual(masked(await rest(admin, 'close_form', { publicId: a.publicId })));
+      expect(masked(await mcp(admin, 'close_form', { publicId: b.publicId }))).toEqual(
+        masked(await rest(admin, 'close_form', { publicId: a.publicId })),
+      );
       await twin('delete_form', (f) => ({ publicId: f.publicId }));
       const answers = { [form.blocks[0].id]: 'Ada' };
       await twin('create_response', () => ({ publicId: form.publicId, answers }), false);
       const [r1, r2] = await createResponses(app, form, 2);
-      expect(masked(await mcp(admin, 'delete_response', { publicId: form.publicId, responseId: r2 }))).toEqual(masked(await rest(admin, 'delete_response', { publicId: form.publicId, responseId: r1 })));
-      const audited = await db.query(`SELECT count(*)::int AS n FROM audit_events WHERE workspace_id = $1 AND action = 'response.delete'`, [ws.id]);
+      expect(masked(await mcp(admin, 'delete_response', { publicId: form.publicId, responseId: r2 }))).toEqual(
+        masked(await rest(admin, 'delete_response', { publicId: form.publicId, responseId: r1 })),
+      );
+      const audited = await db.query(
+        `SELECT count(*)::int AS n FROM audit_events WHERE workspace_id = $1 AND action = 'response.delete'`,
+        [ws.id],
+      );
       expect(audited[0].n).toBe(2);
     });
 
@@ -165,7 +230,12 @@ describe('the MCP connector (/mcp)', () => {
         [admin, 'list_forms', { limit: 0 }, 'invalid_arguments'],
         [admin, 'list_forms', { bogus: true }, 'invalid_arguments'],
         [admin, 'publish_form', { publicId: empty.publicId }, 'tool_error'],
-        [admin, 'update_form', { publicId: draft.publicId, version: draft.version + 5, title: 'x' }, 'version_conflict'],
+        [
+          admin,
+          'update_form',
+          { publicId: draft.publicId, version: draft.version + 5, title: 'x' },
+          'version_conflict',
+        ],
         [viewer, 'create_form', { title: 'x' }, 'forbidden'],
         [freeToken, 'create_form', { title: 'x' }, 'pro_required'],
       ];
@@ -182,7 +252,9 @@ describe('the MCP connector (/mcp)', () => {
     });
 
     it('answers an unknown tool with a JSON-RPC error -32602', async () => {
-      await expect(client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toMatchObject({ code: ErrorCode.InvalidParams });
+      await expect(client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toMatchObject({
+        code: ErrorCode.InvalidParams,
+      });
       await expect(client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toBeInstanceOf(McpError);
     });
 
@@ -199,10 +271,19 @@ describe('the MCP connector (/mcp)', () => {
       const viaRest = await callTool(app, admin, 'create_response', args, { 'Idempotency-Key': key });
       expect(viaRest.headers['idempotency-replayed']).toBe('true');
       expect(viaRest.body).toEqual(first.body.result.structuredContent);
-      expectError(await callTool(app, admin, 'create_response', { ...args, answers: {} }, { 'Idempotency-Key': key }), 422, 'idempotency_key_reused');
-      const other = await post(app, admin, toolsCall('create_response', { ...args, answers: {} }), { 'Idempotency-Key': key });
+      expectError(
+        await callTool(app, admin, 'create_response', { ...args, answers: {} }, { 'Idempotency-Key': key }),
+        422,
+        'idempotency_key_reused',
+      );
+      const other = await post(app, admin, toolsCall('create_response', { ...args, answers: {} }), {
+        'Idempotency-Key': key,
+      });
       expect(errorCodeOf(other.body.result)).toBe('idempotency_key_reused');
-      const rows = await db.query(`SELECT count(*)::int AS n FROM responses WHERE form_id = $1 AND answers ->> $2 = $3`, [form.id, form.blocks[0].id, `idem-${key}`]);
+      const rows = await db.query(
+        `SELECT count(*)::int AS n FROM responses WHERE form_id = $1 AND answers ->> $2 = $3`,
+        [form.id, form.blocks[0].id, `idem-${key}`],
+      );
       expect(rows[0].n).toBe(1);
     });
   });
@@ -212,20 +293,26 @@ describe('the MCP connector (/mcp)', () => {
       for (const token of [undefined, 'fw_not_a_real_token']) {
         const res = await post(app, token, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
         expectError(res, 401, 'unauthorized');
-        expect(res.headers['www-authenticate']).toContain(`resource_metadata="${PUBLIC_URL}/.well-known/oauth-protected-resource/mcp"`);
+        expect(res.headers['www-authenticate']).toContain(
+          `resource_metadata="${PUBLIC_URL}/.well-known/oauth-protected-resource/mcp"`,
+        );
       }
       const doc = await request(app.getHttpServer()).get('/.well-known/oauth-protected-resource/mcp');
       expect(doc.status).toBe(200);
       expect(doc.body.resource).toBe(`${PUBLIC_URL}/mcp`);
       // The REST API's challenge still names its own.
-      expect((await callTool(app, undefined, 'list_forms', {})).headers['www-authenticate']).toContain('oauth-protected-resource/api/v1"');
+      expect((await callTool(app, undefined, 'list_forms', {})).headers['www-authenticate']).toContain(
+        'oauth-protected-resource/api/v1"',
+      );
     });
 
     it('a tool whose scope the credential lacks: HTTP 403 insufficient_scope with the challenge naming it', async () => {
       const formsOnly = (await createToken(app, ws, { role: 'admin', scopes: ['forms:read'] })).token;
       const res = await post(app, formsOnly, toolsCall('list_responses', { publicId: 'x' }));
       expectError(res, 403, 'insufficient_scope');
-      expect(res.headers['www-authenticate']).toBe(`Bearer error="insufficient_scope", scope="responses:read", resource_metadata="${PUBLIC_URL}/.well-known/oauth-protected-resource/mcp"`);
+      expect(res.headers['www-authenticate']).toBe(
+        `Bearer error="insufficient_scope", scope="responses:read", resource_metadata="${PUBLIC_URL}/.well-known/oauth-protected-resource/mcp"`,
+      );
       const allowed = await post(app, formsOnly, toolsCall('list_forms', {}));
       expect(allowed.status).toBe(200);
       expect(allowed.body.result.isError).toBeUndefined();
@@ -242,11 +329,21 @@ describe('the MCP connector (/mcp)', () => {
     });
 
     it('refuses a browser Origin that is neither PUBLIC_URL nor listed, before authentication; serves the others', async () => {
-      const refused = await post(app, undefined, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { Origin: 'http://evil.example' });
+      const refused = await post(
+        app,
+        undefined,
+        { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+        { Origin: 'http://evil.example' },
+      );
       expectError(refused, 403, 'origin_not_allowed');
       expect(refused.headers['www-authenticate']).toBeUndefined();
       for (const origin of [PUBLIC_URL, 'https://inspector.example', undefined]) {
-        const res = await post(app, admin, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, origin ? { Origin: origin } : {});
+        const res = await post(
+          app,
+          admin,
+          { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+          origin ? { Origin: origin } : {},
+        );
         expect(res.status).toBe(200);
       }
       // Only /mcp checks it.

@@ -33,8 +33,12 @@ describe('migrations when instances start together', () => {
         expect(Math.min(ranA.length, ranB.length)).toBe(0);
         const rows = await admin.query(`SELECT name FROM ${schema}.schema_migrations ORDER BY name`);
         expect(rows.rows.map((r) => r.name).sort()).toEqual(all);
-        const tables = await admin.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1`, [schema]);
-        expect(tables.rows.map((r) => r.table_name)).toEqual(expect.arrayContaining(['forms', 'responses', 'api_tokens', 'audit_events']));
+        const tables = await admin.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1`, [
+          schema,
+        ]);
+        expect(tables.rows.map((r) => r.table_name)).toEqual(
+          expect.arrayContaining(['forms', 'responses', 'api_tokens', 'audit_events']),
+        );
       } finally {
         await a.destroy();
         await b.destroy();

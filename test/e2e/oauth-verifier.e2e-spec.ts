@@ -32,25 +32,51 @@ describe('OAuth access tokens on the tools API', () => {
     const { user } = await app.get(WorkspacesService).addMember(ws.slug, email, (opts.role ?? 'editor') as never);
     const grantId = randomBytes(16).toString('base64url');
     const token = randomBytes(32).toString('base64url');
-    await app.get(OAuthService).recordGrant({ grantId, workspaceId: ws.id, userId: user.id, clientId: 'client-1', clientName: 'Agent', scopes: ['forms:read'] });
-    const exp = Math.floor(Date.now() / 1000) + (opts.expiresIn ?? 3600);
-    await db.query(`INSERT INTO oauth_models (model, id, payload, grant_id, expires_at) VALUES ('AccessToken', $1, $2::jsonb, $3, to_timestamp($4))`, [
-      token,
-      JSON.stringify({ jti: token, grantId, accountId: user.id, aud: opts.aud ?? AUDIENCE, scope: opts.scope ?? 'forms:read forms:write', exp }),
+    await app.get(OAuthService).recordGrant({
       grantId,
-      exp,
-    ]);
+      workspaceId: ws.id,
+      userId: user.id,
+      clientId: 'client-1',
+      clientName: 'Agent',
+      scopes: ['forms:read'],
+    });
+    const exp = Math.floor(Date.now() / 1000) + (opts.expiresIn ?? 3600);
+    await db.query(
+      `INSERT INTO oauth_models (model, id, payload, grant_id, expires_at) VALUES ('AccessToken', $1, $2::jsonb, $3, to_timestamp($4))`,
+      [
+        token,
+        JSON.stringify({
+          jti: token,
+          grantId,
+          accountId: user.id,
+          aud: opts.aud ?? AUDIENCE,
+          scope: opts.scope ?? 'forms:read forms:write',
+          exp,
+        }),
+        grantId,
+        exp,
+      ],
+    );
     return { token, grantId, email };
   }
   const me = (token: string) => request(app.getHttpServer()).get('/api/v1').set('Authorization', `Bearer ${token}`);
 
-  it('acts in the grant\'s workspace with the member\'s role and the granted scopes', async () => {
+  it("acts in the grant's workspace with the member's role and the granted scopes", async () => {
     const { token, grantId } = await issue({ role: 'editor' });
     const res = await me(token);
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ workspace: { slug: ws.slug }, role: 'editor', scopes: ['forms:read', 'forms:write'], credential: { type: 'oauth', id: grantId, name: 'Agent' } });
+    expect(res.body).toMatchObject({
+      workspace: { slug: ws.slug },
+      role: 'editor',
+      scopes: ['forms:read', 'forms:write'],
+      credential: { type: 'oauth', id: grantId, name: 'Agent' },
+    });
     expect((await callTool(app, token, 'create_form', { title: 'By an agent' })).status).toBe(200);
-    expectError(await callTool(app, token, 'list_responses', { publicId: (await createForm(app, ws)).publicId }), 403, 'insufficient_scope');
+    expectError(
+      await callTool(app, token, 'list_responses', { publicId: (await createForm(app, ws)).publicId }),
+      403,
+      'insufficient_scope',
+    );
   });
 
   it('refuses a token issued for another audience (RFC 8707)', async () => {
@@ -92,14 +118,15 @@ describe('OAuth access tokens on the tools API', () => {
       const { token, grantId } = await issue();
       const second = randomBytes(32).toString('base64url'); // as after a refresh: same grant, new token
       const [row] = await db.query(`SELECT payload, expires_at FROM oauth_models WHERE id = $1`, [token]);
-      await db.query(`INSERT INTO oauth_models (model, id, payload, grant_id, expires_at) VALUES ('AccessToken', $1, $2::jsonb, $3, $4)`, [
-        second,
-        JSON.stringify({ ...row.payload, jti: second }),
-        grantId,
-        row.expires_at,
-      ]);
+      await db.query(
+        `INSERT INTO oauth_models (model, id, payload, grant_id, expires_at) VALUES ('AccessToken', $1, $2::jsonb, $3, $4)`,
+        [second, JSON.stringify({ ...row.payload, jti: second }), grantId, row.expires_at],
+      );
       const statuses = [];
-      for (const t of [token, token, second, second]) statuses.push((await request(limited.getHttpServer()).get('/api/v1').set('Authorization', `Bearer ${t}`)).status);
+      for (const t of [token, token, second, second])
+        statuses.push(
+          (await request(limited.getHttpServer()).get('/api/v1').set('Authorization', `Bearer ${t}`)).status,
+        );
       expect(statuses).toEqual([200, 200, 200, 429]);
     } finally {
       await limited.close();

@@ -34,7 +34,11 @@ describe('the OpenAPI document under Spectral', () => {
     writeFileSync(file, JSON.stringify(doc));
     let out: string;
     try {
-      ({ stdout: out } = await promisify(execFile)('npx', ['--yes', SPECTRAL, 'lint', '--ruleset', join(ROOT, '.spectral.yaml'), '--format', 'json', '--quiet', file], { cwd: dir, maxBuffer: 16 << 20 }));
+      ({ stdout: out } = await promisify(execFile)(
+        'npx',
+        ['--yes', SPECTRAL, 'lint', '--ruleset', join(ROOT, '.spectral.yaml'), '--format', 'json', '--quiet', file],
+        { cwd: dir, maxBuffer: 16 << 20 },
+      ));
     } catch (err) {
       // Spectral exits 1 when it reports something; its findings are still on stdout.
       out = (err as { stdout?: string }).stdout ?? '';

@@ -28,7 +28,11 @@ describe('operations', () => {
     it('/readyz reports the database and where budgets are counted (in-process without REDIS_URL)', async () => {
       const res = await request(app.getHttpServer()).get('/readyz');
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ status: 'ok', checks: { database: 'ok', redis: 'not configured' }, rateLimits: 'per instance' });
+      expect(res.body).toEqual({
+        status: 'ok',
+        checks: { database: 'ok', redis: 'not configured' },
+        rateLimits: 'per instance',
+      });
     });
 
     it('/readyz is 503 when the database does not answer', async () => {
@@ -71,7 +75,9 @@ describe('operations', () => {
         for (const res of answers) {
           expect(res.headers.deprecation).toBe('@1801353600');
           expect(res.headers.sunset).toBe('Sat, 31 Jul 2027 00:00:00 GMT');
-          expect(res.headers.link).toBe('<https://formwork.test/changelog#v2>; rel="deprecation"; type="text/html", <https://formwork.test/changelog#v2>; rel="sunset"; type="text/html"');
+          expect(res.headers.link).toBe(
+            '<https://formwork.test/changelog#v2>; rel="deprecation"; type="text/html", <https://formwork.test/changelog#v2>; rel="sunset"; type="text/html"',
+          );
         }
         // Not on what is outside the versioned API.
         const health = await request(server).get('/healthz');
@@ -92,7 +98,9 @@ describe('operations', () => {
       expect(res.status).toBe(204);
       expect(res.headers['access-control-allow-origin']).toBe('*');
       expect(res.headers['access-control-allow-methods']).toContain('POST');
-      expect(res.headers['access-control-allow-headers']).toBe('Authorization,Content-Type,Idempotency-Key,X-Request-Id,Mcp-Protocol-Version,Mcp-Session-Id,Last-Event-ID');
+      expect(res.headers['access-control-allow-headers']).toBe(
+        'Authorization,Content-Type,Idempotency-Key,X-Request-Id,Mcp-Protocol-Version,Mcp-Session-Id,Last-Event-ID',
+      );
       expect(res.headers['ratelimit-limit']).toBeUndefined();
     });
 
@@ -128,7 +136,11 @@ describe('operations', () => {
 
   describe('RATE_LIMIT_ENABLED=false', () => {
     it('counts nothing: no RateLimit headers and no 429', async () => {
-      const open = await createTestApp({ RATE_LIMIT_ENABLED: 'false', RATE_LIMIT_CREDENTIAL_PER_MIN: '1', RATE_LIMIT_IP_PER_MIN: '1' });
+      const open = await createTestApp({
+        RATE_LIMIT_ENABLED: 'false',
+        RATE_LIMIT_CREDENTIAL_PER_MIN: '1',
+        RATE_LIMIT_IP_PER_MIN: '1',
+      });
       try {
         const { token: t } = await createToken(open, await createWorkspace(open));
         for (let i = 0; i < 3; i++) {

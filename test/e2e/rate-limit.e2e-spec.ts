@@ -29,7 +29,9 @@ describe('rate limits (one instance, in-process counters)', () => {
     const statuses: number[] = [];
     // Concurrent, and spread over two routes: one budget, counted exactly.
     const calls = Array.from({ length: 125 }, (_, i) =>
-      i % 2 ? callTool(app, token, 'list_forms', {}) : request(app.getHttpServer()).get('/api/v1').set('Authorization', `Bearer ${token}`),
+      i % 2
+        ? callTool(app, token, 'list_forms', {})
+        : request(app.getHttpServer()).get('/api/v1').set('Authorization', `Bearer ${token}`),
     );
     for (const res of await Promise.all(calls)) statuses.push(res.status);
     expect(statuses.filter((s) => s === 200)).toHaveLength(120);
@@ -85,7 +87,9 @@ describe('rate limits per client IP', () => {
       const tokens = await Promise.all([0, 1, 2].map(() => createToken(app, ws)));
       const statuses: number[] = [];
       for (let round = 0; round < 3; round++) {
-        const batch = await Promise.all(Array.from({ length: 85 }, () => callTool(app, tokens[round].token, 'list_forms', {})));
+        const batch = await Promise.all(
+          Array.from({ length: 85 }, () => callTool(app, tokens[round].token, 'list_forms', {})),
+        );
         statuses.push(...batch.map((r) => r.status));
       }
       expect(statuses.filter((s) => s === 200)).toHaveLength(240);

@@ -18,7 +18,8 @@ describe('read tools', () => {
   /** Every successful answer must match the output schema the tool publishes. */
   const matchesOutput = (tool: string, body: unknown) => {
     const validate = ajv.compile(app.get(ToolRegistry).get(tool)!.definition.output);
-    if (!validate(body)) throw new Error(`${tool} answered outside its output schema: ${ajv.errorsText(validate.errors)}`);
+    if (!validate(body))
+      throw new Error(`${tool} answered outside its output schema: ${ajv.errorsText(validate.errors)}`);
   };
 
   beforeAll(async () => {
@@ -48,7 +49,12 @@ describe('read tools', () => {
     });
 
     it('refuses bad arguments with details naming each field', async () => {
-      const res = await callTool(app, token, 'list_forms', { limit: 0, offset: 'x', status: 'archived', sort: 'title' });
+      const res = await callTool(app, token, 'list_forms', {
+        limit: 0,
+        offset: 'x',
+        status: 'archived',
+        sort: 'title',
+      });
       const error = expectError(res, 400, 'invalid_arguments');
       expect(error.details!.map((d) => d.path).sort()).toEqual(['/limit', '/offset', '/sort', '/status']);
     });
@@ -60,7 +66,15 @@ describe('read tools', () => {
       expect(res.status).toBe(200);
       matchesOutput('get_form', res.body);
       expect(res.body).toMatchObject({ publicId: form.publicId, title: 'Survey', status: 'published', version: 2 });
-      expect(res.body.blocks.map((b: { type: string }) => b.type)).toEqual(['short_text', 'email', 'multiple_choice', 'checkboxes', 'rating', 'number', 'yes_no']);
+      expect(res.body.blocks.map((b: { type: string }) => b.type)).toEqual([
+        'short_text',
+        'email',
+        'multiple_choice',
+        'checkboxes',
+        'rating',
+        'number',
+        'yes_no',
+      ]);
       const colour = res.body.blocks[2];
       expect(colour.choices.map((c: { label: string }) => c.label)).toEqual(['Red', 'Green', 'Blue']);
       expect(colour.choices.every((c: { id: string }) => /^c_[0-9A-Za-z]{8}$/.test(c.id))).toBe(true);
@@ -68,7 +82,7 @@ describe('read tools', () => {
       expect(res.body).not.toHaveProperty('workspaceId');
     });
 
-    it('answers an unknown form, and another workspace\'s form, with 404 not_found', async () => {
+    it("answers an unknown form, and another workspace's form, with 404 not_found", async () => {
       expectError(await callTool(app, token, 'get_form', { publicId: 'doesnotexist' }), 404, 'not_found');
       const other = await createWorkspace(app);
       const theirs = await createForm(app, other, { title: 'Secret' });
@@ -122,7 +136,11 @@ describe('read tools', () => {
       }
       expect(seen.sort()).toEqual([...ids].sort());
       // A `since` that lands on those tied responses includes every one of them.
-      const since = await callTool(app, token, 'list_responses', { publicId: same.publicId, since: new Date(Date.UTC(2026, 0, 1)).toISOString(), limit: 50 });
+      const since = await callTool(app, token, 'list_responses', {
+        publicId: same.publicId,
+        since: new Date(Date.UTC(2026, 0, 1)).toISOString(),
+        limit: 50,
+      });
       expect(since.body.total).toBe(12);
       expect(since.body.responses.map((r: { id: string }) => r.id)).toEqual(ids);
     });
@@ -147,14 +165,26 @@ describe('read tools', () => {
     });
 
     it('orders newest first and filters by since', async () => {
-      const newest = await callTool(app, token, 'list_responses', { publicId: form.publicId, order: 'newest', limit: 3 });
+      const newest = await callTool(app, token, 'list_responses', {
+        publicId: form.publicId,
+        order: 'newest',
+        limit: 3,
+      });
       expect(newest.body.responses.map((r: { id: string }) => r.id)).toEqual(responseIds.slice(-3).reverse());
-      const since = await callTool(app, token, 'list_responses', { publicId: form.publicId, since: new Date(Date.UTC(2026, 0, 1) + 20_000).toISOString() });
+      const since = await callTool(app, token, 'list_responses', {
+        publicId: form.publicId,
+        since: new Date(Date.UTC(2026, 0, 1) + 20_000).toISOString(),
+      });
       expect(since.body).toMatchObject({ total: 3, count: 3 });
     });
 
     it('refuses limit above 200, a negative offset and an unknown argument', async () => {
-      const res = await callTool(app, token, 'list_responses', { publicId: form.publicId, limit: 201, offset: -1, page: 2 });
+      const res = await callTool(app, token, 'list_responses', {
+        publicId: form.publicId,
+        limit: 201,
+        offset: -1,
+        page: 2,
+      });
       const error = expectError(res, 400, 'invalid_arguments');
       expect(error.details).toEqual(
         expect.arrayContaining([
@@ -165,8 +195,14 @@ describe('read tools', () => {
       );
       expect((await callTool(app, token, 'list_responses', { publicId: form.publicId, limit: 200 })).status).toBe(200);
       // A since PostgreSQL cannot represent is refused, not a 500.
-      const ancient = expectError(await callTool(app, token, 'list_responses', { publicId: form.publicId, since: '0000-01-01T00:00:00Z' }), 400, 'invalid_arguments');
-      expect(ancient.details).toEqual([{ path: '/since', message: 'must be a date-time between the years 1 and 9999' }]);
+      const ancient = expectError(
+        await callTool(app, token, 'list_responses', { publicId: form.publicId, since: '0000-01-01T00:00:00Z' }),
+        400,
+        'invalid_arguments',
+      );
+      expect(ancient.details).toEqual([
+        { path: '/since', message: 'must be a date-time between the years 1 and 9999' },
+      ]);
       // Offsets beyond any form are refused up front, not left to overflow in the database.
       for (const tool of ['list_forms', 'list_responses']) {
         const args = tool === 'list_forms' ? { offset: 1e300 } : { publicId: form.publicId, offset: 1e300 };
@@ -182,9 +218,17 @@ describe('read tools', () => {
       expect(res.status).toBe(200);
       matchesOutput('get_response', res.body);
       expect(res.body.id).toBe(responseIds[4]);
-      expectError(await callTool(app, token, 'get_response', { publicId: form.publicId, responseId: 'nope' }), 404, 'not_found');
+      expectError(
+        await callTool(app, token, 'get_response', { publicId: form.publicId, responseId: 'nope' }),
+        404,
+        'not_found',
+      );
       const other = await createForm(app, ws);
-      expectError(await callTool(app, token, 'get_response', { publicId: other.publicId, responseId: responseIds[4] }), 404, 'not_found');
+      expectError(
+        await callTool(app, token, 'get_response', { publicId: other.publicId, responseId: responseIds[4] }),
+        404,
+        'not_found',
+      );
     });
   });
 
@@ -226,7 +270,14 @@ describe('read tools', () => {
 
     it('answers a request without a credential with 401 before anything else', async () => {
       expectError(await callTool(app, undefined, 'no_such_tool', {}), 401, 'unauthorized');
-      expectError(await request(app.getHttpServer()).post('/api/v1/tools/list_forms').set('Authorization', 'Bearer fw_x').send({ limit: 999 }), 401, 'unauthorized');
+      expectError(
+        await request(app.getHttpServer())
+          .post('/api/v1/tools/list_forms')
+          .set('Authorization', 'Bearer fw_x')
+          .send({ limit: 999 }),
+        401,
+        'unauthorized',
+      );
     });
   });
 });

@@ -24,7 +24,11 @@ async function redisMonitor(onCommand: (source: string, args: string[]) => void)
         buffered = buffered.slice(end + 2);
         if (line === '+OK') resolve();
         const m = /^\+\d+\.\d+ \[\d+ ([^\]]+)\] (.*)$/.exec(line);
-        if (m) onCommand(m[1], [...m[2].matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((a) => a[1]));
+        if (m)
+          onCommand(
+            m[1],
+            [...m[2].matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((a) => a[1]),
+          );
       }
     });
     socket.write('MONITOR\r\n');
@@ -41,7 +45,11 @@ describe('rate limits in Redis', () => {
   let relay: TcpRelay;
   const apps: NestFastifyApplication[] = [];
   const instance = async (env: Record<string, string> = {}) => {
-    const app = await createTestApp({ REDIS_URL: `redis://127.0.0.1:${relay.port}`, RATE_LIMIT_CREDENTIAL_PER_MIN: '5', ...env });
+    const app = await createTestApp({
+      REDIS_URL: `redis://127.0.0.1:${relay.port}`,
+      RATE_LIMIT_CREDENTIAL_PER_MIN: '5',
+      ...env,
+    });
     apps.push(app);
     return app;
   };
@@ -66,7 +74,11 @@ describe('rate limits in Redis', () => {
       statuses.push((await callTool(two, token, 'list_forms', {})).status);
     }
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
-    expect((await ready(one)).body).toMatchObject({ status: 'ok', checks: { database: 'ok', redis: 'ok' }, rateLimits: 'shared' });
+    expect((await ready(one)).body).toMatchObject({
+      status: 'ok',
+      checks: { database: 'ok', redis: 'ok' },
+      rateLimits: 'shared',
+    });
   });
 
   it('keeps serving on per-instance counters while Redis is unreachable, reports it as degraded with 200, and goes back to Redis when it returns', async () => {
@@ -85,7 +97,11 @@ describe('rate limits in Redis', () => {
     expect(during).toEqual([4, 3, 2, 1, 0, 429]);
     const degraded = await ready(app);
     expect(degraded.status).toBe(200);
-    expect(degraded.body).toMatchObject({ status: 'degraded', checks: { database: 'ok', redis: 'unreachable' }, rateLimits: 'per instance' });
+    expect(degraded.body).toMatchObject({
+      status: 'degraded',
+      checks: { database: 'ok', redis: 'unreachable' },
+      rateLimits: 'per instance',
+    });
     expect(degraded.body.note).toMatch(/Redis has been unreachable since/);
 
     await relay.up();
@@ -130,7 +146,11 @@ describe('rate limits in Redis', () => {
       expect(sent).toHaveLength(4);
       for (const c of sent) {
         expect(c.args[0].toLowerCase()).toBe('evalsha');
-        expect(c.args.slice(2, 5)).toEqual(['2', `formwork:rl:ip:${ip}`, expect.stringMatching(/^formwork:rl:credential:/)]);
+        expect(c.args.slice(2, 5)).toEqual([
+          '2',
+          `formwork:rl:ip:${ip}`,
+          expect.stringMatching(/^formwork:rl:credential:/),
+        ]);
       }
     } finally {
       monitor.destroy();

@@ -8,7 +8,6 @@ import { launchChromium } from '../utils/browser';
 import { createTestApp } from '../utils/create-test-app';
 import { callTool } from '../utils/http';
 
-
 describe('respondent page in a real browser (Debian chromium)', () => {
   let app: NestFastifyApplication;
   let browser: Browser;

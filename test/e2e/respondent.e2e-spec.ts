@@ -14,7 +14,16 @@ describe('respondent page /f/{publicId}', () => {
   let ids: Record<string, string>;
   let colourIds: string[];
 
-  const stored = async () => Number((await app.get(DataSource).query('SELECT count(*) AS n FROM responses r JOIN forms f ON f.id = r.form_id WHERE f.public_id = $1', [publicId]))[0].n);
+  const stored = async () =>
+    Number(
+      (
+        await app
+          .get(DataSource)
+          .query('SELECT count(*) AS n FROM responses r JOIN forms f ON f.id = r.form_id WHERE f.public_id = $1', [
+            publicId,
+          ])
+      )[0].n,
+    );
 
   beforeAll(async () => {
     app = await createTestApp();
@@ -36,7 +45,9 @@ describe('respondent page /f/{publicId}', () => {
       ],
     });
     publicId = created.body.publicId;
-    ids = Object.fromEntries(created.body.blocks.map((b: { title: string; id: string }) => [b.title.split(' ')[0], b.id]));
+    ids = Object.fromEntries(
+      created.body.blocks.map((b: { title: string; id: string }) => [b.title.split(' ')[0], b.id]),
+    );
     colourIds = created.body.blocks[3].choices.map((c: { id: string }) => c.id);
     await callTool(app, token, 'publish_form', { publicId });
   });
@@ -51,11 +62,15 @@ describe('respondent page /f/{publicId}', () => {
     expect(html).toContain('<html lang="en">');
     expect(html).toContain(`<form method="post" action="/f/${publicId}"`);
     expect(html).toContain(`<label for="f-${ids.Name}">Name <span class="req" aria-hidden="true">*</span></label>`);
-    expect(html).toMatch(new RegExp(`<input type="email" id="f-${ids.Email}" name="${ids.Email}"[^>]*aria-required="true"`));
+    expect(html).toMatch(
+      new RegExp(`<input type="email" id="f-${ids.Email}" name="${ids.Email}"[^>]*aria-required="true"`),
+    );
     expect(html).toMatch(new RegExp(`<input type="radio" name="${ids.Colour}" value="${colourIds[0]}"`));
     expect(html).toMatch(new RegExp(`<input type="checkbox" name="${ids.Pets}"`));
     expect(html).toMatch(new RegExp(`<input type="number" id="f-${ids.Age}"[^>]* min="0"`));
-    expect(html).toContain(`<textarea id="f-${ids.Comments}" name="${ids.Comments}" rows="5" aria-describedby="d-${ids.Comments}">`);
+    expect(html).toContain(
+      `<textarea id="f-${ids.Comments}" name="${ids.Comments}" rows="5" aria-describedby="d-${ids.Comments}">`,
+    );
     expect((html.match(/type="radio" name="[^"]+" value="[1-5]"/g) ?? []).length).toBe(5); // rating 1..5
   });
 
@@ -73,9 +88,13 @@ describe('respondent page /f/{publicId}', () => {
     expect(res.status).toBe(400);
     expect(res.headers['content-type']).toMatch(/text\/html/);
     expect(res.text).toContain('role="alert"');
-    expect(res.text).toContain(`<p class="error" id="e-${ids.Name}"><span aria-hidden="true">⚠ </span>This question needs an answer.</p>`);
+    expect(res.text).toContain(
+      `<p class="error" id="e-${ids.Name}"><span aria-hidden="true">⚠ </span>This question needs an answer.</p>`,
+    );
     expect(res.text).toContain(`<p class="error" id="e-${ids.Email}">`);
-    expect(res.text).toMatch(new RegExp(`id="f-${ids.Name}"[^>]*aria-describedby="e-${ids.Name}"[^>]*aria-invalid="true"`));
+    expect(res.text).toMatch(
+      new RegExp(`id="f-${ids.Name}"[^>]*aria-describedby="e-${ids.Name}"[^>]*aria-invalid="true"`),
+    );
     expect(await stored()).toBe(0);
   });
 
@@ -83,7 +102,9 @@ describe('respondent page /f/{publicId}', () => {
     const res = await request(app.getHttpServer())
       .post(`/f/${publicId}`)
       .type('form')
-      .send(`${ids.Name}=${encodeURIComponent('Ada "<b>"')}&${ids.Email}=not-an-email&${ids.Pets}=${encodeURIComponent('Cat')}&${ids.Comments}=${encodeURIComponent('</textarea><script>x</script>')}`);
+      .send(
+        `${ids.Name}=${encodeURIComponent('Ada "<b>"')}&${ids.Email}=not-an-email&${ids.Pets}=${encodeURIComponent('Cat')}&${ids.Comments}=${encodeURIComponent('</textarea><script>x</script>')}`,
+      );
     expect(res.status).toBe(400);
     expect(res.text).toContain('value="Ada &quot;&lt;b&gt;&quot;"');
     expect(res.text).toContain('value="not-an-email"');
@@ -118,30 +139,49 @@ describe('respondent page /f/{publicId}', () => {
       [ids.Age]: 37,
       [ids.Subscribe]: true,
     });
-    const [row] = await app.get(DataSource).query(`SELECT source FROM responses WHERE id = $1`, [page.body.responses[0].id]);
+    const [row] = await app
+      .get(DataSource)
+      .query(`SELECT source FROM responses WHERE id = $1`, [page.body.responses[0].id]);
     expect(row.source).toBe('web');
   });
 
   it('takes JSON for embedding: 201 with the response, or the JSON error envelope', async () => {
     const before = await stored();
-    const ok = await request(app.getHttpServer()).post(`/f/${publicId}`).send({ answers: { [ids.Name]: 'Json', [ids.Email]: 'j@example.com', [ids.Colour]: 'Red' } });
+    const ok = await request(app.getHttpServer())
+      .post(`/f/${publicId}`)
+      .send({ answers: { [ids.Name]: 'Json', [ids.Email]: 'j@example.com', [ids.Colour]: 'Red' } });
     expect(ok.status).toBe(201);
     expect(ok.body).toMatchObject({ id: expect.any(String), answers: { [ids.Colour]: 'Red' } });
-    const bad = await request(app.getHttpServer()).post(`/f/${publicId}`).send({ answers: { [ids.Name]: 'Json', [ids.Stars]: 9 } });
+    const bad = await request(app.getHttpServer())
+      .post(`/f/${publicId}`)
+      .send({ answers: { [ids.Name]: 'Json', [ids.Stars]: 9 } });
     const error = expectError(bad, 400, 'invalid_arguments');
     expect(error.details!.map((d) => d.path).sort()).toEqual([`/answers/${ids.Email}`, `/answers/${ids.Stars}`].sort());
     const shape = await request(app.getHttpServer()).post(`/f/${publicId}`).send({ name: 'x' });
-    expect(expectError(shape, 400, 'invalid_arguments').details).toEqual([{ path: '/answers', message: 'must be an object of answers by block id' }]);
-    expectError(await request(app.getHttpServer()).post(`/f/${publicId}`).set('Content-Type', 'application/json').send('{bad'), 400, 'invalid_arguments');
+    expect(expectError(shape, 400, 'invalid_arguments').details).toEqual([
+      { path: '/answers', message: 'must be an object of answers by block id' },
+    ]);
+    expectError(
+      await request(app.getHttpServer()).post(`/f/${publicId}`).set('Content-Type', 'application/json').send('{bad'),
+      400,
+      'invalid_arguments',
+    );
     expect(await stored()).toBe(before + 1);
   });
 
   it('says so for draft and closed forms (409 form_not_accepting_responses for JSON), and 404 for unknown ones', async () => {
-    const draft = await callTool(app, token, 'create_form', { title: 'Draft', blocks: [{ type: 'short_text', title: 'Q' }] });
+    const draft = await callTool(app, token, 'create_form', {
+      title: 'Draft',
+      blocks: [{ type: 'short_text', title: 'Q' }],
+    });
     const page = await request(app.getHttpServer()).get(`/f/${draft.body.publicId}`);
     expect(page.status).toBe(409);
     expect(page.text).toContain('not open yet');
-    expectError(await request(app.getHttpServer()).post(`/f/${draft.body.publicId}`).send({ answers: {} }), 409, 'form_not_accepting_responses');
+    expectError(
+      await request(app.getHttpServer()).post(`/f/${draft.body.publicId}`).send({ answers: {} }),
+      409,
+      'form_not_accepting_responses',
+    );
 
     await callTool(app, token, 'publish_form', { publicId: draft.body.publicId });
     await callTool(app, token, 'close_form', { publicId: draft.body.publicId });
@@ -151,7 +191,11 @@ describe('respondent page /f/{publicId}', () => {
     const post = await request(app.getHttpServer()).post(`/f/${draft.body.publicId}`).type('form').send('x=1');
     expect(post.status).toBe(409);
     expect(post.text).toContain('This form is closed');
-    const json = expectError(await request(app.getHttpServer()).post(`/f/${draft.body.publicId}`).send({ answers: {} }), 409, 'form_not_accepting_responses');
+    const json = expectError(
+      await request(app.getHttpServer()).post(`/f/${draft.body.publicId}`).send({ answers: {} }),
+      409,
+      'form_not_accepting_responses',
+    );
     expect(json.hint).toContain('publish_form');
 
     const missing = await request(app.getHttpServer()).get('/f/nope');
@@ -161,16 +205,26 @@ describe('respondent page /f/{publicId}', () => {
   });
 
   it('reads form-post numbers as plain decimals only, and refuses a post with too many fields with 413', async () => {
-    const hex = await request(app.getHttpServer()).post(`/f/${publicId}`).type('form').send(`${ids.Name}=A&${ids.Email}=a@b.co&${ids.Age}=0x10`);
+    const hex = await request(app.getHttpServer())
+      .post(`/f/${publicId}`)
+      .type('form')
+      .send(`${ids.Name}=A&${ids.Email}=a@b.co&${ids.Age}=0x10`);
     expect(hex.status).toBe(400);
     expect(hex.text).toContain('must be a number');
     const many = Array.from({ length: 1100 }, (_, i) => `f${i}=1`).join('&');
-    expectError(await request(app.getHttpServer()).post(`/f/${publicId}`).type('form').send(many), 413, 'payload_too_large');
+    expectError(
+      await request(app.getHttpServer()).post(`/f/${publicId}`).type('form').send(many),
+      413,
+      'payload_too_large',
+    );
   });
 
   it('refuses to be framed by any site by default: page, refused post, closed and unknown forms alike', async () => {
     const server = app.getHttpServer();
-    const draft = await callTool(app, token, 'create_form', { title: 'Not yet', blocks: [{ type: 'short_text', title: 'Q' }] });
+    const draft = await callTool(app, token, 'create_form', {
+      title: 'Not yet',
+      blocks: [{ type: 'short_text', title: 'Q' }],
+    });
     const answers = [
       await request(server).get(`/f/${publicId}`),
       await request(server).post(`/f/${publicId}`).type('form').send({}),
@@ -189,12 +243,22 @@ describe('respondent page /f/{publicId}', () => {
     const server = app.getHttpServer();
     const other = await createWorkspace(app, 'pro');
     const otherToken = (await createToken(app, other, { role: 'admin' })).token;
-    const form = await callTool(app, otherToken, 'create_form', { title: 'Embedded', blocks: [{ type: 'short_text', title: 'Q', required: true }] });
+    const form = await callTool(app, otherToken, 'create_form', {
+      title: 'Embedded',
+      blocks: [{ type: 'short_text', title: 'Q', required: true }],
+    });
     await callTool(app, otherToken, 'publish_form', { publicId: form.body.publicId });
-    await app.get(WorkspacesService).setEmbedOrigins(other.slug, ['https://Shop.Example', 'https://blog.example:8443/']);
+    await app
+      .get(WorkspacesService)
+      .setEmbedOrigins(other.slug, ['https://Shop.Example', 'https://blog.example:8443/']);
 
-    for (const res of [await request(server).get(`/f/${form.body.publicId}`), await request(server).post(`/f/${form.body.publicId}`).type('form').send({})]) {
-      expect(res.headers['content-security-policy']).toMatch(/; frame-ancestors https:\/\/shop\.example https:\/\/blog\.example:8443(;|$)/);
+    for (const res of [
+      await request(server).get(`/f/${form.body.publicId}`),
+      await request(server).post(`/f/${form.body.publicId}`).type('form').send({}),
+    ]) {
+      expect(res.headers['content-security-policy']).toMatch(
+        /; frame-ancestors https:\/\/shop\.example https:\/\/blog\.example:8443(;|$)/,
+      );
       expect(res.headers['content-security-policy']).toContain("default-src 'none'");
       expect(res.headers['x-frame-options']).toBeUndefined();
     }
@@ -217,28 +281,58 @@ describe('respondent page /f/{publicId}', () => {
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.headers.vary).toMatch(/\bAccept\b/);
     expect(Object.keys(res.body).sort()).toEqual(['blocks', 'description', 'publicId', 'title']);
-    expect(res.body).toMatchObject({ publicId, title: 'Feedback <script>alert("x")</script>', description: 'Tell us & be honest' });
+    expect(res.body).toMatchObject({
+      publicId,
+      title: 'Feedback <script>alert("x")</script>',
+      description: 'Tell us & be honest',
+    });
     expect(res.body.blocks).toHaveLength(9);
     expect(res.body.blocks[1]).toEqual({ id: ids.Name, type: 'short_text', title: 'Name', required: true });
-    expect(res.body.blocks[3]).toEqual({ id: ids.Colour, type: 'multiple_choice', title: 'Colour', required: false, choices: [{ id: colourIds[0], label: 'Red' }, { id: colourIds[1], label: '<i>Green</i>' }] });
+    expect(res.body.blocks[3]).toEqual({
+      id: ids.Colour,
+      type: 'multiple_choice',
+      title: 'Colour',
+      required: false,
+      choices: [
+        { id: colourIds[0], label: 'Red' },
+        { id: colourIds[1], label: '<i>Green</i>' },
+      ],
+    });
     expect(res.body.blocks[5]).toEqual({ id: ids.Stars, type: 'rating', title: 'Stars', required: false, max: 5 });
-    expect(res.body.blocks[8]).toEqual({ id: ids.Comments, type: 'long_text', title: 'Comments', description: 'Anything else?', required: false });
+    expect(res.body.blocks[8]).toEqual({
+      id: ids.Comments,
+      type: 'long_text',
+      title: 'Comments',
+      description: 'Anything else?',
+      required: false,
+    });
 
     // What a browser sends gets the page, which also says it varies by Accept.
-    const browser = await request(server).get(`/f/${publicId}`).set('Accept', 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8');
+    const browser = await request(server)
+      .get(`/f/${publicId}`)
+      .set('Accept', 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8');
     expect(browser.headers['content-type']).toMatch(/text\/html/);
     expect(browser.headers.vary).toMatch(/\bAccept\b/);
-    expect((await request(server).get(`/f/${publicId}`).set('Accept', '*/*')).headers['content-type']).toMatch(/text\/html/);
+    expect((await request(server).get(`/f/${publicId}`).set('Accept', '*/*')).headers['content-type']).toMatch(
+      /text\/html/,
+    );
   });
 
   it('answers GET as JSON with 409 form_not_accepting_responses for draft and closed forms, and 404 for unknown ones', async () => {
     const server = app.getHttpServer();
-    const form = await callTool(app, token, 'create_form', { title: 'Later', blocks: [{ type: 'short_text', title: 'Q' }] });
+    const form = await callTool(app, token, 'create_form', {
+      title: 'Later',
+      blocks: [{ type: 'short_text', title: 'Q' }],
+    });
     const asJson = (id: string) => request(server).get(`/f/${id}`).set('Accept', 'application/json');
-    expect(expectError(await asJson(form.body.publicId), 409, 'form_not_accepting_responses').message).toContain('not published');
+    expect(expectError(await asJson(form.body.publicId), 409, 'form_not_accepting_responses').message).toContain(
+      'not published',
+    );
     await callTool(app, token, 'publish_form', { publicId: form.body.publicId });
     await callTool(app, token, 'close_form', { publicId: form.body.publicId });
-    expect(expectError(await asJson(form.body.publicId), 409, 'form_not_accepting_responses').message).toContain('closed');
+    expect(expectError(await asJson(form.body.publicId), 409, 'form_not_accepting_responses').message).toContain(
+      'closed',
+    );
     expectError(await asJson('nope'), 404, 'not_found');
     expectError(await asJson('not%20an%20id'), 404, 'not_found');
   });

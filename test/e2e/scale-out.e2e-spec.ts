@@ -55,9 +55,14 @@ describe('two instances behind nginx, sharing PostgreSQL and Redis', () => {
     DATABASE_POOL_SIZE: '4',
     LOG_LEVEL: 'info',
   });
-  const viaNginx = (token: string, tool: string, body: unknown, opts: { headers?: Record<string, string>; from?: string } = {}) =>
-    callToolAt(nginx.port, token, tool, body, opts);
-  const statuses = (answers: HttpAnswer[]) => answers.reduce<Record<number, number>>((acc, r) => ({ ...acc, [r.status]: (acc[r.status] ?? 0) + 1 }), {});
+  const viaNginx = (
+    token: string,
+    tool: string,
+    body: unknown,
+    opts: { headers?: Record<string, string>; from?: string } = {},
+  ) => callToolAt(nginx.port, token, tool, body, opts);
+  const statuses = (answers: HttpAnswer[]) =>
+    answers.reduce<Record<number, number>>((acc, r) => ({ ...acc, [r.status]: (acc[r.status] ?? 0) + 1 }), {});
   const upstreams = (answers: HttpAnswer[]) => new Set(answers.map((r) => String(r.headers['x-upstream'])));
 
   beforeAll(async () => {
@@ -89,7 +94,10 @@ describe('two instances behind nginx, sharing PostgreSQL and Redis', () => {
       if (!from.test(conf)) throw new Error(`docker/nginx.conf no longer has ${from}: update this test`);
       conf = conf.replace(from, to);
     };
-    replace(/server app:3000[^;]*;/, upstreamPorts.map((p) => `server 127.0.0.1:${p} max_fails=3 fail_timeout=5s;`).join('\n    '));
+    replace(
+      /server app:3000[^;]*;/,
+      upstreamPorts.map((p) => `server 127.0.0.1:${p} max_fails=3 fail_timeout=5s;`).join('\n    '),
+    );
     replace(/listen 80;/, `listen 127.0.0.1:${port};`);
     replace(/access_log \/var\/log\/nginx\/access\.log formwork;/, 'access_log off;');
     // Which instance answered, so that the test can see the load spread.
@@ -98,7 +106,9 @@ describe('two instances behind nginx, sharing PostgreSQL and Redis', () => {
 
   it('spreads requests over both instances, each ready with Redis shared', async () => {
     const { token } = await createToken(setup, ws, { role: 'viewer' });
-    const answers = await Promise.all(Array.from({ length: 10 }, () => viaNginx(token, 'list_forms', {}, { from: randomLoopbackAddress() })));
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () => viaNginx(token, 'list_forms', {}, { from: randomLoopbackAddress() })),
+    );
     expect(statuses(answers)).toEqual({ 200: 10 });
     expect(upstreams(answers)).toEqual(new Set([`127.0.0.1:${a.port}`, `127.0.0.1:${b.port}`]));
     for (const instance of [a, b]) {
@@ -124,11 +134,16 @@ describe('two instances behind nginx, sharing PostgreSQL and Redis', () => {
   });
 
   it("gives one client IP exactly 240 successes over several credentials, its address taken from nginx's X-Forwarded-For (a forged one ignored)", async () => {
-    const tokens = await Promise.all([0, 1, 2].map(() => createToken(setup, ws, { role: 'viewer' }).then((t) => t.token)));
+    const tokens = await Promise.all(
+      [0, 1, 2].map(() => createToken(setup, ws, { role: 'viewer' }).then((t) => t.token)),
+    );
     const from = randomLoopbackAddress();
-    const forged = () => `10.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
+    const forged = () =>
+      `10.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}.${Math.floor(Math.random() * 250)}`;
     const answers = await Promise.all(
-      Array.from({ length: 255 }, (_, i) => viaNginx(tokens[i % 3], 'list_forms', {}, { from, headers: { 'X-Forwarded-For': forged() } })),
+      Array.from({ length: 255 }, (_, i) =>
+        viaNginx(tokens[i % 3], 'list_forms', {}, { from, headers: { 'X-Forwarded-For': forged() } }),
+      ),
     );
     expect(statuses(answers)).toEqual({ 200: 240, 429: 15 });
     expect(upstreams(answers).size).toBe(2);
@@ -148,9 +163,14 @@ describe('two instances behind nginx, sharing PostgreSQL and Redis', () => {
     const key = randomUUID();
     const args = { publicId: form.publicId, answers: { [form.blocks[0].id]: 'across-instances' } };
     const answers = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => callToolAt(i % 2 ? b.port : a.port, token, 'create_response', args, { headers: { 'Idempotency-Key': key } })),
+      Array.from({ length: 12 }, (_, i) =>
+        callToolAt(i % 2 ? b.port : a.port, token, 'create_response', args, { headers: { 'Idempotency-Key': key } }),
+      ),
     );
-    const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM responses WHERE form_id = $1 AND answers ->> $2 = 'across-instances'`, [form.id, form.blocks[0].id]);
+    const [{ n }] = await db.query(
+      `SELECT count(*)::int AS n FROM responses WHERE form_id = $1 AND answers ->> $2 = 'across-instances'`,
+      [form.id, form.blocks[0].id],
+    );
     expect(n).toBe(1);
     const firsts = answers.filter((r) => r.status === 200 && !r.headers['idempotency-replayed']);
     expect(firsts).toHaveLength(1);
@@ -174,18 +194,39 @@ describe('two instances behind nginx, sharing PostgreSQL and Redis', () => {
   it('serves an MCP client on any instance: initialize on one, tools/call on the other, and the SDK client through nginx', async () => {
     const { token } = await createToken(setup, ws, { role: 'viewer' });
     const mcp = (port: number, message: unknown, headers: Record<string, string> = {}) =>
-      httpRequest(port, '/mcp', { body: message, headers: { Authorization: `Bearer ${token}`, Accept: 'application/json, text/event-stream', ...headers } });
-    const init = await mcp(a.port, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+      httpRequest(port, '/mcp', {
+        body: message,
+        headers: { Authorization: `Bearer ${token}`, Accept: 'application/json, text/event-stream', ...headers },
+      });
+    const init = await mcp(a.port, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    });
     expect(init.status).toBe(200);
     expect(init.json.result.protocolVersion).toBe('2025-11-25');
     expect(init.headers['mcp-session-id']).toBeUndefined();
-    const call = await mcp(b.port, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'get_form', arguments: { publicId: form.publicId } } }, { 'MCP-Protocol-Version': '2025-11-25' });
+    const call = await mcp(
+      b.port,
+      {
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: { name: 'get_form', arguments: { publicId: form.publicId } },
+      },
+      { 'MCP-Protocol-Version': '2025-11-25' },
+    );
     expect(call.status).toBe(200);
     expect(call.json.result.structuredContent.publicId).toBe(form.publicId);
 
     // The SDK's own client through nginx, which spreads its requests over both instances.
     const client = new Client({ name: 'scale-out', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${nginx.port}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${nginx.port}/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${token}` } },
+      }),
+    );
     try {
       for (let i = 0; i < 4; i++) {
         const result = await client.callTool({ name: 'get_form', arguments: { publicId: form.publicId } });
@@ -202,8 +243,16 @@ describe('two instances behind nginx, sharing PostgreSQL and Redis', () => {
     const { token: reader } = await createToken(setup, ws, { role: 'viewer' });
     const instance = (i: number) => (i % 2 ? b.port : a.port);
     const submit = (i: number, token: string) =>
-      callToolAt(instance(i), token, 'create_response', { publicId: hot.publicId, answers: { [hot.blocks[0].id]: `hot ${i}` } }, { from: randomLoopbackAddress() });
-    const before = await Promise.all(Array.from({ length: 30 }, (_, i) => submit(i, writers[i % writers.length].token)));
+      callToolAt(
+        instance(i),
+        token,
+        'create_response',
+        { publicId: hot.publicId, answers: { [hot.blocks[0].id]: `hot ${i}` } },
+        { from: randomLoopbackAddress() },
+      );
+    const before = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => submit(i, writers[i % writers.length].token)),
+    );
     expect(statuses(before)).toEqual({ 200: 30 });
 
     // Writers on both instances keep submitting while the walk pages through both instances.
@@ -215,7 +264,13 @@ describe('two instances behind nginx, sharing PostgreSQL and Redis', () => {
     });
     const seen: string[] = [];
     for (let offset = 0, total = Infinity, page = 0; offset < total; page++) {
-      const res = await callToolAt(instance(page), reader, 'list_responses', { publicId: hot.publicId, limit: 7, offset }, { from: randomLoopbackAddress() });
+      const res = await callToolAt(
+        instance(page),
+        reader,
+        'list_responses',
+        { publicId: hot.publicId, limit: 7, offset },
+        { from: randomLoopbackAddress() },
+      );
       expect(res.status).toBe(200);
       total = res.json.total;
       seen.push(...res.json.responses.map((r: { id: string }) => r.id));
@@ -235,10 +290,29 @@ describe('two instances behind nginx, sharing PostgreSQL and Redis', () => {
     expect(seen.every((id) => ids.has(id))).toBe(true);
 
     // Once the writes settle, both instances count every response exactly once.
-    const listed = await callToolAt(a.port, reader, 'list_responses', { publicId: hot.publicId, limit: 1 }, { from: randomLoopbackAddress() });
-    const summary = await callToolAt(b.port, reader, 'summarize_responses', { publicId: hot.publicId }, { from: randomLoopbackAddress() });
-    expect([listed.json.total, summary.json.total, summary.json.blocks[0].answered]).toEqual([stored.length, stored.length, stored.length]);
-    const [seqs] = await db.query('SELECT count(seq)::int AS sequenced, count(DISTINCT seq)::int AS distinct FROM responses WHERE form_id = $1', [hot.id]);
+    const listed = await callToolAt(
+      a.port,
+      reader,
+      'list_responses',
+      { publicId: hot.publicId, limit: 1 },
+      { from: randomLoopbackAddress() },
+    );
+    const summary = await callToolAt(
+      b.port,
+      reader,
+      'summarize_responses',
+      { publicId: hot.publicId },
+      { from: randomLoopbackAddress() },
+    );
+    expect([listed.json.total, summary.json.total, summary.json.blocks[0].answered]).toEqual([
+      stored.length,
+      stored.length,
+      stored.length,
+    ]);
+    const [seqs] = await db.query(
+      'SELECT count(seq)::int AS sequenced, count(DISTINCT seq)::int AS distinct FROM responses WHERE form_id = $1',
+      [hot.id],
+    );
     expect(seqs).toEqual({ sequenced: stored.length, distinct: stored.length });
   });
 
@@ -246,12 +320,22 @@ describe('two instances behind nginx, sharing PostgreSQL and Redis', () => {
     const { token, id } = await createToken(setup, ws, { role: 'viewer' });
     // Both instances have verified (and cached) it.
     for (const port of [a.port, b.port]) expect((await callToolAt(port, token, 'list_forms', {})).status).toBe(200);
-    const { stdout } = await promisify(execFile)(process.execPath, [join(ROOT, 'dist', 'src', 'cli', 'main.js'), 'token', 'revoke', '--id', id, '--json'], {
-      env: { PATH: process.env.PATH ?? '', DATABASE_URL: testDatabaseUrl(), NODE_ENV: 'production' },
-    });
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [join(ROOT, 'dist', 'src', 'cli', 'main.js'), 'token', 'revoke', '--id', id, '--json'],
+      {
+        env: { PATH: process.env.PATH ?? '', DATABASE_URL: testDatabaseUrl(), NODE_ENV: 'production' },
+      },
+    );
     expect(JSON.parse(stdout).revokedAt).toEqual(expect.any(String));
     const refusedWithin = await Promise.all(
-      [a.port, b.port].map((port) => waitUntil(async () => (await callToolAt(port, token, 'list_forms', {})).status === 401, 5_000, `instance on ${port} refuses the token`)),
+      [a.port, b.port].map((port) =>
+        waitUntil(
+          async () => (await callToolAt(port, token, 'list_forms', {})).status === 401,
+          5_000,
+          `instance on ${port} refuses the token`,
+        ),
+      ),
     );
     for (const ms of refusedWithin) expect(ms).toBeLessThanOrEqual(5_000);
     const refused = await viaNginx(token, 'list_forms', {});
@@ -267,7 +351,15 @@ describe('two instances behind nginx, sharing PostgreSQL and Redis', () => {
     const instance = res.headers['x-upstream'] === `127.0.0.1:${a.port}` ? a : b;
     await waitUntil(async () => instance.lines.some((l) => l.includes(requestId)), 2_000, 'the request is logged');
     const line = JSON.parse(instance.lines.find((l) => l.includes(requestId))!);
-    expect(line).toMatchObject({ level: 'info', context: 'Http', requestId, msg: 'request', method: 'POST', path: '/api/v1/tools/list_forms', status: 200 });
+    expect(line).toMatchObject({
+      level: 'info',
+      context: 'Http',
+      requestId,
+      msg: 'request',
+      method: 'POST',
+      path: '/api/v1/tools/list_forms',
+      status: 200,
+    });
     expect(line.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(line.ip).toBe(DEFAULT_SOURCE); // the address nginx saw: the client's own (loopback) address
     expect(typeof line.credential).toBe('string');
@@ -287,7 +379,11 @@ describe('two instances behind nginx, sharing PostgreSQL and Redis', () => {
     expect(res.headers['x-request-id']).toMatch(/^[0-9a-f]{32}$/);
     const requestId = String(res.headers['x-request-id']);
     expect(res.json.error.requestId).toBe(requestId);
-    await waitUntil(async () => [...a.lines, ...b.lines].some((l) => l.includes(requestId)), 2_000, 'the request is logged');
+    await waitUntil(
+      async () => [...a.lines, ...b.lines].some((l) => l.includes(requestId)),
+      2_000,
+      'the request is logged',
+    );
     const line = JSON.parse([...a.lines, ...b.lines].find((l) => l.includes(requestId))!);
     expect(line).toMatchObject({ requestId, msg: 'request', status: 401, path: '/api/v1' });
   });
@@ -301,7 +397,12 @@ describe('two instances behind nginx, sharing PostgreSQL and Redis', () => {
       expect(res.status).toBe(503);
       expect(res.headers['content-type']).toMatch(/^application\/json/);
       expect(res.headers['retry-after']).toBe('5');
-      expect(res.json.error).toMatchObject({ code: 'service_unavailable', message: expect.any(String), hint: expect.any(String), requestId: expect.any(String) });
+      expect(res.json.error).toMatchObject({
+        code: 'service_unavailable',
+        message: expect.any(String),
+        hint: expect.any(String),
+        requestId: expect.any(String),
+      });
     } finally {
       await lonely.stop();
     }
@@ -333,7 +434,11 @@ describe('two instances behind nginx, sharing PostgreSQL and Redis', () => {
     );
     expect(stopping.running).toBe(true); // still finishing the request in flight
     socket.write(body);
-    await waitUntil(async () => answer.includes('\r\n\r\n') && answer.includes('"forms"'), 5_000, 'the request in flight is answered');
+    await waitUntil(
+      async () => answer.includes('\r\n\r\n') && answer.includes('"forms"'),
+      5_000,
+      'the request in flight is answered',
+    );
     expect(answer).toMatch(/^HTTP\/1\.1 200 /);
     expect(await stopping.exited).toBe(0);
     const messages = stopping.lines.map((l) => JSON.parse(l).msg);

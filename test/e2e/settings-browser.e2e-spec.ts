@@ -62,7 +62,8 @@ describe('workspace settings in a real browser (Debian chromium)', () => {
     await page.waitForLoadState();
     return page;
   }
-  const shot = (page: Page, name: string) => page.screenshot({ path: join(RESULTS, `settings-${name}.png`), fullPage: true });
+  const shot = (page: Page, name: string) =>
+    page.screenshot({ path: join(RESULTS, `settings-${name}.png`), fullPage: true });
   const me = (token: string) => request(app.getHttpServer()).get('/api/v1').set('Authorization', `Bearer ${token}`);
 
   it('an owner signs in, creates a viewer token shown once, uses it, and revokes it', async () => {
@@ -70,7 +71,7 @@ describe('workspace settings in a real browser (Debian chromium)', () => {
     const res = await page.goto(`${base}/settings/w/${ws.slug}/tokens`);
     expect(page.url()).toContain('/settings/sign-in?next=');
     expect(res!.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
-    expect(res!.headers()['content-security-policy']).not.toContain('unsafe-inline\'; script');
+    expect(res!.headers()['content-security-policy']).not.toContain("unsafe-inline'; script");
     await shot(page, 'sign-in');
     // A wrong password: the error next to the field and in the focused summary.
     await page.getByLabel('Email').fill(`owner-${ws.slug}@example.com`);
@@ -101,7 +102,8 @@ describe('workspace settings in a real browser (Debian chromium)', () => {
     expect(await page.content()).not.toContain(secret);
     await page.getByRole('heading', { name: 'Secret no longer shown' }).waitFor();
     const db = app.get(DataSource);
-    const count = async () => (await db.query('SELECT count(*)::int AS n FROM api_tokens WHERE workspace_id = $1', [ws.id]))[0].n;
+    const count = async () =>
+      (await db.query('SELECT count(*)::int AS n FROM api_tokens WHERE workspace_id = $1', [ws.id]))[0].n;
     expect(await count()).toBe(1);
 
     await page.goto(`${base}/settings/w/${ws.slug}/tokens`);
@@ -132,23 +134,38 @@ describe('workspace settings in a real browser (Debian chromium)', () => {
     const before = (await db.query('SELECT count(*)::int AS n FROM api_tokens WHERE workspace_id = $1', [ws.id]))[0].n;
     const form = page.locator('form[action$="/tokens"]');
     const fields = Object.fromEntries(
-      await form.locator('input[type=hidden]').evaluateAll((els) => (els as unknown as Array<{ name: string; value: string }>).map((e) => [e.name, e.value])),
+      await form
+        .locator('input[type=hidden]')
+        .evaluateAll((els) => (els as unknown as Array<{ name: string; value: string }>).map((e) => [e.name, e.value])),
     ) as Record<string, string>;
-    const post = () => page.request.post(`${base}/settings/w/${ws.slug}/tokens`, { form: { ...fields, name: 'Twice', role: 'viewer', scopes: 'forms:read', expiry: '30' }, maxRedirects: 0 });
+    const post = () =>
+      page.request.post(`${base}/settings/w/${ws.slug}/tokens`, {
+        form: { ...fields, name: 'Twice', role: 'viewer', scopes: 'forms:read', expiry: '30' },
+        maxRedirects: 0,
+      });
     expect((await post()).status()).toBe(303);
     expect((await post()).status()).toBe(303);
-    expect((await db.query('SELECT count(*)::int AS n FROM api_tokens WHERE workspace_id = $1', [ws.id]))[0].n).toBe(before + 1);
+    expect((await db.query('SELECT count(*)::int AS n FROM api_tokens WHERE workspace_id = $1', [ws.id]))[0].n).toBe(
+      before + 1,
+    );
   });
 
   it('an admin cannot create an owner-role token; a viewer gets a 403 page for tokens', async () => {
     const admin = await member('admin');
     const page = await signIn(admin.email, `/settings/w/${ws.slug}/tokens`);
-    expect(await page.getByLabel('Role').locator('option').allTextContents()).not.toContain(expect.stringContaining('owner'));
+    expect(await page.getByLabel('Role').locator('option').allTextContents()).not.toContain(
+      expect.stringContaining('owner'),
+    );
     const csrf = await page.locator('input[name=csrf]').first().inputValue();
     const nonce = await page.locator('input[name=nonce]').inputValue();
-    const forged = await page.request.post(`${base}/settings/w/${ws.slug}/tokens`, { form: { csrf, nonce, name: 'Sneaky', role: 'owner', scopes: 'forms:read', expiry: '30' }, maxRedirects: 0 });
+    const forged = await page.request.post(`${base}/settings/w/${ws.slug}/tokens`, {
+      form: { csrf, nonce, name: 'Sneaky', role: 'owner', scopes: 'forms:read', expiry: '30' },
+      maxRedirects: 0,
+    });
     expect(forged.status()).toBe(403);
-    expect((await app.get(DataSource).query(`SELECT count(*)::int AS n FROM api_tokens WHERE name = 'Sneaky'`))[0].n).toBe(0);
+    expect(
+      (await app.get(DataSource).query(`SELECT count(*)::int AS n FROM api_tokens WHERE name = 'Sneaky'`))[0].n,
+    ).toBe(0);
 
     const viewer = await member('viewer');
     const vpage = await signIn(viewer.email);
@@ -194,14 +211,34 @@ describe('workspace settings in a real browser (Debian chromium)', () => {
     const person = await member('editor');
     const grantId = randomBytes(16).toString('base64url');
     const token = randomBytes(32).toString('base64url');
-    await app.get(OAuthService).recordGrant({ grantId, workspaceId: ws.id, userId: person.id, clientId: 'client-1', clientName: 'Agent Smith', scopes: ['forms:read'] });
-    const exp = Math.floor(Date.now() / 1000) + 3600;
-    await app.get(DataSource).query(`INSERT INTO oauth_models (model, id, payload, grant_id, expires_at) VALUES ('AccessToken', $1, $2::jsonb, $3, to_timestamp($4))`, [
-      token,
-      JSON.stringify({ jti: token, grantId, accountId: person.id, aud: 'http://formwork.test/api/v1', scope: 'forms:read', exp, iat: exp - 3600 }),
+    await app.get(OAuthService).recordGrant({
       grantId,
-      exp,
-    ]);
+      workspaceId: ws.id,
+      userId: person.id,
+      clientId: 'client-1',
+      clientName: 'Agent Smith',
+      scopes: ['forms:read'],
+    });
+    const exp = Math.floor(Date.now() / 1000) + 3600;
+    await app
+      .get(DataSource)
+      .query(
+        `INSERT INTO oauth_models (model, id, payload, grant_id, expires_at) VALUES ('AccessToken', $1, $2::jsonb, $3, to_timestamp($4))`,
+        [
+          token,
+          JSON.stringify({
+            jti: token,
+            grantId,
+            accountId: person.id,
+            aud: 'http://formwork.test/api/v1',
+            scope: 'forms:read',
+            exp,
+            iat: exp - 3600,
+          }),
+          grantId,
+          exp,
+        ],
+      );
     expect((await me(token)).status).toBe(200);
     const page = await signIn(person.email, `/settings/w/${ws.slug}/apps`);
     await page.getByRole('heading', { name: 'Connected apps' }).waitFor();
@@ -214,7 +251,10 @@ describe('workspace settings in a real browser (Debian chromium)', () => {
   it('a post without the CSRF token changes nothing', async () => {
     const page = await signIn(`owner-${ws.slug}@example.com`, `/settings/w/${ws.slug}/plan`);
     await shot(page, 'plan');
-    const res = await page.request.post(`${base}/settings/w/${ws.slug}/plan`, { form: { plan: 'free' }, maxRedirects: 0 });
+    const res = await page.request.post(`${base}/settings/w/${ws.slug}/plan`, {
+      form: { plan: 'free' },
+      maxRedirects: 0,
+    });
     expect(res.status()).toBe(403);
     expect((await app.get(DataSource).query('SELECT plan FROM workspaces WHERE id = $1', [ws.id]))[0].plan).toBe('pro');
     await page.goto(`${base}/settings/account`);

@@ -36,7 +36,9 @@ describe('SIGTERM with slow and idle clients', () => {
 
     // Announces 1000 bytes, then sends one a second.
     const trickle = await connect(port);
-    trickle.socket.write('POST /api/v1/tools/list_forms HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n');
+    trickle.socket.write(
+      'POST /api/v1/tools/list_forms HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n',
+    );
     const drip = setInterval(() => trickle.socket.writable && trickle.socket.write(' '), 1_000);
     // Headers that never end.
     const halfHeaders = await connect(port);

@@ -40,8 +40,14 @@ describe('start-up on a DATABASE_URL database', () => {
     return { url, schema: schemas[schemas.length - 1] };
   }
 
-  const env = (url: string, extra: Record<string, string> = {}) => ({ DATABASE_URL: url, NODE_ENV: 'development', LOG_LEVEL: 'warn', ...extra });
-  const workspaces = async (schema: string) => (await admin.query(`SELECT count(*)::int AS n FROM ${schema}.workspaces`)).rows[0].n as number;
+  const env = (url: string, extra: Record<string, string> = {}) => ({
+    DATABASE_URL: url,
+    NODE_ENV: 'development',
+    LOG_LEVEL: 'warn',
+    ...extra,
+  });
+  const workspaces = async (schema: string) =>
+    (await admin.query(`SELECT count(*)::int AS n FROM ${schema}.workspaces`)).rows[0].n as number;
 
   it('stops with the "migrations have not run" line on an empty database, before touching a table', async () => {
     const url = await emptySchema();
@@ -84,7 +90,8 @@ describe('start-up on a DATABASE_URL database', () => {
     try {
       // The demo is made right after the server listens: wait for the printed token.
       const until = Date.now() + 10_000;
-      while (!instance.lines.some((l) => /token: fw_/.test(l)) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+      while (!instance.lines.some((l) => /token: fw_/.test(l)) && Date.now() < until)
+        await new Promise((r) => setTimeout(r, 100));
       expect(instance.lines.join('\n')).toMatch(/token: fw_[A-Za-z0-9]{20,}/);
       // A DATABASE_URL database may be shared: no known password for the demo owner is made or printed.
       expect(instance.lines.join('\n')).not.toMatch(/password:/);

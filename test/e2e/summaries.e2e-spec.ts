@@ -23,8 +23,16 @@ describe('maintained summaries and deep paging', () => {
     const served = await callTool(app, token, 'summarize_responses', { publicId });
     expect(served.status).toBe(200);
     const form = await app.get(FormsService).get(ws.id, publicId);
-    const rows = await app.get(DataSource).query('SELECT submitted_at, answers FROM responses WHERE form_id = $1 ORDER BY seq', [form.id]);
-    const recount = summarize(form.blocks, rows.map((r: { submitted_at: Date; answers: Record<string, unknown> }) => ({ submittedAt: r.submitted_at, answers: r.answers })));
+    const rows = await app
+      .get(DataSource)
+      .query('SELECT submitted_at, answers FROM responses WHERE form_id = $1 ORDER BY seq', [form.id]);
+    const recount = summarize(
+      form.blocks,
+      rows.map((r: { submitted_at: Date; answers: Record<string, unknown> }) => ({
+        submittedAt: r.submitted_at,
+        answers: r.answers,
+      })),
+    );
     expect(served.body).toEqual({ publicId, ...recount });
     const listed = await callTool(app, token, 'list_responses', { publicId, limit: 1 });
     expect(listed.body.total).toBe(rows.length);
@@ -47,10 +55,16 @@ describe('maintained summaries and deep paging', () => {
       ],
     });
     const { publicId } = created.body;
-    const id = Object.fromEntries(created.body.blocks.map((b: { title: string; id: string }) => [b.title, b.id])) as Record<string, string>;
+    const id = Object.fromEntries(
+      created.body.blocks.map((b: { title: string; id: string }) => [b.title, b.id]),
+    ) as Record<string, string>;
     const ids: string[] = [];
     for (let i = 0; i < 40; i++) {
-      const answers: Record<string, unknown> = { [id.Name]: `P${i}`, [id.Stars]: 1 + (i % 5), [id.Subscribe]: i % 3 === 0 };
+      const answers: Record<string, unknown> = {
+        [id.Name]: `P${i}`,
+        [id.Stars]: 1 + (i % 5),
+        [id.Subscribe]: i % 3 === 0,
+      };
       if (i % 2) answers[id.Colour] = ['Red', 'Green', 'Blue'][i % 3];
       // Some pick only Fish, so removing that choice leaves them without an answer to Pets.
       if (i % 3) answers[id.Pets] = i % 2 ? ['Cat', 'Fish'] : i % 4 === 0 ? ['Fish'] : ['Dog'];
@@ -65,18 +79,23 @@ describe('maintained summaries and deep paging', () => {
     await expectSummaryEqualsRecount(publicId);
 
     // Deletes, including the latest texts, the extremes and the only answers of a value.
-    for (const i of [39, 38, 0, 1, 20, 13]) expect((await callTool(app, token, 'delete_response', { publicId, responseId: ids[i] })).status).toBe(200);
+    for (const i of [39, 38, 0, 1, 20, 13])
+      expect((await callTool(app, token, 'delete_response', { publicId, responseId: ids[i] })).status).toBe(200);
     await expectSummaryEqualsRecount(publicId);
 
     // Choice renames and new blocks and choices keep every count.
     let form = (await callTool(app, token, 'get_form', { publicId })).body;
     const renamed = form.blocks.map((b: { choices?: Array<{ id: string; label: string }> }) =>
-      b.choices ? { ...b, choices: [...b.choices.map((c) => ({ id: c.id, label: `${c.label} (new name)` })), 'Extra'] } : b,
+      b.choices
+        ? { ...b, choices: [...b.choices.map((c) => ({ id: c.id, label: `${c.label} (new name)` })), 'Extra'] }
+        : b,
     );
     renamed.push({ type: 'dropdown', title: 'Later', choices: ['A', 'B'] });
     expect((await callTool(app, token, 'update_form', { publicId, blocks: renamed })).status).toBe(200);
     const afterRename = await expectSummaryEqualsRecount(publicId);
-    expect(afterRename.blocks.find((b: { blockId: string }) => b.blockId === id.Colour).choices[0].label).toBe('Red (new name)');
+    expect(afterRename.blocks.find((b: { blockId: string }) => b.blockId === id.Colour).choices[0].label).toBe(
+      'Red (new name)',
+    );
 
     // Edits that discard answers (accepted): remove an answered block, a chosen choice, retype a block.
     form = (await callTool(app, token, 'get_form', { publicId })).body;
@@ -89,12 +108,17 @@ describe('maintained summaries and deep paging', () => {
         return b;
       })
       .map((b: Record<string, unknown>) => Object.fromEntries(Object.entries(b).filter(([, v]) => v !== undefined)));
-    expect((await callTool(app, token, 'update_form', { publicId, blocks: edited, acceptAnswerLoss: true })).status).toBe(200);
+    expect(
+      (await callTool(app, token, 'update_form', { publicId, blocks: edited, acceptAnswerLoss: true })).status,
+    ).toBe(200);
     await expectSummaryEqualsRecount(publicId);
 
     // And more traffic after the edits.
     for (let i = 0; i < 5; i++) {
-      const late = await callTool(app, token, 'create_response', { publicId, answers: { [id.Name]: `Late ${i}`, [id.NPS]: i * 2.5, [id.Pets]: ['Cat (new name)'] } });
+      const late = await callTool(app, token, 'create_response', {
+        publicId,
+        answers: { [id.Name]: `Late ${i}`, [id.NPS]: i * 2.5, [id.Pets]: ['Cat (new name)'] },
+      });
       expect(late.status).toBe(200);
     }
     await callTool(app, token, 'delete_response', { publicId, responseId: ids[10] });
@@ -107,12 +131,17 @@ describe('maintained summaries and deep paging', () => {
     const [name, , colour, , rating] = form.blocks.map((b) => b.id);
     await Promise.all(
       Array.from({ length: 30 }, (_, i) =>
-        callTool(app, token, 'create_response', { publicId: form.publicId, answers: { [name]: `C${i}`, [colour]: 'Blue', [rating]: 1 + (i % 5) } }),
+        callTool(app, token, 'create_response', {
+          publicId: form.publicId,
+          answers: { [name]: `C${i}`, [colour]: 'Blue', [rating]: 1 + (i % 5) },
+        }),
       ),
     );
     const summary = await expectSummaryEqualsRecount(form.publicId);
     expect(summary.total).toBe(30);
-    const seqs = await app.get(DataSource).query('SELECT seq FROM responses WHERE form_id = $1 ORDER BY seq', [form.id]);
+    const seqs = await app
+      .get(DataSource)
+      .query('SELECT seq FROM responses WHERE form_id = $1 ORDER BY seq', [form.id]);
     expect(seqs.map((r: { seq: string }) => Number(r.seq))).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
   });
 
@@ -125,18 +154,27 @@ describe('maintained summaries and deep paging', () => {
       publicId = form.publicId;
       await bulkLoadResponses(app, form, 3500); // 4 buckets of 1024 seq values
       // Gaps: delete some responses in the first and third buckets.
-      const victims = await app.get(DataSource).query('SELECT id FROM responses WHERE form_id = $1 AND seq IN (5, 6, 1000, 2100, 2101, 3000) ', [form.id]);
+      const victims = await app
+        .get(DataSource)
+        .query('SELECT id FROM responses WHERE form_id = $1 AND seq IN (5, 6, 1000, 2100, 2101, 3000) ', [form.id]);
       for (const v of victims) await callTool(app, token, 'delete_response', { publicId, responseId: v.id });
-      order = (await app.get(DataSource).query('SELECT id FROM responses WHERE form_id = $1 ORDER BY submitted_at, id', [form.id])).map((r: { id: string }) => r.id);
+      order = (
+        await app
+          .get(DataSource)
+          .query('SELECT id FROM responses WHERE form_id = $1 ORDER BY submitted_at, id', [form.id])
+      ).map((r: { id: string }) => r.id);
       expect(order).toHaveLength(3494);
     });
 
-    it.each([0, 1, 998, 1017, 1018, 1500, 2046, 2047, 3000, 3294, 3400, 3493])('answers the page at offset %i exactly (oldest first)', async (offset) => {
-      const res = await callTool(app, token, 'list_responses', { publicId, offset, limit: 200 });
-      expect(res.body.total).toBe(3494);
-      expect(res.body.count).toBe(Math.min(200, 3494 - offset));
-      expect(res.body.responses.map((r: { id: string }) => r.id)).toEqual(order.slice(offset, offset + 200));
-    });
+    it.each([0, 1, 998, 1017, 1018, 1500, 2046, 2047, 3000, 3294, 3400, 3493])(
+      'answers the page at offset %i exactly (oldest first)',
+      async (offset) => {
+        const res = await callTool(app, token, 'list_responses', { publicId, offset, limit: 200 });
+        expect(res.body.total).toBe(3494);
+        expect(res.body.count).toBe(Math.min(200, 3494 - offset));
+        expect(res.body.responses.map((r: { id: string }) => r.id)).toEqual(order.slice(offset, offset + 200));
+      },
+    );
 
     it.each([0, 7, 1500, 3300, 3493])('answers the page at offset %i exactly (newest first)', async (offset) => {
       const res = await callTool(app, token, 'list_responses', { publicId, offset, limit: 200, order: 'newest' });

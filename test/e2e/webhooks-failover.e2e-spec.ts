@@ -51,7 +51,10 @@ describe('webhooks across instances', () => {
     const ws = await createWorkspace(setup, 'pro');
     const { token } = await createToken(setup, ws, { role: 'admin' });
     const form = await createForm(setup, ws, { blocks: [{ type: 'short_text', title: 'Name' }] });
-    const hook = await callTool(setup, token, 'create_webhook', { url: receiver.url('/failover'), events: ['response.created'] });
+    const hook = await callTool(setup, token, 'create_webhook', {
+      url: receiver.url('/failover'),
+      events: ['response.created'],
+    });
     expect(hook.status).toBe(200);
     receiver.setSecrets('/failover', [hook.body.secret]);
     // If the doomed instance gets to send it, its request is held unanswered until it is dead.
@@ -59,7 +62,10 @@ describe('webhooks across instances', () => {
     receiver.script('/failover', { status: 200, hold: new Promise<void>((resolve) => (release = resolve)) });
 
     a = await Instance.start('a', env());
-    const created = await callToolAt(a.port, token, 'create_response', { publicId: form.publicId, answers: { [form.blocks[0].id]: 'Ada' } });
+    const created = await callToolAt(a.port, token, 'create_response', {
+      publicId: form.publicId,
+      answers: { [form.blocks[0].id]: 'Ada' },
+    });
     a.signal('SIGKILL');
     expect(created.status).toBe(200);
     await a.exited;
@@ -69,7 +75,9 @@ describe('webhooks across instances', () => {
     b = await Instance.start('b', env());
     const db = setup.get(DataSource);
     await waitUntil(
-      async () => (await db.query(`SELECT status FROM webhook_deliveries WHERE endpoint_id = $1`, [hook.body.id]))[0]?.status === 'delivered',
+      async () =>
+        (await db.query(`SELECT status FROM webhook_deliveries WHERE endpoint_id = $1`, [hook.body.id]))[0]?.status ===
+        'delivered',
       60_000,
       'the other instance delivered the event',
     );
@@ -77,7 +85,10 @@ describe('webhooks across instances', () => {
     expect(got.length).toBeGreaterThanOrEqual(1);
     expect(receiver.unverified).toEqual([]);
     expect(new Set(got.map((r) => r.id)).size).toBe(1);
-    expect(got.at(-1)!.payload).toMatchObject({ type: 'response.created', data: { form: { publicId: form.publicId }, response: { id: created.json.id } } });
+    expect(got.at(-1)!.payload).toMatchObject({
+      type: 'response.created',
+      data: { form: { publicId: form.publicId }, response: { id: created.json.id } },
+    });
     // The answered attempt was made after the first instance died: by the second one.
     const attempts: Array<{ status_code: number | null; attempted_at: Date }> = await db.query(
       `SELECT a.status_code, a.attempted_at FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE d.endpoint_id = $1`,
@@ -91,14 +102,20 @@ describe('webhooks across instances', () => {
     const ws = await createWorkspace(setup, 'pro');
     const { token } = await createToken(setup, ws, { role: 'admin' });
     const form = await createForm(setup, ws, { blocks: [{ type: 'short_text', title: 'Name' }] });
-    const hook = await callTool(setup, token, 'create_webhook', { url: receiver.url('/mid-attempt'), events: ['response.created'] });
+    const hook = await callTool(setup, token, 'create_webhook', {
+      url: receiver.url('/mid-attempt'),
+      events: ['response.created'],
+    });
     receiver.setSecrets('/mid-attempt', [hook.body.secret]);
     let release!: () => void;
     receiver.script('/mid-attempt', { status: 200, hold: new Promise<void>((resolve) => (release = resolve)) });
     const arrived = receiver.arrived;
 
     a = await Instance.start('a2', env());
-    const created = await callToolAt(a.port, token, 'create_response', { publicId: form.publicId, answers: { [form.blocks[0].id]: 'Grace' } });
+    const created = await callToolAt(a.port, token, 'create_response', {
+      publicId: form.publicId,
+      answers: { [form.blocks[0].id]: 'Grace' },
+    });
     expect(created.status).toBe(200);
     // The only instance has claimed the delivery and sent it; the answer is held, and the instance dies waiting.
     await waitUntil(async () => receiver.arrived > arrived, 20_000, 'the first instance sent the event');
@@ -109,7 +126,9 @@ describe('webhooks across instances', () => {
     b = await Instance.start('b2', env());
     const db = setup.get(DataSource);
     await waitUntil(
-      async () => (await db.query(`SELECT status FROM webhook_deliveries WHERE endpoint_id = $1`, [hook.body.id]))[0]?.status === 'delivered',
+      async () =>
+        (await db.query(`SELECT status FROM webhook_deliveries WHERE endpoint_id = $1`, [hook.body.id]))[0]?.status ===
+        'delivered',
       60_000,
       'the other instance delivered the event after the claim expired',
     );

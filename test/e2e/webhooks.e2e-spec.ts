@@ -25,7 +25,15 @@ describe('webhooks', () => {
   let admin: string;
   let editor: string;
 
-  const ALL_EVENTS = ['response.created', 'response.deleted', 'form.created', 'form.updated', 'form.published', 'form.closed', 'form.deleted'];
+  const ALL_EVENTS = [
+    'response.created',
+    'response.deleted',
+    'form.created',
+    'form.updated',
+    'form.published',
+    'form.closed',
+    'form.deleted',
+  ];
 
   beforeAll(async () => {
     const isolated = await isolatedDatabaseUrl('hooks');
@@ -51,23 +59,45 @@ describe('webhooks', () => {
 
   /** An endpoint for `path` on the receiver, its secret given to the receiver. */
   async function endpoint(path: string, events: string[] = ALL_EVENTS, token = admin) {
-    const res = await callTool(app, token, 'create_webhook', { url: receiver.url(path), events, description: `test ${path}` });
+    const res = await callTool(app, token, 'create_webhook', {
+      url: receiver.url(path),
+      events,
+      description: `test ${path}`,
+    });
     expect(res.status).toBe(200);
     expect(res.body.secret).toMatch(/^whsec_/);
     receiver.setSecrets(path, [res.body.secret]);
     return res.body as { id: string; secret: string };
   }
 
-  const waitFor = (path: string, n: number, what = `${n} deliveries at ${path}`) => waitUntil(async () => receiver.for(path).length >= n, 20_000, what);
+  const waitFor = (path: string, n: number, what = `${n} deliveries at ${path}`) =>
+    waitUntil(async () => receiver.for(path).length >= n, 20_000, what);
 
   async function deliveries(webhookId: string, token = admin) {
     const res = await callTool(app, token, 'list_webhook_deliveries', { webhookId, limit: 100 });
     expect(res.status).toBe(200);
-    return res.body.deliveries as Array<{ id: string; eventId: string; type: string; status: string; attempts: Array<{ statusCode: number | null; error: string | null; attemptedAt: string; nextAttemptAt: string | null }> }>;
+    return res.body.deliveries as Array<{
+      id: string;
+      eventId: string;
+      type: string;
+      status: string;
+      attempts: Array<{
+        statusCode: number | null;
+        error: string | null;
+        attemptedAt: string;
+        nextAttemptAt: string | null;
+      }>;
+    }>;
   }
 
   async function newForm(token = admin, title = 'Survey') {
-    const res = await callTool(app, token, 'create_form', { title, blocks: [{ type: 'short_text', title: 'Name', required: true }, { type: 'multiple_choice', title: 'Colour', choices: ['Red', 'Blue'] }] });
+    const res = await callTool(app, token, 'create_form', {
+      title,
+      blocks: [
+        { type: 'short_text', title: 'Name', required: true },
+        { type: 'multiple_choice', title: 'Colour', choices: ['Red', 'Blue'] },
+      ],
+    });
     expect(res.status).toBe(200);
     return res.body as { publicId: string; title: string; blocks: Array<{ id: string }> };
   }
@@ -76,13 +106,21 @@ describe('webhooks', () => {
     const hook = await endpoint('/all');
     const form = await newForm();
     const [name, colour] = form.blocks.map((b) => b.id);
-    const updated = (await callTool(app, admin, 'update_form', { publicId: form.publicId, title: 'Survey 2', blocks: form.blocks })).body;
+    const updated = (
+      await callTool(app, admin, 'update_form', { publicId: form.publicId, title: 'Survey 2', blocks: form.blocks })
+    ).body;
     const published = (await callTool(app, admin, 'publish_form', { publicId: form.publicId })).body;
-    const viaPage = await request(app.getHttpServer()).post(`/f/${form.publicId}`).send({ answers: { [name]: 'Ada', [colour]: 'Red' } });
+    const viaPage = await request(app.getHttpServer())
+      .post(`/f/${form.publicId}`)
+      .send({ answers: { [name]: 'Ada', [colour]: 'Red' } });
     expect(viaPage.status).toBe(201);
-    const viaTool = (await callTool(app, editor, 'create_response', { publicId: form.publicId, answers: { [name]: 'Grace' } })).body;
+    const viaTool = (
+      await callTool(app, editor, 'create_response', { publicId: form.publicId, answers: { [name]: 'Grace' } })
+    ).body;
     const seen = (await callTool(app, admin, 'get_response', { publicId: form.publicId, responseId: viaTool.id })).body;
-    expect((await callTool(app, editor, 'delete_response', { publicId: form.publicId, responseId: viaTool.id })).status).toBe(200);
+    expect(
+      (await callTool(app, editor, 'delete_response', { publicId: form.publicId, responseId: viaTool.id })).status,
+    ).toBe(200);
     const closed = (await callTool(app, admin, 'close_form', { publicId: form.publicId })).body;
     const before = (await callTool(app, admin, 'get_form', { publicId: form.publicId })).body;
     expect((await callTool(app, admin, 'delete_form', { publicId: form.publicId })).status).toBe(200);
@@ -93,9 +131,23 @@ describe('webhooks', () => {
     expect(got.every((r) => r.verifiedBy.length === 1)).toBe(true);
     const byType = (t: string) => got.filter((r) => r.payload.type === t).map((r) => r.payload);
     expect(got.map((r) => r.payload.type).sort()).toEqual(
-      ['form.closed', 'form.created', 'form.deleted', 'form.published', 'form.updated', 'response.created', 'response.created', 'response.deleted'].sort(),
+      [
+        'form.closed',
+        'form.created',
+        'form.deleted',
+        'form.published',
+        'form.updated',
+        'response.created',
+        'response.created',
+        'response.deleted',
+      ].sort(),
     );
-    expect(byType('form.created')[0].data).toMatchObject({ publicId: form.publicId, title: 'Survey', status: 'draft', blocks: form.blocks });
+    expect(byType('form.created')[0].data).toMatchObject({
+      publicId: form.publicId,
+      title: 'Survey',
+      status: 'draft',
+      blocks: form.blocks,
+    });
     expect(byType('form.updated')[0].data).toEqual(updated);
     expect(byType('form.published')[0].data).toEqual(published);
     expect(byType('form.closed')[0].data).toEqual(closed);
@@ -104,7 +156,10 @@ describe('webhooks', () => {
     const created = byType('response.created').map((p) => p.data);
     expect(created).toContainEqual({ form: { publicId: form.publicId, title: 'Survey 2' }, response: viaPage.body });
     expect(created).toContainEqual({ form: { publicId: form.publicId, title: 'Survey 2' }, response: seen });
-    expect(byType('response.deleted')[0].data).toEqual({ form: { publicId: form.publicId, title: 'Survey 2' }, response: seen });
+    expect(byType('response.deleted')[0].data).toEqual({
+      form: { publicId: form.publicId, title: 'Survey 2' },
+      response: seen,
+    });
     for (const r of got) {
       expect(Object.keys(r.payload).sort()).toEqual(['data', 'timestamp', 'type']);
       expect(r.id).toMatch(/^msg_/);
@@ -112,7 +167,9 @@ describe('webhooks', () => {
     // The log: each delivered once, with its 200.
     const log = await deliveries(hook.id);
     expect(log).toHaveLength(8);
-    expect(log.every((d) => d.status === 'delivered' && d.attempts.length === 1 && d.attempts[0].statusCode === 200)).toBe(true);
+    expect(
+      log.every((d) => d.status === 'delivered' && d.attempts.length === 1 && d.attempts[0].statusCode === 200),
+    ).toBe(true);
     expect(new Set(log.map((d) => d.eventId))).toEqual(new Set(got.map((r) => r.id)));
   });
 
@@ -139,18 +196,34 @@ describe('webhooks', () => {
       throw new Error('the write failed after its event was written');
     });
     try {
-      const res = await callTool(app, editor, 'create_response', { publicId: form.publicId, answers: { [form.blocks[0].id]: 'Lost' } });
+      const res = await callTool(app, editor, 'create_response', {
+        publicId: form.publicId,
+        answers: { [form.blocks[0].id]: 'Lost' },
+      });
       expectError(res, 500, 'internal_error');
-      const keyed = await callTool(app, admin, 'create_form', { title: 'Lost too' }, { 'Idempotency-Key': `rollback-${Date.now()}` });
+      const keyed = await callTool(
+        app,
+        admin,
+        'create_form',
+        { title: 'Lost too' },
+        { 'Idempotency-Key': `rollback-${Date.now()}` },
+      );
       expectError(keyed, 500, 'internal_error');
     } finally {
       spy.mockRestore();
     }
     const after = await newForm(admin, 'After');
-    await waitUntil(async () => receiver.for('/rollback').some((r) => r.payload.data.publicId === after.publicId), 20_000, 'the event after the rollback');
+    await waitUntil(
+      async () => receiver.for('/rollback').some((r) => r.payload.data.publicId === after.publicId),
+      20_000,
+      'the event after the rollback',
+    );
     const types = (await deliveries(hook.id)).map((d) => d.type).sort();
     expect(types).toEqual(['form.created', 'form.created']); // `form` and `after`: nothing of the rolled-back writes
-    const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM responses r JOIN forms f ON f.id = r.form_id WHERE f.public_id = $1`, [form.publicId]);
+    const [{ n }] = await db.query(
+      `SELECT count(*)::int AS n FROM responses r JOIN forms f ON f.id = r.form_id WHERE f.public_id = $1`,
+      [form.publicId],
+    );
     expect(n).toBe(0);
   });
 
@@ -161,7 +234,11 @@ describe('webhooks', () => {
     down.setSecrets('/later', [res.body.secret]);
     down.script('/later', { status: 503, headers: { 'Retry-After': '1' } });
     const form = await newForm();
-    await waitUntil(async () => (await deliveries(res.body.id))[0]?.attempts.length >= 1, 20_000, 'a first failed attempt');
+    await waitUntil(
+      async () => (await deliveries(res.body.id))[0]?.attempts.length >= 1,
+      20_000,
+      'a first failed attempt',
+    );
     await down.up();
     try {
       await waitUntil(async () => down.for('/later').length >= 2, 30_000, 'the retries after the receiver came back');
@@ -169,7 +246,11 @@ describe('webhooks', () => {
       expect(got.map((r) => r.answered)).toEqual([503, 200]);
       expect(new Set(got.map((r) => r.id)).size).toBe(1);
       expect(got.every((r) => r.verifiedBy.length === 1 && r.payload.data.publicId === form.publicId)).toBe(true);
-      await waitUntil(async () => (await deliveries(res.body.id))[0].status === 'delivered', 10_000, 'the delivery recorded');
+      await waitUntil(
+        async () => (await deliveries(res.body.id))[0].status === 'delivered',
+        10_000,
+        'the delivery recorded',
+      );
       const [delivery] = await deliveries(res.body.id);
       expect(delivery.eventId).toBe(got[0].id);
       const attempts = delivery.attempts;
@@ -189,7 +270,11 @@ describe('webhooks', () => {
     await newForm();
     await waitFor('/again', 1);
     const [delivery] = await deliveries(hook.id);
-    await waitUntil(async () => (await deliveries(hook.id))[0].status === 'delivered', 10_000, 'the first delivery recorded');
+    await waitUntil(
+      async () => (await deliveries(hook.id))[0].status === 'delivered',
+      10_000,
+      'the first delivery recorded',
+    );
     const res = await callTool(app, admin, 'redeliver_webhook', { deliveryId: delivery.id });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id: delivery.id, eventId: delivery.eventId, status: 'pending' });
@@ -198,8 +283,16 @@ describe('webhooks', () => {
     expect(second.id).toBe(first.id);
     expect(second.body).toBe(first.body);
     expect(second.verifiedBy).toHaveLength(1);
-    await waitUntil(async () => (await deliveries(hook.id))[0].attempts.length === 2, 10_000, 'the second attempt logged');
-    expectError(await callTool(app, admin, 'redeliver_webhook', { deliveryId: '00000000-0000-4000-8000-000000000000' }), 404, 'not_found');
+    await waitUntil(
+      async () => (await deliveries(hook.id))[0].attempts.length === 2,
+      10_000,
+      'the second attempt logged',
+    );
+    expectError(
+      await callTool(app, admin, 'redeliver_webhook', { deliveryId: '00000000-0000-4000-8000-000000000000' }),
+      404,
+      'not_found',
+    );
   });
 
   it('signs with both secrets for 24 hours after a rotation, and each verifies', async () => {
@@ -218,7 +311,10 @@ describe('webhooks', () => {
     expect(got.signature.split(' ')).toHaveLength(2);
     expect(got.verifiedBy.sort()).toEqual([rotated.body.secret, hook.secret].sort());
     // Once the overlap is over, only the new secret signs.
-    await db.query(`UPDATE webhook_endpoints SET previous_secret_expires_at = now() - interval '1 second' WHERE id = $1`, [hook.id]);
+    await db.query(
+      `UPDATE webhook_endpoints SET previous_secret_expires_at = now() - interval '1 second' WHERE id = $1`,
+      [hook.id],
+    );
     await newForm();
     await waitFor('/rotate', 2);
     const later = receiver.for('/rotate')[1];
@@ -234,7 +330,13 @@ describe('webhooks', () => {
     await callTool(app, owner, 'publish_form', { publicId: form.publicId });
     await db.query(`UPDATE workspaces SET plan = 'free' WHERE id = $1`, [team.id]);
     // The respondent page still takes answers on Free: the event is kept.
-    expect((await request(app.getHttpServer()).post(`/f/${form.publicId}`).send({ answers: { [form.blocks[0].id]: 'Kept' } })).status).toBe(201);
+    expect(
+      (
+        await request(app.getHttpServer())
+          .post(`/f/${form.publicId}`)
+          .send({ answers: { [form.blocks[0].id]: 'Kept' } })
+      ).status,
+    ).toBe(201);
     const listed = await callTool(app, owner, 'list_webhooks', {});
     expect(listed.body.deliveriesPaused).toBe(true);
     // A claim by the loop skips it: still pending, never attempted.
@@ -251,14 +353,26 @@ describe('webhooks', () => {
     const hook = await endpoint('/gone', ['form.created']);
     receiver.script('/gone', { status: 410 });
     await newForm();
-    await waitUntil(async () => (await callTool(app, admin, 'list_webhooks', {})).body.webhooks.find((w: { id: string }) => w.id === hook.id).enabled === false, 20_000, 'the endpoint disabled');
-    const listed = (await callTool(app, admin, 'list_webhooks', {})).body.webhooks.find((w: { id: string }) => w.id === hook.id);
+    await waitUntil(
+      async () =>
+        (await callTool(app, admin, 'list_webhooks', {})).body.webhooks.find((w: { id: string }) => w.id === hook.id)
+          .enabled === false,
+      20_000,
+      'the endpoint disabled',
+    );
+    const listed = (await callTool(app, admin, 'list_webhooks', {})).body.webhooks.find(
+      (w: { id: string }) => w.id === hook.id,
+    );
     expect(listed.disabledReason).toMatch(/410 Gone/);
     expect((await deliveries(hook.id))[0]).toMatchObject({ status: 'failed', attempts: [{ statusCode: 410 }] });
     // Disabled: later changes write nothing for it, and a redelivery is refused.
     await newForm();
     expect(await deliveries(hook.id)).toHaveLength(1);
-    expectError(await callTool(app, admin, 'redeliver_webhook', { deliveryId: (await deliveries(hook.id))[0].id }), 400, 'tool_error');
+    expectError(
+      await callTool(app, admin, 'redeliver_webhook', { deliveryId: (await deliveries(hook.id))[0].id }),
+      400,
+      'tool_error',
+    );
     // Enabled again by a person: the reason goes.
     const enabled = await callTool(app, admin, 'update_webhook', { webhookId: hook.id, enabled: true });
     expect(enabled.body).toMatchObject({ enabled: true, disabledReason: null, failingSince: null });
@@ -268,10 +382,20 @@ describe('webhooks', () => {
     const hook = await endpoint('/failing', ['form.created']);
     receiver.script('/failing', { status: 500 });
     // The endpoint has been failing for 5 days (moved in the database rather than waited for).
-    await db.query(`UPDATE webhook_endpoints SET failing_since = now() - interval '5 days 1 minute' WHERE id = $1`, [hook.id]);
+    await db.query(`UPDATE webhook_endpoints SET failing_since = now() - interval '5 days 1 minute' WHERE id = $1`, [
+      hook.id,
+    ]);
     await newForm();
-    await waitUntil(async () => (await callTool(app, admin, 'list_webhooks', {})).body.webhooks.find((w: { id: string }) => w.id === hook.id).enabled === false, 20_000, 'the endpoint disabled');
-    const listed = (await callTool(app, admin, 'list_webhooks', {})).body.webhooks.find((w: { id: string }) => w.id === hook.id);
+    await waitUntil(
+      async () =>
+        (await callTool(app, admin, 'list_webhooks', {})).body.webhooks.find((w: { id: string }) => w.id === hook.id)
+          .enabled === false,
+      20_000,
+      'the endpoint disabled',
+    );
+    const listed = (await callTool(app, admin, 'list_webhooks', {})).body.webhooks.find(
+      (w: { id: string }) => w.id === hook.id,
+    );
     expect(listed.disabledReason).toMatch(/failed for 5 days/);
     expect(listed.disabledReason).toMatch(/answered 500/);
   });
@@ -281,10 +405,18 @@ describe('webhooks', () => {
     const form = await newForm(admin, 'For the test');
     const res = await callTool(app, admin, 'send_test_webhook', { webhookId: hook.id, publicId: form.publicId });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ type: 'response.created', status: 'pending', payload: { test: true, type: 'response.created' } });
+    expect(res.body).toMatchObject({
+      type: 'response.created',
+      status: 'pending',
+      payload: { test: true, type: 'response.created' },
+    });
     await waitFor('/test', 1);
     const [got] = receiver.for('/test');
-    expect(got.payload).toMatchObject({ type: 'response.created', test: true, data: { form: { publicId: form.publicId, title: 'For the test' } } });
+    expect(got.payload).toMatchObject({
+      type: 'response.created',
+      test: true,
+      data: { form: { publicId: form.publicId, title: 'For the test' } },
+    });
     expect(Object.keys(got.payload.data.response.answers)).toEqual(form.blocks.map((b) => b.id));
     const formEvent = await callTool(app, admin, 'send_test_webhook', { webhookId: hook.id, event: 'form.updated' });
     expect(formEvent.body.payload.data.publicId).toMatch(/\w+/);
@@ -312,19 +444,35 @@ describe('webhooks', () => {
     for (const url of refused) {
       const res = await callTool(strict, admin, 'create_webhook', { url, events: ['form.created'] });
       const error = expectError(res, 400, 'invalid_arguments');
-      expect({ url, details: error.details }).toEqual({ url, details: [{ path: '/url', message: expect.any(String) }] });
+      expect({ url, details: error.details }).toEqual({
+        url,
+        details: [{ path: '/url', message: expect.any(String) }],
+      });
     }
     // A public address passes the same check (no request is sent: nothing happens in this workspace).
     const quiet = await createWorkspace(app, 'pro');
     const quietAdmin = (await createToken(app, quiet, { role: 'admin' })).token;
-    const ok = await callTool(strict, quietAdmin, 'create_webhook', { url: 'https://93.184.215.14/hook', events: ['form.deleted'] });
+    const ok = await callTool(strict, quietAdmin, 'create_webhook', {
+      url: 'https://93.184.215.14/hook',
+      events: ['form.deleted'],
+    });
     expect(ok.status).toBe(200);
     expect((await callTool(strict, quietAdmin, 'delete_webhook', { webhookId: ok.body.id })).status).toBe(200);
     // The instance that allows private URLs (development, tests) takes http:// and loopback.
-    expect((await callTool(app, quietAdmin, 'create_webhook', { url: 'http://127.0.0.1:9/x', events: ['form.deleted'] })).status).toBe(200);
+    expect(
+      (await callTool(app, quietAdmin, 'create_webhook', { url: 'http://127.0.0.1:9/x', events: ['form.deleted'] }))
+        .status,
+    ).toBe(200);
     // Moving an endpoint to a private URL is refused the same way.
-    const kept = await callTool(strict, quietAdmin, 'create_webhook', { url: 'https://93.184.215.14/other', events: ['form.deleted'] });
-    const moved = expectError(await callTool(strict, quietAdmin, 'update_webhook', { webhookId: kept.body.id, url: 'https://10.1.1.1/' }), 400, 'invalid_arguments');
+    const kept = await callTool(strict, quietAdmin, 'create_webhook', {
+      url: 'https://93.184.215.14/other',
+      events: ['form.deleted'],
+    });
+    const moved = expectError(
+      await callTool(strict, quietAdmin, 'update_webhook', { webhookId: kept.body.id, url: 'https://10.1.1.1/' }),
+      400,
+      'invalid_arguments',
+    );
     expect(moved.details).toEqual([{ path: '/url', message: expect.stringMatching(/10\.1\.1\.1/) }]);
   });
 
@@ -346,8 +494,16 @@ describe('webhooks', () => {
     const scoped = (role: Role, scopes?: Scope[], w = ws) => createToken(app, w, { role, scopes }).then((t) => t.token);
     const hook = await endpoint('/access', ['form.created']);
     expectError(await callTool(app, editor, 'list_webhooks', {}), 403, 'forbidden');
-    expectError(await callTool(app, editor, 'create_webhook', { url: receiver.url('/e'), events: ['form.created'] }), 403, 'forbidden');
-    expectError(await callTool(app, await scoped('admin', ['forms:read', 'forms:write']), 'list_webhooks', {}), 403, 'insufficient_scope');
+    expectError(
+      await callTool(app, editor, 'create_webhook', { url: receiver.url('/e'), events: ['form.created'] }),
+      403,
+      'forbidden',
+    );
+    expectError(
+      await callTool(app, await scoped('admin', ['forms:read', 'forms:write']), 'list_webhooks', {}),
+      403,
+      'insufficient_scope',
+    );
     const reader = await scoped('admin', ['webhooks:read']);
     expect((await callTool(app, reader, 'list_webhooks', {})).status).toBe(200);
     expect((await callTool(app, reader, 'list_webhook_deliveries', {})).status).toBe(200);
@@ -364,8 +520,16 @@ describe('webhooks', () => {
     }
     const free = await createWorkspace(app, 'free');
     const freeAdmin = await scoped('admin', undefined, free);
-    expectError(await callTool(app, freeAdmin, 'create_webhook', { url: receiver.url('/f'), events: ['form.created'] }), 403, 'pro_required');
-    expect((await callTool(app, freeAdmin, 'list_webhooks', {})).body).toMatchObject({ total: 0, deliveriesPaused: true, webhooks: [] });
+    expectError(
+      await callTool(app, freeAdmin, 'create_webhook', { url: receiver.url('/f'), events: ['form.created'] }),
+      403,
+      'pro_required',
+    );
+    expect((await callTool(app, freeAdmin, 'list_webhooks', {})).body).toMatchObject({
+      total: 0,
+      deliveriesPaused: true,
+      webhooks: [],
+    });
     // Another workspace's endpoint does not exist for this one.
     const other = await createWorkspace(app, 'pro');
     const otherAdmin = await scoped('admin', undefined, other);
@@ -377,7 +541,11 @@ describe('webhooks', () => {
     const hook = await endpoint('/secret', ['form.created']);
     const listed = await callTool(app, admin, 'list_webhooks', {});
     expect(JSON.stringify(listed.body)).not.toContain('whsec_');
-    const updated = await callTool(app, admin, 'update_webhook', { webhookId: hook.id, description: 'renamed', events: ['form.created', 'form.closed'] });
+    const updated = await callTool(app, admin, 'update_webhook', {
+      webhookId: hook.id,
+      description: 'renamed',
+      events: ['form.created', 'form.closed'],
+    });
     expect(updated.body).toMatchObject({ description: 'renamed', events: ['form.created', 'form.closed'] });
     expect(JSON.stringify(updated.body)).not.toContain('whsec_');
     const log = await callTool(app, admin, 'list_webhook_deliveries', {});

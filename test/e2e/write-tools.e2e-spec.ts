@@ -16,9 +16,11 @@ describe('write tools', () => {
   const ajv = addFormats(new Ajv2020({ strict: false }));
   const matchesOutput = (tool: string, body: unknown) => {
     const validate = ajv.compile(app.get(ToolRegistry).get(tool)!.definition.output);
-    if (!validate(body)) throw new Error(`${tool} answered outside its output schema: ${ajv.errorsText(validate.errors)}`);
+    if (!validate(body))
+      throw new Error(`${tool} answered outside its output schema: ${ajv.errorsText(validate.errors)}`);
   };
-  const token = (role: Role, scopes?: Scope[], w: TestWorkspace = ws) => createToken(app, w, { role, scopes }).then((t) => t.token);
+  const token = (role: Role, scopes?: Scope[], w: TestWorkspace = ws) =>
+    createToken(app, w, { role, scopes }).then((t) => t.token);
   const count = async (sql: string, params: unknown[]) => Number((await app.get(DataSource).query(sql, params))[0].n);
 
   beforeAll(async () => {
@@ -52,7 +54,9 @@ describe('write tools', () => {
       ],
     });
     expect(res.status).toBe(200);
-    const byTitle = Object.fromEntries(res.body.blocks.map((b: { title: string; id: string }) => [b.title, b.id])) as Record<string, string>;
+    const byTitle = Object.fromEntries(
+      res.body.blocks.map((b: { title: string; id: string }) => [b.title, b.id]),
+    ) as Record<string, string>;
     return { form: res.body, ids: byTitle };
   }
 
@@ -86,14 +90,20 @@ describe('write tools', () => {
       expect(stars).toMatchObject({ type: 'rating', max: 5, required: false });
       const got = await callTool(app, editor, 'get_form', { publicId: form.publicId });
       expect(got.body).toEqual(form);
-      const [audit] = await app.get(DataSource).query(`SELECT * FROM audit_events WHERE subject_id = $1 AND action = 'form.create'`, [form.publicId]);
+      const [audit] = await app
+        .get(DataSource)
+        .query(`SELECT * FROM audit_events WHERE subject_id = $1 AND action = 'form.create'`, [form.publicId]);
       expect(audit).toMatchObject({ workspace_id: ws.id, actor_kind: 'api_token' });
       expect(audit.at).toBeInstanceOf(Date);
     });
 
     it.each([
       ['a choice block without choices', { type: 'multiple_choice', title: 'X' }, '/blocks/0/choices'],
-      ['checkboxes with a duplicate label', { type: 'checkboxes', title: 'X', choices: ['A', 'A'] }, '/blocks/0/choices/1'],
+      [
+        'checkboxes with a duplicate label',
+        { type: 'checkboxes', title: 'X', choices: ['A', 'A'] },
+        '/blocks/0/choices/1',
+      ],
       ['dropdown with an empty list', { type: 'dropdown', title: 'X', choices: [] }, '/blocks/0/choices'],
       ['choices on a short_text', { type: 'short_text', title: 'X', choices: ['A'] }, '/blocks/0/choices'],
       ['min on a long_text', { type: 'long_text', title: 'X', min: 1 }, '/blocks/0/min'],
@@ -112,13 +122,16 @@ describe('write tools', () => {
       ['an empty title', { type: 'short_text', title: '' }, '/blocks/0/title'],
       ['an unknown setting', { type: 'short_text', title: 'X', placeholder: 'y' }, '/blocks/0/placeholder'],
       ['an id the form does not have', { id: 'b_mine', type: 'short_text', title: 'X' }, '/blocks/0/id'],
-    ])('refuses %s with 400 invalid_arguments naming the block and field, creating nothing', async (_name, block, path) => {
-      const before = await count('SELECT count(*) AS n FROM forms WHERE workspace_id = $1', [ws.id]);
-      const res = await callTool(app, editor, 'create_form', { title: 'Bad', blocks: [block] });
-      const error = expectError(res, 400, 'invalid_arguments');
-      expect(error.details!.map((d) => d.path)).toContain(path);
-      expect(await count('SELECT count(*) AS n FROM forms WHERE workspace_id = $1', [ws.id])).toBe(before);
-    });
+    ])(
+      'refuses %s with 400 invalid_arguments naming the block and field, creating nothing',
+      async (_name, block, path) => {
+        const before = await count('SELECT count(*) AS n FROM forms WHERE workspace_id = $1', [ws.id]);
+        const res = await callTool(app, editor, 'create_form', { title: 'Bad', blocks: [block] });
+        const error = expectError(res, 400, 'invalid_arguments');
+        expect(error.details!.map((d) => d.path)).toContain(path);
+        expect(await count('SELECT count(*) AS n FROM forms WHERE workspace_id = $1', [ws.id])).toBe(before);
+      },
+    );
 
     it('refuses a missing title', async () => {
       const error = expectError(await callTool(app, editor, 'create_form', {}), 400, 'invalid_arguments');
@@ -151,8 +164,16 @@ describe('write tools', () => {
       const viewer = await token('viewer');
       const form = await createForm(app, ws, { status: 'published' });
       expectError(await callTool(app, viewer, 'create_form', { title: 'X' }), 403, 'forbidden');
-      expectError(await callTool(app, viewer, 'update_form', { publicId: form.publicId, title: 'X' }), 403, 'forbidden');
-      expectError(await callTool(app, viewer, 'create_response', { publicId: form.publicId, answers: {} }), 403, 'forbidden');
+      expectError(
+        await callTool(app, viewer, 'update_form', { publicId: form.publicId, title: 'X' }),
+        403,
+        'forbidden',
+      );
+      expectError(
+        await callTool(app, viewer, 'create_response', { publicId: form.publicId, answers: {} }),
+        403,
+        'forbidden',
+      );
       expect((await callTool(app, viewer, 'get_form', { publicId: form.publicId })).status).toBe(200);
 
       const del = await callTool(app, editor, 'delete_form', { publicId: form.publicId });
@@ -197,13 +218,19 @@ describe('write tools', () => {
           expectError(await callTool(app, admin, tool, args), 404, 'not_found');
         }
       }
-      const still = await callTool(app, await token('viewer', undefined, other), 'get_form', { publicId: theirs.publicId });
+      const still = await callTool(app, await token('viewer', undefined, other), 'get_form', {
+        publicId: theirs.publicId,
+      });
       expect(still.body).toMatchObject({ title: 'Theirs', status: 'published' });
     });
 
     it('answers delete_response for an unknown response with 404', async () => {
       const form = await createForm(app, ws);
-      expectError(await callTool(app, editor, 'delete_response', { publicId: form.publicId, responseId: 'nope' }), 404, 'not_found');
+      expectError(
+        await callTool(app, editor, 'delete_response', { publicId: form.publicId, responseId: 'nope' }),
+        404,
+        'not_found',
+      );
     });
   });
 
@@ -225,23 +252,39 @@ describe('write tools', () => {
     });
 
     it('refuses to close a draft and to publish a form with nothing to answer (400 tool_error)', async () => {
-      const draft = await callTool(app, editor, 'create_form', { title: 'Empty', blocks: [{ type: 'statement', title: 'Hello' }] });
-      const close = expectError(await callTool(app, editor, 'close_form', { publicId: draft.body.publicId }), 400, 'tool_error');
+      const draft = await callTool(app, editor, 'create_form', {
+        title: 'Empty',
+        blocks: [{ type: 'statement', title: 'Hello' }],
+      });
+      const close = expectError(
+        await callTool(app, editor, 'close_form', { publicId: draft.body.publicId }),
+        400,
+        'tool_error',
+      );
       expect(close.hint).toMatch(/publish_form|delete_form/);
       expectError(await callTool(app, editor, 'publish_form', { publicId: draft.body.publicId }), 400, 'tool_error');
     });
 
     it('accepts create_response on drafts and closed forms (imports)', async () => {
       const { form, ids } = await surveyForm();
-      expect((await callTool(app, editor, 'create_response', { publicId: form.publicId, answers: { [ids.Name]: 'Draft' } })).status).toBe(200);
+      expect(
+        (await callTool(app, editor, 'create_response', { publicId: form.publicId, answers: { [ids.Name]: 'Draft' } }))
+          .status,
+      ).toBe(200);
       await callTool(app, editor, 'publish_form', { publicId: form.publicId });
       await callTool(app, editor, 'close_form', { publicId: form.publicId });
-      expect((await callTool(app, editor, 'create_response', { publicId: form.publicId, answers: { [ids.Name]: 'Closed' } })).status).toBe(200);
+      expect(
+        (await callTool(app, editor, 'create_response', { publicId: form.publicId, answers: { [ids.Name]: 'Closed' } }))
+          .status,
+      ).toBe(200);
     });
 
     it('delete_form removes the form and its responses from every tool', async () => {
       const { form, ids } = await surveyForm();
-      const r = await callTool(app, editor, 'create_response', { publicId: form.publicId, answers: { [ids.Name]: 'Gone soon' } });
+      const r = await callTool(app, editor, 'create_response', {
+        publicId: form.publicId,
+        answers: { [ids.Name]: 'Gone soon' },
+      });
       const res = await callTool(app, admin, 'delete_form', { publicId: form.publicId });
       expect(res.status).toBe(200);
       matchesOutput('delete_form', res.body);
@@ -264,7 +307,10 @@ describe('write tools', () => {
   describe('create_response and delete_response', () => {
     it('stores a valid response of every type, choices by id, shown back by label', async () => {
       const { form, ids } = await surveyForm();
-      const res = await callTool(app, editor, 'create_response', { publicId: form.publicId, answers: fullAnswers(ids) });
+      const res = await callTool(app, editor, 'create_response', {
+        publicId: form.publicId,
+        answers: fullAnswers(ids),
+      });
       expect(res.status).toBe(200);
       matchesOutput('create_response', res.body);
       expect(res.body.answers).toEqual(fullAnswers(ids));
@@ -299,70 +345,112 @@ describe('write tools', () => {
       const res = await callTool(app, editor, 'create_response', { publicId: form.publicId, answers });
       const error = expectError(res, 400, 'invalid_arguments');
       expect(error.details!.map((d) => d.path)).toEqual([`/answers/${ids[title]}`]);
-      expect(await count('SELECT count(*) AS n FROM responses r JOIN forms f ON f.id = r.form_id WHERE f.public_id = $1', [form.publicId])).toBe(0);
+      expect(
+        await count('SELECT count(*) AS n FROM responses r JOIN forms f ON f.id = r.form_id WHERE f.public_id = $1', [
+          form.publicId,
+        ]),
+      ).toBe(0);
     });
 
     it('refuses a missing required answer and an answer for a block the form does not have', async () => {
       const { form, ids } = await surveyForm();
-      const res = await callTool(app, editor, 'create_response', { publicId: form.publicId, answers: { [ids.Email]: 'a@b.co', b_nope: 'x' } });
+      const res = await callTool(app, editor, 'create_response', {
+        publicId: form.publicId,
+        answers: { [ids.Email]: 'a@b.co', b_nope: 'x' },
+      });
       const error = expectError(res, 400, 'invalid_arguments');
       expect(error.details!.map((d) => d.path).sort()).toEqual([`/answers/${ids.Name}`, '/answers/b_nope'].sort());
     });
 
     it('deletes a response', async () => {
       const { form, ids } = await surveyForm();
-      const r = await callTool(app, editor, 'create_response', { publicId: form.publicId, answers: { [ids.Name]: 'Bye' } });
+      const r = await callTool(app, editor, 'create_response', {
+        publicId: form.publicId,
+        answers: { [ids.Name]: 'Bye' },
+      });
       const res = await callTool(app, editor, 'delete_response', { publicId: form.publicId, responseId: r.body.id });
       expect(res.status).toBe(200);
       matchesOutput('delete_response', res.body);
       expect(res.body).toEqual({ id: r.body.id, deleted: true });
-      expectError(await callTool(app, editor, 'get_response', { publicId: form.publicId, responseId: r.body.id }), 404, 'not_found');
-      expectError(await callTool(app, editor, 'delete_response', { publicId: form.publicId, responseId: r.body.id }), 404, 'not_found');
+      expectError(
+        await callTool(app, editor, 'get_response', { publicId: form.publicId, responseId: r.body.id }),
+        404,
+        'not_found',
+      );
+      expectError(
+        await callTool(app, editor, 'delete_response', { publicId: form.publicId, responseId: r.body.id }),
+        404,
+        'not_found',
+      );
     });
   });
 
   describe('update_form: safe edits', () => {
     it('keeps every answer through every edit that keeps ids: renames, reorders, settings, new blocks and choices', async () => {
       const { form, ids } = await surveyForm();
-      const created = await callTool(app, editor, 'create_response', { publicId: form.publicId, answers: fullAnswers(ids) });
+      const created = await callTool(app, editor, 'create_response', {
+        publicId: form.publicId,
+        answers: fullAnswers(ids),
+      });
       const before = created.body.answers;
 
       // Every allowed change at once: reorder (reverse), rename every block, rename choices under their ids,
       // add choices, add a block, change descriptions, required flags and settings.
       const blocks = [...form.blocks].reverse().map((b: Record<string, unknown>) => {
         const next: Record<string, unknown> = { ...b, title: `${b.title} (renamed)`, description: 'now described' };
-        if (Array.isArray(b.choices)) next.choices = [...(b.choices as Array<{ id: string; label: string }>).map((c) => ({ id: c.id, label: `${c.label}!` })), 'Added'];
+        if (Array.isArray(b.choices))
+          next.choices = [
+            ...(b.choices as Array<{ id: string; label: string }>).map((c) => ({ id: c.id, label: `${c.label}!` })),
+            'Added',
+          ];
         if (b.type === 'number') next.max = 200;
         if (b.type === 'short_text') next.required = false;
         return next;
       });
       blocks.push({ type: 'long_text', title: 'A new question' });
-      const res = await callTool(app, editor, 'update_form', { publicId: form.publicId, version: 1, title: 'Survey v2', blocks });
+      const res = await callTool(app, editor, 'update_form', {
+        publicId: form.publicId,
+        version: 1,
+        title: 'Survey v2',
+        blocks,
+      });
       expect(res.status).toBe(200);
       matchesOutput('update_form', res.body);
       expect(res.body).toMatchObject({ title: 'Survey v2', version: 2 });
-      expect(res.body.blocks.slice(0, 14).map((b: { id: string }) => b.id)).toEqual([...form.blocks].reverse().map((b: { id: string }) => b.id));
+      expect(res.body.blocks.slice(0, 14).map((b: { id: string }) => b.id)).toEqual(
+        [...form.blocks].reverse().map((b: { id: string }) => b.id),
+      );
 
-      const after = (await callTool(app, editor, 'get_response', { publicId: form.publicId, responseId: created.body.id })).body.answers;
+      const after = (
+        await callTool(app, editor, 'get_response', { publicId: form.publicId, responseId: created.body.id })
+      ).body.answers;
       expect(Object.keys(after).sort()).toEqual(Object.keys(before).sort());
       expect(after[ids.Colour]).toBe('Green!'); // renamed choice, same answer
       expect(after[ids.Pets]).toEqual(['Cat!', 'Fish!']);
       expect(after[ids.Country]).toBe('DE!');
-      for (const key of [ids.Name, ids.Story, ids.Email, ids.Age, ids.Stars, ids.NPS, ids.Birthday, ids.Newsletter]) expect(after[key]).toEqual(before[key]);
+      for (const key of [ids.Name, ids.Story, ids.Email, ids.Age, ids.Stars, ids.NPS, ids.Birthday, ids.Newsletter])
+        expect(after[key]).toEqual(before[key]);
 
       // A bare label that matches an existing choice keeps it too.
       const pets = res.body.blocks.find((b: { id: string }) => b.id === ids.Pets);
-      const relabeled = res.body.blocks.map((b: { id: string }) => (b.id === ids.Pets ? { ...pets, choices: pets.choices.map((c: { label: string }) => c.label) } : b));
+      const relabeled = res.body.blocks.map((b: { id: string }) =>
+        b.id === ids.Pets ? { ...pets, choices: pets.choices.map((c: { label: string }) => c.label) } : b,
+      );
       const kept = await callTool(app, editor, 'update_form', { publicId: form.publicId, blocks: relabeled });
       expect(kept.status).toBe(200);
-      expect((await callTool(app, editor, 'get_response', { publicId: form.publicId, responseId: created.body.id })).body.answers[ids.Pets]).toEqual(['Cat!', 'Fish!']);
+      expect(
+        (await callTool(app, editor, 'get_response', { publicId: form.publicId, responseId: created.body.id })).body
+          .answers[ids.Pets],
+      ).toEqual(['Cat!', 'Fish!']);
     });
 
     it('refuses to remove an answered block, retype it or remove a chosen choice (400 tool_error naming acceptAnswerLoss), changing nothing', async () => {
       const { form, ids } = await surveyForm();
       await callTool(app, editor, 'create_response', { publicId: form.publicId, answers: fullAnswers(ids) });
       const without = (title: string) => form.blocks.filter((b: { title: string }) => b.title !== title);
-      const retyped = form.blocks.map((b: { title: string }) => (b.title === 'Story' ? { ...b, type: 'short_text' } : b));
+      const retyped = form.blocks.map((b: { title: string }) =>
+        b.title === 'Story' ? { ...b, type: 'short_text' } : b,
+      );
       const fewerChoices = form.blocks.map((b: { title: string; choices?: Array<{ label: string }> }) =>
         b.title === 'Colour' ? { ...b, choices: b.choices!.filter((c) => c.label !== 'Green') } : b,
       );
@@ -383,10 +471,15 @@ describe('write tools', () => {
 
     it('allows removing an unanswered block or an unchosen choice without acceptAnswerLoss', async () => {
       const { form, ids } = await surveyForm();
-      await callTool(app, editor, 'create_response', { publicId: form.publicId, answers: { [ids.Name]: 'Only a name', [ids.Colour]: 'Red' } });
+      await callTool(app, editor, 'create_response', {
+        publicId: form.publicId,
+        answers: { [ids.Name]: 'Only a name', [ids.Colour]: 'Red' },
+      });
       const blocks = form.blocks
         .filter((b: { title: string }) => b.title !== 'Email')
-        .map((b: { title: string; choices?: Array<{ label: string }> }) => (b.title === 'Colour' ? { ...b, choices: b.choices!.filter((c) => c.label !== 'Blue') } : b));
+        .map((b: { title: string; choices?: Array<{ label: string }> }) =>
+          b.title === 'Colour' ? { ...b, choices: b.choices!.filter((c) => c.label !== 'Blue') } : b,
+        );
       const res = await callTool(app, editor, 'update_form', { publicId: form.publicId, blocks });
       expect(res.status).toBe(200);
     });
@@ -401,23 +494,36 @@ describe('write tools', () => {
           if (b.title === 'Story') return { ...b, type: 'short_text' };
           return b;
         });
-      const res = await callTool(app, editor, 'update_form', { publicId: form.publicId, blocks, acceptAnswerLoss: true });
+      const res = await callTool(app, editor, 'update_form', {
+        publicId: form.publicId,
+        blocks,
+        acceptAnswerLoss: true,
+      });
       expect(res.status).toBe(200);
       const [row] = await app.get(DataSource).query('SELECT answers FROM responses WHERE id = $1', [r.body.id]);
       expect(row.answers).not.toHaveProperty(ids.Email);
       expect(row.answers).not.toHaveProperty(ids.Story);
       expect(row.answers[ids.Pets]).toHaveLength(1);
-      const after = (await callTool(app, editor, 'get_response', { publicId: form.publicId, responseId: r.body.id })).body.answers;
+      const after = (await callTool(app, editor, 'get_response', { publicId: form.publicId, responseId: r.body.id }))
+        .body.answers;
       expect(after[ids.Pets]).toEqual(['Cat']);
       expect(after[ids.Name]).toBe('Ada');
-      const [audit] = await app.get(DataSource).query(`SELECT details FROM audit_events WHERE subject_id = $1 AND action = 'form.update'`, [form.publicId]);
+      const [audit] = await app
+        .get(DataSource)
+        .query(`SELECT details FROM audit_events WHERE subject_id = $1 AND action = 'form.update'`, [form.publicId]);
       expect(audit.details.answersDiscarded).toBe(3);
     });
 
     it('answers a stale version with 409 version_conflict and overwrites nothing', async () => {
       const { form } = await surveyForm();
-      expect((await callTool(app, editor, 'update_form', { publicId: form.publicId, version: 1, title: 'First' })).status).toBe(200);
-      const stale = await callTool(app, editor, 'update_form', { publicId: form.publicId, version: 1, title: 'Second' });
+      expect(
+        (await callTool(app, editor, 'update_form', { publicId: form.publicId, version: 1, title: 'First' })).status,
+      ).toBe(200);
+      const stale = await callTool(app, editor, 'update_form', {
+        publicId: form.publicId,
+        version: 1,
+        title: 'Second',
+      });
       const error = expectError(stale, 409, 'version_conflict');
       expect(error.message).toContain('version 2');
       expect(error.hint).toContain('get_form');
@@ -427,7 +533,9 @@ describe('write tools', () => {
     it('lets exactly one of two concurrent edits from the same version win', async () => {
       const { form } = await surveyForm();
       const results = await Promise.all(
-        ['A', 'B', 'C', 'D'].map((t) => callTool(app, editor, 'update_form', { publicId: form.publicId, version: 1, title: t })),
+        ['A', 'B', 'C', 'D'].map((t) =>
+          callTool(app, editor, 'update_form', { publicId: form.publicId, version: 1, title: t }),
+        ),
       );
       expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409, 409]);
       const winner = results.find((r) => r.status === 200)!.body.title;
@@ -437,14 +545,24 @@ describe('write tools', () => {
 
     it('refuses unknown block and choice ids, and bad settings, with details', async () => {
       const { form } = await surveyForm();
-      const blocks = form.blocks.map((b: { title: string; choices?: Array<{ id: string; label: string }> }, i: number) => {
-        if (i === 1) return { ...b, id: 'b_unknown' };
-        if (b.title === 'Colour') return { ...b, choices: [{ id: 'c_unknown', label: 'Red' }] };
-        if (b.title === 'Stars') return { ...b, max: 20 };
-        return b;
-      });
-      const error = expectError(await callTool(app, editor, 'update_form', { publicId: form.publicId, blocks }), 400, 'invalid_arguments');
-      expect(error.details!.map((d) => d.path).sort()).toEqual(['/blocks/1/id', '/blocks/10/max', '/blocks/7/choices/0/id']);
+      const blocks = form.blocks.map(
+        (b: { title: string; choices?: Array<{ id: string; label: string }> }, i: number) => {
+          if (i === 1) return { ...b, id: 'b_unknown' };
+          if (b.title === 'Colour') return { ...b, choices: [{ id: 'c_unknown', label: 'Red' }] };
+          if (b.title === 'Stars') return { ...b, max: 20 };
+          return b;
+        },
+      );
+      const error = expectError(
+        await callTool(app, editor, 'update_form', { publicId: form.publicId, blocks }),
+        400,
+        'invalid_arguments',
+      );
+      expect(error.details!.map((d) => d.path).sort()).toEqual([
+        '/blocks/1/id',
+        '/blocks/10/max',
+        '/blocks/7/choices/0/id',
+      ]);
     });
 
     it('updates only the title or description when blocks are not sent', async () => {

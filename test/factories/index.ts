@@ -21,7 +21,9 @@ export interface TestWorkspace {
 /** A workspace with an owner, through the same service the CLI uses. */
 export async function createWorkspace(app: INestApplication, plan: Plan = 'pro'): Promise<TestWorkspace> {
   const slug = `ws-${unique()}`;
-  const { workspace, owner } = await app.get(WorkspacesService).create({ name: `Workspace ${slug}`, slug, plan, ownerEmail: `owner-${slug}@example.com` });
+  const { workspace, owner } = await app
+    .get(WorkspacesService)
+    .create({ name: `Workspace ${slug}`, slug, plan, ownerEmail: `owner-${slug}@example.com` });
   return { id: workspace.id, slug, ownerId: owner.id };
 }
 
@@ -30,7 +32,9 @@ export async function createToken(
   ws: TestWorkspace,
   opts: { role?: Role; scopes?: Scope[]; expiresAt?: Date; creatorUserId?: string } = {},
 ): Promise<{ token: string; id: string }> {
-  const { token, view } = await app.get(TokensService).create({ workspaceSlug: ws.slug, name: `token ${unique()}`, role: opts.role ?? 'admin', ...opts });
+  const { token, view } = await app
+    .get(TokensService)
+    .create({ workspaceSlug: ws.slug, name: `token ${unique()}`, role: opts.role ?? 'admin', ...opts });
   return { token, id: view.id };
 }
 
@@ -44,9 +48,16 @@ export const ALL_TYPES_BLOCKS: BlockInput[] = [
   { type: 'yes_no', title: 'Subscribe?' },
 ];
 
-export async function createForm(app: INestApplication, ws: TestWorkspace, opts: { title?: string; blocks?: BlockInput[]; status?: FormStatus } = {}): Promise<FormRecord> {
+export async function createForm(
+  app: INestApplication,
+  ws: TestWorkspace,
+  opts: { title?: string; blocks?: BlockInput[]; status?: FormStatus } = {},
+): Promise<FormRecord> {
   const forms = app.get(FormsService);
-  const form = await forms.create(ws.id, { title: opts.title ?? `Form ${unique()}`, blocks: opts.blocks ?? ALL_TYPES_BLOCKS });
+  const form = await forms.create(ws.id, {
+    title: opts.title ?? `Form ${unique()}`,
+    blocks: opts.blocks ?? ALL_TYPES_BLOCKS,
+  });
   if (opts.status && opts.status !== 'draft') {
     await forms.setStatus(form.id, 'published');
     if (opts.status === 'closed') await forms.setStatus(form.id, 'closed');
@@ -55,7 +66,12 @@ export async function createForm(app: INestApplication, ws: TestWorkspace, opts:
 }
 
 /** n responses to a form made by createForm with the default blocks; submittedAt spread one second apart (or all equal). */
-export async function createResponses(app: INestApplication, form: FormRecord, n: number, opts: { sameTime?: boolean; start?: Date } = {}): Promise<string[]> {
+export async function createResponses(
+  app: INestApplication,
+  form: FormRecord,
+  n: number,
+  opts: { sameTime?: boolean; start?: Date } = {},
+): Promise<string[]> {
   const responses = app.get(ResponsesService);
   const ids: string[] = [];
   const base = opts.start?.getTime() ?? Date.UTC(2026, 0, 1);

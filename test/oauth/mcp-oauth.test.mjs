@@ -41,7 +41,13 @@ class MemoryProvider {
     return REDIRECT;
   }
   get clientMetadata() {
-    return { client_name: 'SDK test client', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+    return {
+      client_name: 'SDK test client',
+      redirect_uris: [REDIRECT],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
   }
   clientInformation() {
     return this.saved.client;
@@ -75,8 +81,22 @@ describe('MCP: the SDK client signs in with OAuth and calls a tool', { timeout: 
     ensureBuilt();
     db = await createDatabase('mcp');
     await cliOk(db.url, ['migrate', '--json']);
-    await cliOk(db.url, ['workspace', 'create', '--name', 'Acme', '--slug', 'acme', '--plan', 'pro', '--owner-email', OWNER, '--json']);
-    await cliOk(db.url, ['user', 'set-password', '--email', OWNER, '--password-stdin', '--json'], { input: `${PASSWORD}\n` });
+    await cliOk(db.url, [
+      'workspace',
+      'create',
+      '--name',
+      'Acme',
+      '--slug',
+      'acme',
+      '--plan',
+      'pro',
+      '--owner-email',
+      OWNER,
+      '--json',
+    ]);
+    await cliOk(db.url, ['user', 'set-password', '--email', OWNER, '--password-stdin', '--json'], {
+      input: `${PASSWORD}\n`,
+    });
     instance = await startInstance(db.url);
     base = instance.base;
   });
@@ -90,7 +110,10 @@ describe('MCP: the SDK client signs in with OAuth and calls a tool', { timeout: 
     const provider = new MemoryProvider();
     const url = new URL(`${base}/mcp`);
     const first = new Client({ name: 'sdk-oauth-test', version: '1.0.0' });
-    await assert.rejects(first.connect(new StreamableHTTPClientTransport(url, { authProvider: provider })), UnauthorizedError);
+    await assert.rejects(
+      first.connect(new StreamableHTTPClientTransport(url, { authProvider: provider })),
+      UnauthorizedError,
+    );
 
     // The SDK found the server from /mcp's challenge, registered, and asks for a token for /mcp with PKCE.
     const asked = provider.authorizationUrl;
@@ -130,7 +153,14 @@ describe('MCP: the SDK client signs in with OAuth and calls a tool', { timeout: 
     const found = await discover(base);
     const redirectUri = `${base}/docs/oauth2-redirect.html`;
     const docs = { client_id: 'formwork-api-docs', token_endpoint_auth_method: 'none' };
-    const flow = await authorize(found.as, docs, { redirectUri, scopes: SCOPES, resource: undefined, email: OWNER, password: PASSWORD, workspace: 'acme' });
+    const flow = await authorize(found.as, docs, {
+      redirectUri,
+      scopes: SCOPES,
+      resource: undefined,
+      email: OWNER,
+      password: PASSWORD,
+      workspace: 'acme',
+    });
     const tokens = await exchangeCode(found.as, docs, flow, { redirectUri });
     assert.equal((await callTool(base, tokens.access_token, 'list_forms')).status, 200);
     const page = await fetch(redirectUri);
@@ -143,7 +173,15 @@ describe('MCP: the SDK client signs in with OAuth and calls a tool', { timeout: 
     const client = await registerClient(found.as, { redirectUri, name: 'Cursor' });
     const jar = new CookieJar();
     const asked = new URL(found.as.authorization_endpoint);
-    for (const [k, v] of Object.entries({ response_type: 'code', client_id: client.client_id, redirect_uri: redirectUri, scope: 'forms:read', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256', state: 's' })) {
+    for (const [k, v] of Object.entries({
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: redirectUri,
+      scope: 'forms:read',
+      code_challenge: 'x'.repeat(43),
+      code_challenge_method: 'S256',
+      state: 's',
+    })) {
       asked.searchParams.set(k, v);
     }
     const signInPage = await navigate(jar, asked.href, {}, { stopAt: redirectUri });

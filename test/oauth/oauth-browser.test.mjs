@@ -9,7 +9,18 @@ import { existsSync } from 'node:fs';
 import http from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { chromium } from 'playwright-core';
-import { api, authorizationUrl, callTool, cliOk, createDatabase, discover, ensureBuilt, exchangeCode, registerClient, startInstance } from './support.mjs';
+import {
+  api,
+  authorizationUrl,
+  callTool,
+  cliOk,
+  createDatabase,
+  discover,
+  ensureBuilt,
+  exchangeCode,
+  registerClient,
+  startInstance,
+} from './support.mjs';
 
 const CHROMIUM = '/usr/bin/chromium';
 const OWNER = 'grace@acme.test';
@@ -26,14 +37,42 @@ describe('sign-in and consent in a real browser (Debian chromium)', { timeout: 1
 
   before(async () => {
     if (!existsSync(CHROMIUM)) {
-      throw new Error(`This test drives Debian's Chromium at ${CHROMIUM}, which is missing: install it with "apt-get install -y chromium" (.ci/run does).`);
+      throw new Error(
+        `This test drives Debian's Chromium at ${CHROMIUM}, which is missing: install it with "apt-get install -y chromium" (.ci/run does).`,
+      );
     }
     ensureBuilt();
     db = await createDatabase('browser');
     await cliOk(db.url, ['migrate', '--json']);
-    await cliOk(db.url, ['workspace', 'create', '--name', 'Acme', '--slug', 'acme', '--plan', 'pro', '--owner-email', OWNER, '--json']);
-    await cliOk(db.url, ['workspace', 'create', '--name', 'Lab', '--slug', 'lab', '--plan', 'pro', '--owner-email', OWNER, '--json']);
-    await cliOk(db.url, ['user', 'set-password', '--email', OWNER, '--password-stdin', '--json'], { input: `${PASSWORD}\n` });
+    await cliOk(db.url, [
+      'workspace',
+      'create',
+      '--name',
+      'Acme',
+      '--slug',
+      'acme',
+      '--plan',
+      'pro',
+      '--owner-email',
+      OWNER,
+      '--json',
+    ]);
+    await cliOk(db.url, [
+      'workspace',
+      'create',
+      '--name',
+      'Lab',
+      '--slug',
+      'lab',
+      '--plan',
+      'pro',
+      '--owner-email',
+      OWNER,
+      '--json',
+    ]);
+    await cliOk(db.url, ['user', 'set-password', '--email', OWNER, '--password-stdin', '--json'], {
+      input: `${PASSWORD}\n`,
+    });
     instance = await startInstance(db.url);
 
     // The client's redirect URI: a local web server that keeps what it receives.
@@ -56,7 +95,14 @@ describe('sign-in and consent in a real browser (Debian chromium)', { timeout: 1
 
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
     });
   });
 
@@ -70,7 +116,11 @@ describe('sign-in and consent in a real browser (Debian chromium)', { timeout: 1
   test('a person signs in, picks a workspace and allows; the client gets a code it exchanges for a working token', async () => {
     const { as, resource } = await discover(instance.base);
     const client = await registerClient(as, { redirectUri, name: 'Browser test app' });
-    const request = await authorizationUrl(as, client, { redirectUri, scopes: ['forms:read', 'forms:write'], resource });
+    const request = await authorizationUrl(as, client, {
+      redirectUri,
+      scopes: ['forms:read', 'forms:write'],
+      resource,
+    });
 
     const page = await browser.newPage();
     try {
@@ -114,7 +164,9 @@ describe('sign-in and consent in a real browser (Debian chromium)', { timeout: 1
     assert.equal(me.status, 200, me.text);
     assert.equal(me.body.workspace.slug, 'lab', 'the token acts in the workspace picked in the browser');
     assert.equal(me.body.role, 'owner');
-    const created = await callTool(instance.base, tokens.access_token, 'create_form', { title: 'Made from the browser grant' });
+    const created = await callTool(instance.base, tokens.access_token, 'create_form', {
+      title: 'Made from the browser grant',
+    });
     assert.equal(created.status, 200, created.text);
     const list = await callTool(instance.base, tokens.access_token, 'list_forms');
     assert.deepEqual(
@@ -143,7 +195,12 @@ describe('sign-in and consent in a real browser (Debian chromium)', { timeout: 1
       const before = callbacks.length;
       await page.getByRole('button', { name: 'Allow' }).click();
       await page.waitForURL((url) => url.href.startsWith(redirectUri));
-      const tokens = await exchangeCode(as, client, { ...request, callback: callbacks[before] }, { redirectUri, resource });
+      const tokens = await exchangeCode(
+        as,
+        client,
+        { ...request, callback: callbacks[before] },
+        { redirectUri, resource },
+      );
       assert.equal((await api(instance.base, tokens.access_token, 'GET', '/api/v1')).status, 200);
 
       // The app is listed in the settings; Disconnect stops its token within 5 seconds.
@@ -173,10 +230,18 @@ describe('sign-in and consent in a real browser (Debian chromium)', { timeout: 1
   test('response_mode=form_post: the auto-submitting page runs under the strict CSP and posts the code to the client', async () => {
     const { as, resource } = await discover(instance.base);
     const client = await registerClient(as, { redirectUri, name: 'Form post app' });
-    const request = await authorizationUrl(as, client, { redirectUri, scopes: ['forms:read'], resource, extra: { response_mode: 'form_post' } });
+    const request = await authorizationUrl(as, client, {
+      redirectUri,
+      scopes: ['forms:read'],
+      resource,
+      extra: { response_mode: 'form_post' },
+    });
     const page = await browser.newPage();
     const violations = [];
-    page.on('console', (m) => /Content Security Policy|Content-Security-Policy/i.test(m.text()) && violations.push(m.text()));
+    page.on(
+      'console',
+      (m) => /Content Security Policy|Content-Security-Policy/i.test(m.text()) && violations.push(m.text()),
+    );
     try {
       await page.goto(request.url.href);
       await page.getByLabel('Email').fill(OWNER);

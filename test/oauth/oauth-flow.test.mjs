@@ -68,8 +68,21 @@ describe('OAuth 2.1: discovery, registration, PKCE, consent, tokens, refresh, re
   const logs = []; // the output of every instance started
 
   /** Signs `email` in, consents to `scopes` in `workspace`, and exchanges the code. */
-  async function tokensFor({ email = OWNER, scopes = SCOPES, workspace = 'acme', resource = found.resource, forClient = client } = {}) {
-    const flow = await authorize(as, forClient, { redirectUri, scopes, resource, email, password: PASSWORD, workspace });
+  async function tokensFor({
+    email = OWNER,
+    scopes = SCOPES,
+    workspace = 'acme',
+    resource = found.resource,
+    forClient = client,
+  } = {}) {
+    const flow = await authorize(as, forClient, {
+      redirectUri,
+      scopes,
+      resource,
+      email,
+      password: PASSWORD,
+      workspace,
+    });
     const tokens = await exchangeCode(as, forClient, flow, { redirectUri, resource });
     secrets.push(flow.callback.searchParams.get('code'), tokens.access_token, tokens.refresh_token);
     return { flow, tokens };
@@ -82,14 +95,42 @@ describe('OAuth 2.1: discovery, registration, PKCE, consent, tokens, refresh, re
     ensureBuilt();
     db = await createDatabase('flow');
     await cliOk(db.url, ['migrate', '--json']);
-    await cliOk(db.url, ['workspace', 'create', '--name', 'Acme', '--slug', 'acme', '--plan', 'pro', '--owner-email', OWNER, '--json']);
-    await cliOk(db.url, ['workspace', 'create', '--name', 'Side project', '--slug', 'side', '--plan', 'free', '--owner-email', OWNER, '--json']);
+    await cliOk(db.url, [
+      'workspace',
+      'create',
+      '--name',
+      'Acme',
+      '--slug',
+      'acme',
+      '--plan',
+      'pro',
+      '--owner-email',
+      OWNER,
+      '--json',
+    ]);
+    await cliOk(db.url, [
+      'workspace',
+      'create',
+      '--name',
+      'Side project',
+      '--slug',
+      'side',
+      '--plan',
+      'free',
+      '--owner-email',
+      OWNER,
+      '--json',
+    ]);
     await cliOk(db.url, ['member', 'add', '--workspace', 'acme', '--email', EDITOR, '--role', 'editor', '--json']);
     await cliOk(db.url, ['member', 'add', '--workspace', 'acme', '--email', LOCKED, '--role', 'viewer', '--json']);
     await cliOk(db.url, ['member', 'add', '--workspace', 'acme', '--email', RUSHED, '--role', 'viewer', '--json']);
     // As a shell pipes it (`echo "$PW" | ... --password-stdin`): the trailing newline is not part of the password.
     await Promise.all(
-      [OWNER, EDITOR, LOCKED, RUSHED].map((email) => cliOk(db.url, ['user', 'set-password', '--email', email, '--password-stdin', '--json'], { input: `${PASSWORD}\n` })),
+      [OWNER, EDITOR, LOCKED, RUSHED].map((email) =>
+        cliOk(db.url, ['user', 'set-password', '--email', email, '--password-stdin', '--json'], {
+          input: `${PASSWORD}\n`,
+        }),
+      ),
     );
     instance = await startInstance(db.url);
     logs.push(instance.lines);
@@ -125,12 +166,17 @@ describe('OAuth 2.1: discovery, registration, PKCE, consent, tokens, refresh, re
     assert.equal(as.jwks_uri, `${base}/oauth/jwks`);
     assert.deepEqual(as.code_challenge_methods_supported, ['S256']);
     assert.deepEqual(as.response_types_supported, ['code']);
-    for (const g of ['authorization_code', 'refresh_token']) assert.ok(as.grant_types_supported.includes(g), `grant type ${g}`);
-    for (const g of ['implicit', 'password']) assert.ok(!as.grant_types_supported.includes(g), `no ${g} grant (OAuth 2.1)`);
+    for (const g of ['authorization_code', 'refresh_token'])
+      assert.ok(as.grant_types_supported.includes(g), `grant type ${g}`);
+    for (const g of ['implicit', 'password'])
+      assert.ok(!as.grant_types_supported.includes(g), `no ${g} grant (OAuth 2.1)`);
     for (const s of SCOPES) assert.ok(as.scopes_supported.includes(s), `authorization server metadata lists ${s}`);
 
     // The OpenID Connect discovery document names the same server.
-    const oidc = await oauth.processDiscoveryResponse(new URL(base), await oauth.discoveryRequest(new URL(base), { algorithm: 'oidc', ...insecure }));
+    const oidc = await oauth.processDiscoveryResponse(
+      new URL(base),
+      await oauth.discoveryRequest(new URL(base), { algorithm: 'oidc', ...insecure }),
+    );
     assert.equal(oidc.issuer, base);
     assert.equal(oidc.token_endpoint, as.token_endpoint);
     assert.deepEqual(oidc.code_challenge_methods_supported, ['S256']);
@@ -160,12 +206,19 @@ describe('OAuth 2.1: discovery, registration, PKCE, consent, tokens, refresh, re
     let refused;
     try {
       await oauth.processDynamicClientRegistrationResponse(
-        await oauth.dynamicClientRegistrationRequest(as, { client_name: 'No redirect', token_endpoint_auth_method: 'none' }, insecure),
+        await oauth.dynamicClientRegistrationRequest(
+          as,
+          { client_name: 'No redirect', token_endpoint_auth_method: 'none' },
+          insecure,
+        ),
       );
     } catch (err) {
       refused = err;
     }
-    assert.ok(refused instanceof oauth.ResponseBodyError || refused instanceof oauth.WWWAuthenticateChallengeError, String(refused));
+    assert.ok(
+      refused instanceof oauth.ResponseBodyError || refused instanceof oauth.WWWAuthenticateChallengeError,
+      String(refused),
+    );
     assert.equal(refused.status, 400);
     const error = refused instanceof oauth.ResponseBodyError ? refused.error : (await refused.response.json()).error;
     assert.match(error, /^invalid_(redirect_uri|client_metadata)$/);
@@ -183,13 +236,17 @@ describe('OAuth 2.1: discovery, registration, PKCE, consent, tokens, refresh, re
     assert.equal(input(signInForm, 'password')?.type, 'password');
     assert.equal(input(signInForm, 'csrf')?.type, 'hidden');
     assert.ok(input(signInForm, 'csrf').value.length >= 16, 'a CSRF token worth the name');
-    assert.ok(signInForm.buttons.some((b) => b.text === 'Sign in') || signInForm.inputs.some((i) => i.type === 'submit' && i.value === 'Sign in'));
+    assert.ok(
+      signInForm.buttons.some((b) => b.text === 'Sign in') ||
+        signInForm.inputs.some((i) => i.type === 'submit' && i.value === 'Sign in'),
+    );
 
     // The consent page: the client, the scopes in plain words, a choice of workspace, Allow and Deny.
     const page = flow.consentPage;
     const text = textOf(page.text);
     assert.ok(text.includes('Formwork test agent'), 'the consent page names the client');
-    for (const s of SCOPES) assert.ok(text.includes(SCOPE_WORDS[s]), `the consent page says "${SCOPE_WORDS[s]}" for ${s}`);
+    for (const s of SCOPES)
+      assert.ok(text.includes(SCOPE_WORDS[s]), `the consent page says "${SCOPE_WORDS[s]}" for ${s}`);
     const allow = formEndingWith(page, '/confirm');
     assert.equal(allow.method, 'post');
     assert.match(allow.action, /^\/oauth\/interaction\/[^/]+\/confirm$/);
@@ -198,9 +255,14 @@ describe('OAuth 2.1: discovery, registration, PKCE, consent, tokens, refresh, re
     assert.equal(radios.filter((r) => r.checked).length, 1);
     assert.ok(radios[0].checked, 'the first workspace is chosen by default');
     assert.equal(input(allow, 'csrf')?.type, 'hidden');
-    assert.ok(allow.buttons.some((b) => b.text === 'Allow') || allow.inputs.some((i) => i.type === 'submit' && i.value === 'Allow'));
+    assert.ok(
+      allow.buttons.some((b) => b.text === 'Allow') ||
+        allow.inputs.some((i) => i.type === 'submit' && i.value === 'Allow'),
+    );
     const deny = formEndingWith(page, '/abort');
-    assert.ok(deny.buttons.some((b) => b.text === 'Deny') || deny.inputs.some((i) => i.type === 'submit' && i.value === 'Deny'));
+    assert.ok(
+      deny.buttons.some((b) => b.text === 'Deny') || deny.inputs.some((i) => i.type === 'submit' && i.value === 'Deny'),
+    );
 
     // The authorization response came back to the client with the state and the issuer.
     assert.equal(flow.callback.origin + flow.callback.pathname, redirectUri);
@@ -219,14 +281,18 @@ describe('OAuth 2.1: discovery, registration, PKCE, consent, tokens, refresh, re
     assert.equal(me.body.workspace.slug, 'acme');
     assert.equal(me.body.role, 'owner');
     assert.deepEqual([...me.body.scopes].sort(), [...SCOPES].sort());
-    assert.ok(!me.text.includes(tokens.access_token) && !me.text.includes(tokens.refresh_token), 'GET /api/v1 never shows a token secret');
+    assert.ok(
+      !me.text.includes(tokens.access_token) && !me.text.includes(tokens.refresh_token),
+      'GET /api/v1 never shows a token secret',
+    );
 
     const created = await callTool(base, tokens.access_token, 'create_form', { title: 'Made through OAuth' });
     assert.equal(created.status, 200, created.text);
     const list = await callTool(base, tokens.access_token, 'list_forms');
     assert.equal(list.status, 200, list.text);
     assert.ok(list.body.forms.some((f) => f.publicId === created.body.publicId));
-    for (const r of [created, list]) assert.ok(!r.text.includes(tokens.access_token), 'tool answers never show a token secret');
+    for (const r of [created, list])
+      assert.ok(!r.text.includes(tokens.access_token), 'tool answers never show a token secret');
 
     // Tokens are read from the Authorization header only.
     const inQuery = await fetch(`${base}/api/v1?access_token=${encodeURIComponent(tokens.access_token)}`);
@@ -238,7 +304,8 @@ describe('OAuth 2.1: discovery, registration, PKCE, consent, tokens, refresh, re
     assert.ok(!new URL(flow.signInPage.chain[0].url).searchParams.has('resource'));
     const text = textOf(flow.consentPage.text);
     assert.ok(text.includes(SCOPE_WORDS['forms:read']));
-    for (const s of ['forms:write', 'responses:read', 'responses:write', 'webhooks:read', 'webhooks:write']) assert.ok(!text.includes(SCOPE_WORDS[s]), `the consent page does not mention ${s}`);
+    for (const s of ['forms:write', 'responses:read', 'responses:write', 'webhooks:read', 'webhooks:write'])
+      assert.ok(!text.includes(SCOPE_WORDS[s]), `the consent page does not mention ${s}`);
     assert.equal(tokens.scope, 'forms:read');
 
     assert.equal((await callTool(base, tokens.access_token, 'list_forms')).status, 200);
@@ -287,7 +354,10 @@ describe('OAuth 2.1: discovery, registration, PKCE, consent, tokens, refresh, re
     const reuse = await oauthError(() => refresh(as, client, second.refresh_token));
     assert.equal(reuse.status, 400);
     assert.equal(reuse.error, 'invalid_grant');
-    await refusedWithin(third.access_token, 'the newest access token of a grant whose refresh token was reused is refused');
+    await refusedWithin(
+      third.access_token,
+      'the newest access token of a grant whose refresh token was reused is refused',
+    );
     const afterReuse = await callTool(base, third.access_token, 'list_forms');
     assert.equal(afterReuse.body.error.code, 'unauthorized');
     assert.equal(afterReuse.challenges?.[0]?.parameters.error, 'invalid_token');
@@ -299,11 +369,15 @@ describe('OAuth 2.1: discovery, registration, PKCE, consent, tokens, refresh, re
     const { tokens } = await tokensFor({ scopes: ['forms:read'] });
     assert.equal((await callTool(base, tokens.access_token, 'list_forms')).status, 200); // verified and cached
 
-    await oauth.processRevocationResponse(await oauth.revocationRequest(as, client, oauth.None(), tokens.access_token, insecure));
+    await oauth.processRevocationResponse(
+      await oauth.revocationRequest(as, client, oauth.None(), tokens.access_token, insecure),
+    );
     await refusedWithin(tokens.access_token, 'the revoked access token is refused');
 
     // Revoking the refresh token: it can no longer be used.
-    await oauth.processRevocationResponse(await oauth.revocationRequest(as, client, oauth.None(), tokens.refresh_token, insecure));
+    await oauth.processRevocationResponse(
+      await oauth.revocationRequest(as, client, oauth.None(), tokens.refresh_token, insecure),
+    );
     assert.equal((await oauthError(() => refresh(as, client, tokens.refresh_token))).error, 'invalid_grant');
 
     // Unknown and already revoked tokens: still 200.
@@ -317,17 +391,28 @@ describe('OAuth 2.1: discovery, registration, PKCE, consent, tokens, refresh, re
     const { tokens } = await tokensFor({ email: EDITOR, scopes: ['forms:read', 'forms:write'] });
     const me = await api(base, tokens.access_token, 'GET', '/api/v1');
     assert.equal(me.body.role, 'editor');
-    assert.equal((await callTool(base, tokens.access_token, 'create_form', { title: 'Before the demotion' })).status, 200);
+    assert.equal(
+      (await callTool(base, tokens.access_token, 'create_form', { title: 'Before the demotion' })).status,
+      200,
+    );
 
     await cliOk(db.url, ['member', 'add', '--workspace', 'acme', '--email', EDITOR, '--role', 'viewer', '--json']);
     // Polled with arguments that would be refused anyway (the role is checked before the
     // arguments): an editor gets 400 invalid_arguments, a viewer 403 forbidden, and nothing is created.
     assert.equal((await callTool(base, tokens.access_token, 'create_form', {})).status, 400);
-    await waitUntil(async () => (await callTool(base, tokens.access_token, 'create_form', {})).status === 403, WITHIN, 'the demoted member can no longer write');
+    await waitUntil(
+      async () => (await callTool(base, tokens.access_token, 'create_form', {})).status === 403,
+      WITHIN,
+      'the demoted member can no longer write',
+    );
     const refused = await callTool(base, tokens.access_token, 'create_form', { title: 'After the demotion' });
     assert.equal(refused.status, 403);
     assert.equal(refused.body.error.code, 'forbidden');
-    assert.equal((await callTool(base, tokens.access_token, 'list_forms')).status, 200, 'reading is still allowed to a viewer');
+    assert.equal(
+      (await callTool(base, tokens.access_token, 'list_forms')).status,
+      200,
+      'reading is still allowed to a viewer',
+    );
     assert.equal((await api(base, tokens.access_token, 'GET', '/api/v1')).body.role, 'viewer');
   });
 
@@ -346,7 +431,10 @@ describe('OAuth 2.1: discovery, registration, PKCE, consent, tokens, refresh, re
     assert.equal(grant.userEmail, OWNER);
     assert.deepEqual([...grant.scopes].sort(), ['forms:read', 'responses:read']);
     assert.ok(!Number.isNaN(Date.parse(grant.createdAt)));
-    assert.ok(grants.some((g) => g.clientId === client.client_id && g.userEmail === OWNER), 'the earlier grants are listed too');
+    assert.ok(
+      grants.some((g) => g.clientId === client.client_id && g.userEmail === OWNER),
+      'the earlier grants are listed too',
+    );
     assert.ok(!grants.some((g) => g.userEmail === EDITOR && g.scopes.includes('responses:read')));
     const elsewhere = await cliOk(db.url, ['grant', 'list', '--workspace', 'side', '--json']);
     assert.ok(!elsewhere.json.grants.some((g) => g.id === grant.id), "another workspace's list does not show it");
@@ -369,28 +457,49 @@ describe('OAuth 2.1: discovery, registration, PKCE, consent, tokens, refresh, re
     await instance.stop();
     instance = await startInstance(db.url, { port: instance.port });
     logs.push(instance.lines);
-    assert.equal((await callTool(base, tokens.access_token, 'list_forms')).status, 200, 'the access token survived the restart');
+    assert.equal(
+      (await callTool(base, tokens.access_token, 'list_forms')).status,
+      200,
+      'the access token survived the restart',
+    );
 
     // A second instance behind the same address (PUBLIC_URL), as behind a load balancer.
     const other = await startInstance(db.url, { publicUrl: base });
     logs.push(other.lines);
     try {
       const there = via(other.origin);
-      assert.equal((await callTool(base, tokens.access_token, 'list_forms', {}, there)).status, 200, 'the token works on the other instance');
+      assert.equal(
+        (await callTool(base, tokens.access_token, 'list_forms', {}, there)).status,
+        200,
+        'the token works on the other instance',
+      );
       const refreshed = await refresh(as, client, tokens.refresh_token, there);
       secrets.push(refreshed.access_token, refreshed.refresh_token);
-      assert.equal((await callTool(base, refreshed.access_token, 'list_forms')).status, 200, 'a token refreshed on one instance works on the other');
+      assert.equal(
+        (await callTool(base, refreshed.access_token, 'list_forms')).status,
+        200,
+        'a token refreshed on one instance works on the other',
+      );
 
       // One sign-in that hops between the instances at every step.
       const jar = new CookieJar();
-      const request = await authorizationUrl(as, client, { redirectUri, scopes: ['forms:read'], resource: found.resource });
+      const request = await authorizationUrl(as, client, {
+        redirectUri,
+        scopes: ['forms:read'],
+        resource: found.resource,
+      });
       const toOther = (u) => u.replace(base, other.origin);
       const signInPage = await navigate(jar, request.url.href, {}, { stopAt: redirectUri });
       const consentPage = await signIn(jar, signInPage, { email: OWNER, password: PASSWORD, rewrite: toOther });
       assert.equal(consentPage.status, 200, textOf(consentPage.text).slice(0, 500));
       const done = await consent(jar, consentPage, { workspace: 'acme', stopAt: redirectUri });
       assert.ok(done.location?.startsWith(redirectUri), `back at the client: ${done.status} ${done.url}`);
-      const hopped = await exchangeCode(as, client, { ...request, callback: new URL(done.location) }, { redirectUri, options: there });
+      const hopped = await exchangeCode(
+        as,
+        client,
+        { ...request, callback: new URL(done.location) },
+        { redirectUri, options: there },
+      );
       secrets.push(hopped.access_token, hopped.refresh_token);
       assert.equal((await callTool(base, hopped.access_token, 'list_forms')).status, 200);
     } finally {
@@ -459,7 +568,11 @@ describe('OAuth 2.1: discovery, registration, PKCE, consent, tokens, refresh, re
   });
 
   test('an unknown client_id gets an error page, never a redirect', async () => {
-    const request = await authorizationUrl(as, { client_id: 'no-such-client' }, { redirectUri, scopes: ['forms:read'] });
+    const request = await authorizationUrl(
+      as,
+      { client_id: 'no-such-client' },
+      { redirectUri, scopes: ['forms:read'] },
+    );
     const res = await navigate(new CookieJar(), request.url.href, {}, { stopAt: redirectUri });
     assert.equal(res.status, 400);
     assert.equal(res.location, undefined, 'no redirect');
@@ -468,7 +581,12 @@ describe('OAuth 2.1: discovery, registration, PKCE, consent, tokens, refresh, re
   });
 
   test('a redirect URI that does not match the registered one exactly gets an error page, never a redirect', async () => {
-    for (const wrong of [`${redirectUri}/elsewhere`, `${redirectUri}?next=1`, 'http://127.0.0.1:8977/callback', 'https://attacker.example/callback']) {
+    for (const wrong of [
+      `${redirectUri}/elsewhere`,
+      `${redirectUri}?next=1`,
+      'http://127.0.0.1:8977/callback',
+      'https://attacker.example/callback',
+    ]) {
       const request = await authorizationUrl(as, client, { redirectUri: wrong, scopes: ['forms:read'] });
       const res = await navigate(new CookieJar(), request.url.href, {}, { stopAt: 'http://never' });
       assert.equal(res.status, 400, wrong);
@@ -478,8 +596,17 @@ describe('OAuth 2.1: discovery, registration, PKCE, consent, tokens, refresh, re
   });
 
   test('a wrong PKCE verifier gets invalid_grant, and the code still works with the right one', async () => {
-    const flow = await authorize(as, client, { redirectUri, scopes: ['forms:read'], resource: found.resource, email: OWNER, password: PASSWORD, workspace: 'acme' });
-    const wrong = await oauthError(() => exchangeCode(as, client, flow, { redirectUri, verifier: oauth.generateRandomCodeVerifier() }));
+    const flow = await authorize(as, client, {
+      redirectUri,
+      scopes: ['forms:read'],
+      resource: found.resource,
+      email: OWNER,
+      password: PASSWORD,
+      workspace: 'acme',
+    });
+    const wrong = await oauthError(() =>
+      exchangeCode(as, client, flow, { redirectUri, verifier: oauth.generateRandomCodeVerifier() }),
+    );
     assert.equal(wrong.status, 400);
     assert.equal(wrong.error, 'invalid_grant');
     const tokens = await exchangeCode(as, client, flow, { redirectUri });
@@ -491,19 +618,30 @@ describe('OAuth 2.1: discovery, registration, PKCE, consent, tokens, refresh, re
   });
 
   test('an authorization request without PKCE S256 is refused before any sign-in, on a Formwork page (never redirected)', async () => {
-    for (const extra of [{ code_challenge: undefined, code_challenge_method: undefined }, { code_challenge_method: 'plain' }]) {
+    for (const extra of [
+      { code_challenge: undefined, code_challenge_method: undefined },
+      { code_challenge_method: 'plain' },
+    ]) {
       const request = await authorizationUrl(as, client, { redirectUri, scopes: ['forms:read'], extra });
       if ('code_challenge' in extra) assert.ok(!request.url.searchParams.has('code_challenge'));
       const res = await navigate(new CookieJar(), request.url.href, {}, { stopAt: redirectUri });
       assert.ok(!res.chain.some((r) => r.url.includes('/oauth/interaction/')), 'no sign-in page');
-      assert.equal(res.location, undefined, 'no redirect to the client (anyone can register one: an open redirector otherwise)');
+      assert.equal(
+        res.location,
+        undefined,
+        'no redirect to the client (anyone can register one: an open redirector otherwise)',
+      );
       assert.equal(res.status, 400);
       assert.match(textOf(res.text), /pkce|code_challenge/i);
     }
   });
 
   test('asking for a resource other than this API is refused (invalid_target), on a Formwork page', async () => {
-    const request = await authorizationUrl(as, client, { redirectUri, scopes: ['forms:read'], resource: 'https://other-api.example/v1' });
+    const request = await authorizationUrl(as, client, {
+      redirectUri,
+      scopes: ['forms:read'],
+      resource: 'https://other-api.example/v1',
+    });
     const res = await navigate(new CookieJar(), request.url.href, {}, { stopAt: redirectUri });
     assert.equal(res.location, undefined, 'no redirect');
     assert.equal(res.status, 400);
@@ -523,7 +661,9 @@ describe('OAuth 2.1: discovery, registration, PKCE, consent, tokens, refresh, re
   });
 
   test('user set-password refuses a password under 10 characters and keeps the old one', async () => {
-    const short = await cli(db.url, ['user', 'set-password', '--email', OWNER, '--password-stdin', '--json'], { input: 'short\n' });
+    const short = await cli(db.url, ['user', 'set-password', '--email', OWNER, '--password-stdin', '--json'], {
+      input: 'short\n',
+    });
     assert.equal(short.code, 2, short.stdout + short.stderr);
     assert.equal(short.json?.error?.code, 'invalid_arguments');
     const { tokens } = await tokensFor({ scopes: ['forms:read'] }); // signs in with the old password
@@ -550,65 +690,129 @@ describe('OAuth 2.1: discovery, registration, PKCE, consent, tokens, refresh, re
 
   test('the lockout holds against parallel guesses: at most 5 wrong passwords are checked', async () => {
     const { jar, page } = await signInPage();
-    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => signIn(jar, page, { email: RUSHED, password: `parallel guess ${i}` })));
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => signIn(jar, page, { email: RUSHED, password: `parallel guess ${i}` })),
+    );
     const statuses = answers.map((a) => a.status);
-    assert.ok(statuses.every((s) => s === 401 || s === 429), statuses.join(','));
-    assert.ok(statuses.filter((s) => s === 401).length <= 5, `12 parallel guesses: ${statuses.filter((s) => s === 401).length} were checked (${statuses.join(',')})`);
+    assert.ok(
+      statuses.every((s) => s === 401 || s === 429),
+      statuses.join(','),
+    );
+    assert.ok(
+      statuses.filter((s) => s === 401).length <= 5,
+      `12 parallel guesses: ${statuses.filter((s) => s === 401).length} were checked (${statuses.join(',')})`,
+    );
     assert.equal((await signIn(jar, page, { email: RUSHED, password: PASSWORD })).status, 429);
   });
 
   test('an unknown email locks like a known one, so the lockout does not tell which emails have accounts', async () => {
     const { jar, page } = await signInPage();
-    for (let i = 1; i <= 5; i++) assert.equal((await signIn(jar, page, { email: 'ghost@acme.test', password: `guess ${i}` })).status, 401, `attempt ${i}`);
+    for (let i = 1; i <= 5; i++)
+      assert.equal(
+        (await signIn(jar, page, { email: 'ghost@acme.test', password: `guess ${i}` })).status,
+        401,
+        `attempt ${i}`,
+      );
     const sixth = await signIn(jar, page, { email: 'ghost@acme.test', password: 'guess 6' });
-    assert.equal(sixth.status, 429, 'a 401 here, where a real account gets 429, tells an attacker the account does not exist');
+    assert.equal(
+      sixth.status,
+      429,
+      'a 401 here, where a real account gets 429, tells an attacker the account does not exist',
+    );
     assert.ok(textOf(sixth.text).includes('Too many attempts'));
   });
 
   test('a second authorization in the same browser session, for another workspace, leaves the first grant and its token where they were', async () => {
     const jar = new CookieJar();
-    const first = await authorize(as, client, { redirectUri, scopes: ['forms:read'], resource: found.resource, email: OWNER, password: PASSWORD, workspace: 'acme', jar });
+    const first = await authorize(as, client, {
+      redirectUri,
+      scopes: ['forms:read'],
+      resource: found.resource,
+      email: OWNER,
+      password: PASSWORD,
+      workspace: 'acme',
+      jar,
+    });
     const t1 = await exchangeCode(as, client, first, { redirectUri, resource: found.resource });
     secrets.push(t1.access_token, t1.refresh_token);
     assert.equal((await api(base, t1.access_token, 'GET', '/api/v1')).body.workspace.slug, 'acme');
 
     // Signed in already: straight to the consent page, asking for more, in the other workspace.
-    const request = await authorizationUrl(as, client, { redirectUri, scopes: ['forms:read', 'responses:read'], resource: found.resource });
+    const request = await authorizationUrl(as, client, {
+      redirectUri,
+      scopes: ['forms:read', 'responses:read'],
+      resource: found.resource,
+    });
     const page = await navigate(jar, request.url.href, {}, { stopAt: redirectUri });
     assert.equal(page.status, 200, `${page.status} ${page.url}`);
     const done = await consent(jar, page, { workspace: 'side', stopAt: redirectUri });
-    const t2 = await exchangeCode(as, client, { ...request, callback: new URL(done.location) }, { redirectUri, resource: found.resource });
+    const t2 = await exchangeCode(
+      as,
+      client,
+      { ...request, callback: new URL(done.location) },
+      { redirectUri, resource: found.resource },
+    );
     secrets.push(t2.access_token, t2.refresh_token);
     assert.equal((await api(base, t2.access_token, 'GET', '/api/v1')).body.workspace.slug, 'side');
 
     await new Promise((resolve) => setTimeout(resolve, WITHIN)); // past every credential cache
     const again = await api(base, t1.access_token, 'GET', '/api/v1');
     assert.equal(again.status, 200, again.text);
-    assert.equal(again.body.workspace.slug, 'acme', 'a token granted for acme must not start acting in another workspace');
+    assert.equal(
+      again.body.workspace.slug,
+      'acme',
+      'a token granted for acme must not start acting in another workspace',
+    );
     const acme = (await cliOk(db.url, ['grant', 'list', '--workspace', 'acme', '--json'])).json.grants;
     const side = (await cliOk(db.url, ['grant', 'list', '--workspace', 'side', '--json'])).json.grants;
     // The newest of this client's grants in side (an earlier test may have connected it there too; the list is oldest first).
     const sideGrant = side.filter((g) => g.clientId === client.client_id && !g.revokedAt).at(-1);
     assert.ok(sideGrant, 'the side grant is listed');
-    assert.deepEqual([...sideGrant.scopes].sort(), ['forms:read', 'responses:read'], 'the listed scopes are all the scopes the grant holds');
-    assert.ok(acme.some((g) => g.clientId === client.client_id && !g.revokedAt && g.scopes.includes('forms:read')), 'the acme grant is still listed');
+    assert.deepEqual(
+      [...sideGrant.scopes].sort(),
+      ['forms:read', 'responses:read'],
+      'the listed scopes are all the scopes the grant holds',
+    );
+    assert.ok(
+      acme.some((g) => g.clientId === client.client_id && !g.revokedAt && g.scopes.includes('forms:read')),
+      'the acme grant is still listed',
+    );
   });
 
   test('after an admin revokes a grant, the person can connect the app again from the same browser', async () => {
     const other = await registerClient(as, { redirectUri, name: 'Reconnecting app' });
     const jar = new CookieJar();
-    const flow = await authorize(as, other, { redirectUri, scopes: ['forms:read'], resource: found.resource, email: OWNER, password: PASSWORD, workspace: 'acme', jar });
+    const flow = await authorize(as, other, {
+      redirectUri,
+      scopes: ['forms:read'],
+      resource: found.resource,
+      email: OWNER,
+      password: PASSWORD,
+      workspace: 'acme',
+      jar,
+    });
     const first = await exchangeCode(as, other, flow, { redirectUri, resource: found.resource });
     secrets.push(first.access_token, first.refresh_token);
-    const grant = (await cliOk(db.url, ['grant', 'list', '--workspace', 'acme', '--json'])).json.grants.find((g) => g.clientId === other.client_id);
+    const grant = (await cliOk(db.url, ['grant', 'list', '--workspace', 'acme', '--json'])).json.grants.find(
+      (g) => g.clientId === other.client_id,
+    );
     await cliOk(db.url, ['grant', 'revoke', '--id', grant.id, '--json']);
     await refusedWithin(first.access_token, 'the revoked grant is refused');
 
-    const request = await authorizationUrl(as, other, { redirectUri, scopes: ['forms:read'], resource: found.resource });
+    const request = await authorizationUrl(as, other, {
+      redirectUri,
+      scopes: ['forms:read'],
+      resource: found.resource,
+    });
     let res = await navigate(jar, request.url.href, {}, { stopAt: redirectUri });
     if (res.status === 200) res = await consent(jar, res, { workspace: 'acme', stopAt: redirectUri }); // consent asked again: fine
     assert.ok(res.location?.startsWith(redirectUri), `${res.status} ${res.url}`);
-    const second = await exchangeCode(as, other, { ...request, callback: new URL(res.location) }, { redirectUri, resource: found.resource });
+    const second = await exchangeCode(
+      as,
+      other,
+      { ...request, callback: new URL(res.location) },
+      { redirectUri, resource: found.resource },
+    );
     secrets.push(second.access_token, second.refresh_token);
     const call = await callTool(base, second.access_token, 'list_forms');
     assert.equal(call.status, 200, `the new connection works: ${call.text}`);

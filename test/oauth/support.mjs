@@ -13,7 +13,14 @@ import * as oauth from 'oauth4webapi';
 import pg from 'pg';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const SCOPES = ['forms:read', 'forms:write', 'responses:read', 'responses:write', 'webhooks:read', 'webhooks:write'];
+export const SCOPES = [
+  'forms:read',
+  'forms:write',
+  'responses:read',
+  'responses:write',
+  'webhooks:read',
+  'webhooks:write',
+];
 /** oauth4webapi insists on https; the test instance is plain http on loopback. */
 export const insecure = { [oauth.allowInsecureRequests]: true };
 
@@ -108,9 +115,15 @@ export function ensureBuilt() {
   const built = existsSync(main) ? statSync(main).mtimeMs : 0;
   if (built >= Math.max(newestMtime(join(ROOT, 'src')), newestMtime(join(ROOT, 'migrations')))) return;
   try {
-    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'pipe' });
+    execFileSync(
+      process.execPath,
+      [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'],
+      { cwd: ROOT, stdio: 'pipe' },
+    );
   } catch (err) {
-    throw new Error(`dist/ is older than src/ and \`npm run build\` failed:\n${err.stdout ?? ''}${err.stderr ?? ''}`, { cause: err });
+    throw new Error(`dist/ is older than src/ and \`npm run build\` failed:\n${err.stdout ?? ''}${err.stderr ?? ''}`, {
+      cause: err,
+    });
   }
 }
 
@@ -290,7 +303,13 @@ export async function browse(jar, url, { method = 'GET', form, headers = {} } = 
   jar.store(u, res);
   const text = await res.text();
   const location = res.headers.get('location');
-  return { status: res.status, headers: res.headers, text, url: u.href, location: location ? new URL(location, u).href : undefined };
+  return {
+    status: res.status,
+    headers: res.headers,
+    text,
+    url: u.href,
+    location: location ? new URL(location, u).href : undefined,
+  };
 }
 
 /**
@@ -303,7 +322,8 @@ export async function navigate(jar, url, opts = {}, { stopAt, rewrite = (u) => u
   const chain = [res];
   while (res.location && res.status >= 300 && res.status < 400) {
     if (stopAt && res.location.startsWith(stopAt)) break;
-    if (chain.length > 12) throw new Error(`too many redirects: ${chain.map((r) => `${r.status} ${r.url}`).join(' -> ')}`);
+    if (chain.length > 12)
+      throw new Error(`too many redirects: ${chain.map((r) => `${r.status} ${r.url}`).join(' -> ')}`);
     res = await browse(jar, rewrite(res.location));
     chain.push(res);
   }
@@ -314,7 +334,8 @@ export async function navigate(jar, url, opts = {}, { stopAt, rewrite = (u) => u
 const ENTITIES = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
 export function decodeEntities(s) {
   return s.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (m, e) => {
-    if (e[0] === '#') return String.fromCodePoint(e[1].toLowerCase() === 'x' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10));
+    if (e[0] === '#')
+      return String.fromCodePoint(e[1].toLowerCase() === 'x' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10));
     return ENTITIES[e.toLowerCase()] ?? m;
   });
 }
@@ -345,9 +366,18 @@ export function parseForms(html) {
       action: a.action,
       inputs: [...inner.matchAll(/<input\b([^>]*)>/gi)].map(([, i]) => {
         const ia = attributes(i);
-        return { name: ia.name, type: (ia.type ?? 'text').toLowerCase(), value: ia.value ?? '', checked: 'checked' in ia, attrs: ia };
+        return {
+          name: ia.name,
+          type: (ia.type ?? 'text').toLowerCase(),
+          value: ia.value ?? '',
+          checked: 'checked' in ia,
+          attrs: ia,
+        };
       }),
-      buttons: [...inner.matchAll(/<button\b([^>]*)>([\s\S]*?)<\/button>/gi)].map(([, b, label]) => ({ ...attributes(b), text: textOf(label) })),
+      buttons: [...inner.matchAll(/<button\b([^>]*)>([\s\S]*?)<\/button>/gi)].map(([, b, label]) => ({
+        ...attributes(b),
+        text: textOf(label),
+      })),
     };
   });
 }
@@ -355,7 +385,10 @@ export function parseForms(html) {
 /** The form whose action ends with `suffix` (e.g. "/login"), or a failure showing the page. */
 export function formEndingWith(page, suffix) {
   const form = parseForms(page.text).find((f) => f.action?.endsWith(suffix));
-  if (!form) throw new Error(`no form posting to *${suffix} on ${page.url} (status ${page.status}):\n${textOf(page.text).slice(0, 800)}`);
+  if (!form)
+    throw new Error(
+      `no form posting to *${suffix} on ${page.url} (status ${page.status}):\n${textOf(page.text).slice(0, 800)}`,
+    );
   return form;
 }
 
@@ -384,12 +417,17 @@ export async function discover(apiBase) {
   const challenge = unauthorized.headers.get('www-authenticate') ?? '';
   const metadataUrl = /resource_metadata="([^"]+)"/.exec(challenge)?.[1];
   if (unauthorized.status !== 401 || !metadataUrl) {
-    throw new Error(`GET /api/v1 without a token answered ${unauthorized.status} with WWW-Authenticate: ${challenge || '(none)'}`);
+    throw new Error(
+      `GET /api/v1 without a token answered ${unauthorized.status} with WWW-Authenticate: ${challenge || '(none)'}`,
+    );
   }
   const resourceUrl = new URL(`${apiBase}/api/v1`);
   const resourceServer = await oauth.processResourceDiscoveryResponse(resourceUrl, await fetch(metadataUrl));
   const issuer = new URL(resourceServer.authorization_servers[0]);
-  const as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }));
+  const as = await oauth.processDiscoveryResponse(
+    issuer,
+    await oauth.discoveryRequest(issuer, { algorithm: 'oauth2', ...insecure }),
+  );
   return { status: unauthorized.status, challenge, metadataUrl, resourceServer, as, resource: resourceServer.resource };
 }
 
@@ -451,19 +489,37 @@ export async function consent(jar, page, { workspace, decision = 'allow', csrf, 
  * The whole front channel: authorization request, sign-in page, consent page, back to the
  * client's redirect URI. Resolves with the callback URL, the PKCE verifier and state, and the pages seen.
  */
-export async function authorize(as, client, { redirectUri, scopes, resource, email, password, workspace, jar = new CookieJar() }) {
+export async function authorize(
+  as,
+  client,
+  { redirectUri, scopes, resource, email, password, workspace, jar = new CookieJar() },
+) {
   const request = await authorizationUrl(as, client, { redirectUri, scopes, resource });
   const signInPage = await navigate(jar, request.url.href, {}, { stopAt: redirectUri });
-  if (signInPage.status !== 200) throw new Error(`the authorization request ended at ${signInPage.status} ${signInPage.url}:\n${textOf(signInPage.text).slice(0, 800)}`);
+  if (signInPage.status !== 200)
+    throw new Error(
+      `the authorization request ended at ${signInPage.status} ${signInPage.url}:\n${textOf(signInPage.text).slice(0, 800)}`,
+    );
   const consentPage = await signIn(jar, signInPage, { email, password });
-  if (consentPage.status !== 200) throw new Error(`signing in answered ${consentPage.status} at ${consentPage.url}:\n${textOf(consentPage.text).slice(0, 800)}`);
+  if (consentPage.status !== 200)
+    throw new Error(
+      `signing in answered ${consentPage.status} at ${consentPage.url}:\n${textOf(consentPage.text).slice(0, 800)}`,
+    );
   const done = await consent(jar, consentPage, { workspace, stopAt: redirectUri });
-  if (!done.location?.startsWith(redirectUri)) throw new Error(`consenting did not lead back to the client (${done.status} ${done.url}):\n${textOf(done.text).slice(0, 800)}`);
+  if (!done.location?.startsWith(redirectUri))
+    throw new Error(
+      `consenting did not lead back to the client (${done.status} ${done.url}):\n${textOf(done.text).slice(0, 800)}`,
+    );
   return { ...request, callback: new URL(done.location), signInPage, consentPage, jar };
 }
 
 /** Code for tokens (oauth4webapi), after validating the authorization response (state, iss). */
-export async function exchangeCode(as, client, flow, { redirectUri, resource, verifier = flow.verifier, options = {} }) {
+export async function exchangeCode(
+  as,
+  client,
+  flow,
+  { redirectUri, resource, verifier = flow.verifier, options = {} },
+) {
   const params = oauth.validateAuthResponse(as, client, flow.callback, flow.state);
   const res = await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, redirectUri, verifier, {
     ...insecure,
@@ -520,7 +576,8 @@ export async function api(base, accessToken, method, path, args, options = {}) {
   return { status: response.status, headers: response.headers, text, body, challenges };
 }
 
-export const callTool = (base, accessToken, name, args = {}, options) => api(base, accessToken, 'POST', `/api/v1/tools/${name}`, args, options);
+export const callTool = (base, accessToken, name, args = {}, options) =>
+  api(base, accessToken, 'POST', `/api/v1/tools/${name}`, args, options);
 
 /** oauth4webapi's customFetch that sends every request to another instance (a load balancer's choice). */
 export function via(origin) {

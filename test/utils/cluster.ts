@@ -1,5 +1,14 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -47,7 +56,9 @@ export function requireNginx(): string {
   try {
     return execFileSync('sh', ['-c', 'command -v nginx'], { encoding: 'utf8' }).trim();
   } catch {
-    throw new Error('nginx is not installed. These tests run it as the load balancer: apt-get update && apt-get install -y nginx (.ci/run does), or set TEST_NGINX to its path.');
+    throw new Error(
+      'nginx is not installed. These tests run it as the load balancer: apt-get update && apt-get install -y nginx (.ci/run does), or set TEST_NGINX to its path.',
+    );
   }
 }
 
@@ -67,10 +78,17 @@ export function ensureBuilt(): void {
   const sources = Math.max(newestMtime(join(ROOT, 'src')), newestMtime(join(ROOT, 'migrations')));
   if (built >= sources) return;
   try {
-    execFileSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'pipe' });
+    execFileSync(
+      process.execPath,
+      [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'],
+      { cwd: ROOT, stdio: 'pipe' },
+    );
   } catch (err) {
     const e = err as { stdout?: Buffer; stderr?: Buffer };
-    throw new Error(`dist/ is older than src/ and \`npm run build\` failed:\n${e.stdout?.toString() ?? ''}${e.stderr?.toString() ?? ''}`, { cause: err });
+    throw new Error(
+      `dist/ is older than src/ and \`npm run build\` failed:\n${e.stdout?.toString() ?? ''}${e.stderr?.toString() ?? ''}`,
+      { cause: err },
+    );
   }
 }
 
@@ -135,7 +153,10 @@ export function httpRequest(
         path,
         method: opts.method ?? (body ? 'POST' : 'GET'),
         agent: agentFor(opts.from),
-        headers: { ...(body ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } : {}), ...opts.headers },
+        headers: {
+          ...(body ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } : {}),
+          ...opts.headers,
+        },
       },
       (res) => {
         let text = '';
@@ -158,8 +179,18 @@ export function httpRequest(
   });
 }
 
-export function callToolAt(port: number, token: string, tool: string, body: unknown, opts: { headers?: Record<string, string>; from?: string } = {}) {
-  return httpRequest(port, `/api/v1/tools/${tool}`, { body, from: opts.from, headers: { Authorization: `Bearer ${token}`, ...opts.headers } });
+export function callToolAt(
+  port: number,
+  token: string,
+  tool: string,
+  body: unknown,
+  opts: { headers?: Record<string, string>; from?: string } = {},
+) {
+  return httpRequest(port, `/api/v1/tools/${tool}`, {
+    body,
+    from: opts.from,
+    headers: { Authorization: `Bearer ${token}`, ...opts.headers },
+  });
 }
 
 /** A built instance of the service (node dist/src/main.js), its output kept. */

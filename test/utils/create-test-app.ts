@@ -4,7 +4,10 @@ import { loadConfig } from '../../src/config/config';
 
 export function testDatabaseUrl(): string {
   const url = process.env.FORMWORK_TEST_DATABASE_URL;
-  if (!url) throw new Error('FORMWORK_TEST_DATABASE_URL is not set: run the tests with `npm test` (jest globalSetup creates the database)');
+  if (!url)
+    throw new Error(
+      'FORMWORK_TEST_DATABASE_URL is not set: run the tests with `npm test` (jest globalSetup creates the database)',
+    );
   return url;
 }
 

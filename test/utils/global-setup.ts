@@ -34,7 +34,9 @@ export default async function globalSetup() {
     url = embedded.url;
     (globalThis as Record<string, unknown>).__formworkTeardown = () => embedded.stop();
     process.env.FORMWORK_TEST_DATABASE_KIND = 'embedded';
-    process.stdout.write(`\n[tests] no PostgreSQL answered at ${new URL(server).host}: using the embedded PostgreSQL (PGlite)\n`);
+    process.stdout.write(
+      `\n[tests] no PostgreSQL answered at ${new URL(server).host}: using the embedded PostgreSQL (PGlite)\n`,
+    );
   }
   const ds = await new DataSource(dataSourceOptions(url, 1)).initialize();
   await runMigrations(ds, url);

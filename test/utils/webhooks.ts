@@ -34,7 +34,10 @@ export class WebhookReceiver {
   /** Requests that arrived, answered or not yet (a held answer). */
   arrived = 0;
   private readonly secrets = new Map<string, string[]>();
-  private readonly scripts = new Map<string, Array<{ status: number; headers?: Record<string, string>; hold?: Promise<void> }>>();
+  private readonly scripts = new Map<
+    string,
+    Array<{ status: number; headers?: Record<string, string>; hold?: Promise<void> }>
+  >();
   private server?: http.Server;
 
   private constructor(public port: number) {}
@@ -54,7 +57,10 @@ export class WebhookReceiver {
   }
 
   /** The next answers for a path, in order (then 200). `hold` delays an answer until it resolves. */
-  script(path: string, ...answers: Array<{ status: number; headers?: Record<string, string>; hold?: Promise<void> }>): void {
+  script(
+    path: string,
+    ...answers: Array<{ status: number; headers?: Record<string, string>; hold?: Promise<void> }>
+  ): void {
     this.scripts.set(path, [...(this.scripts.get(path) ?? []), ...answers]);
   }
 
@@ -70,7 +76,11 @@ export class WebhookReceiver {
         this.arrived++;
         const path = req.url ?? '/';
         const body = Buffer.concat(chunks).toString('utf8');
-        const headers = { 'webhook-id': String(req.headers['webhook-id']), 'webhook-timestamp': String(req.headers['webhook-timestamp']), 'webhook-signature': String(req.headers['webhook-signature']) };
+        const headers = {
+          'webhook-id': String(req.headers['webhook-id']),
+          'webhook-timestamp': String(req.headers['webhook-timestamp']),
+          'webhook-signature': String(req.headers['webhook-signature']),
+        };
         const verifiedBy: string[] = [];
         let reason = 'no secret set for this path';
         for (const secret of this.secrets.get(path) ?? []) {
@@ -94,7 +104,9 @@ export class WebhookReceiver {
           verifiedBy,
           answered: answer.status,
         });
-        res.writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers }).end(answer.status < 300 ? 'ok' : 'not now');
+        res
+          .writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers })
+          .end(answer.status < 300 ? 'ok' : 'not now');
       });
     });
     return new Promise((resolve) =>

@@ -83,7 +83,12 @@ describe('assertMayCall', () => {
 describe('mayCall', () => {
   const roles: Role[] = ['viewer', 'editor', 'admin', 'owner'];
   const plans: Plan[] = ['free', 'pro'];
-  const scopeSets: Scope[][] = [[], ['forms:read'], ['forms:write'], ['forms:read', 'forms:write', 'responses:read', 'responses:write']];
+  const scopeSets: Scope[][] = [
+    [],
+    ['forms:read'],
+    ['forms:write'],
+    ['forms:read', 'forms:write', 'responses:read', 'responses:write'],
+  ];
   const tools = [createForm, listForms, deleteForm];
 
   it('agrees with assertMayCall for every role, plan, scope set and tool', () => {
@@ -98,7 +103,13 @@ describe('mayCall', () => {
             } catch {
               passes = false;
             }
-            expect({ role, plan, scopes, tool: tool.name, may: mayCall(p, tool) }).toEqual({ role, plan, scopes, tool: tool.name, may: passes });
+            expect({ role, plan, scopes, tool: tool.name, may: mayCall(p, tool) }).toEqual({
+              role,
+              plan,
+              scopes,
+              tool: tool.name,
+              may: passes,
+            });
           }
   });
 

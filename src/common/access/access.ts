@@ -31,5 +31,9 @@ export function assertMayCall(principal: Principal, tool: ToolRequirement, resou
 
 /** Whether a call would pass the checks above (used to list the tools a caller may call). */
 export function mayCall(principal: Principal, tool: ToolRequirement): boolean {
-  return principal.scopes.includes(tool.scope) && (!tool.write || principal.workspace.plan === 'pro') && roleAtLeast(principal.role, tool.minRole);
+  return (
+    principal.scopes.includes(tool.scope) &&
+    (!tool.write || principal.workspace.plan === 'pro') &&
+    roleAtLeast(principal.role, tool.minRole)
+  );
 }

@@ -6,7 +6,14 @@ export const PLANS = ['free', 'pro'] as const;
 export type Plan = (typeof PLANS)[number];
 
 /** The OAuth scopes; API tokens may be limited to a subset of them too. */
-export const SCOPES = ['forms:read', 'forms:write', 'responses:read', 'responses:write', 'webhooks:read', 'webhooks:write'] as const;
+export const SCOPES = [
+  'forms:read',
+  'forms:write',
+  'responses:read',
+  'responses:write',
+  'webhooks:read',
+  'webhooks:write',
+] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export function roleRank(role: Role): number {

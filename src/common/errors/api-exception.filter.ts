@@ -54,14 +54,23 @@ export class ApiExceptionFilter implements ExceptionFilter {
       }
       if (status === 413) return payloadTooLarge(bodyLimitOf(req));
       if (status === 400 && /content-length/i.test(exception.message)) {
-        return new ApiError('invalid_arguments', { message: 'The request body was cut short.', hint: 'Send the whole body, with a Content-Length that matches it.' });
+        return new ApiError('invalid_arguments', {
+          message: 'The request body was cut short.',
+          hint: 'Send the whole body, with a Content-Length that matches it.',
+        });
       }
       const code = STATUS_CODES[status];
       if (code) return new ApiError(code);
     }
     // A body that stopped arriving (the client went away, or sent less than its Content-Length).
-    if ((exception as { statusCode?: unknown })?.statusCode === 400 && (exception as { message?: unknown }).message === 'aborted') {
-      return new ApiError('invalid_arguments', { message: 'The request body was cut short.', hint: 'Send the whole body, with a Content-Length that matches it.' });
+    if (
+      (exception as { statusCode?: unknown })?.statusCode === 400 &&
+      (exception as { message?: unknown }).message === 'aborted'
+    ) {
+      return new ApiError('invalid_arguments', {
+        message: 'The request body was cut short.',
+        hint: 'Send the whole body, with a Content-Length that matches it.',
+      });
     }
     return new ApiError('internal_error');
   }
@@ -74,7 +83,10 @@ export function sendError(reply: FastifyReply, error: ApiError, requestId: strin
     return;
   }
   if (error.headers) reply.headers(error.headers);
-  reply.status(error.status).type('application/json; charset=utf-8').send(JSON.stringify(error.toJSON(requestId)));
+  reply
+    .status(error.status)
+    .type('application/json; charset=utf-8')
+    .send(JSON.stringify(error.toJSON(requestId)));
 }
 
 /** The path of a request URL, without its query string (which could hold anything). */

@@ -20,7 +20,7 @@ export const ERROR_CATALOG = {
   },
   forbidden: {
     status: 403,
-    message: "Your role in this workspace does not allow this action.",
+    message: 'Your role in this workspace does not allow this action.',
     hint: 'Ask a workspace owner or admin for a role that allows it, or for a token with that role.',
   },
   invalid_arguments: {
@@ -41,7 +41,7 @@ export const ERROR_CATALOG = {
   idempotency_key_in_use: {
     status: 409,
     message: 'A request with this Idempotency-Key is still running.',
-    hint: 'Retry after the number of seconds in Retry-After; you will get the first request\'s result.',
+    hint: "Retry after the number of seconds in Retry-After; you will get the first request's result.",
   },
   version_conflict: {
     status: 409,

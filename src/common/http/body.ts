@@ -54,22 +54,34 @@ export function registerBodyParsers(app: FastifyInstance): void {
   app.addContentTypeParser(JSON_TYPE, { parseAs: 'string', bodyLimit: JSON_BODY_LIMIT }, (req, text, done) => {
     done(refusedCharset(req) ?? null, text);
   });
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT }, (req, text, done) => {
-    const refused = refusedCharset(req);
-    if (refused) return done(refused, undefined);
-    const limits = (req.routeOptions.config as Partial<FormPostConfig>).formPost;
-    if (!limits) return done(null, text);
-    const body = text as string;
-    if (Buffer.byteLength(body) > limits.bytes) return done(payloadTooLarge(limits.bytes), undefined);
-    // Counted before parsing, as body-parser does: querystring would silently drop the rest.
-    let fields = body.length > 0 ? 1 : 0;
-    for (let i = body.indexOf('&'); i >= 0; i = body.indexOf('&', i + 1)) fields++;
-    if (fields > limits.fields) {
-      return done(new ApiError('payload_too_large', { message: `The form post has too many fields (this page takes ${limits.fields}).`, hint: 'Send only the fields of the form.' }), undefined);
-    }
-    done(null, parseQueryString(body));
-  });
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: JSON_BODY_LIMIT }, (_req, bytes, done) => done(null, bytes));
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT },
+    (req, text, done) => {
+      const refused = refusedCharset(req);
+      if (refused) return done(refused, undefined);
+      const limits = (req.routeOptions.config as Partial<FormPostConfig>).formPost;
+      if (!limits) return done(null, text);
+      const body = text as string;
+      if (Buffer.byteLength(body) > limits.bytes) return done(payloadTooLarge(limits.bytes), undefined);
+      // Counted before parsing, as body-parser does: querystring would silently drop the rest.
+      let fields = body.length > 0 ? 1 : 0;
+      for (let i = body.indexOf('&'); i >= 0; i = body.indexOf('&', i + 1)) fields++;
+      if (fields > limits.fields) {
+        return done(
+          new ApiError('payload_too_large', {
+            message: `The form post has too many fields (this page takes ${limits.fields}).`,
+            hint: 'Send only the fields of the form.',
+          }),
+          undefined,
+        );
+      }
+      done(null, parseQueryString(body));
+    },
+  );
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: JSON_BODY_LIMIT }, (_req, bytes, done) =>
+    done(null, bytes),
+  );
 }
 
 /** The body as parsed by the route: JSON text to a value; an empty body is undefined. */

@@ -1,4 +1,13 @@
-import { Column, PrimaryGeneratedColumn, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, UpdateDateColumn } from 'typeorm';
+import {
+  Column,
+  PrimaryGeneratedColumn,
+  CreateDateColumn,
+  Entity,
+  Index,
+  JoinColumn,
+  ManyToOne,
+  UpdateDateColumn,
+} from 'typeorm';
 import { WorkspaceEntity } from '../../workspaces/entities/workspace.entity';
 
 export const FORM_STATUSES = ['draft', 'published', 'closed'] as const;

@@ -18,7 +18,12 @@ export class IdempotencyKeyEntity {
   @PrimaryColumn({ type: 'text', primaryKeyConstraintName: 'PK_idempotency_keys' })
   tool: string;
 
-  @PrimaryColumn({ name: 'idempotency_key', type: 'varchar', length: 255, primaryKeyConstraintName: 'PK_idempotency_keys' })
+  @PrimaryColumn({
+    name: 'idempotency_key',
+    type: 'varchar',
+    length: 255,
+    primaryKeyConstraintName: 'PK_idempotency_keys',
+  })
   idempotencyKey: string;
 
   /** SHA-256 of the canonical JSON of the arguments. */
