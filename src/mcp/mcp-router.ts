@@ -1,11 +1,5 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import {
-  isJSONRPCErrorResponse,
-  isJSONRPCResultResponse,
-  JSONRPCMessage,
-  JSONRPCRequest,
-  RequestId,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, JSONRPCRequest, RequestId } from '@modelcontextprotocol/sdk/types.js';
 
 /** The reply the server sent to one request: a result or a JSON-RPC error, under the client's own id. */
 export type McpReply = JSONRPCMessage & { id: RequestId };
@@ -40,10 +34,13 @@ export class McpRouter<C> implements Transport {
     this.onclose?.();
   }
 
-  /** A reply of the server. (It sends nothing else: no request or notification of its own, stateless.) */
+  /**
+   * A reply of the server. (It sends nothing else: no request or notification of its own, being
+   * stateless.) Told apart by its keys, not by the SDK's type guards, which would check the whole
+   * result against a schema again: the server made it.
+   */
   async send(message: JSONRPCMessage): Promise<void> {
-    if (!isJSONRPCResultResponse(message) && !isJSONRPCErrorResponse(message)) return;
-    if (message.id === undefined) return;
+    if (!('result' in message || 'error' in message) || message.id === undefined) return;
     const waiting = this.waiting.get(message.id);
     if (!waiting) return;
     this.waiting.delete(message.id);
