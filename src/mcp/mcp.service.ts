@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { MAX_BATCH_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
@@ -61,7 +61,7 @@ interface CallContext {
  * not a tool result.
  */
 @Injectable()
-export class McpService implements OnModuleDestroy {
+export class McpService {
   private readonly logger = new Logger('Errors');
   private tools?: Tool[];
   private readonly router = new McpRouter<CallContext>();
@@ -83,12 +83,10 @@ export class McpService implements OnModuleDestroy {
     this.server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
       this.callTool(request.params.name, request.params.arguments, this.router.contextOf(extra.requestId)!),
     );
-    // The router's start() does nothing: the server is connected once this returns.
+    // The router's start() does nothing: the server is connected once this returns. It is never
+    // closed: it holds no socket or timer, and closing it would drop the replies of calls still
+    // running while the HTTP server drains at shutdown.
     void this.server.connect(this.router);
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    await this.server.close();
   }
 
   /** tools/list: GET /api/v1/tools without Formwork's x-formwork extension. */
