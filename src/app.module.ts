@@ -20,6 +20,7 @@ import { OAuthModule } from './oauth/oauth.module';
 import { OAuthTokenVerifier } from './oauth/oauth-token.verifier';
 import { RespondentModule } from './respondent/respondent.module';
 import { ResponseSequencerWorker } from './responses/response-sequencer';
+import { FormAnswersModule } from './responses/form-answers.module';
 import { ResponsesModule } from './responses/responses.module';
 import { SessionsModule } from './settings/sessions.module';
 import { SettingsModule } from './settings/settings.module';
@@ -49,6 +50,7 @@ export class AppModule {
         ToolsModule,
         McpModule,
         FormsModule,
+        FormAnswersModule,
         ResponsesModule,
         RespondentModule,
         WebhooksModule,

@@ -13,6 +13,7 @@ import { PASSWORD_LINK_HOURS, SessionsService } from '../settings/sessions.servi
 import { ConfigModule } from '../config/config.module';
 import { checkDatabaseReachable, DatabaseUnreachableError, openDatabase } from '../database/database-url';
 import { runMigrations } from '../database/migrate';
+import { FormAnswersModule } from '../responses/form-answers.module';
 import { DemoModule } from '../demo/demo.module';
 import { DemoService } from '../demo/demo.service';
 import { OAuthModule } from '../oauth/oauth.module';
@@ -545,6 +546,7 @@ function cliModule(config: AppConfig, options: DataSourceOptions): Type<unknown>
       WorkspacesModule,
       TokensModule,
       DemoModule,
+      FormAnswersModule,
       OAuthModule,
       SessionsModule,
     ],

@@ -4,16 +4,19 @@ import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module';
 import { CloseFormTool } from './close-form.tool';
 import { CreateFormTool } from './create-form.tool';
 import { DeleteFormTool } from './delete-form.tool';
+import { FormsRepository } from './forms.repository';
 import { FormsService } from './forms.service';
 import { GetFormTool } from './get-form.tool';
 import { ListFormsTool } from './list-forms.tool';
 import { PublishFormTool } from './publish-form.tool';
 import { UpdateFormTool } from './update-form.tool';
 
+/** Forms and their blocks: the service, its repository and the form tools. Answers are reached through FormAnswers. */
 @Module({
   imports: [IdempotencyModule, WebhookOutboxModule],
   providers: [
     FormsService,
+    FormsRepository,
     ListFormsTool,
     GetFormTool,
     CreateFormTool,

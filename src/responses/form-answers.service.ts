@@ -1,0 +1,28 @@
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import type { AnswerLossCandidate } from '../forms/answer-loss';
+import { FormAnswers } from '../forms/form-answers';
+import { ResponsesRepository } from './responses.repository';
+import { discardAnswers } from './response-stats';
+
+/** responses/' side of FormAnswers: what a form's creation, edit and deletion do to its answers. */
+@Injectable()
+export class ResponsesFormAnswers implements FormAnswers {
+  constructor(private readonly responses: ResponsesRepository) {}
+
+  async formCreated(tx: EntityManager, formId: string): Promise<void> {
+    await tx.query('INSERT INTO response_counters (form_id) VALUES ($1)', [formId]);
+  }
+
+  count(tx: EntityManager, formId: string): Promise<number> {
+    return this.responses.count(tx, formId);
+  }
+
+  countLost(tx: EntityManager, formId: string, loss: AnswerLossCandidate): Promise<number> {
+    return this.responses.countLost(tx, formId, loss);
+  }
+
+  discard(tx: EntityManager, formId: string, loss: AnswerLossCandidate): Promise<void> {
+    return discardAnswers(tx, formId, loss);
+  }
+}
