@@ -2,14 +2,16 @@ import { Global, Module } from '@nestjs/common';
 import { WorkspacesModule } from '../workspaces/workspaces.module';
 import { InteractionController } from './interaction.controller';
 import { OAuthProviderRef } from './oauth-provider';
+import { OAuthRepository } from './oauth.repository';
 import { OAuthService } from './oauth.service';
 import { OAuthTokenVerifier } from './oauth-token.verifier';
 
+/** The OAuth 2.1 server: oidc-provider, its sign-in and consent pages, grants, and the access-token verifier. */
 @Global()
 @Module({
   imports: [WorkspacesModule],
   controllers: [InteractionController],
-  providers: [OAuthProviderRef, OAuthService, OAuthTokenVerifier],
+  providers: [OAuthProviderRef, OAuthService, OAuthRepository, OAuthTokenVerifier],
   exports: [OAuthProviderRef, OAuthService, OAuthTokenVerifier],
 })
 export class OAuthModule {}
