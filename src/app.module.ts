@@ -42,7 +42,8 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forConfig(config),
-        TypeOrmModule.forRoot(dataSourceOptions(databaseUrl, config.databasePoolSize)),
+        // Each feature module registers its entities (TypeOrmModule.forFeature).
+        TypeOrmModule.forRoot({ ...dataSourceOptions(databaseUrl, config.databasePoolSize), autoLoadEntities: true }),
         AuditModule,
         WorkspacesModule,
         TokensModule,

@@ -541,7 +541,7 @@ function cliModule(config: AppConfig, options: DataSourceOptions): Type<unknown>
   @Module({
     imports: [
       ConfigModule.forConfig(config),
-      TypeOrmModule.forRoot({ ...options, retryAttempts: 0 }),
+      TypeOrmModule.forRoot({ ...options, retryAttempts: 0, autoLoadEntities: true }),
       AuditModule,
       WorkspacesModule,
       TokensModule,

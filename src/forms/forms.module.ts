@@ -1,4 +1,7 @@
 import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { BlockEntity } from './entities/block.entity';
+import { FormEntity } from './entities/form.entity';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module';
 import { CloseFormTool } from './close-form.tool';
@@ -13,7 +16,7 @@ import { UpdateFormTool } from './update-form.tool';
 
 /** Forms and their blocks: the service, its repository and the form tools. Answers are reached through FormAnswers. */
 @Module({
-  imports: [IdempotencyModule, WebhookOutboxModule],
+  imports: [TypeOrmModule.forFeature([FormEntity, BlockEntity]), IdempotencyModule, WebhookOutboxModule],
   providers: [
     FormsService,
     FormsRepository,
