@@ -3,15 +3,18 @@ import { EntityManager } from 'typeorm';
 import type { AnswerLossCandidate } from '../forms/answer-loss';
 import { FormAnswers } from '../forms/form-answers';
 import { ResponsesRepository } from './responses.repository';
-import { discardAnswers } from './response-stats';
+import { ResponseStatsRepository } from './response-stats.repository';
 
 /** responses/' side of FormAnswers: what a form's creation, edit and deletion do to its answers. */
 @Injectable()
 export class ResponsesFormAnswers implements FormAnswers {
-  constructor(private readonly responses: ResponsesRepository) {}
+  constructor(
+    private readonly responses: ResponsesRepository,
+    private readonly stats: ResponseStatsRepository,
+  ) {}
 
   async formCreated(tx: EntityManager, formId: string): Promise<void> {
-    await tx.query('INSERT INTO response_counters (form_id) VALUES ($1)', [formId]);
+    await this.stats.createCounters(tx, formId);
   }
 
   count(tx: EntityManager, formId: string): Promise<number> {
@@ -23,6 +26,6 @@ export class ResponsesFormAnswers implements FormAnswers {
   }
 
   discard(tx: EntityManager, formId: string, loss: AnswerLossCandidate): Promise<void> {
-    return discardAnswers(tx, formId, loss);
+    return this.stats.discardAnswers(tx, formId, loss);
   }
 }
