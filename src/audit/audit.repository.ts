@@ -1,3 +1,4 @@
+/** The SQL that writes audit_events (AuditRepository). */
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import type { AuditEventEntity } from './entities/audit-event.entity';

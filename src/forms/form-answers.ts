@@ -1,3 +1,4 @@
+/** FormAnswers: the port through which forms/ reaches the answers to its forms. */
 import { EntityManager } from 'typeorm';
 import type { AnswerLossCandidate } from './answer-loss';
 

@@ -1,3 +1,4 @@
+/** The SQL of forms and their blocks (FormsRepository), and FormRecord, a form as read. */
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import type { Block } from './blocks';

@@ -1,3 +1,4 @@
+/** The SQL of idempotency_keys (IdempotencyRepository): claiming a key, storing and replaying answers, forgetting what a deletion removed, purging. */
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import type { IdempotencyKeyEntity } from './entities/idempotency-key.entity';

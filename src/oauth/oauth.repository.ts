@@ -1,3 +1,4 @@
+/** The SQL of the OAuth server's grants, sign-in failures and access-token check (OAuthRepository); what oidc-provider stores goes through pg-adapter.ts. */
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import type { UserEntity } from '../workspaces/entities/user.entity';

@@ -1,3 +1,4 @@
+/** responses/' implementation of forms/' FormAnswers port. */
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import type { AnswerLossCandidate } from '../forms/answer-loss';

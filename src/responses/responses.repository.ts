@@ -1,3 +1,4 @@
+/** The SQL of the table responses (ResponsesRepository): the one-statement submission, reads, paging, counts. */
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import type { AnswerLossCandidate } from '../forms/answer-loss';

@@ -1,3 +1,4 @@
+/** The SQL of settings_sessions, settings_once and password_links (SessionsRepository). */
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import type { SettingsSessionEntity } from './entities/settings-session.entity';

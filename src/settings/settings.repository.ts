@@ -1,3 +1,4 @@
+/** The SQL of the settings pages (SettingsRepository): their reads across a workspace's tables and the changes only they make. */
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import type { Plan, Role } from '../common/access/roles';

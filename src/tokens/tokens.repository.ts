@@ -1,3 +1,4 @@
+/** The SQL of api_tokens (TokensRepository), including the one-round-trip read that verifies a token. */
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import type { Role } from '../common/access/roles';

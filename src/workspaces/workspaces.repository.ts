@@ -1,3 +1,4 @@
+/** The data access of workspaces, users and memberships (WorkspacesRepository). */
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import type { Plan, Role } from '../common/access/roles';
