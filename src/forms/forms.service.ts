@@ -14,13 +14,6 @@ import { FormAnswers } from './form-answers';
 import { FormRecord, FormsRepository } from './forms.repository';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service';
 
-/**
- * The rules of forms: reading (with a cache of recent reads for submissions), creating, editing
- * (versions, answer loss), publishing, closing and deleting, each write with its audit record and
- * webhook event in one transaction. The SQL is in FormsRepository; answers are reached through
- * FormAnswers.
- */
-
 export interface FormInput {
   title: string;
   description?: string | null;
@@ -50,6 +43,12 @@ export function notFoundForm(publicId: string): ApiError {
   });
 }
 
+/**
+ * The rules of forms: reading (with a cache of recent reads for submissions), creating, editing
+ * (versions, answer loss), publishing, closing and deleting, each write with its audit record and
+ * webhook event in one transaction. The SQL is in FormsRepository; answers are reached through
+ * FormAnswers.
+ */
 @Injectable()
 export class FormsService {
   /** The forms this instance read last, by publicId, most recent last (see recent()). */
