@@ -20,6 +20,7 @@ import { OAuthModule } from './oauth/oauth.module';
 import { OAuthTokenVerifier } from './oauth/oauth-token.verifier';
 import { RespondentModule } from './respondent/respondent.module';
 import { ResponseSequencerWorker } from './responses/response-sequencer';
+import { FormAnswersModule } from './responses/form-answers.module';
 import { ResponsesModule } from './responses/responses.module';
 import { SessionsModule } from './settings/sessions.module';
 import { SettingsModule } from './settings/settings.module';
@@ -41,7 +42,8 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forConfig(config),
-        TypeOrmModule.forRoot(dataSourceOptions(databaseUrl, config.databasePoolSize)),
+        // Each feature module registers its entities (TypeOrmModule.forFeature).
+        TypeOrmModule.forRoot({ ...dataSourceOptions(databaseUrl, config.databasePoolSize), autoLoadEntities: true }),
         AuditModule,
         WorkspacesModule,
         TokensModule,
@@ -49,6 +51,7 @@ export class AppModule {
         ToolsModule,
         McpModule,
         FormsModule,
+        FormAnswersModule,
         ResponsesModule,
         RespondentModule,
         WebhooksModule,

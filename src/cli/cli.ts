@@ -13,6 +13,7 @@ import { PASSWORD_LINK_HOURS, SessionsService } from '../settings/sessions.servi
 import { ConfigModule } from '../config/config.module';
 import { checkDatabaseReachable, DatabaseUnreachableError, openDatabase } from '../database/database-url';
 import { runMigrations } from '../database/migrate';
+import { FormAnswersModule } from '../responses/form-answers.module';
 import { DemoModule } from '../demo/demo.module';
 import { DemoService } from '../demo/demo.service';
 import { OAuthModule } from '../oauth/oauth.module';
@@ -540,11 +541,12 @@ function cliModule(config: AppConfig, options: DataSourceOptions): Type<unknown>
   @Module({
     imports: [
       ConfigModule.forConfig(config),
-      TypeOrmModule.forRoot({ ...options, retryAttempts: 0 }),
+      TypeOrmModule.forRoot({ ...options, retryAttempts: 0, autoLoadEntities: true }),
       AuditModule,
       WorkspacesModule,
       TokensModule,
       DemoModule,
+      FormAnswersModule,
       OAuthModule,
       SessionsModule,
     ],

@@ -1,4 +1,12 @@
 import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { ResponseEntity } from './entities/response.entity';
+import {
+  AnswerCountEntity,
+  BlockStatsEntity,
+  ResponseBucketEntity,
+  ResponseCounterEntity,
+} from './entities/response-stats.entity';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { FormsModule } from '../forms/forms.module';
 import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module';
@@ -11,7 +19,18 @@ import { ResponsesService } from './responses.service';
 import { SummarizeResponsesTool } from './summarize-responses.tool';
 
 @Module({
-  imports: [FormsModule, IdempotencyModule, WebhookOutboxModule],
+  imports: [
+    TypeOrmModule.forFeature([
+      ResponseEntity,
+      ResponseCounterEntity,
+      ResponseBucketEntity,
+      BlockStatsEntity,
+      AnswerCountEntity,
+    ]),
+    FormsModule,
+    IdempotencyModule,
+    WebhookOutboxModule,
+  ],
   providers: [
     ResponsesService,
     ResponseSequencer,

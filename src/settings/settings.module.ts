@@ -3,11 +3,13 @@ import { TokensModule } from '../tokens/tokens.module';
 import { WorkspacesModule } from '../workspaces/workspaces.module';
 import { SessionsModule } from './sessions.module';
 import { SettingsController } from './settings.controller';
+import { SettingsRepository } from './settings.repository';
 import { SettingsService } from './settings.service';
 
+/** The workspace settings pages: controller, service (the rules of each action) and repository. */
 @Module({
   imports: [WorkspacesModule, TokensModule, SessionsModule],
   controllers: [SettingsController],
-  providers: [SettingsService],
+  providers: [SettingsService, SettingsRepository],
 })
 export class SettingsModule {}

@@ -126,5 +126,10 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
     const pending = await ds.driver.createSchemaBuilder().log();
     expect(pending.upQueries.map((q) => q.query)).toEqual([]);
     expect(await ds.showMigrations()).toBe(false);
+    // ...and every table is described by an entity its feature module registered, so the check above covers it.
+    const tables: Array<{ tablename: string }> = await ds.query(
+      `SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename <> 'schema_migrations'`,
+    );
+    expect(ds.entityMetadatas.map((m) => m.tableName).sort()).toEqual(tables.map((t) => t.tablename).sort());
   });
 });
