@@ -19,7 +19,7 @@ const output = WebhookWithSecretSchema;
   minRole: 'admin',
   input,
   output,
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  annotations: { openWorldHint: true },
 })
 export class CreateWebhookTool implements ToolHandler<typeof input, typeof output> {
   constructor(private readonly webhooks: WebhooksService) {}

@@ -1,9 +1,9 @@
 import { Static, Type } from '@sinclair/typebox';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
-import { WebhookId } from './webhook.schemas';
+import { WebhookRef } from './webhook.schemas';
 import { WebhooksService } from './webhooks.service';
 
-const input = Type.Object({ webhookId: WebhookId }, { additionalProperties: false });
+const input = WebhookRef;
 const output = Type.Object({ id: Type.String(), deleted: Type.Literal(true) }, { additionalProperties: false });
 
 @Tool({
@@ -15,7 +15,7 @@ const output = Type.Object({ id: Type.String(), deleted: Type.Literal(true) }, {
   minRole: 'admin',
   input,
   output,
-  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  annotations: { destructiveHint: true },
 })
 export class DeleteWebhookTool implements ToolHandler<typeof input, typeof output> {
   constructor(private readonly webhooks: WebhooksService) {}

@@ -1,9 +1,9 @@
-import { Static, Type } from '@sinclair/typebox';
+import { Static } from '@sinclair/typebox';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
-import { WebhookId, WebhookWithSecretSchema } from './webhook.schemas';
+import { WebhookRef, WebhookWithSecretSchema } from './webhook.schemas';
 import { WebhooksService } from './webhooks.service';
 
-const input = Type.Object({ webhookId: WebhookId }, { additionalProperties: false });
+const input = WebhookRef;
 const output = WebhookWithSecretSchema;
 
 @Tool({
@@ -16,7 +16,6 @@ const output = WebhookWithSecretSchema;
   minRole: 'admin',
   input,
   output,
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
 })
 export class RotateWebhookSecretTool implements ToolHandler<typeof input, typeof output> {
   constructor(private readonly webhooks: WebhooksService) {}

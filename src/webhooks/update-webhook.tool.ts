@@ -30,7 +30,7 @@ const output = WebhookSchema;
   minRole: 'admin',
   input,
   output,
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  annotations: { idempotentHint: true, openWorldHint: true },
 })
 export class UpdateWebhookTool implements ToolHandler<typeof input, typeof output> {
   constructor(private readonly webhooks: WebhooksService) {}

@@ -1,5 +1,4 @@
 import { Type } from '@sinclair/typebox';
-import { pageFields } from '../forms/form.schemas';
 import { WEBHOOK_EVENTS } from './events';
 import { MAX_URL_LENGTH } from './url-safety';
 
@@ -98,4 +97,5 @@ export const DeliverySchema = Type.Object(
   { additionalProperties: false },
 );
 
-export const webhookPageFields = pageFields;
+/** The arguments of the tools that act on one endpoint. */
+export const WebhookRef = Type.Object({ webhookId: WebhookId }, { additionalProperties: false });

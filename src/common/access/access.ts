@@ -17,7 +17,7 @@ export function assertMayCall(principal: Principal, tool: ToolRequirement, resou
       },
     });
   }
-  if (tool.write && principal.workspace.plan !== 'pro') {
+  if (!onRequiredPlan(principal, tool)) {
     throw new ApiError('pro_required', {
       message: `The tool ${tool.name} changes data and needs a Pro workspace; "${principal.workspace.slug}" is on Free.`,
     });
@@ -33,7 +33,11 @@ export function assertMayCall(principal: Principal, tool: ToolRequirement, resou
 export function mayCall(principal: Principal, tool: ToolRequirement): boolean {
   return (
     principal.scopes.includes(tool.scope) &&
-    (!tool.write || principal.workspace.plan === 'pro') &&
+    onRequiredPlan(principal, tool) &&
     roleAtLeast(principal.role, tool.minRole)
   );
+}
+
+function onRequiredPlan(principal: Principal, tool: ToolRequirement): boolean {
+  return tool.plan === 'any' || principal.workspace.plan === tool.plan;
 }
