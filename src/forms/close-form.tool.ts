@@ -1,5 +1,5 @@
 import { Tool } from '../tools/tool.decorator';
-import { FORM_TRANSITION, FormTransitionTool } from './form-transition';
+import { FORM_TRANSITION, FormTransitionTool } from './form-transition.tool';
 
 @Tool({
   name: 'close_form',

@@ -1,6 +1,6 @@
 import { Static, Type } from '@sinclair/typebox';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
-import { WebhookRef } from './webhook.schemas';
+import { WEBHOOK_WRITE, WebhookRef } from './webhook.schemas';
 import { WebhooksService } from './webhooks.service';
 
 const input = WebhookRef;
@@ -10,9 +10,7 @@ const output = Type.Object({ id: Type.String(), deleted: Type.Literal(true) }, {
   name: 'delete_webhook',
   title: 'Delete a webhook endpoint',
   description: 'Deletes an endpoint with its delivery log; events not yet delivered to it are dropped.',
-  scope: 'webhooks:write',
-  write: true,
-  minRole: 'admin',
+  ...WEBHOOK_WRITE,
   input,
   output,
   annotations: { destructiveHint: true },

@@ -1,7 +1,7 @@
 import { Static, Type } from '@sinclair/typebox';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import { pageArguments, pageFields } from '../tools/paging';
-import { DeliverySchema, WebhookId } from './webhook.schemas';
+import { DeliverySchema, WEBHOOK_READ, WebhookId } from './webhook.schemas';
 import { WebhooksService } from './webhooks.service';
 
 const input = Type.Object(
@@ -23,9 +23,7 @@ const output = Type.Object({ ...pageFields, deliveries: Type.Array(DeliverySchem
   title: 'List webhook deliveries',
   description:
     'The delivery log of the last 30 days, newest first, for one endpoint or all: each delivery (one event for one endpoint) with its status, payload and every attempt (time, HTTP status, duration, error, first 2 KB of the answer, next retry).',
-  scope: 'webhooks:read',
-  write: false,
-  minRole: 'admin',
+  ...WEBHOOK_READ,
   input,
   output,
 })

@@ -1,7 +1,7 @@
 import { Static, Type } from '@sinclair/typebox';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import { pageArguments, pageFields } from '../tools/paging';
-import { WebhookSchema } from './webhook.schemas';
+import { WEBHOOK_READ, WebhookSchema } from './webhook.schemas';
 import { WebhooksService } from './webhooks.service';
 
 const input = Type.Object(pageArguments(100, 100), { additionalProperties: false });
@@ -21,9 +21,7 @@ const output = Type.Object(
   title: 'List webhook endpoints',
   description:
     'Lists the webhook endpoints of the workspace, oldest first, with their events and state; a disabled one says why (disabledReason). Secrets are never shown here.',
-  scope: 'webhooks:read',
-  write: false,
-  minRole: 'admin',
+  ...WEBHOOK_READ,
   input,
   output,
 })

@@ -1,6 +1,6 @@
 import { Static } from '@sinclair/typebox';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
-import { WebhookRef, WebhookWithSecretSchema } from './webhook.schemas';
+import { WEBHOOK_WRITE, WebhookRef, WebhookWithSecretSchema } from './webhook.schemas';
 import { WebhooksService } from './webhooks.service';
 
 const input = WebhookRef;
@@ -11,9 +11,7 @@ const output = WebhookWithSecretSchema;
   title: 'Rotate a webhook signing secret',
   description:
     'Gives the endpoint a new signing secret (shown only in this answer). For 24 hours the old secret keeps signing too: webhook-signature carries both signatures, space-separated, so the receiver can switch secrets without losing an event.',
-  scope: 'webhooks:write',
-  write: true,
-  minRole: 'admin',
+  ...WEBHOOK_WRITE,
   input,
   output,
 })

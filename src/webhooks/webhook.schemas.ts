@@ -2,6 +2,10 @@ import { Type } from '@sinclair/typebox';
 import { WEBHOOK_EVENTS } from './events';
 import { MAX_URL_LENGTH } from './url-safety';
 
+/** Every webhook tool needs the admin role: endpoints, their secrets and deliveries are the workspace's integrations. */
+export const WEBHOOK_READ = { scope: 'webhooks:read', write: false, minRole: 'admin' } as const;
+export const WEBHOOK_WRITE = { scope: 'webhooks:write', write: true, minRole: 'admin' } as const;
+
 export const WebhookId = Type.String({
   format: 'uuid',
   description: 'Id of the webhook endpoint (from list_webhooks).',
