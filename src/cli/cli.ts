@@ -11,6 +11,7 @@ import { AppConfig, ConfigError, loadConfig } from '../config/config';
 import { SessionsModule } from '../settings/sessions.module';
 import { PASSWORD_LINK_HOURS, SessionsService } from '../settings/sessions.service';
 import { ConfigModule } from '../config/config.module';
+import { dataSourceOptions } from '../database/data-source';
 import { checkDatabaseReachable, DatabaseUnreachableError, openDatabase } from '../database/database-url';
 import { runMigrations } from '../database/migrate';
 import { DemoModule } from '../demo/demo.module';
@@ -43,12 +44,6 @@ import {
  */
 
 const PROGRAM = 'npm run --silent cli --';
-
-/**
- * Imported only once the environment is checked: loading data-source.ts builds the TypeORM CLI's
- * DataSource from process.env.DATABASE_URL, which throws a stack trace on a malformed URL.
- */
-const dataSourceOptions = async () => (await import('../database/data-source')).dataSourceOptions;
 
 type Flags = Record<string, string | true>;
 type Output = { json: Record<string, unknown>; text: string };
@@ -111,7 +106,7 @@ const COMMANDS = [
     options: [],
     parse: noOptions,
     async run(_args, c) {
-      const ds = await new DataSource((await dataSourceOptions())(c.url, 1, false)).initialize();
+      const ds = await new DataSource(dataSourceOptions(c.url, 1, false)).initialize();
       try {
         const ran = await runMigrations(ds, c.url);
         return {
@@ -520,7 +515,7 @@ async function execute(
   let ctx: INestApplicationContext | undefined;
   const get = async <T>(type: Type<T>): Promise<T> => {
     ctx ??= await NestFactory.createApplicationContext(
-      cliModule(config, (await dataSourceOptions())(url, Math.min(config.databasePoolSize, 4), false)),
+      cliModule(config, dataSourceOptions(url, Math.min(config.databasePoolSize, 4), false)),
       {
         logger: false,
         abortOnError: false,
