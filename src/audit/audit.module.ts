@@ -1,3 +1,4 @@
+/** The audit trail: who changed what in a workspace, recorded by AuditService inside each write's transaction. */
 import { Global, Module } from '@nestjs/common';
 import { AuditService } from './audit.service';
 

@@ -1,3 +1,4 @@
+/** Forms and their blocks: FormsService (the rules of editing, publishing and closing a form) and the form tools. */
 import { Module } from '@nestjs/common';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module';

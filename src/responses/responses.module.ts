@@ -1,3 +1,7 @@
+/**
+ * Responses to forms: ResponsesService (storing and checking answers, listing, summaries), the sequencer
+ * that numbers them, and the response tools.
+ */
 import { Module } from '@nestjs/common';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { FormsModule } from '../forms/forms.module';
