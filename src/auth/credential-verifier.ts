@@ -1,3 +1,4 @@
+/** The contract of a kind of bearer credential, and how long a verification is trusted. */
 import type { Principal } from '../common/access/principal';
 
 export type VerifyResult =

@@ -1,3 +1,9 @@
+/**
+ * The admin CLI: commander parses the command line (commands, --help, usage errors), each
+ * command's options are then checked by its class-validator DTO (cli-args.ts), all before any
+ * database is opened; only then does the command run, inside a Nest application context when it
+ * needs the services.
+ */
 import 'reflect-metadata';
 import { INestApplicationContext, Module, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -35,13 +41,6 @@ import {
   WorkspaceCreateArgs,
   WorkspaceEmbedOriginsArgs,
 } from './cli-args';
-
-/**
- * The admin CLI: commander parses the command line (commands, --help, usage errors), each
- * command's options are then checked by its class-validator DTO (cli-args.ts), all before any
- * database is opened; only then does the command run, inside a Nest application context when it
- * needs the services.
- */
 
 const PROGRAM = 'npm run --silent cli --';
 

@@ -1,3 +1,4 @@
+/** The fields the app's common layer adds to a Fastify request. */
 import type { Principal } from './access/principal';
 
 // What the app puts on a request before the handlers read it. Features add their own fields beside

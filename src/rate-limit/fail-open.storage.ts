@@ -1,3 +1,4 @@
+/** Budgets counted in Redis, falling back to per-instance counters while Redis is unreachable. */
 import { Logger } from '@nestjs/common';
 import type { BudgetStorage, PairRecord, ThrottlerStorageRecord } from './budget-storage';
 

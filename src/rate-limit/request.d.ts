@@ -1,3 +1,4 @@
+/** The fields the IP budget's hook puts on a Fastify request for the credential's guard. */
 import type { BudgetState } from './rate-limit.service';
 
 declare module 'fastify' {

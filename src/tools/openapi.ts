@@ -1,3 +1,4 @@
+/** The OpenAPI 3.1 document of the tools API (/openapi.json, /docs) and its examples. */
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { ERROR_CATALOG, ErrorCode } from '../common/errors/error-catalog';

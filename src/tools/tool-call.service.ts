@@ -1,3 +1,4 @@
+/** The steps of one tool call, shared by the REST route and the MCP connector. */
 import { Inject, Injectable } from '@nestjs/common';
 import { assertMayCall } from '../common/access/access';
 import type { Principal } from '../common/access/principal';

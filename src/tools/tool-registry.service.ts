@@ -1,3 +1,4 @@
+/** The registry of every tool, found at boot, and what GET /api/v1/tools publishes of each. */
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import type { RequiredPlan, ToolRequirement } from '../common/access/tool-requirement';

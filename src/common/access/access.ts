@@ -1,3 +1,4 @@
+/** The access checks of a tool call (scope, plan, role), for the guard and for listing what a caller may call. */
 import { ApiError } from '../errors/api-error';
 import type { Principal } from './principal';
 import { roleAtLeast } from './roles';

@@ -1,3 +1,4 @@
+/** What calling a tool takes (scope, plan, role), as the access checks read it. */
 import type { Role, Scope } from './roles';
 
 /** The plan a tool needs: Pro (403 pro_required on Free), or any plan. */

@@ -1,3 +1,7 @@
+/**
+ * Argument validation shared by the tools layer and the domain rules: Ajv for JSON Schema, text PostgreSQL
+ * can store, nesting depth, and errors as the envelope's details.
+ */
 import { Type } from '@sinclair/typebox';
 import Ajv2020, { ErrorObject, ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
