@@ -1,3 +1,7 @@
+/**
+ * The root module: it assembles every feature module, the database connection, the credential
+ * verifiers and the global guards (authentication, then the credential's budget).
+ */
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';

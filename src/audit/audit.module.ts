@@ -1,3 +1,4 @@
+/** The audit trail: who changed what in a workspace, recorded by AuditService inside each write's transaction. */
 import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AuditEventEntity } from './entities/audit-event.entity';

@@ -1,3 +1,4 @@
+/** Forms and their blocks: FormsService (the rules of editing, publishing and closing a form) and the form tools. */
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { BlockEntity } from './entities/block.entity';

@@ -1,3 +1,4 @@
+/** Idempotency-Key handling for tool calls: the stored answers, and the interceptor that claims, replays or stores them. */
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { IdempotencyKeyEntity } from './entities/idempotency-key.entity';

@@ -1,3 +1,4 @@
+/** OAuth access tokens as a kind of bearer credential. */
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';

@@ -1,3 +1,7 @@
+/**
+ * The OAuth 2.1 authorization server (oidc-provider): its sign-in and consent pages, its clients and grants,
+ * and the verifier that accepts its access tokens as bearer credentials.
+ */
 import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { LoginFailureEntity } from './entities/login-failure.entity';

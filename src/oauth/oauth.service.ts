@@ -1,3 +1,4 @@
+/** Sign-in for the authorization server (passwords, lock-out after failures), grants, and the purge of expired rows. */
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';

@@ -1,3 +1,7 @@
+/**
+ * Responses to forms: ResponsesService (storing and checking answers, listing, summaries), the sequencer
+ * that numbers them, and the response tools.
+ */
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ResponseEntity } from './entities/response.entity';

@@ -1,3 +1,4 @@
+/** Browser sessions and set-password links, shared by the settings pages, the OAuth sign-in and the CLI. */
 import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { PasswordLinkEntity } from './entities/password-link.entity';
@@ -6,7 +7,6 @@ import { SettingsSessionEntity } from './entities/settings-session.entity';
 import { SessionsRepository } from './sessions.repository';
 import { SessionsService } from './sessions.service';
 
-/** Browser sessions and set-password links, shared by the settings pages, the OAuth sign-in and the CLI. */
 @Global()
 @Module({
   imports: [TypeOrmModule.forFeature([SettingsSessionEntity, SettingsOnceEntity, PasswordLinkEntity])],

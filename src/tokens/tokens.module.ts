@@ -1,3 +1,4 @@
+/** Workspace API tokens (fw_...): creating, listing and revoking them, and verifying one as a bearer credential. */
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ApiTokenEntity } from './entities/api-token.entity';

@@ -1,3 +1,4 @@
+/** The outbox alone, so that forms and responses can emit events without depending on the webhook tools. */
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { WebhookAttemptEntity } from './entities/webhook-attempt.entity';
@@ -5,7 +6,6 @@ import { WebhookDeliveryEntity } from './entities/webhook-delivery.entity';
 import { WebhookEndpointEntity } from './entities/webhook-endpoint.entity';
 import { WebhookOutbox } from './webhook-outbox.service';
 
-/** The outbox alone, so that forms and responses can emit events without depending on the webhook tools. */
 @Module({
   imports: [TypeOrmModule.forFeature([WebhookEndpointEntity, WebhookDeliveryEntity, WebhookAttemptEntity])],
   providers: [WebhookOutbox],

@@ -1,3 +1,4 @@
+/** Workspaces, users and memberships: who belongs to which workspace with which role, and each workspace's plan. */
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { MembershipEntity } from './entities/membership.entity';
