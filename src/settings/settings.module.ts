@@ -1,13 +1,19 @@
+/**
+ * The settings pages, server-rendered: sign-in, account, and per workspace its members, API tokens,
+ * connected apps, audit trail, plan and embed origins.
+ */
 import { Module } from '@nestjs/common';
 import { TokensModule } from '../tokens/tokens.module';
 import { WorkspacesModule } from '../workspaces/workspaces.module';
 import { SessionsModule } from './sessions.module';
 import { SettingsController } from './settings.controller';
+import { SettingsRepository } from './settings.repository';
 import { SettingsService } from './settings.service';
 
+/** The workspace settings pages: controller, service (the rules of each action) and repository. */
 @Module({
   imports: [WorkspacesModule, TokensModule, SessionsModule],
   controllers: [SettingsController],
-  providers: [SettingsService],
+  providers: [SettingsService, SettingsRepository],
 })
 export class SettingsModule {}
