@@ -5,19 +5,26 @@
  * `npm run bench:mcp` (builds first). See bench/README.md.
  *
  * 1. creates, migrates and seeds a fresh database with the CLI (as bench/get-form.js);
- * 2. starts one Formwork (dist/src/main.js, NODE_ENV=production, rate limits raised so that they
- *    count but never refuse);
+ * 2. starts one Formwork in production configuration, as bench/get-form.js does (dist/src/main.js,
+ *    NODE_ENV=production, LOG_LEVEL=info with its standard output to /dev/null or BENCH_SERVER_LOG,
+ *    both budgets counted in Redis at BENCH_REDIS_URL, limits raised so that they count but never
+ *    refuse);
  * 3. warms both up, then alternates REST, MCP, REST, MCP... (autocannon, BENCH_ROUNDS rounds of
  *    BENCH_DURATION s, BENCH_CONNECTIONS connections, 50 by default):
  *    - rest: POST /api/v1/tools/get_form {"publicId"};
  *    - mcp:  POST /mcp {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_form",...}}
  *      with the headers an MCP client sends (Accept, MCP-Protocol-Version);
- * 4. writes the table and the ratio mcp/rest (target >= BENCH_TARGET, 0.8) to
- *    bench/results/mcp-<timestamp>.md.
+ * 4. writes the table, the ratio mcp/rest (target >= BENCH_TARGET, 0.8) and the server CPU that
+ *    MCP adds per call to bench/results/mcp-<timestamp>.md;
+ * 5. with BENCH_PROFILE=1, profiles a fresh Formwork over one round of each route (load window
+ *    only) and adds the hottest functions and packages to the report (profiles saved beside it).
  *
  * Exit code: 0 whether the ratio passes or not; 1 when something broke.
  */
 const os = require('node:os');
+const { mkdirSync, readFileSync, renameSync } = require('node:fs');
+const { join, relative } = require('node:path');
+const cpuProfile = require('./cpu-profile');
 const lib = require('./lib');
 const {
   CLI,
@@ -25,6 +32,7 @@ const {
   COUNTING_LIMITS,
   log,
   envNumber,
+  envFlag,
   loadOptions,
   requireBuilt,
   freePort,
@@ -50,7 +58,15 @@ const {
   writeReport,
 } = lib;
 
-const OPTS = { ...loadOptions({ connections: 50, rounds: 3 }), target: envNumber('BENCH_TARGET', 0.8) };
+const OPTS = {
+  ...loadOptions({ connections: 50, rounds: 3 }),
+  target: envNumber('BENCH_TARGET', 0.8),
+  redisUrl: process.env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379',
+  serverLog: process.env.BENCH_SERVER_LOG || '/dev/null',
+  profile: envFlag('BENCH_PROFILE'),
+};
+const ROOT = join(__dirname, '..');
+const RESULTS = join(__dirname, 'results');
 const teardown = new Teardown();
 const post = (url, headers, body) => lib.post(url, headers, body, 5_000);
 
@@ -75,7 +91,13 @@ async function main() {
   const publicId = demo.forms[0];
 
   const port = await freePort();
-  const formwork = new Server('formwork', [MAIN], serviceEnv(baseEnv, port, dbUrl, COUNTING_LIMITS));
+  // Production configuration, as bench/get-form.js: info logs (one access line per request), Redis budgets.
+  const fwEnv = serviceEnv(baseEnv, port, dbUrl, {
+    ...COUNTING_LIMITS,
+    LOG_LEVEL: 'info',
+    REDIS_URL: OPTS.redisUrl,
+  });
+  const formwork = new Server('formwork', [MAIN], fwEnv, { stdout: OPTS.serverLog });
   teardown.servers.push(formwork);
   const auth = { Authorization: `Bearer ${demo.token}`, 'Content-Type': 'application/json' };
   const targets = [
@@ -112,10 +134,17 @@ async function main() {
   }
   log(`both answer form ${publicId} (${rest.blocks.length} blocks)`);
 
+  const ready = await (await fetch(`http://127.0.0.1:${port}/readyz`)).json();
+  if (ready.rateLimits !== 'shared') {
+    throw new Error(`formwork does not count its budgets in Redis at ${OPTS.redisUrl}: ${JSON.stringify(ready)}`);
+  }
+
+  const cannon = (t, seconds) =>
+    loadTarget(t, seconds, { connections: OPTS.connections, dbName, alsoOurs: ['redis-server'] });
   const rows = [];
   await alternateRounds(targets, OPTS, {
     measure: async (t, seconds) => {
-      const fig = figures(await loadTarget(t, seconds, { connections: OPTS.connections, dbName }));
+      const fig = figures(await cannon(t, seconds));
       formwork.assertAlive();
       return fig;
     },
@@ -128,6 +157,47 @@ async function main() {
       rows,
     }),
   });
+
+  // --- optional CPU profiles (a fresh Formwork, each route's load window only; not in the figures) ---
+  const profiles = [];
+  if (OPTS.profile) {
+    await formwork.stop();
+    teardown.servers.splice(teardown.servers.indexOf(formwork), 1);
+    mkdirSync(RESULTS, { recursive: true });
+    const out = join(RESULTS, `mcp-${ts}.cpuprofile`);
+    const profPort = await freePort();
+    const profiled = new Server(
+      'formwork (profiled)',
+      ['-r', join(__dirname, 'cpu-profile-hook.js'), MAIN],
+      // Standard output piped: the hook says there when it has written a profile.
+      { ...fwEnv, PORT: String(profPort), BENCH_CPU_PROFILE_OUT: out },
+    );
+    teardown.servers.push(profiled);
+    const onPort = (t) => ({ ...t, server: profiled, url: t.url.replace(`:${port}/`, `:${profPort}/`) });
+    await profiled.waitUntil(async () => (await post(onPort(targets[0]).url, auth, targets[0].body)).status === 200);
+    for (const t of targets.map(onPort)) {
+      log(`profiling ${t.name}: ${OPTS.warmup} s warm-up, then ${OPTS.duration} s profiled`);
+      await cannon(t, OPTS.warmup);
+      profiled.proc.kill('SIGUSR2');
+      const pf = figures(await cannon(t, OPTS.duration));
+      profiled.output = '';
+      profiled.proc.kill('SIGUSR2');
+      await profiled.waitUntil(async () => profiled.output.includes('cpu-profile-written'), 30_000);
+      const file = out.replace(/\.cpuprofile$/, `-${t.name}.cpuprofile`);
+      renameSync(out, file);
+      const summary = cpuProfile.summarize(JSON.parse(readFileSync(file, 'utf8')), 25);
+      profiles.push(
+        [
+          `### ${t.name}`,
+          '',
+          `${f0(pf.rps)} req/s while profiled (${pf.total} requests); ${f3(summary.busyMs / (pf.total + pf.non2xx || 1))} ms of sampled CPU per request on the main thread. Profile: \`${relative(ROOT, file)}\`.`,
+          '',
+          cpuProfile.toMarkdown(summary),
+        ].join('\n'),
+      );
+    }
+    await profiled.stop();
+  }
 
   const measured = [...rows];
   const means = {};
@@ -153,14 +223,26 @@ async function main() {
     '',
     `Ratio mcp/rest (mean req/s): **${f2(ratio)}** — target >= ${OPTS.target}: **${outcome}**`,
     '',
+    `Server CPU per call: mcp ${f3(means.mcp.cpuPerReq)} ms, rest ${f3(means.rest.cpuPerReq)} ms: MCP adds ${f3(means.mcp.cpuPerReq - means.rest.cpuPerReq)} ms.`,
+    '',
     noiseLine(measured, (r) => `${r.round} ${r.server}`, 'the ratio is less reliable, '),
     '',
     table,
     '',
-    '- rest: `POST /api/v1/tools/get_form`; mcp: `POST /mcp` with `tools/call` of get_form (a fresh SDK server and transport per request, stateless). One Formwork, NODE_ENV=production, LOG_LEVEL=warn, rate limits counting.',
+    `- rest: \`POST /api/v1/tools/get_form\`; mcp: \`POST /mcp\` with \`tools/call\` of get_form. One Formwork in production configuration: NODE_ENV=production, LOG_LEVEL=info (standard output to ${OPTS.serverLog}), both budgets counted in Redis at ${OPTS.redisUrl}.`,
     `- Load: autocannon ${autocannonVersion()}, ${OPTS.connections} connections, ${OPTS.duration} s per round, ${OPTS.rounds} rounds alternating rest, mcp, after ${OPTS.warmup} s of warm-up each.`,
     machineLine(pgVersion, loadBefore),
     ...(problems.length ? ['', '## Problems', '', ...problems.map((p) => `- ${p}`)] : []),
+    ...(profiles.length
+      ? [
+          '',
+          '## CPU profiles (BENCH_PROFILE=1)',
+          '',
+          'A fresh Formwork after the measured rounds, profiled over one round of each route (boot and warm-up excluded); profiling slows it down. Self time.',
+          '',
+          profiles.join('\n\n'),
+        ]
+      : []),
     '',
   ].join('\n');
   log(`written ${writeReport(`mcp-${ts}.md`, md)}`);

@@ -355,6 +355,93 @@ describe('the MCP connector (/mcp)', () => {
       expect(res.status).toBe(202);
       expect(res.text).toBe('');
     });
+
+    it('refuses what the Streamable HTTP transport refuses, with its statuses and JSON-RPC codes', async () => {
+      const list = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
+      const refusal = (res: request.Response, status: number, code: number, message: RegExp) => {
+        expect(res.status).toBe(status);
+        expect(res.headers['content-type']).toMatch(/^application\/json/);
+        expect(res.body).toEqual({
+          jsonrpc: '2.0',
+          id: null,
+          error: { code, message: expect.stringMatching(message) },
+        });
+      };
+      refusal(await post(app, admin, list, { Accept: 'application/json' }), 406, -32000, /^Not Acceptable/);
+      refusal(await post(app, admin, list, { 'Content-Type': 'text/plain' }), 415, -32000, /^Unsupported Media Type/);
+      const badJson = await request(app.getHttpServer())
+        .post('/mcp')
+        .set('Authorization', `Bearer ${admin}`)
+        .set('Accept', 'application/json, text/event-stream')
+        .set('Content-Type', 'application/json')
+        .send('{"jsonrpc": "2.0",');
+      refusal(badJson, 400, ErrorCode.ParseError, /Invalid JSON$/);
+      refusal(await post(app, admin, { hello: 'world' }), 400, ErrorCode.ParseError, /Invalid JSON-RPC message/);
+      refusal(await post(app, admin, [list, { ...list, id: 2 }, 3]), 400, ErrorCode.ParseError, /JSON-RPC/);
+      const initialize = {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      };
+      refusal(await post(app, admin, [initialize, list]), 400, ErrorCode.InvalidRequest, /one initialization/);
+      refusal(
+        await post(app, admin, Array(101).fill(list)),
+        400,
+        ErrorCode.InvalidRequest,
+        /Batch must not exceed 100/,
+      );
+      // An unknown method is the server's JSON-RPC error, in an answer of 200.
+      const unknown = await post(app, admin, { jsonrpc: '2.0', id: 'x', method: 'resources/list' });
+      expect(unknown.status).toBe(200);
+      expect(unknown.body).toEqual({
+        jsonrpc: '2.0',
+        id: 'x',
+        error: { code: ErrorCode.MethodNotFound, message: expect.any(String) },
+      });
+    });
+
+    it('answers a batch with the replies in its order, under the ids the client gave (repeated ones too)', async () => {
+      const form = await createForm(app, ws, { title: 'Batch' });
+      const res = await post(app, admin, [
+        toolsCall('get_form', { publicId: form.publicId }, 7),
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+        toolsCall('get_form', { publicId: 'nope' }, 7),
+        { jsonrpc: '2.0', id: 'ping', method: 'ping' },
+      ]);
+      expect(res.status).toBe(200);
+      expect(res.body).toHaveLength(3);
+      expect(res.body.map((r: { id: unknown }) => r.id)).toEqual([7, 7, 'ping']);
+      expect(res.body[0].result.structuredContent).toEqual(
+        (await callTool(app, admin, 'get_form', { publicId: form.publicId })).body,
+      );
+      expect(res.body[0].result.content).toEqual([
+        { type: 'text', text: JSON.stringify(res.body[0].result.structuredContent) },
+      ]);
+      expect(errorCodeOf(res.body[1].result)).toBe('not_found');
+      expect(res.body[2].result).toEqual({});
+    });
+
+    it('keeps concurrent requests of many clients apart, though they all use the id 1', async () => {
+      const forms = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => createForm(app, ws, { title: `Concurrent ${i}` })),
+      );
+      const answers = await Promise.all(
+        forms.map((f) => post(app, admin, toolsCall('get_form', { publicId: f.publicId }, 1))),
+      );
+      for (const [i, res] of answers.entries()) {
+        expect(res.status).toBe(200);
+        expect(res.body.id).toBe(1);
+        expect(res.body.result.structuredContent.title).toBe(`Concurrent ${i}`);
+      }
+      // A cancellation naming id 1 reaches none of them: it is accepted and dropped.
+      const cancelled = await Promise.all([
+        post(app, admin, toolsCall('get_form', { publicId: forms[0].publicId }, 1)),
+        post(app, admin, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } }),
+      ]);
+      expect(cancelled.map((r) => r.status)).toEqual([200, 202]);
+      expect(cancelled[0].body.result.structuredContent.title).toBe('Concurrent 0');
+    });
   });
 });
 
