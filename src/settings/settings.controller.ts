@@ -37,6 +37,8 @@ import {
   SessionsService,
 } from './sessions.service';
 import { COPY_SCRIPT } from './settings.script';
+import { CREATE_FIELDS, WebhooksPageService } from './webhooks-page.service';
+import { DELIVERIES_PER_PAGE, DELIVERY_STATUSES, webhookPage, webhookSecretPage, webhooksPage } from './webhooks.pages';
 
 /** Settings forms are a few short fields (the scopes are repeated checkboxes). */
 const FORM = formPost(20 * 1024, 30);
@@ -85,6 +87,7 @@ export class SettingsController {
     private readonly sessions: SessionsService,
     private readonly settings: SettingsService,
     private readonly oauth: OAuthService,
+    private readonly webhooks: WebhooksPageService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -513,6 +516,192 @@ export class SettingsController {
     });
   }
 
+  // --- webhooks (admins; the webhook tools' rules, see WebhooksPageService) -----------------------
+
+  @Get('w/:slug/webhooks')
+  async webhookList(@Param('slug') slug: string, @Req() req: Request, @Res() res: Response) {
+    await this.page(req, res, slug, 'admin', async (chrome, _s, a) => this.renderWebhooks(res, 200, chrome, a, {}, {}));
+  }
+
+  @Post('w/:slug/webhooks')
+  @RouteConfig(FORM)
+  async createWebhook(@Param('slug') slug: string, @Req() req: Request, @Res() res: Response) {
+    await this.page(req, res, slug, 'admin', async (chrome, session, a) => {
+      const body = req.body as Body;
+      const values = { url: text(body.url), events: list(body.events), description: text(body.description) };
+      const errors: FieldErrors = {};
+      if (!values.url) errors.url = 'Enter the URL of your receiver.';
+      if (!values.events.length) errors.events = 'Choose at least one event.';
+      if (Object.keys(errors).length) return this.renderWebhooks(res, 400, chrome, a, errors, values);
+      // A form sent twice (a reload of the POST, a double click) finds its nonce used: nothing is created.
+      if (!(await this.sessions.useNonce(body.nonce)))
+        return res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/webhooks`, 303);
+      let created;
+      try {
+        created = await this.webhooks.create(a, { ...values, description: values.description || undefined });
+      } catch (err) {
+        if (!(err instanceof ApiError) || err.code !== 'invalid_arguments') throw err;
+        // Each problem by its field (the first one of each), as the tool reports it at its path.
+        for (const d of err.details ?? []) {
+          const name = d.path.split('/')[1] as (typeof CREATE_FIELDS)[number];
+          if (CREATE_FIELDS.includes(name)) errors[name] ??= d.message;
+        }
+        if (!Object.keys(errors).length) errors.url = err.message;
+        return this.renderWebhooks(res, 400, chrome, a, errors, values);
+      }
+      await this.sessions.flash(session, 'webhook', { url: created.url, secret: created.secret });
+      res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/webhooks/secret`, 303);
+    });
+  }
+
+  @Get('w/:slug/webhooks/secret')
+  async webhookSecret(@Param('slug') slug: string, @Req() req: Request, @Res() res: Response) {
+    await this.page(req, res, slug, 'admin', async (chrome, session) =>
+      this.send(res, 200, webhookSecretPage(chrome, await this.sessions.takeFlash(session, 'webhook'))),
+    );
+  }
+
+  @Get('w/:slug/webhooks/:id')
+  async webhook(
+    @Param('slug') slug: string,
+    @Param('id') id: string,
+    @Query() query: Record<string, unknown>,
+    @Req() req: Request,
+    @Res() res: Response,
+  ) {
+    await this.page(req, res, slug, 'admin', async (chrome, _s, a) => {
+      const endpoint = await this.webhooks.endpoint(a, id);
+      const page = Math.min(Math.max(1, Math.floor(Number(text(query.page))) || 1), 10_000);
+      const status = (DELIVERY_STATUSES as readonly string[]).includes(text(query.status))
+        ? text(query.status)
+        : undefined;
+      const log = await this.webhooks.deliveries(a, id, {
+        status,
+        limit: DELIVERIES_PER_PAGE,
+        offset: (page - 1) * DELIVERIES_PER_PAGE,
+      });
+      this.send(res, 200, webhookPage(chrome, endpoint, log, { status, page }));
+    });
+  }
+
+  @Post('w/:slug/webhooks/:id/enabled')
+  @RouteConfig(FORM)
+  async enableWebhook(@Param('slug') slug: string, @Param('id') id: string, @Req() req: Request, @Res() res: Response) {
+    await this.page(req, res, slug, 'admin', async (_c, _s, a) => {
+      const enabled = text((req.body as Body).enabled);
+      if (enabled !== 'true' && enabled !== 'false') throw notFound();
+      await this.webhooks.setEnabled(a, id, enabled === 'true');
+      res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/webhooks`, 303);
+    });
+  }
+
+  @Get('w/:slug/webhooks/:id/delete')
+  async deleteWebhookForm(
+    @Param('slug') slug: string,
+    @Param('id') id: string,
+    @Req() req: Request,
+    @Res() res: Response,
+  ) {
+    await this.page(req, res, slug, 'admin', async (chrome, _s, a) => {
+      const endpoint = await this.webhooks.endpoint(a, id);
+      const base = `/settings/w/${slug}/webhooks`;
+      this.send(
+        res,
+        200,
+        confirmPage(
+          chrome,
+          `Delete the endpoint ${endpoint.url}?`,
+          'Nothing more is sent to it, and its delivery log goes with it. This cannot be undone.',
+          `${base}/${endpoint.id}/delete`,
+          'Delete',
+          base,
+        ),
+      );
+    });
+  }
+
+  @Post('w/:slug/webhooks/:id/delete')
+  @RouteConfig(FORM)
+  async deleteWebhook(@Param('slug') slug: string, @Param('id') id: string, @Req() req: Request, @Res() res: Response) {
+    await this.page(req, res, slug, 'admin', async (_c, _s, a) => {
+      await this.webhooks.remove(a, id);
+      res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/webhooks`, 303);
+    });
+  }
+
+  @Get('w/:slug/webhooks/:id/rotate')
+  async rotateWebhookForm(
+    @Param('slug') slug: string,
+    @Param('id') id: string,
+    @Req() req: Request,
+    @Res() res: Response,
+  ) {
+    await this.page(req, res, slug, 'admin', async (chrome, _s, a) => {
+      const endpoint = await this.webhooks.endpoint(a, id);
+      const base = `/settings/w/${slug}/webhooks`;
+      this.send(
+        res,
+        200,
+        confirmPage(
+          chrome,
+          `Rotate the secret of ${endpoint.url}?`,
+          'A new signing secret is made and shown once. The old one keeps signing beside it for 24 hours, so your receiver can switch in that time; rotating again ends that overlap.',
+          `${base}/${endpoint.id}/rotate`,
+          'Rotate secret',
+          `${base}/${endpoint.id}`,
+          // A second post of this form (a double click) would end the old secret's overlap at once.
+          { nonce: this.sessions.nonce() },
+        ),
+      );
+    });
+  }
+
+  @Post('w/:slug/webhooks/:id/rotate')
+  @RouteConfig(FORM)
+  async rotateWebhook(@Param('slug') slug: string, @Param('id') id: string, @Req() req: Request, @Res() res: Response) {
+    await this.page(req, res, slug, 'admin', async (_c, session, a) => {
+      if (!(await this.sessions.useNonce((req.body as Body).nonce)))
+        return res
+          .status(303)
+          .headers(HEADERS)
+          .redirect(`/settings/w/${slug}/webhooks/${encodeURIComponent(id)}`, 303);
+      const rotated = await this.webhooks.rotate(a, id);
+      await this.sessions.flash(session, 'webhook', {
+        url: rotated.url,
+        secret: rotated.secret,
+        previousSecretExpiresAt: rotated.previousSecretExpiresAt,
+      });
+      res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/webhooks/secret`, 303);
+    });
+  }
+
+  @Post('w/:slug/webhooks/:id/test')
+  @RouteConfig(FORM)
+  async testWebhook(@Param('slug') slug: string, @Param('id') id: string, @Req() req: Request, @Res() res: Response) {
+    await this.page(req, res, slug, 'admin', async (_c, _s, a) => {
+      await this.webhooks.sendTest(a, id, text((req.body as Body).event));
+      res
+        .status(303)
+        .headers(HEADERS)
+        .redirect(`/settings/w/${slug}/webhooks/${encodeURIComponent(id)}`, 303);
+    });
+  }
+
+  /** Redelivers, then shows the log of the delivery's endpoint. */
+  @Post('w/:slug/webhooks/deliveries/:deliveryId/redeliver')
+  @RouteConfig(FORM)
+  async redeliverWebhook(
+    @Param('slug') slug: string,
+    @Param('deliveryId') deliveryId: string,
+    @Req() req: Request,
+    @Res() res: Response,
+  ) {
+    await this.page(req, res, slug, 'admin', async (_c, _s, a) => {
+      const delivery = await this.webhooks.redeliver(a, deliveryId);
+      res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/webhooks/${delivery.webhookId}`, 303);
+    });
+  }
+
   @Get('w/:slug/audit')
   async audit(
     @Param('slug') slug: string,
@@ -660,6 +849,25 @@ export class SettingsController {
         }),
       ),
     );
+  }
+
+  private renderWebhooks(
+    res: Response,
+    status: number,
+    chrome: Chrome,
+    a: Access,
+    errors: FieldErrors,
+    values: Parameters<typeof webhooksPage>[2]['values'],
+  ) {
+    return this.webhooks
+      .list(a)
+      .then((list) =>
+        this.send(
+          res,
+          status,
+          webhooksPage({ ...chrome, current: 'webhooks' }, list, { nonce: this.sessions.nonce(), errors, values }),
+        ),
+      );
   }
 
   private linkUrl(token: string): string {

@@ -11,7 +11,7 @@ import { Session, SessionsService } from './sessions.service';
 /** A page's refusal: rendered as an HTML page with this status. */
 export class PageError extends Error {
   constructor(
-    readonly status: 403 | 404,
+    readonly status: 400 | 403 | 404,
     readonly title: string,
     message: string,
   ) {

@@ -27,6 +27,6 @@ import { WebhooksService } from './webhooks.service';
     RedeliverWebhookTool,
     SendTestWebhookTool,
   ],
-  exports: [WebhookDeliveryWorker],
+  exports: [WebhookDeliveryWorker, WebhooksService],
 })
 export class WebhooksModule {}
