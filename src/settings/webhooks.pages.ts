@@ -127,11 +127,12 @@ ${w.description ? `<tr><th>Description</th><td>${esc(w.description)}</td></tr>` 
 <tr><th>Created</th><td>${when(w.createdAt)}</td></tr>
 ${w.previousSecretExpiresAt ? `<tr><th>Previous secret</th><td>still signs until ${whenExactly(w.previousSecretExpiresAt)}</td></tr>` : ''}
 </tbody></table>
-<div class="actions">${enableForm(chrome, base, w)} <a href="${esc(here)}/rotate">Rotate secret</a> <a href="${esc(here)}/delete">Delete</a> <a href="${esc(base)}" class="cancel">Back to webhooks</a></div>
+<div class="actions" style="align-items: center">${enableForm(chrome, base, w)} <a href="${esc(here)}/rotate">Rotate secret</a> <a href="${esc(here)}/delete">Delete</a> <a href="${esc(base)}" class="cancel">Back to webhooks</a></div>
 <h2>Send a test event</h2>
-<form method="post" action="${esc(here)}/test" class="actions">${csrfField(chrome.csrf)}
-${field('event', 'Event', (a) => select(a, [...WEBHOOK_EVENTS], w.events[0]), {}, 'Built from the form of this workspace changed last, and marked "test": true.')}
-<div class="field"><label>&nbsp;</label><button type="submit">Send test event</button></div></form>
+<p class="desc">Sent to this endpoint whatever it subscribes to, built from the form of this workspace changed last, and marked "test": true.</p>
+<form method="post" action="${esc(here)}/test" class="actions" style="align-items: flex-end">${csrfField(chrome.csrf)}
+${field('event', 'Event', (a) => select(a, [...WEBHOOK_EVENTS], w.events[0]), {})}
+<div class="field"><button type="submit">Send test event</button></div></form>
 <h2>Deliveries</h2>
 <form method="get" action="${esc(here)}" class="actions">
 <div class="field"><label for="status">Status</label>${select('id="status" name="status"', ['', ...DELIVERY_STATUSES], view.status ?? '', { '': 'Any' })}</div>
