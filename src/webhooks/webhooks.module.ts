@@ -10,11 +10,12 @@ import { RedeliverWebhookTool } from './redeliver-webhook.tool';
 import { RotateWebhookSecretTool } from './rotate-webhook-secret.tool';
 import { SendTestWebhookTool } from './send-test-webhook.tool';
 import { UpdateWebhookTool } from './update-webhook.tool';
+import { WebhookOutboxModule } from './webhook-outbox.module';
 import { WebhooksService } from './webhooks.service';
 
 /** The webhook tools and the delivery loop. Events are written by WebhookOutboxModule, which forms and responses use. */
 @Module({
-  imports: [FormsModule, ResponsesModule],
+  imports: [FormsModule, ResponsesModule, WebhookOutboxModule],
   providers: [
     WebhooksService,
     WebhookDeliveryWorker,
