@@ -424,7 +424,7 @@ async function main() {
   teardown.onSignals('stopping the server and dropping the database');
 
   requireBuilt(
-    [CLI, MAIN, join(DIST, 'responses', 'response-stats.js'), join(DIST, 'database', 'data-source.js')],
+    [CLI, MAIN, join(DIST, 'responses', 'response-stats.repository.js'), join(DIST, 'database', 'data-source.js')],
     'bench:responses',
   );
 
@@ -532,15 +532,16 @@ async function main() {
   // Build the aggregates with the service's own code, as after any bulk import.
   require('reflect-metadata');
   const { dataSourceOptions } = require(join(DIST, 'database', 'data-source.js'));
-  const { recomputeResponseStats } = require(join(DIST, 'responses', 'response-stats.js'));
+  const { ResponseStatsRepository } = require(join(DIST, 'responses', 'response-stats.repository.js'));
   const { DataSource } = require('typeorm');
   const dataSource = new DataSource(dataSourceOptions(dbUrl, 2, false));
   await dataSource.initialize();
   const closeDs = () => dataSource.destroy();
   closers.add(closeDs);
   try {
-    await timed('Aggregates: `recomputeResponseStats()` (dist/src/responses/response-stats.js), one transaction', () =>
-      dataSource.transaction((tx) => recomputeResponseStats(tx, form.id)),
+    await timed(
+      'Aggregates: `recomputeResponseStats()` (dist/src/responses/response-stats.repository.js), one transaction',
+      () => dataSource.transaction((tx) => new ResponseStatsRepository().recomputeResponseStats(tx, form.id)),
     );
   } finally {
     closers.delete(closeDs);

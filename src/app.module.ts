@@ -1,3 +1,7 @@
+/**
+ * The root module: it assembles every feature module, the database connection, the credential
+ * verifiers and the global guards (authentication, then the credential's budget).
+ */
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
@@ -20,6 +24,7 @@ import { OAuthModule } from './oauth/oauth.module';
 import { OAuthTokenVerifier } from './oauth/oauth-token.verifier';
 import { RespondentModule } from './respondent/respondent.module';
 import { ResponseSequencerWorker } from './responses/response-sequencer';
+import { FormAnswersModule } from './responses/form-answers.module';
 import { ResponsesModule } from './responses/responses.module';
 import { SessionsModule } from './settings/sessions.module';
 import { SettingsModule } from './settings/settings.module';
@@ -41,7 +46,8 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forConfig(config),
-        TypeOrmModule.forRoot(dataSourceOptions(databaseUrl, config.databasePoolSize)),
+        // Each feature module registers its entities (TypeOrmModule.forFeature).
+        TypeOrmModule.forRoot({ ...dataSourceOptions(databaseUrl, config.databasePoolSize), autoLoadEntities: true }),
         AuditModule,
         WorkspacesModule,
         TokensModule,
@@ -49,6 +55,7 @@ export class AppModule {
         ToolsModule,
         McpModule,
         FormsModule,
+        FormAnswersModule,
         ResponsesModule,
         RespondentModule,
         WebhooksModule,

@@ -2,12 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import type { Principal } from '../common/access/principal';
 import { currentRequestContext } from '../common/request-context';
-
-const COLUMNS = '(workspace_id, action, subject_id, actor_kind, actor_id, actor_user_id, details, request_id)';
+import { AuditRecord, AuditRepository } from './audit.repository';
 
 /** Records writes in the audit trail, inside the write's own transaction (both commit or neither). */
 @Injectable()
 export class AuditService {
+  constructor(private readonly repo: AuditRepository) {}
+
   async record(
     tx: EntityManager,
     principal: Principal,
@@ -15,14 +16,28 @@ export class AuditService {
     subjectId: string,
     details: Record<string, unknown> = {},
   ): Promise<void> {
-    await tx.query(`INSERT INTO audit_events ${COLUMNS} VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8)`, [
-      principal.workspace.id,
+    await this.repo.insert(tx, { ...this.event(principal, action, details), subjectId });
+  }
+
+  /** Records a change made on the settings pages by the signed-in person `userId`. */
+  async recordSession(
+    manager: EntityManager,
+    workspaceId: string,
+    userId: string,
+    action: string,
+    subjectId: string,
+    details: Record<string, unknown>,
+  ): Promise<void> {
+    await this.repo.insert(manager, {
+      workspaceId,
       action,
       subjectId,
-      ...this.actor(principal),
-      JSON.stringify(details),
-      currentRequestContext()?.requestId ?? null,
-    ]);
+      actorKind: 'session',
+      actorId: userId,
+      actorUserId: userId,
+      details,
+      requestId: currentRequestContext()?.requestId ?? null,
+    });
   }
 
   /**
@@ -37,19 +52,23 @@ export class AuditService {
     subject: string,
     details: Record<string, unknown> = {},
   ): { sql: string; params: unknown[] } {
-    return {
-      sql: `INSERT INTO audit_events ${COLUMNS} SELECT $1, $2, ${subject}, $3, $4, $5, $6::jsonb, $7 FROM ${from}`,
-      params: [
-        principal.workspace.id,
-        action,
-        ...this.actor(principal),
-        JSON.stringify(details),
-        currentRequestContext()?.requestId ?? null,
-      ],
-    };
+    return this.repo.insertSql(this.event(principal, action, details), from, subject);
   }
 
-  private actor(principal: Principal): unknown[] {
-    return [principal.credential.kind, principal.credential.id, principal.userId ?? null];
+  /** Who did what, in which workspace and request. */
+  private event(
+    principal: Principal,
+    action: string,
+    details: Record<string, unknown>,
+  ): Omit<AuditRecord, 'subjectId'> {
+    return {
+      workspaceId: principal.workspace.id,
+      action,
+      actorKind: principal.credential.kind,
+      actorId: principal.credential.id,
+      actorUserId: principal.userId ?? null,
+      details,
+      requestId: currentRequestContext()?.requestId ?? null,
+    };
   }
 }

@@ -1,3 +1,4 @@
+/** GET /auth.md: the walkthrough of authentication for agents, served from docs/auth.md. */
 import { Controller, Get, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';

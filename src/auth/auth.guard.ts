@@ -1,3 +1,4 @@
+/** The global authentication guard: the bearer credential of every non-public route, checked by the credential verifiers. */
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyRequest } from 'fastify';

@@ -1,3 +1,4 @@
+/** The OAuth protected resource metadata (RFC 9728) of the tools API and the MCP connector. */
 import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { APP_CONFIG, AppConfig } from '../config/config';

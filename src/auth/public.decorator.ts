@@ -1,3 +1,4 @@
+/** @Public(): the mark of a route that needs no credential. */
 import { SetMetadata } from '@nestjs/common';
 
 export const IS_PUBLIC = 'formwork:public';

@@ -1,3 +1,4 @@
+/** The admin CLI's options per command, as class-validator DTOs, and the parsing of durations and flags. */
 import { plainToInstance } from 'class-transformer';
 import {
   IsEmail,

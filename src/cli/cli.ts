@@ -1,3 +1,9 @@
+/**
+ * The admin CLI: commander parses the command line (commands, --help, usage errors), each
+ * command's options are then checked by its class-validator DTO (cli-args.ts), all before any
+ * database is opened; only then does the command run, inside a Nest application context when it
+ * needs the services.
+ */
 import 'reflect-metadata';
 import { INestApplicationContext, Module, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -11,8 +17,10 @@ import { AppConfig, ConfigError, loadConfig } from '../config/config';
 import { SessionsModule } from '../settings/sessions.module';
 import { PASSWORD_LINK_HOURS, SessionsService } from '../settings/sessions.service';
 import { ConfigModule } from '../config/config.module';
+import { dataSourceOptions } from '../database/data-source';
 import { checkDatabaseReachable, DatabaseUnreachableError, openDatabase } from '../database/database-url';
 import { runMigrations } from '../database/migrate';
+import { FormAnswersModule } from '../responses/form-answers.module';
 import { DemoModule } from '../demo/demo.module';
 import { DemoService } from '../demo/demo.service';
 import { OAuthModule } from '../oauth/oauth.module';
@@ -35,20 +43,7 @@ import {
   WorkspaceEmbedOriginsArgs,
 } from './cli-args';
 
-/**
- * The admin CLI: commander parses the command line (commands, --help, usage errors), each
- * command's options are then checked by its class-validator DTO (cli-args.ts), all before any
- * database is opened; only then does the command run, inside a Nest application context when it
- * needs the services.
- */
-
 const PROGRAM = 'npm run --silent cli --';
-
-/**
- * Imported only once the environment is checked: loading data-source.ts builds the TypeORM CLI's
- * DataSource from process.env.DATABASE_URL, which throws a stack trace on a malformed URL.
- */
-const dataSourceOptions = async () => (await import('../database/data-source')).dataSourceOptions;
 
 type Flags = Record<string, string | true>;
 type Output = { json: Record<string, unknown>; text: string };
@@ -111,7 +106,7 @@ const COMMANDS = [
     options: [],
     parse: noOptions,
     async run(_args, c) {
-      const ds = await new DataSource((await dataSourceOptions())(c.url, 1, false)).initialize();
+      const ds = await new DataSource(dataSourceOptions(c.url, 1, false)).initialize();
       try {
         const ran = await runMigrations(ds, c.url);
         return {
@@ -520,7 +515,7 @@ async function execute(
   let ctx: INestApplicationContext | undefined;
   const get = async <T>(type: Type<T>): Promise<T> => {
     ctx ??= await NestFactory.createApplicationContext(
-      cliModule(config, (await dataSourceOptions())(url, Math.min(config.databasePoolSize, 4), false)),
+      cliModule(config, dataSourceOptions(url, Math.min(config.databasePoolSize, 4), false)),
       {
         logger: false,
         abortOnError: false,
@@ -540,11 +535,12 @@ function cliModule(config: AppConfig, options: DataSourceOptions): Type<unknown>
   @Module({
     imports: [
       ConfigModule.forConfig(config),
-      TypeOrmModule.forRoot({ ...options, retryAttempts: 0 }),
+      TypeOrmModule.forRoot({ ...options, retryAttempts: 0, autoLoadEntities: true }),
       AuditModule,
       WorkspacesModule,
       TokensModule,
       DemoModule,
+      FormAnswersModule,
       OAuthModule,
       SessionsModule,
     ],

@@ -1,3 +1,4 @@
+/** The admin CLI's entry point: runs one command with this process's arguments, environment and standard input. */
 import 'reflect-metadata';
 import { runCli } from './cli';
 

@@ -1,12 +1,11 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
-import type { Duplex } from 'node:stream';
-import { ApiError } from './errors/api-error';
-
 /**
  * The Node HTTP server's own settings and its shutdown, apart from any web framework: they act on
  * sockets and requests as Node sees them.
  */
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { ApiError } from './errors/api-error';
 
 /** Let keep-alive connections from a load balancer outlive its idle timeout (no resets mid-request). */
 export const KEEP_ALIVE_TIMEOUT_MS = 65_000;

@@ -1,3 +1,4 @@
+/** Random and public identifiers: forms' public ids, block and choice ids, base62 helpers. */
 import { randomBytes } from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';

@@ -1,3 +1,4 @@
+/** The service's logger (pino): JSON lines with the request id, secrets redacted, readable in development. */
 import type { LoggerService } from '@nestjs/common';
 import pino, { DestinationStream, Level, Logger, LoggerOptions } from 'pino';
 import { currentRequestContext } from './request-context';

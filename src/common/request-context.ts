@@ -1,3 +1,4 @@
+/** The request being served, carried through async calls so that log lines can name it. */
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 /** What every log line written while serving a request can name. */

@@ -1,12 +1,11 @@
+/** The fields the app's common layer adds to a Fastify request. */
 import type { Principal } from './access/principal';
 
+// What the app puts on a request before the handlers read it. Features add their own fields beside
+// their code (rate-limit/request.d.ts, tools/tool-call.guards.ts), so that common/ imports none of them.
 declare module 'fastify' {
   interface FastifyRequest {
     /** Who is calling, set by the authentication guard. */
     principal?: Principal;
-    /** The IP budget's state, set by the IP rate-limit hook (headers are recomputed from it). */
-    ipBudget?: import('../rate-limit/rate-limit.service').BudgetState;
-    /** True while the IP budget waits to be counted with the credential's (rate-limit/ip-rate-limit.hook.ts). */
-    rateLimitDeferred?: boolean;
   }
 }

@@ -1,7 +1,7 @@
+/** Makes the validated configuration injectable as APP_CONFIG everywhere. */
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from './config';
 
-/** Makes the validated configuration injectable as APP_CONFIG everywhere. */
 @Global()
 @Module({})
 export class ConfigModule {

@@ -1,12 +1,14 @@
+/**
+ * The service's configuration: the environment read once at start, validated, typed (loadConfig).
+ * The service and the admin CLI read process.env only through loadConfig (tests pass their own
+ * env); the one other reader is TypeORM's migration CLI entry (database/typeorm-cli.ts), which
+ * takes DATABASE_URL alone.
+ */
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { plainToInstance, Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Max, Min, validateSync } from 'class-validator';
 
-/**
- * The service's configuration, read from the environment once at start.
- * This file is the only reader of process.env for the running service (tests pass their own env).
- */
 const toInt = ({ value }: { value: unknown }) => (value === undefined || value === '' ? undefined : Number(value));
 const emptyToUndefined = ({ value }: { value: unknown }) => (value === '' ? undefined : value);
 const toBool = ({ value }: { value: unknown }) => {

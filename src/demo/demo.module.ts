@@ -1,3 +1,4 @@
+/** The demo workspace: its owner, token, forms and responses, created on a first start so a newcomer has something to call. */
 import { Module } from '@nestjs/common';
 import { FormsModule } from '../forms/forms.module';
 import { ResponsesModule } from '../responses/responses.module';

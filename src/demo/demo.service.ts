@@ -3,12 +3,12 @@ import { randomBytes } from 'node:crypto';
 import { OAuthService } from '../oauth/oauth.service';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { inTransaction } from '../database/transaction';
 import { BlockInput } from '../forms/blocks';
 import { FormsService } from '../forms/forms.service';
 import { ResponseSequencer } from '../responses/response-sequencer';
 import { ResponsesService } from '../responses/responses.service';
 import { TokensService } from '../tokens/tokens.service';
-import { WorkspaceEntity } from '../workspaces/entities/workspace.entity';
 import { WorkspacesService } from '../workspaces/workspaces.service';
 
 export const DEMO_SLUG = 'demo';
@@ -64,7 +64,7 @@ export class DemoService {
     forms: string[];
     created: boolean;
   }> {
-    const existing = await this.db.getRepository(WorkspaceEntity).findOneBy({ slug: DEMO_SLUG });
+    const existing = await this.workspaces.findBySlug(DEMO_SLUG);
     let formIds: string[];
     let workspace = existing;
     if (!workspace) {
@@ -102,7 +102,7 @@ export class DemoService {
   }
 
   private async seedForms(workspaceId: string): Promise<string[]> {
-    return this.db.transaction(async (tx) => {
+    return inTransaction(this.db, async (tx) => {
       const feedback = await this.forms.create(
         workspaceId,
         { title: 'Customer feedback', description: 'What our users think.', blocks: FEEDBACK_BLOCKS },

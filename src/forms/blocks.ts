@@ -1,6 +1,6 @@
 import { ErrorDetail, pointerSegment } from '../common/errors/api-error';
 import { newBlockId, newChoiceId } from '../common/ids';
-import { isStorableText } from '../tools/schema-validator';
+import { isStorableText } from '../common/validation/schema-validator';
 
 /**
  * Block types, their settings and their answers: the one place that knows what each type takes.

@@ -25,10 +25,8 @@ const output = FormSchema;
     'Creates a draft form with its blocks. Block types: short_text, long_text, email, url, phone, number (min, max), multiple_choice, checkboxes, dropdown (choices), rating (max 3..10), linear_scale (min 0|1, max 2..10), date, yes_no, statement. The result shows every block and choice with its new id. Publish it with publish_form.',
   scope: 'forms:write',
   write: true,
-  minRole: 'editor',
   input,
   output,
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
 })
 export class CreateFormTool implements ToolHandler<typeof input, typeof output> {
   constructor(private readonly forms: FormsService) {}

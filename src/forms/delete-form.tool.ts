@@ -1,9 +1,9 @@
 import { Static, Type } from '@sinclair/typebox';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
-import { PublicId } from './form.schemas';
+import { FormRef } from './form.schemas';
 import { FormsService } from './forms.service';
 
-const input = Type.Object({ publicId: PublicId }, { additionalProperties: false });
+const input = FormRef;
 const output = Type.Object(
   { publicId: Type.String(), deleted: Type.Literal(true), responsesDeleted: Type.Integer({ minimum: 0 }) },
   { additionalProperties: false },
@@ -18,7 +18,7 @@ const output = Type.Object(
   minRole: 'admin',
   input,
   output,
-  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  annotations: { destructiveHint: true },
 })
 export class DeleteFormTool implements ToolHandler<typeof input, typeof output> {
   constructor(private readonly forms: FormsService) {}

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { StringEnum } from '../tools/schema-validator';
+import { StringEnum } from '../common/validation/schema-validator';
 import { BLOCK_TYPES } from './blocks';
 import { FORM_STATUSES } from './entities/form.entity';
 
@@ -49,12 +49,8 @@ export const FormSchema = Type.Object(
   { additionalProperties: false },
 );
 
-/** The paging members every list tool answers with. */
-export const pageFields = {
-  total: Type.Integer({ minimum: 0, description: 'Number of items in the whole list.' }),
-  offset: Type.Integer({ minimum: 0, description: 'Offset of this page.' }),
-  count: Type.Integer({ minimum: 0, description: 'Number of items in this page; add it to offset for the next page.' }),
-};
+/** The arguments of the tools that act on one form. */
+export const FormRef = Type.Object({ publicId: PublicId }, { additionalProperties: false });
 
 /** A block as callers send it: choices as labels or { id?, label }; an id only for a block the form has. */
 export const BlockInputSchema = Type.Object(

@@ -1,19 +1,26 @@
+/** Forms and their blocks: FormsService (the rules of editing, publishing and closing a form) and the form tools. */
 import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { BlockEntity } from './entities/block.entity';
+import { FormEntity } from './entities/form.entity';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module';
 import { CloseFormTool } from './close-form.tool';
 import { CreateFormTool } from './create-form.tool';
 import { DeleteFormTool } from './delete-form.tool';
+import { FormsRepository } from './forms.repository';
 import { FormsService } from './forms.service';
 import { GetFormTool } from './get-form.tool';
 import { ListFormsTool } from './list-forms.tool';
 import { PublishFormTool } from './publish-form.tool';
 import { UpdateFormTool } from './update-form.tool';
 
+/** Forms and their blocks: the service, its repository and the form tools. Answers are reached through FormAnswers. */
 @Module({
-  imports: [IdempotencyModule, WebhookOutboxModule],
+  imports: [TypeOrmModule.forFeature([FormEntity, BlockEntity]), IdempotencyModule, WebhookOutboxModule],
   providers: [
     FormsService,
+    FormsRepository,
     ListFormsTool,
     GetFormTool,
     CreateFormTool,

@@ -7,10 +7,11 @@ import { ApiError, ErrorDetail } from '../common/errors/api-error';
 import { newFormPublicId } from '../common/ids';
 import { inTransaction } from '../database/transaction';
 import { IdempotencyService } from '../idempotency/idempotency.service';
-import { discardAnswers } from '../responses/response-stats';
 import { AnswerLossCandidate, describeLoss, lossCandidates } from './answer-loss';
-import { Block, BlockInput, blockView, normalizeBlocks } from './blocks';
+import { BlockInput, blockView, normalizeBlocks } from './blocks';
 import { FormStatus } from './entities/form.entity';
+import { FormAnswers } from './form-answers';
+import { FormRecord, FormsRepository } from './forms.repository';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service';
 
 export interface FormInput {
@@ -30,51 +31,7 @@ export interface FormUpdate {
   acceptAnswerLoss?: boolean;
 }
 
-/** A form as read from the database, with its blocks in order. */
-export interface FormRecord {
-  id: string;
-  publicId: string;
-  workspaceId: string;
-  title: string;
-  description: string | null;
-  status: FormStatus;
-  version: number;
-  createdAt: Date;
-  updatedAt: Date;
-  publishedAt: Date | null;
-  closedAt: Date | null;
-  blocks: Block[];
-}
-
-interface FormRow {
-  id: string;
-  public_id: string;
-  workspace_id: string;
-  title: string;
-  description: string | null;
-  status: FormStatus;
-  version: number;
-  created_at: Date;
-  updated_at: Date;
-  published_at: Date | null;
-  closed_at: Date | null;
-  blocks?: Array<{
-    id: string;
-    type: Block['type'];
-    title: string;
-    description: string | null;
-    required: boolean;
-    settings: Record<string, unknown>;
-  }>;
-}
-
-const FORM_COLUMNS = `f.id, f.public_id, f.workspace_id, f.title, f.description, f.status, f.version,
-  f.created_at, f.updated_at, f.published_at, f.closed_at`;
-
-/** Blocks in order, as one JSON value, so a form and its blocks cost one round trip. */
-const BLOCKS_JSON = `COALESCE((SELECT json_agg(json_build_object('id', b.id, 'type', b.type, 'title', b.title,
-    'description', b.description, 'required', b.required, 'settings', b.settings) ORDER BY b.position)
-  FROM blocks b WHERE b.form_id = f.id), '[]'::json) AS blocks`;
+export type { FormRecord } from './forms.repository';
 
 /** Forms an instance keeps for submissions (see FormsService.recent). */
 const RECENT_FORMS = 1000;
@@ -86,6 +43,12 @@ export function notFoundForm(publicId: string): ApiError {
   });
 }
 
+/**
+ * The rules of forms: reading (with a cache of recent reads for submissions), creating, editing
+ * (versions, answer loss), publishing, closing and deleting, each write with its audit record and
+ * webhook event in one transaction. The SQL is in FormsRepository; answers are reached through
+ * FormAnswers.
+ */
 @Injectable()
 export class FormsService {
   /** The forms this instance read last, by publicId, most recent last (see recent()). */
@@ -93,6 +56,8 @@ export class FormsService {
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
+    private readonly repo: FormsRepository,
+    private readonly answers: FormAnswers,
     private readonly audit: AuditService,
     private readonly idempotency: IdempotencyService,
     private readonly webhooks: WebhookOutbox,
@@ -105,17 +70,17 @@ export class FormsService {
     manager: EntityManager = this.db.manager,
     lock?: 'UPDATE' | 'SHARE',
   ): Promise<FormRecord> {
-    const row = await this.read(manager, 'f.workspace_id = $1 AND f.public_id = $2', [workspaceId, publicId], lock);
-    if (!row) throw notFoundForm(publicId);
-    return this.remember(toRecord(row), manager, lock);
+    const form = await this.repo.find(manager, { workspaceId, publicId }, lock);
+    if (!form) throw notFoundForm(publicId);
+    return this.remember(form, manager, lock);
   }
 
   /** A form by its public id alone, for the respondent page (no credential, so no workspace). */
   async getPublic(publicId: string, manager: EntityManager = this.db.manager, lock?: 'SHARE'): Promise<FormRecord> {
-    const row = await this.read(manager, 'f.public_id = $1', [publicId], lock);
-    if (!row)
+    const form = await this.repo.find(manager, { publicId }, lock);
+    if (!form)
       throw new ApiError('not_found', { message: `No form "${publicId}".`, hint: 'Check the link you were given.' });
-    return this.remember(toRecord(row), manager, lock);
+    return this.remember(form, manager, lock);
   }
 
   /**
@@ -146,45 +111,11 @@ export class FormsService {
     return form;
   }
 
-  /**
-   * One form row with its blocks. With a lock, the row is locked by a statement of its own and the
-   * form read by the next one: under READ COMMITTED, a statement that waited for a lock re-checks
-   * only the locked row, and a subquery in it (the blocks) still reads the snapshot taken before
-   * the wait. Reading after the lock is held sees what a concurrent edit committed.
-   */
-  private async read(
-    manager: EntityManager,
-    where: string,
-    params: unknown[],
-    lock?: 'UPDATE' | 'SHARE',
-  ): Promise<FormRow | undefined> {
-    if (lock) {
-      const locked: unknown[] = await manager.query(`SELECT 1 FROM forms f WHERE ${where} FOR ${lock}`, params);
-      if (locked.length === 0) return undefined;
-    }
-    const rows: FormRow[] = await manager.query(
-      `SELECT ${FORM_COLUMNS}, ${BLOCKS_JSON} FROM forms f WHERE ${where}`,
-      params,
-    );
-    return rows[0];
-  }
-
   async list(
     workspaceId: string,
     opts: { limit: number; offset: number; status?: FormStatus },
   ): Promise<{ total: number; forms: FormRecord[] }> {
-    const params: unknown[] = [workspaceId];
-    let where = 'f.workspace_id = $1';
-    if (opts.status) {
-      params.push(opts.status);
-      where += ` AND f.status = $${params.length}`;
-    }
-    const [{ total }] = await this.db.query(`SELECT count(*)::int AS total FROM forms f WHERE ${where}`, params);
-    const rows: FormRow[] = await this.db.query(
-      `SELECT ${FORM_COLUMNS} FROM forms f WHERE ${where} ORDER BY f.created_at, f.id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
-      [...params, opts.limit, opts.offset],
-    );
-    return { total, forms: rows.map(toRecord) };
+    return this.repo.list(this.db.manager, workspaceId, opts);
   }
 
   /** Creates a form with its blocks (validated; details name each bad block and field). */
@@ -192,17 +123,18 @@ export class FormsService {
     const { blocks, details } = normalizeBlocks(input.blocks ?? []);
     if (details.length) throw new ApiError('invalid_arguments', { message: 'Some blocks are not valid.', details });
     const run = async (tx: EntityManager) => {
-      const [{ id, public_id }] = await tx.query(
-        // clock_timestamp(), not now(): forms made in one transaction still list in creation order.
-        `INSERT INTO forms (public_id, workspace_id, title, description, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, clock_timestamp(), clock_timestamp()) RETURNING id, public_id`,
-        [newFormPublicId(), workspaceId, input.title, input.description ?? null],
-      );
-      await this.insertBlocks(tx, id, blocks);
-      await tx.query('INSERT INTO response_counters (form_id) VALUES ($1)', [id]);
-      return this.get(workspaceId, public_id, tx);
+      const publicId = newFormPublicId();
+      const id = await this.repo.insert(tx, {
+        publicId,
+        workspaceId,
+        title: input.title,
+        description: input.description ?? null,
+      });
+      await this.repo.insertBlocks(tx, id, blocks);
+      await this.answers.formCreated(tx, id);
+      return this.get(workspaceId, publicId, tx);
     };
-    return manager ? run(manager) : this.db.transaction(run);
+    return manager ? run(manager) : inTransaction(this.db, run);
   }
 
   /** create_form: the form and its audit record in one transaction. */
@@ -242,12 +174,13 @@ export class FormsService {
           lossCandidates(form.blocks, blocks),
           input.acceptAnswerLoss === true,
         );
-        await tx.query('DELETE FROM blocks WHERE form_id = $1', [form.id]);
-        await this.insertBlocks(tx, form.id, blocks);
+        await this.repo.replaceBlocks(tx, form.id, blocks);
       }
-      await tx.query(
-        `UPDATE forms SET title = $2, description = $3, version = version + 1, updated_at = clock_timestamp() WHERE id = $1`,
-        [form.id, input.title ?? form.title, input.description !== undefined ? input.description : form.description],
+      await this.repo.updateContent(
+        tx,
+        form.id,
+        input.title ?? form.title,
+        input.description !== undefined ? input.description : form.description,
       );
       await this.audit.record(tx, actor, 'form.update', form.publicId, {
         version: form.version + 1,
@@ -302,8 +235,8 @@ export class FormsService {
   ): Promise<{ publicId: string; deleted: true; responsesDeleted: number }> {
     return inTransaction(this.db, async (tx) => {
       const form = await this.lock(tx, actor.workspace.id, publicId);
-      const [{ n }] = await tx.query('SELECT count(*)::int AS n FROM responses WHERE form_id = $1', [form.id]);
-      await tx.query('DELETE FROM forms WHERE id = $1', [form.id]);
+      const n = await this.answers.count(tx, form.id);
+      await this.repo.delete(tx, form.id);
       await this.idempotency.forgetDeleted(tx, { workspaceId: actor.workspace.id, formPublicId: publicId });
       await this.audit.record(tx, actor, 'form.delete', publicId, { title: form.title, responsesDeleted: n });
       // One event for the form, none for its responses; the form as it was before the deletion.
@@ -335,10 +268,7 @@ export class FormsService {
   ): Promise<number> {
     const losses: Array<{ candidate: AnswerLossCandidate; answers: number }> = [];
     for (const c of candidates) {
-      const [{ n }] = await tx.query(
-        `SELECT count(*)::int AS n FROM responses WHERE form_id = $1 AND ${lossCondition(c)}`,
-        lossParams(form.id, c),
-      );
+      const n = await this.answers.countLost(tx, form.id, c);
       if (n > 0) losses.push({ candidate: c, answers: n });
     }
     if (losses.length === 0) return 0;
@@ -353,69 +283,14 @@ export class FormsService {
         details,
       });
     }
-    for (const { candidate } of losses) await discardAnswers(tx, form.id, candidate);
+    for (const { candidate } of losses) await this.answers.discard(tx, form.id, candidate);
     return losses.reduce((sum, l) => sum + l.answers, 0);
   }
 
-  /** Sets a form's status (the demo and, later, publish/close tools). */
+  /** Sets a form's status without the rules of publish_form and close_form (the demo's seeding). */
   async setStatus(formId: string, status: FormStatus, manager: EntityManager = this.db.manager): Promise<void> {
-    await manager.query(
-      `UPDATE forms SET status = $2, version = version + 1, updated_at = clock_timestamp(),
-         published_at = CASE WHEN $2 = 'published' THEN now() ELSE published_at END,
-         closed_at = CASE WHEN $2 = 'closed' THEN now() ELSE NULL END
-       WHERE id = $1`,
-      [formId, status],
-    );
+    await this.repo.setStatus(manager, formId, status);
   }
-
-  private async insertBlocks(tx: EntityManager, formId: string, blocks: Block[]): Promise<void> {
-    if (blocks.length === 0) return;
-    const values: unknown[] = [];
-    const tuples = blocks.map((b, i) => {
-      const { id, type, title, description, required, ...settings } = b;
-      values.push(formId, id, i, type, title, description ?? null, required, JSON.stringify(settings));
-      const o = i * 8;
-      return `($${o + 1}, $${o + 2}, $${o + 3}, $${o + 4}, $${o + 5}, $${o + 6}, $${o + 7}, $${o + 8}::jsonb)`;
-    });
-    await tx.query(
-      `INSERT INTO blocks (form_id, id, position, type, title, description, required, settings) VALUES ${tuples.join(', ')}`,
-      values,
-    );
-  }
-}
-
-/** SQL condition (on responses) for the answers a loss candidate would discard; $2 block id, $3 choice id. */
-function lossCondition(c: AnswerLossCandidate): string {
-  if (c.kind !== 'choice_removed') return 'answers ? $2';
-  return c.multiple ? '(answers -> $2) ? $3' : 'answers ->> $2 = $3';
-}
-
-function lossParams(formId: string, c: AnswerLossCandidate): unknown[] {
-  return c.kind === 'choice_removed' ? [formId, c.blockId, c.choiceId] : [formId, c.blockId];
-}
-
-function toRecord(row: FormRow): FormRecord {
-  return {
-    id: row.id,
-    publicId: row.public_id,
-    workspaceId: row.workspace_id,
-    title: row.title,
-    description: row.description,
-    status: row.status,
-    version: row.version,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-    publishedAt: row.published_at,
-    closedAt: row.closed_at,
-    blocks: (row.blocks ?? []).map((b) => ({
-      id: b.id,
-      type: b.type,
-      title: b.title,
-      description: b.description,
-      required: b.required,
-      ...b.settings,
-    })),
-  };
 }
 
 /** A form in the API's shape (blocks included when asked). */

@@ -1,9 +1,9 @@
-import { Static, Type } from '@sinclair/typebox';
+import { Static } from '@sinclair/typebox';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
-import { FormSchema, PublicId } from './form.schemas';
+import { FormRef, FormSchema } from './form.schemas';
 import { formView, FormsService } from './forms.service';
 
-const input = Type.Object({ publicId: PublicId }, { additionalProperties: false });
+const input = FormRef;
 const output = FormSchema;
 
 @Tool({
@@ -12,10 +12,8 @@ const output = FormSchema;
   description: 'Returns one form with its blocks in order; each block has a stable id that answers are keyed by.',
   scope: 'forms:read',
   write: false,
-  minRole: 'viewer',
   input,
   output,
-  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
 })
 export class GetFormTool implements ToolHandler<typeof input, typeof output> {
   constructor(private readonly forms: FormsService) {}

@@ -1,14 +1,12 @@
 import { Static, Type } from '@sinclair/typebox';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
-import { FormStatusSchema, FormSummarySchema, pageFields } from './form.schemas';
+import { pageArguments, pageFields } from '../tools/paging';
+import { FormStatusSchema, FormSummarySchema } from './form.schemas';
 import { formView, FormsService } from './forms.service';
 
 const input = Type.Object(
   {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 100, description: 'Page size, 1 to 200.' })),
-    offset: Type.Optional(
-      Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0, description: 'Start position of the page.' }),
-    ),
+    ...pageArguments(200, 100),
     status: Type.Optional(FormStatusSchema),
   },
   { additionalProperties: false },
@@ -22,10 +20,8 @@ const output = Type.Object({ ...pageFields, forms: Type.Array(FormSummarySchema)
     'Lists the forms of the workspace, oldest first, a page at a time (blocks are not included; use get_form).',
   scope: 'forms:read',
   write: false,
-  minRole: 'viewer',
   input,
   output,
-  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
 })
 export class ListFormsTool implements ToolHandler<typeof input, typeof output> {
   constructor(private readonly forms: FormsService) {}

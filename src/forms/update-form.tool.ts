@@ -41,10 +41,9 @@ const output = FormSchema;
     "Changes a form's title, description or blocks (the list replaces the old one). A change that would discard answers is refused (400 tool_error, details say which) unless acceptAnswerLoss is true. Send the version you read to avoid overwriting someone else's edit.",
   scope: 'forms:write',
   write: true,
-  minRole: 'editor',
   input,
   output,
-  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  annotations: { destructiveHint: true },
 })
 export class UpdateFormTool implements ToolHandler<typeof input, typeof output> {
   constructor(private readonly forms: FormsService) {}

@@ -1,3 +1,4 @@
+/** /healthz and /readyz for the load balancer. */
 import { Controller, Get, HttpCode, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';

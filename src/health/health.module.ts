@@ -1,3 +1,4 @@
+/** Liveness and readiness for the load balancer: /healthz, and /readyz (the database, and where rate limits are counted). */
 import { Module } from '@nestjs/common';
 import { RateLimitModule } from '../rate-limit/rate-limit.module';
 import { HealthController } from './health.controller';

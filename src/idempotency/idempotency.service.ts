@@ -5,21 +5,15 @@ import { DataSource, EntityManager } from 'typeorm';
 import type { Principal } from '../common/access/principal';
 import { ApiError } from '../common/errors/api-error';
 import { currentRequestContext } from '../common/request-context';
-import { withAmbientTransaction } from '../database/transaction';
+import { inTransaction, withAmbientTransaction } from '../database/transaction';
 import { fingerprint } from './canonical-json';
+import { ClaimRow, IdempotencyRepository, KeyId, PURGE_BATCH } from './idempotency.repository';
 
 /** Longest Idempotency-Key accepted (Stripe's limit, and the draft's advice to bound it). */
 export const MAX_KEY_LENGTH = 255;
-/** How long a key is remembered: a retry within this replays, a later one runs afresh. */
-export const RETENTION_HOURS = 24;
-/**
- * How long a run of a read tool holds its key (a write tool's claim lives in its transaction and
- * is never left behind). After this, a retry takes over a key whose instance died mid-run.
- */
-export const LOCK_SECONDS = 60;
-/** The purge deletes at most PURGE_BATCH rows per statement, PURGE_MAX_BATCHES statements per run. */
+export { LOCK_SECONDS, RETENTION_HOURS } from './idempotency.repository';
+/** The purge runs every PURGE_EVERY_MS, PURGE_MAX_BATCHES statements at most (PURGE_BATCH rows each). */
 const PURGE_EVERY_MS = 10 * 60_000;
-const PURGE_BATCH = 1_000;
 const PURGE_MAX_BATCHES = 20;
 
 /** A tool call that carries an Idempotency-Key. */
@@ -43,70 +37,6 @@ export interface KeyedOutcome {
   replayed: boolean;
 }
 
-interface ClaimRow {
-  claimed: boolean;
-  fingerprint: Buffer | null;
-  response_status: number | null;
-  response_headers: Record<string, string> | null;
-  response_body: string | null;
-}
-
-const KEY_WHERE = 'scope = $1 AND tool = $2 AND idempotency_key = $3';
-/** A transaction-level advisory lock per key: held by a write tool's run, so a duplicate gets 409 at once instead of waiting. */
-const KEY_LOCK = 'pg_try_advisory_xact_lock(hashtextextended($1 || chr(31) || $2 || chr(31) || $3, 0))';
-/** An existing row may be replaced when it has expired, or when it is a run whose lock expired (its instance died) for the same body. */
-const REPLACEABLE = `k.created_at <= now() - interval '${RETENTION_HOURS} hours'
-      OR (k.response_status IS NULL AND k.locked_until <= now() AND k.fingerprint = EXCLUDED.fingerprint)`;
-
-const CLAIM_SQL = `
-WITH lock AS (SELECT ${KEY_LOCK} AS got),
-claimed AS (
-  INSERT INTO idempotency_keys AS k (scope, tool, idempotency_key, fingerprint, lock_token, locked_until, workspace_id, read_only)
-  SELECT $1, $2, $3, $4, $5, now() + make_interval(secs => $6), $7, $8 FROM lock WHERE got
-  ON CONFLICT (scope, tool, idempotency_key) DO UPDATE
-     SET fingerprint = EXCLUDED.fingerprint, lock_token = EXCLUDED.lock_token, locked_until = EXCLUDED.locked_until,
-         response_status = NULL, response_headers = NULL, response_body = NULL, created_at = now(),
-         workspace_id = EXCLUDED.workspace_id, read_only = EXCLUDED.read_only, form_public_id = NULL, response_id = NULL
-   WHERE ${REPLACEABLE}
-  RETURNING 1
-)
-SELECT EXISTS (SELECT 1 FROM claimed) AS claimed,
-       e.fingerprint, e.response_status, e.response_headers, e.response_body
-  FROM lock l
-  LEFT JOIN idempotency_keys e
-    ON e.scope = $1 AND e.tool = $2 AND e.idempotency_key = $3 AND e.created_at > now() - interval '${RETENTION_HOURS} hours'`;
-
-/** Stores a finished answer without a prior claim (a write tool's 4xx, after its transaction rolled back). */
-const STORE_SQL = `
-WITH lock AS (SELECT ${KEY_LOCK} AS got)
-INSERT INTO idempotency_keys AS k (scope, tool, idempotency_key, fingerprint, response_status, response_headers, response_body,
-                                   workspace_id, read_only, form_public_id, response_id)
-SELECT $1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11 FROM lock WHERE got
-ON CONFLICT (scope, tool, idempotency_key) DO UPDATE
-   SET fingerprint = EXCLUDED.fingerprint, lock_token = NULL, locked_until = NULL, response_status = EXCLUDED.response_status,
-       response_headers = EXCLUDED.response_headers, response_body = EXCLUDED.response_body, created_at = now(),
-       workspace_id = EXCLUDED.workspace_id, read_only = EXCLUDED.read_only, form_public_id = EXCLUDED.form_public_id, response_id = EXCLUDED.response_id
- WHERE ${REPLACEABLE}`;
-
-const COMPLETE_SQL = `
-UPDATE idempotency_keys SET response_status = $5, response_headers = $6::jsonb, response_body = $7, lock_token = NULL, locked_until = NULL,
-       form_public_id = $8, response_id = $9
- WHERE ${KEY_WHERE} AND lock_token = $4`;
-
-/** A deletion in a workspace forgets every stored read answer there (a read is safe to run again), runs in progress included. */
-const FORGET_READS_SQL = `DELETE FROM idempotency_keys WHERE workspace_id = $1 AND read_only`;
-
-/** ... and turns the stored answers of writes that showed the deleted form or response into a 404 (the key stays spent). */
-const FORGET_WRITES_SQL = `
-UPDATE idempotency_keys SET response_status = $3, response_headers = NULL, response_body = $4
- WHERE NOT read_only AND response_status IS NOT NULL AND (form_public_id = $1 OR response_id = $2)`;
-
-const RELEASE_SQL = `DELETE FROM idempotency_keys WHERE ${KEY_WHERE} AND lock_token = $4 AND response_status IS NULL`;
-
-const PURGE_SQL = `
-DELETE FROM idempotency_keys WHERE ctid = ANY (ARRAY(
-  SELECT ctid FROM idempotency_keys WHERE created_at < now() - interval '${RETENTION_HOURS} hours' LIMIT ${PURGE_BATCH}))`;
-
 /**
  * Idempotent retries of tool calls (Idempotency-Key). A key is claimed atomically per (credential,
  * tool, key) with the SHA-256 of the canonical arguments, by one INSERT ... ON CONFLICT that leaves
@@ -124,7 +54,10 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('Idempotency');
   private purgeTimer?: NodeJS.Timeout;
 
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly repo: IdempotencyRepository,
+  ) {}
 
   /** The Idempotency-Key of a request: undefined when absent, 400 invalid_arguments when empty or too long. */
   static parseKey(header: string | string[] | undefined): string | undefined {
@@ -158,7 +91,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     const token = randomUUID();
     let ran = false;
     try {
-      const outcome = await this.db.transaction(async (tx) => {
+      const outcome = await inTransaction(this.db, async (tx) => {
         const claim = await this.claim(tx, call, print, token);
         if (!claim.claimed) return claim;
         ran = true;
@@ -198,9 +131,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
           subjectsOf(call.args),
         ).catch((e) => this.logger.warn(`could not store the answer for an Idempotency-Key: ${(e as Error).message}`));
       } else {
-        await this.db
-          .query(RELEASE_SQL, [call.principal.credentialKey, call.tool, call.key, token])
-          .catch(() => undefined);
+        await this.repo.release(this.db.manager, keyId(call), token).catch(() => undefined);
       }
       throw err;
     }
@@ -212,21 +143,16 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     return { status: 200, headers: {}, body, replayed: false };
   }
 
-  private async claim(manager: EntityManager, call: KeyedCall, print: Buffer, token: string): Promise<ClaimRow> {
-    const [row]: ClaimRow[] = await manager.query(CLAIM_SQL, [
-      call.principal.credentialKey,
-      call.tool,
-      call.key,
-      print,
+  private claim(manager: EntityManager, call: KeyedCall, print: Buffer, token: string): Promise<ClaimRow> {
+    return this.repo.claim(manager, keyId(call), {
+      fingerprint: print,
       token,
-      LOCK_SECONDS,
-      call.principal.workspace.id,
-      !call.write,
-    ]);
-    return row;
+      workspaceId: call.principal.workspace.id,
+      readOnly: !call.write,
+    });
   }
 
-  private async complete(
+  private complete(
     manager: EntityManager,
     call: KeyedCall,
     token: string,
@@ -234,36 +160,29 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     headers: Record<string, string> | null,
     body: string,
     subjects: Subjects,
-  ) {
-    await manager.query(COMPLETE_SQL, [
-      call.principal.credentialKey,
-      call.tool,
-      call.key,
-      token,
-      status,
-      headers ? JSON.stringify(headers) : null,
-      body,
-      subjects.form,
-      subjects.response,
-    ]);
+  ): Promise<void> {
+    return this.repo.complete(manager, keyId(call), token, {
+      responseStatus: status,
+      responseHeaders: headers,
+      responseBody: body,
+      formPublicId: subjects.form,
+      responseId: subjects.response,
+    });
   }
 
   private async storeRefusal(call: KeyedCall, print: Buffer, err: ApiError) {
-    const headers = err.headers ? JSON.stringify(err.headers) : null;
-    await this.db
-      .query(STORE_SQL, [
-        call.principal.credentialKey,
-        call.tool,
-        call.key,
-        print,
-        err.status,
-        headers,
-        JSON.stringify(err.toJSON(call.requestId)),
-        call.principal.workspace.id,
-        !call.write,
-        subjectsOf(call.args).form,
-        subjectsOf(call.args).response,
-      ])
+    const subjects = subjectsOf(call.args);
+    await this.repo
+      .store(this.db.manager, keyId(call), {
+        fingerprint: print,
+        responseStatus: err.status,
+        responseHeaders: err.headers ?? null,
+        responseBody: JSON.stringify(err.toJSON(call.requestId)),
+        workspaceId: call.principal.workspace.id,
+        readOnly: !call.write,
+        formPublicId: subjects.form,
+        responseId: subjects.response,
+      })
       .catch((e) => this.logger.warn(`could not store the answer for an Idempotency-Key: ${(e as Error).message}`));
   }
 
@@ -278,16 +197,16 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
         message: `This Idempotency-Key was already used for ${call.tool} with different arguments.`,
       });
     }
-    if (claim.response_status === null || claim.response_body === null) {
+    if (claim.responseStatus === null || claim.responseBody === null) {
       throw new ApiError('idempotency_key_in_use', {
         message: `A ${call.tool} call with this Idempotency-Key is still running.`,
         headers: { 'Retry-After': '1' },
       });
     }
     return {
-      status: claim.response_status,
-      headers: claim.response_headers ?? {},
-      body: claim.response_body,
+      status: claim.responseStatus,
+      headers: claim.responseHeaders ?? {},
+      body: claim.responseBody,
       replayed: true,
     };
   }
@@ -302,24 +221,26 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     tx: EntityManager,
     deleted: { workspaceId: string; formPublicId?: string; responseId?: string },
   ): Promise<void> {
-    await tx.query(FORGET_READS_SQL, [deleted.workspaceId]);
     const gone = new ApiError('not_found', {
       message: 'What this request returned has since been deleted.',
       hint: 'The form or response it showed was deleted after this call ran; list_forms and list_responses show what exists now.',
     });
-    await tx.query(FORGET_WRITES_SQL, [
-      deleted.formPublicId ?? null,
-      deleted.responseId ?? null,
-      gone.status,
-      JSON.stringify(gone.toJSON(currentRequestContext()?.requestId)),
-    ]);
+    await this.repo.forget(
+      tx,
+      {
+        workspaceId: deleted.workspaceId,
+        formPublicId: deleted.formPublicId ?? null,
+        responseId: deleted.responseId ?? null,
+      },
+      { status: gone.status, body: JSON.stringify(gone.toJSON(currentRequestContext()?.requestId)) },
+    );
   }
 
   /** Deletes records older than the retention, in small batches (each instance runs this every 10 minutes). */
   async purgeExpired(): Promise<number> {
     let deleted = 0;
     for (let i = 0; i < PURGE_MAX_BATCHES; i++) {
-      const [, count] = (await this.db.query(PURGE_SQL)) as [unknown, number];
+      const count = await this.repo.purgeBatch(this.db.manager);
       deleted += count;
       if (count < PURGE_BATCH) break;
     }
@@ -351,6 +272,10 @@ function subjectsOf(args: unknown, result?: unknown): Subjects {
   const r = (result && typeof result === 'object' ? result : {}) as Record<string, unknown>;
   const text = (v: unknown) => (typeof v === 'string' ? v : null);
   return { form: text(a.publicId) ?? text(r.publicId), response: text(a.responseId) ?? text(r.id) };
+}
+
+function keyId(call: KeyedCall): KeyId {
+  return { scope: call.principal.credentialKey, tool: call.tool, key: call.key };
 }
 
 /** An answer of the tool itself (stored and replayed), as opposed to a failure of the service (5xx). */

@@ -1,3 +1,4 @@
+/** GET /: the service's name, version and where to start. */
 import { Controller, Get } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { existsSync, readFileSync } from 'node:fs';

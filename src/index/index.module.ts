@@ -1,3 +1,4 @@
+/** GET /: what this service is and where to start, for a person or an agent that only knows the address. */
 import { Module } from '@nestjs/common';
 import { IndexController } from './index.controller';
 

@@ -1,10 +1,10 @@
+/** The MCP connector at /mcp: the tool registry and tool call steps of ToolsModule, over MCP. */
 import { Module } from '@nestjs/common';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { ToolsModule } from '../tools/tools.module';
 import { McpController } from './mcp.controller';
 import { McpService } from './mcp.service';
 
-/** The MCP connector at /mcp: the tool registry and tool call steps of ToolsModule, over MCP. */
 @Module({
   imports: [ToolsModule, IdempotencyModule],
   controllers: [McpController],

@@ -1,3 +1,4 @@
+/** The authorization server's interaction pages: sign in, choose a workspace, allow or deny the scopes. */
 import { Controller, Get, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
 import { ApiExcludeController } from '@nestjs/swagger';

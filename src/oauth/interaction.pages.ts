@@ -1,3 +1,4 @@
+/** The HTML of the authorization server's pages, and their security headers. */
 import { esc, page } from '../common/html';
 import { isScope } from '../common/access/roles';
 import { SCOPE_WORDS } from './oauth-config';

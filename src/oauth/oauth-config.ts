@@ -1,3 +1,4 @@
+/** The authorization server's fixed settings: resource identifiers, scopes in words, routes and lifetimes. */
 import { SCOPES } from '../common/access/roles';
 import type { AppConfig } from '../config/config';
 

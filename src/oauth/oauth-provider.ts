@@ -1,3 +1,4 @@
+/** The built-in OAuth 2.1 authorization server, built on oidc-provider and mounted on the app. */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import type { Configuration, default as ProviderType } from 'oidc-provider';
 import type { DataSource } from 'typeorm';

@@ -1,3 +1,4 @@
+/** OAuth access tokens as a kind of bearer credential. */
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
@@ -7,6 +8,7 @@ import { TtlCache } from '../common/ttl-cache';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { TOKEN_PREFIX } from '../tokens/token-format';
 import { resourceIdentifiers } from './oauth-config';
+import { OAuthRepository } from './oauth.repository';
 
 /**
  * OAuth access tokens (opaque, issued by the built-in authorization server) as a credential kind.
@@ -21,6 +23,7 @@ export class OAuthTokenVerifier implements CredentialVerifier {
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
+    private readonly repo: OAuthRepository,
     @Inject(APP_CONFIG) config: AppConfig,
   ) {
     this.audiences = new Set(resourceIdentifiers(config));
@@ -42,35 +45,28 @@ export class OAuthTokenVerifier implements CredentialVerifier {
   }
 
   private async lookup(token: string): Promise<VerifyResult> {
-    const [row] = await this.db.query(
-      `SELECT t.payload, g.grant_id, g.client_name, g.user_id, g.revoked_at, m.role, w.id AS workspace_id, w.name, w.slug, w.plan
-         FROM oauth_models t
-         LEFT JOIN oauth_grants g ON g.grant_id = t.grant_id
-         LEFT JOIN memberships m ON m.workspace_id = g.workspace_id AND m.user_id = g.user_id
-         LEFT JOIN workspaces w ON w.id = g.workspace_id
-        WHERE t.model = 'AccessToken' AND t.id = $1`,
-      [token],
-    );
+    const row = await this.repo.findAccessToken(this.db.manager, token);
     if (!row) return { ok: false, reason: 'unknown' };
-    const payload = row.payload as { exp?: number; aud?: string | string[]; scope?: string; grantId?: string };
+    const payload = row.payload;
     const expiresAt = payload.exp ? new Date(payload.exp * 1000) : undefined;
     if (expiresAt && expiresAt.getTime() <= Date.now()) return { ok: false, reason: 'expired' };
     // RFC 8707: a token issued for another resource is not a credential here.
     const audiences = Array.isArray(payload.aud) ? payload.aud : payload.aud ? [payload.aud] : [];
     if (!audiences.some((a) => this.audiences.has(a))) return { ok: false, reason: 'unknown' };
-    if (!row.grant_id || row.revoked_at) return { ok: false, reason: 'revoked' };
-    if (!row.role || !isRole(row.role)) return { ok: false, reason: 'no_access' };
+    const { grant, workspace } = row;
+    if (!grant || grant.revoked) return { ok: false, reason: 'revoked' };
+    if (!workspace || !row.role || !isRole(row.role)) return { ok: false, reason: 'no_access' };
     const scopes = (payload.scope ?? '').split(' ').filter(isScope) as Scope[];
     return {
       ok: true,
       principal: {
-        credential: { kind: 'oauth', id: row.grant_id, name: row.client_name ?? undefined },
+        credential: { kind: 'oauth', id: grant.grantId, name: grant.clientName ?? undefined },
         // A grant, not a token: refreshing does not reset the budget, and a retry after a refresh still replays.
-        credentialKey: `grant:${row.grant_id}`,
-        workspace: { id: row.workspace_id, name: row.name, slug: row.slug, plan: row.plan },
+        credentialKey: `grant:${grant.grantId}`,
+        workspace,
         role: row.role,
         scopes,
-        userId: row.user_id,
+        userId: grant.userId,
         expiresAt,
       },
     };

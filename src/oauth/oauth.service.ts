@@ -1,9 +1,12 @@
+/** Sign-in for the authorization server (passwords, lock-out after failures), grants, and the purge of expired rows. */
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../common/errors/api-error';
 import { WorkspacesService } from '../workspaces/workspaces.service';
+import { inTransaction } from '../database/transaction';
+import { OAuthRepository, PURGE_BATCH } from './oauth.repository';
 import { sharedSecret } from './shared-secret';
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from './passwords';
 
@@ -14,14 +17,7 @@ export const LOCK_MINUTES = 15;
 /** A sign-in failure row is deleted this long after the last failure (its lock window is long over by then). */
 export const FAILURE_RETENTION_HOURS = 1;
 const PURGE_EVERY_MS = 10 * 60_000;
-const PURGE_BATCH = 1_000;
 const PURGE_MAX_BATCHES = 20;
-const PURGE_SQL = [
-  `DELETE FROM oauth_models WHERE ctid = ANY (ARRAY(
-     SELECT ctid FROM oauth_models WHERE expires_at < now() - interval '1 hour' LIMIT ${PURGE_BATCH}))`,
-  `DELETE FROM login_failures WHERE ctid = ANY (ARRAY(
-     SELECT ctid FROM login_failures WHERE last_failure_at < now() - interval '${FAILURE_RETENTION_HOURS} hours' LIMIT ${PURGE_BATCH}))`,
-];
 
 export type SignInResult =
   { ok: true; userId: string } | { ok: false; reason: 'wrong' } | { ok: false; reason: 'locked'; minutes: number };
@@ -37,6 +33,11 @@ export interface GrantView {
   revokedAt: string | null;
 }
 
+/**
+ * The rules of the OAuth server around oidc-provider: sign-in (with its lock after failures),
+ * passwords, grants bound to a workspace and their revocation, the interaction's CSRF token, and
+ * the purge of what expired. The SQL is in OAuthRepository.
+ */
 @Injectable()
 export class OAuthService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('OAuth');
@@ -46,6 +47,7 @@ export class OAuthService implements OnModuleInit, OnModuleDestroy {
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
+    private readonly repo: OAuthRepository,
     private readonly workspaces: WorkspacesService,
   ) {}
 
@@ -75,9 +77,13 @@ export class OAuthService implements OnModuleInit, OnModuleDestroy {
    */
   async purge(): Promise<number> {
     let deleted = 0;
-    for (const sql of PURGE_SQL) {
+    const purges = [
+      () => this.repo.purgeExpiredModels(this.db.manager),
+      () => this.repo.purgeOldFailures(this.db.manager, FAILURE_RETENTION_HOURS),
+    ];
+    for (const purgeBatch of purges) {
       for (let i = 0; i < PURGE_MAX_BATCHES; i++) {
-        const [, count] = (await this.db.query(sql)) as [unknown, number];
+        const count = await purgeBatch();
         deleted += count;
         if (count < PURGE_BATCH) break;
       }
@@ -93,27 +99,19 @@ export class OAuthService implements OnModuleInit, OnModuleDestroy {
    */
   async signIn(email: string, password: string): Promise<SignInResult> {
     const normalized = email.trim().toLowerCase();
-    const admitted = await this.db.transaction(async (tx) => {
-      // One statement creates or locks the row, so a purge between two statements cannot lose it.
-      const [row] = await tx.query(
-        `INSERT INTO login_failures (email, failures, last_failure_at) VALUES ($1, 0, now())
-         ON CONFLICT (email) DO UPDATE SET email = EXCLUDED.email RETURNING failures, last_failure_at`,
-        [normalized],
-      );
-      const windowEnds = new Date(row.last_failure_at).getTime() + LOCK_MINUTES * 60_000;
+    const admitted = await inTransaction(this.db, async (tx) => {
+      const row = await this.repo.lockFailures(tx, normalized);
+      const windowEnds = new Date(row.lastFailureAt).getTime() + LOCK_MINUTES * 60_000;
       const fresh = windowEnds <= Date.now();
       if (!fresh && row.failures >= MAX_FAILED_LOGINS) return { locked: Math.ceil((windowEnds - Date.now()) / 60_000) };
-      await tx.query(`UPDATE login_failures SET failures = $2, last_failure_at = now() WHERE email = $1`, [
-        normalized,
-        fresh ? 1 : row.failures + 1,
-      ]);
+      await this.repo.setFailures(tx, normalized, fresh ? 1 : row.failures + 1);
       return { locked: 0 };
     });
     if (admitted.locked) return { ok: false, reason: 'locked', minutes: admitted.locked };
-    const [user] = await this.db.query(`SELECT id, password_hash FROM users WHERE email = $1`, [normalized]);
-    const ok = await verifyPassword(password, user?.password_hash ?? null);
+    const user = await this.repo.findUserByEmail(this.db.manager, normalized);
+    const ok = await verifyPassword(password, user?.passwordHash ?? null);
     if (!user || !ok) return { ok: false, reason: 'wrong' };
-    await this.db.query('DELETE FROM login_failures WHERE email = $1', [normalized]);
+    await this.repo.clearFailures(this.db.manager, normalized);
     return { ok: true, userId: user.id };
   }
 
@@ -131,17 +129,14 @@ export class OAuthService implements OnModuleInit, OnModuleDestroy {
         message: `No user with the email "${email}".`,
         hint: '`member add` or `workspace create` makes one.',
       });
-    await this.db.query('UPDATE users SET password_hash = $2 WHERE id = $1', [user.id, await hashPassword(password)]);
-    await this.db.query('DELETE FROM login_failures WHERE email = $1', [user.email]);
+    await this.repo.setPasswordHash(this.db.manager, user.id, await hashPassword(password));
+    await this.repo.clearFailures(this.db.manager, user.email);
     return { userId: user.id, email: user.email };
   }
 
   /** The workspaces a person may connect an app to, with their role in each. */
   async workspacesOf(userId: string): Promise<Array<{ id: string; slug: string; name: string; role: string }>> {
-    return this.db.query(
-      `SELECT w.id, w.slug, w.name, m.role FROM memberships m JOIN workspaces w ON w.id = m.workspace_id WHERE m.user_id = $1 ORDER BY w.name, w.slug`,
-      [userId],
-    );
+    return this.repo.workspacesOf(this.db.manager, userId);
   }
 
   /**
@@ -157,55 +152,39 @@ export class OAuthService implements OnModuleInit, OnModuleDestroy {
     clientName: string | null;
     scopes: string[];
   }) {
-    await this.db.query(
-      `INSERT INTO oauth_grants (grant_id, workspace_id, user_id, client_id, client_name, scopes) VALUES ($1, $2, $3, $4, $5, $6)
-       ON CONFLICT (grant_id) DO UPDATE SET scopes = EXCLUDED.scopes
-        WHERE oauth_grants.workspace_id = EXCLUDED.workspace_id AND oauth_grants.revoked_at IS NULL`,
-      [grant.grantId, grant.workspaceId, grant.userId, grant.clientId, grant.clientName, grant.scopes],
-    );
+    await this.repo.upsertGrant(this.db.manager, grant);
   }
 
   /** Whether an existing grant may be extended by a consent for this workspace. */
   async grantUsableFor(grantId: string, workspaceId: string): Promise<boolean> {
-    const [row] = await this.db.query('SELECT workspace_id, revoked_at FROM oauth_grants WHERE grant_id = $1', [
-      grantId,
-    ]);
-    return !!row && row.workspace_id === workspaceId && !row.revoked_at;
+    const row = await this.repo.findGrant(this.db.manager, grantId);
+    return !!row && row.workspaceId === workspaceId && !row.revokedAt;
   }
 
   async listGrants(workspaceSlug: string): Promise<GrantView[]> {
     const workspace = await this.workspaces.requireBySlug(workspaceSlug);
-    const rows = await this.db.query(
-      `SELECT g.grant_id, g.client_id, g.client_name, u.email, g.scopes, g.created_at, g.revoked_at
-         FROM oauth_grants g JOIN users u ON u.id = g.user_id WHERE g.workspace_id = $1 ORDER BY g.created_at`,
-      [workspace.id],
-    );
-    return rows.map((r: Record<string, never>) => ({
-      id: r.grant_id,
-      clientId: r.client_id,
-      clientName: r.client_name,
+    const rows = await this.repo.listGrants(this.db.manager, workspace.id);
+    return rows.map((r) => ({
+      id: r.grantId,
+      clientId: r.clientId,
+      clientName: r.clientName,
       userEmail: r.email,
       workspace: workspace.slug,
       scopes: r.scopes,
-      createdAt: (r.created_at as Date).toISOString(),
-      revokedAt: r.revoked_at ? (r.revoked_at as Date).toISOString() : null,
+      createdAt: r.createdAt.toISOString(),
+      revokedAt: r.revokedAt?.toISOString() ?? null,
     }));
   }
 
   /** Disconnects an app: every token of the grant is deleted; instances refuse them within 5 s. */
   async revokeGrant(grantId: string): Promise<{ id: string; revoked: true }> {
-    const [grant] = await this.db.query('SELECT grant_id FROM oauth_grants WHERE grant_id = $1', [grantId]);
+    const grant = await this.repo.findGrant(this.db.manager, grantId);
     if (!grant)
       throw new ApiError('not_found', {
         message: `No connected app with the grant id "${grantId}".`,
         hint: '`grant list --workspace S` shows them.',
       });
-    await this.db.transaction(async (tx) => {
-      // Its tokens, codes and sessions' references, and the authorization server's own grant record
-      // (left behind, a later authorization would skip consent and get dead tokens).
-      await tx.query(`DELETE FROM oauth_models WHERE grant_id = $1 OR (model = 'Grant' AND id = $1)`, [grantId]);
-      await tx.query('UPDATE oauth_grants SET revoked_at = COALESCE(revoked_at, now()) WHERE grant_id = $1', [grantId]);
-    });
+    await inTransaction(this.db, (tx) => this.repo.revokeGrant(tx, grantId));
     return { id: grantId, revoked: true };
   }
 

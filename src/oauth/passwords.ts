@@ -1,3 +1,4 @@
+/** Password hashing (scrypt) and verification. */
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 
 /**

@@ -1,3 +1,4 @@
+/** oidc-provider's storage on PostgreSQL. */
 import type { DataSource } from 'typeorm';
 import { CLIENT_TTL_DAYS } from './oauth-config';
 

@@ -1,3 +1,4 @@
+/** Keys every instance must share, stored once in the database. */
 import type { DataSource } from 'typeorm';
 
 /**

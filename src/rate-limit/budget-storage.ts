@@ -1,3 +1,4 @@
+/** The storage contract of the request budgets: a hit on one key, or on two budgets at once. */
 import type { ThrottlerStorage } from '@nestjs/throttler';
 
 export type ThrottlerStorageRecord = Awaited<ReturnType<ThrottlerStorage['increment']>>;

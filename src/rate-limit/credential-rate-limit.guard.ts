@@ -1,3 +1,4 @@
+/** The global guard that spends the credential's budget (with the IP's, when deferred) after authentication. */
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { BudgetState, RateLimitService } from './rate-limit.service';

@@ -1,3 +1,4 @@
+/** Budgets counted in Redis, falling back to per-instance counters while Redis is unreachable. */
 import { Logger } from '@nestjs/common';
 import type { BudgetStorage, PairRecord, ThrottlerStorageRecord } from './budget-storage';
 
@@ -34,42 +35,38 @@ export class FailOpenThrottlerStorage implements BudgetStorage {
     private readonly probeTimeoutMs = 500,
   ) {}
 
-  async increment(
+  increment(
     key: string,
     ttl: number,
     limit: number,
     blockDuration: number,
     throttlerName: string,
   ): Promise<ThrottlerStorageRecord> {
-    if (this.degradedSince === undefined) {
-      try {
-        return await this.shared.increment(key, ttl, limit, blockDuration, throttlerName);
-      } catch (err) {
-        this.degrade(err);
-      }
-    } else {
-      this.probeSoon();
-    }
-    return this.local.increment(key, ttl, limit, blockDuration, throttlerName);
+    return this.count((store) => store.increment(key, ttl, limit, blockDuration, throttlerName));
   }
 
-  async incrementPair(
+  incrementPair(
     firstKey: string,
     secondKey: string,
     ttl: number,
     firstLimit: number,
     secondLimit: number,
   ): Promise<PairRecord> {
+    return this.count((store) => store.incrementPair(firstKey, secondKey, ttl, firstLimit, secondLimit));
+  }
+
+  /** One hit, in the shared store while it answers, else (and while degraded) in the local one. */
+  private async count<T>(hit: (store: BudgetStorage) => Promise<T>): Promise<T> {
     if (this.degradedSince === undefined) {
       try {
-        return await this.shared.incrementPair(firstKey, secondKey, ttl, firstLimit, secondLimit);
+        return await hit(this.shared);
       } catch (err) {
         this.degrade(err);
       }
     } else {
       this.probeSoon();
     }
-    return this.local.incrementPair(firstKey, secondKey, ttl, firstLimit, secondLimit);
+    return hit(this.local);
   }
 
   health(): RateLimitStoreHealth {

@@ -1,3 +1,4 @@
+/** Budgets counted per instance, in memory. */
 import { OnModuleDestroy } from '@nestjs/common';
 import type { BudgetStorage, PairRecord, ThrottlerStorageRecord } from './budget-storage';
 

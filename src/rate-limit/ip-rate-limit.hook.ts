@@ -1,3 +1,4 @@
+/** The IP budget, spent in an early request hook before any body is read. */
 import type { FastifyReply, FastifyRequest, onRequestHookHandler, onSendHookHandler } from 'fastify';
 import { RateLimitService } from './rate-limit.service';
 

@@ -1,3 +1,7 @@
+/**
+ * Request budgets per IP and per credential: counted in Redis when configured (shared by every instance),
+ * per instance otherwise or while Redis is down; the credential budget's guard and the Redis connection.
+ */
 import { Inject, Injectable, Logger, Module, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { ThrottlerStorage } from '@nestjs/throttler';
 import type Redis from 'ioredis';

@@ -1,3 +1,4 @@
+/** The two request budgets (per IP, per credential): spending them, and the RateLimit headers of every answer. */
 import { Inject, Injectable } from '@nestjs/common';
 import { ThrottlerStorage } from '@nestjs/throttler';
 import { APP_CONFIG, AppConfig } from '../config/config';

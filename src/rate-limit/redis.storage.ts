@@ -1,3 +1,4 @@
+/** Budgets counted in Redis, shared by every instance. */
 import Redis from 'ioredis';
 import type { BudgetStorage, PairRecord, ThrottlerStorageRecord } from './budget-storage';
 

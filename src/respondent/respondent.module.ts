@@ -1,3 +1,4 @@
+/** The respondent's page at /f/{publicId}: a published form as people see it, answer and submit it. */
 import { Module } from '@nestjs/common';
 import { FormsModule } from '../forms/forms.module';
 import { ResponsesModule } from '../responses/responses.module';

@@ -23,10 +23,8 @@ const output = ResponseSchema;
     "Stores a response to a form (scripted imports and tests; people answer on the form's page). Each answer is checked against its block; if any is invalid nothing is stored and details name each one. Works on drafts and closed forms too.",
   scope: 'responses:write',
   write: true,
-  minRole: 'editor',
   input,
   output,
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
 })
 export class CreateResponseTool implements ToolHandler<typeof input, typeof output> {
   constructor(private readonly responses: ResponsesService) {}

@@ -1,10 +1,9 @@
 import { Static, Type } from '@sinclair/typebox';
-import { PublicId } from '../forms/form.schemas';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
-import { ResponseId } from './response.schemas';
+import { ResponseRef } from './response.schemas';
 import { ResponsesService } from './responses.service';
 
-const input = Type.Object({ publicId: PublicId, responseId: ResponseId }, { additionalProperties: false });
+const input = ResponseRef;
 const output = Type.Object({ id: Type.String(), deleted: Type.Literal(true) }, { additionalProperties: false });
 
 @Tool({
@@ -13,10 +12,9 @@ const output = Type.Object({ id: Type.String(), deleted: Type.Literal(true) }, {
   description: 'Deletes one response of a form, for good.',
   scope: 'responses:write',
   write: true,
-  minRole: 'editor',
   input,
   output,
-  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  annotations: { destructiveHint: true },
 })
 export class DeleteResponseTool implements ToolHandler<typeof input, typeof output> {
   constructor(private readonly responses: ResponsesService) {}

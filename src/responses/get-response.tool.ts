@@ -1,10 +1,9 @@
-import { Static, Type } from '@sinclair/typebox';
-import { PublicId } from '../forms/form.schemas';
+import { Static } from '@sinclair/typebox';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
-import { ResponseId, ResponseSchema } from './response.schemas';
+import { ResponseRef, ResponseSchema } from './response.schemas';
 import { ResponsesService } from './responses.service';
 
-const input = Type.Object({ publicId: PublicId, responseId: ResponseId }, { additionalProperties: false });
+const input = ResponseRef;
 const output = ResponseSchema;
 
 @Tool({
@@ -13,10 +12,8 @@ const output = ResponseSchema;
   description: 'Returns one response of a form with its answers by block id.',
   scope: 'responses:read',
   write: false,
-  minRole: 'viewer',
   input,
   output,
-  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
 })
 export class GetResponseTool implements ToolHandler<typeof input, typeof output> {
   constructor(private readonly responses: ResponsesService) {}

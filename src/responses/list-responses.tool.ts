@@ -1,7 +1,8 @@
 import { Static, Type } from '@sinclair/typebox';
-import { PublicId, pageFields } from '../forms/form.schemas';
+import { PublicId } from '../forms/form.schemas';
 import { ApiError } from '../common/errors/api-error';
-import { StringEnum } from '../tools/schema-validator';
+import { StringEnum } from '../common/validation/schema-validator';
+import { pageArguments, pageFields } from '../tools/paging';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import { ResponseSchema } from './response.schemas';
 import { ResponsesService } from './responses.service';
@@ -9,15 +10,7 @@ import { ResponsesService } from './responses.service';
 const input = Type.Object(
   {
     publicId: PublicId,
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Page size, 1 to 200.' })),
-    offset: Type.Optional(
-      Type.Integer({
-        minimum: 0,
-        maximum: 1_000_000_000,
-        default: 0,
-        description: "Start position; add the previous page's count to get the next page.",
-      }),
-    ),
+    ...pageArguments(200, 50, "Start position; add the previous page's count to get the next page."),
     order: Type.Optional(
       StringEnum(['oldest', 'newest'] as const, {
         default: 'oldest',
@@ -39,10 +32,8 @@ const output = Type.Object({ ...pageFields, responses: Type.Array(ResponseSchema
     'Pages through the responses of a form, ordered by submission time. To read them all, start at offset 0 and add count to offset until offset reaches total. For counts and averages use summarize_responses, which is much cheaper.',
   scope: 'responses:read',
   write: false,
-  minRole: 'viewer',
   input,
   output,
-  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
 })
 export class ListResponsesTool implements ToolHandler<typeof input, typeof output> {
   constructor(private readonly responses: ResponsesService) {}

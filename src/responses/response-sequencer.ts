@@ -1,7 +1,8 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { claimWaitingForms, lockSequencer, sequenceResponses } from './response-stats';
+import { inTransaction } from '../database/transaction';
+import { ResponseStatsRepository } from './response-stats.repository';
 
 /** How often each instance sequences the responses waiting on any form (see ResponseSequencerWorker). */
 export const SEQUENCE_EVERY_MS = 100;
@@ -9,31 +10,34 @@ export const SEQUENCE_EVERY_MS = 100;
 const FORMS_PER_PASS = 200;
 
 /**
- * Gives committed responses their seq and folds them into the aggregates (see response-stats.ts):
+ * Gives committed responses their seq and folds them into the aggregates (see response-stats.repository.ts):
  * for one form before a read that must count every response committed before it, and for every
  * waiting form in the background.
  */
 @Injectable()
 export class ResponseSequencer {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly stats: ResponseStatsRepository,
+  ) {}
 
   /**
    * Sequences the form's waiting responses now, waiting for a sequencing of the form under way
    * elsewhere. Returns how many it sequenced.
    */
   settle(formId: string, manager?: EntityManager): Promise<number> {
-    const run = async (tx: EntityManager) => ((await lockSequencer(tx, formId)) ? sequenceResponses(tx, [formId]) : 0);
-    return manager ? run(manager) : this.db.transaction(run);
+    const run = async (tx: EntityManager) =>
+      (await this.stats.lockSequencer(tx, formId)) ? this.stats.sequenceResponses(tx, [formId]) : 0;
+    return manager ? run(manager) : inTransaction(this.db, run);
   }
 
   /** One background pass over the forms with waiting responses that no one else is sequencing. */
   async pass(): Promise<number> {
     // Idle: one cheap look (the unsequenced index is empty), no transaction.
-    const [{ waiting }] = await this.db.query('SELECT EXISTS (SELECT 1 FROM responses WHERE seq IS NULL) AS waiting');
-    if (!waiting) return 0;
-    return this.db.transaction(async (tx) => {
-      const forms = await claimWaitingForms(tx, FORMS_PER_PASS);
-      return forms.length ? sequenceResponses(tx, forms) : 0;
+    if (!(await this.stats.anyWaiting(this.db.manager))) return 0;
+    return inTransaction(this.db, async (tx) => {
+      const forms = await this.stats.claimWaitingForms(tx, FORMS_PER_PASS);
+      return forms.length ? this.stats.sequenceResponses(tx, forms) : 0;
     });
   }
 }

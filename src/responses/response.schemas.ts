@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { PublicId } from '../forms/form.schemas';
 
 export const ResponseId = Type.String({
   minLength: 1,
@@ -17,3 +18,6 @@ export const ResponseSchema = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** The arguments of the tools that act on one response. */
+export const ResponseRef = Type.Object({ publicId: PublicId, responseId: ResponseId }, { additionalProperties: false });

@@ -1,4 +1,16 @@
+/**
+ * Responses to forms: ResponsesService (storing and checking answers, listing, summaries), the sequencer
+ * that numbers them, and the response tools.
+ */
 import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { ResponseEntity } from './entities/response.entity';
+import {
+  AnswerCountEntity,
+  BlockStatsEntity,
+  ResponseBucketEntity,
+  ResponseCounterEntity,
+} from './entities/response-stats.entity';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { FormsModule } from '../forms/forms.module';
 import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module';
@@ -11,7 +23,18 @@ import { ResponsesService } from './responses.service';
 import { SummarizeResponsesTool } from './summarize-responses.tool';
 
 @Module({
-  imports: [FormsModule, IdempotencyModule, WebhookOutboxModule],
+  imports: [
+    TypeOrmModule.forFeature([
+      ResponseEntity,
+      ResponseCounterEntity,
+      ResponseBucketEntity,
+      BlockStatsEntity,
+      AnswerCountEntity,
+    ]),
+    FormsModule,
+    IdempotencyModule,
+    WebhookOutboxModule,
+  ],
   providers: [
     ResponsesService,
     ResponseSequencer,

@@ -9,7 +9,8 @@ import { ambientManager, inTransaction } from '../database/transaction';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { answersView, answersViewer, CHOICE_TYPES, NUMERIC_TYPES, validateAnswers } from '../forms/blocks';
 import { FormRecord, FormsService, notFoundForm } from '../forms/forms.service';
-import { BUCKET_BITS, deleteResponse, insertResponse } from './response-stats';
+import { ResponseStatsRepository } from './response-stats.repository';
+import { ResponseRow, ResponsesRepository } from './responses.repository';
 import { ResponseSequencer } from './response-sequencer';
 import { FormSummary, summaryFromStats } from './summarize';
 import { newEventId, responseCreatedBody } from '../webhooks/events';
@@ -21,18 +22,19 @@ export interface ResponseView {
   answers: Record<string, unknown>;
 }
 
-interface ResponseRow {
-  id: string;
-  submitted_at: Date;
-  answers: Record<string, unknown>;
-}
-
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/**
+ * The rules of responses: listing in seq order, reading, submitting (validated against the form,
+ * in one statement when it can), deleting, and summaries from the maintained aggregates. The SQL is
+ * in ResponsesRepository and ResponseStatsRepository.
+ */
 @Injectable()
 export class ResponsesService {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
+    private readonly repo: ResponsesRepository,
+    private readonly stats: ResponseStatsRepository,
     private readonly forms: FormsService,
     private readonly audit: AuditService,
     private readonly idempotency: IdempotencyService,
@@ -57,25 +59,10 @@ export class ResponsesService {
     const form = await this.forms.get(workspaceId, publicId);
     // With `since`, the page covers the tail of the order that starts at its first response.
     const position = () =>
-      this.db
-        .query(
-          `WITH c AS (SELECT total FROM response_counters WHERE form_id = $1),
-              s AS (SELECT seq FROM responses WHERE form_id = $1 AND submitted_at >= $2::timestamptz AND seq IS NOT NULL ORDER BY submitted_at, seq LIMIT 1)
-         SELECT c.total::int AS all,
-                (CASE WHEN $2::timestamptz IS NULL THEN 0
-                      WHEN NOT EXISTS (SELECT 1 FROM s) THEN c.total
-                      -- the position of the first response since then: whole buckets before it, plus a walk inside its bucket
-                      ELSE (SELECT COALESCE(sum(b.count), 0) FROM response_buckets b, s WHERE b.form_id = $1 AND b.bucket < (s.seq >> ${BUCKET_BITS}))
-                         + (SELECT count(*) FROM responses r, s WHERE r.form_id = $1 AND r.seq >= ((s.seq >> ${BUCKET_BITS}) << ${BUCKET_BITS}) AND r.seq < s.seq)
-                 END)::int AS skipped,
-                EXISTS (SELECT 1 FROM responses WHERE form_id = $1 AND seq IS NULL) AS waiting
-           FROM c`,
-          [form.id, opts.since ?? null],
-        )
-        .then(([row]: Array<{ all: number; skipped: number; waiting: boolean }>) => {
-          if (!row) throw notFoundForm(publicId); // deleted meanwhile
-          return row;
-        });
+      this.repo.pagePosition(this.db.manager, form.id, opts.since ?? null).then((row) => {
+        if (!row) throw notFoundForm(publicId); // deleted meanwhile
+        return row;
+      });
     let at = await position();
     if (at.waiting) {
       // Responses committed before this call wait for their seq: give it, then count again.
@@ -89,22 +76,12 @@ export class ResponsesService {
     if (count === 0) return { total, responses: [] };
     // Positions in oldest-first order; newest-first reads the mirrored range and reverses it.
     const start = skipped + (opts.order === 'newest' ? total - opts.offset - count : opts.offset);
-    const rows: ResponseRow[] = await this.db.query(
-      `WITH loc AS (
-         SELECT bucket, before FROM (
-           SELECT bucket, count, sum(count) OVER (ORDER BY bucket) - count AS before FROM response_buckets WHERE form_id = $1) b
-          WHERE before + count > $2 ORDER BY bucket LIMIT 1)
-       SELECT r.id, r.submitted_at, r.answers
-         FROM loc CROSS JOIN LATERAL (
-           SELECT id, submitted_at, answers FROM responses
-            WHERE form_id = $1 AND seq >= (loc.bucket << ${BUCKET_BITS}) ORDER BY seq OFFSET ($2 - loc.before) LIMIT $3) r`,
-      [form.id, start, count],
-    );
+    const rows = await this.repo.readPage(this.db.manager, form.id, start, count);
     if (opts.order === 'newest') rows.reverse();
     const view = answersViewer(form.blocks);
     return {
       total,
-      responses: rows.map((r) => ({ id: r.id, submittedAt: r.submitted_at.toISOString(), answers: view(r.answers) })),
+      responses: rows.map((r) => ({ id: r.id, submittedAt: r.submittedAt.toISOString(), answers: view(r.answers) })),
     };
   }
 
@@ -113,14 +90,9 @@ export class ResponsesService {
   }
 
   private async read(manager: EntityManager, form: FormRecord, responseId: string): Promise<ResponseView> {
-    const rows: ResponseRow[] = UUID.test(responseId)
-      ? await manager.query(`SELECT id, submitted_at, answers FROM responses WHERE form_id = $1 AND id = $2`, [
-          form.id,
-          responseId,
-        ])
-      : [];
-    if (!rows[0]) throw notFoundResponse(form.publicId, responseId);
-    return toView(form, rows[0]);
+    const row = UUID.test(responseId) ? await this.repo.findOne(manager, form.id, responseId) : undefined;
+    if (!row) throw notFoundResponse(form.publicId, responseId);
+    return toView(form, row);
   }
 
   /**
@@ -162,7 +134,7 @@ export class ResponsesService {
     const insert = async (m: EntityManager, form: FormRecord, stored: Record<string, unknown>) => {
       const id = randomUUID();
       const shown = answersView(form.blocks, stored);
-      const row = await insertResponse(
+      const row = await this.repo.insert(
         m,
         form,
         { id, answers: stored },
@@ -173,7 +145,7 @@ export class ResponsesService {
           event: { id: newEventId(), ...responseCreatedBody(form, { id, answers: shown }) },
         },
       );
-      return row && { id: row.id, submittedAt: row.submitted_at.toISOString(), answers: shown };
+      return row && { id: row.id, submittedAt: row.submittedAt.toISOString(), answers: shown };
     };
     const known = this.forms.recent(publicId);
     if (
@@ -206,7 +178,7 @@ export class ResponsesService {
         form: { publicId, title: form.title },
         response: await this.read(tx, form, responseId),
       }));
-      if (!(await deleteResponse(tx, form.id, responseId))) throw notFoundResponse(publicId, responseId);
+      if (!(await this.stats.deleteResponse(tx, form.id, responseId))) throw notFoundResponse(publicId, responseId);
       await this.idempotency.forgetDeleted(tx, { workspaceId: actor.workspace.id, responseId });
       await this.audit.record(tx, actor, 'response.delete', responseId, { form: publicId });
       return { id: responseId, deleted: true as const };
@@ -225,30 +197,9 @@ export class ResponsesService {
       await this.sequencer.settle(form.id);
       row = await this.readSummary(form);
     }
-    const stats = new Map<
-      string,
-      { answered: number; sum: number; latest: Array<{ value: string; submittedAt: string }> }
-    >(
-      row.stats.map(
-        (s: {
-          blockId: string;
-          answered: number;
-          sum: number;
-          latest: Array<{ value: string; submittedAt: string }>;
-        }) => [s.blockId, s],
-      ),
-    );
-    const counts = new Map<string, number>(
-      row.counts.map((c: { blockId: string; value: string; count: number }) => [
-        `${c.blockId}\u0000${c.value}`,
-        Number(c.count),
-      ]),
-    );
-    const ranges = new Map<string, { min: number | string | null; max: number | string | null }>(
-      [...row.numeric, ...row.dates].map(
-        (r: { blockId: string; min: number | string | null; max: number | string | null }) => [r.blockId, r],
-      ),
-    );
+    const stats = new Map(row.stats.map((s) => [s.blockId, s]));
+    const counts = new Map(row.counts.map((c) => [`${c.blockId}\u0000${c.value}`, Number(c.count)]));
+    const ranges = new Map([...row.numeric, ...row.dates].map((r) => [r.blockId, r]));
     return {
       publicId,
       ...summaryFromStats(form.blocks, {
@@ -267,26 +218,11 @@ export class ResponsesService {
   /** The maintained aggregates of a form in one statement, and whether responses wait for their seq. */
   private async readSummary(form: FormRecord) {
     const ids = (types: readonly string[]) => form.blocks.filter((b) => types.includes(b.type)).map((b) => b.id);
-    const [row] = await this.db.query(
-      `SELECT (SELECT total::int FROM response_counters WHERE form_id = $1) AS total,
-              (SELECT submitted_at FROM responses WHERE form_id = $1 AND seq IS NOT NULL ORDER BY seq LIMIT 1) AS first,
-              (SELECT submitted_at FROM responses WHERE form_id = $1 AND seq IS NOT NULL ORDER BY seq DESC LIMIT 1) AS last,
-              (SELECT COALESCE(json_agg(json_build_object('blockId', block_id, 'answered', answered, 'sum', sum, 'latest', latest)), '[]')
-                 FROM block_stats WHERE form_id = $1) AS stats,
-              (SELECT COALESCE(json_agg(json_build_object('blockId', block_id, 'value', value, 'count', count)), '[]')
-                 FROM answer_counts WHERE form_id = $1 AND block_id = ANY($2::text[])) AS counts,
-              (SELECT COALESCE(json_agg(json_build_object('blockId', x.id,
-                        'min', (SELECT min(num) FROM answer_counts WHERE form_id = $1 AND block_id = x.id),
-                        'max', (SELECT max(num) FROM answer_counts WHERE form_id = $1 AND block_id = x.id))), '[]')
-                 FROM unnest($3::text[]) x(id)) AS numeric,
-              (SELECT COALESCE(json_agg(json_build_object('blockId', x.id,
-                        'min', (SELECT min(value) FROM answer_counts WHERE form_id = $1 AND block_id = x.id),
-                        'max', (SELECT max(value) FROM answer_counts WHERE form_id = $1 AND block_id = x.id))), '[]')
-                 FROM unnest($4::text[]) x(id)) AS dates,
-              EXISTS (SELECT 1 FROM responses WHERE form_id = $1 AND seq IS NULL) AS waiting`,
-      [form.id, ids([...CHOICE_TYPES, 'yes_no']), ids(NUMERIC_TYPES), ids(['date'])],
-    );
-    return row;
+    return this.stats.readSummary(this.db.manager, form.id, {
+      counted: ids([...CHOICE_TYPES, 'yes_no']),
+      numeric: ids(NUMERIC_TYPES),
+      dates: ids(['date']),
+    });
   }
 
   /**
@@ -300,7 +236,7 @@ export class ResponsesService {
     tx?: EntityManager,
   ): Promise<ResponseView> {
     const stored = validated(form, answers);
-    const row = await insertResponse(tx ?? this.db.manager, form, { id: randomUUID(), answers: stored }, opts);
+    const row = await this.repo.insert(tx ?? this.db.manager, form, { id: randomUUID(), answers: stored }, opts);
     if (!row) throw new Error(`form ${form.id} is gone or changed since it was read`);
     return toView(form, { ...row, answers: stored });
   }
@@ -332,5 +268,5 @@ function validated(form: FormRecord, answers: Record<string, unknown>): Record<s
 }
 
 function toView(form: FormRecord, row: ResponseRow): ResponseView {
-  return { id: row.id, submittedAt: row.submitted_at.toISOString(), answers: answersView(form.blocks, row.answers) };
+  return { id: row.id, submittedAt: row.submittedAt.toISOString(), answers: answersView(form.blocks, row.answers) };
 }

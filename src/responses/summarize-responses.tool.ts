@@ -1,9 +1,9 @@
 import { Static, Type } from '@sinclair/typebox';
-import { PublicId } from '../forms/form.schemas';
+import { FormRef } from '../forms/form.schemas';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import { ResponsesService } from './responses.service';
 
-const input = Type.Object({ publicId: PublicId }, { additionalProperties: false });
+const input = FormRef;
 const Nullable = <T extends ReturnType<typeof Type.Number>>(t: T) => Type.Union([t, Type.Null()]);
 const output = Type.Object(
   {
@@ -60,10 +60,8 @@ const output = Type.Object(
     "Aggregates of a form's responses per block: answered and skipped counts, counts and shares per choice, min/max/mean of numbers, ratings and scales, the latest text answers. Much cheaper than paging.",
   scope: 'responses:read',
   write: false,
-  minRole: 'viewer',
   input,
   output,
-  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
 })
 export class SummarizeResponsesTool implements ToolHandler<typeof input, typeof output> {
   constructor(private readonly responses: ResponsesService) {}

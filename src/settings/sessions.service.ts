@@ -2,6 +2,8 @@ import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/commo
 import { InjectDataSource } from '@nestjs/typeorm';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { inTransaction } from '../database/transaction';
+import { SessionsRepository } from './sessions.repository';
 
 /** A session ends after this long without a page (idle) ... */
 export const SESSION_IDLE_MINUTES = 120;
@@ -28,13 +30,17 @@ const secret = () => randomBytes(32).toString('base64url');
 /**
  * Browser sessions, flashes, form nonces and set-password links, all in PostgreSQL: any instance
  * serves any page, and deleting a row (sign-out, a used link) is felt on every instance at once.
+ * The SQL is in SessionsRepository.
  */
 @Injectable()
 export class SessionsService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('Sessions');
   private timer?: NodeJS.Timeout;
 
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly repo: SessionsRepository,
+  ) {}
 
   onModuleInit() {
     this.timer = setInterval(
@@ -49,14 +55,11 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
   }
 
   async purge(): Promise<void> {
-    await this.db.query(
-      `DELETE FROM settings_sessions WHERE last_seen_at < now() - make_interval(mins => $1) OR created_at < now() - make_interval(hours => $2)`,
-      [SESSION_IDLE_MINUTES, SESSION_ABSOLUTE_HOURS],
-    );
-    await this.db.query(`DELETE FROM settings_once WHERE created_at < now() - make_interval(hours => $1)`, [
-      ONCE_RETENTION_HOURS,
-    ]);
-    await this.db.query(`DELETE FROM password_links WHERE expires_at < now() - interval '1 day'`);
+    await this.repo.purge(this.db.manager, {
+      idleMinutes: SESSION_IDLE_MINUTES,
+      absoluteHours: SESSION_ABSOLUTE_HOURS,
+      onceRetentionHours: ONCE_RETENTION_HOURS,
+    });
   }
 
   /**
@@ -64,28 +67,22 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
    * deleted: the id is rotated at sign-in). Returns the cookie's value.
    */
   async start(userId: string, previousCookie?: string): Promise<string> {
-    if (previousCookie) await this.db.query('DELETE FROM settings_sessions WHERE id = $1', [sha256(previousCookie)]);
+    if (previousCookie) await this.repo.deleteSession(this.db.manager, sha256(previousCookie));
     const cookie = secret();
-    await this.db.query('INSERT INTO settings_sessions (id, user_id, csrf) VALUES ($1, $2, $3)', [
-      sha256(cookie),
-      userId,
-      secret(),
-    ]);
+    await this.repo.insertSession(this.db.manager, { id: sha256(cookie), userId, csrf: secret() });
     return cookie;
   }
 
   /** The live session behind a cookie; seeing it moves its idle limit (at most once a minute). */
   async find(cookie: string | undefined): Promise<Session | undefined> {
     if (!cookie || cookie.length > 100) return undefined;
-    const [row] = await this.db.query(
-      `SELECT s.id, s.user_id, s.csrf, u.email, s.last_seen_at < now() - interval '1 minute' AS stale
-         FROM settings_sessions s JOIN users u ON u.id = s.user_id
-        WHERE s.id = $1 AND s.last_seen_at > now() - make_interval(mins => $2) AND s.created_at > now() - make_interval(hours => $3)`,
-      [sha256(cookie), SESSION_IDLE_MINUTES, SESSION_ABSOLUTE_HOURS],
-    );
+    const row = await this.repo.findLiveSession(this.db.manager, sha256(cookie), {
+      idleMinutes: SESSION_IDLE_MINUTES,
+      absoluteHours: SESSION_ABSOLUTE_HOURS,
+    });
     if (!row) return undefined;
-    if (row.stale) await this.db.query('UPDATE settings_sessions SET last_seen_at = now() WHERE id = $1', [row.id]);
-    return { id: row.id, userId: row.user_id, email: row.email, csrf: row.csrf };
+    if (row.stale) await this.repo.touchSession(this.db.manager, row.id);
+    return { id: row.id, userId: row.userId, email: row.email, csrf: row.csrf };
   }
 
   /**
@@ -93,8 +90,7 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
    * authorization server (its sign-in), on every instance at once.
    */
   async endAll(userId: string): Promise<void> {
-    await this.db.query('DELETE FROM settings_sessions WHERE user_id = $1', [userId]);
-    await this.db.query(`DELETE FROM oauth_models WHERE model = 'Session' AND payload->>'accountId' = $1`, [userId]);
+    await this.repo.deleteSessionsOf(this.db.manager, userId);
   }
 
   csrfValid(session: Session, given: unknown): boolean {
@@ -106,19 +102,12 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
 
   /** Keeps a value for the session's next page only (a token's secret, a set-password link). */
   async flash(session: Session, kind: string, payload: Record<string, unknown>): Promise<void> {
-    await this.db.query(
-      `INSERT INTO settings_once (key, session_id, payload) VALUES ($1, $2, $3::jsonb)
-       ON CONFLICT (key) DO UPDATE SET payload = EXCLUDED.payload, created_at = now()`,
-      [`flash:${session.id}:${kind}`, session.id, JSON.stringify(payload)],
-    );
+    await this.repo.putOnce(this.db.manager, `flash:${session.id}:${kind}`, session.id, payload);
   }
 
   /** Reads a flash and deletes it in one statement: a reload or another instance finds nothing. */
   async takeFlash(session: Session, kind: string): Promise<Record<string, unknown> | undefined> {
-    const [rows] = (await this.db.query('DELETE FROM settings_once WHERE key = $1 RETURNING payload', [
-      `flash:${session.id}:${kind}`,
-    ])) as [Array<{ payload: Record<string, unknown> }>, number];
-    return rows[0]?.payload;
+    return this.repo.takeOnce(this.db.manager, `flash:${session.id}:${kind}`);
   }
 
   /** A fresh nonce for a form that creates something. */
@@ -129,44 +118,25 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
   /** Marks a form's nonce used; false when it was used before (the form was sent twice). */
   async useNonce(nonce: unknown): Promise<boolean> {
     if (typeof nonce !== 'string' || nonce.length < 20 || nonce.length > 100) return false;
-    // (TypeORM answers an INSERT with its rows; an UPDATE or DELETE with [rows, count].)
-    const rows: unknown[] = await this.db.query(
-      `INSERT INTO settings_once (key) VALUES ($1) ON CONFLICT (key) DO NOTHING RETURNING key`,
-      [`nonce:${nonce}`],
-    );
-    return rows.length === 1;
+    return this.repo.insertOnceKey(this.db.manager, `nonce:${nonce}`);
   }
 
   /** A new one-time set-password link's secret for a person (earlier unused links stop working). */
   async passwordLink(userId: string): Promise<string> {
     const token = secret();
-    await this.db.transaction(async (tx) => {
-      await tx.query('DELETE FROM password_links WHERE user_id = $1', [userId]);
-      await tx.query(
-        `INSERT INTO password_links (token_hash, user_id, expires_at) VALUES ($1, $2, now() + make_interval(hours => $3))`,
-        [sha256(token), userId, PASSWORD_LINK_HOURS],
-      );
-    });
+    await inTransaction(this.db, (tx) => this.repo.replacePasswordLink(tx, userId, sha256(token), PASSWORD_LINK_HOURS));
     return token;
   }
 
   /** The person a live, unused link is for (without using it). */
   async linkUser(token: string): Promise<{ userId: string; email: string } | undefined> {
     if (token.length > 100) return undefined;
-    const [row] = await this.db.query(
-      `SELECT l.user_id, u.email FROM password_links l JOIN users u ON u.id = l.user_id WHERE l.token_hash = $1 AND l.used_at IS NULL AND l.expires_at > now()`,
-      [sha256(token)],
-    );
-    return row ? { userId: row.user_id, email: row.email } : undefined;
+    return this.repo.findLinkUser(this.db.manager, sha256(token));
   }
 
   /** Uses a link (once: a second use, here or on another instance, finds it used). */
   async useLink(token: string): Promise<string | undefined> {
-    const [rows] = (await this.db.query(
-      `UPDATE password_links SET used_at = now() WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now() RETURNING user_id`,
-      [sha256(token)],
-    )) as [Array<{ user_id: string }>, number];
-    return rows[0]?.user_id;
+    return this.repo.useLink(this.db.manager, sha256(token));
   }
 }
 

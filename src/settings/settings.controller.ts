@@ -37,8 +37,15 @@ import {
   SessionsService,
 } from './sessions.service';
 import { COPY_SCRIPT } from './settings.script';
-import { CREATE_FIELDS, WebhooksPageService } from './webhooks-page.service';
-import { DELIVERIES_PER_PAGE, DELIVERY_STATUSES, webhookPage, webhookSecretPage, webhooksPage } from './webhooks.pages';
+import { WebhooksPageService } from './webhooks-page.service';
+import {
+  DELIVERIES_PER_PAGE,
+  DELIVERY_STATUSES,
+  webhookConfirmPage,
+  webhookPage,
+  webhookSecretPage,
+  webhooksPage,
+} from './webhooks.pages';
 
 /** Settings forms are a few short fields (the scopes are repeated checkboxes). */
 const FORM = formPost(20 * 1024, 30);
@@ -74,6 +81,10 @@ function safeNext(next: unknown): string {
     ? n
     : '/settings';
 }
+
+/** The page of a paged list (?page=, from 1). */
+const pageNumber = (query: Record<string, unknown>) =>
+  Math.min(Math.max(1, Math.floor(Number(text(query.page))) || 1), 10_000);
 
 /**
  * Workspace settings in the browser (README, "Settings"). Public to the API's bearer-token guard:
@@ -529,26 +540,11 @@ export class SettingsController {
     await this.page(req, res, slug, 'admin', async (chrome, session, a) => {
       const body = req.body as Body;
       const values = { url: text(body.url), events: list(body.events), description: text(body.description) };
-      const errors: FieldErrors = {};
-      if (!values.url) errors.url = 'Enter the URL of your receiver.';
-      if (!values.events.length) errors.events = 'Choose at least one event.';
-      if (Object.keys(errors).length) return this.renderWebhooks(res, 400, chrome, a, errors, values);
       // A form sent twice (a reload of the POST, a double click) finds its nonce used: nothing is created.
       if (!(await this.sessions.useNonce(body.nonce)))
         return res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/webhooks`, 303);
-      let created;
-      try {
-        created = await this.webhooks.create(a, { ...values, description: values.description || undefined });
-      } catch (err) {
-        if (!(err instanceof ApiError) || err.code !== 'invalid_arguments') throw err;
-        // Each problem by its field (the first one of each), as the tool reports it at its path.
-        for (const d of err.details ?? []) {
-          const name = d.path.split('/')[1] as (typeof CREATE_FIELDS)[number];
-          if (CREATE_FIELDS.includes(name)) errors[name] ??= d.message;
-        }
-        if (!Object.keys(errors).length) errors.url = err.message;
-        return this.renderWebhooks(res, 400, chrome, a, errors, values);
-      }
+      const { errors, created } = await this.webhooks.create(a, values);
+      if (!created) return this.renderWebhooks(res, 400, chrome, a, errors, values);
       await this.sessions.flash(session, 'webhook', { url: created.url, secret: created.secret });
       res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/webhooks/secret`, 303);
     });
@@ -561,17 +557,17 @@ export class SettingsController {
     );
   }
 
+  /** An endpoint and its delivery log (?status=, ?page=). */
   @Get('w/:slug/webhooks/:id')
   async webhook(
-    @Param('slug') slug: string,
-    @Param('id') id: string,
-    @Query() query: Record<string, unknown>,
+    @Param() { slug, id }: { slug: string; id: string },
     @Req() req: Request,
     @Res() res: Response,
+    @Query() query: Record<string, unknown>,
   ) {
     await this.page(req, res, slug, 'admin', async (chrome, _s, a) => {
       const endpoint = await this.webhooks.endpoint(a, id);
-      const page = Math.min(Math.max(1, Math.floor(Number(text(query.page))) || 1), 10_000);
+      const page = pageNumber(query);
       const status = (DELIVERY_STATUSES as readonly string[]).includes(text(query.status))
         ? text(query.status)
         : undefined;
@@ -595,31 +591,6 @@ export class SettingsController {
     });
   }
 
-  @Get('w/:slug/webhooks/:id/delete')
-  async deleteWebhookForm(
-    @Param('slug') slug: string,
-    @Param('id') id: string,
-    @Req() req: Request,
-    @Res() res: Response,
-  ) {
-    await this.page(req, res, slug, 'admin', async (chrome, _s, a) => {
-      const endpoint = await this.webhooks.endpoint(a, id);
-      const base = `/settings/w/${slug}/webhooks`;
-      this.send(
-        res,
-        200,
-        confirmPage(
-          chrome,
-          `Delete the endpoint ${endpoint.url}?`,
-          'Nothing more is sent to it, and its delivery log goes with it. This cannot be undone.',
-          `${base}/${endpoint.id}/delete`,
-          'Delete',
-          base,
-        ),
-      );
-    });
-  }
-
   @Post('w/:slug/webhooks/:id/delete')
   @RouteConfig(FORM)
   async deleteWebhook(@Param('slug') slug: string, @Param('id') id: string, @Req() req: Request, @Res() res: Response) {
@@ -629,30 +600,20 @@ export class SettingsController {
     });
   }
 
-  @Get('w/:slug/webhooks/:id/rotate')
-  async rotateWebhookForm(
-    @Param('slug') slug: string,
-    @Param('id') id: string,
+  /** The confirmation before deleting an endpoint or rotating its secret (`action`: delete, rotate). */
+  @Get('w/:slug/webhooks/:id/:action')
+  async confirmWebhook(
+    @Param() params: { slug: string; id: string; action: string },
     @Req() req: Request,
     @Res() res: Response,
   ) {
-    await this.page(req, res, slug, 'admin', async (chrome, _s, a) => {
-      const endpoint = await this.webhooks.endpoint(a, id);
-      const base = `/settings/w/${slug}/webhooks`;
-      this.send(
-        res,
-        200,
-        confirmPage(
-          chrome,
-          `Rotate the secret of ${endpoint.url}?`,
-          'A new signing secret is made and shown once. The old one keeps signing beside it for 24 hours, so your receiver can switch in that time; rotating again ends that overlap.',
-          `${base}/${endpoint.id}/rotate`,
-          'Rotate secret',
-          `${base}/${endpoint.id}`,
-          // A second post of this form (a double click) would end the old secret's overlap at once.
-          { nonce: this.sessions.nonce() },
-        ),
-      );
+    await this.page(req, res, params.slug, 'admin', async (chrome, _s, a) => {
+      if (params.action !== 'delete' && params.action !== 'rotate') throw notFound();
+      const confirm = webhookConfirmPage(chrome, params.action, await this.webhooks.endpoint(a, params.id), {
+        // A second post of the rotation (a double click) would end the old secret's overlap at once.
+        nonce: this.sessions.nonce(),
+      });
+      this.send(res, 200, confirm);
     });
   }
 
@@ -710,7 +671,7 @@ export class SettingsController {
     @Res() res: Response,
   ) {
     await this.page(req, res, slug, 'admin', async (chrome, _s, a) => {
-      const page = Math.min(Math.max(1, Math.floor(Number(text(query.page))) || 1), 10_000);
+      const page = pageNumber(query);
       const filter = {
         actor: text(query.actor).slice(0, 200) || undefined,
         action: text(query.action).slice(0, 100) || undefined,

@@ -2,11 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { isRole, Plan, Role, roleAtLeast } from '../common/access/roles';
-import { currentRequestContext } from '../common/request-context';
+import { AuditService } from '../audit/audit.service';
+import { inTransaction } from '../database/transaction';
 import { OAuthService } from '../oauth/oauth.service';
 import { TokensService } from '../tokens/tokens.service';
 import { WorkspacesService } from '../workspaces/workspaces.service';
 import { Session, SessionsService } from './sessions.service';
+import { MemberView, SettingsRepository } from './settings.repository';
 
 /** A page's refusal: rendered as an HTML page with this status. */
 export class PageError extends Error {
@@ -27,13 +29,7 @@ export interface Access {
   role: Role;
 }
 
-export interface MemberView {
-  userId: string;
-  email: string;
-  role: Role;
-  hasPassword: boolean;
-  joinedAt: Date;
-}
+export type { MemberView } from './settings.repository';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -46,6 +42,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export class SettingsService {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
+    private readonly repo: SettingsRepository,
+    private readonly auditTrail: AuditService,
     private readonly workspaces: WorkspacesService,
     private readonly tokens: TokensService,
     private readonly oauth: OAuthService,
@@ -55,10 +53,7 @@ export class SettingsService {
   /** The person's role in a workspace: 404 when not a member (no existence leak), 403 below `minimum`. */
   async access(session: Session, slug: string, minimum: Role = 'viewer'): Promise<Access> {
     if (!/^[a-z0-9-]{1,64}$/.test(slug)) throw notFound();
-    const [row] = await this.db.query(
-      `SELECT w.id, w.slug, w.name, w.plan, w.embed_origins, m.role FROM workspaces w JOIN memberships m ON m.workspace_id = w.id AND m.user_id = $2 WHERE w.slug = $1`,
-      [slug, session.userId],
-    );
+    const row = await this.repo.findAccess(this.db.manager, slug, session.userId);
     if (!row || !isRole(row.role)) throw notFound();
     if (!roleAtLeast(row.role, minimum)) {
       throw new PageError(
@@ -70,7 +65,7 @@ export class SettingsService {
     return {
       session,
       role: row.role,
-      workspace: { id: row.id, slug: row.slug, name: row.name, plan: row.plan, embedOrigins: row.embed_origins },
+      workspace: { id: row.id, slug: row.slug, name: row.name, plan: row.plan, embedOrigins: row.embedOrigins },
     };
   }
 
@@ -86,55 +81,25 @@ export class SettingsService {
     details: Record<string, unknown> = {},
     manager: EntityManager = this.db.manager,
   ): Promise<void> {
-    await manager.query(
-      `INSERT INTO audit_events (workspace_id, action, subject_id, actor_kind, actor_id, actor_user_id, details, request_id)
-       VALUES ($1, $2, $3, 'session', $4::text, $4::uuid, $5::jsonb, $6)`,
-      [
-        a.workspace.id,
-        action,
-        subjectId,
-        a.session.userId,
-        JSON.stringify(details),
-        currentRequestContext()?.requestId ?? null,
-      ],
-    );
+    await this.auditTrail.recordSession(manager, a.workspace.id, a.session.userId, action, subjectId, details);
   }
 
   // --- tokens -------------------------------------------------------------------------------------
 
   async listTokens(a: Access) {
-    const rows = await this.db.query(
-      `SELECT t.id, t.name, t.token_prefix, t.role, t.scopes, t.created_at, t.last_used_at, t.expires_at, u.email AS creator
-         FROM api_tokens t LEFT JOIN users u ON u.id = t.created_by_user_id
-        WHERE t.workspace_id = $1 AND t.revoked_at IS NULL ORDER BY t.created_at DESC`,
-      [a.workspace.id],
-    );
-    return rows as Array<{
-      id: string;
-      name: string;
-      token_prefix: string;
-      role: Role;
-      scopes: string[] | null;
-      created_at: Date;
-      last_used_at: Date | null;
-      expires_at: Date | null;
-      creator: string | null;
-    }>;
+    return this.repo.listTokens(this.db.manager, a.workspace.id);
   }
 
   async findToken(a: Access, id: string) {
     if (!UUID.test(id)) throw notFound();
-    const [row] = await this.db.query(
-      'SELECT id, name, token_prefix FROM api_tokens WHERE id = $1 AND workspace_id = $2 AND revoked_at IS NULL',
-      [id, a.workspace.id],
-    );
+    const row = await this.repo.findToken(this.db.manager, a.workspace.id, id);
     if (!row) throw notFound();
-    return row as { id: string; name: string; token_prefix: string };
+    return row;
   }
 
   async createToken(a: Access, input: { name: string; role: Role; scopes: string[]; expiresAt?: Date }) {
     // The token and its audit record commit together, or neither does.
-    return this.db.transaction(async (tx) => {
+    return inTransaction(this.db, async (tx) => {
       const created = await this.tokens.create(
         {
           workspaceSlug: a.workspace.slug,
@@ -159,7 +124,7 @@ export class SettingsService {
 
   async revokeToken(a: Access, id: string) {
     const token = await this.findToken(a, id);
-    await this.db.transaction(async (tx) => {
+    await inTransaction(this.db, async (tx) => {
       await this.tokens.revoke(token.id, tx);
       await this.audit(a, 'token.revoke', token.id, { name: token.name }, tx);
     });
@@ -168,18 +133,7 @@ export class SettingsService {
   // --- members ------------------------------------------------------------------------------------
 
   async listMembers(a: Access): Promise<MemberView[]> {
-    const rows = await this.db.query(
-      `SELECT u.id, u.email, m.role, u.password_hash IS NOT NULL AS has_password, m.created_at
-         FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.workspace_id = $1 ORDER BY u.email`,
-      [a.workspace.id],
-    );
-    return rows.map((r: Record<string, never>) => ({
-      userId: r.id,
-      email: r.email,
-      role: r.role,
-      hasPassword: r.has_password,
-      joinedAt: r.created_at,
-    }));
+    return this.repo.listMembers(this.db.manager, a.workspace.id);
   }
 
   async findMember(a: Access, userId: string): Promise<MemberView> {
@@ -209,13 +163,9 @@ export class SettingsService {
     const member = await this.findMember(a, userId);
     this.mayGrant(a, role);
     this.mayChange(a, member);
-    await this.db.transaction(async (tx) => {
+    await inTransaction(this.db, async (tx) => {
       if (member.role === 'owner' && role !== 'owner') await this.notLastOwner(a, tx);
-      await tx.query('UPDATE memberships SET role = $3 WHERE workspace_id = $1 AND user_id = $2', [
-        a.workspace.id,
-        userId,
-        role,
-      ]);
+      await this.repo.setRole(tx, a.workspace.id, userId, role);
       await this.audit(a, 'member.role', userId, { email: member.email, from: member.role, to: role }, tx);
     });
   }
@@ -223,9 +173,9 @@ export class SettingsService {
   async removeMember(a: Access, userId: string): Promise<void> {
     const member = await this.findMember(a, userId);
     this.mayChange(a, member);
-    await this.db.transaction(async (tx) => {
+    await inTransaction(this.db, async (tx) => {
       if (member.role === 'owner') await this.notLastOwner(a, tx);
-      await tx.query('DELETE FROM memberships WHERE workspace_id = $1 AND user_id = $2', [a.workspace.id, userId]);
+      await this.repo.removeMembership(tx, a.workspace.id, userId);
       await this.audit(a, 'member.remove', userId, { email: member.email }, tx);
     });
   }
@@ -250,11 +200,7 @@ export class SettingsService {
 
   /** Locks the owners' rows, so two owners demoting each other at once cannot leave none. */
   private async notLastOwner(a: Access, tx: EntityManager) {
-    const owners: unknown[] = await tx.query(
-      `SELECT user_id FROM memberships WHERE workspace_id = $1 AND role = 'owner' FOR UPDATE`,
-      [a.workspace.id],
-    );
-    if (owners.length <= 1)
+    if ((await this.repo.lockOwners(tx, a.workspace.id)) <= 1)
       throw new PageError(
         403,
         'Not allowed',
@@ -267,23 +213,7 @@ export class SettingsService {
   /** The apps a person connected here; for an owner or admin, every app connected to the workspace. */
   async listApps(a: Access) {
     const all = roleAtLeast(a.role, 'admin');
-    const rows = await this.db.query(
-      `SELECT g.grant_id, g.client_name, g.client_id, g.scopes, g.created_at, u.email,
-              (SELECT to_timestamp(max((o.payload->>'iat')::bigint)) FROM oauth_models o WHERE o.grant_id = g.grant_id AND o.model = 'AccessToken') AS last_used
-         FROM oauth_grants g JOIN users u ON u.id = g.user_id
-        WHERE g.workspace_id = $1 AND g.revoked_at IS NULL AND ($2 OR g.user_id = $3)
-        ORDER BY g.created_at DESC`,
-      [a.workspace.id, all, a.session.userId],
-    );
-    return rows as Array<{
-      grant_id: string;
-      client_name: string | null;
-      client_id: string;
-      scopes: string[];
-      created_at: Date;
-      email: string;
-      last_used: Date | null;
-    }>;
+    return this.repo.listApps(this.db.manager, a.workspace.id, all ? undefined : a.session.userId);
   }
 
   async disconnect(a: Access, grantId: string): Promise<void> {
@@ -297,38 +227,16 @@ export class SettingsService {
   // --- audit log ----------------------------------------------------------------------------------
 
   async auditLog(a: Access, filter: { actor?: string; action?: string; page: number }, pageSize = 50) {
-    const where = ['e.workspace_id = $1'];
-    const params: unknown[] = [a.workspace.id];
-    if (filter.action) where.push(`e.action = $${params.push(filter.action)}`);
-    if (filter.actor) where.push(`e.actor_id = $${params.push(filter.actor)}`);
-    const rows = await this.db.query(
-      `SELECT e.at, e.action, e.subject_id, e.actor_kind, e.actor_id, e.request_id, u.email, t.name AS token_name, COALESCE(g.client_name, g.client_id) AS app
-         FROM audit_events e
-         LEFT JOIN users u ON u.id = e.actor_user_id
-         LEFT JOIN api_tokens t ON e.actor_kind = 'api_token' AND t.id::text = e.actor_id
-         LEFT JOIN oauth_grants g ON e.actor_kind = 'oauth' AND g.grant_id = e.actor_id
-        WHERE ${where.join(' AND ')}
-        ORDER BY e.at DESC, e.id DESC LIMIT ${pageSize + 1} OFFSET ${(filter.page - 1) * pageSize}`,
-      params,
-    );
-    const actors = await this.db.query(
-      `SELECT DISTINCT e.actor_kind, e.actor_id, u.email, t.name AS token_name, COALESCE(g.client_name, g.client_id) AS app
-         FROM audit_events e
-         LEFT JOIN users u ON u.id = e.actor_user_id
-         LEFT JOIN api_tokens t ON e.actor_kind = 'api_token' AND t.id::text = e.actor_id
-         LEFT JOIN oauth_grants g ON e.actor_kind = 'oauth' AND g.grant_id = e.actor_id
-        WHERE e.workspace_id = $1 LIMIT 200`,
-      [a.workspace.id],
-    );
-    const actions = await this.db.query(
-      'SELECT DISTINCT action FROM audit_events WHERE workspace_id = $1 ORDER BY action LIMIT 200',
-      [a.workspace.id],
-    );
+    const { rows, actors, actions } = await this.repo.auditLog(this.db.manager, a.workspace.id, {
+      ...filter,
+      limit: pageSize + 1,
+      offset: (filter.page - 1) * pageSize,
+    });
     return {
       rows: rows.slice(0, pageSize),
       more: rows.length > pageSize,
       actors,
-      actions: actions.map((r: { action: string }) => r.action),
+      actions,
     };
   }
 
@@ -336,8 +244,8 @@ export class SettingsService {
 
   async setPlan(a: Access, plan: Plan): Promise<void> {
     if (plan === a.workspace.plan) return;
-    await this.db.transaction(async (tx) => {
-      await tx.query('UPDATE workspaces SET plan = $2 WHERE id = $1', [a.workspace.id, plan]);
+    await inTransaction(this.db, async (tx) => {
+      await this.repo.setPlan(tx, a.workspace.id, plan);
       await this.audit(a, 'workspace.plan', a.workspace.slug, { from: a.workspace.plan, to: plan }, tx);
     });
   }

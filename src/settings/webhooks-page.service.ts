@@ -1,32 +1,39 @@
 import { Injectable } from '@nestjs/common';
+import { assertMayCall } from '../common/access/access';
 import type { Principal } from '../common/access/principal';
 import { SCOPES } from '../common/access/roles';
 import { ApiError } from '../common/errors/api-error';
-import { ToolCallService } from '../tools/tool-call.service';
-import type { WebhookEvent } from '../webhooks/events';
-import { WebhookInput, WebhooksService, WebhookUpdate } from '../webhooks/webhooks.service';
+import { WEBHOOK_EVENTS, WebhookEvent } from '../webhooks/events';
+import { MAX_URL_LENGTH } from '../webhooks/url-safety';
+import { WEBHOOK_READ, WEBHOOK_WRITE } from '../webhooks/webhook.schemas';
+import { WebhooksService } from '../webhooks/webhooks.service';
 import { Access, notFound, PageError } from './settings.service';
 
-/** The fields of the page's "New endpoint" form, by the argument they fill. */
-export const CREATE_FIELDS = ['url', 'events', 'description'] as const;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const isEvent = (e: string): e is WebhookEvent => (WEBHOOK_EVENTS as readonly string[]).includes(e);
+
+/** What the "New endpoint" form sends, and its problems by field (url, events, description). */
+export interface NewEndpoint {
+  url: string;
+  events: string[];
+  description: string;
+}
 
 /**
- * What the settings Webhooks page does, as the signed-in person: each action passes the checks of
- * the tool that does the same over the API (plan, role and arguments: the same rules and
+ * What the settings Webhooks page does, as the signed-in person: each action passes the plan and
+ * role checks of the tool that does the same over the API (the tools' own requirements and
  * messages), then calls the WebhooksService method that tool calls, so the rules and the audit
  * records are the tools' own. The person acts with their role and every scope (a session is not
  * limited to scopes); audit records name them as a session, like the other settings actions.
+ * The page's own input (a form, ids in the path) is checked here, by field.
  */
 @Injectable()
 export class WebhooksPageService {
-  constructor(
-    private readonly tools: ToolCallService,
-    private readonly webhooks: WebhooksService,
-  ) {}
+  constructor(private readonly webhooks: WebhooksService) {}
 
   list(a: Access) {
-    return this.asTool(a, 'list_webhooks', { limit: 100 }, (p, args: { limit: number; offset: number }) =>
-      this.webhooks.list(p.workspace.id, args),
+    return this.as(a, 'list_webhooks', WEBHOOK_READ, (p) =>
+      this.webhooks.list(p.workspace.id, { limit: 100, offset: 0 }),
     );
   }
 
@@ -38,74 +45,94 @@ export class WebhooksPageService {
   }
 
   deliveries(a: Access, webhookId: string, opts: { status?: string; limit: number; offset: number }) {
-    return this.asTool(a, 'list_webhook_deliveries', { webhookId, ...opts }, (p, args: typeof opts) =>
-      this.webhooks.deliveries(p.workspace.id, { webhookId, ...args }),
+    return this.as(a, 'list_webhook_deliveries', WEBHOOK_READ, (p) =>
+      this.webhooks.deliveries(p.workspace.id, { webhookId: uuid(webhookId), ...opts }),
     );
   }
 
-  /** Throws ApiError invalid_arguments (details at /url, /events, /description) for a form to show by its fields. */
-  create(a: Access, input: { url: string; events: string[]; description?: string }) {
-    return this.asTool(a, 'create_webhook', input, (p, args: WebhookInput) => this.webhooks.create(p, args), {
-      fields: true,
-    });
+  /**
+   * The form's problems by field (nothing stored), or the endpoint with its secret. The URL's own
+   * rules (https, public addresses) are the tool's: its refusal comes back as the url field's problem.
+   */
+  async create(a: Access, input: NewEndpoint) {
+    const errors: Record<string, string> = {};
+    if (!input.url) errors.url = 'Enter the URL of your receiver.';
+    else if (input.url.length > MAX_URL_LENGTH) errors.url = `Use a URL of at most ${MAX_URL_LENGTH} characters.`;
+    if (!input.events.length) errors.events = 'Choose at least one event.';
+    else if (!input.events.every(isEvent)) errors.events = 'Choose events from the list.';
+    if (input.description.length > 500) errors.description = 'Use at most 500 characters.';
+    if (Object.keys(errors).length) return { errors };
+    try {
+      const created = await this.as(a, 'create_webhook', WEBHOOK_WRITE, (p) =>
+        this.webhooks.create(p, {
+          url: input.url,
+          events: [...new Set(input.events as WebhookEvent[])],
+          description: input.description || undefined,
+        }),
+      );
+      return { created };
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.code !== 'invalid_arguments') throw err;
+      return { errors: { url: err.details?.[0]?.message ?? err.message } };
+    }
   }
 
   setEnabled(a: Access, webhookId: string, enabled: boolean) {
-    return this.asTool(a, 'update_webhook', { webhookId, enabled }, (p, args: WebhookUpdate) =>
-      this.webhooks.update(p, args),
+    return this.as(a, 'update_webhook', WEBHOOK_WRITE, (p) =>
+      this.webhooks.update(p, { webhookId: uuid(webhookId), enabled }),
     );
   }
 
   remove(a: Access, webhookId: string) {
-    return this.asTool(a, 'delete_webhook', { webhookId }, (p) => this.webhooks.remove(p, webhookId));
+    return this.as(a, 'delete_webhook', WEBHOOK_WRITE, (p) => this.webhooks.remove(p, uuid(webhookId)));
   }
 
   rotate(a: Access, webhookId: string) {
-    return this.asTool(a, 'rotate_webhook_secret', { webhookId }, (p) => this.webhooks.rotateSecret(p, webhookId));
+    return this.as(a, 'rotate_webhook_secret', WEBHOOK_WRITE, (p) => this.webhooks.rotateSecret(p, uuid(webhookId)));
   }
 
   sendTest(a: Access, webhookId: string, event: string) {
-    return this.asTool(a, 'send_test_webhook', { webhookId, event }, (p, args: { event: WebhookEvent }) =>
-      this.webhooks.sendTest(p, { webhookId, event: args.event }),
+    if (!isEvent(event)) throw notFound();
+    return this.as(a, 'send_test_webhook', WEBHOOK_WRITE, (p) =>
+      this.webhooks.sendTest(p, { webhookId: uuid(webhookId), event }),
     );
   }
 
   redeliver(a: Access, deliveryId: string) {
-    return this.asTool(a, 'redeliver_webhook', { deliveryId }, (p) => this.webhooks.redeliver(p, deliveryId));
+    return this.as(a, 'redeliver_webhook', WEBHOOK_WRITE, (p) => this.webhooks.redeliver(p, uuid(deliveryId)));
   }
 
   /**
-   * The tool's checks (plan, role, arguments, defaults filled in), then `run`. Refusals become
-   * page errors with the tool's message: 403 (plan, role), 404 (not found, or an id in the path
-   * that is not one), 400 (the tool refused). With `fields`, invalid_arguments is thrown as it is,
-   * for the form to show by its fields.
+   * The plan and role checks of the tool `name` (its requirement), then `run`. Refusals become
+   * page errors with the tool's message: 403 (plan, role), 404 (not found), 400 (the tool refused).
    */
-  private async asTool<A, T>(
+  private async as<T>(
     a: Access,
     name: string,
-    args: object,
-    run: (principal: Principal, args: A) => Promise<T>,
-    opts: { fields?: boolean } = {},
+    requirement: typeof WEBHOOK_READ | typeof WEBHOOK_WRITE,
+    run: (principal: Principal) => Promise<T>,
   ): Promise<T> {
     const principal = principalOf(a);
     try {
-      const tool = this.tools.resolve(name);
-      this.tools.authorize(principal, tool);
-      return await run(principal, this.tools.checkArguments(tool, args) as A);
+      // As the tools declare it (webhook.schemas.ts), a write needing Pro as every write tool does.
+      // The scope check passes (a session has every scope), so no resource metadata is named.
+      const { scope, minRole, write } = requirement;
+      assertMayCall(principal, { name, scope, minRole, plan: write ? 'pro' : 'any' }, '');
+      return await run(principal);
     } catch (err) {
-      if (!(err instanceof ApiError)) throw err;
-      if (err.code === 'invalid_arguments') {
-        const paths = (err.details ?? []).map((d) => d.path.split('/')[1]);
-        if (paths.some((p) => p === 'webhookId' || p === 'deliveryId')) throw notFound();
-        if (opts.fields) throw err;
-      }
+      if (!(err instanceof ApiError) || err.code === 'invalid_arguments') throw err;
       if (err.code === 'not_found') throw notFound();
       if (err.status === 403) throw new PageError(403, 'Not allowed', err.message);
-      throw new PageError(400, 'Not done', `${err.message}${err.hint ? ` ${err.hint}` : ''}`);
+      throw new PageError(400, 'Not done', `${err.message} ${err.hint}`);
     }
   }
 }
 
+/** An id from the path, or 404 when it is not one (as for another workspace's). */
+function uuid(id: string): string {
+  if (!UUID.test(id)) throw notFound();
+  return id;
+}
 /** The signed-in person as the principal the webhook services take. */
 function principalOf(a: Access): Principal {
   const { id, name, slug, plan } = a.workspace;

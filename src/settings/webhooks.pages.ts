@@ -1,7 +1,7 @@
 import { esc } from '../common/html';
 import { WEBHOOK_EVENTS } from '../webhooks/events';
 import type { WebhooksService } from '../webhooks/webhooks.service';
-import { Chrome, csrfField, field, FieldErrors, layout, select, summary, when } from './settings.pages';
+import { Chrome, confirmPage, csrfField, field, FieldErrors, layout, select, summary, when } from './settings.pages';
 
 /** The settings Webhooks pages: endpoints, their secrets (shown once), and each endpoint's delivery log. */
 
@@ -141,4 +141,32 @@ ${field('event', 'Event', (a) => select(a, [...WEBHOOK_EVENTS], w.events[0]), {}
 ${rows ? `<table><thead><tr><th>Event</th><th>Created</th><th>Status</th><th>Attempts</th><th><span class="visually-hidden">Actions</span></th></tr></thead><tbody>${rows}</tbody></table>` : '<p>No deliveries in the last 30 days.</p>'}
 <nav aria-label="Pages" class="actions">${view.page > 1 ? `<a href="${esc(q(view.page - 1))}">Newer</a>` : ''}${log.total > view.page * DELIVERIES_PER_PAGE ? `<a href="${esc(q(view.page + 1))}">Older</a>` : ''}</nav>`,
   );
+}
+
+/** Before deleting an endpoint, or rotating its secret (with a nonce: one rotation per confirmation). */
+export function webhookConfirmPage(
+  chrome: Chrome,
+  action: 'delete' | 'rotate',
+  w: Endpoint,
+  hidden: { nonce: string },
+) {
+  const base = `/settings/w/${chrome.access!.workspace.slug}/webhooks`;
+  return action === 'delete'
+    ? confirmPage(
+        chrome,
+        `Delete the endpoint ${w.url}?`,
+        'Nothing more is sent to it, and its delivery log goes with it. This cannot be undone.',
+        `${base}/${w.id}/delete`,
+        'Delete',
+        base,
+      )
+    : confirmPage(
+        chrome,
+        `Rotate the secret of ${w.url}?`,
+        'A new signing secret is made and shown once. The old one keeps signing beside it for 24 hours, so your receiver can switch in that time; rotating again ends that overlap.',
+        `${base}/${w.id}/rotate`,
+        'Rotate secret',
+        `${base}/${w.id}`,
+        hidden,
+      );
 }

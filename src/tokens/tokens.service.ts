@@ -3,11 +3,12 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { CREDENTIAL_CACHE_MS, CredentialVerifier, VerifyResult } from '../auth/credential-verifier';
 import { Principal } from '../common/access/principal';
-import { isRole, Plan, Role, roleAtLeast, Scope, SCOPES, weakerRole } from '../common/access/roles';
+import { isRole, Role, roleAtLeast, Scope, SCOPES, weakerRole } from '../common/access/roles';
 import { ApiError } from '../common/errors/api-error';
 import { TtlCache } from '../common/ttl-cache';
 import { WorkspacesService } from '../workspaces/workspaces.service';
 import { ApiTokenEntity } from './entities/api-token.entity';
+import { TokensRepository } from './tokens.repository';
 import { generateToken, hashToken, isWellFormedToken, TOKEN_PREFIX, tokenDisplayPrefix } from './token-format';
 
 export interface TokenView {
@@ -33,24 +34,13 @@ export interface CreateTokenInput {
   creatorUserId?: string;
 }
 
-interface TokenRow {
-  id: string;
-  name: string;
-  role: Role;
-  scopes: Scope[] | null;
-  expires_at: Date | null;
-  revoked_at: Date | null;
-  created_by_user_id: string | null;
-  workspace_id: string;
-  workspace_name: string;
-  workspace_slug: string;
-  workspace_plan: Plan;
-  creator_role: Role | null;
-}
-
 /** Last-used times are written at most this often per token, off the request path. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
+/**
+ * API tokens: creation (a member's role caps the token's), listing, revocation, and verification
+ * of a bearer token into a principal (cached for CREDENTIAL_CACHE_MS). The SQL is in TokensRepository.
+ */
 @Injectable()
 export class TokensService implements CredentialVerifier, BeforeApplicationShutdown {
   private readonly logger = new Logger('Tokens');
@@ -60,6 +50,7 @@ export class TokensService implements CredentialVerifier, BeforeApplicationShutd
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
+    private readonly repo: TokensRepository,
     private readonly workspaces: WorkspacesService,
   ) {}
 
@@ -83,7 +74,7 @@ export class TokensService implements CredentialVerifier, BeforeApplicationShutd
       }
     }
     const token = generateToken();
-    const entity = await manager.getRepository(ApiTokenEntity).save({
+    const entity = await this.repo.insert(manager, {
       workspaceId: workspace.id,
       name: input.name,
       tokenHash: hashToken(token),
@@ -98,26 +89,21 @@ export class TokensService implements CredentialVerifier, BeforeApplicationShutd
 
   async list(workspaceSlug: string): Promise<TokenView[]> {
     const workspace = await this.workspaces.requireBySlug(workspaceSlug);
-    const tokens = await this.db
-      .getRepository(ApiTokenEntity)
-      .find({ where: { workspaceId: workspace.id }, order: { createdAt: 'ASC' } });
+    const tokens = await this.repo.listByWorkspace(this.db.manager, workspace.id);
     return tokens.map((t) => TokensService.view(t));
   }
 
   /** Revokes a token; every instance refuses it within CREDENTIAL_CACHE_MS. Idempotent. */
   async revoke(id: string, manager: EntityManager = this.db.manager): Promise<TokenView> {
-    const repo = manager.getRepository(ApiTokenEntity);
-    const token = /^[0-9a-f-]{36}$/i.test(id) ? await repo.findOneBy({ id }) : null;
+    const token = /^[0-9a-f-]{36}$/i.test(id) ? await this.repo.findById(manager, id) : null;
     if (!token)
       throw new ApiError('not_found', {
         message: `No API token with the id "${id}".`,
         hint: '`token list --workspace S` shows the ids.',
       });
-    if (!token.revokedAt) {
-      await repo.update({ id }, { revokedAt: () => 'now()' });
-    }
+    if (!token.revokedAt) await this.repo.revoke(manager, id);
     this.cache.delete(token.tokenHash);
-    return TokensService.view(await repo.findOneByOrFail({ id }));
+    return TokensService.view((await this.repo.findById(manager, id))!);
   }
 
   accepts(token: string): boolean {
@@ -140,47 +126,32 @@ export class TokensService implements CredentialVerifier, BeforeApplicationShutd
   }
 
   private async lookup(hash: string): Promise<VerifyResult> {
-    // One round trip: the token, its workspace, and its creator's current role (which caps the token's).
-    const rows: TokenRow[] = await this.db.query(
-      `SELECT t.id, t.name, t.role, t.scopes, t.expires_at, t.revoked_at, t.created_by_user_id,
-              w.id AS workspace_id, w.name AS workspace_name, w.slug AS workspace_slug, w.plan AS workspace_plan,
-              m.role AS creator_role
-         FROM api_tokens t
-         JOIN workspaces w ON w.id = t.workspace_id
-         LEFT JOIN memberships m ON m.workspace_id = t.workspace_id AND m.user_id = t.created_by_user_id
-        WHERE t.token_hash = $1`,
-      [hash],
-    );
-    const row = rows[0];
+    const row = await this.repo.findForVerification(this.db.manager, hash);
     if (!row) return { ok: false, reason: 'unknown' };
-    if (row.revoked_at) return { ok: false, reason: 'revoked' };
-    if (row.expires_at && row.expires_at.getTime() <= Date.now()) return { ok: false, reason: 'expired' };
+    if (row.revokedAt) return { ok: false, reason: 'revoked' };
+    if (row.expiresAt && row.expiresAt.getTime() <= Date.now()) return { ok: false, reason: 'expired' };
     let role = row.role;
-    if (row.created_by_user_id) {
+    if (row.createdByUserId) {
       // A token never outlives its creator's access: removal stops it, a demotion caps it.
-      if (!row.creator_role || !isRole(row.creator_role)) return { ok: false, reason: 'no_access' };
-      role = weakerRole(role, row.creator_role);
+      if (!row.creatorRole || !isRole(row.creatorRole)) return { ok: false, reason: 'no_access' };
+      role = weakerRole(role, row.creatorRole);
     }
     this.touchLastUsed(row.id);
     const principal: Principal = {
       credential: { kind: 'api_token', id: row.id, name: row.name },
       credentialKey: `tok:${row.id}`,
-      workspace: { id: row.workspace_id, name: row.workspace_name, slug: row.workspace_slug, plan: row.workspace_plan },
+      workspace: row.workspace,
       role,
       scopes: row.scopes ?? SCOPES,
-      userId: row.created_by_user_id ?? undefined,
-      expiresAt: row.expires_at ?? undefined,
+      userId: row.createdByUserId ?? undefined,
+      expiresAt: row.expiresAt ?? undefined,
     };
     return { ok: true, principal };
   }
 
   private touchLastUsed(id: string): void {
-    const write = this.db
-      .query(
-        `UPDATE api_tokens SET last_used_at = now()
-          WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - make_interval(secs => $2))`,
-        [id, LAST_USED_RESOLUTION_MS / 1000],
-      )
+    const write = this.repo
+      .touchLastUsed(this.db.manager, id, LAST_USED_RESOLUTION_MS / 1000)
       .catch((err: Error) => this.logger.warn(`could not record last use of token ${id}: ${err.message}`))
       .finally(() => this.pending.delete(write));
     this.pending.add(write);

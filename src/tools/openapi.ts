@@ -1,9 +1,12 @@
+/** The OpenAPI 3.1 document of the tools API (/openapi.json, /docs) and its examples. */
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import { ERROR_CATALOG } from '../common/errors/error-catalog';
-import { SCOPES } from '../common/access/roles';
+import { ERROR_CATALOG, ErrorCode } from '../common/errors/error-catalog';
+import { PLANS, ROLES, SCOPES } from '../common/access/roles';
+import type { RequiredPlan } from '../common/access/tool-requirement';
 import type { AppConfig } from '../config/config';
 import { SCOPE_WORDS } from '../oauth/oauth-config';
+import { TOOL_DEFAULTS } from './tool.decorator';
 import { ToolRegistry, plainSchema } from './tool-registry.service';
 
 const RATE_LIMIT_HEADERS = {
@@ -66,12 +69,69 @@ const ERROR_SCHEMA = {
   },
 };
 
-function errorResponse(description: string, codes: string[], extraHeaders: Record<string, unknown> = {}) {
-  return {
-    description: `${description} (codes: ${codes.join(', ')})`,
-    headers: { ...RATE_LIMIT_HEADERS, ...REPLAY_HEADER, ...extraHeaders },
-    content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-  };
+/** What an error status means on these routes, in words; which codes answer with it is the error catalog's. */
+const STATUS_WORDS: Record<number, string> = {
+  400: 'Arguments do not match the input schema, or the tool refused',
+  401: 'Missing, invalid or expired credential',
+  403: 'Not allowed',
+  404: 'No such tool, form, block or response',
+  408: 'The request did not arrive within 60 s',
+  409: 'Conflict',
+  413: 'Body over 1 MB',
+  415: 'Body is not JSON, or is compressed (any Content-Encoding but identity)',
+  422: 'Idempotency-Key reused with another body',
+  429: 'Request budget exceeded',
+  500: 'The tool failed on the service side; retry later',
+};
+
+/** Headers an error status always carries, beyond the rate-limit ones. */
+const STATUS_HEADERS: Record<number, Record<string, unknown>> = {
+  401: { 'WWW-Authenticate': { schema: { type: 'string' } } },
+  429: { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } } },
+};
+
+/** The error codes a tool call can answer with. */
+const TOOL_CALL_ERRORS: ErrorCode[] = [
+  'invalid_arguments',
+  'tool_error',
+  'unauthorized',
+  'insufficient_scope',
+  'pro_required',
+  'forbidden',
+  'not_found',
+  'version_conflict',
+  'idempotency_key_in_use',
+  'form_not_accepting_responses',
+  'request_timeout',
+  'payload_too_large',
+  'unsupported_media_type',
+  'idempotency_key_reused',
+  'rate_limited',
+  'internal_error',
+];
+
+/** One OpenAPI response per HTTP status these codes answer with (the catalog's), naming the codes. */
+function errorResponses(codes: ErrorCode[]): Record<string, unknown> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of codes) {
+    const status = ERROR_CATALOG[code].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  return Object.fromEntries(
+    [...byStatus].map(([status, sharing]) => [
+      String(status),
+      {
+        description: `${STATUS_WORDS[status]} (codes: ${sharing.join(', ')})`,
+        headers: { ...RATE_LIMIT_HEADERS, ...REPLAY_HEADER, ...STATUS_HEADERS[status] },
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      },
+    ]),
+  );
+}
+
+/** "a Pro workspace" for a plan a tool needs, "any plan" when it needs none. */
+function planWords(plan: RequiredPlan): string {
+  return plan === 'any' ? 'any plan' : `a ${plan[0].toUpperCase()}${plan.slice(1)} workspace`;
 }
 
 /** Stand-ins for ids the caller must look up: valid arguments, so a tool tried as it is answers 404 with a hint. */
@@ -215,8 +275,14 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     .build();
   const document = SwaggerModule.createDocument(app, base);
   document.tags = [
-    { name: 'read tools', description: 'Tools that read: any plan, role viewer or higher.' },
-    { name: 'write tools', description: 'Tools that change data, in one transaction each: a Pro workspace.' },
+    {
+      name: 'read tools',
+      description: `Tools that read: ${planWords(TOOL_DEFAULTS.read.plan)}, role ${TOOL_DEFAULTS.read.minRole} or higher unless the tool says otherwise.`,
+    },
+    {
+      name: 'write tools',
+      description: `Tools that change data, in one transaction each: ${planWords(TOOL_DEFAULTS.write.plan)}, role ${TOOL_DEFAULTS.write.minRole} or higher unless the tool says otherwise.`,
+    },
     { name: 'discovery', description: 'What the credential may do, and the tool list with its schemas.' },
   ];
   const registry = app.get(ToolRegistry);
@@ -229,7 +295,7 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
       post: {
         operationId: d.name,
         summary: d.title,
-        description: `${d.description}\n\nNeeds scope \`${d.scope}\` and role ${d.minRole} or higher${d.write ? '; a Pro workspace' : ''}. Send \`Idempotency-Key\` to retry safely.`,
+        description: `${d.description}\n\nNeeds scope \`${d.scope}\` and role ${d.minRole} or higher${d.plan === 'any' ? '' : `; ${planWords(d.plan)}`}. Send \`Idempotency-Key\` to retry safely.`,
         tags: [d.write ? 'write tools' : 'read tools'],
         // Scopes are named on the oauth2 scheme (an http scheme takes none); API tokens carry them too (see the description).
         security: [{ bearer: [] }, { oauth2: [d.scope] }],
@@ -257,30 +323,7 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
             headers: { ...RATE_LIMIT_HEADERS, ...REPLAY_HEADER },
             content: { 'application/json': { schema: plainSchema(d.output) as never } },
           },
-          '400': errorResponse('Arguments do not match the input schema, or the tool refused', [
-            'invalid_arguments',
-            'tool_error',
-          ]),
-          '401': errorResponse('Missing, invalid or expired credential', ['unauthorized'], {
-            'WWW-Authenticate': { schema: { type: 'string' } },
-          }),
-          '403': errorResponse('Not allowed', ['insufficient_scope', 'pro_required', 'forbidden']),
-          '404': errorResponse('No such tool, form, block or response', ['not_found']),
-          '409': errorResponse('Conflict', [
-            'version_conflict',
-            'idempotency_key_in_use',
-            'form_not_accepting_responses',
-          ]),
-          '408': errorResponse('The request did not arrive within 60 s', ['request_timeout']),
-          '413': errorResponse('Body over 1 MB', ['payload_too_large']),
-          '415': errorResponse('Body is not JSON, or is compressed (any Content-Encoding but identity)', [
-            'unsupported_media_type',
-          ]),
-          '422': errorResponse('Idempotency-Key reused with another body', ['idempotency_key_reused']),
-          '429': errorResponse('Request budget exceeded', ['rate_limited'], {
-            'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' } },
-          }),
-          '500': errorResponse('The tool failed on the service side; retry later', ['internal_error']),
+          ...errorResponses(TOOL_CALL_ERRORS),
         },
       },
     } as never;
@@ -309,10 +352,10 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
                       id: { type: 'string' },
                       name: { type: 'string' },
                       slug: { type: 'string' },
-                      plan: { type: 'string', enum: ['free', 'pro'] },
+                      plan: { type: 'string', enum: [...PLANS] },
                     },
                   },
-                  role: { type: 'string', enum: ['viewer', 'editor', 'admin', 'owner'] },
+                  role: { type: 'string', enum: [...ROLES] },
                   scopes: { type: 'array', items: { type: 'string', enum: [...SCOPES] } },
                   credential: {
                     type: 'object',
@@ -324,10 +367,7 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
             },
           },
         },
-        '401': errorResponse('Missing, invalid or expired credential', ['unauthorized'], {
-          'WWW-Authenticate': { schema: { type: 'string' } },
-        }),
-        '429': errorResponse('Request budget exceeded', ['rate_limited']),
+        ...errorResponses(['unauthorized', 'rate_limited']),
       },
     },
   } as never;

@@ -1,3 +1,4 @@
+/** The guards of POST /api/v1/tools/{name}: resolve the tool, check access, check the arguments. */
 import { CanActivate, createParamDecorator, ExecutionContext, Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../common/errors/api-error';

@@ -1,9 +1,10 @@
+/** The steps of one tool call, shared by the REST route and the MCP connector. */
 import { Inject, Injectable } from '@nestjs/common';
 import { assertMayCall } from '../common/access/access';
 import type { Principal } from '../common/access/principal';
 import { ApiError } from '../common/errors/api-error';
 import { APP_CONFIG, AppConfig, resourceMetadataUrl } from '../config/config';
-import { nestingDepthDetails, toDetails, unstorableTextDetails } from './schema-validator';
+import { nestingDepthDetails, toDetails, unstorableTextDetails } from '../common/validation/schema-validator';
 import { RegisteredTool, ToolRegistry } from './tool-registry.service';
 
 /** A call that passed every check: the tool, its checked arguments, and who calls. */

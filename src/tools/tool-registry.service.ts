@@ -1,7 +1,8 @@
+/** The registry of every tool, found at boot, and what GET /api/v1/tools publishes of each. */
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import type { ToolRequirement } from '../common/access/tool-requirement';
-import { createAjv, ValidateFunction } from './schema-validator';
+import type { RequiredPlan, ToolRequirement } from '../common/access/tool-requirement';
+import { createAjv, ValidateFunction } from '../common/validation/schema-validator';
 import { TOOL_METADATA, ToolAnnotations, ToolDefinition, ToolHandler } from './tool.decorator';
 
 export interface RegisteredTool {
@@ -20,7 +21,7 @@ export interface ToolDescriptor {
   outputSchema: object;
   annotations: ToolAnnotations & { title: string };
   /** Formwork's access rules, so a caller can tell up front what a tool takes. */
-  'x-formwork': { scope: string; write: boolean; minRole: string; plan: 'any' | 'pro' };
+  'x-formwork': { scope: string; write: boolean; minRole: string; plan: RequiredPlan };
 }
 
 const JSON_SCHEMA_2020 = 'https://json-schema.org/draft/2020-12/schema';
@@ -55,7 +56,7 @@ export class ToolRegistry implements OnModuleInit {
         requirement: {
           name: definition.name,
           scope: definition.scope,
-          write: definition.write,
+          plan: definition.plan,
           minRole: definition.minRole,
         },
         handler: instance as ToolHandler,
@@ -68,8 +69,8 @@ export class ToolRegistry implements OnModuleInit {
       description: d.description,
       inputSchema: { $schema: JSON_SCHEMA_2020, ...plainSchema(d.input) },
       outputSchema: { $schema: JSON_SCHEMA_2020, ...plainSchema(d.output) },
-      annotations: { title: d.title, readOnlyHint: !d.write, ...d.annotations },
-      'x-formwork': { scope: d.scope, write: d.write, minRole: d.minRole, plan: d.write ? 'pro' : 'any' },
+      annotations: { title: d.title, ...d.annotations },
+      'x-formwork': { scope: d.scope, write: d.write, minRole: d.minRole, plan: d.plan },
     }));
   }
 

@@ -1,3 +1,4 @@
+/** The routes of the tools API: GET /api/v1, GET /api/v1/tools, POST /api/v1/tools/{name}. */
 import { Controller, Get, HttpCode, Post, Req, UseGuards, UseInterceptors } from '@nestjs/common';
 import { RouteConstraints } from '@nestjs/platform-fastify';
 import { ApiExcludeEndpoint } from '@nestjs/swagger';

@@ -1,3 +1,7 @@
+/**
+ * The tools over HTTP: the registry of every @Tool found at boot, the steps of a call (resolve, access,
+ * arguments, run) and the routes GET /api/v1, GET /api/v1/tools and POST /api/v1/tools/{name}.
+ */
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { IdempotencyModule } from '../idempotency/idempotency.module';

@@ -1,6 +1,6 @@
 import { Static, Type } from '@sinclair/typebox';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
-import { EventList, WebhookDescription, WebhookUrl, WebhookWithSecretSchema } from './webhook.schemas';
+import { EventList, WEBHOOK_WRITE, WebhookDescription, WebhookUrl, WebhookWithSecretSchema } from './webhook.schemas';
 import { WebhooksService } from './webhooks.service';
 
 const input = Type.Object(
@@ -14,12 +14,10 @@ const output = WebhookWithSecretSchema;
   title: 'Create a webhook endpoint',
   description:
     'Subscribes a URL to events of the workspace (response.created, response.deleted, form.created, form.updated, form.published, form.closed, form.deleted). Each event is POSTed as JSON { type, timestamp, data }, signed per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature). The answer holds the signing secret (whsec_...), shown only this once. The URL must be https and resolve to public addresses.',
-  scope: 'webhooks:write',
-  write: true,
-  minRole: 'admin',
+  ...WEBHOOK_WRITE,
   input,
   output,
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  annotations: { openWorldHint: true },
 })
 export class CreateWebhookTool implements ToolHandler<typeof input, typeof output> {
   constructor(private readonly webhooks: WebhooksService) {}

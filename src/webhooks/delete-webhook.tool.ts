@@ -1,21 +1,19 @@
 import { Static, Type } from '@sinclair/typebox';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
-import { WebhookId } from './webhook.schemas';
+import { WEBHOOK_WRITE, WebhookRef } from './webhook.schemas';
 import { WebhooksService } from './webhooks.service';
 
-const input = Type.Object({ webhookId: WebhookId }, { additionalProperties: false });
+const input = WebhookRef;
 const output = Type.Object({ id: Type.String(), deleted: Type.Literal(true) }, { additionalProperties: false });
 
 @Tool({
   name: 'delete_webhook',
   title: 'Delete a webhook endpoint',
   description: 'Deletes an endpoint with its delivery log; events not yet delivered to it are dropped.',
-  scope: 'webhooks:write',
-  write: true,
-  minRole: 'admin',
+  ...WEBHOOK_WRITE,
   input,
   output,
-  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  annotations: { destructiveHint: true },
 })
 export class DeleteWebhookTool implements ToolHandler<typeof input, typeof output> {
   constructor(private readonly webhooks: WebhooksService) {}

@@ -1,20 +1,13 @@
 import { Static, Type } from '@sinclair/typebox';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
-import { WebhookSchema, webhookPageFields } from './webhook.schemas';
+import { pageArguments, pageFields } from '../tools/paging';
+import { WEBHOOK_READ, WebhookSchema } from './webhook.schemas';
 import { WebhooksService } from './webhooks.service';
 
-const input = Type.Object(
-  {
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 100, description: 'Page size, 1 to 100.' })),
-    offset: Type.Optional(
-      Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0, description: 'Start position of the page.' }),
-    ),
-  },
-  { additionalProperties: false },
-);
+const input = Type.Object(pageArguments(100, 100), { additionalProperties: false });
 const output = Type.Object(
   {
-    ...webhookPageFields,
+    ...pageFields,
     deliveriesPaused: Type.Boolean({
       description: 'True while the workspace is on the Free plan: events are kept and sent once it is Pro again.',
     }),
@@ -28,12 +21,9 @@ const output = Type.Object(
   title: 'List webhook endpoints',
   description:
     'Lists the webhook endpoints of the workspace, oldest first, with their events and state; a disabled one says why (disabledReason). Secrets are never shown here.',
-  scope: 'webhooks:read',
-  write: false,
-  minRole: 'admin',
+  ...WEBHOOK_READ,
   input,
   output,
-  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
 })
 export class ListWebhooksTool implements ToolHandler<typeof input, typeof output> {
   constructor(private readonly webhooks: WebhooksService) {}

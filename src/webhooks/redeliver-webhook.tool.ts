@@ -1,6 +1,6 @@
 import { Static, Type } from '@sinclair/typebox';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
-import { DeliveryId, DeliverySchema } from './webhook.schemas';
+import { DeliveryId, DeliverySchema, WEBHOOK_WRITE } from './webhook.schemas';
 import { WebhooksService } from './webhooks.service';
 
 const input = Type.Object({ deliveryId: DeliveryId }, { additionalProperties: false });
@@ -11,12 +11,10 @@ const output = DeliverySchema;
   title: 'Send a webhook delivery again',
   description:
     "Sends a delivery's event again, with the same webhook-id (so a receiver that already has it can tell), on a fresh retry schedule. It is sent within a second or so; list_webhook_deliveries shows the attempt.",
-  scope: 'webhooks:write',
-  write: true,
-  minRole: 'admin',
+  ...WEBHOOK_WRITE,
   input,
   output,
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  annotations: { openWorldHint: true },
 })
 export class RedeliverWebhookTool implements ToolHandler<typeof input, typeof output> {
   constructor(private readonly webhooks: WebhooksService) {}

@@ -1,9 +1,9 @@
-import { Static, Type } from '@sinclair/typebox';
+import { Static } from '@sinclair/typebox';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
-import { WebhookId, WebhookWithSecretSchema } from './webhook.schemas';
+import { WEBHOOK_WRITE, WebhookRef, WebhookWithSecretSchema } from './webhook.schemas';
 import { WebhooksService } from './webhooks.service';
 
-const input = Type.Object({ webhookId: WebhookId }, { additionalProperties: false });
+const input = WebhookRef;
 const output = WebhookWithSecretSchema;
 
 @Tool({
@@ -11,12 +11,9 @@ const output = WebhookWithSecretSchema;
   title: 'Rotate a webhook signing secret',
   description:
     'Gives the endpoint a new signing secret (shown only in this answer). For 24 hours the old secret keeps signing too: webhook-signature carries both signatures, space-separated, so the receiver can switch secrets without losing an event.',
-  scope: 'webhooks:write',
-  write: true,
-  minRole: 'admin',
+  ...WEBHOOK_WRITE,
   input,
   output,
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
 })
 export class RotateWebhookSecretTool implements ToolHandler<typeof input, typeof output> {
   constructor(private readonly webhooks: WebhooksService) {}

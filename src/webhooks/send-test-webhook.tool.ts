@@ -1,7 +1,7 @@
 import { Static, Type } from '@sinclair/typebox';
 import { PublicId } from '../forms/form.schemas';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
-import { DeliverySchema, EventType, WebhookId } from './webhook.schemas';
+import { DeliverySchema, EventType, WEBHOOK_WRITE, WebhookId } from './webhook.schemas';
 import { WebhooksService } from './webhooks.service';
 
 const input = Type.Object(
@@ -19,12 +19,10 @@ const output = DeliverySchema;
   title: 'Send a test webhook',
   description:
     'Sends one event (default response.created) to an endpoint, whatever it subscribes to, built from a real form of the workspace (publicId, or the form changed last) and marked "test": true. Response events carry the form\'s latest response, or a sample one. list_webhook_deliveries shows how the endpoint answered.',
-  scope: 'webhooks:write',
-  write: true,
-  minRole: 'admin',
+  ...WEBHOOK_WRITE,
   input,
   output,
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+  annotations: { openWorldHint: true },
 })
 export class SendTestWebhookTool implements ToolHandler<typeof input, typeof output> {
   constructor(private readonly webhooks: WebhooksService) {}

@@ -1,6 +1,6 @@
 import { Static, Type } from '@sinclair/typebox';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
-import { EventList, WebhookDescription, WebhookId, WebhookSchema, WebhookUrl } from './webhook.schemas';
+import { EventList, WEBHOOK_WRITE, WebhookDescription, WebhookId, WebhookSchema, WebhookUrl } from './webhook.schemas';
 import { WebhooksService } from './webhooks.service';
 
 const input = Type.Object(
@@ -25,12 +25,10 @@ const output = WebhookSchema;
   title: 'Update a webhook endpoint',
   description:
     "Changes an endpoint's URL, events, description, or enables or disables it. Enabling an endpoint that Formwork disabled (410 Gone, 5 days of failures) resumes its pending deliveries.",
-  scope: 'webhooks:write',
-  write: true,
-  minRole: 'admin',
+  ...WEBHOOK_WRITE,
   input,
   output,
-  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  annotations: { idempotentHint: true, openWorldHint: true },
 })
 export class UpdateWebhookTool implements ToolHandler<typeof input, typeof output> {
   constructor(private readonly webhooks: WebhooksService) {}

@@ -1,7 +1,10 @@
 import { Type } from '@sinclair/typebox';
-import { pageFields } from '../forms/form.schemas';
 import { WEBHOOK_EVENTS } from './events';
 import { MAX_URL_LENGTH } from './url-safety';
+
+/** Every webhook tool needs the admin role: endpoints, their secrets and deliveries are the workspace's integrations. */
+export const WEBHOOK_READ = { scope: 'webhooks:read', write: false, minRole: 'admin' } as const;
+export const WEBHOOK_WRITE = { scope: 'webhooks:write', write: true, minRole: 'admin' } as const;
 
 export const WebhookId = Type.String({
   format: 'uuid',
@@ -98,4 +101,5 @@ export const DeliverySchema = Type.Object(
   { additionalProperties: false },
 );
 
-export const webhookPageFields = pageFields;
+/** The arguments of the tools that act on one endpoint. */
+export const WebhookRef = Type.Object({ webhookId: WebhookId }, { additionalProperties: false });

@@ -1,3 +1,4 @@
+/** The webhook tools and the delivery loop. Events are written by WebhookOutboxModule, which forms and responses use. */
 import { Module } from '@nestjs/common';
 import { FormsModule } from '../forms/forms.module';
 import { ResponsesModule } from '../responses/responses.module';
@@ -13,7 +14,6 @@ import { UpdateWebhookTool } from './update-webhook.tool';
 import { WebhookOutboxModule } from './webhook-outbox.module';
 import { WebhooksService } from './webhooks.service';
 
-/** The webhook tools and the delivery loop. Events are written by WebhookOutboxModule, which forms and responses use. */
 @Module({
   imports: [FormsModule, ResponsesModule, WebhookOutboxModule],
   providers: [

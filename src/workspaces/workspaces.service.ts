@@ -3,10 +3,12 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Plan, Role } from '../common/access/roles';
 import { ApiError } from '../common/errors/api-error';
+import { inTransaction } from '../database/transaction';
 import { EMBED_ORIGIN_HINT, normalizeEmbedOrigins } from './embed-origins';
 import { MembershipEntity } from './entities/membership.entity';
 import { UserEntity } from './entities/user.entity';
 import { WorkspaceEntity } from './entities/workspace.entity';
+import { WorkspacesRepository } from './workspaces.repository';
 
 export interface WorkspaceView {
   id: string;
@@ -18,9 +20,16 @@ export interface WorkspaceView {
 
 export { SLUG_PATTERN } from './slug';
 
+/**
+ * Workspaces, their people and memberships: creation with an owner, members added and removed,
+ * the origins allowed to embed forms. The SQL is in WorkspacesRepository.
+ */
 @Injectable()
 export class WorkspacesService {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly repo: WorkspacesRepository,
+  ) {}
 
   static view(w: WorkspaceEntity): WorkspaceView {
     return { id: w.id, name: w.name, slug: w.slug, plan: w.plan, createdAt: w.createdAt.toISOString() };
@@ -33,19 +42,17 @@ export class WorkspacesService {
     plan: Plan;
     ownerEmail: string;
   }): Promise<{ workspace: WorkspaceEntity; owner: UserEntity }> {
-    return this.db.transaction(async (tx) => {
-      if (await tx.findOneBy(WorkspaceEntity, { slug: input.slug })) {
+    return inTransaction(this.db, async (tx) => {
+      if (await this.repo.findBySlug(tx, input.slug)) {
         throw new ApiError('invalid_arguments', {
           message: `A workspace with the slug "${input.slug}" already exists.`,
           hint: 'Pick another slug.',
           details: [{ path: '/slug', message: 'already taken' }],
         });
       }
-      const workspace = await tx.save(
-        tx.create(WorkspaceEntity, { name: input.name, slug: input.slug, plan: input.plan }),
-      );
+      const workspace = await this.repo.insertWorkspace(tx, { name: input.name, slug: input.slug, plan: input.plan });
       const owner = await this.findOrCreateUser(tx, input.ownerEmail);
-      await tx.save(tx.create(MembershipEntity, { workspaceId: workspace.id, userId: owner.id, role: 'owner' }));
+      await this.repo.saveMembership(tx, { workspaceId: workspace.id, userId: owner.id, role: 'owner' });
       return { workspace, owner };
     });
   }
@@ -56,22 +63,19 @@ export class WorkspacesService {
     email: string,
     role: Role,
   ): Promise<{ workspace: WorkspaceEntity; user: UserEntity; membership: MembershipEntity }> {
-    return this.db.transaction(async (tx) => {
+    return inTransaction(this.db, async (tx) => {
       const workspace = await this.requireBySlug(slug, tx);
       const user = await this.findOrCreateUser(tx, email);
-      const membership = await tx.save(
-        tx.create(MembershipEntity, { workspaceId: workspace.id, userId: user.id, role }),
-      );
+      const membership = await this.repo.saveMembership(tx, { workspaceId: workspace.id, userId: user.id, role });
       return { workspace, user, membership };
     });
   }
 
   async removeMember(slug: string, email: string): Promise<boolean> {
     const workspace = await this.requireBySlug(slug);
-    const user = await this.db.getRepository(UserEntity).findOneBy({ email: email.trim().toLowerCase() });
+    const user = await this.findUserByEmail(email);
     if (!user) return false;
-    const result = await this.db.getRepository(MembershipEntity).delete({ workspaceId: workspace.id, userId: user.id });
-    return (result.affected ?? 0) > 0;
+    return this.repo.deleteMembership(this.db.manager, workspace.id, user.id);
   }
 
   /**
@@ -88,22 +92,18 @@ export class WorkspacesService {
       });
     }
     const workspace = await this.requireBySlug(slug);
-    await this.db.getRepository(WorkspaceEntity).update({ id: workspace.id }, { embedOrigins: origins });
+    await this.repo.setEmbedOrigins(this.db.manager, workspace.id, origins);
     workspace.embedOrigins = origins;
     return workspace;
   }
 
   /** The origins allowed to frame the respondent pages of a workspace's forms ([] for an unknown workspace). */
   async embedOriginsOf(workspaceId: string): Promise<string[]> {
-    const rows: Array<{ embed_origins: string[] }> = await this.db.query(
-      'SELECT embed_origins FROM workspaces WHERE id = $1',
-      [workspaceId],
-    );
-    return rows[0]?.embed_origins ?? [];
+    return this.repo.embedOriginsOf(this.db.manager, workspaceId);
   }
 
   async requireBySlug(slug: string, manager: EntityManager = this.db.manager): Promise<WorkspaceEntity> {
-    const workspace = await manager.findOneBy(WorkspaceEntity, { slug });
+    const workspace = await this.findBySlug(slug, manager);
     if (!workspace) {
       throw new ApiError('not_found', {
         message: `No workspace with the slug "${slug}".`,
@@ -113,21 +113,26 @@ export class WorkspacesService {
     return workspace;
   }
 
+  /** The workspace with this slug, or null. */
+  findBySlug(slug: string, manager: EntityManager = this.db.manager): Promise<WorkspaceEntity | null> {
+    return this.repo.findBySlug(manager, slug);
+  }
+
   async findMembership(workspaceId: string, userId: string): Promise<MembershipEntity | null> {
-    return this.db.getRepository(MembershipEntity).findOneBy({ workspaceId, userId });
+    return this.repo.findMembership(this.db.manager, workspaceId, userId);
   }
 
   async findUserByEmail(email: string): Promise<UserEntity | null> {
-    return this.db.getRepository(UserEntity).findOneBy({ email: email.trim().toLowerCase() });
+    return this.repo.findUserByEmail(this.db.manager, email.trim().toLowerCase());
   }
 
   async isEmpty(): Promise<boolean> {
-    return (await this.db.getRepository(WorkspaceEntity).count({ take: 1 })) === 0;
+    return !(await this.repo.hasAnyWorkspace(this.db.manager));
   }
 
   private async findOrCreateUser(tx: EntityManager, email: string): Promise<UserEntity> {
     const normalized = email.trim().toLowerCase();
-    const existing = await tx.findOneBy(UserEntity, { email: normalized });
-    return existing ?? tx.save(tx.create(UserEntity, { email: normalized }));
+    const existing = await this.repo.findUserByEmail(tx, normalized);
+    return existing ?? this.repo.insertUser(tx, normalized);
   }
 }

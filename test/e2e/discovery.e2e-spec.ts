@@ -3,7 +3,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { ToolRegistry } from '../../src/tools/tool-registry.service';
+import { ToolDescriptor, ToolRegistry } from '../../src/tools/tool-registry.service';
 import { createTestApp } from '../utils/create-test-app';
 
 describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
@@ -45,6 +45,138 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
       { name: 'summarize_responses', scope: 'responses:read', write: false, minRole: 'viewer' },
       { name: 'update_form', scope: 'forms:write', write: true, minRole: 'editor' },
       { name: 'update_webhook', scope: 'webhooks:write', write: true, minRole: 'admin' },
+    ]);
+  });
+
+  it("publishes every tool's plan, role and annotations as derived from its declaration (a diff here is an access or hint change)", async () => {
+    const res = await request(app.getHttpServer()).get('/api/v1/tools');
+    const table = (res.body.tools as ToolDescriptor[])
+      .map(({ name, title, annotations: { title: annotationTitle, ...annotations }, 'x-formwork': access }) => {
+        expect(annotationTitle).toBe(title);
+        return { name, plan: access.plan, minRole: access.minRole, annotations };
+      })
+      .sort((a, b) => a.name.localeCompare(b.name));
+    expect(table).toEqual([
+      {
+        name: 'close_form',
+        plan: 'pro',
+        minRole: 'editor',
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      },
+      {
+        name: 'create_form',
+        plan: 'pro',
+        minRole: 'editor',
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+      },
+      {
+        name: 'create_response',
+        plan: 'pro',
+        minRole: 'editor',
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+      },
+      {
+        name: 'create_webhook',
+        plan: 'pro',
+        minRole: 'admin',
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+      },
+      {
+        name: 'delete_form',
+        plan: 'pro',
+        minRole: 'admin',
+        annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+      },
+      {
+        name: 'delete_response',
+        plan: 'pro',
+        minRole: 'editor',
+        annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+      },
+      {
+        name: 'delete_webhook',
+        plan: 'pro',
+        minRole: 'admin',
+        annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+      },
+      {
+        name: 'get_form',
+        plan: 'any',
+        minRole: 'viewer',
+        annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+      },
+      {
+        name: 'get_response',
+        plan: 'any',
+        minRole: 'viewer',
+        annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+      },
+      {
+        name: 'list_forms',
+        plan: 'any',
+        minRole: 'viewer',
+        annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+      },
+      {
+        name: 'list_responses',
+        plan: 'any',
+        minRole: 'viewer',
+        annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+      },
+      {
+        name: 'list_webhook_deliveries',
+        plan: 'any',
+        minRole: 'admin',
+        annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+      },
+      {
+        name: 'list_webhooks',
+        plan: 'any',
+        minRole: 'admin',
+        annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+      },
+      {
+        name: 'publish_form',
+        plan: 'pro',
+        minRole: 'editor',
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      },
+      {
+        name: 'redeliver_webhook',
+        plan: 'pro',
+        minRole: 'admin',
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+      },
+      {
+        name: 'rotate_webhook_secret',
+        plan: 'pro',
+        minRole: 'admin',
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+      },
+      {
+        name: 'send_test_webhook',
+        plan: 'pro',
+        minRole: 'admin',
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+      },
+      {
+        name: 'summarize_responses',
+        plan: 'any',
+        minRole: 'viewer',
+        annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+      },
+      {
+        name: 'update_form',
+        plan: 'pro',
+        minRole: 'editor',
+        annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+      },
+      {
+        name: 'update_webhook',
+        plan: 'pro',
+        minRole: 'admin',
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+      },
     ]);
   });
 
@@ -126,5 +258,10 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
     const pending = await ds.driver.createSchemaBuilder().log();
     expect(pending.upQueries.map((q) => q.query)).toEqual([]);
     expect(await ds.showMigrations()).toBe(false);
+    // ...and every table is described by an entity its feature module registered, so the check above covers it.
+    const tables: Array<{ tablename: string }> = await ds.query(
+      `SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename <> 'schema_migrations'`,
+    );
+    expect(ds.entityMetadatas.map((m) => m.tableName).sort()).toEqual(tables.map((t) => t.tablename).sort());
   });
 });

@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { DataSource, EntityManager } from 'typeorm';
 import { FormRecord, FormsService } from '../../src/forms/forms.service';
-import { deleteResponse, lockSequencer, sequenceResponses } from '../../src/responses/response-stats';
+import { ResponseStatsRepository } from '../../src/responses/response-stats.repository';
+
+const stats = new ResponseStatsRepository();
 import { ResponsesService } from '../../src/responses/responses.service';
 import { summarize } from '../../src/responses/summarize';
 import { createForm, createToken, createWorkspace, TestWorkspace } from '../factories';
@@ -148,7 +150,7 @@ describe('hot forms: submissions, sequencing and reads', () => {
     // Deleted before anything could sequence it (in the transaction that stored it): it was never counted.
     await db.transaction(async (tx) => {
       const waiting = await app.get(ResponsesService).create(form, answersFor(form, 2), { source: 'api' }, tx);
-      expect(await deleteResponse(tx, form.id, waiting.id)).toBe(true);
+      expect(await stats.deleteResponse(tx, form.id, waiting.id)).toBe(true);
     });
     expect(await expectExact(form)).toBe(1);
     // And one that was sequenced is taken out.
@@ -191,10 +193,10 @@ describe('hot forms: submissions, sequencing and reads', () => {
     } as unknown as EntityManager;
     try {
       await dying.query('BEGIN');
-      await lockSequencer(tx, form.id);
+      await stats.lockSequencer(tx, form.id);
       const submitted = await Promise.all(Array.from({ length: 8 }, (_, i) => submit(form, i)));
       expect(submitted.every((r) => r.status === 200)).toBe(true);
-      expect(await sequenceResponses(tx, [form.id])).toBe(8);
+      expect(await stats.sequenceResponses(tx, [form.id])).toBe(8);
       const {
         rows: [{ pid }],
       } = await dying.query('SELECT pg_backend_pid() AS pid');

@@ -1,7 +1,7 @@
 import { INestApplication } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { recomputeResponseStats } from '../../src/responses/response-stats';
+import { ResponseStatsRepository } from '../../src/responses/response-stats.repository';
 import { Plan, Role, Scope } from '../../src/common/access/roles';
 import { BlockInput } from '../../src/forms/blocks';
 import { FormRecord, FormsService } from '../../src/forms/forms.service';
@@ -106,6 +106,6 @@ export async function bulkLoadResponses(app: INestApplication, form: FormRecord,
       `UPDATE response_counters SET last_seq = last_seq + $2, last_submitted_at = timestamptz '2026-01-01' + $2 * interval '1 second' WHERE form_id = $1`,
       [form.id, n],
     );
-    await recomputeResponseStats(tx, form.id);
+    await new ResponseStatsRepository().recomputeResponseStats(tx, form.id);
   });
 }

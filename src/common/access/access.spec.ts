@@ -16,9 +16,9 @@ function principal(role: Role, plan: Plan, scopes: Scope[]): Principal {
   };
 }
 
-const createForm: ToolRequirement = { name: 'create_form', scope: 'forms:write', write: true, minRole: 'editor' };
-const listForms: ToolRequirement = { name: 'list_forms', scope: 'forms:read', write: false, minRole: 'viewer' };
-const deleteForm: ToolRequirement = { name: 'delete_form', scope: 'forms:write', write: true, minRole: 'admin' };
+const createForm: ToolRequirement = { name: 'create_form', scope: 'forms:write', plan: 'pro', minRole: 'editor' };
+const listForms: ToolRequirement = { name: 'list_forms', scope: 'forms:read', plan: 'any', minRole: 'viewer' };
+const deleteForm: ToolRequirement = { name: 'delete_form', scope: 'forms:write', plan: 'pro', minRole: 'admin' };
 
 /** The ApiError assertMayCall throws (fails the test when it passes). */
 function refusal(p: Principal, tool: ToolRequirement): ApiError {

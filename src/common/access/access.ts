@@ -1,3 +1,4 @@
+/** The access checks of a tool call (scope, plan, role), for the guard and for listing what a caller may call. */
 import { ApiError } from '../errors/api-error';
 import type { Principal } from './principal';
 import { roleAtLeast } from './roles';
@@ -17,7 +18,7 @@ export function assertMayCall(principal: Principal, tool: ToolRequirement, resou
       },
     });
   }
-  if (tool.write && principal.workspace.plan !== 'pro') {
+  if (!onRequiredPlan(principal, tool)) {
     throw new ApiError('pro_required', {
       message: `The tool ${tool.name} changes data and needs a Pro workspace; "${principal.workspace.slug}" is on Free.`,
     });
@@ -33,7 +34,11 @@ export function assertMayCall(principal: Principal, tool: ToolRequirement, resou
 export function mayCall(principal: Principal, tool: ToolRequirement): boolean {
   return (
     principal.scopes.includes(tool.scope) &&
-    (!tool.write || principal.workspace.plan === 'pro') &&
+    onRequiredPlan(principal, tool) &&
     roleAtLeast(principal.role, tool.minRole)
   );
+}
+
+function onRequiredPlan(principal: Principal, tool: ToolRequirement): boolean {
+  return tool.plan === 'any' || principal.workspace.plan === tool.plan;
 }

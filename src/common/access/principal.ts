@@ -1,3 +1,4 @@
+/** The Principal: who is calling, as the authentication guard establishes it. */
 import type { Plan, Role, Scope } from './roles';
 
 /** Who is calling: the credential, the workspace it acts on and what it may do there. */

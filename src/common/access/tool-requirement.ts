@@ -1,10 +1,13 @@
+/** What calling a tool takes (scope, plan, role), as the access checks read it. */
 import type { Role, Scope } from './roles';
 
-/** What calling a tool takes; declared on the tool and checked by the access guard. */
+/** The plan a tool needs: Pro (403 pro_required on Free), or any plan. */
+export type RequiredPlan = 'pro' | 'any';
+
+/** What calling a tool takes; derived from its declaration (src/tools/tool.decorator.ts) and checked by the access guard. */
 export interface ToolRequirement {
   name: string;
   scope: Scope;
-  /** Write tools need a Pro workspace. */
-  write: boolean;
+  plan: RequiredPlan;
   minRole: Role;
 }

@@ -1,3 +1,4 @@
+/** ApiError, the one error type thrown for a client's mistake or a refusal, and its details (JSON Pointers). */
 import { ERROR_CATALOG, ErrorCode } from './error-catalog';
 
 export interface ErrorDetail {

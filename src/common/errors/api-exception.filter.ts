@@ -1,3 +1,4 @@
+/** The global exception filter: every failure as the JSON error envelope. */
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { bodyLimitOf } from '../http/body';

@@ -1,10 +1,9 @@
-import type { IncomingHttpHeaders } from 'node:http';
-import { ApiError } from './api-error';
-
 /**
  * Checks on a request before its body is read, free of any HTTP framework (plain Node headers in,
  * an ApiError or nothing out), so that each adapter only wires them in.
  */
+import type { IncomingHttpHeaders } from 'node:http';
+import { ApiError } from './api-error';
 
 /**
  * Request bodies are taken as sent: a Content-Encoding other than identity (gzip, br, deflate...)

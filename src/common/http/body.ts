@@ -1,3 +1,4 @@
+/** How request bodies are read: size limits, JSON parsing, and the routes that take form posts. */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { parse as parseQueryString } from 'node:querystring';
 import { ApiError } from '../errors/api-error';

@@ -1,3 +1,4 @@
+/** The methods served on each path, for 405 answers and their Allow header. */
 import type { FastifyInstance } from 'fastify';
 import Router, { HTTPMethod } from 'find-my-way';
 

@@ -1,7 +1,11 @@
+/**
+ * Argument validation shared by the tools layer and the domain rules: Ajv for JSON Schema, text PostgreSQL
+ * can store, nesting depth, and errors as the envelope's details.
+ */
 import { Type } from '@sinclair/typebox';
 import Ajv2020, { ErrorObject, ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { ErrorDetail, pointerSegment } from '../common/errors/api-error';
+import { ErrorDetail, pointerSegment } from '../errors/api-error';
 
 /** One Ajv instance for every tool's input schema: strict, all errors, defaults filled in. */
 export function createAjv(): Ajv2020 {

@@ -1,0 +1,138 @@
+/** The SQL of forms and their blocks (FormsRepository), and FormRecord, a form as read. */
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import type { Block } from './blocks';
+import type { BlockEntity } from './entities/block.entity';
+import type { FormEntity, FormStatus } from './entities/form.entity';
+
+/** A form as read from the database, with its blocks in order. */
+export type FormRecord = Omit<FormEntity, 'workspace'> & { blocks: Block[] };
+
+/** A block as the form's read returns it: its settings are spread into the Block. */
+type BlockRow = Pick<BlockEntity, 'id' | 'title' | 'description' | 'required' | 'settings'> & { type: Block['type'] };
+
+/** The columns of FormEntity, under its property names. */
+const FORM_COLUMNS = `f.id, f.public_id AS "publicId", f.workspace_id AS "workspaceId", f.title, f.description,
+  f.status, f.version, f.created_at AS "createdAt", f.updated_at AS "updatedAt", f.published_at AS "publishedAt",
+  f.closed_at AS "closedAt"`;
+
+/** Blocks in order, as one JSON value, so a form and its blocks cost one round trip. */
+const BLOCKS_JSON = `COALESCE((SELECT json_agg(json_build_object('id', b.id, 'type', b.type, 'title', b.title,
+    'description', b.description, 'required', b.required, 'settings', b.settings) ORDER BY b.position)
+  FROM blocks b WHERE b.form_id = f.id), '[]'::json) AS blocks`;
+
+/** Which form to read: by public id alone (the respondent page), or within a workspace. */
+export interface FormKey {
+  publicId: string;
+  workspaceId?: string;
+}
+
+/** The SQL of the tables forms and blocks. */
+@Injectable()
+export class FormsRepository {
+  /**
+   * One form with its blocks. With a lock, the row is locked by a statement of its own and the
+   * form read by the next one: under READ COMMITTED, a statement that waited for a lock re-checks
+   * only the locked row, and a subquery in it (the blocks) still reads the snapshot taken before
+   * the wait. Reading after the lock is held sees what a concurrent edit committed.
+   */
+  async find(manager: EntityManager, key: FormKey, lock?: 'UPDATE' | 'SHARE'): Promise<FormRecord | undefined> {
+    const params: unknown[] = [key.publicId];
+    let where = 'f.public_id = $1';
+    if (key.workspaceId !== undefined) {
+      params.push(key.workspaceId);
+      where += ' AND f.workspace_id = $2';
+    }
+    if (lock) {
+      const locked: unknown[] = await manager.query(`SELECT 1 FROM forms f WHERE ${where} FOR ${lock}`, params);
+      if (locked.length === 0) return undefined;
+    }
+    const rows: Array<Omit<FormRecord, 'blocks'> & { blocks: BlockRow[] }> = await manager.query(
+      `SELECT ${FORM_COLUMNS}, ${BLOCKS_JSON} FROM forms f WHERE ${where}`,
+      params,
+    );
+    if (!rows[0]) return undefined;
+    const { blocks, ...form } = rows[0];
+    return { ...form, blocks: blocks.map(({ settings, ...b }) => ({ ...b, ...settings }) as Block) };
+  }
+
+  /** A page of a workspace's forms in creation order, without their blocks, and how many there are. */
+  async list(
+    manager: EntityManager,
+    workspaceId: string,
+    opts: { limit: number; offset: number; status?: FormStatus },
+  ): Promise<{ total: number; forms: FormRecord[] }> {
+    const params: unknown[] = [workspaceId];
+    let where = 'f.workspace_id = $1';
+    if (opts.status) {
+      params.push(opts.status);
+      where += ` AND f.status = $${params.length}`;
+    }
+    const [{ total }] = await manager.query(`SELECT count(*)::int AS total FROM forms f WHERE ${where}`, params);
+    const rows: Array<Omit<FormRecord, 'blocks'>> = await manager.query(
+      `SELECT ${FORM_COLUMNS} FROM forms f WHERE ${where} ORDER BY f.created_at, f.id
+        LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+      [...params, opts.limit, opts.offset],
+    );
+    return { total, forms: rows.map((f) => ({ ...f, blocks: [] })) };
+  }
+
+  /** Inserts a draft form; its id. */
+  async insert(
+    tx: EntityManager,
+    form: Pick<FormEntity, 'publicId' | 'workspaceId' | 'title' | 'description'>,
+  ): Promise<string> {
+    const [{ id }] = await tx.query(
+      // clock_timestamp(), not now(): forms made in one transaction still list in creation order.
+      `INSERT INTO forms (public_id, workspace_id, title, description, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, clock_timestamp(), clock_timestamp()) RETURNING id`,
+      [form.publicId, form.workspaceId, form.title, form.description],
+    );
+    return id;
+  }
+
+  /** Replaces a form's blocks by `blocks`, in this order. */
+  async replaceBlocks(tx: EntityManager, formId: string, blocks: Block[]): Promise<void> {
+    await tx.query('DELETE FROM blocks WHERE form_id = $1', [formId]);
+    await this.insertBlocks(tx, formId, blocks);
+  }
+
+  async insertBlocks(tx: EntityManager, formId: string, blocks: Block[]): Promise<void> {
+    if (blocks.length === 0) return;
+    const values: unknown[] = [];
+    const tuples = blocks.map((b, i) => {
+      const { id, type, title, description, required, ...settings } = b;
+      values.push(formId, id, i, type, title, description ?? null, required, JSON.stringify(settings));
+      const o = i * 8;
+      return `($${o + 1}, $${o + 2}, $${o + 3}, $${o + 4}, $${o + 5}, $${o + 6}, $${o + 7}, $${o + 8}::jsonb)`;
+    });
+    await tx.query(
+      `INSERT INTO blocks (form_id, id, position, type, title, description, required, settings) VALUES ${tuples.join(', ')}`,
+      values,
+    );
+  }
+
+  /** Sets the title and description, and bumps the version. */
+  async updateContent(tx: EntityManager, formId: string, title: string, description: string | null): Promise<void> {
+    await tx.query(
+      `UPDATE forms SET title = $2, description = $3, version = version + 1, updated_at = clock_timestamp() WHERE id = $1`,
+      [formId, title, description],
+    );
+  }
+
+  /** Sets the status (with its timestamp) and bumps the version. */
+  async setStatus(manager: EntityManager, formId: string, status: FormStatus): Promise<void> {
+    await manager.query(
+      `UPDATE forms SET status = $2, version = version + 1, updated_at = clock_timestamp(),
+         published_at = CASE WHEN $2 = 'published' THEN now() ELSE published_at END,
+         closed_at = CASE WHEN $2 = 'closed' THEN now() ELSE NULL END
+       WHERE id = $1`,
+      [formId, status],
+    );
+  }
+
+  /** Deletes the form; its blocks and responses go with it (ON DELETE CASCADE). */
+  async delete(tx: EntityManager, formId: string): Promise<void> {
+    await tx.query('DELETE FROM forms WHERE id = $1', [formId]);
+  }
+}

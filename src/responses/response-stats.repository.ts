@@ -1,0 +1,357 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import { LATEST_TEXTS } from './summarize';
+
+/**
+ * The order of a form's responses and their maintained aggregates, so that paging, totals and
+ * summaries never read every response:
+ *   response_counters  total, last seq, last submittedAt of the sequenced responses
+ *   response_buckets   responses per 1024 seq values (seek table for deep offsets)
+ *   block_stats        answered count, sum of numeric answers, latest text answers, per block
+ *   answer_counts      answers per value (choice id, rating, number, date, true/false), per block
+ *
+ * A submission only inserts its row, with seq NULL: it touches no per-form row, so submissions to
+ * one form do not wait for each other. The form's sequencer (sequenceResponses) then gives the
+ * committed unsequenced responses their seq, in (submittedAt, arrival) order after every seq
+ * already given, and folds them into the aggregates, in one statement under a per-form lock. A
+ * response is therefore counted exactly once, when it gets its seq, and a new seq always lands
+ * after every committed one: the order only grows at its end. Sequencing runs in the background
+ * (ResponseSequencerWorker) and before any read that needs it (list and summary).
+ *
+ * Locks, always in this order: the form's row, then the form's sequencer lock (a transaction-level
+ * advisory lock). Deletes, edits that discard answers and recounts take both, so that they see
+ * every response either sequenced and counted, or not yet either.
+ *
+ * Folding, delete and the full recount derive values with the one SQL fragment below, so they
+ * cannot disagree about what a value is.
+ */
+
+export const BUCKET_BITS = 10; // 1024 seq values per bucket
+
+const NUMERIC = `('number', 'rating', 'linear_scale')`;
+const TEXT = `('short_text', 'long_text', 'email', 'url', 'phone')`;
+
+/**
+ * (block_id, value, num) for every answer value of the rows of `source` (aliased s, exposing
+ * `answers`) on the form `formExpr`; with `formColumn`, also that expression as form_id.
+ */
+function valuesOf(source: string, formExpr: string, formColumn?: string): string {
+  return `SELECT ${formColumn ? `${formColumn} AS form_id, ` : ''}b.id AS block_id, v.value, CASE WHEN b.type IN ${NUMERIC} THEN v.value::float8 END AS num
+    FROM ${source} CROSS JOIN blocks b
+    CROSS JOIN LATERAL (
+      SELECT s.answers ->> b.id AS value WHERE b.type NOT IN ('checkboxes', 'statement') AND s.answers ? b.id
+      UNION ALL
+      SELECT e FROM jsonb_array_elements_text(CASE WHEN b.type = 'checkboxes' AND jsonb_typeof(s.answers -> b.id) = 'array' THEN s.answers -> b.id ELSE '[]'::jsonb END) e
+    ) v
+    WHERE b.form_id = ${formExpr} AND b.type NOT IN ${TEXT}`;
+}
+
+/** (block_id, type, num) for every block the rows of `source` answered (arguments as valuesOf's). */
+function answeredOf(source: string, formExpr: string, formColumn?: string): string {
+  return `SELECT ${formColumn ? `${formColumn} AS form_id, ` : ''}b.id AS block_id, b.type, CASE WHEN b.type IN ${NUMERIC} THEN (s.answers ->> b.id)::float8 ELSE 0 END AS num
+    FROM ${source} CROSS JOIN blocks b
+    WHERE b.form_id = ${formExpr} AND b.type <> 'statement' AND s.answers ? b.id`;
+}
+
+/** The key of a form's sequencer lock (a transaction-level advisory lock), for the form row `f`. */
+const SEQUENCER_KEY = `hashtextextended('formwork.sequencer:' || f.id::text, 0)`;
+
+/** Most responses of a form one sequencing statement takes (a backlog takes several short statements). */
+export const SEQUENCE_BATCH = 5000;
+
+const SEQUENCE_SQL = `
+WITH p AS (
+  SELECT id, form_id, submitted_at, n FROM (
+    SELECT id, form_id, submitted_at, row_number() OVER (PARTITION BY form_id ORDER BY submitted_at, arrival, id) AS n
+      FROM responses WHERE form_id = ANY($1::uuid[]) AND seq IS NULL) w
+   WHERE n <= $2),
+c AS (SELECT form_id, last_seq, COALESCE(last_submitted_at, '-infinity') AS last_at FROM response_counters WHERE form_id = ANY($1::uuid[])),
+s AS (
+  UPDATE responses r SET seq = c.last_seq + p.n, submitted_at = GREATEST(p.submitted_at, c.last_at)
+    FROM p JOIN c ON c.form_id = p.form_id WHERE r.id = p.id
+  RETURNING r.id, r.form_id, r.seq, r.submitted_at, r.answers),
+per_form AS (SELECT form_id, count(*)::int AS n, max(submitted_at) AS last_at FROM s GROUP BY form_id),
+counter AS (
+  UPDATE response_counters rc SET total = rc.total + x.n, last_seq = rc.last_seq + x.n, last_submitted_at = GREATEST(rc.last_submitted_at, x.last_at)
+    FROM per_form x WHERE rc.form_id = x.form_id),
+buckets AS (
+  INSERT INTO response_buckets (form_id, bucket, count)
+  SELECT form_id, seq >> ${BUCKET_BITS}, count(*) FROM s GROUP BY 1, 2 ORDER BY 1, 2
+  ON CONFLICT (form_id, bucket) DO UPDATE SET count = response_buckets.count + EXCLUDED.count),
+counts AS (
+  INSERT INTO answer_counts (form_id, block_id, value, num, count)
+  SELECT form_id, block_id, value, num, count(*) FROM (${valuesOf('s', 's.form_id', 's.form_id')}) v
+   GROUP BY form_id, block_id, value, num ORDER BY form_id, block_id, value
+  ON CONFLICT (form_id, block_id, value) DO UPDATE SET count = answer_counts.count + EXCLUDED.count),
+latest AS MATERIALIZED (
+  SELECT s.form_id, b.id AS block_id,
+         jsonb_path_query_array(jsonb_agg(jsonb_build_object('responseId', s.id::text, 'value', s.answers ->> b.id, 'seq', s.seq,
+           'submittedAt', ${isoText('s.submitted_at')}) ORDER BY s.seq DESC), '$[0 to ${LATEST_TEXTS - 1}]') AS latest
+    FROM s JOIN blocks b ON b.form_id = s.form_id AND b.type IN ${TEXT} AND s.answers ? b.id
+   GROUP BY s.form_id, b.id),
+stats AS (
+  INSERT INTO block_stats (form_id, block_id, answered, sum, latest)
+  SELECT a.form_id, a.block_id, a.answered, a.sum, COALESCE(l.latest, '[]'::jsonb)
+    FROM (SELECT form_id, block_id, count(*) AS answered, sum(num) AS sum FROM (${answeredOf('s', 's.form_id', 's.form_id')}) x GROUP BY 1, 2) a
+    LEFT JOIN latest l ON l.form_id = a.form_id AND l.block_id = a.block_id
+   ORDER BY a.form_id, a.block_id
+  ON CONFLICT (form_id, block_id) DO UPDATE
+    SET answered = block_stats.answered + EXCLUDED.answered,
+        sum = block_stats.sum + EXCLUDED.sum,
+        latest = jsonb_path_query_array(EXCLUDED.latest || block_stats.latest, '$[0 to ${LATEST_TEXTS - 1}]'))
+SELECT form_id, n FROM per_form`;
+
+/** A timestamptz as the ISO text the summaries show (UTC, milliseconds). */
+export function isoText(expr: string): string {
+  return `to_char(${expr} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+}
+
+/** The latest text answers of a block, newest first, from the responses (index walk by seq). */
+function latestFor(blockIdExpr: string): string {
+  return `COALESCE((SELECT jsonb_agg(jsonb_build_object('responseId', r.id::text, 'value', r.answers ->> ${blockIdExpr}, 'seq', r.seq,
+                    'submittedAt', ${isoText('r.submitted_at')}) ORDER BY r.seq DESC)
+            FROM (SELECT id, seq, submitted_at, answers FROM responses
+                   WHERE form_id = $1 AND seq IS NOT NULL AND answers ? ${blockIdExpr} ORDER BY seq DESC LIMIT ${LATEST_TEXTS}) r), '[]'::jsonb)`;
+}
+
+/** A form's aggregates as readSummary reads them (JSON: numbers may come as text, times as ISO text). */
+export interface SummaryRow {
+  total: number | null;
+  first: Date | null;
+  last: Date | null;
+  stats: Array<{
+    blockId: string;
+    answered: number;
+    sum: number;
+    latest: Array<{ value: string; submittedAt: string }>;
+  }>;
+  counts: Array<{ blockId: string; value: string; count: number }>;
+  numeric: Array<{ blockId: string; min: number | string | null; max: number | string | null }>;
+  dates: Array<{ blockId: string; min: number | string | null; max: number | string | null }>;
+  waiting: boolean;
+}
+
+/** Answers an edit discards (its loss accepted): a whole block's, or one choice's. */
+export interface DiscardedAnswers {
+  kind: 'block_removed' | 'block_retyped' | 'choice_removed';
+  blockId: string;
+  choiceId?: string;
+  /** Checkboxes: answers hold a list of choice ids. */
+  multiple?: boolean;
+}
+
+/** The SQL of the aggregates of responses and of their sequencing (see the top of this file). */
+@Injectable()
+export class ResponseStatsRepository {
+  /** The counters of a new form (every form has them). */
+  async createCounters(tx: EntityManager, formId: string): Promise<void> {
+    await tx.query('INSERT INTO response_counters (form_id) VALUES ($1)', [formId]);
+  }
+
+  /** Whether any response of any form waits for its seq (one cheap look at the unsequenced index). */
+  async anyWaiting(manager: EntityManager): Promise<boolean> {
+    const [{ waiting }] = await manager.query('SELECT EXISTS (SELECT 1 FROM responses WHERE seq IS NULL) AS waiting');
+    return waiting;
+  }
+
+  /**
+   * The maintained aggregates of a form in one statement (one consistent snapshot), and whether
+   * responses wait for their seq: value counts of the `counted` blocks, ranges of the `numeric`
+   * and `dates` blocks.
+   */
+  async readSummary(
+    manager: EntityManager,
+    formId: string,
+    blocks: { counted: string[]; numeric: string[]; dates: string[] },
+  ): Promise<SummaryRow> {
+    const [row] = await manager.query(
+      `SELECT (SELECT total::int FROM response_counters WHERE form_id = $1) AS total,
+              (SELECT submitted_at FROM responses WHERE form_id = $1 AND seq IS NOT NULL ORDER BY seq LIMIT 1) AS first,
+              (SELECT submitted_at FROM responses WHERE form_id = $1 AND seq IS NOT NULL ORDER BY seq DESC LIMIT 1) AS last,
+              (SELECT COALESCE(json_agg(json_build_object('blockId', block_id, 'answered', answered, 'sum', sum, 'latest', latest)), '[]')
+                 FROM block_stats WHERE form_id = $1) AS stats,
+              (SELECT COALESCE(json_agg(json_build_object('blockId', block_id, 'value', value, 'count', count)), '[]')
+                 FROM answer_counts WHERE form_id = $1 AND block_id = ANY($2::text[])) AS counts,
+              (SELECT COALESCE(json_agg(json_build_object('blockId', x.id,
+                        'min', (SELECT min(num) FROM answer_counts WHERE form_id = $1 AND block_id = x.id),
+                        'max', (SELECT max(num) FROM answer_counts WHERE form_id = $1 AND block_id = x.id))), '[]')
+                 FROM unnest($3::text[]) x(id)) AS numeric,
+              (SELECT COALESCE(json_agg(json_build_object('blockId', x.id,
+                        'min', (SELECT min(value) FROM answer_counts WHERE form_id = $1 AND block_id = x.id),
+                        'max', (SELECT max(value) FROM answer_counts WHERE form_id = $1 AND block_id = x.id))), '[]')
+                 FROM unnest($4::text[]) x(id)) AS dates,
+              EXISTS (SELECT 1 FROM responses WHERE form_id = $1 AND seq IS NULL) AS waiting`,
+      [formId, blocks.counted, blocks.numeric, blocks.dates],
+    );
+    return row;
+  }
+
+  /**
+   * Takes the form's row (KEY SHARE, which submissions' share locks allow) and then its sequencer
+   * lock, both until the transaction ends, waiting for either as needed. Returns false for a form
+   * that is gone.
+   */
+  async lockSequencer(tx: EntityManager, formId: string): Promise<boolean> {
+    const rows: unknown[] = await tx.query(
+      `SELECT pg_advisory_xact_lock(${SEQUENCER_KEY}) FROM (SELECT id FROM forms WHERE id = $1 FOR KEY SHARE) f`,
+      [formId],
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * The background's claim: forms with unsequenced responses whose row and sequencer lock it could
+   * take at once (a form being edited, or sequenced by another instance, is left for a later pass).
+   * The locks last until the transaction ends.
+   */
+  async claimWaitingForms(tx: EntityManager, max: number): Promise<string[]> {
+    const rows: Array<{ id: string }> = await tx.query(
+      `SELECT f.id FROM (
+         SELECT id FROM forms WHERE id IN (SELECT DISTINCT form_id FROM responses WHERE seq IS NULL LIMIT $1)
+            FOR KEY SHARE OF forms SKIP LOCKED) f
+        WHERE pg_try_advisory_xact_lock(${SEQUENCER_KEY})`,
+      [max],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /**
+   * Gives the committed unsequenced responses of these forms their seq and folds them into every
+   * aggregate, in one statement for all the forms (SEQUENCE_BATCH responses per form at most; it
+   * repeats until none is left); returns how many. The caller holds the forms' sequencer locks
+   * (lockSequencer, claimWaitingForms), and each statement runs after they were taken, so it sees
+   * every earlier sequencing. submittedAt is raised where needed so that it never goes backwards in
+   * seq order (a response that committed after a later one was sequenced): ordering by seq is
+   * ordering by submittedAt.
+   */
+  async sequenceResponses(tx: EntityManager, formIds: string[]): Promise<number> {
+    let total = 0;
+    let forms = formIds;
+    while (forms.length) {
+      const rows: Array<{ form_id: string; n: number }> = await tx.query(SEQUENCE_SQL, [forms, SEQUENCE_BATCH]);
+      total += rows.reduce((sum, r) => sum + r.n, 0);
+      forms = rows.filter((r) => r.n >= SEQUENCE_BATCH).map((r) => r.form_id);
+    }
+    return total;
+  }
+
+  /**
+   * Deletes one response and takes it out of every aggregate, if it was counted (an unsequenced one
+   * was not yet). The caller holds the form's row lock. Returns false when there was none.
+   */
+  async deleteResponse(tx: EntityManager, formId: string, responseId: string): Promise<boolean> {
+    await this.lockSequencer(tx, formId);
+    const [gone] = await tx.query(
+      `WITH d AS (DELETE FROM responses WHERE form_id = $1 AND id = $2 RETURNING seq, answers),
+            c AS (UPDATE response_counters SET total = total - 1 WHERE form_id = $1 AND EXISTS (SELECT 1 FROM d WHERE seq IS NOT NULL)),
+            b AS (UPDATE response_buckets SET count = count - 1 WHERE form_id = $1 AND bucket = (SELECT seq >> ${BUCKET_BITS} FROM d))
+       SELECT seq, answers FROM d`,
+      [formId, responseId],
+    );
+    if (!gone) return false;
+    if (gone.seq === null) return true;
+    const self = `(SELECT $2::jsonb AS answers) s`;
+    await tx.query(
+      `WITH ac AS (
+         UPDATE answer_counts a SET count = a.count - v.n
+           FROM (SELECT block_id, value, count(*) AS n FROM (${valuesOf(self, '$1')}) x GROUP BY block_id, value) v
+          WHERE a.form_id = $1 AND a.block_id = v.block_id AND a.value = v.value)
+       UPDATE block_stats s SET answered = s.answered - 1, sum = s.sum - a.num
+         FROM (${answeredOf(self, '$1')}) a
+        WHERE s.form_id = $1 AND s.block_id = a.block_id`,
+      [formId, JSON.stringify(gone.answers)],
+    );
+    await tx.query('DELETE FROM answer_counts WHERE form_id = $1 AND count <= 0', [formId]);
+    await tx.query('DELETE FROM response_buckets WHERE form_id = $1 AND count <= 0', [formId]);
+    // A deleted response among a block's latest texts: refill that list from the index.
+    await tx.query(
+      `UPDATE block_stats s SET latest = ${latestFor('s.block_id')}
+        WHERE s.form_id = $1 AND s.latest @> jsonb_build_array(jsonb_build_object('responseId', $2::text))`,
+      [formId, responseId],
+    );
+    return true;
+  }
+
+  /**
+   * Sequences a form's waiting responses, then rebuilds every aggregate from its responses: after a
+   * bulk load by SQL, and as the reference a test compares them with.
+   */
+  async recomputeResponseStats(tx: EntityManager, formId: string): Promise<void> {
+    await this.lockSequencer(tx, formId);
+    await this.sequenceResponses(tx, [formId]);
+    await tx.query('DELETE FROM answer_counts WHERE form_id = $1', [formId]);
+    await tx.query('DELETE FROM block_stats WHERE form_id = $1', [formId]);
+    await tx.query('DELETE FROM response_buckets WHERE form_id = $1', [formId]);
+    // Only the sequenced responses: others may commit meanwhile, and will be folded in when sequenced.
+    const all = `(SELECT answers FROM responses WHERE form_id = $1 AND seq IS NOT NULL) s`;
+    await tx.query(
+      `INSERT INTO answer_counts (form_id, block_id, value, num, count)
+       SELECT $1, block_id, value, num, count(*) FROM (${valuesOf(all, '$1')}) v GROUP BY block_id, value, num`,
+      [formId],
+    );
+    await tx.query(
+      `INSERT INTO block_stats (form_id, block_id, answered, sum, latest)
+       SELECT $1, a.block_id, count(*), sum(a.num), CASE WHEN a.type IN ${TEXT} THEN ${latestFor('a.block_id')} ELSE '[]'::jsonb END
+         FROM (${answeredOf(all, '$1')}) a GROUP BY a.block_id, a.type`,
+      [formId],
+    );
+    await tx.query(
+      `INSERT INTO response_buckets (form_id, bucket, count)
+       SELECT form_id, seq >> ${BUCKET_BITS}, count(*) FROM responses WHERE form_id = $1::uuid AND seq IS NOT NULL GROUP BY 1, 2`,
+      [formId],
+    );
+    await tx.query(
+      `UPDATE response_counters SET total = (SELECT count(seq) FROM responses WHERE form_id = $1),
+              last_seq = GREATEST(last_seq, COALESCE((SELECT max(seq) FROM responses WHERE form_id = $1), 0))
+        WHERE form_id = $1`,
+      [formId],
+    );
+  }
+
+  /**
+   * Removes discarded answers from the responses and takes exactly them out of the aggregates
+   * (no recount): a block's statistics go with it; a choice takes its count with it, and the
+   * responses it leaves without an answer to that block stop counting as answered. The caller
+   * holds the form row for update, so no submission commits meanwhile; the waiting ones are
+   * sequenced first, so that every response is counted when its answers change.
+   */
+  async discardAnswers(tx: EntityManager, formId: string, loss: DiscardedAnswers): Promise<void> {
+    await this.lockSequencer(tx, formId);
+    await this.sequenceResponses(tx, [formId]);
+    const { blockId, choiceId } = loss;
+    if (loss.kind !== 'choice_removed') {
+      await tx.query('UPDATE responses SET answers = answers - $2 WHERE form_id = $1 AND answers ? $2', [
+        formId,
+        blockId,
+      ]);
+      await tx.query('DELETE FROM block_stats WHERE form_id = $1 AND block_id = $2', [formId, blockId]);
+      await tx.query('DELETE FROM answer_counts WHERE form_id = $1 AND block_id = $2', [formId, blockId]);
+      return;
+    }
+    const [{ emptied }] = loss.multiple
+      ? await tx.query(
+          `WITH u AS (
+             UPDATE responses SET answers = CASE WHEN jsonb_array_length((answers -> $2) - $3) = 0 THEN answers - $2
+                                                 ELSE jsonb_set(answers, ARRAY[$2], (answers -> $2) - $3) END
+              WHERE form_id = $1 AND (answers -> $2) ? $3
+             RETURNING answers ? $2 AS still)
+           SELECT count(*) FILTER (WHERE NOT still)::int AS emptied FROM u`,
+          [formId, blockId, choiceId],
+        )
+      : await tx.query(
+          `WITH u AS (UPDATE responses SET answers = answers - $2 WHERE form_id = $1 AND answers ->> $2 = $3 RETURNING 1)
+           SELECT count(*)::int AS emptied FROM u`,
+          [formId, blockId, choiceId],
+        );
+    await tx.query('UPDATE block_stats SET answered = answered - $3 WHERE form_id = $1 AND block_id = $2', [
+      formId,
+      blockId,
+      emptied,
+    ]);
+    await tx.query('DELETE FROM answer_counts WHERE form_id = $1 AND block_id = $2 AND value = $3', [
+      formId,
+      blockId,
+      choiceId,
+    ]);
+  }
+}
