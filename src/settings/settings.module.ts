@@ -1,6 +1,6 @@
 /**
  * The settings pages, server-rendered: sign-in, account, and per workspace its members, API tokens,
- * connected apps, audit trail, plan and embed origins.
+ * connected apps, webhooks, audit trail, plan and embed origins.
  */
 import { Module } from '@nestjs/common';
 import { TokensModule } from '../tokens/tokens.module';
