@@ -9,7 +9,9 @@
  *
  * Usage: npm run bench:webhooks   (builds first; needs PostgreSQL on this machine)
  * Settings: BENCH_DURATION (10 s), BENCH_ROUNDS (3), BENCH_CONNECTIONS (10), BENCH_WARMUP (5 s),
- * BENCH_ADMIN_URL, BENCH_EVENTS (5000: events queued for the throughput phase).
+ * BENCH_ADMIN_URL, BENCH_EVENTS (5000: events queued for the throughput phase), BENCH_PROFILE=1
+ * (after the figures, one more round per side with the server's CPU profiled: where its time goes
+ * with and without deliveries; not part of the figures).
  *
  * 1. creates a fresh database formwork_bench_webhooks_<timestamp>, migrates it and seeds the demo
  *    with the CLI; a second Pro workspace and its token come from the CLI too;
@@ -27,8 +29,10 @@
  *
  * Exit code: 0 whether the targets are met or not; 1 when the run is not valid.
  */
-const { join } = require('node:path');
+const { join, relative } = require('node:path');
+const { mkdirSync, readFileSync, renameSync } = require('node:fs');
 const os = require('node:os');
+const cpuProfile = require('./cpu-profile');
 const { Client } = require('pg');
 const {
   CLI,
@@ -55,6 +59,9 @@ const {
   f1,
   f2,
   noisyRounds,
+  ROOT,
+  RESULTS,
+  envFlag,
   cpusText,
   loadText,
   autocannonVersion,
@@ -64,6 +71,7 @@ const {
 const OPTS = {
   ...loadOptions({ connections: 10, rounds: 3 }),
   events: envNumber('BENCH_EVENTS', 5000, { integer: true, min: 1 }),
+  profile: envFlag('BENCH_PROFILE'),
 };
 const P50_TARGET = 1.2;
 const RATE_TARGET = 200;
@@ -111,10 +119,17 @@ async function main() {
 
   const receiver = await startReceiver(await freePort());
   teardown.servers.push(receiver);
+  // With BENCH_PROFILE, the hook is loaded from the start but idle until a profiled round signals it.
+  const profileOut = join(RESULTS, `webhooks-${ts}.cpuprofile`);
+  if (OPTS.profile) mkdirSync(RESULTS, { recursive: true });
   const server = new Server(
     'formwork',
-    [MAIN],
-    serviceEnv(baseEnv, await freePort(), dbUrl, { RATE_LIMIT_ENABLED: 'false', WEBHOOKS_ALLOW_PRIVATE_URLS: 'true' }),
+    [...(OPTS.profile ? ['-r', join(__dirname, 'cpu-profile-hook.js')] : []), MAIN],
+    serviceEnv(baseEnv, await freePort(), dbUrl, {
+      RATE_LIMIT_ENABLED: 'false',
+      WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
+      ...(OPTS.profile ? { BENCH_CPU_PROFILE_OUT: profileOut } : {}),
+    }),
   );
   teardown.servers.push(server);
   await server.waitUntil(() => fetch(`http://127.0.0.1:${server.port}/readyz`).then((r) => r.ok));
@@ -162,30 +177,32 @@ async function main() {
   };
 
   // 1. the write path, with and without an endpoint
+  const load = (side, seconds) => {
+    const t = side === 'with' ? withHook : without;
+    return loadRun(
+      {
+        url: `http://127.0.0.1:${server.port}`,
+        connections: OPTS.connections,
+        duration: seconds,
+        requests: [
+          {
+            method: 'POST',
+            path: '/api/v1/tools/create_response',
+            headers: { Authorization: `Bearer ${t.token}`, 'Content-Type': 'application/json' },
+            body: t.body,
+          },
+        ],
+      },
+      { serverPid: server.proc.pid, dbName, alsoOurs: [], exact: true },
+    );
+  };
   const rows = [];
   let created = 0;
   await alternateRounds(['without', 'with'], OPTS, {
     measure: async (side, seconds) => {
       if (!(await drain(120_000)))
         problems.push(`the delivery backlog did not drain within 120 s before a ${side} round`);
-      const t = side === 'with' ? withHook : without;
-      const result = await loadRun(
-        {
-          url: `http://127.0.0.1:${server.port}`,
-          connections: OPTS.connections,
-          duration: seconds,
-          requests: [
-            {
-              method: 'POST',
-              path: '/api/v1/tools/create_response',
-              headers: { Authorization: `Bearer ${t.token}`, 'Content-Type': 'application/json' },
-              body: t.body,
-            },
-          ],
-        },
-        { serverPid: server.proc.pid, dbName, alsoOurs: [], exact: true },
-      );
-      const fig = figures(result);
+      const fig = figures(await load(side, seconds));
       if (side === 'with') created += fig.total + fig.non2xx;
       return fig;
     },
@@ -236,6 +253,31 @@ async function main() {
   if (receivedNow < OPTS.events) problems.push(`the receiver got ${receivedNow} of the ${OPTS.events} queued events`);
   log(`throughput: ${OPTS.events} events in ${f2(seconds)} s = ${f0(rate)} events/s`);
 
+  // 3. optional: where the server's CPU goes in a round of each side (not part of the figures)
+  const profiles = [];
+  if (OPTS.profile) {
+    for (const side of ['without', 'with']) {
+      if (!(await drain(120_000)))
+        problems.push(`the delivery backlog did not drain before the profiled ${side} round`);
+      const written = server.output.split('cpu-profile-written').length;
+      server.proc.kill('SIGUSR2');
+      const pf = figures(await load(side, OPTS.duration));
+      server.proc.kill('SIGUSR2');
+      await server.waitUntil(async () => server.output.split('cpu-profile-written').length > written, 30_000);
+      const out = profileOut.replace(/\.cpuprofile$/, `-${side}.cpuprofile`);
+      renameSync(profileOut, out);
+      const summary = cpuProfile.summarize(JSON.parse(readFileSync(out, 'utf8')), 20);
+      profiles.push(
+        `### ${side}`,
+        '',
+        `${f0(pf.rps)} req/s while profiled, p50 ${f2(pf.p50)} ms; ${f2(summary.busyMs / (pf.total + pf.non2xx || 1))} ms of sampled main-thread CPU per request (the delivery loop's included on the "with" side). Profile: \`${relative(ROOT, out)}\`.`,
+        '',
+        cpuProfile.toMarkdown(summary),
+        '',
+      );
+    }
+  }
+
   // report
   const side = (s) => rows.filter((r) => r.side === s);
   const p50With = mean(side('with').map((r) => r.p50));
@@ -268,6 +310,7 @@ async function main() {
     `- Server: one dist/ instance, NODE_ENV=production, LOG_LEVEL=warn, rate limits off, default pool (10), WEBHOOKS_ALLOW_PRIVATE_URLS=true; its delivery loop runs during the "with" rounds (the backlog drains before each round). Fresh database \`${dbName}\`, dropped afterwards.`,
     `- Machine: ${cpusText()}; Node ${process.version}; load average ${loadText(os.loadavg())} at the end.`,
     ...notes.map((n) => `- ${n}`),
+    ...(profiles.length ? ['', '## CPU profiles (BENCH_PROFILE=1)', '', ...profiles] : []),
     ...(problems.length ? ['', '## Problems', '', ...problems.map((p) => `- ${p}`)] : []),
     '',
   );

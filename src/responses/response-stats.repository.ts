@@ -102,7 +102,7 @@ stats AS (
 SELECT form_id, n FROM per_form`;
 
 /** A timestamptz as the ISO text the summaries show (UTC, milliseconds). */
-function isoText(expr: string): string {
+export function isoText(expr: string): string {
   return `to_char(${expr} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 }
 

@@ -4,7 +4,7 @@ import { EntityManager } from 'typeorm';
 import type { AnswerLossCandidate } from '../forms/answer-loss';
 import { prepared } from '../database/prepared';
 import type { ResponseEntity } from './entities/response.entity';
-import { BUCKET_BITS } from './response-stats.repository';
+import { BUCKET_BITS, isoText } from './response-stats.repository';
 
 /** A stored response's id and time, as the insert returns them. */
 export type InsertedResponse = Pick<ResponseEntity, 'id' | 'submittedAt'>;
@@ -13,12 +13,14 @@ export type InsertedResponse = Pick<ResponseEntity, 'id' | 'submittedAt'>;
 export type ResponseRow = Pick<ResponseEntity, 'id' | 'submittedAt' | 'answers'>;
 
 /**
- * The condition of insert's `unlessSubscribed`: no enabled webhook endpoint of the form's
- * workspace subscribes to response.created, as of the statement's snapshot (the same snapshot the
- * outbox's INSERT ... SELECT of a transactional write reads, so no weaker than that path).
+ * The response.created event a submission writes with its response: the event's webhook-id and
+ * its body around the response's submittedAt (see responseCreatedBody).
  */
-const UNLESS_SUBSCRIBED = `
-   AND NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.workspace_id = forms.workspace_id AND e.enabled AND 'response.created' = ANY (e.events))`;
+export interface CreatedEvent {
+  id: string;
+  head: string;
+  tail: string;
+}
 
 /** The SQL of the table responses (its aggregates are in ResponseStatsRepository). */
 @Injectable()
@@ -26,35 +28,57 @@ export class ResponsesRepository {
   /**
    * Stores one response (answers already validated against the form at `version`) as ONE statement:
    * the form row is share-locked and must still be at `version` (and published, with `published`),
-   * so an edit of the blocks cannot slip in between validation and insert; the audit record, when
-   * given, is written by the same statement. Returns undefined when the form changed (or is gone,
-   * or not published): nothing was stored, and the caller reads the form again.
+   * so an edit of the blocks cannot slip in between validation and insert. The same statement
+   * writes the audit record, when given, and with `event`, the response.created event: one
+   * delivery per enabled endpoint of the form's workspace subscribed to it, found by the statement
+   * itself (an endpoint committed before it is seen, as the outbox of a transactional write sees
+   * it) and none when there is no such endpoint. A statement is atomic: the event commits with the
+   * response or not at all, and the version check guarantees that the body, built beforehand from
+   * the form at `version`, labels the answers as that form does. Returns undefined when the form
+   * changed (or is gone, or not published): nothing was stored, and the caller reads the form again.
    */
   async insert(
     m: EntityManager,
     form: { id: string; version: number },
-    answers: Record<string, unknown>,
+    response: { id: string; answers: Record<string, unknown> },
     opts: {
       source: string;
       submittedAt?: Date;
       published?: boolean;
       audit?: { sql: string; params: unknown[] };
-      unlessSubscribed?: boolean;
+      event?: CreatedEvent;
     },
   ): Promise<InsertedResponse | undefined> {
-    const params: unknown[] = [form.id, form.version, JSON.stringify(answers), opts.source, opts.submittedAt ?? null];
-    const audit = opts.audit
-      ? `, a AS (${opts.audit.sql.replace(/\$(\d+)/g, (_, n) => `$${Number(n) + params.length}`)})`
-      : '';
-    if (opts.audit) params.push(...opts.audit.params);
+    const params: unknown[] = [
+      form.id,
+      form.version,
+      JSON.stringify(response.answers),
+      opts.source,
+      opts.submittedAt ?? null,
+      response.id,
+    ];
+    let event = '';
+    if (opts.event) {
+      const n = params.push(opts.event.id, opts.event.head, opts.event.tail);
+      event = `,
+       e AS (
+         INSERT INTO webhook_deliveries (workspace_id, endpoint_id, event_id, event_type, payload, next_attempt_at)
+         SELECT e.workspace_id, e.id, $${n - 2}, 'response.created', $${n - 1} || ${isoText('r.submitted_at')} || $${n}, now()
+           FROM r, f JOIN webhook_endpoints e ON e.workspace_id = f.workspace_id AND e.enabled AND 'response.created' = ANY (e.events))`;
+    }
+    let audit = '';
+    if (opts.audit) {
+      audit = `, a AS (${opts.audit.sql.replace(/\$(\d+)/g, (_, n) => `$${Number(n) + params.length}`)})`;
+      params.push(...opts.audit.params);
+    }
     const [row]: InsertedResponse[] = await m.query(
       prepared(
         m,
-        `WITH f AS (SELECT id FROM forms WHERE id = $1 AND version = $2 ${opts.published ? `AND status = 'published'` : ''}${opts.unlessSubscribed ? UNLESS_SUBSCRIBED : ''} FOR SHARE),
+        `WITH f AS (SELECT id, workspace_id FROM forms WHERE id = $1 AND version = $2 ${opts.published ? `AND status = 'published'` : ''} FOR SHARE),
        r AS (
-         INSERT INTO responses (form_id, submitted_at, answers, source)
-         SELECT f.id, COALESCE($5::timestamptz, clock_timestamp()), $3::jsonb, $4 FROM f
-         RETURNING id, submitted_at)${audit}
+         INSERT INTO responses (id, form_id, submitted_at, answers, source)
+         SELECT $6::uuid, f.id, COALESCE($5::timestamptz, clock_timestamp()), $3::jsonb, $4 FROM f
+         RETURNING id, submitted_at)${event}${audit}
        SELECT id, submitted_at AS "submittedAt" FROM r`,
       ),
       params,

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
@@ -12,6 +13,7 @@ import { ResponseStatsRepository } from './response-stats.repository';
 import { ResponseRow, ResponsesRepository } from './responses.repository';
 import { ResponseSequencer } from './response-sequencer';
 import { FormSummary, summaryFromStats } from './summarize';
+import { newEventId, responseCreatedBody } from '../webhooks/events';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service';
 
 export interface ResponseView {
@@ -117,10 +119,11 @@ export class ResponsesService {
    * changed, or the answers do not fit it, the form is locked, read again after the lock, and the
    * answers validated against that, in one transaction. Nothing is stored when an answer is refused.
    *
-   * Webhooks: the response.created event must commit with the response (the outbox). The one
-   * statement of the fast path inserts nothing when an enabled endpoint of the workspace subscribes
-   * to response.created (checked in that statement, so an endpoint committed before it is seen);
-   * the submission then takes the transactional path, which emits the event in its transaction.
+   * Webhooks: the response.created event is written by that same statement (insertResponse), one
+   * delivery per subscribed endpoint, so it commits with the response or not at all. Its body is
+   * the response as get_response shows it right after the insert ({ id, submittedAt, answers }: no
+   * position, which the sequencer gives later), labelled from the form version the statement
+   * checks; only submittedAt comes from the statement (the database's clock).
    */
   private async store(
     publicId: string,
@@ -128,13 +131,22 @@ export class ResponsesService {
     how: { source: 'api' | 'web'; actor?: Principal; published?: boolean },
   ): Promise<ResponseView> {
     const workspaceId = how.actor?.workspace.id;
-    const insert = (m: EntityManager, form: FormRecord, stored: Record<string, unknown>, fast: boolean) =>
-      this.repo.insert(m, form, stored, {
-        source: how.source,
-        published: how.published,
-        audit: how.actor && this.audit.recordSql(how.actor, 'response.create', 'r', 'r.id::text', { form: publicId }),
-        unlessSubscribed: fast,
-      });
+    const insert = async (m: EntityManager, form: FormRecord, stored: Record<string, unknown>) => {
+      const id = randomUUID();
+      const shown = answersView(form.blocks, stored);
+      const row = await this.repo.insert(
+        m,
+        form,
+        { id, answers: stored },
+        {
+          source: how.source,
+          published: how.published,
+          audit: how.actor && this.audit.recordSql(how.actor, 'response.create', 'r', 'r.id::text', { form: publicId }),
+          event: { id: newEventId(), ...responseCreatedBody(form, { id, answers: shown }) },
+        },
+      );
+      return row && { id: row.id, submittedAt: row.submittedAt.toISOString(), answers: shown };
+    };
     const known = this.forms.recent(publicId);
     if (
       known &&
@@ -142,23 +154,17 @@ export class ResponsesService {
       (!how.published || known.status === 'published')
     ) {
       const { stored, details } = validateAnswers(known.blocks, answers);
-      const row = details.length ? undefined : await insert(ambientManager(this.db), known, stored, true);
-      if (row) return toView(known, { ...row, answers: stored });
+      const response = details.length ? undefined : await insert(ambientManager(this.db), known, stored);
+      if (response) return response;
     }
     return inTransaction(this.db, async (tx) => {
       const form = workspaceId
         ? await this.forms.lock(tx, workspaceId, publicId, 'SHARE')
         : await this.forms.getPublic(publicId, tx, 'SHARE');
       if (how.published && form.status !== 'published') throw notAccepting(form.status);
-      const stored = validated(form, answers);
-      const row = await insert(tx, form, stored, false);
+      const response = await insert(tx, form, validated(form, answers));
       // Cannot happen: the form row is locked and was read after the lock.
-      if (!row) throw new Error(`form ${form.id} changed under its lock`);
-      const response = toView(form, { ...row, answers: stored });
-      await this.webhooks.emit(tx, form.workspaceId, 'response.created', {
-        form: { publicId, title: form.title },
-        response,
-      });
+      if (!response) throw new Error(`form ${form.id} changed under its lock`);
       return response;
     });
   }
@@ -230,7 +236,7 @@ export class ResponsesService {
     tx?: EntityManager,
   ): Promise<ResponseView> {
     const stored = validated(form, answers);
-    const row = await this.repo.insert(tx ?? this.db.manager, form, stored, opts);
+    const row = await this.repo.insert(tx ?? this.db.manager, form, { id: randomUUID(), answers: stored }, opts);
     if (!row) throw new Error(`form ${form.id} is gone or changed since it was read`);
     return toView(form, { ...row, answers: stored });
   }

@@ -37,6 +37,15 @@ import {
   SessionsService,
 } from './sessions.service';
 import { COPY_SCRIPT } from './settings.script';
+import { WebhooksPageService } from './webhooks-page.service';
+import {
+  DELIVERIES_PER_PAGE,
+  DELIVERY_STATUSES,
+  webhookConfirmPage,
+  webhookPage,
+  webhookSecretPage,
+  webhooksPage,
+} from './webhooks.pages';
 
 /** Settings forms are a few short fields (the scopes are repeated checkboxes). */
 const FORM = formPost(20 * 1024, 30);
@@ -73,6 +82,10 @@ function safeNext(next: unknown): string {
     : '/settings';
 }
 
+/** The page of a paged list (?page=, from 1). */
+const pageNumber = (query: Record<string, unknown>) =>
+  Math.min(Math.max(1, Math.floor(Number(text(query.page))) || 1), 10_000);
+
 /**
  * Workspace settings in the browser (README, "Settings"). Public to the API's bearer-token guard:
  * these pages authenticate with the session cookie, and every POST carries the session's CSRF token.
@@ -85,6 +98,7 @@ export class SettingsController {
     private readonly sessions: SessionsService,
     private readonly settings: SettingsService,
     private readonly oauth: OAuthService,
+    private readonly webhooks: WebhooksPageService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -513,6 +527,142 @@ export class SettingsController {
     });
   }
 
+  // --- webhooks (admins; the webhook tools' rules, see WebhooksPageService) -----------------------
+
+  @Get('w/:slug/webhooks')
+  async webhookList(@Param('slug') slug: string, @Req() req: Request, @Res() res: Response) {
+    await this.page(req, res, slug, 'admin', async (chrome, _s, a) => this.renderWebhooks(res, 200, chrome, a, {}, {}));
+  }
+
+  @Post('w/:slug/webhooks')
+  @RouteConfig(FORM)
+  async createWebhook(@Param('slug') slug: string, @Req() req: Request, @Res() res: Response) {
+    await this.page(req, res, slug, 'admin', async (chrome, session, a) => {
+      const body = req.body as Body;
+      const values = { url: text(body.url), events: list(body.events), description: text(body.description) };
+      // A form sent twice (a reload of the POST, a double click) finds its nonce used: nothing is created.
+      if (!(await this.sessions.useNonce(body.nonce)))
+        return res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/webhooks`, 303);
+      const { errors, created } = await this.webhooks.create(a, values);
+      if (!created) return this.renderWebhooks(res, 400, chrome, a, errors, values);
+      await this.sessions.flash(session, 'webhook', { url: created.url, secret: created.secret });
+      res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/webhooks/secret`, 303);
+    });
+  }
+
+  @Get('w/:slug/webhooks/secret')
+  async webhookSecret(@Param('slug') slug: string, @Req() req: Request, @Res() res: Response) {
+    await this.page(req, res, slug, 'admin', async (chrome, session) =>
+      this.send(res, 200, webhookSecretPage(chrome, await this.sessions.takeFlash(session, 'webhook'))),
+    );
+  }
+
+  /** An endpoint and its delivery log (?status=, ?page=). */
+  @Get('w/:slug/webhooks/:id')
+  async webhook(
+    @Param() { slug, id }: { slug: string; id: string },
+    @Req() req: Request,
+    @Res() res: Response,
+    @Query() query: Record<string, unknown>,
+  ) {
+    await this.page(req, res, slug, 'admin', async (chrome, _s, a) => {
+      const endpoint = await this.webhooks.endpoint(a, id);
+      const page = pageNumber(query);
+      const status = (DELIVERY_STATUSES as readonly string[]).includes(text(query.status))
+        ? text(query.status)
+        : undefined;
+      const log = await this.webhooks.deliveries(a, id, {
+        status,
+        limit: DELIVERIES_PER_PAGE,
+        offset: (page - 1) * DELIVERIES_PER_PAGE,
+      });
+      this.send(res, 200, webhookPage(chrome, endpoint, log, { status, page }));
+    });
+  }
+
+  @Post('w/:slug/webhooks/:id/enabled')
+  @RouteConfig(FORM)
+  async enableWebhook(@Param('slug') slug: string, @Param('id') id: string, @Req() req: Request, @Res() res: Response) {
+    await this.page(req, res, slug, 'admin', async (_c, _s, a) => {
+      const enabled = text((req.body as Body).enabled);
+      if (enabled !== 'true' && enabled !== 'false') throw notFound();
+      await this.webhooks.setEnabled(a, id, enabled === 'true');
+      res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/webhooks`, 303);
+    });
+  }
+
+  @Post('w/:slug/webhooks/:id/delete')
+  @RouteConfig(FORM)
+  async deleteWebhook(@Param('slug') slug: string, @Param('id') id: string, @Req() req: Request, @Res() res: Response) {
+    await this.page(req, res, slug, 'admin', async (_c, _s, a) => {
+      await this.webhooks.remove(a, id);
+      res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/webhooks`, 303);
+    });
+  }
+
+  /** The confirmation before deleting an endpoint or rotating its secret (`action`: delete, rotate). */
+  @Get('w/:slug/webhooks/:id/:action')
+  async confirmWebhook(
+    @Param() params: { slug: string; id: string; action: string },
+    @Req() req: Request,
+    @Res() res: Response,
+  ) {
+    await this.page(req, res, params.slug, 'admin', async (chrome, _s, a) => {
+      if (params.action !== 'delete' && params.action !== 'rotate') throw notFound();
+      const confirm = webhookConfirmPage(chrome, params.action, await this.webhooks.endpoint(a, params.id), {
+        // A second post of the rotation (a double click) would end the old secret's overlap at once.
+        nonce: this.sessions.nonce(),
+      });
+      this.send(res, 200, confirm);
+    });
+  }
+
+  @Post('w/:slug/webhooks/:id/rotate')
+  @RouteConfig(FORM)
+  async rotateWebhook(@Param('slug') slug: string, @Param('id') id: string, @Req() req: Request, @Res() res: Response) {
+    await this.page(req, res, slug, 'admin', async (_c, session, a) => {
+      if (!(await this.sessions.useNonce((req.body as Body).nonce)))
+        return res
+          .status(303)
+          .headers(HEADERS)
+          .redirect(`/settings/w/${slug}/webhooks/${encodeURIComponent(id)}`, 303);
+      const rotated = await this.webhooks.rotate(a, id);
+      await this.sessions.flash(session, 'webhook', {
+        url: rotated.url,
+        secret: rotated.secret,
+        previousSecretExpiresAt: rotated.previousSecretExpiresAt,
+      });
+      res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/webhooks/secret`, 303);
+    });
+  }
+
+  @Post('w/:slug/webhooks/:id/test')
+  @RouteConfig(FORM)
+  async testWebhook(@Param('slug') slug: string, @Param('id') id: string, @Req() req: Request, @Res() res: Response) {
+    await this.page(req, res, slug, 'admin', async (_c, _s, a) => {
+      await this.webhooks.sendTest(a, id, text((req.body as Body).event));
+      res
+        .status(303)
+        .headers(HEADERS)
+        .redirect(`/settings/w/${slug}/webhooks/${encodeURIComponent(id)}`, 303);
+    });
+  }
+
+  /** Redelivers, then shows the log of the delivery's endpoint. */
+  @Post('w/:slug/webhooks/deliveries/:deliveryId/redeliver')
+  @RouteConfig(FORM)
+  async redeliverWebhook(
+    @Param('slug') slug: string,
+    @Param('deliveryId') deliveryId: string,
+    @Req() req: Request,
+    @Res() res: Response,
+  ) {
+    await this.page(req, res, slug, 'admin', async (_c, _s, a) => {
+      const delivery = await this.webhooks.redeliver(a, deliveryId);
+      res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/webhooks/${delivery.webhookId}`, 303);
+    });
+  }
+
   @Get('w/:slug/audit')
   async audit(
     @Param('slug') slug: string,
@@ -521,7 +671,7 @@ export class SettingsController {
     @Res() res: Response,
   ) {
     await this.page(req, res, slug, 'admin', async (chrome, _s, a) => {
-      const page = Math.min(Math.max(1, Math.floor(Number(text(query.page))) || 1), 10_000);
+      const page = pageNumber(query);
       const filter = {
         actor: text(query.actor).slice(0, 200) || undefined,
         action: text(query.action).slice(0, 100) || undefined,
@@ -660,6 +810,25 @@ export class SettingsController {
         }),
       ),
     );
+  }
+
+  private renderWebhooks(
+    res: Response,
+    status: number,
+    chrome: Chrome,
+    a: Access,
+    errors: FieldErrors,
+    values: Parameters<typeof webhooksPage>[2]['values'],
+  ) {
+    return this.webhooks
+      .list(a)
+      .then((list) =>
+        this.send(
+          res,
+          status,
+          webhooksPage({ ...chrome, current: 'webhooks' }, list, { nonce: this.sessions.nonce(), errors, values }),
+        ),
+      );
   }
 
   private linkUrl(token: string): string {

@@ -16,12 +16,12 @@ export interface Chrome {
   current?: string;
 }
 
-const when = (d: Date | string | null | undefined) =>
+export const when = (d: Date | string | null | undefined) =>
   d ? new Date(d).toISOString().replace('T', ' ').slice(0, 16) + ' UTC' : '—';
 
-const csrfField = (csrf: string) => `<input type="hidden" name="csrf" value="${esc(csrf)}">`;
+export const csrfField = (csrf: string) => `<input type="hidden" name="csrf" value="${esc(csrf)}">`;
 
-function summary(errors: FieldErrors): string {
+export function summary(errors: FieldErrors): string {
   const entries = Object.entries(errors);
   if (!entries.length) return '';
   return `<div class="summary" role="alert" aria-labelledby="summary-title" tabindex="-1" autofocus id="errors">
@@ -30,7 +30,7 @@ function summary(errors: FieldErrors): string {
 }
 
 /** A labelled field with its error beside it. */
-function field(
+export function field(
   id: string,
   label: string,
   control: (attrs: string) => string,
@@ -43,12 +43,12 @@ function field(
   return `<div class="field"><label for="${esc(id)}">${esc(label)}</label>${hint ? `<p class="desc" id="${esc(id)}-hint">${esc(hint)}</p>` : ''}${error ? `<p class="error" id="${esc(id)}-error">${esc(error)}</p>` : ''}${control(attrs)}</div>`;
 }
 
-function select(attrs: string, options: string[], chosen?: string, labels: Record<string, string> = {}): string {
+export function select(attrs: string, options: string[], chosen?: string, labels: Record<string, string> = {}): string {
   return `<select ${attrs}>${options.map((o) => `<option value="${esc(o)}"${o === chosen ? ' selected' : ''}>${esc(labels[o] ?? o)}</option>`).join('')}</select>`;
 }
 
 /** Every signed-in page: the workspace's sections the role may see, the person, and Sign out. */
-function layout(title: string, chrome: Chrome, body: string): string {
+export function layout(title: string, chrome: Chrome, body: string): string {
   const a = chrome.access;
   const link = (key: string, href: string, label: string) =>
     `<a href="${esc(href)}"${chrome.current === key ? ' aria-current="page"' : ''}>${esc(label)}</a>`;
@@ -61,6 +61,9 @@ function layout(title: string, chrome: Chrome, body: string): string {
           ? link('members', `/settings/w/${a.workspace.slug}/members`, 'Members')
           : '',
         link('apps', `/settings/w/${a.workspace.slug}/apps`, 'Connected apps'),
+        a.role === 'admin' || a.role === 'owner'
+          ? link('webhooks', `/settings/w/${a.workspace.slug}/webhooks`, 'Webhooks')
+          : '',
         a.role === 'admin' || a.role === 'owner'
           ? link('audit', `/settings/w/${a.workspace.slug}/audit`, 'Audit log')
           : '',
@@ -185,6 +188,7 @@ export function tokenCreatedPage(chrome: Chrome, flash: { name?: unknown; token?
   );
 }
 
+/** A question and one button that posts (with `hidden`, more hidden fields: a nonce). */
 export function confirmPage(
   chrome: Chrome,
   title: string,
@@ -192,13 +196,17 @@ export function confirmPage(
   action: string,
   button: string,
   back: string,
+  hidden: Record<string, string> = {},
 ): string {
+  const fields = Object.entries(hidden)
+    .map(([name, value]) => `<input type="hidden" name="${esc(name)}" value="${esc(value)}">`)
+    .join('');
   return layout(
     title,
     chrome,
     `<h1>${esc(title)}</h1>
 <p>${esc(question)}</p>
-<div class="actions"><form method="post" action="${esc(action)}" class="inline">${csrfField(chrome.csrf)}<button type="submit" class="danger">${esc(button)}</button></form>
+<div class="actions"><form method="post" action="${esc(action)}" class="inline">${csrfField(chrome.csrf)}${fields}<button type="submit" class="danger">${esc(button)}</button></form>
 <a href="${esc(back)}" class="cancel">Cancel</a></div>`,
   );
 }

@@ -1,16 +1,19 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { nextDelayMs, parseRetryAfter } from './schedule';
 import { SendResult, TIMEOUT_MS, WebhookSender } from './sender';
 import { signedHeaders } from './signing';
+import { AttemptOutcome, AttemptRecord, ClaimedDelivery, WebhooksRepository } from './webhooks.repository';
 
 /** At most this many attempts run at once on one instance. */
 const MAX_IN_FLIGHT = 64;
 /** Rows claimed per statement. */
 const CLAIM_BATCH = 32;
-/** How often an idle instance looks for due deliveries. */
+/**
+ * How often the loop looks for due deliveries when its last claim found less than a batch. Events
+ * are not pushed to it one by one: claiming what is due every half second (or as soon as a batch
+ * is done) takes a batch per statement under load, instead of a statement per event.
+ */
 const POLL_MS = 500;
 /**
  * A claim holds a row this long: past the 10 s timeout, with room to record the result. If the
@@ -25,100 +28,12 @@ const PURGE_EVERY_MS = 10 * 60_000;
 const PURGE_BATCH = 1000;
 const PURGE_MAX_BATCHES = 20;
 
-/**
- * Claims due deliveries for this instance. Paused: deliveries of a Free workspace (kept, sent
- * when it is Pro again) and of a disabled endpoint. SKIP LOCKED lets every instance claim at once
- * without waiting on each other; the claim holds the row until claimed_until (a lease).
- */
-const CLAIM_SQL = `
-WITH due AS (
-  SELECT d.id FROM webhook_deliveries d
-    JOIN webhook_endpoints e ON e.id = d.endpoint_id
-    JOIN workspaces w ON w.id = d.workspace_id
-   WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND (d.claimed_until IS NULL OR d.claimed_until <= now())
-     AND e.enabled AND w.plan = 'pro'
-   ORDER BY d.next_attempt_at
-   LIMIT $1
-   FOR UPDATE OF d SKIP LOCKED)
-UPDATE webhook_deliveries d
-   SET claimed_until = now() + make_interval(secs => $2), claim_token = gen_random_uuid(), attempt_count = d.attempt_count + 1
-  FROM due, webhook_endpoints e
- WHERE d.id = due.id AND e.id = d.endpoint_id
-RETURNING d.id, d.event_id, d.payload, d.attempt_count, d.claim_token, e.id AS endpoint_id, e.url, e.secret,
-          CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret`;
-
-/**
- * Records one attempt and its outcome in one statement: the attempt row; the delivery (only if
- * this instance's claim still holds: a redelivery may have reset it); and the endpoint, only when
- * its state changes (a first failure, a success after failures, 410, 5 days of failures).
- * $8 is the outcome: delivered, retry, failed (no attempt left) or gone (410).
- */
-const RECORD_SQL = `
-WITH a AS (
-  INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, error, response_body, next_attempt_at)
-  VALUES ($1, $3::timestamptz, $4, $5, $6::text, $7, $9::timestamptz)),
-d AS (
-  UPDATE webhook_deliveries
-     SET status = CASE $8 WHEN 'delivered' THEN 'delivered' WHEN 'retry' THEN 'pending' ELSE 'failed' END,
-         next_attempt_at = $9, claim_token = NULL, claimed_until = NULL
-   WHERE id = $1 AND claim_token = $2)
-UPDATE webhook_endpoints e
-   SET failing_since = CASE WHEN $8 = 'delivered' THEN NULL ELSE COALESCE(e.failing_since, $3) END,
-       enabled = NOT disable.now,
-       disabled_at = CASE WHEN disable.now THEN $3 END,
-       disabled_reason = CASE
-         WHEN $8 = 'gone' THEN 'The endpoint answered 410 Gone on ' || to_char($3 AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || ' UTC: it asked not to be sent anything more.'
-         WHEN disable.now THEN 'Every delivery attempt failed for ${DISABLE_AFTER_DAYS} days (since '
-              || to_char(e.failing_since AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || ' UTC); the last one: ' || COALESCE($6, 'failed') || '.'
-       END
-  FROM (SELECT COALESCE($8::text = 'gone' OR ($8::text <> 'delivered' AND failing_since <= $3::timestamptz - interval '${DISABLE_AFTER_DAYS} days'), false) AS now
-          FROM webhook_endpoints WHERE id = $10) disable
- WHERE e.id = $10 AND e.enabled
-   AND (disable.now OR CASE WHEN $8 = 'delivered' THEN e.failing_since IS NOT NULL ELSE e.failing_since IS NULL END)`;
-
-/**
- * Records a batch of successful attempts in one statement (most attempts succeed: one round trip
- * per batch instead of one per delivery keeps the loop cheap beside the request path). Clears the
- * failure streak of their endpoints, if any.
- */
-const RECORD_DELIVERED_SQL = `
-WITH r AS (
-  SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::uuid[])
-           AS r(id, token, attempted_at, status_code, duration_ms, response_body, endpoint_id)),
-a AS (
-  INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, response_body)
-  SELECT id, attempted_at, status_code, duration_ms, response_body FROM r),
-d AS (
-  UPDATE webhook_deliveries d SET status = 'delivered', next_attempt_at = NULL, claim_token = NULL, claimed_until = NULL
-    FROM r WHERE d.id = r.id AND d.claim_token = r.token)
-UPDATE webhook_endpoints e SET failing_since = NULL
- WHERE e.id IN (SELECT endpoint_id FROM r) AND e.failing_since IS NOT NULL`;
-
 /** Successful attempts wait at most this long (or for this many) to be recorded together. */
 const RECORD_BATCH = 64;
 const RECORD_WAIT_MS = 10;
 
-/** A claim given up when the instance stops mid-attempt: due again at once, the attempt not counted. */
-const RELEASE_SQL = `UPDATE webhook_deliveries SET claimed_until = NULL, claim_token = NULL, attempt_count = attempt_count - 1 WHERE id = $1 AND claim_token = $2`;
-
-const PURGE_SQL = `
-DELETE FROM webhook_deliveries WHERE id = ANY (ARRAY(
-  SELECT id FROM webhook_deliveries WHERE created_at < now() - interval '${RETENTION_DAYS} days' LIMIT ${PURGE_BATCH}))`;
-
-interface Claimed {
-  id: string;
-  event_id: string;
-  payload: string;
-  attempt_count: number;
-  claim_token: string;
-  endpoint_id: string;
-  url: string;
-  secret: string;
-  previous_secret: string | null;
-}
-
 interface DeliveredBatch {
-  items: Array<{ row: Claimed; at: Date; result: SendResult }>;
+  items: Array<{ claimed: ClaimedDelivery; attempt: AttemptRecord }>;
   promise: Promise<void>;
   resolve: () => void;
   reject: (err: Error) => void;
@@ -142,7 +57,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
   private batch?: DeliveredBatch;
 
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly repository: WebhooksRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.sender = new WebhookSender(config.webhooks.allowPrivateUrls);
@@ -165,9 +80,10 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     for (const { abort } of this.inFlight.values()) abort.abort();
     await Promise.all([...this.inFlight.values()].map((f) => f.done));
     this.sender.close();
+    await this.repository.endLoop();
   }
 
-  /** Asks the loop to look for due deliveries now (after a redelivery or a test event). */
+  /** Asks the loop to look for due deliveries now. */
   poke(): void {
     this.wake?.();
   }
@@ -198,51 +114,45 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
 
   /** Claims up to `limit` due deliveries and starts their attempts; the number claimed. */
   async claimAndStart(limit: number): Promise<number> {
-    const rows: Claimed[] = (await this.db.query(CLAIM_SQL, [limit, LEASE_SECONDS]))[0];
-    for (const row of rows) {
+    const claimed = await this.repository.claim(limit, LEASE_SECONDS);
+    for (const delivery of claimed) {
       const abort = new AbortController();
-      const done = this.attempt(row, abort.signal)
+      const done = this.attempt(delivery, abort.signal)
         .catch((err: Error) => this.logger.warn(`could not record a webhook attempt: ${err.message}`))
         .finally(() => {
-          this.inFlight.delete(row.id);
-          this.wake?.(); // room for another
+          this.inFlight.delete(delivery.id);
+          // Room for a whole batch again: claim now rather than at the next poll (not once per attempt).
+          if (this.inFlight.size === MAX_IN_FLIGHT - CLAIM_BATCH) this.wake?.();
         });
-      this.inFlight.set(row.id, { abort, done });
+      this.inFlight.set(delivery.id, { abort, done });
     }
-    return rows.length;
+    return claimed.length;
   }
 
-  private async attempt(row: Claimed, signal: AbortSignal): Promise<void> {
+  private async attempt(delivery: ClaimedDelivery, signal: AbortSignal): Promise<void> {
     const attemptedAt = new Date();
-    const secrets = row.previous_secret ? [row.secret, row.previous_secret] : [row.secret];
+    const secrets = delivery.previous_secret ? [delivery.secret, delivery.previous_secret] : [delivery.secret];
     const result = await this.sender.send(
-      row.url,
-      signedHeaders(secrets, row.event_id, row.payload, attemptedAt),
-      row.payload,
+      delivery.url,
+      signedHeaders(secrets, delivery.event_id, delivery.payload, attemptedAt),
+      delivery.payload,
       signal,
     );
-    if (signal.aborted) {
-      await this.db.query(RELEASE_SQL, [row.id, row.claim_token]);
-      return;
-    }
-    const { outcome, next } = this.outcomeOf(result, row.attempt_count, attemptedAt);
-    if (outcome === 'delivered') return this.recordDelivered(row, attemptedAt, result);
-    await this.db.query(RECORD_SQL, [
-      row.id,
-      row.claim_token,
+    if (signal.aborted) return this.repository.release(delivery);
+    const attempt: AttemptRecord = {
       attemptedAt,
-      result.statusCode,
-      result.durationMs,
-      result.error,
-      result.responseBody,
-      outcome,
-      next,
-      row.endpoint_id,
-    ]);
+      statusCode: result.statusCode,
+      durationMs: result.durationMs,
+      error: result.error,
+      responseBody: result.responseBody,
+    };
+    const { outcome, next } = this.outcomeOf(result, delivery.attempt_count, attemptedAt);
+    if (outcome === 'delivered') return this.recordDelivered(delivery, attempt);
+    await this.repository.recordAttempt(delivery, attempt, outcome, next, DISABLE_AFTER_DAYS);
   }
 
   /** Queues a success for the next batch; resolves once the batch is recorded. */
-  private recordDelivered(row: Claimed, at: Date, result: SendResult): Promise<void> {
+  private recordDelivered(claimed: ClaimedDelivery, attempt: AttemptRecord): Promise<void> {
     let batch = this.batch;
     if (!batch) {
       let settle!: { resolve: () => void; reject: (e: Error) => void };
@@ -255,7 +165,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
       };
       this.batch = batch = created;
     }
-    batch.items.push({ row, at, result });
+    batch.items.push({ claimed, attempt });
     if (batch.items.length >= RECORD_BATCH) {
       clearTimeout(batch.timer);
       this.flush(batch);
@@ -265,25 +175,10 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
 
   private flush(batch: DeliveredBatch): void {
     if (this.batch === batch) this.batch = undefined;
-    const items = batch.items;
-    this.db
-      .query(RECORD_DELIVERED_SQL, [
-        items.map((b) => b.row.id),
-        items.map((b) => b.row.claim_token),
-        items.map((b) => b.at),
-        items.map((b) => b.result.statusCode),
-        items.map((b) => b.result.durationMs),
-        items.map((b) => b.result.responseBody),
-        items.map((b) => b.row.endpoint_id),
-      ])
-      .then(() => batch.resolve(), batch.reject);
+    this.repository.recordDelivered(batch.items).then(() => batch.resolve(), batch.reject);
   }
 
-  private outcomeOf(
-    result: SendResult,
-    attempt: number,
-    at: Date,
-  ): { outcome: 'delivered' | 'retry' | 'failed' | 'gone'; next: Date | null } {
+  private outcomeOf(result: SendResult, attempt: number, at: Date): { outcome: AttemptOutcome; next: Date | null } {
     if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300)
       return { outcome: 'delivered', next: null };
     if (result.statusCode === 410) return { outcome: 'gone', next: null };
@@ -298,7 +193,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     let deleted = 0;
     try {
       for (let i = 0; i < PURGE_MAX_BATCHES; i++) {
-        const [, count] = (await this.db.query(PURGE_SQL)) as [unknown, number];
+        const count = await this.repository.purgeDeliveries(RETENTION_DAYS, PURGE_BATCH);
         deleted += count;
         if (count < PURGE_BATCH) break;
       }

@@ -27,3 +27,21 @@ export function eventBody(type: string, data: unknown, opts: { test?: boolean; a
     data,
   });
 }
+
+/**
+ * The body of a response.created event (eventBody's layout, byte for byte) in two parts, `head`
+ * and `tail`, around the response's submittedAt: the statement that stores the response writes
+ * the event too, and puts its own clock's value in between (as ISO text, UTC, milliseconds, as
+ * get_response shows it). Everything else is known before that statement runs.
+ */
+export function responseCreatedBody(
+  form: { publicId: string; title: string },
+  response: { id: string; answers: Record<string, unknown> },
+  at = new Date(),
+): { head: string; tail: string } {
+  const formJson = JSON.stringify({ publicId: form.publicId, title: form.title });
+  return {
+    head: `{"type":"response.created","timestamp":"${at.toISOString()}","data":{"form":${formJson},"response":{"id":${JSON.stringify(response.id)},"submittedAt":"`,
+    tail: `","answers":${JSON.stringify(response.answers)}}}}`,
+  };
+}

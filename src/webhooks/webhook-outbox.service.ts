@@ -1,23 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { eventBody, newEventId, WebhookEvent } from './events';
+import { WebhooksRepository } from './webhooks.repository';
 
 /**
- * Inserts one delivery per enabled endpoint of the workspace subscribed to the event, and
- * nothing when there is none, in ONE statement, inside the transaction that makes the change:
- * the event commits with the change or not at all (a transactional outbox). The delivery loop
- * sends it later, off the request path.
+ * Records events in the transaction that makes the change: one delivery per enabled endpoint of
+ * the workspace subscribed to the event, and nothing when there is none, written by ONE statement
+ * (WebhooksRepository.insertEvent): the event commits with the change or not at all (a
+ * transactional outbox). The delivery loop sends it later, off the request path.
  */
-const INSERT_SQL = `
-INSERT INTO webhook_deliveries (workspace_id, endpoint_id, event_id, event_type, payload, next_attempt_at)
-SELECT e.workspace_id, e.id, $3, $2, $4, now()
-  FROM webhook_endpoints e
- WHERE e.workspace_id = $1 AND e.enabled AND $2 = ANY (e.events)`;
-
-const SUBSCRIBED_SQL = `SELECT 1 FROM webhook_endpoints e WHERE e.workspace_id = $1 AND e.enabled AND $2 = ANY (e.events) LIMIT 1`;
-
 @Injectable()
 export class WebhookOutbox {
+  constructor(private readonly repository: WebhooksRepository) {}
+
   /**
    * Records an event of a change, in the change's transaction `tx`. `data` is the event's data, or
    * a function that reads it (for data that costs a query, like a response about to be deleted):
@@ -30,10 +25,9 @@ export class WebhookOutbox {
     data: object | (() => Promise<object>),
   ): Promise<void> {
     if (typeof data === 'function') {
-      const subscribed: unknown[] = await tx.query(SUBSCRIBED_SQL, [workspaceId, type]);
-      if (subscribed.length === 0) return;
+      if (!(await this.repository.subscribed(tx, workspaceId, type))) return;
       data = await data();
     }
-    await tx.query(INSERT_SQL, [workspaceId, type, newEventId(), eventBody(type, data)]);
+    await this.repository.insertEvent(tx, workspaceId, type, newEventId(), eventBody(type, data));
   }
 }

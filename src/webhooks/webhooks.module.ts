@@ -11,10 +11,11 @@ import { RedeliverWebhookTool } from './redeliver-webhook.tool';
 import { RotateWebhookSecretTool } from './rotate-webhook-secret.tool';
 import { SendTestWebhookTool } from './send-test-webhook.tool';
 import { UpdateWebhookTool } from './update-webhook.tool';
+import { WebhookOutboxModule } from './webhook-outbox.module';
 import { WebhooksService } from './webhooks.service';
 
 @Module({
-  imports: [FormsModule, ResponsesModule],
+  imports: [FormsModule, ResponsesModule, WebhookOutboxModule],
   providers: [
     WebhooksService,
     WebhookDeliveryWorker,
@@ -27,6 +28,6 @@ import { WebhooksService } from './webhooks.service';
     RedeliverWebhookTool,
     SendTestWebhookTool,
   ],
-  exports: [WebhookDeliveryWorker],
+  exports: [WebhookDeliveryWorker, WebhooksService],
 })
 export class WebhooksModule {}

@@ -11,6 +11,7 @@ import { Block } from '../forms/blocks';
 import { FormRecord, formView, FormsService } from '../forms/forms.service';
 import { ResponsesService, ResponseView } from '../responses/responses.service';
 import { eventBody, newEventId, WebhookEvent } from './events';
+import { DeliveryRow, EndpointRow, WebhooksRepository } from './webhooks.repository';
 import { newSecret } from './signing';
 import { hostOf, hostProblem, urlProblem } from './url-safety';
 
@@ -18,50 +19,6 @@ import { hostOf, hostProblem, urlProblem } from './url-safety';
 export const MAX_ENDPOINTS = 20;
 /** How long the previous secret keeps signing after a rotation. */
 export const ROTATION_OVERLAP_HOURS = 24;
-
-interface EndpointRow {
-  id: string;
-  url: string;
-  description: string | null;
-  events: string[];
-  enabled: boolean;
-  disabled_reason: string | null;
-  disabled_at: Date | null;
-  failing_since: Date | null;
-  previous_secret_expires_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-const ENDPOINT_COLUMNS = `id, url, description, events, enabled, disabled_reason, disabled_at, failing_since,
-  CASE WHEN previous_secret_expires_at > now() THEN previous_secret_expires_at END AS previous_secret_expires_at, created_at, updated_at`;
-
-interface DeliveryRow {
-  id: string;
-  endpoint_id: string;
-  event_id: string;
-  event_type: string;
-  status: 'pending' | 'delivered' | 'failed';
-  created_at: Date;
-  attempt_count: number;
-  next_attempt_at: Date | null;
-  payload: string;
-  attempts: Array<{
-    attemptedAt: string;
-    statusCode: number | null;
-    durationMs: number;
-    error: string | null;
-    responseBody: string | null;
-    nextAttemptAt: string | null;
-  }>;
-}
-
-const DELIVERY_SELECT = `
-SELECT d.id, d.endpoint_id, d.event_id, d.event_type, d.status, d.created_at, d.attempt_count, d.next_attempt_at, d.payload,
-       COALESCE((SELECT json_agg(json_build_object('attemptedAt', a.attempted_at, 'statusCode', a.status_code, 'durationMs', a.duration_ms,
-                   'error', a.error, 'responseBody', a.response_body, 'nextAttemptAt', a.next_attempt_at) ORDER BY a.attempted_at)
-                   FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]') AS attempts
-  FROM webhook_deliveries d`;
 
 export interface WebhookInput {
   url: string;
@@ -86,16 +43,14 @@ export class WebhooksService {
     private readonly audit: AuditService,
     private readonly forms: FormsService,
     private readonly responses: ResponsesService,
+    private readonly repository: WebhooksRepository,
   ) {}
 
   async create(actor: Principal, input: WebhookInput): Promise<ReturnType<typeof endpointView> & { secret: string }> {
     const url = await this.checkUrl(input.url);
     return inTransaction(this.db, async (tx) => {
       // Serialises creations in the workspace, so the limit holds under concurrent calls.
-      await tx.query('SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE', [actor.workspace.id]);
-      const [{ n }] = await tx.query('SELECT count(*)::int AS n FROM webhook_endpoints WHERE workspace_id = $1', [
-        actor.workspace.id,
-      ]);
+      const n = await this.repository.lockWorkspaceAndCountEndpoints(tx, actor.workspace.id);
       if (n >= MAX_ENDPOINTS) {
         throw new ApiError('tool_error', {
           message: `A workspace has at most ${MAX_ENDPOINTS} webhook endpoints, and this one has ${n}.`,
@@ -103,10 +58,13 @@ export class WebhooksService {
         });
       }
       const secret = newSecret();
-      const [row]: EndpointRow[] = await tx.query(
-        `INSERT INTO webhook_endpoints (workspace_id, url, description, events, secret) VALUES ($1, $2, $3, $4, $5) RETURNING ${ENDPOINT_COLUMNS}`,
-        [actor.workspace.id, url, input.description ?? null, input.events, secret],
-      );
+      const row = await this.repository.insertEndpoint(tx, {
+        workspaceId: actor.workspace.id,
+        url,
+        description: input.description ?? null,
+        events: input.events,
+        secret,
+      });
       await this.audit.record(tx, actor, 'webhook.create', row.id, {
         host: hostOf(new URL(url)),
         events: input.events,
@@ -116,56 +74,33 @@ export class WebhooksService {
   }
 
   async list(workspaceId: string, opts: { limit: number; offset: number }) {
-    const [{ total, plan }] = await this.db.query(
-      'SELECT (SELECT count(*)::int FROM webhook_endpoints WHERE workspace_id = $1) AS total, (SELECT plan FROM workspaces WHERE id = $1) AS plan',
-      [workspaceId],
-    );
-    const rows: EndpointRow[] = await this.db.query(
-      `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE workspace_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3`,
-      [workspaceId, opts.limit, opts.offset],
-    );
-    return { total: total as number, deliveriesPaused: plan !== 'pro', webhooks: rows.map(endpointView) };
+    const { total, plan, rows } = await this.repository.listEndpoints(workspaceId, opts);
+    return { total, deliveriesPaused: plan !== 'pro', webhooks: rows.map(endpointView) };
   }
 
   async update(actor: Principal, input: WebhookUpdate) {
     const url = input.url !== undefined ? await this.checkUrl(input.url) : undefined;
     return inTransaction(this.db, async (tx) => {
       await this.lock(tx, actor.workspace.id, input.webhookId);
-      // Enabling again starts afresh: no disabled reason, no failure streak.
-      const [rows] = await tx.query(
-        `UPDATE webhook_endpoints SET
-           url = COALESCE($3, url),
-           events = COALESCE($4, events),
-           description = CASE WHEN $5 THEN $6 ELSE description END,
-           enabled = COALESCE($7, enabled),
-           disabled_reason = CASE WHEN $7 IS NULL THEN disabled_reason ELSE NULL END,
-           disabled_at = CASE WHEN $7 IS NULL THEN disabled_at WHEN $7 THEN NULL ELSE now() END,
-           failing_since = CASE WHEN $7 THEN NULL ELSE failing_since END,
-           updated_at = now()
-         WHERE workspace_id = $1 AND id = $2 RETURNING ${ENDPOINT_COLUMNS}`,
-        [
-          actor.workspace.id,
-          input.webhookId,
-          url ?? null,
-          input.events ?? null,
-          input.description !== undefined,
-          input.description ?? null,
-          input.enabled ?? null,
-        ],
-      );
+      const row = await this.repository.updateEndpoint(tx, actor.workspace.id, input.webhookId, {
+        url,
+        events: input.events,
+        description: input.description,
+        enabled: input.enabled,
+      });
       const changed = Object.keys(input).filter((k) => k !== 'webhookId');
       await this.audit.record(tx, actor, 'webhook.update', input.webhookId, {
         changed,
         ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
       });
-      return endpointView(rows[0]);
+      return endpointView(row);
     });
   }
 
   async remove(actor: Principal, webhookId: string): Promise<{ id: string; deleted: true }> {
     return inTransaction(this.db, async (tx) => {
       const endpoint = await this.lock(tx, actor.workspace.id, webhookId);
-      await tx.query('DELETE FROM webhook_endpoints WHERE id = $1', [webhookId]);
+      await this.repository.deleteEndpoint(tx, webhookId);
       await this.audit.record(tx, actor, 'webhook.delete', webhookId, { host: hostOf(new URL(endpoint.url)) });
       return { id: webhookId, deleted: true as const };
     });
@@ -176,48 +111,25 @@ export class WebhooksService {
     return inTransaction(this.db, async (tx) => {
       await this.lock(tx, actor.workspace.id, webhookId);
       const secret = newSecret();
-      const [rows] = await tx.query(
-        `UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_expires_at = now() + interval '${ROTATION_OVERLAP_HOURS} hours',
-                secret = $2, updated_at = now()
-          WHERE id = $1 RETURNING ${ENDPOINT_COLUMNS}`,
-        [webhookId, secret],
-      );
+      const row = await this.repository.rotateSecret(tx, webhookId, secret, ROTATION_OVERLAP_HOURS);
       await this.audit.record(tx, actor, 'webhook.rotate_secret', webhookId);
-      return { ...endpointView(rows[0]), secret };
+      return { ...endpointView(row), secret };
     });
   }
 
   async deliveries(workspaceId: string, opts: { webhookId?: string; status?: string; limit: number; offset: number }) {
-    if (opts.webhookId) await this.lock(this.db.manager, workspaceId, opts.webhookId, false);
-    // Through the endpoints (at most 20 per workspace): every index on deliveries costs each delivery's writes.
-    const where = `d.endpoint_id IN (SELECT id FROM webhook_endpoints WHERE workspace_id = $1 AND ($2::uuid IS NULL OR id = $2)) AND ($3::text IS NULL OR d.status = $3)`;
-    const params = [workspaceId, opts.webhookId ?? null, opts.status ?? null];
-    const [{ total }] = await this.db.query(
-      `SELECT count(*)::int AS total FROM webhook_deliveries d WHERE ${where}`,
-      params,
-    );
-    const rows: DeliveryRow[] = await this.db.query(
-      `${DELIVERY_SELECT} WHERE ${where} ORDER BY d.created_at DESC, d.id DESC LIMIT $4 OFFSET $5`,
-      [...params, opts.limit, opts.offset],
-    );
-    return { total: total as number, deliveries: rows.map(deliveryView) };
+    if (opts.webhookId) await this.lock(undefined, workspaceId, opts.webhookId, false);
+    const { total, rows } = await this.repository.listDeliveries(workspaceId, opts);
+    return { total, deliveries: rows.map(deliveryView) };
   }
 
   /** Sends a delivery's event again, with the same webhook-id, on a fresh retry schedule. */
   async redeliver(actor: Principal, deliveryId: string) {
     return inTransaction(this.db, async (tx) => {
-      const [found] = await tx.query(
-        `SELECT d.id, e.enabled FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-          WHERE d.id = $1 AND d.workspace_id = $2 FOR UPDATE OF d`,
-        [deliveryId, actor.workspace.id],
-      );
+      const found = await this.repository.lockDelivery(tx, actor.workspace.id, deliveryId);
       if (!found) throw notFoundDelivery(deliveryId);
       if (!found.enabled) throw disabledEndpoint();
-      // A claim in flight loses its hold (its result is still logged as an attempt).
-      await tx.query(
-        `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now(), attempt_count = 0, claim_token = NULL, claimed_until = NULL WHERE id = $1`,
-        [deliveryId],
-      );
+      await this.repository.resetDelivery(tx, deliveryId);
       await this.audit.record(tx, actor, 'webhook.redeliver', deliveryId);
       return this.delivery(tx, deliveryId);
     });
@@ -237,29 +149,28 @@ export class WebhooksService {
       const data = type.startsWith('form.')
         ? formView(form, true)
         : { form: { publicId: form.publicId, title: form.title }, response: await this.sampleResponse(form) };
-      const [row]: Array<{ id: string }> = await tx.query(
-        `INSERT INTO webhook_deliveries (workspace_id, endpoint_id, event_id, event_type, payload, next_attempt_at)
-         VALUES ($1, $2, $3, $4, $5, now()) RETURNING id`,
-        [actor.workspace.id, endpoint.id, newEventId(), type, eventBody(type, data, { test: true })],
-      );
+      const id = await this.repository.insertDelivery(tx, {
+        workspaceId: actor.workspace.id,
+        endpointId: endpoint.id,
+        eventId: newEventId(),
+        type,
+        payload: eventBody(type, data, { test: true }),
+      });
       await this.audit.record(tx, actor, 'webhook.test', endpoint.id, { event: type, form: form.publicId });
-      return this.delivery(tx, row.id);
+      return this.delivery(tx, id);
     });
   }
 
   private async sampleForm(tx: EntityManager, workspaceId: string, publicId?: string): Promise<FormRecord> {
     if (publicId) return this.forms.get(workspaceId, publicId, tx);
-    const [latest] = await tx.query(
-      'SELECT public_id FROM forms WHERE workspace_id = $1 ORDER BY updated_at DESC, id LIMIT 1',
-      [workspaceId],
-    );
+    const latest = await this.repository.latestFormPublicId(tx, workspaceId);
     if (!latest) {
       throw new ApiError('tool_error', {
         message: 'A test event is built from a form of the workspace, and this workspace has none.',
         hint: 'Create a form with create_form, then send the test again.',
       });
     }
-    return this.forms.get(workspaceId, latest.public_id, tx);
+    return this.forms.get(workspaceId, latest, tx);
   }
 
   private async sampleResponse(form: FormRecord): Promise<ResponseView> {
@@ -278,21 +189,17 @@ export class WebhooksService {
   }
 
   private async delivery(manager: EntityManager, id: string) {
-    const [row]: DeliveryRow[] = await manager.query(`${DELIVERY_SELECT} WHERE d.id = $1`, [id]);
-    return deliveryView(row);
+    return deliveryView(await this.repository.delivery(manager, id));
   }
 
   /** The endpoint (row-locked when `forUpdate`), or 404: another workspace's endpoint is not found either. */
   private async lock(
-    manager: EntityManager,
+    manager: EntityManager | undefined,
     workspaceId: string,
     webhookId: string,
     forUpdate = true,
-  ): Promise<EndpointRow & { url: string }> {
-    const [row] = await manager.query(
-      `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE workspace_id = $1 AND id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
-      [workspaceId, webhookId],
-    );
+  ): Promise<EndpointRow> {
+    const row = await this.repository.findEndpoint(manager, workspaceId, webhookId, forUpdate);
     if (!row) {
       throw new ApiError('not_found', {
         message: `No webhook endpoint "${webhookId}" in this workspace.`,

@@ -8,9 +8,10 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { OAuthService } from '../../src/oauth/oauth.service';
 import { WorkspacesService } from '../../src/workspaces/workspaces.service';
-import { createWorkspace, TestWorkspace } from '../factories';
+import { createForm, createWorkspace, TestWorkspace } from '../factories';
 import { launchChromium } from '../utils/browser';
-import { createTestApp } from '../utils/create-test-app';
+import { waitUntil } from '../utils/cluster';
+import { createAppOn, isolatedDatabaseUrl, WebhookReceiver } from '../utils/webhooks';
 
 jest.setTimeout(120_000); // a browser on a shared, slow machine
 const PASSWORD = 'correct horse battery staple';
@@ -31,10 +32,16 @@ describe('workspace settings in a real browser (Debian chromium)', () => {
   let browser: Browser;
   let base: string;
   let ws: TestWorkspace;
+  let receiver: WebhookReceiver;
+  let drop: () => Promise<void>;
 
   beforeAll(async () => {
     mkdirSync(RESULTS, { recursive: true });
-    app = await createTestApp();
+    // A schema of its own, delivering to a local receiver (as webhooks.e2e-spec): the Webhooks page's log shows real attempts.
+    const isolated = await isolatedDatabaseUrl('browser');
+    drop = isolated.drop;
+    app = await createAppOn(isolated.url, { WEBHOOKS_ALLOW_PRIVATE_URLS: 'true' });
+    receiver = await WebhookReceiver.start();
     await app.listen(0, '127.0.0.1');
     base = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
     browser = await launchChromium();
@@ -44,6 +51,8 @@ describe('workspace settings in a real browser (Debian chromium)', () => {
   afterAll(async () => {
     await browser?.close();
     await app?.close();
+    await receiver?.down();
+    await drop?.();
   });
 
   async function member(role: 'viewer' | 'editor' | 'admin' | 'owner') {
@@ -259,5 +268,60 @@ describe('workspace settings in a real browser (Debian chromium)', () => {
     expect((await app.get(DataSource).query('SELECT plan FROM workspaces WHERE id = $1', [ws.id]))[0].plan).toBe('pro');
     await page.goto(`${base}/settings/account`);
     await shot(page, 'account');
+  });
+
+  it('an admin creates a webhook endpoint, copies its secret once, sends a test event and reads the delivery log', async () => {
+    await createForm(app, ws, { title: 'Customer feedback' });
+    const page = await signIn(`owner-${ws.slug}@example.com`, `/settings/w/${ws.slug}/webhooks`);
+    await page.getByRole('heading', { name: 'Webhooks' }).waitFor();
+    expect(await page.getByRole('link', { name: 'Webhooks' }).getAttribute('aria-current')).toBe('page');
+    // Nothing chosen: the error by the field and in the focused summary.
+    await page.getByLabel('URL').fill(receiver.url('/browser'));
+    await page.getByLabel('response.created').uncheck();
+    await page.getByRole('button', { name: 'Create endpoint' }).click();
+    await page.getByRole('alert').waitFor();
+    expect(await page.evaluate('document.activeElement.id')).toBe('errors');
+    await page.getByLabel('response.created').check();
+    await page.getByLabel('form.published').check();
+    await page.getByLabel('Description (optional)').fill('CRM sync');
+    await page.getByRole('button', { name: 'Create endpoint' }).click();
+    await page.getByRole('heading', { name: 'Endpoint created' }).waitFor();
+    const secret = (await page.locator('#secret').textContent())!.trim();
+    expect(secret).toMatch(/^whsec_/);
+    expect(await page.getByRole('button', { name: 'Copy' }).isVisible()).toBe(true);
+    await shot(page, 'webhook-created');
+    receiver.setSecrets('/browser', [secret]);
+    await page.reload();
+    await page.getByRole('heading', { name: 'Secret no longer shown' }).waitFor();
+
+    await page.goto(`${base}/settings/w/${ws.slug}/webhooks`);
+    expect(await page.locator('tbody tr').count()).toBe(1);
+    await shot(page, 'webhooks');
+    await page.getByRole('link', { name: /^Deliveries/ }).click();
+    await page.getByRole('heading', { name: 'Webhook endpoint' }).waitFor();
+    await page.getByLabel('Event').selectOption('response.created');
+    await page.getByRole('button', { name: 'Send test event' }).click();
+    await waitUntil(async () => receiver.for('/browser').length === 1, 20_000, 'the test event');
+    expect(receiver.for('/browser')[0].verifiedBy).toEqual([secret]);
+    await waitUntil(
+      async () => {
+        await page.reload();
+        return (await page.locator('tbody ol li').count()) === 1;
+      },
+      20_000,
+      'the attempt in the log',
+    );
+    expect(await page.locator('tbody ol li').textContent()).toMatch(/answered 200 in \d+ ms/);
+    await shot(page, 'webhook-deliveries');
+    await page.getByRole('button', { name: /^Redeliver/ }).click();
+    await waitUntil(async () => receiver.for('/browser').length === 2, 20_000, 'the redelivery');
+    expect(receiver.for('/browser')[1].id).toBe(receiver.for('/browser')[0].id);
+
+    await page.getByRole('link', { name: 'Rotate secret' }).click();
+    await shot(page, 'webhook-rotate-confirm');
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    await page.getByRole('heading', { name: 'Secret rotated' }).waitFor();
+    expect(await page.getByText('keeps signing beside this one for 24 hours').isVisible()).toBe(true);
+    expect((await page.locator('#secret').textContent())!.trim()).not.toBe(secret);
   });
 });

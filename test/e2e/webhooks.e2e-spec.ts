@@ -1,7 +1,9 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
+import { AuditService } from '../../src/audit/audit.service';
 import { Role, Scope } from '../../src/common/access/roles';
+import { IdempotencyService } from '../../src/idempotency/idempotency.service';
 import { WebhookDeliveryWorker } from '../../src/webhooks/delivery.worker';
 import { WebhookOutbox } from '../../src/webhooks/webhook-outbox.service';
 import { createToken, createWorkspace, TestWorkspace } from '../factories';
@@ -188,19 +190,43 @@ describe('webhooks', () => {
   it('emits nothing when the write rolls back after its event was written', async () => {
     const hook = await endpoint('/rollback', ['form.created', 'response.created']);
     const form = await newForm();
+    const answers = { [form.blocks[0].id]: 'Lost' };
     const outbox = app.get(WebhookOutbox);
     const real = outbox.emit.bind(outbox);
-    // The event is inserted, then the write fails: the whole transaction must go.
+    // A transactional write: the event is inserted, then the write fails: the whole transaction must go.
     const spy = jest.spyOn(outbox, 'emit').mockImplementation(async (...args: Parameters<typeof real>) => {
       await real(...args);
       throw new Error('the write failed after its event was written');
     });
+    // create_response writes its event in the one statement that stores the response: a failure in
+    // any part of that statement (here its audit record) takes the event with it...
+    const audit = jest
+      .spyOn(app.get(AuditService), 'recordSql')
+      .mockReturnValue({ sql: 'INSERT INTO audit_events (workspace_id) SELECT NULL FROM r', params: [] });
+    // ...and when the statement joined a transaction (an Idempotency-Key's), that transaction
+    // failing after the statement succeeded (storing the answer) takes it too.
+    const idempotency = app.get(IdempotencyService) as unknown as { complete: () => Promise<void> };
+    const complete = jest.spyOn(idempotency, 'complete');
     try {
-      const res = await callTool(app, editor, 'create_response', {
-        publicId: form.publicId,
-        answers: { [form.blocks[0].id]: 'Lost' },
-      });
-      expectError(res, 500, 'internal_error');
+      expectError(
+        await callTool(app, editor, 'create_response', { publicId: form.publicId, answers }),
+        500,
+        'internal_error',
+      );
+      audit.mockRestore();
+      complete.mockRejectedValueOnce(new Error('storing the answer failed after the response and its event'));
+      expectError(
+        await callTool(
+          app,
+          editor,
+          'create_response',
+          { publicId: form.publicId, answers },
+          { 'Idempotency-Key': `rollback-r-${Date.now()}` },
+        ),
+        500,
+        'internal_error',
+      );
+      expect(complete).toHaveBeenCalledTimes(1);
       const keyed = await callTool(
         app,
         admin,
@@ -211,6 +237,8 @@ describe('webhooks', () => {
       expectError(keyed, 500, 'internal_error');
     } finally {
       spy.mockRestore();
+      audit.mockRestore();
+      complete.mockRestore();
     }
     const after = await newForm(admin, 'After');
     await waitUntil(
@@ -225,6 +253,34 @@ describe('webhooks', () => {
       [form.publicId],
     );
     expect(n).toBe(0);
+  });
+
+  it('writes response.created with the response whichever path stored it, as get_response shows it', async () => {
+    const hook = await endpoint('/created', ['response.created']);
+    const form = await newForm();
+    await callTool(app, admin, 'publish_form', { publicId: form.publicId });
+    const [name, colour] = form.blocks.map((b) => b.id);
+    // This instance knows the form (it just published it): the one-statement path, for the tool and the page.
+    const viaTool = await callTool(app, editor, 'create_response', {
+      publicId: form.publicId,
+      answers: { [name]: 'Ada', [colour]: 'Blue' },
+    });
+    expect(viaTool.status).toBe(200);
+    // The other instance does not: it locks, reads and validates, then runs the same statement.
+    const viaOther = await request(strict.getHttpServer())
+      .post(`/f/${form.publicId}`)
+      .send({ answers: { [name]: 'Grace' } });
+    expect(viaOther.status).toBe(201);
+    await waitFor('/created', 2);
+    const got = receiver.for('/created').map((r) => r.payload.data);
+    expect(got).toContainEqual({ form: { publicId: form.publicId, title: 'Survey' }, response: viaTool.body });
+    expect(got).toContainEqual({ form: { publicId: form.publicId, title: 'Survey' }, response: viaOther.body });
+    // The event is the response as get_response shows it (labels, not choice ids; the stored time).
+    const seen = await callTool(app, admin, 'get_response', { publicId: form.publicId, responseId: viaTool.body.id });
+    expect(got).toContainEqual({ form: { publicId: form.publicId, title: 'Survey' }, response: seen.body });
+    expect(viaTool.body.answers).toEqual({ [name]: 'Ada', [colour]: 'Blue' });
+    const log = await deliveries(hook.id);
+    expect(log).toHaveLength(2);
   });
 
   it('retries a receiver that is down, then up, with the same webhook-id, honouring Retry-After', async () => {

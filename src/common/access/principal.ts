@@ -4,8 +4,9 @@ import type { Plan, Role, Scope } from './roles';
 /** Who is calling: the credential, the workspace it acts on and what it may do there. */
 export interface Principal {
   credential: {
-    kind: 'api_token' | 'oauth';
-    /** The token's id, or for OAuth the grant's id. */
+    /** A settings page acts as the signed-in person ('session', with their user id). */
+    kind: 'api_token' | 'oauth' | 'session';
+    /** The token's id, for OAuth the grant's id, for a session the person's user id. */
     id: string;
     name?: string;
   };

@@ -1,0 +1,29 @@
+import { eventBody, responseCreatedBody } from './events';
+
+describe('response.created body around the stored submittedAt', () => {
+  it('is eventBody byte for byte once the submittedAt is put between its two parts', () => {
+    const at = new Date('2026-11-20T10:00:00.123Z');
+    const form = { publicId: 'f_abc', title: 'Quotes " and \\ and Ünïcode ✓ and </script>' };
+    const response = {
+      id: '6f1c1e0e-7a4b-4c39-9a57-7f2d8f0f1b11',
+      answers: { b1: 'A "quoted"\nanswer', b2: ['Red', 'Blue'], b3: 4.5, b4: true, b5: null },
+    };
+    const submittedAt = '2026-11-20T10:00:00.456Z';
+    const { head, tail } = responseCreatedBody(form, response, at);
+    expect(head + submittedAt + tail).toBe(
+      eventBody(
+        'response.created',
+        { form, response: { id: response.id, submittedAt, answers: response.answers } },
+        { at },
+      ),
+    );
+  });
+
+  it('leaves out whatever else the form record holds', () => {
+    const { head, tail } = responseCreatedBody(
+      { publicId: 'f_1', title: 'T', workspaceId: 'secret-ish' } as { publicId: string; title: string },
+      { id: 'r', answers: {} },
+    );
+    expect(JSON.parse(`${head}2026-01-01T00:00:00.000Z${tail}`).data.form).toEqual({ publicId: 'f_1', title: 'T' });
+  });
+});
