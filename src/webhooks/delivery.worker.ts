@@ -28,9 +28,13 @@ const PURGE_EVERY_MS = 10 * 60_000;
 const PURGE_BATCH = 1000;
 const PURGE_MAX_BATCHES = 20;
 
-/** Successful attempts wait at most this long (or for this many) to be recorded together. */
+/**
+ * Successful attempts wait at most this long (or for this many) to be recorded together: each
+ * statement (and its commit) costs more than the rows it records, so fewer, fuller batches cost the
+ * database and this process less per delivery. A claim's lease lasts far longer than the wait.
+ */
 const RECORD_BATCH = 64;
-const RECORD_WAIT_MS = 10;
+const RECORD_WAIT_MS = 50;
 
 interface DeliveredBatch {
   items: Array<{ claimed: ClaimedDelivery; attempt: AttemptRecord }>;
