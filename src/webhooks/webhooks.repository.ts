@@ -404,11 +404,18 @@ export class WebhooksRepository {
     );
   }
 
-  /** Deletes up to `batch` deliveries (their attempts with them) older than `days`; how many. */
+  /**
+   * Deletes up to `batch` deliveries (their attempts with them) older than `days`; how many. Found
+   * endpoint by endpoint through (endpoint_id, created_at): deliveries have no index on created_at
+   * alone (see the migration WebhookDeliveriesFewerIndexes), and every delivery has an endpoint (FK).
+   */
   async purgeDeliveries(days: number, batch: number): Promise<number> {
     const { rowCount } = await this.loop().query(
       `DELETE FROM webhook_deliveries WHERE id = ANY (ARRAY(
-         SELECT id FROM webhook_deliveries WHERE created_at < now() - make_interval(days => $1) LIMIT $2))`,
+         SELECT old.id FROM webhook_endpoints e CROSS JOIN LATERAL (
+           SELECT d.id FROM webhook_deliveries d
+            WHERE d.endpoint_id = e.id AND d.created_at < now() - make_interval(days => $1) LIMIT $2) old
+          LIMIT $2))`,
       [days, batch],
     );
     return rowCount ?? 0;
