@@ -166,7 +166,12 @@ describe('webhooks', () => {
       expect(Object.keys(r.payload).sort()).toEqual(['data', 'timestamp', 'type']);
       expect(r.id).toMatch(/^msg_/);
     }
-    // The log: each delivered once, with its 200.
+    // The log: each delivered once, with its 200 (successes are recorded in batches, shortly after the receiver has them).
+    await waitUntil(
+      async () => (await deliveries(hook.id)).filter((d) => d.status === 'delivered').length === 8,
+      10_000,
+      'the 8 deliveries recorded',
+    );
     const log = await deliveries(hook.id);
     expect(log).toHaveLength(8);
     expect(
