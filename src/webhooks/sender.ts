@@ -20,6 +20,11 @@ export interface SendResult {
   retryAfter: string | undefined;
 }
 
+/** What sending to one URL needs, worked out once per URL (most deliveries go to a few URLs). */
+type Target = { problem: string } | { client: typeof http | typeof https; options: http.RequestOptions };
+/** Parsed targets kept; past this the cache starts afresh. */
+const TARGET_CACHE_SIZE = 1000;
+
 /**
  * Sends signed webhook requests: POST, JSON, 10 s for the whole exchange, no redirect followed
  * (a 3xx is a failed attempt). Connections are kept alive per host, and every new one goes
@@ -28,6 +33,9 @@ export interface SendResult {
 export class WebhookSender {
   private readonly httpAgent: http.Agent;
   private readonly httpsAgent: https.Agent;
+  private readonly targets = new Map<string, Target>();
+  /** Requests under way, so that abortAll can end them (cheaper than an AbortSignal per request). */
+  private readonly inFlight = new Set<http.ClientRequest>();
 
   constructor(
     private readonly allowPrivate: boolean,
@@ -38,44 +46,26 @@ export class WebhookSender {
     this.httpsAgent = new https.Agent(options);
   }
 
-  send(target: string, headers: Record<string, string>, body: string, signal?: AbortSignal): Promise<SendResult> {
+  send(target: string, headers: Record<string, string>, body: string): Promise<SendResult> {
     const started = Date.now();
     const done = (r: Omit<SendResult, 'durationMs'>): SendResult => ({ ...r, durationMs: Date.now() - started });
-    let url: URL;
-    try {
-      url = new URL(target);
-    } catch {
+    const parsed = this.target(target);
+    if ('problem' in parsed)
       return Promise.resolve(
-        done({ statusCode: null, responseBody: null, error: 'the URL is not valid', retryAfter: undefined }),
+        done({ statusCode: null, responseBody: null, error: parsed.problem, retryAfter: undefined }),
       );
-    }
-    // An IP literal is not looked up, so safeLookup never sees it: check it here.
-    const host = hostOf(url);
-    if (!this.allowPrivate && isIP(host) && isBlockedAddress(host)) {
-      return Promise.resolve(
-        done({
-          statusCode: null,
-          responseBody: null,
-          error: `${host} is a loopback, private, link-local or reserved address: not sent`,
-          retryAfter: undefined,
-        }),
-      );
-    }
-    const client = url.protocol === 'https:' ? https : http;
     return new Promise((resolve) => {
       let settled = false;
       const finish = (r: Omit<SendResult, 'durationMs'>) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        this.inFlight.delete(req);
         resolve(done(r));
       };
-      const req = client.request(
-        url,
+      const req = parsed.client.request(
         {
-          method: 'POST',
-          agent: url.protocol === 'https:' ? this.httpsAgent : this.httpAgent,
-          signal,
+          ...parsed.options,
           headers: {
             'content-type': 'application/json',
             'content-length': Buffer.byteLength(body),
@@ -94,7 +84,7 @@ export class WebhookSender {
           });
           res.on('end', () => {
             const status = res.statusCode ?? 0;
-            const text = Buffer.concat(chunks).toString('utf8');
+            const text = chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8');
             const retryAfter = typeof res.headers['retry-after'] === 'string' ? res.headers['retry-after'] : undefined;
             let error: string | null = null;
             if (status >= 300 && status < 400)
@@ -120,6 +110,7 @@ export class WebhookSender {
           );
         },
       );
+      this.inFlight.add(req);
       const timer = setTimeout(() => req.destroy(new TimeoutError()), this.timeoutMs);
       req.on('error', (err) =>
         finish({
@@ -133,6 +124,21 @@ export class WebhookSender {
     });
   }
 
+  /** Ends every request under way (the instance stops): each settles as a failed attempt. */
+  abortAll(): void {
+    for (const req of this.inFlight) req.destroy(new AbortedError('the instance stopped during the attempt'));
+  }
+
+  /** The request options of a URL, or why nothing is sent to it (parsed once per URL, not per attempt). */
+  private target(raw: string): Target {
+    let found = this.targets.get(raw);
+    if (found) return found;
+    found = parseTarget(raw, this.allowPrivate, this.httpAgent, this.httpsAgent);
+    if (this.targets.size >= TARGET_CACHE_SIZE) this.targets.clear();
+    this.targets.set(raw, found);
+    return found;
+  }
+
   close(): void {
     this.httpAgent.destroy();
     this.httpsAgent.destroy();
@@ -140,6 +146,34 @@ export class WebhookSender {
 }
 
 class TimeoutError extends Error {}
+class AbortedError extends Error {
+  readonly code = 'ABORT_ERR';
+}
+
+function parseTarget(raw: string, allowPrivate: boolean, httpAgent: http.Agent, httpsAgent: https.Agent): Target {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return { problem: 'the URL is not valid' };
+  }
+  // An IP literal is not looked up, so safeLookup never sees it: check it here.
+  const host = hostOf(url);
+  if (!allowPrivate && isIP(host) && isBlockedAddress(host))
+    return { problem: `${host} is a loopback, private, link-local or reserved address: not sent` };
+  const secure = url.protocol === 'https:';
+  return {
+    client: secure ? https : http,
+    options: {
+      method: 'POST',
+      protocol: url.protocol,
+      hostname: host,
+      port: url.port || undefined,
+      path: `${url.pathname}${url.search}`,
+      agent: secure ? httpsAgent : httpAgent,
+    },
+  };
+}
 
 /** A network error in words, without anything of the request (its headers carry signatures). */
 function describe(err: Error & { code?: string }): string {

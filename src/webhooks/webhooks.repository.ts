@@ -89,6 +89,7 @@ const LOOP_POOL_SIZE = 2;
 export class WebhooksRepository {
   private readonly logger = new Logger('Webhooks');
   private loopPool?: Pool;
+  private loopSharesSession = false;
 
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
@@ -293,7 +294,8 @@ export class WebhooksRepository {
    * claim at once without waiting on each other; the claim holds the row until claimed_until (a lease).
    */
   async claim(limit: number, leaseSeconds: number): Promise<ClaimedDelivery[]> {
-    const { rows } = await this.loop().query(
+    const { rows } = await this.loopQuery(
+      'claim',
       `WITH due AS (
          SELECT d.id FROM webhook_deliveries d
            JOIN webhook_endpoints e ON e.id = d.endpoint_id
@@ -326,7 +328,8 @@ export class WebhooksRepository {
     next: Date | null,
     disableAfterDays: number,
   ): Promise<void> {
-    await this.loop().query(
+    await this.loopQuery(
+      'record_attempt',
       `WITH a AS (
          INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, error, response_body, next_attempt_at)
          VALUES ($1, $3::timestamptz, $4, $5, $6::text, $7, $9::timestamptz)),
@@ -368,7 +371,8 @@ export class WebhooksRepository {
    * per batch instead of one per delivery). Clears the failure streak of their endpoints, if any.
    */
   async recordDelivered(items: Array<{ claimed: ClaimedDelivery; attempt: AttemptRecord }>): Promise<void> {
-    await this.loop().query(
+    await this.loopQuery(
+      'record_delivered',
       `WITH r AS (
          SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::uuid[])
                   AS r(id, token, attempted_at, status_code, duration_ms, response_body, endpoint_id)),
@@ -400,11 +404,18 @@ export class WebhooksRepository {
     );
   }
 
-  /** Deletes up to `batch` deliveries (their attempts with them) older than `days`; how many. */
+  /**
+   * Deletes up to `batch` deliveries (their attempts with them) older than `days`; how many. Found
+   * endpoint by endpoint through (endpoint_id, created_at): deliveries have no index on created_at
+   * alone (see the migration WebhookDeliveriesFewerIndexes), and every delivery has an endpoint (FK).
+   */
   async purgeDeliveries(days: number, batch: number): Promise<number> {
     const { rowCount } = await this.loop().query(
       `DELETE FROM webhook_deliveries WHERE id = ANY (ARRAY(
-         SELECT id FROM webhook_deliveries WHERE created_at < now() - make_interval(days => $1) LIMIT $2))`,
+         SELECT old.id FROM webhook_endpoints e CROSS JOIN LATERAL (
+           SELECT d.id FROM webhook_deliveries d
+            WHERE d.endpoint_id = e.id AND d.created_at < now() - make_interval(days => $1) LIMIT $2) old
+          LIMIT $2))`,
       [days, batch],
     );
     return rowCount ?? 0;
@@ -417,11 +428,24 @@ export class WebhooksRepository {
     await pool?.end();
   }
 
+  /**
+   * One of the loop's hot statements (a claim, a record), as a named prepared statement: each of
+   * the loop's connections parses and plans it once, not on every batch. The embedded database
+   * gets the plain text (its connections share one session, see database/prepared.ts).
+   */
+  private loopQuery(name: string, text: string, values: unknown[]) {
+    const pool = this.loop();
+    if (this.loopSharesSession) return pool.query(text, values);
+    return pool.query({ name: `formwork_webhooks_${name}`, text, values });
+  }
+
   /** The loop's pool, made on first use: an instance that does not deliver opens none. */
   private loop(): Pool {
     if (!this.loopPool) {
+      const url = String((this.db.options as { url?: string }).url);
+      this.loopSharesSession = url.includes(SHARED_SESSION_MARK);
       this.loopPool = new Pool({
-        connectionString: loopConnectionString(String((this.db.options as { url?: string }).url)),
+        connectionString: loopConnectionString(url),
         max: LOOP_POOL_SIZE,
         connectionTimeoutMillis: 10_000,
       });

@@ -166,7 +166,12 @@ describe('webhooks', () => {
       expect(Object.keys(r.payload).sort()).toEqual(['data', 'timestamp', 'type']);
       expect(r.id).toMatch(/^msg_/);
     }
-    // The log: each delivered once, with its 200.
+    // The log: each delivered once, with its 200 (successes are recorded in batches, shortly after the receiver has them).
+    await waitUntil(
+      async () => (await deliveries(hook.id)).filter((d) => d.status === 'delivered').length === 8,
+      10_000,
+      'the 8 deliveries recorded',
+    );
     const log = await deliveries(hook.id);
     expect(log).toHaveLength(8);
     expect(
@@ -608,5 +613,35 @@ describe('webhooks', () => {
     expect(JSON.stringify(log.body)).not.toContain('whsec_');
     const deleted = await callTool(app, admin, 'delete_webhook', { webhookId: hook.id });
     expect(deleted.body).toEqual({ id: hook.id, deleted: true });
+  });
+
+  it('purges deliveries older than 30 days with their attempts, and keeps the others', async () => {
+    const hook = await endpoint('/purged', ['form.deleted']);
+    const insert = async (age: string) => {
+      const [row] = await db.query(
+        `INSERT INTO webhook_deliveries (workspace_id, endpoint_id, event_id, event_type, payload, status, attempt_count, created_at)
+         VALUES ($1, $2, 'msg_purge', 'form.deleted', '{}', 'delivered', 1, now() - $3::interval) RETURNING id`,
+        [ws.id, hook.id, age],
+      );
+      await db.query(
+        `INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms) VALUES ($1, now() - $2::interval, 200, 5)`,
+        [row.id, age],
+      );
+      return row.id as string;
+    };
+    const old = await insert('31 days');
+    const recent = await insert('29 days');
+    expect(await app.get(WebhookDeliveryWorker).purge()).toBeGreaterThanOrEqual(1);
+    const kept = await db.query(
+      `SELECT d.id, (SELECT count(*)::int FROM webhook_attempts a WHERE a.delivery_id = d.id) AS attempts
+         FROM webhook_deliveries d WHERE d.id = ANY ($1)`,
+      [[old, recent]],
+    );
+    expect(kept).toEqual([{ id: recent, attempts: 1 }]);
+    const [{ orphans }] = await db.query(
+      'SELECT count(*)::int AS orphans FROM webhook_attempts WHERE delivery_id = $1',
+      [old],
+    );
+    expect(orphans).toBe(0);
   });
 });

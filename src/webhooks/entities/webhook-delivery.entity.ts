@@ -10,8 +10,8 @@ import { WebhookEndpointEntity } from './webhook-endpoint.entity';
  */
 @Entity({ name: 'webhook_deliveries' })
 @Index('IDX_webhook_deliveries_due', ['nextAttemptAt'], { where: `"status" = 'pending'` })
+// Also how the purge finds old rows: no index on created_at alone, each costs every delivery's writes.
 @Index('IDX_webhook_deliveries_endpoint', ['endpointId', 'createdAt'])
-@Index('IDX_webhook_deliveries_created_at', ['createdAt'])
 export class WebhookDeliveryEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
