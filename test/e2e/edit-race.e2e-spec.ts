@@ -49,6 +49,9 @@ describe('a submission racing an edit of its form', () => {
     const pending = submit().then((res) => res); // supertest sends on then()
     try {
       await waitFor(async () => {
+        // Inside a transaction, PostgreSQL keeps serving the first snapshot of pg_stat_activity it
+        // took: clear it, or a poll made before the submission queued would be all we ever see.
+        await editConnection.query('SELECT pg_stat_clear_snapshot()');
         const { rows } = await editConnection.query(
           `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND pid <> pg_backend_pid()`,
         );
