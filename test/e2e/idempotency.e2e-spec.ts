@@ -335,14 +335,15 @@ describe('Idempotency-Key on tool calls', () => {
           await blocker.query('BEGIN');
           await blocker.query('SELECT id FROM forms WHERE id = $1 FOR UPDATE', [form.id]);
           const first = keyed(editor.token, 'create_response', args, key).then((r) => r);
-          await waitFor(
-            async () =>
-              (
-                await blocker.query(
-                  `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`,
-                )
-              ).rows[0].n > 0,
-          );
+          await waitFor(async () => {
+            // Inside its transaction the blocker would be served its first snapshot of
+            // pg_stat_activity again: clear it before each poll.
+            await blocker.query('SELECT pg_stat_clear_snapshot()');
+            const { rows } = await blocker.query(
+              `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`,
+            );
+            return rows[0].n > 0;
+          });
           const duplicate = await keyed(editor.token, 'create_response', args, key);
           expectError(duplicate, 409, 'idempotency_key_in_use');
           expect(duplicate.headers['retry-after']).toBe('1');
