@@ -36,8 +36,17 @@ describe('operations', () => {
     });
 
     it('/readyz is 503 when the database does not answer', async () => {
-      jest.spyOn(app.get(DataSource), 'query').mockRejectedValueOnce(new Error('connection refused'));
+      // Only the readiness probe fails: the sequencer's background queries on the same DataSource
+      // must not take the one failure instead.
+      const db = app.get(DataSource);
+      const query = db.query.bind(db);
+      const spy = jest
+        .spyOn(db, 'query')
+        .mockImplementation((sql: string, ...rest: unknown[]) =>
+          sql === 'SELECT 1' ? Promise.reject(new Error('connection refused')) : query(sql, ...(rest as [])),
+        );
       const res = await request(app.getHttpServer()).get('/readyz');
+      spy.mockRestore();
       expect(res.status).toBe(503);
       expect(res.body).toMatchObject({ status: 'unavailable', checks: { database: 'unreachable' } });
     });
