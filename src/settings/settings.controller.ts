@@ -160,7 +160,7 @@ export class SettingsController {
           this.cookie(SESSION_COOKIE, value, SESSION_ABSOLUTE_HOURS * 3600),
           this.cookie(SIGN_IN_COOKIE, '', 0),
         ]);
-        return res.status(303).headers(HEADERS).redirect(next, 303);
+        return this.seeOther(res, next);
       }
       if (result.reason === 'locked')
         errors.email = `Too many attempts for this email: try again in ${result.minutes} minute(s), or ask an admin for a set-password link.`;
@@ -188,7 +188,7 @@ export class SettingsController {
         messagePage('Request refused', 'This form expired or was tampered with. Reload the page and try again.'),
       );
     res.header('Set-Cookie', this.cookie(SESSION_COOKIE, '', 0));
-    res.status(303).headers(HEADERS).redirect('/settings/sign-in', 303);
+    this.seeOther(res, '/settings/sign-in');
   }
 
   @Get('set-password/:token')
@@ -234,7 +234,7 @@ export class SettingsController {
       return this.send(res, 404, messagePage('This link does not work', 'It was used already.'));
     await this.oauth.setPassword(person.email, password);
     await this.sessions.endAll(person.userId); // whoever held the old password is signed out
-    res.status(303).headers(HEADERS).redirect('/settings/sign-in?done=1', 303);
+    this.seeOther(res, '/settings/sign-in?done=1');
   }
 
   // --- home and account --------------------------------------------------------------------------
@@ -298,10 +298,7 @@ export class SettingsController {
   async workspace(@Param('slug') slug: string, @Req() req: Request, @Res() res: Response) {
     await this.page(req, res, slug, 'viewer', async (chrome) => {
       const admin = chrome.access!.role === 'admin' || chrome.access!.role === 'owner';
-      res
-        .status(303)
-        .headers(HEADERS)
-        .redirect(`/settings/w/${slug}/${admin ? 'tokens' : 'apps'}`, 303);
+      this.seeOther(res, `/settings/w/${slug}/${admin ? 'tokens' : 'apps'}`);
     });
   }
 
@@ -339,8 +336,7 @@ export class SettingsController {
       if (days !== undefined && ![30, 90, 365].includes(days)) errors.expiry = 'Choose when the token expires.';
       if (Object.keys(errors).length) return this.renderTokens(res, 400, chrome, a, errors, values);
       // A form sent twice (a reload of the POST, a double click) finds its nonce used: nothing is created.
-      if (!(await this.sessions.useNonce(body.nonce)))
-        return res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/tokens`, 303);
+      if (!(await this.sessions.useNonce(body.nonce))) return this.seeOther(res, `/settings/w/${slug}/tokens`);
       const { token } = await this.settings.createToken(a, {
         name: values.name,
         role: values.role as Role,
@@ -348,7 +344,7 @@ export class SettingsController {
         expiresAt: days ? new Date(Date.now() + days * 86_400_000) : undefined,
       });
       await this.sessions.flash(session, 'token', { name: values.name, token });
-      res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/tokens/created`, 303);
+      this.seeOther(res, `/settings/w/${slug}/tokens/created`);
     });
   }
 
@@ -384,7 +380,7 @@ export class SettingsController {
   async revoke(@Param('slug') slug: string, @Param('id') id: string, @Req() req: Request, @Res() res: Response) {
     await this.page(req, res, slug, 'admin', async (_c, _s, a) => {
       await this.settings.revokeToken(a, id);
-      res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/tokens`, 303);
+      this.seeOther(res, `/settings/w/${slug}/tokens`);
     });
   }
 
@@ -425,7 +421,7 @@ export class SettingsController {
           `${values.email} was added. They already have a password and can sign in.`,
         );
       await this.sessions.flash(session, 'link', { email: values.email.toLowerCase(), url: this.linkUrl(added.link) });
-      res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/members/link`, 303);
+      this.seeOther(res, `/settings/w/${slug}/members/link`);
     });
   }
 
@@ -448,7 +444,7 @@ export class SettingsController {
       const role = text((req.body as Body).role);
       if (!isRole(role)) throw notFound();
       await this.settings.changeRole(a, userId, role);
-      res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/members`, 303);
+      this.seeOther(res, `/settings/w/${slug}/members`);
     });
   }
 
@@ -487,7 +483,7 @@ export class SettingsController {
   ) {
     await this.page(req, res, slug, 'admin', async (_c, _s, a) => {
       await this.settings.removeMember(a, userId);
-      res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/members`, 303);
+      this.seeOther(res, `/settings/w/${slug}/members`);
     });
   }
 
@@ -502,7 +498,7 @@ export class SettingsController {
     await this.page(req, res, slug, 'admin', async (_c, session, a) => {
       const { email, link } = await this.settings.newLink(a, userId);
       await this.sessions.flash(session, 'link', { email, url: this.linkUrl(link) });
-      res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/members/link`, 303);
+      this.seeOther(res, `/settings/w/${slug}/members/link`);
     });
   }
 
@@ -523,7 +519,7 @@ export class SettingsController {
   ) {
     await this.page(req, res, slug, 'viewer', async (_c, _s, a) => {
       await this.settings.disconnect(a, grantId);
-      res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/apps`, 303);
+      this.seeOther(res, `/settings/w/${slug}/apps`);
     });
   }
 
@@ -541,12 +537,11 @@ export class SettingsController {
       const body = req.body as Body;
       const values = { url: text(body.url), events: list(body.events), description: text(body.description) };
       // A form sent twice (a reload of the POST, a double click) finds its nonce used: nothing is created.
-      if (!(await this.sessions.useNonce(body.nonce)))
-        return res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/webhooks`, 303);
+      if (!(await this.sessions.useNonce(body.nonce))) return this.seeOther(res, `/settings/w/${slug}/webhooks`);
       const { errors, created } = await this.webhooks.create(a, values);
       if (!created) return this.renderWebhooks(res, 400, chrome, a, errors, values);
       await this.sessions.flash(session, 'webhook', { url: created.url, secret: created.secret });
-      res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/webhooks/secret`, 303);
+      this.seeOther(res, `/settings/w/${slug}/webhooks/secret`);
     });
   }
 
@@ -587,7 +582,7 @@ export class SettingsController {
       const enabled = text((req.body as Body).enabled);
       if (enabled !== 'true' && enabled !== 'false') throw notFound();
       await this.webhooks.setEnabled(a, id, enabled === 'true');
-      res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/webhooks`, 303);
+      this.seeOther(res, `/settings/w/${slug}/webhooks`);
     });
   }
 
@@ -596,7 +591,7 @@ export class SettingsController {
   async deleteWebhook(@Param('slug') slug: string, @Param('id') id: string, @Req() req: Request, @Res() res: Response) {
     await this.page(req, res, slug, 'admin', async (_c, _s, a) => {
       await this.webhooks.remove(a, id);
-      res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/webhooks`, 303);
+      this.seeOther(res, `/settings/w/${slug}/webhooks`);
     });
   }
 
@@ -622,17 +617,14 @@ export class SettingsController {
   async rotateWebhook(@Param('slug') slug: string, @Param('id') id: string, @Req() req: Request, @Res() res: Response) {
     await this.page(req, res, slug, 'admin', async (_c, session, a) => {
       if (!(await this.sessions.useNonce((req.body as Body).nonce)))
-        return res
-          .status(303)
-          .headers(HEADERS)
-          .redirect(`/settings/w/${slug}/webhooks/${encodeURIComponent(id)}`, 303);
+        return this.seeOther(res, `/settings/w/${slug}/webhooks/${encodeURIComponent(id)}`);
       const rotated = await this.webhooks.rotate(a, id);
       await this.sessions.flash(session, 'webhook', {
         url: rotated.url,
         secret: rotated.secret,
         previousSecretExpiresAt: rotated.previousSecretExpiresAt,
       });
-      res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/webhooks/secret`, 303);
+      this.seeOther(res, `/settings/w/${slug}/webhooks/secret`);
     });
   }
 
@@ -641,10 +633,7 @@ export class SettingsController {
   async testWebhook(@Param('slug') slug: string, @Param('id') id: string, @Req() req: Request, @Res() res: Response) {
     await this.page(req, res, slug, 'admin', async (_c, _s, a) => {
       await this.webhooks.sendTest(a, id, text((req.body as Body).event));
-      res
-        .status(303)
-        .headers(HEADERS)
-        .redirect(`/settings/w/${slug}/webhooks/${encodeURIComponent(id)}`, 303);
+      this.seeOther(res, `/settings/w/${slug}/webhooks/${encodeURIComponent(id)}`);
     });
   }
 
@@ -659,7 +648,7 @@ export class SettingsController {
   ) {
     await this.page(req, res, slug, 'admin', async (_c, _s, a) => {
       const delivery = await this.webhooks.redeliver(a, deliveryId);
-      res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/webhooks/${delivery.webhookId}`, 303);
+      this.seeOther(res, `/settings/w/${slug}/webhooks/${delivery.webhookId}`);
     });
   }
 
@@ -695,7 +684,7 @@ export class SettingsController {
       const plan = text((req.body as Body).plan);
       if (!(PLANS as readonly string[]).includes(plan)) throw notFound();
       await this.settings.setPlan(a, plan as Plan);
-      res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/plan`, 303);
+      this.seeOther(res, `/settings/w/${slug}/plan`);
     });
   }
 
@@ -715,7 +704,7 @@ export class SettingsController {
           );
         throw err;
       }
-      res.status(303).headers(HEADERS).redirect(`/settings/w/${slug}/plan`, 303);
+      this.seeOther(res, `/settings/w/${slug}/plan`);
     });
   }
 
@@ -740,10 +729,7 @@ export class SettingsController {
     const session = await this.session(req);
     if (!session) {
       const next = req.method === 'GET' ? req.url : '/settings';
-      return void res
-        .status(303)
-        .headers(HEADERS)
-        .redirect(`/settings/sign-in?next=${encodeURIComponent(safeNext(next))}`, 303);
+      return this.seeOther(res, `/settings/sign-in?next=${encodeURIComponent(safeNext(next))}`);
     }
     let chrome: Chrome = { email: session.email, csrf: session.csrf };
     try {
@@ -847,6 +833,11 @@ export class SettingsController {
 
   private cookie(name: string, value: string, maxAgeSeconds: number, path = '/'): string {
     return cookieHeader(name, value, { secure: this.config.publicUrl.startsWith('https://'), maxAgeSeconds, path });
+  }
+
+  /** 303 See Other to a page of this service, with the settings pages' headers: the answer to every form post. */
+  private seeOther(res: Response, path: string): void {
+    res.status(303).headers(HEADERS).redirect(path, 303);
   }
 
   private send(res: Response, status: number, html: string) {
