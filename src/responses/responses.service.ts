@@ -44,7 +44,7 @@ export class ResponsesService {
 
   /**
    * A page of a form's responses in seq order, which is (submittedAt, arrival) order (see
-   * response-stats.ts). Responses committed before this call that still wait for their seq are
+   * response-stats.repository.ts). Responses committed before this call that still wait for their seq are
    * sequenced first, and the page is read after that: new responses only ever append, so a walk
    * from offset 0 to total sees every response committed before it began exactly once. The total
    * is the maintained count, and an offset deep into a big form is reached by summing the bucket
@@ -119,7 +119,7 @@ export class ResponsesService {
    * changed, or the answers do not fit it, the form is locked, read again after the lock, and the
    * answers validated against that, in one transaction. Nothing is stored when an answer is refused.
    *
-   * Webhooks: the response.created event is written by that same statement (insertResponse), one
+   * Webhooks: the response.created event is written by that same statement (ResponsesRepository.insert), one
    * delivery per subscribed endpoint, so it commits with the response or not at all. Its body is
    * the response as get_response shows it right after the insert ({ id, submittedAt, answers }: no
    * position, which the sequencer gives later), labelled from the form version the statement

@@ -16,7 +16,7 @@ export class ResponseEntity {
 
   /**
    * Position in the form's order, given after the commit by the form's sequencer (see
-   * response-stats.ts); NULL until then, for a fraction of a second.
+   * response-stats.repository.ts); NULL until then, for a fraction of a second.
    */
   @Column({ type: 'bigint', nullable: true })
   seq: string | null;
