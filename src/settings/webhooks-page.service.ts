@@ -5,6 +5,7 @@ import { SCOPES } from '../common/access/roles';
 import { ApiError } from '../common/errors/api-error';
 import { WEBHOOK_EVENTS, WebhookEvent } from '../webhooks/events';
 import { MAX_URL_LENGTH } from '../webhooks/url-safety';
+import { MAX_DESCRIPTION_LENGTH } from '../webhooks/webhook.schemas';
 import { WEBHOOK_READ, WEBHOOK_WRITE } from '../webhooks/webhook.schemas';
 import { WebhooksService } from '../webhooks/webhooks.service';
 import { Access, notFound, PageError } from './settings.service';
@@ -60,7 +61,8 @@ export class WebhooksPageService {
     else if (input.url.length > MAX_URL_LENGTH) errors.url = `Use a URL of at most ${MAX_URL_LENGTH} characters.`;
     if (!input.events.length) errors.events = 'Choose at least one event.';
     else if (!input.events.every(isEvent)) errors.events = 'Choose events from the list.';
-    if (input.description.length > 500) errors.description = 'Use at most 500 characters.';
+    if (input.description.length > MAX_DESCRIPTION_LENGTH)
+      errors.description = `Use at most ${MAX_DESCRIPTION_LENGTH} characters.`;
     if (Object.keys(errors).length) return { errors };
     try {
       const created = await this.as(a, 'create_webhook', WEBHOOK_WRITE, (p) =>

@@ -28,8 +28,11 @@ export const WebhookUrl = Type.String({
   maxLength: MAX_URL_LENGTH,
   description: 'Where to POST the events: an https:// URL whose host resolves to public addresses only.',
 });
-export const WebhookDescription = Type.Union([Type.String({ maxLength: 500 }), Type.Null()], {
-  description: 'A note for people, at most 500 characters.',
+/** The longest description an endpoint may carry (the tools' schema and the settings page). */
+export const MAX_DESCRIPTION_LENGTH = 500;
+
+export const WebhookDescription = Type.Union([Type.String({ maxLength: MAX_DESCRIPTION_LENGTH }), Type.Null()], {
+  description: `A note for people, at most ${MAX_DESCRIPTION_LENGTH} characters.`,
 });
 
 const Timestamp = Type.String({ format: 'date-time' });
