@@ -745,6 +745,7 @@ module.exports = {
   Teardown,
   runMain,
   cpuMs,
+  cpuSnapshot,
   loadRun,
   loadTarget,
   statusCounts,

@@ -58,6 +58,7 @@ const {
   f0,
   f1,
   f2,
+  f3,
   noisyRounds,
   ROOT,
   RESULTS,
@@ -66,6 +67,7 @@ const {
   loadText,
   autocannonVersion,
   writeReport,
+  cpuSnapshot,
 } = require('./lib');
 
 const OPTS = {
@@ -248,13 +250,22 @@ async function main() {
      SELECT $1, $2, 'msg_bench_' || g, $3, $4, now() FROM generate_series(1, $5::int) g`,
     [sample.workspace_id, sample.endpoint_id, sample.event_type, sample.payload, OPTS.events],
   );
+  const cpu0 = cpuSnapshot(dbName);
   const t0 = Date.now();
   if (!(await drain(300_000))) problems.push(`${OPTS.events} queued events were not all delivered within 300 s`);
   const seconds = (Date.now() - t0) / 1000;
   const rate = OPTS.events / seconds;
+  const cpu1 = cpuSnapshot(dbName);
+  // CPU per delivered event, by process: what one delivery costs this machine, whatever the load.
+  const perEvent = (pid) => (cpu1.servers.get(pid) - cpu0.servers.get(pid)) / OPTS.events;
+  let pgMs = 0;
+  for (const [pid, ms] of cpu1.backends) pgMs += ms - (cpu0.backends.get(pid) || 0);
+  const eventCpu = { server: perEvent(server.proc.pid), pg: pgMs / OPTS.events, receiver: perEvent(receiver.proc.pid) };
   const receivedNow = (await receiverCount(receiver)) - receivedBefore;
   if (receivedNow < OPTS.events) problems.push(`the receiver got ${receivedNow} of the ${OPTS.events} queued events`);
-  log(`throughput: ${OPTS.events} events in ${f2(seconds)} s = ${f0(rate)} events/s`);
+  log(
+    `throughput: ${OPTS.events} events in ${f2(seconds)} s = ${f0(rate)} events/s; CPU per event: server ${f3(eventCpu.server)} ms, PostgreSQL ${f3(eventCpu.pg)} ms, receiver ${f3(eventCpu.receiver)} ms`,
+  );
 
   // 3. optional: where the server's CPU goes in a round of each side (not part of the figures)
   const profiles = [];
@@ -294,6 +305,8 @@ async function main() {
     '| --- | ---: | ---: | --- |',
     `| create_response p50, with an active endpoint / without (${OPTS.connections} connections, deliveries on the same instance) | **${f2(ratio)}x** (${f2(p50With)} / ${f2(p50Without)} ms) | <= ${P50_TARGET}x | ${verdict(ratio <= P50_TARGET)} |`,
     `| events delivered per second by one instance to a local receiver (${OPTS.events} queued at once) | **${f0(rate)}/s** (${f2(seconds)} s) | >= ${RATE_TARGET}/s | ${verdict(rate >= RATE_TARGET)} |`,
+    '',
+    `CPU per delivered event in that backlog: the server (its delivery loop) ${f3(eventCpu.server)} ms, PostgreSQL ${f3(eventCpu.pg)} ms, the receiver ${f3(eventCpu.receiver)} ms.`,
     '',
     '| round | side | req/s | p50 (ms) | p99 (ms) | 2xx | server CPU ms/req | PostgreSQL CPU ms/req | other processes (% of a core) |',
     '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',

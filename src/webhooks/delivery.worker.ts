@@ -87,7 +87,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     await this.loopDone;
     this.sender.abortAll();
     await Promise.all(this.inFlight.values());
-    this.sender.close();
+    await this.sender.close();
     await this.repository.endLoop();
   }
 

@@ -74,7 +74,7 @@ describe('webhook URL safety', () => {
         });
         expect(hits).toBe(0);
       } finally {
-        sender.close();
+        await sender.close();
       }
     });
 
@@ -91,7 +91,7 @@ describe('webhook URL safety', () => {
         expect(moved).toMatchObject({ statusCode: 302, error: 'redirect not followed (302 to /x)' });
         expect(hits).toBe(2);
       } finally {
-        sender.close();
+        await sender.close();
       }
     });
   });
