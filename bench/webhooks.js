@@ -135,6 +135,19 @@ async function main() {
   );
   teardown.servers.push(server);
   await server.waitUntil(() => fetch(`http://127.0.0.1:${server.port}/readyz`).then((r) => r.ok));
+  // The server's CPU profiler, started and stopped by SIGUSR2 (bench/cpu-profile-hook.js).
+  const startProfile = () => {
+    const written = server.output.split('cpu-profile-written').length;
+    server.proc.kill('SIGUSR2');
+    return written;
+  };
+  const stopProfile = async (written, label) => {
+    server.proc.kill('SIGUSR2');
+    await server.waitUntil(async () => server.output.split('cpu-profile-written').length > written, 30_000);
+    const file = profileOut.replace(/\.cpuprofile$/, `-${label}.cpuprofile`);
+    renameSync(profileOut, file);
+    return { ...cpuProfile.summarize(JSON.parse(readFileSync(file, 'utf8')), 20), file };
+  };
 
   const call = async (token, tool, body) => {
     const r = await post(
@@ -245,11 +258,13 @@ async function main() {
       [hook.id],
     )
   ).rows;
-  await db.query(
-    `INSERT INTO webhook_deliveries (workspace_id, endpoint_id, event_id, event_type, payload, next_attempt_at)
-     SELECT $1, $2, 'msg_bench_' || g, $3, $4, now() FROM generate_series(1, $5::int) g`,
-    [sample.workspace_id, sample.endpoint_id, sample.event_type, sample.payload, OPTS.events],
-  );
+  const queue = (prefix) =>
+    db.query(
+      `INSERT INTO webhook_deliveries (workspace_id, endpoint_id, event_id, event_type, payload, next_attempt_at)
+       SELECT $1, $2, $6 || g, $3, $4, now() FROM generate_series(1, $5::int) g`,
+      [sample.workspace_id, sample.endpoint_id, sample.event_type, sample.payload, OPTS.events, prefix],
+    );
+  await queue('msg_bench_');
   const cpu0 = cpuSnapshot(dbName);
   const t0 = Date.now();
   if (!(await drain(300_000))) problems.push(`${OPTS.events} queued events were not all delivered within 300 s`);
@@ -270,21 +285,28 @@ async function main() {
   // 3. optional: where the server's CPU goes in a round of each side (not part of the figures)
   const profiles = [];
   if (OPTS.profile) {
+    const profiled = startProfile();
+    await queue('msg_profiled_');
+    if (!(await drain(300_000))) problems.push('the profiled backlog was not delivered within 300 s');
+    const summary = await stopProfile(profiled, 'backlog');
+    profiles.push(
+      '### the delivery backlog',
+      '',
+      `${OPTS.events} queued events delivered while profiled: ${f3(summary.busyMs / OPTS.events)} ms of sampled main-thread CPU per event. Profile: \`${relative(ROOT, summary.file)}\`.`,
+      '',
+      cpuProfile.toMarkdown(summary),
+      '',
+    );
     for (const side of ['without', 'with']) {
       if (!(await drain(120_000)))
         problems.push(`the delivery backlog did not drain before the profiled ${side} round`);
-      const written = server.output.split('cpu-profile-written').length;
-      server.proc.kill('SIGUSR2');
+      const started = startProfile();
       const pf = figures(await load(side, OPTS.duration));
-      server.proc.kill('SIGUSR2');
-      await server.waitUntil(async () => server.output.split('cpu-profile-written').length > written, 30_000);
-      const out = profileOut.replace(/\.cpuprofile$/, `-${side}.cpuprofile`);
-      renameSync(profileOut, out);
-      const summary = cpuProfile.summarize(JSON.parse(readFileSync(out, 'utf8')), 20);
+      const summary = await stopProfile(started, side);
       profiles.push(
         `### ${side}`,
         '',
-        `${f0(pf.rps)} req/s while profiled, p50 ${f2(pf.p50)} ms; ${f2(summary.busyMs / (pf.total + pf.non2xx || 1))} ms of sampled main-thread CPU per request (the delivery loop's included on the "with" side). Profile: \`${relative(ROOT, out)}\`.`,
+        `${f0(pf.rps)} req/s while profiled, p50 ${f2(pf.p50)} ms; ${f2(summary.busyMs / (pf.total + pf.non2xx || 1))} ms of sampled main-thread CPU per request (the delivery loop's included on the "with" side). Profile: \`${relative(ROOT, summary.file)}\`.`,
         '',
         cpuProfile.toMarkdown(summary),
         '',

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { isIP } from 'node:net';
+import type { Readable } from 'node:stream';
 import { Agent } from 'undici';
 import { hostOf, isBlockedAddress, safeLookup } from './url-safety';
 
@@ -123,15 +124,20 @@ export class WebhookSender {
 }
 
 /** The body's first `limit` bytes as text; the rest is read and dropped, so that the connection can be reused. */
-async function firstBytes(stream: AsyncIterable<Buffer>, limit: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let kept = 0;
-  for await (const chunk of stream) {
-    if (kept >= limit) continue;
-    chunks.push(chunk.subarray(0, limit - kept));
-    kept += Math.min(chunk.length, limit - kept);
-  }
-  return chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8');
+function firstBytes(body: Readable, limit: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let kept = 0;
+    body.on('data', (chunk: Buffer) => {
+      if (kept >= limit) return;
+      chunks.push(chunk.subarray(0, limit - kept));
+      kept += Math.min(chunk.length, limit - kept);
+    });
+    body.on('end', () =>
+      resolve(chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8')),
+    );
+    body.on('error', reject);
+  });
 }
 
 function parseTarget(raw: string, allowPrivate: boolean): Target {

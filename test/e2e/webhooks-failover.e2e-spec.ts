@@ -142,4 +142,55 @@ describe('webhooks across instances', () => {
     );
     expect(n).toBe(1);
   }, 120_000);
+
+  it('hands an attempt under way back when its instance stops (SIGTERM): due again at once, for any instance', async () => {
+    await Promise.all([a?.stop(), b?.stop()]);
+    const ws = await createWorkspace(setup, 'pro');
+    const { token } = await createToken(setup, ws, { role: 'admin' });
+    const form = await createForm(setup, ws, { blocks: [{ type: 'short_text', title: 'Name' }] });
+    const hook = await callTool(setup, token, 'create_webhook', {
+      url: receiver.url('/stopping'),
+      events: ['response.created'],
+    });
+    receiver.setSecrets('/stopping', [hook.body.secret]);
+    let release!: () => void;
+    receiver.script('/stopping', { status: 200, hold: new Promise<void>((resolve) => (release = resolve)) });
+    const arrived = receiver.arrived;
+
+    a = await Instance.start('a3', env());
+    const created = await callToolAt(a.port, token, 'create_response', {
+      publicId: form.publicId,
+      answers: { [form.blocks[0].id]: 'Hedy' },
+    });
+    expect(created.status).toBe(200);
+    await waitUntil(async () => receiver.arrived > arrived, 20_000, 'the instance sent the event');
+    // Its delivery thread is told to stop while the answer is held: it abandons the attempt.
+    const stopping = Date.now();
+    a.signal('SIGTERM');
+    expect(await a.exited).toBe(0);
+    expect(Date.now() - stopping).toBeLessThan(10_000);
+    const db = setup.get(DataSource);
+    const [row] = await db.query(
+      `SELECT d.status, d.attempt_count, d.claim_token, d.claimed_until,
+              (SELECT count(*)::int FROM webhook_attempts a WHERE a.delivery_id = d.id) AS attempts
+         FROM webhook_deliveries d WHERE d.endpoint_id = $1`,
+      [hook.body.id],
+    );
+    // Released, not counted: no attempt recorded, no lease to wait for.
+    expect(row).toEqual({ status: 'pending', attempt_count: 0, claim_token: null, claimed_until: null, attempts: 0 });
+    release();
+
+    b = await Instance.start('b3', env());
+    await waitUntil(
+      async () =>
+        (await db.query(`SELECT status FROM webhook_deliveries WHERE endpoint_id = $1`, [hook.body.id]))[0]?.status ===
+        'delivered',
+      20_000,
+      'the other instance delivered the event without waiting for a lease',
+    );
+    const got = receiver.for('/stopping');
+    expect(got.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(got.map((r) => r.id)).size).toBe(1);
+    expect(receiver.unverified).toEqual([]);
+  }, 120_000);
 });

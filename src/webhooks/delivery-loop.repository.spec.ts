@@ -1,5 +1,5 @@
 import { SHARED_SESSION_MARK } from '../database/embedded-postgres';
-import { loopConnectionString } from './webhooks.repository';
+import { loopConnectionString } from './delivery-loop.repository';
 
 describe("the delivery loop's connections", () => {
   const options = (url: string) => new URL(url).searchParams.get('options');

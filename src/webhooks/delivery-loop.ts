@@ -1,0 +1,208 @@
+import { nextDelayMs, parseRetryAfter } from './schedule';
+import { SendResult, TIMEOUT_MS, WebhookSender } from './sender';
+import { signedHeaders } from './signing';
+import { AttemptOutcome, AttemptRecord, ClaimedDelivery, DeliveryLoopRepository } from './delivery-loop.repository';
+
+/** At most this many attempts run at once on one instance. */
+const MAX_IN_FLIGHT = 64;
+/** Rows claimed per statement. */
+const CLAIM_BATCH = 32;
+/**
+ * How often the loop looks for due deliveries when its last claim found less than a batch. Events
+ * are not pushed to it one by one: claiming what is due every half second (or as soon as a batch
+ * is done) takes a batch per statement under load, instead of a statement per event.
+ */
+const POLL_MS = 500;
+/**
+ * A claim holds a row this long: past the 10 s timeout, with room to record the result. If the
+ * instance dies mid-attempt, the row is due again after this and any instance takes it.
+ */
+const LEASE_SECONDS = TIMEOUT_MS / 1000 + 10;
+/** An endpoint whose every attempt failed for this long is disabled. */
+export const DISABLE_AFTER_DAYS = 5;
+/** Deliveries (and their attempts) are kept this long, then purged in batches. */
+export const RETENTION_DAYS = 30;
+const PURGE_EVERY_MS = 10 * 60_000;
+const PURGE_BATCH = 1000;
+const PURGE_MAX_BATCHES = 20;
+
+/**
+ * Successful attempts wait at most this long (or for this many) to be recorded together: each
+ * statement (and its commit) costs more than the rows it records, so fewer, fuller batches cost the
+ * database and this process less per delivery. A claim's lease lasts far longer than the wait.
+ */
+const RECORD_BATCH = 64;
+const RECORD_WAIT_MS = 50;
+
+interface DeliveredBatch {
+  items: Array<{ claimed: ClaimedDelivery; attempt: AttemptRecord }>;
+  promise: Promise<void>;
+  resolve: () => void;
+  reject: (err: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * The delivery loop every instance runs, off the request path (in a worker thread of its own, see
+ * delivery.worker.ts): it claims due deliveries, sends each (signed, 10 s, no redirects), and
+ * records the attempt and what comes next (see schedule.ts). At least once: a delivery whose
+ * instance died mid-attempt is claimed again after its lease.
+ */
+export class DeliveryLoop {
+  private readonly sender: WebhookSender;
+  private running = false;
+  /** Set once the loop stops: an attempt that ends after this is released, not recorded. */
+  private stopping = false;
+  private loopDone?: Promise<void>;
+  /** The attempts under way, by delivery id: each settles once its result is recorded. */
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private wake?: () => void;
+  private purgeTimer?: NodeJS.Timeout;
+  private batch?: DeliveredBatch;
+
+  constructor(
+    private readonly repository: DeliveryLoopRepository,
+    private readonly options: { allowPrivateUrls: boolean; retryBaseMs: number },
+    private readonly warn: (message: string) => void,
+  ) {
+    this.sender = new WebhookSender(options.allowPrivateUrls);
+  }
+
+  /** Claims what is due from now on, and purges old deliveries every 10 minutes. */
+  start(): void {
+    this.running = true;
+    this.loopDone = this.loop();
+    this.purgeTimer = setInterval(() => void this.purge(), PURGE_EVERY_MS);
+    this.purgeTimer.unref();
+  }
+
+  /**
+   * Stops claiming, abandons attempts in flight (their rows are released, due again at once),
+   * waits for them and closes the connections.
+   */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.stopping = true;
+    clearInterval(this.purgeTimer);
+    this.wake?.();
+    await this.loopDone;
+    this.sender.abortAll();
+    await Promise.all(this.inFlight.values());
+    await this.sender.close();
+    await this.repository.end();
+  }
+
+  private async loop(): Promise<void> {
+    while (this.running) {
+      let claimed = 0;
+      const room = MAX_IN_FLIGHT - this.inFlight.size;
+      if (room > 0) {
+        try {
+          claimed = await this.claimAndStart(Math.min(room, CLAIM_BATCH));
+        } catch (err) {
+          this.warn(`could not claim webhook deliveries: ${(err as Error).message}`);
+        }
+      }
+      // A full batch means more may be due: claim again at once while there is room.
+      if (claimed === CLAIM_BATCH && this.inFlight.size < MAX_IN_FLIGHT) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, POLL_MS);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = undefined;
+    }
+  }
+
+  /** Claims up to `limit` due deliveries and starts their attempts; the number claimed. */
+  async claimAndStart(limit: number): Promise<number> {
+    const claimed = await this.repository.claim(limit, LEASE_SECONDS);
+    for (const delivery of claimed) {
+      const done = this.attempt(delivery)
+        .catch((err: Error) => this.warn(`could not record a webhook attempt: ${err.message}`))
+        .finally(() => {
+          this.inFlight.delete(delivery.id);
+          // Room for a whole batch again: claim now rather than at the next poll (not once per attempt).
+          if (this.inFlight.size === MAX_IN_FLIGHT - CLAIM_BATCH) this.wake?.();
+        });
+      this.inFlight.set(delivery.id, done);
+    }
+    return claimed.length;
+  }
+
+  private async attempt(delivery: ClaimedDelivery): Promise<void> {
+    const attemptedAt = new Date();
+    const secrets = delivery.previous_secret ? [delivery.secret, delivery.previous_secret] : [delivery.secret];
+    const result = await this.sender.send(
+      delivery.url,
+      signedHeaders(secrets, delivery.event_id, delivery.payload, attemptedAt),
+      delivery.payload,
+    );
+    // Stopped during the attempt (abortAll): given up, not counted.
+    if (this.stopping) return this.repository.release(delivery);
+    const attempt: AttemptRecord = {
+      attemptedAt,
+      statusCode: result.statusCode,
+      durationMs: result.durationMs,
+      error: result.error,
+      responseBody: result.responseBody,
+    };
+    const { outcome, next } = this.outcomeOf(result, delivery.attempt_count, attemptedAt);
+    if (outcome === 'delivered') return this.recordDelivered(delivery, attempt);
+    await this.repository.recordAttempt(delivery, attempt, outcome, next, DISABLE_AFTER_DAYS);
+  }
+
+  /** Queues a success for the next batch; resolves once the batch is recorded. */
+  private recordDelivered(claimed: ClaimedDelivery, attempt: AttemptRecord): Promise<void> {
+    let batch = this.batch;
+    if (!batch) {
+      let settle!: { resolve: () => void; reject: (e: Error) => void };
+      const promise = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
+      const created: DeliveredBatch = {
+        items: [],
+        promise,
+        ...settle,
+        timer: setTimeout(() => this.flush(created), RECORD_WAIT_MS),
+      };
+      this.batch = batch = created;
+    }
+    batch.items.push({ claimed, attempt });
+    if (batch.items.length >= RECORD_BATCH) {
+      clearTimeout(batch.timer);
+      this.flush(batch);
+    }
+    return batch.promise;
+  }
+
+  private flush(batch: DeliveredBatch): void {
+    if (this.batch === batch) this.batch = undefined;
+    this.repository.recordDelivered(batch.items).then(() => batch.resolve(), batch.reject);
+  }
+
+  private outcomeOf(result: SendResult, attempt: number, at: Date): { outcome: AttemptOutcome; next: Date | null } {
+    if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300)
+      return { outcome: 'delivered', next: null };
+    if (result.statusCode === 410) return { outcome: 'gone', next: null };
+    const delay = nextDelayMs(attempt, this.options.retryBaseMs, parseRetryAfter(result.retryAfter));
+    return delay === null
+      ? { outcome: 'failed', next: null }
+      : { outcome: 'retry', next: new Date(at.getTime() + result.durationMs + delay) };
+  }
+
+  /** Deletes deliveries older than 30 days (their attempts with them), in batches. */
+  async purge(): Promise<number> {
+    let deleted = 0;
+    try {
+      for (let i = 0; i < PURGE_MAX_BATCHES; i++) {
+        const count = await this.repository.purgeDeliveries(RETENTION_DAYS, PURGE_BATCH);
+        deleted += count;
+        if (count < PURGE_BATCH) break;
+      }
+    } catch (err) {
+      this.warn(`could not purge old webhook deliveries: ${(err as Error).message}`);
+    }
+    return deleted;
+  }
+}
