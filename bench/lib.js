@@ -422,6 +422,8 @@ function cpuSnapshot(dbName, alsoOurs = []) {
   try {
     const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
     const busy = ticksToMs(cpu[0] + cpu[1] + cpu[2]);
+    // Time the hypervisor gave this machine's CPUs to someone else (field 8): noise no process shows.
+    const steal = ticksToMs(cpu[7] || 0);
     const servers = new Map();
     for (const pid of liveServerPids) servers.set(pid, cpuMs(pid));
     const backends = new Map();
@@ -438,7 +440,7 @@ function cpuSnapshot(dbName, alsoOurs = []) {
       }
     }
     const self = process.cpuUsage();
-    return { busy, self: (self.user + self.system) / 1000, servers, backends };
+    return { busy, steal, self: (self.user + self.system) / 1000, servers, backends };
   } catch {
     return undefined;
   }
@@ -466,6 +468,7 @@ function cpuBetween(before, after, serverPid) {
     server: s0 === undefined || s1 === undefined ? undefined : s1 - s0,
     backends,
     other: Math.max(0, after.busy - before.busy - client - servers - backends),
+    steal: after.steal - before.steal,
   };
 }
 
@@ -565,7 +568,7 @@ function figures(result) {
   if (!result['2xx']) problems.push('no successful response at all');
   const lat = result.exactLatencies ? Float64Array.from(result.exactLatencies).sort() : undefined;
   const answered = result['2xx'] + result.non2xx || 1;
-  const { server, backends, other } = result.cpu || {};
+  const { server, backends, other, steal } = result.cpu || {};
   const ms = result.duration * 1000;
   return {
     // Successful requests over the measured time: autocannon's own "Req/Sec" averages per-second
@@ -584,6 +587,8 @@ function figures(result) {
     pgPerReq: backends === undefined ? NaN : backends / answered,
     // CPU that processes outside the benchmark took during the run, % of one core: noise.
     otherPct: other === undefined ? NaN : (100 * other) / ms,
+    // CPU the hypervisor took from this machine during the run, % of one core: noise too.
+    stealPct: steal === undefined ? NaN : (100 * steal) / ms,
     problems,
   };
 }

@@ -3,10 +3,16 @@ import { SendResult, TIMEOUT_MS, WebhookSender } from './sender';
 import { signedHeaders } from './signing';
 import { AttemptOutcome, AttemptRecord, ClaimedDelivery, DeliveryLoopRepository } from './delivery-loop.repository';
 
-/** At most this many attempts run at once on one instance. */
-const MAX_IN_FLIGHT = 64;
+/**
+ * At most this many attempts run at once on one instance (and as many connections to one receiver
+ * at most, see WebhookSender). Claims take half of it at a time, so that a claim finds room while
+ * the previous batch is still being sent. Bigger batches cost the database less per event: one
+ * claim statement and one record statement serve more events (bench:webhooks measured 1.16x and
+ * 1.15x for the p50 ratio with batches of 100 against 1.27x and 1.23x with batches of 32).
+ */
+const MAX_IN_FLIGHT = 128;
 /** Rows claimed per statement. */
-const CLAIM_BATCH = 32;
+const CLAIM_BATCH = MAX_IN_FLIGHT / 2;
 /**
  * How often the loop looks for due deliveries when its last claim found less than a batch. Events
  * are not pushed to it one by one: claiming what is due every half second (or as soon as a batch
@@ -31,7 +37,7 @@ const PURGE_MAX_BATCHES = 20;
  * statement (and its commit) costs more than the rows it records, so fewer, fuller batches cost the
  * database and this process less per delivery. A claim's lease lasts far longer than the wait.
  */
-const RECORD_BATCH = 64;
+const RECORD_BATCH = MAX_IN_FLIGHT;
 const RECORD_WAIT_MS = 50;
 
 interface DeliveredBatch {
@@ -65,7 +71,7 @@ export class DeliveryLoop {
     private readonly options: { allowPrivateUrls: boolean; retryBaseMs: number },
     private readonly warn: (message: string) => void,
   ) {
-    this.sender = new WebhookSender(options.allowPrivateUrls);
+    this.sender = new WebhookSender(options.allowPrivateUrls, TIMEOUT_MS, MAX_IN_FLIGHT);
   }
 
   /** Claims what is due from now on, and purges old deliveries every 10 minutes. */

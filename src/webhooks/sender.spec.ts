@@ -92,6 +92,17 @@ describe('WebhookSender', () => {
     }
   });
 
+  it('sends as many attempts to one receiver at once as it has connections for, each within its own limit', async () => {
+    const sender = new WebhookSender(true, 500, 4);
+    try {
+      // Four answers that take 300 ms each, on four connections: none waits for another.
+      const results = await Promise.all([1, 2, 3, 4].map(() => sender.send(`${base}/slow`, {}, '{}')));
+      expect(results.map((r) => r.statusCode)).toEqual([200, 200, 200, 200]);
+    } finally {
+      await sender.close();
+    }
+  });
+
   it('ends the attempts under way when the instance stops', async () => {
     const sender = new WebhookSender(true);
     try {

@@ -25,8 +25,6 @@ export interface SendResult {
 type Target = { problem: string } | { origin: string; path: string };
 /** Parsed targets kept; past this the cache starts afresh. */
 const TARGET_CACHE_SIZE = 1000;
-/** Connections kept per receiver (an origin): at most this many attempts to one receiver at once. */
-const CONNECTIONS_PER_ORIGIN = 32;
 
 /** An attempt under way: aborting it emits 'abort' (undici takes an EventEmitter as a signal). */
 class Attempt extends EventEmitter {
@@ -50,12 +48,18 @@ export class WebhookSender {
   /** Attempts under way, so that abortAll can end them. */
   private readonly inFlight = new Set<Attempt>();
 
+  /**
+   * `connectionsPerReceiver`: connections opened to one origin at most. The delivery loop passes
+   * its limit of attempts in flight, so that no attempt waits for a connection: its 10 s are the
+   * receiver's alone.
+   */
   constructor(
     private readonly allowPrivate: boolean,
     private readonly timeoutMs = TIMEOUT_MS,
+    connectionsPerReceiver = 32,
   ) {
     this.agent = new Agent({
-      connections: CONNECTIONS_PER_ORIGIN,
+      connections: connectionsPerReceiver,
       connect: { lookup: safeLookup(allowPrivate), timeout: timeoutMs },
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
