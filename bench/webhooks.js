@@ -10,8 +10,8 @@
  * Usage: npm run bench:webhooks   (builds first; needs PostgreSQL on this machine)
  * Settings: BENCH_DURATION (10 s), BENCH_ROUNDS (3), BENCH_CONNECTIONS (10), BENCH_WARMUP (5 s),
  * BENCH_ADMIN_URL, BENCH_EVENTS (5000: events queued for the throughput phase), BENCH_PROFILE=1
- * (after the figures, one more round per side with the server's CPU profiled: where its time goes
- * with and without deliveries; not part of the figures).
+ * (after the figures, a backlog and one more round per side with the server's main thread
+ * profiled: where its time goes; the delivery thread is not in it; not part of the figures).
  *
  * 1. creates a fresh database formwork_bench_webhooks_<timestamp>, migrates it and seeds the demo
  *    with the CLI; a second Pro workspace and its token come from the CLI too;
