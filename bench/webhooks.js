@@ -223,7 +223,15 @@ async function main() {
       // autovacuum off): without it the delivered rows of earlier rounds slow each next round.
       await db.query('VACUUM (ANALYZE)');
       const fig = figures(await load(side, seconds));
-      if (side === 'with') created += fig.total + fig.non2xx;
+      if (side === 'with') {
+        created += fig.total + fig.non2xx;
+        // How far deliveries fell behind the round (the delivery thread yields to requests).
+        const stopped = Date.now();
+        fig.pendingAtEnd = await pending();
+        if (!(await drain(120_000)))
+          problems.push('the delivery backlog did not drain within 120 s after a with round');
+        fig.drainS = (Date.now() - stopped) / 1000;
+      }
       return fig;
     },
     ...roundLog(OPTS, {
@@ -332,11 +340,11 @@ async function main() {
     '',
     `CPU per delivered event in that backlog: the server (its delivery loop) ${f3(eventCpu.server)} ms, PostgreSQL ${f3(eventCpu.pg)} ms, the receiver ${f3(eventCpu.receiver)} ms.`,
     '',
-    '| round | side | req/s | p50 (ms) | p99 (ms) | 2xx | server CPU ms/req | PostgreSQL CPU ms/req | other processes (% of a core) | hypervisor steal (% of a core) |',
-    '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    '| round | side | req/s | p50 (ms) | p99 (ms) | 2xx | server CPU ms/req | PostgreSQL CPU ms/req | events pending at the end, drained in | other processes (% of a core) | hypervisor steal (% of a core) |',
+    '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows.map(
       (r) =>
-        `| ${r.round} | ${r.side} | ${f0(r.rps)} | ${f2(r.p50)} | ${f1(r.p99)} | ${r.total} | ${f2(r.cpuPerReq)} | ${f2(r.pgPerReq)} | ${f0(r.otherPct)} | ${f0(r.stealPct)} |`,
+        `| ${r.round} | ${r.side} | ${f0(r.rps)} | ${f2(r.p50)} | ${f1(r.p99)} | ${r.total} | ${f2(r.cpuPerReq)} | ${f2(r.pgPerReq)} | ${r.side === 'with' ? `${r.pendingAtEnd}, ${f1(r.drainS)} s` : '-'} | ${f0(r.otherPct)} | ${f0(r.stealPct)} |`,
     ),
   ];
   const noisy = noisyRounds(rows);

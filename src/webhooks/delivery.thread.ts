@@ -9,6 +9,8 @@ import { DeliveryLoopRepository } from './delivery-loop.repository';
 
 /** What the thread is started with. */
 export interface DeliveryThreadData {
+  /** Marks the thread this file is the entry of (importing it elsewhere starts nothing). */
+  role: 'formwork-delivery';
   databaseUrl: string;
   allowPrivateUrls: boolean;
   retryBaseMs: number;
@@ -23,7 +25,7 @@ export type ToDeliveryThread = DeliveryThreadRequest & { id: number };
 /** An answer to a request, or a warning to log. */
 export type FromDeliveryThread = { id: number; result?: number; error?: string } | { warn: string };
 
-if (!isMainThread && parentPort) {
+if (!isMainThread && parentPort && (workerData as DeliveryThreadData | undefined)?.role === 'formwork-delivery') {
   const port = parentPort;
   const data = workerData as DeliveryThreadData;
   const warn = (message: string) => port.postMessage({ warn: message } satisfies FromDeliveryThread);

@@ -87,6 +87,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
 
   private startThread(): void {
     const data: DeliveryThreadData = {
+      role: 'formwork-delivery',
       databaseUrl: this.databaseUrl(),
       allowPrivateUrls: this.config.webhooks.allowPrivateUrls,
       retryBaseMs: this.config.webhooks.retryBaseMs,
