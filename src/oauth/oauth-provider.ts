@@ -3,6 +3,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import type { Configuration, default as ProviderType } from 'oidc-provider';
 import type { DataSource } from 'typeorm';
 import { SCOPES } from '../common/access/roles';
+import { nestingDepthDetails } from '../common/validation/schema-validator';
 import type { AppConfig } from '../config/config';
 import { errorPage, PAGE_CSP, PAGE_HEADERS } from './interaction.pages';
 import {
@@ -170,15 +171,21 @@ export async function createOAuthProvider(config: AppConfig, db: DataSource): Pr
   return provider;
 }
 
+/** How deep registration metadata may nest objects and arrays (a jwks needs 4 levels). */
+const MAX_REGISTRATION_DEPTH = 16;
+
 /**
- * RFC 7591 registration, bounded and made public: the metadata as JSON is at most
- * MAX_REGISTRATION_BYTES and the client name at most MAX_CLIENT_NAME_LENGTH characters (refused
+ * RFC 7591 registration, bounded and made public: the metadata nests at most MAX_REGISTRATION_DEPTH
+ * levels, its JSON is at most MAX_REGISTRATION_BYTES and the client name at most MAX_CLIENT_NAME_LENGTH characters (refused
  * with invalid_client_metadata, and nothing stored), and any token_endpoint_auth_method (missing,
  * client_secret_basic, client_secret_post, private_key_jwt...) is registered as "none", which the
  * answer states (RFC 7591 §3.2.1 lets the server replace a value). Agents that ask for a secret
  * method still work: they send no secret, and PKCE protects the code.
  */
 function publicRegistration(body: Record<string, unknown>, errors: typeof import('oidc-provider').errors): void {
+  // Before anything walks it (JSON.stringify would overflow the stack: a 500): real metadata nests a few levels.
+  const [tooDeep] = nestingDepthDetails(body, MAX_REGISTRATION_DEPTH);
+  if (tooDeep) throw new errors.InvalidClientMetadata(`${tooDeep.path.slice(1) || 'the metadata'} ${tooDeep.message}`);
   const size = Buffer.byteLength(JSON.stringify(body));
   if (size > MAX_REGISTRATION_BYTES) {
     throw new errors.InvalidClientMetadata(tooLarge(size));

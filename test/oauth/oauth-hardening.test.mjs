@@ -145,7 +145,7 @@ describe(
     // Item 6: bounded registrations, unused clients expire, old sign-in failures are purged
     // -------------------------------------------------------------------------------------------
 
-    test('a 50 KB registration is refused with invalid_client_metadata, and nothing is stored', async () => {
+    test('a 50 KB or deeply nested registration is refused with invalid_client_metadata, and nothing is stored', async () => {
       const before = await clientRows();
       for (const metadata of [
         { redirect_uris: [REDIRECT_URI], client_name: 'x'.repeat(50_000) },
@@ -167,6 +167,16 @@ describe(
         assert.equal(body.error, 'invalid_client_metadata');
         assert.match(body.error_description, /at most 10000/);
       }
+      // Under the size limit but nested 4,900 levels deep: refused by name, not a 500 (JSON.stringify overflowed).
+      const deep = await fetch(new URL('/oauth/register', base), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: `{"redirect_uris":["${REDIRECT_URI}"],"client_name":"Deep","logo":${'['.repeat(4900)}${']'.repeat(4900)}}`,
+      });
+      assert.equal(deep.status, 400);
+      const deepBody = await deep.json();
+      assert.equal(deepBody.error, 'invalid_client_metadata');
+      assert.match(deepBody.error_description, /^logo nests objects and arrays more than 16 levels deep/);
       const longName = await register({ redirect_uris: [REDIRECT_URI], client_name: 'n'.repeat(201) });
       assert.equal(longName.status, 400);
       assert.equal((await longName.json()).error, 'invalid_client_metadata');
