@@ -23,13 +23,23 @@ export type AccessTokenRow = {
  */
 @Injectable()
 export class OAuthRepository {
-  /** Deletes one batch of OAuth records expired for an hour; how many. */
+  /**
+   * Deletes one batch of OAuth records expired for an hour; how many. The grants of a client that
+   * goes (unused for CLIENT_TTL_DAYS) end with it, as revoked: none of their tokens works any more,
+   * and the lists of connected apps stop showing them.
+   */
   async purgeExpiredModels(manager: EntityManager): Promise<number> {
-    const [, count] = (await manager.query(
-      `DELETE FROM oauth_models WHERE ctid = ANY (ARRAY(
-         SELECT ctid FROM oauth_models WHERE expires_at < now() - interval '1 hour' LIMIT ${PURGE_BATCH}))`,
-    )) as [unknown, number];
-    return count;
+    const [{ n }] = await manager.query(
+      `WITH gone AS (
+         DELETE FROM oauth_models WHERE ctid = ANY (ARRAY(
+           SELECT ctid FROM oauth_models WHERE expires_at < now() - interval '1 hour' LIMIT ${PURGE_BATCH}))
+         RETURNING model, id),
+       ended AS (
+         UPDATE oauth_grants SET revoked_at = now()
+          WHERE revoked_at IS NULL AND client_id IN (SELECT id FROM gone WHERE model = 'Client'))
+       SELECT count(*)::int AS n FROM gone`,
+    );
+    return n;
   }
 
   /** Deletes one batch of sign-in failures whose last one is older than `hours`; how many. */

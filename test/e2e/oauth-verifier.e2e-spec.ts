@@ -112,6 +112,27 @@ describe('OAuth access tokens on the tools API', () => {
     expect(JSON.stringify(grants)).not.toContain(token);
   });
 
+  it('ends the grants of a client whose registration expired: the purge marks them revoked, and only them', async () => {
+    const expired = await issue();
+    const live = await issue();
+    await db.query(`UPDATE oauth_grants SET client_id = $2 WHERE grant_id = $1`, [expired.grantId, 'client-expired']);
+    await db.query(`UPDATE oauth_grants SET client_id = $2 WHERE grant_id = $1`, [live.grantId, 'client-live']);
+    // Unused for 30 days (and the purge's hour of grace), and one still registered.
+    await db.query(
+      `INSERT INTO oauth_models (model, id, payload, expires_at) VALUES
+         ('Client', 'client-expired', '{"client_id": "client-expired"}', now() - interval '2 hours'),
+         ('Client', 'client-live', '{"client_id": "client-live"}', now() + interval '29 days')`,
+    );
+    expect(await app.get(OAuthService).purge()).toBeGreaterThanOrEqual(1);
+    const grants = await app.get(OAuthService).listGrants(ws.slug);
+    expect(grants.find((g) => g.id === expired.grantId)?.revokedAt).toEqual(expect.any(String));
+    expect(grants.find((g) => g.id === live.grantId)?.revokedAt).toBeNull();
+    const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM oauth_models WHERE model = 'Client' AND id = $1`, [
+      'client-expired',
+    ]);
+    expect(n).toBe(0);
+  });
+
   it('shares one rate budget per grant, whatever the token', async () => {
     const limited = await createTestApp({ RATE_LIMIT_CREDENTIAL_PER_MIN: '3' });
     try {
