@@ -1,6 +1,6 @@
 import { esc, page } from '../common/html';
 import { Role, SCOPES } from '../common/access/roles';
-import { Access, MemberView } from './settings.service';
+import { Access, AuditLogRow, MemberView } from './settings.service';
 
 /** The settings pages: the shared layout of html.ts, escaped by default, one script file (the copy button). */
 
@@ -293,24 +293,7 @@ ${apps.length ? `<table><thead><tr><th>App</th><th>Person</th><th>Workspace</th>
   );
 }
 
-type AuditRow = {
-  at: Date;
-  action: string;
-  subject_id: string;
-  actor_kind: string;
-  actor_id: string;
-  request_id: string | null;
-  email: string | null;
-  token_name: string | null;
-  app: string | null;
-};
-
-export function actorLabel(r: {
-  actor_kind: string;
-  email: string | null;
-  token_name: string | null;
-  app: string | null;
-}): string {
+export function actorLabel(r: Pick<AuditLogRow, 'actor_kind' | 'email' | 'token_name' | 'app'>): string {
   if (r.actor_kind === 'api_token') return `token ${r.token_name ?? '(deleted)'}${r.email ? ` of ${r.email}` : ''}`;
   if (r.actor_kind === 'oauth') return `app ${r.app ?? '(unknown)'}${r.email ? ` for ${r.email}` : ''}`;
   return r.email ?? 'a person';
@@ -318,7 +301,7 @@ export function actorLabel(r: {
 
 export function auditPage(
   chrome: Chrome,
-  log: { rows: AuditRow[]; more: boolean; actors: Array<AuditRow>; actions: string[] },
+  log: { rows: AuditLogRow[]; more: boolean; actors: AuditLogRow[]; actions: string[] },
   filter: { actor?: string; action?: string; page: number },
 ): string {
   const slug = chrome.access!.workspace.slug;

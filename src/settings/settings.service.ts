@@ -29,7 +29,7 @@ export interface Access {
   role: Role;
 }
 
-export type { MemberView } from './settings.repository';
+export type { AuditLogRow, MemberView } from './settings.repository';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
