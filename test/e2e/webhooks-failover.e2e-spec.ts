@@ -47,19 +47,40 @@ describe('webhooks across instances', () => {
     await drop?.();
   }, 30_000);
 
-  it('delivers the event of a commit whose instance was killed (SIGKILL) right after it', async () => {
+  /**
+   * An admin's workspace with a one-question form and an endpoint for response.created at `path`,
+   * whose answers the receiver holds until `release()`.
+   */
+  async function heldEndpoint(path: string) {
     const ws = await createWorkspace(setup, 'pro');
     const { token } = await createToken(setup, ws, { role: 'admin' });
     const form = await createForm(setup, ws, { blocks: [{ type: 'short_text', title: 'Name' }] });
     const hook = await callTool(setup, token, 'create_webhook', {
-      url: receiver.url('/failover'),
+      url: receiver.url(path),
       events: ['response.created'],
     });
     expect(hook.status).toBe(200);
-    receiver.setSecrets('/failover', [hook.body.secret]);
-    // If the doomed instance gets to send it, its request is held unanswered until it is dead.
+    receiver.setSecrets(path, [hook.body.secret]);
     let release!: () => void;
-    receiver.script('/failover', { status: 200, hold: new Promise<void>((resolve) => (release = resolve)) });
+    receiver.script(path, { status: 200, hold: new Promise<void>((resolve) => (release = resolve)) });
+    return { token, form, hook, release };
+  }
+
+  /** Waits until the endpoint's one delivery is recorded as delivered. */
+  async function delivered(endpointId: string, withinMs: number, what: string) {
+    const db = setup.get(DataSource);
+    await waitUntil(
+      async () =>
+        (await db.query(`SELECT status FROM webhook_deliveries WHERE endpoint_id = $1`, [endpointId]))[0]?.status ===
+        'delivered',
+      withinMs,
+      what,
+    );
+  }
+
+  it('delivers the event of a commit whose instance was killed (SIGKILL) right after it', async () => {
+    // If the doomed instance gets to send it, its request is held unanswered until it is dead.
+    const { token, form, hook, release } = await heldEndpoint('/failover');
 
     a = await Instance.start('a', env());
     const created = await callToolAt(a.port, token, 'create_response', {
@@ -74,13 +95,7 @@ describe('webhooks across instances', () => {
 
     b = await Instance.start('b', env());
     const db = setup.get(DataSource);
-    await waitUntil(
-      async () =>
-        (await db.query(`SELECT status FROM webhook_deliveries WHERE endpoint_id = $1`, [hook.body.id]))[0]?.status ===
-        'delivered',
-      60_000,
-      'the other instance delivered the event',
-    );
+    await delivered(hook.body.id, 60_000, 'the other instance delivered the event');
     const got = receiver.for('/failover');
     expect(got.length).toBeGreaterThanOrEqual(1);
     expect(receiver.unverified).toEqual([]);
@@ -99,16 +114,7 @@ describe('webhooks across instances', () => {
 
   it('delivers an event whose instance died in the middle of its attempt, once the claim expires', async () => {
     await Promise.all([a?.stop(), b?.stop()]);
-    const ws = await createWorkspace(setup, 'pro');
-    const { token } = await createToken(setup, ws, { role: 'admin' });
-    const form = await createForm(setup, ws, { blocks: [{ type: 'short_text', title: 'Name' }] });
-    const hook = await callTool(setup, token, 'create_webhook', {
-      url: receiver.url('/mid-attempt'),
-      events: ['response.created'],
-    });
-    receiver.setSecrets('/mid-attempt', [hook.body.secret]);
-    let release!: () => void;
-    receiver.script('/mid-attempt', { status: 200, hold: new Promise<void>((resolve) => (release = resolve)) });
+    const { token, form, hook, release } = await heldEndpoint('/mid-attempt');
     const arrived = receiver.arrived;
 
     a = await Instance.start('a2', env());
@@ -125,13 +131,7 @@ describe('webhooks across instances', () => {
 
     b = await Instance.start('b2', env());
     const db = setup.get(DataSource);
-    await waitUntil(
-      async () =>
-        (await db.query(`SELECT status FROM webhook_deliveries WHERE endpoint_id = $1`, [hook.body.id]))[0]?.status ===
-        'delivered',
-      60_000,
-      'the other instance delivered the event after the claim expired',
-    );
+    await delivered(hook.body.id, 60_000, 'the other instance delivered the event after the claim expired');
     const got = receiver.for('/mid-attempt');
     expect(got).toHaveLength(2); // the held one (its answer never reached the dead instance), then the one that counted
     expect(got[0].id).toBe(got[1].id);
@@ -145,16 +145,7 @@ describe('webhooks across instances', () => {
 
   it('hands an attempt under way back when its instance stops (SIGTERM): due again at once, for any instance', async () => {
     await Promise.all([a?.stop(), b?.stop()]);
-    const ws = await createWorkspace(setup, 'pro');
-    const { token } = await createToken(setup, ws, { role: 'admin' });
-    const form = await createForm(setup, ws, { blocks: [{ type: 'short_text', title: 'Name' }] });
-    const hook = await callTool(setup, token, 'create_webhook', {
-      url: receiver.url('/stopping'),
-      events: ['response.created'],
-    });
-    receiver.setSecrets('/stopping', [hook.body.secret]);
-    let release!: () => void;
-    receiver.script('/stopping', { status: 200, hold: new Promise<void>((resolve) => (release = resolve)) });
+    const { token, form, hook, release } = await heldEndpoint('/stopping');
     const arrived = receiver.arrived;
 
     a = await Instance.start('a3', env());
@@ -181,13 +172,7 @@ describe('webhooks across instances', () => {
     release();
 
     b = await Instance.start('b3', env());
-    await waitUntil(
-      async () =>
-        (await db.query(`SELECT status FROM webhook_deliveries WHERE endpoint_id = $1`, [hook.body.id]))[0]?.status ===
-        'delivered',
-      20_000,
-      'the other instance delivered the event without waiting for a lease',
-    );
+    await delivered(hook.body.id, 20_000, 'the other instance delivered the event without waiting for a lease');
     const got = receiver.for('/stopping');
     expect(got.length).toBeGreaterThanOrEqual(2);
     expect(new Set(got.map((r) => r.id)).size).toBe(1);
