@@ -158,18 +158,19 @@ const liveServerPids = new Set();
 /** A server child process (node `args`), its output kept (the tail) for error messages. */
 class Server {
   /**
+   * `binary`: what runs `args` (node unless given).
    * `stdout`: a file (path) for the server's standard output instead of a pipe to this process,
    * e.g. '/dev/null' for a service logging every request: the log is produced and written, but
    * the load generator does not pay for reading it. Its standard error is always kept.
    */
-  constructor(name, args, env, { stdout } = {}) {
+  constructor(name, args, env, { stdout, binary = process.execPath } = {}) {
     this.name = name;
     this.output = '';
     this.exited = null;
     this.env = env;
     this.port = env.PORT ? Number(env.PORT) : undefined;
     const out = stdout ? openSync(stdout, 'a') : 'pipe';
-    this.proc = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', out, 'pipe'] });
+    this.proc = spawn(binary, args, { cwd: ROOT, env, stdio: ['ignore', out, 'pipe'] });
     if (stdout) closeSync(out);
     liveServerPids.add(this.proc.pid);
     const keep = (c) => {

@@ -16,8 +16,11 @@
  * 1. creates a fresh database formwork_bench_webhooks_<timestamp>, migrates it and seeds the demo
  *    with the CLI; a second Pro workspace and its token come from the CLI too;
  * 2. starts one instance of dist/ (NODE_ENV=production, rate limits off,
- *    WEBHOOKS_ALLOW_PRIVATE_URLS=true so it may post to the receiver on loopback) and the receiver
- *    (bench/webhook-receiver.js, its own process, answers 200);
+ *    WEBHOOKS_ALLOW_PRIVATE_URLS=true so it may post to the receiver on loopback) and the receiver,
+ *    which answers 200 "ok": nginx (Debian's; one process, no log), or with BENCH_RECEIVER=node or
+ *    without nginx, bench/webhook-receiver.js. A receiver normally runs on another machine; here it
+ *    shares the two cores with the instance, and nginx costs them 25 us a request where the Node
+ *    receiver costs 66 us (measured on this machine), so the figures are more nearly the instance's;
  * 3. creates the same two-question form in both workspaces, and a webhook endpoint for
  *    response.created in the demo workspace only;
  * 4. alternates without / with (warm-up, then BENCH_ROUNDS rounds, autocannon, exact latencies),
@@ -30,7 +33,16 @@
  * Exit code: 0 whether the targets are met or not; 1 when the run is not valid.
  */
 const { join, relative } = require('node:path');
-const { mkdirSync, readFileSync, renameSync } = require('node:fs');
+const {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} = require('node:fs');
 const os = require('node:os');
 const cpuProfile = require('./cpu-profile');
 const { Client } = require('pg');
@@ -74,7 +86,12 @@ const OPTS = {
   ...loadOptions({ connections: 10, rounds: 3 }),
   events: envNumber('BENCH_EVENTS', 5000, { integer: true, min: 1 }),
   profile: envFlag('BENCH_PROFILE'),
+  receiver: process.env.BENCH_RECEIVER || 'nginx',
 };
+if (!['nginx', 'node'].includes(OPTS.receiver)) {
+  console.error(`BENCH_RECEIVER must be nginx or node, not ${OPTS.receiver}`);
+  process.exit(2);
+}
 const P50_TARGET = 1.2;
 const RATE_TARGET = 200;
 /** Hypervisor steal above this (% of a core) in a round makes its figures noise. */
@@ -121,7 +138,7 @@ async function main() {
     cliEnv,
   );
 
-  const receiver = await startReceiver(await freePort());
+  const receiver = await startReceiver(await freePort(), notes);
   teardown.servers.push(receiver);
   // With BENCH_PROFILE, the hook is loaded from the start but idle until a profiled round signals it.
   const profileOut = join(RESULTS, `webhooks-${ts}.cpuprofile`);
@@ -261,7 +278,7 @@ async function main() {
   );
 
   // 2. delivery throughput: a backlog queued at once, as the outbox writes it
-  const receivedBefore = await receiverCount(receiver);
+  const receivedBefore = await receiver.count();
   const [sample] = (
     await db.query(
       `SELECT workspace_id, endpoint_id, event_type, payload FROM webhook_deliveries WHERE endpoint_id = $1 LIMIT 1`,
@@ -286,7 +303,7 @@ async function main() {
   let pgMs = 0;
   for (const [pid, ms] of cpu1.backends) pgMs += ms - (cpu0.backends.get(pid) || 0);
   const eventCpu = { server: perEvent(server.proc.pid), pg: pgMs / OPTS.events, receiver: perEvent(receiver.proc.pid) };
-  const receivedNow = (await receiverCount(receiver)) - receivedBefore;
+  const receivedNow = (await receiver.count()) - receivedBefore;
   if (receivedNow < OPTS.events) problems.push(`the receiver got ${receivedNow} of the ${OPTS.events} queued events`);
   log(
     `throughput: ${OPTS.events} events in ${f2(seconds)} s = ${f0(rate)} events/s; CPU per event: server ${f3(eventCpu.server)} ms, PostgreSQL ${f3(eventCpu.pg)} ms, receiver ${f3(eventCpu.receiver)} ms`,
@@ -362,6 +379,7 @@ async function main() {
     '',
     `- Load: autocannon ${autocannonVersion()}, ${OPTS.connections} connections, ${OPTS.rounds} rounds of ${OPTS.duration} s per side, alternating, after ${OPTS.warmup} s of warm-up; p50 from every response's own time. Client, server, receiver and PostgreSQL share the machine (compare within this run).`,
     `- Server: one dist/ instance, NODE_ENV=production, LOG_LEVEL=warn, rate limits off, default pool (10), WEBHOOKS_ALLOW_PRIVATE_URLS=true; its delivery loop runs during the "with" rounds (the backlog drains before each round). Fresh database \`${dbName}\`, dropped afterwards.`,
+    `- Receiver: ${receiver.kind}, answering 200 "ok" to every event, on the same machine.`,
     `- Machine: ${cpusText()}; Node ${process.version}; load average ${loadText(os.loadavg())} at the end.`,
     ...notes.map((n) => `- ${n}`),
     ...(profiles.length ? ['', '## CPU profiles (BENCH_PROFILE=1)', '', ...profiles] : []),
@@ -373,18 +391,71 @@ async function main() {
   process.exitCode = problems.length ? 1 : 0;
 }
 
-/** The receiver process, as a Server (stop() works the same), once it listens. */
-async function startReceiver(port) {
-  const receiver = new Server('receiver', [join(__dirname, 'webhook-receiver.js')], {
-    PATH: process.env.PATH,
-    PORT: String(port),
-  });
-  await receiver.waitUntil(() => fetch(`http://127.0.0.1:${port}/`).then((r) => r.ok));
+/**
+ * The receiver process, as a Server (stop() works the same), once it listens; `count()` is how many
+ * events it has received. nginx unless BENCH_RECEIVER=node or nginx is missing (said in `notes`).
+ */
+async function startReceiver(port, notes) {
+  const nginx = OPTS.receiver === 'nginx' && nginxBinary();
+  if (OPTS.receiver === 'nginx' && !nginx)
+    notes.push(
+      '**The receiver is the Node one**: nginx is not installed (apt-get install -y nginx), and a Node receiver costs the shared cores more per event.',
+    );
+  if (!nginx) {
+    const receiver = new Server('receiver', [join(__dirname, 'webhook-receiver.js')], {
+      PATH: process.env.PATH,
+      PORT: String(port),
+    });
+    receiver.kind = 'Node (bench/webhook-receiver.js)';
+    receiver.count = async () => (await (await fetch(`http://127.0.0.1:${port}/`)).json()).received;
+    await receiver.waitUntil(() => receiver.count().then(() => true));
+    return receiver;
+  }
+  const dir = mkdtempSync(join(os.tmpdir(), 'formwork-bench-receiver-'));
+  chmodSync(dir, 0o777);
+  const conf = join(dir, 'nginx.conf');
+  writeFileSync(
+    conf,
+    [
+      // One process (no master and worker): its CPU is the receiver's.
+      'daemon off;',
+      'master_process off;',
+      `pid ${join(dir, 'nginx.pid')};`,
+      `error_log ${join(dir, 'error.log')} warn;`,
+      'events { worker_connections 4096; }',
+      'http {',
+      '  access_log off;',
+      '  keepalive_requests 1000000;',
+      ...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((t) => `  ${t}_temp_path ${join(dir, t)};`),
+      `  server { listen 127.0.0.1:${port}; location = /hook { return 200 "ok"; } location = /stats { stub_status; } }`,
+      '}',
+    ].join('\n'),
+  );
+  const receiver = new Server('receiver', ['-p', dir, '-c', conf], { PATH: process.env.PATH }, { binary: nginx });
+  receiver.port = port;
+  receiver.kind = 'nginx';
+  const stop = receiver.stop.bind(receiver);
+  receiver.stop = async (timeoutMs) => {
+    const exited = await stop(timeoutMs);
+    rmSync(dir, { recursive: true, force: true });
+    return exited;
+  };
+  // stub_status counts every request, its own included: the events are the rest.
+  let statsRequests = 0;
+  receiver.count = async () => {
+    const text = await (await fetch(`http://127.0.0.1:${port}/stats`)).text();
+    statsRequests++; // answered, so counted
+    return Number(text.split('\n')[2].trim().split(/\s+/)[2]) - statsRequests;
+  };
+  await receiver.waitUntil(() => receiver.count().then(() => true));
   return receiver;
 }
 
-async function receiverCount(receiver) {
-  return (await (await fetch(`http://127.0.0.1:${receiver.port}/`)).json()).received;
+function nginxBinary() {
+  for (const candidate of ['/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/bin/nginx']) {
+    if (existsSync(candidate)) return candidate;
+  }
+  return undefined;
 }
 
 runMain(main, teardown);
