@@ -4,13 +4,13 @@ import { loopConnectionString } from './delivery-loop.repository';
 describe("the delivery loop's connections", () => {
   const options = (url: string) => new URL(url).searchParams.get('options');
 
-  it('plan without bitmap scans and commit without waiting for the flush, keeping the options the URL had', () => {
+  it('plan without bitmap or sequential scans and commit without waiting for the flush, keeping the options the URL had', () => {
     expect(options(loopConnectionString('postgres://u@db:5432/app'))).toBe(
-      '-c enable_bitmapscan=off -c synchronous_commit=off',
+      '-c enable_bitmapscan=off -c enable_seqscan=off -c synchronous_commit=off',
     );
     expect(
       options(loopConnectionString('postgres://u@db:5432/app?options=-c%20search_path%3Dtenant&sslmode=require')),
-    ).toBe('-c search_path=tenant -c enable_bitmapscan=off -c synchronous_commit=off');
+    ).toBe('-c search_path=tenant -c enable_bitmapscan=off -c enable_seqscan=off -c synchronous_commit=off');
     expect(new URL(loopConnectionString('postgres://u@db:5432/app?sslmode=require')).searchParams.get('sslmode')).toBe(
       'require',
     );
