@@ -40,11 +40,14 @@ const LOOP_POOL_SIZE = 2;
  * deliveries of a Free workspace (kept, sent when it is Pro again) and of a disabled endpoint.
  *
  * That test is a subquery per row, not a join, on purpose: the planner then always walks the due
- * index in order and stops after a batch. With joins, it estimates from the statistics of
+ * index in order and stops after a batch (and the paused rows due before it, which stay pending:
+ * every claim walks past them). With joins, it estimates from the statistics of
  * workspaces and webhook_endpoints, and those small tables are often never analysed (autovacuum
  * analyses a table after 50 changes): with a backlog of a few thousand rows it then read and
  * sorted every pending row for each claim (measured: 53 ms instead of 0.4 ms a claim with 20,000
- * pending; test/e2e/webhook-claims.e2e-spec.ts).
+ * pending; test/e2e/webhook-claims.e2e-spec.ts). Likewise the claimed rows are updated by their
+ * keys (= ANY of an array), not joined to the batch: the prepared claim's generic plan, which
+ * cannot know the batch size, otherwise hashed every row of webhook_deliveries to find them.
  */
 export const CLAIM_SQL = `WITH due AS (
   SELECT d.id FROM webhook_deliveries d
@@ -55,8 +58,8 @@ export const CLAIM_SQL = `WITH due AS (
    FOR UPDATE OF d SKIP LOCKED)
 UPDATE webhook_deliveries d
    SET claimed_until = now() + make_interval(secs => $2), claim_token = gen_random_uuid(), attempt_count = d.attempt_count + 1
-  FROM due, webhook_endpoints e
- WHERE d.id = due.id AND e.id = d.endpoint_id
+  FROM webhook_endpoints e
+ WHERE d.id = ANY (ARRAY(SELECT id FROM due)) AND e.id = d.endpoint_id
 RETURNING d.id, d.event_id, d.payload, d.attempt_count, d.claim_token, e.id AS endpoint_id, e.url, e.secret,
           CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret`;
 
