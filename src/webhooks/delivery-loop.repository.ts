@@ -11,6 +11,8 @@ import { SHARED_SESSION_MARK } from '../database/embedded-postgres';
 /** A delivery the loop claimed, with what sending it takes. */
 export interface ClaimedDelivery {
   id: string;
+  /** False: set aside as paused by the claim (endpoint disabled or workspace on Free), not to be sent. */
+  active: boolean;
   event_id: string;
   payload: string;
   attempt_count: number;
@@ -36,32 +38,51 @@ export interface AttemptRecord {
 const LOOP_POOL_SIZE = 2;
 
 /**
- * The claim of up to $1 due deliveries for $2 seconds, oldest due first. Paused, so not claimed:
- * deliveries of a Free workspace (kept, sent when it is Pro again) and of a disabled endpoint.
+ * The claim of up to $1 due deliveries, oldest due first: those whose endpoint is enabled and whose
+ * workspace is on Pro are held for $2 seconds (active); the others are set aside as 'paused', out of
+ * the due index, until RESUME_SQL finds their endpoint and workspace ready again. Both count
+ * towards the batch, so a full batch (claimed or paused) means more may be due.
  *
- * That test is a subquery per row, not a join, on purpose: the planner then always walks the due
- * index in order and stops after a batch (and the paused rows due before it, which stay pending:
- * every claim walks past them). With joins, it estimates from the statistics of
+ * The check is a subquery per row, not a join, on purpose: the planner then always walks the due
+ * index in order and stops after a batch. With joins, it estimates from the statistics of
  * workspaces and webhook_endpoints, and those small tables are often never analysed (autovacuum
  * analyses a table after 50 changes): with a backlog of a few thousand rows it then read and
  * sorted every pending row for each claim (measured: 53 ms instead of 0.4 ms a claim with 20,000
- * pending; test/e2e/webhook-claims.e2e-spec.ts). Likewise the claimed rows are updated by their
- * keys (= ANY of an array), not joined to the batch: the prepared claim's generic plan, which
- * cannot know the batch size, otherwise hashed every row of webhook_deliveries to find them.
+ * pending; test/e2e/webhook-claims.e2e-spec.ts). Likewise the batch's rows are updated by their
+ * keys (= ANY of an array), not found by a join with the batch: the prepared claim's generic
+ * plan, which cannot know the batch size, otherwise hashed every row of webhook_deliveries.
  */
 export const CLAIM_SQL = `WITH due AS (
-  SELECT d.id FROM webhook_deliveries d
+  SELECT d.id,
+         COALESCE((SELECT e.enabled AND w.plan = 'pro' FROM webhook_endpoints e, workspaces w
+                    WHERE e.id = d.endpoint_id AND w.id = d.workspace_id), false) AS active
+    FROM webhook_deliveries d
    WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND (d.claimed_until IS NULL OR d.claimed_until <= now())
-     AND (SELECT e.enabled AND w.plan = 'pro' FROM webhook_endpoints e, workspaces w WHERE e.id = d.endpoint_id AND w.id = d.workspace_id)
    ORDER BY d.next_attempt_at
    LIMIT $1
    FOR UPDATE OF d SKIP LOCKED)
 UPDATE webhook_deliveries d
-   SET claimed_until = now() + make_interval(secs => $2), claim_token = gen_random_uuid(), attempt_count = d.attempt_count + 1
-  FROM webhook_endpoints e
- WHERE d.id = ANY (ARRAY(SELECT id FROM due)) AND e.id = d.endpoint_id
-RETURNING d.id, d.event_id, d.payload, d.attempt_count, d.claim_token, e.id AS endpoint_id, e.url, e.secret,
+   SET status = CASE WHEN due.active THEN 'pending' ELSE 'paused' END,
+       claimed_until = CASE WHEN due.active THEN now() + make_interval(secs => $2) END,
+       claim_token = CASE WHEN due.active THEN gen_random_uuid() END,
+       attempt_count = d.attempt_count + CASE WHEN due.active THEN 1 ELSE 0 END
+  FROM due, webhook_endpoints e
+ WHERE d.id = ANY (ARRAY(SELECT id FROM due)) AND due.id = d.id AND e.id = d.endpoint_id
+RETURNING d.id, due.active, d.event_id, d.payload, d.attempt_count, d.claim_token, e.id AS endpoint_id, e.url, e.secret,
           CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret`;
+
+/**
+ * Makes up to $1 paused deliveries pending again (due at once: they were due when paused), those
+ * of endpoints that are enabled in a workspace on Pro. The endpoints with paused rows are found
+ * through IDX_webhook_deliveries_paused, one probe per enabled endpoint.
+ */
+export const RESUME_SQL = `UPDATE webhook_deliveries SET status = 'pending'
+ WHERE id = ANY (ARRAY(
+   SELECT p.id FROM webhook_endpoints e
+     JOIN workspaces w ON w.id = e.workspace_id AND w.plan = 'pro'
+     CROSS JOIN LATERAL (SELECT d.id FROM webhook_deliveries d WHERE d.endpoint_id = e.id AND d.status = 'paused' LIMIT $1) p
+    WHERE e.enabled
+    LIMIT $1))`;
 
 export class DeliveryLoopRepository {
   private readonly pool: Pool;
@@ -80,13 +101,19 @@ export class DeliveryLoopRepository {
   }
 
   /**
-   * Claims up to `limit` due deliveries for `leaseSeconds` (CLAIM_SQL). SKIP LOCKED lets every
-   * instance claim at once without waiting on each other; the claim holds the row until
-   * claimed_until (a lease).
+   * Takes up to `limit` due deliveries off the due index (CLAIM_SQL): claimed for `leaseSeconds`
+   * (`active`), or paused. SKIP LOCKED lets every instance claim at once without waiting on each
+   * other; the claim holds the row until claimed_until (a lease).
    */
   async claim(limit: number, leaseSeconds: number): Promise<ClaimedDelivery[]> {
     const { rows } = await this.loopQuery('claim', CLAIM_SQL, [limit, leaseSeconds]);
     return rows;
+  }
+
+  /** Makes up to `limit` paused deliveries pending again where they may be sent now (RESUME_SQL); how many. */
+  async resumePaused(limit: number): Promise<number> {
+    const { rowCount } = await this.loopQuery('resume', RESUME_SQL, [limit]);
+    return rowCount ?? 0;
   }
 
   /**

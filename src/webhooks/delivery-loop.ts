@@ -29,6 +29,13 @@ export const DISABLE_AFTER_DAYS = 5;
 /** Deliveries (and their attempts) are kept this long, then purged in batches. */
 export const RETENTION_DAYS = 30;
 const PURGE_EVERY_MS = 10 * 60_000;
+/**
+ * How often paused deliveries (endpoint disabled, workspace on Free) are looked at again: a
+ * delivery resumes within this long of its endpoint being enabled or its workspace going Pro.
+ */
+const RESUME_EVERY_MS = 5_000;
+const RESUME_BATCH = 5_000;
+const RESUME_MAX_BATCHES = 20;
 const PURGE_BATCH = 1000;
 const PURGE_MAX_BATCHES = 20;
 
@@ -64,6 +71,7 @@ export class DeliveryLoop {
   private readonly inFlight = new Map<string, Promise<void>>();
   private wake?: () => void;
   private purgeTimer?: NodeJS.Timeout;
+  private resumeTimer?: NodeJS.Timeout;
   private batch?: DeliveredBatch;
 
   constructor(
@@ -74,12 +82,17 @@ export class DeliveryLoop {
     this.sender = new WebhookSender(options.allowPrivateUrls, TIMEOUT_MS, MAX_IN_FLIGHT);
   }
 
-  /** Claims what is due from now on, and purges old deliveries every 10 minutes. */
+  /**
+   * Claims what is due from now on, resumes paused deliveries that may be sent every 5 seconds,
+   * and purges old deliveries every 10 minutes.
+   */
   start(): void {
     this.running = true;
     this.loopDone = this.loop();
     this.purgeTimer = setInterval(() => void this.purge(), PURGE_EVERY_MS);
     this.purgeTimer.unref();
+    this.resumeTimer = setInterval(() => void this.resume(), RESUME_EVERY_MS);
+    this.resumeTimer.unref();
   }
 
   /**
@@ -90,6 +103,7 @@ export class DeliveryLoop {
     this.running = false;
     this.stopping = true;
     clearInterval(this.purgeTimer);
+    clearInterval(this.resumeTimer);
     this.wake?.();
     await this.loopDone;
     this.sender.abortAll();
@@ -122,10 +136,14 @@ export class DeliveryLoop {
     }
   }
 
-  /** Claims up to `limit` due deliveries and starts their attempts; the number claimed. */
+  /**
+   * Claims up to `limit` due deliveries and starts their attempts; the number taken off the due
+   * index (claimed, or paused by the claim).
+   */
   async claimAndStart(limit: number): Promise<number> {
     const claimed = await this.repository.claim(limit, LEASE_SECONDS);
     for (const delivery of claimed) {
+      if (!delivery.active) continue;
       const done = this.attempt(delivery)
         .catch((err: Error) => this.warn(`could not record a webhook attempt: ${err.message}`))
         .finally(() => {
@@ -195,6 +213,22 @@ export class DeliveryLoop {
     return delay === null
       ? { outcome: 'failed', next: null }
       : { outcome: 'retry', next: new Date(at.getTime() + result.durationMs + delay) };
+  }
+
+  /** Makes paused deliveries pending again where they may be sent now, in batches; how many. */
+  async resume(): Promise<number> {
+    let resumed = 0;
+    try {
+      for (let i = 0; i < RESUME_MAX_BATCHES; i++) {
+        const count = await this.repository.resumePaused(RESUME_BATCH);
+        resumed += count;
+        if (count < RESUME_BATCH) break;
+      }
+    } catch (err) {
+      this.warn(`could not resume paused webhook deliveries: ${(err as Error).message}`);
+    }
+    if (resumed > 0) this.wake?.();
+    return resumed;
   }
 
   /** Deletes deliveries older than 30 days (their attempts with them), in batches. */

@@ -48,7 +48,7 @@ export interface DeliveryRow {
 }
 
 const DELIVERY_SELECT = `
-SELECT d.id, d.endpoint_id, d.event_id, d.event_type, d.status, d.created_at, d.attempt_count, d.next_attempt_at, d.payload,
+SELECT d.id, d.endpoint_id, d.event_id, d.event_type, CASE d.status WHEN 'paused' THEN 'pending' ELSE d.status END AS status, d.created_at, d.attempt_count, d.next_attempt_at, d.payload,
        COALESCE((SELECT json_agg(json_build_object('attemptedAt', a.attempted_at, 'statusCode', a.status_code, 'durationMs', a.duration_ms,
                    'error', a.error, 'responseBody', a.response_body, 'nextAttemptAt', a.next_attempt_at) ORDER BY a.attempted_at)
                    FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]') AS attempts
@@ -164,7 +164,8 @@ export class WebhooksRepository {
     opts: { webhookId?: string; status?: string; limit: number; offset: number },
   ): Promise<{ total: number; rows: DeliveryRow[] }> {
     // Through the endpoints (at most 20 per workspace): every index on deliveries costs each delivery's writes.
-    const where = `d.endpoint_id IN (SELECT id FROM webhook_endpoints WHERE workspace_id = $1 AND ($2::uuid IS NULL OR id = $2)) AND ($3::text IS NULL OR d.status = $3)`;
+    // A paused delivery (endpoint disabled, workspace on Free) is pending as far as users are concerned.
+    const where = `d.endpoint_id IN (SELECT id FROM webhook_endpoints WHERE workspace_id = $1 AND ($2::uuid IS NULL OR id = $2)) AND ($3::text IS NULL OR d.status = $3 OR ($3 = 'pending' AND d.status = 'paused'))`;
     const params = [workspaceId, opts.webhookId ?? null, opts.status ?? null];
     const [{ total }] = await this.db.query(
       `SELECT count(*)::int AS total FROM webhook_deliveries d WHERE ${where}`,

@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { CLAIM_SQL, loopConnectionString } from '../../src/webhooks/delivery-loop.repository';
+import { CLAIM_SQL, loopConnectionString, RESUME_SQL } from '../../src/webhooks/delivery-loop.repository';
 import { testDatabaseUrl } from '../utils/create-test-app';
 
 /** A node of EXPLAIN (FORMAT JSON). */
@@ -27,15 +27,16 @@ function* nodes(node: PlanNode): Generator<PlanNode> {
 describe('claiming due webhook deliveries', () => {
   const schema = `claims_${Date.now().toString(36)}_${process.pid}`;
   let db: Client;
-  let paused: string;
+  let free: string;
+  let pausedEndpoint: string;
 
   /**
    * The claim of a batch of 64 as the loop's connections run it (their settings), rolled back: its
-   * plan as run, how many rows it claimed and how many of them belong to the paused endpoint.
+   * plan as run, how many rows it claimed to send (active), and how many are paused.
    */
   async function claimOnce(
     opts: { generic?: boolean } = {},
-  ): Promise<{ root: PlanNode; claimed: { n: number; paused: number } }> {
+  ): Promise<{ root: PlanNode; claimed: { active: number; paused: number } }> {
     const statement = `claim_${schema}`;
     await db.query('BEGIN');
     try {
@@ -57,8 +58,9 @@ describe('claiming due webhook deliveries', () => {
       const [{ 'QUERY PLAN': plan }] = explained.rows;
       const [claimed] = (
         await db.query(
-          `SELECT count(*)::int AS n, count(*) FILTER (WHERE endpoint_id = $1)::int AS paused FROM webhook_deliveries WHERE claim_token IS NOT NULL`,
-          [paused],
+          `SELECT count(*) FILTER (WHERE claim_token IS NOT NULL)::int AS active,
+                  count(*) FILTER (WHERE status = 'paused')::int AS paused
+             FROM webhook_deliveries`,
         )
       ).rows;
       return { root: plan[0].Plan, claimed };
@@ -101,9 +103,9 @@ describe('claiming due webhook deliveries', () => {
         )
       ).rows[0].id as string;
     const pro = await workspace('acme', 'pro');
-    const free = await workspace('quiet', 'free');
+    free = await workspace('quiet', 'free');
     const active = await endpoint(pro);
-    paused = await endpoint(free);
+    const paused = (pausedEndpoint = await endpoint(free));
     // 20,000 pending after an outage, and the Free workspace's 10 paused ones, due first.
     const queue = (workspaceId: string, endpointId: string, count: number, from: string) =>
       db.query(
@@ -125,10 +127,11 @@ describe('claiming due webhook deliveries', () => {
 
   it('reads a batch of the due index, not every pending delivery, with small tables never analysed', async () => {
     const { root, claimed } = await claimOnce();
+    // The batch: the Free workspace's 10, due first, set aside as paused, and 54 claimed to send.
     expect(root['Actual Rows']).toBe(64);
-    expect(claimed).toEqual({ n: 64, paused: 0 });
-    // The batch and the 10 paused rows due before it: not the 20,000.
-    expect(deliveriesWalked(root)).toBe(64 + 10);
+    expect(claimed).toEqual({ active: 54, paused: 10 });
+    // The batch: not the 20,000.
+    expect(deliveriesWalked(root)).toBe(64);
     expect([...nodes(root)].map((n) => n['Node Type'])).not.toContain('Sort');
   });
 
@@ -139,7 +142,7 @@ describe('claiming due webhook deliveries', () => {
     await db.query(`ANALYZE ${schema}.workspaces`);
     await db.query(`ANALYZE ${schema}.webhook_endpoints`);
     const { root, claimed } = await claimOnce();
-    expect(claimed).toEqual({ n: 64, paused: 0 });
+    expect(claimed).toEqual({ active: 54, paused: 10 });
     const types = [...nodes(root)].map((n) => n['Node Type']);
     expect(types).not.toContain('Sort');
     // A table of a few pages read whole once per claimed row costs 15 us a row; a key lookup 2 us.
@@ -148,10 +151,41 @@ describe('claiming due webhook deliveries', () => {
 
   it('keeps to a batch with the generic plan of the prepared claim too', async () => {
     const { root, claimed } = await claimOnce({ generic: true });
-    expect(claimed).toEqual({ n: 64, paused: 0 });
-    expect(deliveriesWalked(root)).toBe(64 + 10);
+    expect(claimed).toEqual({ active: 54, paused: 10 });
+    expect(deliveriesWalked(root)).toBe(64);
     const types = [...nodes(root)].map((n) => n['Node Type']);
     expect(types).not.toContain('Sort');
     expect(types).not.toContain('Seq Scan');
+  });
+  it('sets paused deliveries aside once, and makes them pending again when they may be sent', async () => {
+    const run = async (sql: string, params: unknown[]) => {
+      await db.query('BEGIN');
+      await db.query(`SET LOCAL search_path = ${schema}`);
+      const result = await db.query(sql, params);
+      await db.query('COMMIT');
+      return result;
+    };
+    const first = await run(CLAIM_SQL, [64, 20]);
+    expect(first.rows.filter((r) => !r.active)).toHaveLength(10);
+    // The next claim walks past the 54 claimed ones (their lease holds), not the 10 paused.
+    const { root, claimed } = await claimOnce();
+    expect(deliveriesWalked(root)).toBe(54 + 64);
+    expect(claimed).toEqual({ active: 54 + 64, paused: 10 });
+    // Nothing to resume while the workspace is on Free.
+    expect((await run(RESUME_SQL, [5000])).rowCount).toBe(0);
+    await db.query(`UPDATE ${schema}.workspaces SET plan = 'pro' WHERE id = $1`, [free]);
+    expect((await run(RESUME_SQL, [5000])).rowCount).toBe(10);
+    const again = await run(CLAIM_SQL, [64, 20]);
+    // Due first again, and sent now.
+    expect(again.rows.filter((r) => r.active)).toHaveLength(64);
+    expect(again.rows.filter((r) => r.endpoint_id === pausedEndpoint)).toHaveLength(10);
+    const [{ pending, paused }] = (
+      await db.query(
+        `SELECT count(*) FILTER (WHERE status = 'pending' AND claim_token IS NULL)::int AS pending,
+                count(*) FILTER (WHERE status = 'paused')::int AS paused
+           FROM ${schema}.webhook_deliveries`,
+      )
+    ).rows;
+    expect({ pending, paused }).toEqual({ pending: 20_010 - 54 - 64, paused: 0 });
   });
 });

@@ -400,10 +400,18 @@ describe('webhooks', () => {
     ).toBe(201);
     const listed = await callTool(app, owner, 'list_webhooks', {});
     expect(listed.body.deliveriesPaused).toBe(true);
-    // A claim by the loop skips it: still pending, never attempted.
+    // A claim by the loop sets it aside, out of the due index: listed as pending, never attempted.
     await app.get(WebhookDeliveryWorker).claimAndStart(32);
     const [paused] = await deliveries(hook.id, owner);
     expect(paused).toMatchObject({ type: 'response.created', status: 'pending', attemptCount: 0, attempts: [] });
+    expect((await db.query('SELECT status FROM webhook_deliveries WHERE id = $1', [paused.id]))[0].status).toBe(
+      'paused',
+    );
+    const pendingOnly = await callTool(app, owner, 'list_webhook_deliveries', {
+      webhookId: hook.id,
+      status: 'pending',
+    });
+    expect(pendingOnly.body.deliveries.map((d: { id: string }) => d.id)).toEqual([paused.id]);
     expect(receiver.for('/paused')).toHaveLength(0);
     await db.query(`UPDATE workspaces SET plan = 'pro' WHERE id = $1`, [team.id]);
     await waitFor('/paused', 1);

@@ -10,6 +10,7 @@ import { WebhookEndpointEntity } from './webhook-endpoint.entity';
  */
 @Entity({ name: 'webhook_deliveries' })
 @Index('IDX_webhook_deliveries_due', ['nextAttemptAt'], { where: `"status" = 'pending'` })
+@Index('IDX_webhook_deliveries_paused', ['endpointId'], { where: `"status" = 'paused'` })
 // Also how the purge finds old rows: no index on created_at alone, each costs every delivery's writes.
 @Index('IDX_webhook_deliveries_endpoint', ['endpointId', 'createdAt'])
 export class WebhookDeliveryEntity {
@@ -33,7 +34,11 @@ export class WebhookDeliveryEntity {
   @Column({ type: 'text' })
   payload: string;
 
-  /** pending, delivered or failed (every attempt of the schedule failed, or the endpoint answered 410). */
+  /**
+   * pending; paused (due, but its endpoint is disabled or its workspace on Free: out of the due
+   * index until both allow it again; shown as pending); delivered; or failed (every attempt of the
+   * schedule failed, or the endpoint answered 410).
+   */
   @Column({ type: 'text', default: 'pending' })
   status: string;
 
