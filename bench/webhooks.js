@@ -200,7 +200,8 @@ async function main() {
   await db.connect();
   teardown.closers.add(() => db.end());
   const pending = async () =>
-    (await db.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'pending'`)).rows[0].n;
+    (await db.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE status IN ('pending', 'paused')`)).rows[0]
+      .n;
   const drain = async (timeoutMs) => {
     const until = Date.now() + timeoutMs;
     while ((await pending()) > 0) {

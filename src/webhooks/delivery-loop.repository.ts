@@ -11,7 +11,10 @@ import { SHARED_SESSION_MARK } from '../database/embedded-postgres';
 /** A delivery the loop claimed, with what sending it takes. */
 export interface ClaimedDelivery {
   id: string;
-  /** False: set aside as paused by the claim (endpoint disabled or workspace on Free), not to be sent. */
+  /**
+   * False: set aside as paused by the claim (endpoint disabled or workspace on Free), not to be
+   * sent; it then comes without payload, claim token or secrets.
+   */
   active: boolean;
   event_id: string;
   payload: string;
@@ -68,19 +71,24 @@ UPDATE webhook_deliveries d
        attempt_count = d.attempt_count + CASE WHEN due.active THEN 1 ELSE 0 END
   FROM due, webhook_endpoints e
  WHERE d.id = ANY (ARRAY(SELECT id FROM due)) AND due.id = d.id AND e.id = d.endpoint_id
-RETURNING d.id, due.active, d.event_id, d.payload, d.attempt_count, d.claim_token, e.id AS endpoint_id, e.url, e.secret,
-          CASE WHEN e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret`;
+RETURNING d.id, due.active, d.event_id, CASE WHEN due.active THEN d.payload END AS payload, d.attempt_count, d.claim_token,
+          e.id AS endpoint_id, e.url, CASE WHEN due.active THEN e.secret END AS secret,
+          CASE WHEN due.active AND e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret`;
 
 /**
- * Makes up to $1 paused deliveries pending again (due at once: they were due when paused), those
- * of endpoints that are enabled in a workspace on Pro. The endpoints with paused rows are found
- * through IDX_webhook_deliveries_paused, one probe per enabled endpoint.
+ * Makes up to $1 paused deliveries pending again (due at once: they were due when paused), oldest
+ * first for each endpoint, those of endpoints that are enabled in a workspace on Pro. The paused
+ * rows are found through IDX_webhook_deliveries_paused, one probe per enabled endpoint. The outer
+ * status test is checked again on rows another instance changed meanwhile (resumed, claimed and
+ * recorded): only a row still paused is made pending.
  */
 export const RESUME_SQL = `UPDATE webhook_deliveries SET status = 'pending'
- WHERE id = ANY (ARRAY(
+ WHERE status = 'paused' AND id = ANY (ARRAY(
    SELECT p.id FROM webhook_endpoints e
      JOIN workspaces w ON w.id = e.workspace_id AND w.plan = 'pro'
-     CROSS JOIN LATERAL (SELECT d.id FROM webhook_deliveries d WHERE d.endpoint_id = e.id AND d.status = 'paused' LIMIT $1) p
+     CROSS JOIN LATERAL (
+       SELECT d.id FROM webhook_deliveries d WHERE d.endpoint_id = e.id AND d.status = 'paused'
+        ORDER BY d.next_attempt_at LIMIT $1) p
     WHERE e.enabled
     LIMIT $1))`;
 

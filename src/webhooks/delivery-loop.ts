@@ -72,6 +72,7 @@ export class DeliveryLoop {
   private wake?: () => void;
   private purgeTimer?: NodeJS.Timeout;
   private resumeTimer?: NodeJS.Timeout;
+  private resuming = false;
   private batch?: DeliveredBatch;
 
   constructor(
@@ -215,11 +216,16 @@ export class DeliveryLoop {
       : { outcome: 'retry', next: new Date(at.getTime() + result.durationMs + delay) };
   }
 
-  /** Makes paused deliveries pending again where they may be sent now, in batches; how many. */
+  /**
+   * Makes paused deliveries pending again where they may be sent now, in batches; how many. One run
+   * at a time (a run over a long pause may outlast the interval), and none once stopping.
+   */
   async resume(): Promise<number> {
+    if (this.resuming) return 0;
+    this.resuming = true;
     let resumed = 0;
     try {
-      for (let i = 0; i < RESUME_MAX_BATCHES; i++) {
+      for (let i = 0; i < RESUME_MAX_BATCHES && !this.stopping; i++) {
         const count = await this.repository.resumePaused(RESUME_BATCH);
         resumed += count;
         if (count < RESUME_BATCH) break;
@@ -227,6 +233,7 @@ export class DeliveryLoop {
     } catch (err) {
       this.warn(`could not resume paused webhook deliveries: ${(err as Error).message}`);
     }
+    this.resuming = false;
     if (resumed > 0) this.wake?.();
     return resumed;
   }

@@ -66,7 +66,10 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     await this.local?.stop();
   }
 
-  /** Claims up to `limit` due deliveries now and starts their attempts; how many were claimed. */
+  /**
+   * Claims up to `limit` due deliveries now and starts their attempts; how many it took off the
+   * due index (claimed, or set aside as paused).
+   */
   claimAndStart(limit: number): Promise<number> {
     return this.thread ? this.request({ op: 'claim', limit }) : this.here().claimAndStart(limit);
   }

@@ -157,6 +157,7 @@ describe('claiming due webhook deliveries', () => {
     expect(types).not.toContain('Sort');
     expect(types).not.toContain('Seq Scan');
   });
+
   it('sets paused deliveries aside once, and makes them pending again when they may be sent', async () => {
     const run = async (sql: string, params: unknown[]) => {
       await db.query('BEGIN');
@@ -165,7 +166,8 @@ describe('claiming due webhook deliveries', () => {
       await db.query('COMMIT');
       return result;
     };
-    const first = await run(CLAIM_SQL, [64, 20]);
+    // Leases of an hour: they hold however slow the machine is.
+    const first = await run(CLAIM_SQL, [64, 3600]);
     expect(first.rows.filter((r) => !r.active)).toHaveLength(10);
     // The next claim walks past the 54 claimed ones (their lease holds), not the 10 paused.
     const { root, claimed } = await claimOnce();
@@ -175,7 +177,7 @@ describe('claiming due webhook deliveries', () => {
     expect((await run(RESUME_SQL, [5000])).rowCount).toBe(0);
     await db.query(`UPDATE ${schema}.workspaces SET plan = 'pro' WHERE id = $1`, [free]);
     expect((await run(RESUME_SQL, [5000])).rowCount).toBe(10);
-    const again = await run(CLAIM_SQL, [64, 20]);
+    const again = await run(CLAIM_SQL, [64, 3600]);
     // Due first again, and sent now.
     expect(again.rows.filter((r) => r.active)).toHaveLength(64);
     expect(again.rows.filter((r) => r.endpoint_id === pausedEndpoint)).toHaveLength(10);
@@ -187,5 +189,22 @@ describe('claiming due webhook deliveries', () => {
       )
     ).rows;
     expect({ pending, paused }).toEqual({ pending: 20_010 - 54 - 64, paused: 0 });
+
+    // A disabled endpoint of a Pro workspace waits too, until it is enabled again.
+    await db.query(`UPDATE ${schema}.webhook_endpoints SET enabled = false WHERE id = $1`, [pausedEndpoint]);
+    await db.query(
+      `INSERT INTO ${schema}.webhook_deliveries (workspace_id, endpoint_id, event_id, event_type, payload, next_attempt_at)
+       SELECT $1, $2::uuid, 'msg_late_' || g, 'response.created', '{}', now() - interval '3 hours' FROM generate_series(1, 3) g`,
+      [free, pausedEndpoint],
+    );
+    const third = await run(CLAIM_SQL, [64, 3600]);
+    expect(third.rows.filter((r) => r.endpoint_id === pausedEndpoint).map((r) => r.active)).toEqual([
+      false,
+      false,
+      false,
+    ]);
+    expect((await run(RESUME_SQL, [5000])).rowCount).toBe(0);
+    await db.query(`UPDATE ${schema}.webhook_endpoints SET enabled = true WHERE id = $1`, [pausedEndpoint]);
+    expect((await run(RESUME_SQL, [5000])).rowCount).toBe(3);
   });
 });

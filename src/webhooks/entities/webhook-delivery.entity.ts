@@ -10,7 +10,7 @@ import { WebhookEndpointEntity } from './webhook-endpoint.entity';
  */
 @Entity({ name: 'webhook_deliveries' })
 @Index('IDX_webhook_deliveries_due', ['nextAttemptAt'], { where: `"status" = 'pending'` })
-@Index('IDX_webhook_deliveries_paused', ['endpointId'], { where: `"status" = 'paused'` })
+@Index('IDX_webhook_deliveries_paused', ['endpointId', 'nextAttemptAt'], { where: `"status" = 'paused'` })
 // Also how the purge finds old rows: no index on created_at alone, each costs every delivery's writes.
 @Index('IDX_webhook_deliveries_endpoint', ['endpointId', 'createdAt'])
 export class WebhookDeliveryEntity {
