@@ -5,6 +5,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import type { Principal } from '../common/access/principal';
 import { ApiError } from '../common/errors/api-error';
 import { currentRequestContext } from '../common/request-context';
+import { inBatches } from '../database/in-batches';
 import { inTransaction, withAmbientTransaction } from '../database/transaction';
 import { fingerprint } from './canonical-json';
 import { ClaimRow, IdempotencyRepository, KeyId, PURGE_BATCH } from './idempotency.repository';
@@ -12,9 +13,8 @@ import { ClaimRow, IdempotencyRepository, KeyId, PURGE_BATCH } from './idempoten
 /** Longest Idempotency-Key accepted (Stripe's limit, and the draft's advice to bound it). */
 export const MAX_KEY_LENGTH = 255;
 export { LOCK_SECONDS, RETENTION_HOURS } from './idempotency.repository';
-/** The purge runs every PURGE_EVERY_MS, PURGE_MAX_BATCHES statements at most (PURGE_BATCH rows each). */
+/** The purge runs every PURGE_EVERY_MS, MAX_BATCHES statements at most (PURGE_BATCH rows each). */
 const PURGE_EVERY_MS = 10 * 60_000;
-const PURGE_MAX_BATCHES = 20;
 
 /** A tool call that carries an Idempotency-Key. */
 export interface KeyedCall {
@@ -238,13 +238,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
 
   /** Deletes records older than the retention, in small batches (each instance runs this every 10 minutes). */
   async purgeExpired(): Promise<number> {
-    let deleted = 0;
-    for (let i = 0; i < PURGE_MAX_BATCHES; i++) {
-      const count = await this.repo.purgeBatch(this.db.manager);
-      deleted += count;
-      if (count < PURGE_BATCH) break;
-    }
-    return deleted;
+    return inBatches(() => this.repo.purgeBatch(this.db.manager), PURGE_BATCH);
   }
 
   onModuleInit() {

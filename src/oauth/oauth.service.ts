@@ -5,6 +5,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { ApiError } from '../common/errors/api-error';
 import { WorkspacesService } from '../workspaces/workspaces.service';
+import { inBatches } from '../database/in-batches';
 import { inTransaction } from '../database/transaction';
 import { OAuthRepository, PURGE_BATCH } from './oauth.repository';
 import { sharedSecret } from './shared-secret';
@@ -17,7 +18,6 @@ export const LOCK_MINUTES = 15;
 /** A sign-in failure row is deleted this long after the last failure (its lock window is long over by then). */
 export const FAILURE_RETENTION_HOURS = 1;
 const PURGE_EVERY_MS = 10 * 60_000;
-const PURGE_MAX_BATCHES = 20;
 
 export type SignInResult =
   { ok: true; userId: string } | { ok: false; reason: 'wrong' } | { ok: false; reason: 'locked'; minutes: number };
@@ -76,19 +76,12 @@ export class OAuthService implements OnModuleInit, OnModuleDestroy {
    * would otherwise grow with every unknown email tried). Resolves with the number of rows deleted.
    */
   async purge(): Promise<number> {
-    let deleted = 0;
-    const purges = [
-      () => this.repo.purgeExpiredModels(this.db.manager),
+    const models = await inBatches(() => this.repo.purgeExpiredModels(this.db.manager), PURGE_BATCH);
+    const failures = await inBatches(
       () => this.repo.purgeOldFailures(this.db.manager, FAILURE_RETENTION_HOURS),
-    ];
-    for (const purgeBatch of purges) {
-      for (let i = 0; i < PURGE_MAX_BATCHES; i++) {
-        const count = await purgeBatch();
-        deleted += count;
-        if (count < PURGE_BATCH) break;
-      }
-    }
-    return deleted;
+      PURGE_BATCH,
+    );
+    return models + failures;
   }
 
   /**

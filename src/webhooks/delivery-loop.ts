@@ -1,3 +1,4 @@
+import { inBatches } from '../database/in-batches';
 import { nextDelayMs, parseRetryAfter } from './schedule';
 import { SendResult, TIMEOUT_MS, WebhookSender } from './sender';
 import { signedHeaders } from './signing';
@@ -29,15 +30,13 @@ export const DISABLE_AFTER_DAYS = 5;
 /** Deliveries (and their attempts) are kept this long, then purged in batches. */
 export const RETENTION_DAYS = 30;
 const PURGE_EVERY_MS = 10 * 60_000;
+const PURGE_BATCH = 1000;
 /**
  * How often paused deliveries (endpoint disabled, workspace on Free) are looked at again: a
- * delivery resumes within this long of its endpoint being enabled or its workspace going Pro.
+ * delivery resumes within this long once its endpoint is enabled and its workspace on Pro.
  */
 const RESUME_EVERY_MS = 5_000;
 const RESUME_BATCH = 5_000;
-const RESUME_MAX_BATCHES = 20;
-const PURGE_BATCH = 1000;
-const PURGE_MAX_BATCHES = 20;
 
 /**
  * Successful attempts wait at most this long (or for this many) to be recorded together: each
@@ -223,33 +222,28 @@ export class DeliveryLoop {
   async resume(): Promise<number> {
     if (this.resuming) return 0;
     this.resuming = true;
-    let resumed = 0;
-    try {
-      for (let i = 0; i < RESUME_MAX_BATCHES && !this.stopping; i++) {
-        const count = await this.repository.resumePaused(RESUME_BATCH);
-        resumed += count;
-        if (count < RESUME_BATCH) break;
-      }
-    } catch (err) {
-      this.warn(`could not resume paused webhook deliveries: ${(err as Error).message}`);
-    }
+    const resumed = await this.batched('resume paused webhook deliveries', RESUME_BATCH, () =>
+      this.repository.resumePaused(RESUME_BATCH),
+    );
     this.resuming = false;
     if (resumed > 0) this.wake?.();
     return resumed;
   }
 
   /** Deletes deliveries older than 30 days (their attempts with them), in batches. */
-  async purge(): Promise<number> {
-    let deleted = 0;
+  purge(): Promise<number> {
+    return this.batched('purge old webhook deliveries', PURGE_BATCH, () =>
+      this.repository.purgeDeliveries(RETENTION_DAYS, PURGE_BATCH),
+    );
+  }
+
+  /** inBatches, stopping with the loop; a failure is a warning (`what` could not be done), the next run tries again. */
+  private async batched(what: string, batch: number, step: () => Promise<number>): Promise<number> {
     try {
-      for (let i = 0; i < PURGE_MAX_BATCHES; i++) {
-        const count = await this.repository.purgeDeliveries(RETENTION_DAYS, PURGE_BATCH);
-        deleted += count;
-        if (count < PURGE_BATCH) break;
-      }
+      return await inBatches(step, batch, () => this.stopping);
     } catch (err) {
-      this.warn(`could not purge old webhook deliveries: ${(err as Error).message}`);
+      this.warn(`could not ${what}: ${(err as Error).message}`);
+      return 0;
     }
-    return deleted;
   }
 }
