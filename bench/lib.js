@@ -24,6 +24,11 @@ const DEFAULT_ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 const RATE_LIMIT = 1_000_000_000;
 /** A round during which other processes took more than this (% of one core) is flagged noisy. */
 const NOISY_OTHER_PCT = 25;
+/**
+ * A round during which the hypervisor took more than this (% of one core) from this virtual
+ * machine ("steal") is flagged noisy: no process shows it, and every figure of the round suffers.
+ */
+const NOISY_STEAL_PCT = 5;
 
 const log = (msg) => process.stderr.write(`bench: ${msg}\n`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -674,8 +679,15 @@ function meanRow(rows, keys) {
 /** The rounds during which other processes took more than NOISY_OTHER_PCT of a core. */
 const noisyRounds = (rows) => rows.filter((r) => r.otherPct > NOISY_OTHER_PCT);
 
-/** The report's line on noise over the measured `rows` (named by `name(row)`); `caveat` is added when noisy. */
+/**
+ * The report's line on noise over the measured `rows` (named by `name(row)`): other processes, and
+ * the hypervisor's steal; `caveat` is added when noisy.
+ */
 function noiseLine(rows, name, caveat = '') {
+  return [otherProcessesNoise(rows, name, caveat), stealNoise(rows, name, caveat)].filter(Boolean).join(' ');
+}
+
+function otherProcessesNoise(rows, name, caveat) {
   const noisy = noisyRounds(rows);
   if (noisy.length) {
     return `**Noisy:** other processes took more than ${NOISY_OTHER_PCT}% of a core during ${noisy.length} of ${rows.length} rounds (${noisy.map((r) => `${name(r)}: ${f0(r.otherPct)}%`).join(', ')}); ${caveat}run it again on a quiet machine.`;
@@ -683,6 +695,12 @@ function noiseLine(rows, name, caveat = '') {
   if (rows.some((r) => Number.isFinite(r.otherPct)))
     return `Quiet: other processes took at most ${f0(Math.max(...rows.map((r) => r.otherPct)))}% of a core during any round.`;
   return 'The CPU of other processes could not be measured (no /proc).';
+}
+
+function stealNoise(rows, name, caveat) {
+  const stolen = rows.filter((r) => r.stealPct > NOISY_STEAL_PCT);
+  if (!stolen.length) return '';
+  return `**Noisy:** the hypervisor took more than ${NOISY_STEAL_PCT}% of a core (steal) during ${stolen.length} of ${rows.length} rounds (${stolen.map((r) => `${name(r)}: ${f0(r.stealPct)}%`).join(', ')}); their figures are inflated, ${caveat}compare the other rounds or run it again.`;
 }
 
 /** The commit, and whether src/ or migrations/ differ from it. */

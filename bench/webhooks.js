@@ -49,7 +49,6 @@ const { Client } = require('pg');
 const {
   CLI,
   MAIN,
-  NOISY_OTHER_PCT,
   log,
   envNumber,
   loadOptions,
@@ -71,7 +70,7 @@ const {
   f1,
   f2,
   f3,
-  noisyRounds,
+  noiseLine,
   ROOT,
   RESULTS,
   envFlag,
@@ -94,8 +93,6 @@ if (!['nginx', 'node'].includes(OPTS.receiver)) {
 }
 const P50_TARGET = 1.2;
 const RATE_TARGET = 200;
-/** Hypervisor steal above this (% of a core) in a round makes its figures noise. */
-const STEAL_NOISY_PCT = 5;
 
 const teardown = new Teardown();
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -243,7 +240,7 @@ async function main() {
       const fig = figures(await load(side, seconds));
       if (side === 'with') {
         created += fig.total + fig.non2xx;
-        // How far deliveries fell behind the round (the delivery thread yields to requests).
+        // How far deliveries fell behind the round, and how soon they caught up.
         const stopped = Date.now();
         fig.pendingAtEnd = await pending();
         if (!(await drain(120_000)))
@@ -365,17 +362,7 @@ async function main() {
         `| ${r.round} | ${r.side} | ${f0(r.rps)} | ${f2(r.p50)} | ${f1(r.p99)} | ${r.total} | ${f2(r.cpuPerReq)} | ${f2(r.pgPerReq)} | ${r.side === 'with' ? `${r.pendingAtEnd}, ${f1(r.drainS)} s` : '-'} | ${f0(r.otherPct)} | ${f0(r.stealPct)} |`,
     ),
   ];
-  const noisy = noisyRounds(rows);
-  if (noisy.length)
-    notes.push(
-      `**Noisy**: other processes took more than ${NOISY_OTHER_PCT}% of a core in ${noisy.length} of ${rows.length} rounds; run it again on a quiet machine.`,
-    );
-  // On a virtual machine the hypervisor may take CPU from it: no process shows it, every figure suffers.
-  const stolen = rows.filter((r) => r.stealPct > STEAL_NOISY_PCT);
-  if (stolen.length)
-    notes.push(
-      `**Noisy**: the hypervisor took more than ${STEAL_NOISY_PCT}% of a core (steal) in ${stolen.length} of ${rows.length} rounds (${stolen.map((r) => `${r.side} ${r.round}: ${f0(r.stealPct)}%`).join(', ')}); their p50 is inflated, compare the other rounds or run it again.`,
-    );
+  notes.push(noiseLine(rows, (r) => `${r.side} ${r.round}`, 'the ratio is less reliable, '));
   lines.push(
     '',
     `- Load: autocannon ${autocannonVersion()}, ${OPTS.connections} connections, ${OPTS.rounds} rounds of ${OPTS.duration} s per side, alternating, after ${OPTS.warmup} s of warm-up; p50 from every response's own time. Client, server, receiver and PostgreSQL share the machine (compare within this run).`,
