@@ -66,6 +66,21 @@ describe('webhooks across instances', () => {
     return { token, form, hook, release };
   }
 
+  /** Starts instance `name` and submits `answer` through it to the form of `held` (a heldEndpoint). */
+  async function submitThrough(name: string, held: Awaited<ReturnType<typeof heldEndpoint>>, answer: string) {
+    const instance = await Instance.start(name, env());
+    try {
+      const created = await callToolAt(instance.port, held.token, 'create_response', {
+        publicId: held.form.publicId,
+        answers: { [held.form.blocks[0].id]: answer },
+      });
+      return { instance, created };
+    } catch (err) {
+      await instance.stop(); // not yet known to afterAll
+      throw err;
+    }
+  }
+
   /** Waits until the endpoint's one delivery is recorded as delivered. */
   async function delivered(endpointId: string, withinMs: number, what: string) {
     const db = setup.get(DataSource);
@@ -80,13 +95,12 @@ describe('webhooks across instances', () => {
 
   it('delivers the event of a commit whose instance was killed (SIGKILL) right after it', async () => {
     // If the doomed instance gets to send it, its request is held unanswered until it is dead.
-    const { token, form, hook, release } = await heldEndpoint('/failover');
+    const held = await heldEndpoint('/failover');
+    const { form, hook, release } = held;
 
-    a = await Instance.start('a', env());
-    const created = await callToolAt(a.port, token, 'create_response', {
-      publicId: form.publicId,
-      answers: { [form.blocks[0].id]: 'Ada' },
-    });
+    const sent = await submitThrough('a', held, 'Ada');
+    a = sent.instance;
+    const created = sent.created;
     a.signal('SIGKILL');
     expect(created.status).toBe(200);
     await a.exited;
@@ -114,15 +128,13 @@ describe('webhooks across instances', () => {
 
   it('delivers an event whose instance died in the middle of its attempt, once the claim expires', async () => {
     await Promise.all([a?.stop(), b?.stop()]);
-    const { token, form, hook, release } = await heldEndpoint('/mid-attempt');
+    const held = await heldEndpoint('/mid-attempt');
+    const { hook, release } = held;
     const arrived = receiver.arrived;
 
-    a = await Instance.start('a2', env());
-    const created = await callToolAt(a.port, token, 'create_response', {
-      publicId: form.publicId,
-      answers: { [form.blocks[0].id]: 'Grace' },
-    });
-    expect(created.status).toBe(200);
+    const sent = await submitThrough('a2', held, 'Grace');
+    a = sent.instance;
+    expect(sent.created.status).toBe(200);
     // The only instance has claimed the delivery and sent it; the answer is held, and the instance dies waiting.
     await waitUntil(async () => receiver.arrived > arrived, 20_000, 'the first instance sent the event');
     a.signal('SIGKILL');
@@ -145,15 +157,13 @@ describe('webhooks across instances', () => {
 
   it('hands an attempt under way back when its instance stops (SIGTERM): due again at once, for any instance', async () => {
     await Promise.all([a?.stop(), b?.stop()]);
-    const { token, form, hook, release } = await heldEndpoint('/stopping');
+    const held = await heldEndpoint('/stopping');
+    const { hook, release } = held;
     const arrived = receiver.arrived;
 
-    a = await Instance.start('a3', env());
-    const created = await callToolAt(a.port, token, 'create_response', {
-      publicId: form.publicId,
-      answers: { [form.blocks[0].id]: 'Hedy' },
-    });
-    expect(created.status).toBe(200);
+    const sent = await submitThrough('a3', held, 'Hedy');
+    a = sent.instance;
+    expect(sent.created.status).toBe(200);
     await waitUntil(async () => receiver.arrived > arrived, 20_000, 'the instance sent the event');
     // Its delivery thread is told to stop while the answer is held: it abandons the attempt.
     const stopping = Date.now();
