@@ -197,8 +197,14 @@ async function main() {
   await db.connect();
   teardown.closers.add(() => db.end());
   const pending = async () =>
-    (await db.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE status IN ('pending', 'paused')`)).rows[0]
-      .n;
+    // One count per partial index (due, paused): a count over both statuses would read the whole table
+    // every 100 ms, and its CPU would count as the deliveries' PostgreSQL cost.
+    (
+      await db.query(
+        `SELECT ((SELECT count(*) FROM webhook_deliveries WHERE status = 'pending')
+              + (SELECT count(*) FROM webhook_deliveries WHERE status = 'paused'))::int AS n`,
+      )
+    ).rows[0].n;
   const drain = async (timeoutMs) => {
     const until = Date.now() + timeoutMs;
     while ((await pending()) > 0) {
