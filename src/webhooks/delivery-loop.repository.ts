@@ -12,8 +12,8 @@ import { SHARED_SESSION_MARK } from '../database/embedded-postgres';
 export interface ClaimedDelivery {
   id: string;
   /**
-   * False: set aside as paused by the claim (endpoint disabled or workspace on Free), not to be
-   * sent; it then comes without payload, claim token or secrets.
+   * False: not to be sent, set aside as paused by the claim (endpoint disabled or workspace on
+   * Free), or deleted (endpoint gone); it then comes without payload, claim token or secrets.
    */
   active: boolean;
   event_id: string;
@@ -43,8 +43,11 @@ const LOOP_POOL_SIZE = 2;
 /**
  * The claim of up to $1 due deliveries, oldest due first: those whose endpoint is enabled and whose
  * workspace is on Pro are held for $2 seconds (active); the others are set aside as 'paused', out of
- * the due index, until RESUME_SQL finds their endpoint and workspace ready again. Both count
- * towards the batch, so a full batch (claimed or paused) means more may be due.
+ * the due index, until RESUME_SQL finds their endpoint and workspace ready again; and those whose
+ * endpoint is gone are deleted (deliveries have no foreign key to their endpoint, see
+ * WebhookDeliveryEntity: a submission that raced delete_webhook may have written one). All three
+ * count towards the batch, and come back (the last two as not active), so a full batch means more
+ * may be due.
  *
  * The check is a subquery per row, not a join, on purpose: the planner then always walks the due
  * index in order and stops after a batch. With joins, it estimates from the statistics of
@@ -57,23 +60,29 @@ const LOOP_POOL_SIZE = 2;
  */
 export const CLAIM_SQL = `WITH due AS (
   SELECT d.id,
-         COALESCE((SELECT e.enabled AND w.plan = 'pro' FROM webhook_endpoints e, workspaces w
-                    WHERE e.id = d.endpoint_id AND w.id = d.workspace_id), false) AS active
+         (SELECT e.enabled AND w.plan = 'pro' FROM webhook_endpoints e, workspaces w
+           WHERE e.id = d.endpoint_id AND w.id = d.workspace_id) AS active
     FROM webhook_deliveries d
    WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND (d.claimed_until IS NULL OR d.claimed_until <= now())
    ORDER BY d.next_attempt_at
    LIMIT $1
-   FOR UPDATE OF d SKIP LOCKED)
-UPDATE webhook_deliveries d
-   SET status = CASE WHEN due.active THEN 'pending' ELSE 'paused' END,
-       claimed_until = CASE WHEN due.active THEN now() + make_interval(secs => $2) END,
-       claim_token = CASE WHEN due.active THEN gen_random_uuid() END,
-       attempt_count = d.attempt_count + CASE WHEN due.active THEN 1 ELSE 0 END
-  FROM due, webhook_endpoints e
- WHERE d.id = ANY (ARRAY(SELECT id FROM due)) AND due.id = d.id AND e.id = d.endpoint_id
-RETURNING d.id, due.active, d.event_id, CASE WHEN due.active THEN d.payload END AS payload, d.attempt_count, d.claim_token,
-          e.id AS endpoint_id, e.url, CASE WHEN due.active THEN e.secret END AS secret,
-          CASE WHEN due.active AND e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret`;
+   FOR UPDATE OF d SKIP LOCKED),
+gone AS (
+  DELETE FROM webhook_deliveries d WHERE d.id = ANY (ARRAY(SELECT id FROM due WHERE active IS NULL)) RETURNING d.id),
+claimed AS (
+  UPDATE webhook_deliveries d
+     SET status = CASE WHEN due.active THEN 'pending' ELSE 'paused' END,
+         claimed_until = CASE WHEN due.active THEN now() + make_interval(secs => $2) END,
+         claim_token = CASE WHEN due.active THEN gen_random_uuid() END,
+         attempt_count = d.attempt_count + CASE WHEN due.active THEN 1 ELSE 0 END
+    FROM due, webhook_endpoints e
+   WHERE d.id = ANY (ARRAY(SELECT id FROM due WHERE active IS NOT NULL)) AND due.id = d.id AND e.id = d.endpoint_id
+  RETURNING d.id, due.active, d.event_id, CASE WHEN due.active THEN d.payload END AS payload, d.attempt_count, d.claim_token,
+            e.id AS endpoint_id, e.url, CASE WHEN due.active THEN e.secret END AS secret,
+            CASE WHEN due.active AND e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret)
+SELECT * FROM claimed
+UNION ALL
+SELECT id, false, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM gone`;
 
 /**
  * Makes up to $1 paused deliveries pending again (due at once: they were due when paused), oldest
@@ -110,7 +119,7 @@ export class DeliveryLoopRepository {
 
   /**
    * Takes up to `limit` due deliveries off the due index (CLAIM_SQL): claimed for `leaseSeconds`
-   * (`active`), or paused. SKIP LOCKED lets every instance claim at once without waiting on each
+   * (`active`), paused, or deleted (endpoint gone). SKIP LOCKED lets every instance claim at once without waiting on each
    * other; the claim holds the row until claimed_until (a lease).
    */
   async claim(limit: number, leaseSeconds: number): Promise<ClaimedDelivery[]> {

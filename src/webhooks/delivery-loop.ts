@@ -138,7 +138,7 @@ export class DeliveryLoop {
 
   /**
    * Claims up to `limit` due deliveries and starts their attempts; the number taken off the due
-   * index (claimed, or paused by the claim).
+   * index (claimed, paused by the claim, or deleted: its endpoint is gone).
    */
   async claimAndStart(limit: number): Promise<number> {
     const claimed = await this.repository.claim(limit, LEASE_SECONDS);

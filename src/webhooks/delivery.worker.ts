@@ -68,7 +68,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
 
   /**
    * Claims up to `limit` due deliveries now and starts their attempts; how many it took off the
-   * due index (claimed, or set aside as paused).
+   * due index (claimed, set aside as paused, or deleted: its endpoint is gone).
    */
   claimAndStart(limit: number): Promise<number> {
     return this.thread ? this.request({ op: 'claim', limit }) : this.here().claimAndStart(limit);

@@ -141,8 +141,16 @@ export class WebhooksRepository {
     return rows[0];
   }
 
+  /**
+   * Deletes the endpoint and its deliveries (their attempts with them). Deliveries have no foreign
+   * key to their endpoint (see WebhookDeliveryEntity): a submission that read the endpoint before
+   * this commits may still write one, and the delivery loop's claim deletes it.
+   */
   async deleteEndpoint(tx: EntityManager, webhookId: string): Promise<void> {
-    await tx.query('DELETE FROM webhook_endpoints WHERE id = $1', [webhookId]);
+    await tx.query(
+      `WITH e AS (DELETE FROM webhook_endpoints WHERE id = $1) DELETE FROM webhook_deliveries WHERE endpoint_id = $1`,
+      [webhookId],
+    );
   }
 
   /** The new secret signs from now; the current one becomes the previous, signing for `overlapHours` more. */

@@ -207,4 +207,30 @@ describe('claiming due webhook deliveries', () => {
     await db.query(`UPDATE ${schema}.webhook_endpoints SET enabled = true WHERE id = $1`, [pausedEndpoint]);
     expect((await run(RESUME_SQL, [5000])).rowCount).toBe(3);
   });
+
+  it('deletes the deliveries whose endpoint is gone, counting them in the batch, so they never block the due ones', async () => {
+    // What a submission that raced delete_webhook leaves: deliveries of an endpoint that no longer
+    // exists (no foreign key keeps them out), due before everything else.
+    const gone = '00000000-0000-4000-8000-00000000dead';
+    await db.query(
+      `INSERT INTO ${schema}.webhook_deliveries (workspace_id, endpoint_id, event_id, event_type, payload, next_attempt_at)
+       SELECT $1, $2::uuid, 'msg_orphan_' || g, 'response.created', '{}', now() - interval '4 hours' FROM generate_series(1, 70) g`,
+      [free, gone],
+    );
+    const count = async () =>
+      (await db.query(`SELECT count(*)::int AS n FROM ${schema}.webhook_deliveries WHERE endpoint_id = $1`, [gone]))
+        .rows[0].n as number;
+    await db.query('BEGIN');
+    await db.query(`SET LOCAL search_path = ${schema}`);
+    const first = await db.query(CLAIM_SQL, [64, 3600]);
+    const second = await db.query(CLAIM_SQL, [64, 3600]);
+    await db.query('COMMIT');
+    // A full batch of 64 of them, none to send: the loop claims again at once.
+    expect(first.rows).toHaveLength(64);
+    expect(first.rows.filter((r) => r.active)).toHaveLength(0);
+    // The last 6, then deliveries that may be sent.
+    expect(second.rows.filter((r) => !r.active)).toHaveLength(6);
+    expect(second.rows.filter((r) => r.active)).toHaveLength(58);
+    expect(await count()).toBe(0);
+  });
 });

@@ -623,6 +623,38 @@ describe('webhooks', () => {
     expect(deleted.body).toEqual({ id: hook.id, deleted: true });
   });
 
+  it("deletes an endpoint's deliveries and their attempts with it, and only those", async () => {
+    const doomed = await endpoint('/doomed', ['form.deleted']);
+    const kept = await endpoint('/kept', ['form.deleted']);
+    const delivery = async (endpointId: string) => {
+      const [row] = await db.query(
+        `INSERT INTO webhook_deliveries (workspace_id, endpoint_id, event_id, event_type, payload, status, attempt_count)
+         VALUES ($1, $2, 'msg_doomed', 'form.deleted', '{}', 'delivered', 1) RETURNING id`,
+        [ws.id, endpointId],
+      );
+      await db.query(
+        `INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms) VALUES ($1, now(), 200, 5)`,
+        [row.id],
+      );
+      return row.id as string;
+    };
+    const gone = await delivery(doomed.id);
+    const stays = await delivery(kept.id);
+    expect((await callTool(app, admin, 'delete_webhook', { webhookId: doomed.id })).status).toBe(200);
+    const left = await db.query(
+      `SELECT d.id, (SELECT count(*)::int FROM webhook_attempts a WHERE a.delivery_id = d.id) AS attempts
+         FROM webhook_deliveries d WHERE d.id = ANY ($1)`,
+      [[gone, stays]],
+    );
+    expect(left).toEqual([{ id: stays, attempts: 1 }]);
+    const [{ attempts }] = await db.query(
+      'SELECT count(*)::int AS attempts FROM webhook_attempts WHERE delivery_id = $1',
+      [gone],
+    );
+    expect(attempts).toBe(0);
+    await callTool(app, admin, 'delete_webhook', { webhookId: kept.id });
+  });
+
   it('purges deliveries older than 30 days with their attempts, and keeps the others', async () => {
     const hook = await endpoint('/purged', ['form.deleted']);
     const insert = async (age: string) => {

@@ -1,5 +1,4 @@
-import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } from 'typeorm';
-import { WebhookEndpointEntity } from './webhook-endpoint.entity';
+import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
 /**
  * One event for one endpoint: the transactional outbox (inserted by the transaction that made the
@@ -20,6 +19,11 @@ export class WebhookDeliveryEntity {
   @Column({ name: 'workspace_id', type: 'uuid' })
   workspaceId: string;
 
+  /**
+   * Not a foreign key, on purpose (migration WebhookDeliveriesNoEndpointKey: the key share-locked the
+   * endpoint's row on every submission): delete_webhook deletes an endpoint's deliveries itself, and a
+   * claim deletes a delivery whose endpoint is gone (a submission that raced the delete wrote it).
+   */
   @Column({ name: 'endpoint_id', type: 'uuid' })
   endpointId: string;
 
@@ -58,8 +62,4 @@ export class WebhookDeliveryEntity {
 
   @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
   createdAt: Date;
-
-  @ManyToOne(() => WebhookEndpointEntity, { onDelete: 'CASCADE' })
-  @JoinColumn({ name: 'endpoint_id' })
-  endpoint?: WebhookEndpointEntity;
 }
