@@ -602,17 +602,23 @@ function figures(result) {
 /**
  * Warm-up, then alternating rounds: each target is loaded once for `warmup` s, then all of them in
  * turn, `rounds` times, `duration` s each (the settings of loadOptions()), so that drift of the
- * shared machine hits them alike.
+ * shared machine hits them alike. `balanced`: every other round takes the targets in reverse order
+ * (A B, B A, A B, ...), so that a machine that drifts during the run does not always favour the
+ * target that goes first.
  * `measure(target, seconds)` runs one load and returns its figures; `before(target, phase)` and
  * `after(target, phase, figures)` are called around it, phase being 'warm-up' or the round number.
  */
-async function alternateRounds(targets, { warmup, rounds, duration }, { measure, before = () => undefined, after }) {
+async function alternateRounds(
+  targets,
+  { warmup, rounds, duration },
+  { measure, before = () => undefined, after, balanced = false },
+) {
   for (const t of targets) {
     before(t, 'warm-up');
     after(t, 'warm-up', await measure(t, warmup));
   }
   for (let round = 1; round <= rounds; round++) {
-    for (const t of targets) {
+    for (const t of balanced && round % 2 === 0 ? [...targets].reverse() : targets) {
       before(t, round);
       after(t, round, await measure(t, duration));
     }
@@ -660,6 +666,12 @@ function rateLimitsAfterLoad(res) {
 // --- figures and report -----------------------------------------------------------------------------
 
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
+/** The middle value (the mean of the two middle ones for an even count). */
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
 const f0 = (n) => (Number.isFinite(n) ? n.toFixed(0) : '-');
 const f1 = (n) => (Number.isFinite(n) ? n.toFixed(1) : '-');
 const f2 = (n) => (Number.isFinite(n) ? n.toFixed(2) : '-');
@@ -776,6 +788,7 @@ module.exports = {
   percentile,
   figures,
   alternateRounds,
+  median,
   roundLog,
   rateLimitsAfterLoad,
   mean,
