@@ -134,7 +134,8 @@ export class DeliveryLoopRepository {
   }
 
   /**
-   * Records one attempt that did not deliver, and its outcome, in one statement: the attempt row;
+   * Records one attempt that did not deliver, and its outcome, in one statement: the attempt row
+   * (none when the delivery was deleted meanwhile: delete_webhook);
    * the delivery (only if this instance's claim still holds: a redelivery may have reset it); and
    * the endpoint, only when its state changes (a first failure, 410, `disableAfterDays` of failures).
    */
@@ -149,7 +150,8 @@ export class DeliveryLoopRepository {
       'record_attempt',
       `WITH a AS (
          INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, error, response_body, next_attempt_at)
-         VALUES ($1, $3::timestamptz, $4, $5, $6::text, $7, $9::timestamptz)),
+         SELECT $1, $3::timestamptz, $4, $5, $6::text, $7, $9::timestamptz
+          WHERE EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = $1)),
        d AS (
          UPDATE webhook_deliveries
             SET status = CASE $8 WHEN 'retry' THEN 'pending' ELSE 'failed' END,
@@ -186,6 +188,9 @@ export class DeliveryLoopRepository {
   /**
    * Records a batch of successful attempts in one statement (most attempts succeed: one round trip
    * per batch instead of one per delivery). Clears the failure streak of their endpoints, if any.
+   * A delivery deleted during its attempt (delete_webhook) is skipped: its attempt would break the
+   * attempts' foreign key, fail the whole statement, and every other delivery of the batch would be
+   * sent again once its lease ended.
    */
   async recordDelivered(items: Array<{ claimed: ClaimedDelivery; attempt: AttemptRecord }>): Promise<void> {
     await this.loopQuery(
@@ -195,7 +200,8 @@ export class DeliveryLoopRepository {
                   AS r(id, token, attempted_at, status_code, duration_ms, response_body, endpoint_id)),
        a AS (
          INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, response_body)
-         SELECT id, attempted_at, status_code, duration_ms, response_body FROM r),
+         SELECT id, attempted_at, status_code, duration_ms, response_body FROM r
+          WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = r.id)),
        d AS (
          UPDATE webhook_deliveries d SET status = 'delivered', next_attempt_at = NULL, claim_token = NULL, claimed_until = NULL
            FROM r WHERE d.id = r.id AND d.claim_token = r.token)

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { AuditService } from '../../src/audit/audit.service';
 import { Role, Scope } from '../../src/common/access/roles';
 import { IdempotencyService } from '../../src/idempotency/idempotency.service';
+import { ClaimedDelivery, DeliveryLoopRepository } from '../../src/webhooks/delivery-loop.repository';
 import { WebhookDeliveryWorker } from '../../src/webhooks/delivery.worker';
 import { WebhookOutbox } from '../../src/webhooks/webhook-outbox.service';
 import { createToken, createWorkspace, TestWorkspace } from '../factories';
@@ -22,6 +23,7 @@ describe('webhooks', () => {
   let strict: NestFastifyApplication;
   let db: DataSource;
   let drop: () => Promise<void>;
+  let databaseUrl: string;
   let receiver: WebhookReceiver;
   let ws: TestWorkspace;
   let admin: string;
@@ -40,6 +42,7 @@ describe('webhooks', () => {
   beforeAll(async () => {
     const isolated = await isolatedDatabaseUrl('hooks');
     drop = isolated.drop;
+    databaseUrl = isolated.url;
     app = await createAppOn(isolated.url, { WEBHOOKS_ALLOW_PRIVATE_URLS: 'true', WEBHOOKS_RETRY_BASE_MS: '100' });
     await app.init();
     // An instance as production runs it: private URLs refused. It does not deliver, so it never claims the receiver's deliveries.
@@ -653,6 +656,42 @@ describe('webhooks', () => {
     );
     expect(attempts).toBe(0);
     await callTool(app, admin, 'delete_webhook', { webhookId: kept.id });
+  });
+
+  it('records the attempts of a batch when one of its deliveries was deleted during its attempt', async () => {
+    const hook = await endpoint('/batch', ['form.deleted']);
+    // Three deliveries claimed by an instance (due in an hour: this app's own loop leaves them alone).
+    const [kept, deleted, failed] = (await db.query(
+      `INSERT INTO webhook_deliveries (workspace_id, endpoint_id, event_id, event_type, payload, attempt_count, next_attempt_at, claim_token, claimed_until)
+       SELECT $1, $2, 'msg_batch_' || g, 'form.deleted', '{}', 1, now() + interval '1 hour', gen_random_uuid(), now() + interval '1 hour'
+         FROM generate_series(1, 3) g
+       RETURNING id, claim_token`,
+      [ws.id, hook.id],
+    )) as Array<Pick<ClaimedDelivery, 'id' | 'claim_token'>>;
+    // What delete_webhook does while the attempts are under way.
+    await db.query('DELETE FROM webhook_deliveries WHERE id = ANY ($1)', [[deleted.id, failed.id]]);
+    const claimed = (r: Pick<ClaimedDelivery, 'id' | 'claim_token'>) =>
+      ({ ...r, endpoint_id: hook.id }) as ClaimedDelivery;
+    const attempt = { attemptedAt: new Date(), statusCode: 200, durationMs: 3, error: null, responseBody: 'ok' };
+    const loop = new DeliveryLoopRepository(databaseUrl, () => undefined);
+    try {
+      await loop.recordDelivered([kept, deleted].map((r) => ({ claimed: claimed(r), attempt })));
+      await loop.recordAttempt(claimed(failed), { ...attempt, statusCode: 500 }, 'retry', new Date(), 5);
+    } finally {
+      await loop.end();
+    }
+    // The delivery still there is delivered, once: no lease left to run out and send it again.
+    const [row] = await db.query(
+      `SELECT status, claim_token, (SELECT count(*)::int FROM webhook_attempts a WHERE a.delivery_id = d.id) AS attempts
+         FROM webhook_deliveries d WHERE id = $1`,
+      [kept.id],
+    );
+    expect(row).toEqual({ status: 'delivered', claim_token: null, attempts: 1 });
+    const [{ orphans }] = await db.query(
+      'SELECT count(*)::int AS orphans FROM webhook_attempts WHERE delivery_id = ANY ($1)',
+      [[deleted.id, failed.id]],
+    );
+    expect(orphans).toBe(0);
   });
 
   it('purges deliveries older than 30 days with their attempts, and keeps the others', async () => {
