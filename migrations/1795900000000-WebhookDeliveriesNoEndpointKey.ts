@@ -5,7 +5,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * an endpoint writes a delivery, and the key made each of those inserts share-lock the endpoint's
  * row: with submissions arriving at once that lock becomes a multixact, and the row, its page and
  * the WAL are written for every response. A pgbench of the submission statement (10 clients) ran
- * 25% to 30% more of them per second without the key (see bench/README.md, Webhooks).
+ * 21% to 29% more of them per second without the key (see bench/README.md, Webhooks).
  *
  * What the key did is now done by hand: delete_webhook deletes the endpoint's deliveries with it,
  * and a delivery written by a submission that raced that delete (its endpoint gone) is deleted by

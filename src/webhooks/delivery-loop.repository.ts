@@ -119,8 +119,8 @@ export class DeliveryLoopRepository {
 
   /**
    * Takes up to `limit` due deliveries off the due index (CLAIM_SQL): claimed for `leaseSeconds`
-   * (`active`), paused, or deleted (endpoint gone). SKIP LOCKED lets every instance claim at once without waiting on each
-   * other; the claim holds the row until claimed_until (a lease).
+   * (`active`), paused, or deleted (endpoint gone). SKIP LOCKED lets every instance claim at once
+   * without waiting on each other; the claim holds the row until claimed_until (a lease).
    */
   async claim(limit: number, leaseSeconds: number): Promise<ClaimedDelivery[]> {
     const { rows } = await this.loopQuery('claim', CLAIM_SQL, [limit, leaseSeconds]);

@@ -75,6 +75,32 @@ describe('webhooks', () => {
     return res.body as { id: string; secret: string };
   }
 
+  /** A delivered delivery of the endpoint, created `age` ago, with its one attempt; its id. */
+  async function deliveredWithAttempt(endpointId: string, age = '0 seconds'): Promise<string> {
+    const [row] = await db.query(
+      `INSERT INTO webhook_deliveries (workspace_id, endpoint_id, event_id, event_type, payload, status, attempt_count, created_at)
+       VALUES ($1, $2, 'msg_stored', 'form.deleted', '{}', 'delivered', 1, now() - $3::interval) RETURNING id`,
+      [ws.id, endpointId, age],
+    );
+    await db.query(
+      `INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms) VALUES ($1, now() - $2::interval, 200, 5)`,
+      [row.id, age],
+    );
+    return row.id as string;
+  }
+
+  /** Which of these deliveries are still stored, each with how many attempts it has. */
+  const deliveriesLeft = (ids: string[]) =>
+    db.query(
+      `SELECT d.id, (SELECT count(*)::int FROM webhook_attempts a WHERE a.delivery_id = d.id) AS attempts
+         FROM webhook_deliveries d WHERE d.id = ANY ($1)`,
+      [ids],
+    );
+
+  /** How many attempts of these deliveries are stored (none once the deliveries are gone). */
+  const attemptsOf = async (ids: string[]): Promise<number> =>
+    (await db.query('SELECT count(*)::int AS n FROM webhook_attempts WHERE delivery_id = ANY ($1)', [ids]))[0].n;
+
   const waitFor = (path: string, n: number, what = `${n} deliveries at ${path}`) =>
     waitUntil(async () => receiver.for(path).length >= n, 20_000, what);
 
@@ -629,32 +655,11 @@ describe('webhooks', () => {
   it("deletes an endpoint's deliveries and their attempts with it, and only those", async () => {
     const doomed = await endpoint('/doomed', ['form.deleted']);
     const kept = await endpoint('/kept', ['form.deleted']);
-    const delivery = async (endpointId: string) => {
-      const [row] = await db.query(
-        `INSERT INTO webhook_deliveries (workspace_id, endpoint_id, event_id, event_type, payload, status, attempt_count)
-         VALUES ($1, $2, 'msg_doomed', 'form.deleted', '{}', 'delivered', 1) RETURNING id`,
-        [ws.id, endpointId],
-      );
-      await db.query(
-        `INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms) VALUES ($1, now(), 200, 5)`,
-        [row.id],
-      );
-      return row.id as string;
-    };
-    const gone = await delivery(doomed.id);
-    const stays = await delivery(kept.id);
+    const gone = await deliveredWithAttempt(doomed.id);
+    const stays = await deliveredWithAttempt(kept.id);
     expect((await callTool(app, admin, 'delete_webhook', { webhookId: doomed.id })).status).toBe(200);
-    const left = await db.query(
-      `SELECT d.id, (SELECT count(*)::int FROM webhook_attempts a WHERE a.delivery_id = d.id) AS attempts
-         FROM webhook_deliveries d WHERE d.id = ANY ($1)`,
-      [[gone, stays]],
-    );
-    expect(left).toEqual([{ id: stays, attempts: 1 }]);
-    const [{ attempts }] = await db.query(
-      'SELECT count(*)::int AS attempts FROM webhook_attempts WHERE delivery_id = $1',
-      [gone],
-    );
-    expect(attempts).toBe(0);
+    expect(await deliveriesLeft([gone, stays])).toEqual([{ id: stays, attempts: 1 }]);
+    expect(await attemptsOf([gone])).toBe(0);
     await callTool(app, admin, 'delete_webhook', { webhookId: kept.id });
   });
 
@@ -687,40 +692,15 @@ describe('webhooks', () => {
       [kept.id],
     );
     expect(row).toEqual({ status: 'delivered', claim_token: null, attempts: 1 });
-    const [{ orphans }] = await db.query(
-      'SELECT count(*)::int AS orphans FROM webhook_attempts WHERE delivery_id = ANY ($1)',
-      [[deleted.id, failed.id]],
-    );
-    expect(orphans).toBe(0);
+    expect(await attemptsOf([deleted.id, failed.id])).toBe(0);
   });
 
   it('purges deliveries older than 30 days with their attempts, and keeps the others', async () => {
     const hook = await endpoint('/purged', ['form.deleted']);
-    const insert = async (age: string) => {
-      const [row] = await db.query(
-        `INSERT INTO webhook_deliveries (workspace_id, endpoint_id, event_id, event_type, payload, status, attempt_count, created_at)
-         VALUES ($1, $2, 'msg_purge', 'form.deleted', '{}', 'delivered', 1, now() - $3::interval) RETURNING id`,
-        [ws.id, hook.id, age],
-      );
-      await db.query(
-        `INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms) VALUES ($1, now() - $2::interval, 200, 5)`,
-        [row.id, age],
-      );
-      return row.id as string;
-    };
-    const old = await insert('31 days');
-    const recent = await insert('29 days');
+    const old = await deliveredWithAttempt(hook.id, '31 days');
+    const recent = await deliveredWithAttempt(hook.id, '29 days');
     expect(await app.get(WebhookDeliveryWorker).purge()).toBeGreaterThanOrEqual(1);
-    const kept = await db.query(
-      `SELECT d.id, (SELECT count(*)::int FROM webhook_attempts a WHERE a.delivery_id = d.id) AS attempts
-         FROM webhook_deliveries d WHERE d.id = ANY ($1)`,
-      [[old, recent]],
-    );
-    expect(kept).toEqual([{ id: recent, attempts: 1 }]);
-    const [{ orphans }] = await db.query(
-      'SELECT count(*)::int AS orphans FROM webhook_attempts WHERE delivery_id = $1',
-      [old],
-    );
-    expect(orphans).toBe(0);
+    expect(await deliveriesLeft([old, recent])).toEqual([{ id: recent, attempts: 1 }]);
+    expect(await attemptsOf([old])).toBe(0);
   });
 });
