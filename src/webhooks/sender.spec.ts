@@ -92,6 +92,20 @@ describe('WebhookSender', () => {
     }
   });
 
+  it('ends an attempt still waiting for a connection within its own limit too', async () => {
+    const sender = new WebhookSender(true, 300, 1);
+    try {
+      // One connection, held by the first attempt: the second never reaches the receiver.
+      const results = await Promise.all([1, 2].map(() => sender.send(`${base}/silent`, {}, '{}')));
+      for (const result of results) {
+        expect(result).toMatchObject({ statusCode: null, error: 'no answer within 0.3 s', retryAfter: undefined });
+        expect(result.durationMs).toBeLessThan(5000);
+      }
+    } finally {
+      await sender.close();
+    }
+  });
+
   it('sends as many attempts to one receiver at once as it has connections for, each within its own limit', async () => {
     const sender = new WebhookSender(true, 500, 4);
     try {
