@@ -282,6 +282,8 @@ describe('webhooks', () => {
     );
     const types = (await deliveries(hook.id)).map((d) => d.type).sort();
     expect(types).toEqual(['form.created', 'form.created']); // `form` and `after`: nothing of the rolled-back writes
+    // Nor did anything of them reach the receiver.
+    expect(receiver.for('/rollback').map((r) => r.payload.type)).toEqual(['form.created', 'form.created']);
     const [{ n }] = await db.query(
       `SELECT count(*)::int AS n FROM responses r JOIN forms f ON f.id = r.form_id WHERE f.public_id = $1`,
       [form.publicId],
