@@ -28,8 +28,8 @@ const TARGET_CACHE_SIZE = 1000;
  * One attempt, as the handler undici's dispatch() calls back: it keeps the status, the two headers
  * the loop reads and the answer's first 2 KB, and settles once, with the whole attempt's outcome.
  * dispatch(), not request(): request() wraps every answer in a Readable stream and its events,
- * which cost the delivery thread a third more CPU per attempt (measured against nginx: 39-44 us
- * an attempt with request(), 25-31 us with this).
+ * which cost the delivery thread about a third more CPU per attempt (measured against nginx:
+ * 39-44 us an attempt with request(), 28-32 us with this).
  */
 class Attempt implements Dispatcher.DispatchHandler {
   private controller?: Dispatcher.DispatchController;
