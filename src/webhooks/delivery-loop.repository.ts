@@ -230,7 +230,9 @@ export class DeliveryLoopRepository {
   /**
    * Deletes up to `batch` deliveries (their attempts with them) older than `days`; how many. Found
    * endpoint by endpoint through (endpoint_id, created_at): deliveries have no index on created_at
-   * alone (see the migration WebhookDeliveriesFewerIndexes), and every delivery has an endpoint (FK).
+   * alone (see the migration WebhookDeliveriesFewerIndexes). A delivery whose endpoint is gone is
+   * never this old: delete_webhook deletes its endpoint's deliveries, and the first claim deletes
+   * one a racing submission wrote (it is written pending, so due at once).
    */
   async purgeDeliveries(days: number, batch: number): Promise<number> {
     const { rowCount } = await this.pool.query(

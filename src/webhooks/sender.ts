@@ -15,7 +15,7 @@ export interface SendResult {
   /** Why the attempt failed, in words (null on a 2xx). */
   error: string | null;
   durationMs: number;
-  /** The endpoint's Retry-After, in milliseconds. */
+  /** The endpoint's Retry-After header as it came (seconds or an HTTP date: see parseRetryAfter). */
   retryAfter: string | undefined;
 }
 
@@ -61,8 +61,10 @@ class Attempt implements Dispatcher.DispatchHandler {
     this.settle(null, why);
   }
 
+  /** Called when the request reaches a connection (not while it waits for one). */
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
+    // Ended while it waited for a connection: it is not sent now.
     if (this.endedBecause) controller.abort(new Error(this.endedBecause));
   }
 
