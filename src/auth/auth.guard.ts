@@ -39,15 +39,35 @@ export class AuthGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()])) return true;
     const req = context.switchToHttp().getRequest<FastifyRequest>();
-    const token = bearerToken(req.headers.authorization);
+    const header = parseAuthorization(req.headers.authorization);
     // The MCP connector's challenge names its own metadata (resource PUBLIC_URL/mcp), as MCP clients expect.
     const resource = req.routeOptions.url === '/mcp' ? 'mcp' : 'api/v1';
-    if (token === undefined) throw this.unauthorized(resource);
+    if (header.kind === 'absent') throw this.unauthorized(resource);
+    if (header.kind === 'no_scheme' || header.kind === 'other_scheme') throw this.wrongScheme(resource, header.kind);
+    const token = header.token;
     const verifier = this.verifiers.find((v) => v.accepts(token));
     const result: VerifyResult = verifier ? await verifier.verify(token) : { ok: false, reason: 'unknown' };
     if (!result.ok) throw this.unauthorized(resource, result.reason);
     req.principal = result.principal;
     return true;
+  }
+
+  /**
+   * A credential sent without the Bearer scheme (a bare token) or under another scheme (Basic,
+   * Token): RFC 6750 §3.1 treats an unsupported method like no credential, so the challenge carries
+   * no error attribute; the body says what to change. The header's value is never echoed (it may be
+   * the token itself).
+   */
+  private wrongScheme(resource: 'api/v1' | 'mcp', kind: 'no_scheme' | 'other_scheme'): ApiError {
+    const metadata = `resource_metadata="${resourceMetadataUrl(this.config, resource)}"`;
+    return new ApiError('unauthorized', {
+      message:
+        kind === 'no_scheme'
+          ? 'The Authorization header has no scheme: the token must follow the word Bearer.'
+          : 'The Authorization header uses a scheme Formwork does not support: only Bearer is accepted.',
+      hint: 'Send the header as "Authorization: Bearer fw_..." (the word Bearer, a space, then the token).',
+      headers: { 'WWW-Authenticate': `Bearer realm="formwork", ${metadata}` },
+    });
   }
 
   private unauthorized(resource: 'api/v1' | 'mcp', reason?: keyof typeof DESCRIPTIONS): ApiError {
@@ -70,9 +90,22 @@ export class AuthGuard implements CanActivate {
   }
 }
 
-/** The token of an "Authorization: Bearer <token>" header, '' for a malformed one, undefined when absent. */
-export function bearerToken(header: string | undefined): string | undefined {
-  if (!header) return undefined;
-  const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header);
-  return match ? match[1] : '';
+export type AuthorizationHeader =
+  | { kind: 'absent' }
+  /** "Bearer <token>"; token is '' when what follows Bearer is not one b64token (RFC 6750 §2.1). */
+  | { kind: 'bearer'; token: string }
+  /** One word and no scheme, e.g. "fw_..." pasted on its own. */
+  | { kind: 'no_scheme' }
+  /** Another scheme, e.g. "Basic ...", "Token fw_...". */
+  | { kind: 'other_scheme' };
+
+/** What an Authorization header holds, as far as the bearer guard cares. */
+export function parseAuthorization(header: string | undefined): AuthorizationHeader {
+  const value = header?.trim();
+  if (!value) return { kind: 'absent' };
+  const space = value.search(/\s/);
+  if (space === -1) return /^Bearer$/i.test(value) ? { kind: 'bearer', token: '' } : { kind: 'no_scheme' };
+  if (!/^Bearer$/i.test(value.slice(0, space))) return { kind: 'other_scheme' };
+  const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(value);
+  return { kind: 'bearer', token: match ? match[1] : '' };
 }

@@ -45,6 +45,42 @@ describe('authentication', () => {
     }
   });
 
+  it('says the scheme is missing or unsupported when a valid token is sent without "Bearer", never echoing it', async () => {
+    const { token } = await createToken(app, ws);
+    const cases: Array<[string, RegExp]> = [
+      [token, /no scheme/],
+      [`  ${token} `, /no scheme/],
+      [`Token ${token}`, /scheme Formwork does not support/],
+      [`Basic ${Buffer.from(`me:${token}`).toString('base64')}`, /scheme Formwork does not support/],
+    ];
+    for (const [header, message] of cases) {
+      for (const path of ['/api/v1', '/mcp']) {
+        const req = request(app.getHttpServer());
+        const res = await (
+          path === '/mcp'
+            ? req
+                .post(path)
+                .set('Accept', 'application/json, text/event-stream')
+                .send({ jsonrpc: '2.0', id: 1, method: 'tools/list' })
+            : req.get(path)
+        ).set('Authorization', header);
+        const error = expectError(res, 401, 'unauthorized');
+        expect(error.message).toMatch(message);
+        expect(error.hint).toContain('Authorization: Bearer fw_...');
+        expect(JSON.stringify(res.body)).not.toContain(token);
+        // RFC 6750 §3.1: an unsupported method is answered like no credential, without an error attribute.
+        const challenge = res.headers['www-authenticate'];
+        expect(challenge).toMatch(/^Bearer realm="formwork", resource_metadata="/);
+        expect(challenge).not.toContain('error=');
+      }
+    }
+    // The same token with the scheme works, and a malformed bearer header is still an invalid token.
+    await request(app.getHttpServer()).get('/api/v1').set('Authorization', `bearer ${token}`).expect(200);
+    const malformed = await request(app.getHttpServer()).get('/api/v1').set('Authorization', `Bearer ${token} extra`);
+    expect(expectError(malformed, 401, 'unauthorized').message).toBe('The access token is not valid.');
+    expect(malformed.headers['www-authenticate']).toContain('error="invalid_token"');
+  });
+
   it('ignores a token in the query string or the body (RFC 6750 §2.1 only)', async () => {
     const { token } = await createToken(app, ws);
     const query = await request(app.getHttpServer()).get(`/api/v1?access_token=${token}`);
