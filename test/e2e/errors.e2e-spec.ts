@@ -45,6 +45,17 @@ describe('errors: one JSON envelope on every path', () => {
     expect(error.hint).toContain('list_forms');
   });
 
+  it('suggests the argument that was meant for an unknown one (id, formId for publicId; a typo)', async () => {
+    for (const [tool, args, path, meant] of [
+      ['get_form', { id: 'abc' }, '/id', 'publicId'],
+      ['get_form', { formId: 'abc' }, '/formId', 'publicId'],
+      ['list_responses', { publicId: 'abc', limt: 5 }, '/limt', 'limit'],
+    ] as const) {
+      const error = expectError(await callTool(app, token, tool, args), 400, 'invalid_arguments');
+      expect(error.details).toContainEqual({ path, message: `is not a known argument; did you mean \`${meant}\`?` });
+    }
+  });
+
   it('answers malformed JSON with 400 invalid_arguments', async () => {
     const res = await callTool(app, token, 'list_forms').set('Content-Type', 'application/json').send('{"limit": 5,');
     const error = expectError(res, 400, 'invalid_arguments');

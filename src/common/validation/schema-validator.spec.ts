@@ -1,5 +1,12 @@
 import { Type } from '@sinclair/typebox';
-import { createAjv, nestingDepthDetails, StringEnum, toDetails } from './schema-validator';
+import {
+  closestKnownArgument,
+  createAjv,
+  editDistance,
+  nestingDepthDetails,
+  StringEnum,
+  toDetails,
+} from './schema-validator';
 
 /** A tool input schema in the style the tools declare theirs. */
 const input = Type.Object(
@@ -31,6 +38,45 @@ describe('toDetails', () => {
     expect(detailsFor({ publicId: 'abc', colour: 'red' }).details).toEqual([
       { path: '/colour', message: 'is not a known argument' },
     ]);
+  });
+
+  it('suggests the argument that was meant: a synonym of publicId, another case, a typo', () => {
+    for (const [wrong, meant] of [
+      ['id', 'publicId'],
+      ['formId', 'publicId'],
+      ['form_id', 'publicId'],
+      ['public_id', 'publicId'],
+      ['PUBLICID', 'publicId'],
+      ['limt', 'limit'],
+      ['ordre', 'order'],
+    ]) {
+      const args = wrong.toLowerCase().includes('id') ? { [wrong]: 'abc' } : { publicId: 'abc', [wrong]: 1 };
+      expect(detailsFor(args).details).toContainEqual({
+        path: `/${wrong}`,
+        message: `is not a known argument; did you mean \`${meant}\`?`,
+      });
+    }
+  });
+
+  it('suggests nothing for a name unlike any argument, or for one already given', () => {
+    expect(detailsFor({ publicId: 'abc', colour: 'red' }).details).toEqual([
+      { path: '/colour', message: 'is not a known argument' },
+    ]);
+    expect(detailsFor({ publicId: 'abc', id: 'abc' }).details).toEqual([
+      { path: '/id', message: 'is not a known argument' },
+    ]);
+    expect(detailsFor({ publicId: 'abc', filter: { snce: 'x' } }).details).toContainEqual({
+      path: '/filter/snce',
+      message: 'is not a known argument; did you mean `since`?',
+    });
+  });
+
+  it('closestKnownArgument: id means the one ...Id argument of a tool without publicId; long names are not compared', () => {
+    expect(closestKnownArgument('id', ['webhookId', 'limit'])).toBe('webhookId');
+    expect(closestKnownArgument('id', ['webhookId', 'eventId'])).toBeUndefined();
+    expect(closestKnownArgument('x'.repeat(100), ['x'.repeat(99)])).toBeUndefined();
+    expect(editDistance('titel', 'title')).toBe(1);
+    expect(editDistance('kitten', 'sitting')).toBe(3);
   });
 
   it('escapes ~ and / in argument names, as JSON Pointer requires', () => {

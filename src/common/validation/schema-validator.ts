@@ -7,9 +7,13 @@ import Ajv2020, { ErrorObject, ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { ErrorDetail, pointerSegment } from '../errors/api-error';
 
-/** One Ajv instance for every tool's input schema: strict, all errors, defaults filled in. */
+/**
+ * One Ajv instance for every tool's input schema: strict, all errors, defaults filled in. Verbose,
+ * so that an unknown argument's error carries the object's schema and value and toDetails can
+ * suggest the argument that was meant.
+ */
 export function createAjv(): Ajv2020 {
-  const ajv = new Ajv2020({ allErrors: true, strict: true, useDefaults: true, coerceTypes: false });
+  const ajv = new Ajv2020({ allErrors: true, strict: true, useDefaults: true, coerceTypes: false, verbose: true });
   addFormats(ajv);
   return ajv;
 }
@@ -27,8 +31,10 @@ export function toDetails(errors: ErrorObject[] | null | undefined): ErrorDetail
       path = `${path}/${pointerSegment((e.params as { missingProperty: string }).missingProperty)}`;
       message = 'is required';
     } else if (e.keyword === 'additionalProperties') {
-      path = `${path}/${pointerSegment((e.params as { additionalProperty: string }).additionalProperty)}`;
-      message = 'is not a known argument';
+      const name = (e.params as { additionalProperty: string }).additionalProperty;
+      path = `${path}/${pointerSegment(name)}`;
+      const meant = closestKnownArgument(name, knownArguments(e));
+      message = meant === undefined ? 'is not a known argument' : `is not a known argument; did you mean \`${meant}\`?`;
     } else if (e.keyword === 'enum') {
       message = `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
     }
@@ -38,6 +44,62 @@ export function toDetails(errors: ErrorObject[] | null | undefined): ErrorDetail
     details.push({ path, message });
   }
   return details;
+}
+
+/**
+ * The arguments the object of an additionalProperties error knows, less those the caller has given
+ * (needs Ajv's verbose). An argument with a default counts as not given: Ajv has filled it in.
+ */
+function knownArguments(e: ErrorObject): string[] {
+  const properties = (e.parentSchema as { properties?: Record<string, { default?: unknown }> } | undefined)?.properties;
+  const given = e.data && typeof e.data === 'object' ? (e.data as Record<string, unknown>) : {};
+  return Object.entries(properties ?? {})
+    .filter(([k, schema]) => schema?.default !== undefined || !Object.hasOwn(given, k))
+    .map(([k]) => k);
+}
+
+/** Names callers use for a form's public id; `id` also stands for a tool's one `...Id` argument. */
+const FORM_ID_SYNONYMS = new Set(['id', 'formid', 'form', 'formpublicid', 'publicformid']);
+
+/**
+ * The known argument an unknown one most likely meant, if any: the same name ignoring case, `_`
+ * and `-` (`public_id`, `PublicId`); a usual synonym (`id`, `formId`, `form_id` for `publicId`);
+ * else the nearest name by edit distance (adjacent swaps count once), if close enough to be a typo.
+ */
+export function closestKnownArgument(name: string, known: readonly string[]): string | undefined {
+  const norm = (s: string) => s.toLowerCase().replace(/[-_\s]/g, '');
+  const wanted = norm(name);
+  if (!wanted || wanted.length > 64 || known.length === 0) return undefined;
+  const same = known.find((k) => norm(k) === wanted);
+  if (same) return same;
+  if (FORM_ID_SYNONYMS.has(wanted) && known.includes('publicId')) return 'publicId';
+  if (wanted === 'id') {
+    const ids = known.filter((k) => /Id$/.test(k));
+    if (ids.length === 1) return ids[0];
+  }
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const k of known) {
+    const d = editDistance(wanted, norm(k));
+    if (d < bestDistance) [best, bestDistance] = [k, d];
+  }
+  // A typo, not another word: at most one edit in four characters (and at least one edit allowed).
+  return bestDistance <= Math.max(1, Math.floor(wanted.length / 4)) ? best : undefined;
+}
+
+/** Optimal string alignment distance: insertions, deletions, substitutions and adjacent swaps cost 1. */
+export function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.length][b.length];
 }
 
 /**
