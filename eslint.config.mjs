@@ -18,6 +18,29 @@ export default tseslint.config(
     },
   },
   {
+    // A transaction owns its connection (src/database/transaction.ts): outside the database layer a
+    // query never goes to the DataSource directly, where inside a transaction it would wait for a
+    // second connection (on the embedded database, one session: a freeze). currentManager(db) is the
+    // transaction's manager when one is open, the pool's otherwise.
+    files: ['src/**/*.ts'],
+    ignores: ['src/database/**', '**/*.spec.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            "MemberExpression[property.name=/^(manager|query|transaction|getRepository|createQueryRunner|createQueryBuilder)$/][object.property.name='db']",
+          message: 'Use currentManager(this.db) or inTransaction(this.db, ...) (src/database/transaction.ts): a query inside a transaction must use its manager.',
+        },
+        {
+          selector:
+            "MemberExpression[property.name=/^(manager|query|transaction|getRepository|createQueryRunner|createQueryBuilder)$/][object.name=/^(db|dataSource)$/]",
+          message: 'Use currentManager(db) or inTransaction(db, ...) (src/database/transaction.ts): a query inside a transaction must use its manager.',
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },

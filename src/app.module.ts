@@ -13,6 +13,7 @@ import { ProtectedResourceController } from './auth/protected-resource.controlle
 import { AppConfig } from './config/config';
 import { ConfigModule } from './config/config.module';
 import { dataSourceOptions } from './database/data-source';
+import { openGuardedDataSource } from './database/transaction';
 import { DemoModule } from './demo/demo.module';
 import { FormsModule } from './forms/forms.module';
 import { HealthModule } from './health/health.module';
@@ -47,7 +48,10 @@ export class AppModule {
       imports: [
         ConfigModule.forConfig(config),
         // Each feature module registers its entities (TypeOrmModule.forFeature).
-        TypeOrmModule.forRoot({ ...dataSourceOptions(databaseUrl, config.databasePoolSize), autoLoadEntities: true }),
+        TypeOrmModule.forRootAsync({
+          useFactory: () => ({ ...dataSourceOptions(databaseUrl, config.databasePoolSize), autoLoadEntities: true }),
+          dataSourceFactory: openGuardedDataSource,
+        }),
         AuditModule,
         WorkspacesModule,
         TokensModule,

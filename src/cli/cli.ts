@@ -18,6 +18,7 @@ import { SessionsModule } from '../settings/sessions.module';
 import { PASSWORD_LINK_HOURS, SessionsService } from '../settings/sessions.service';
 import { ConfigModule } from '../config/config.module';
 import { dataSourceOptions } from '../database/data-source';
+import { openGuardedDataSource } from '../database/transaction';
 import { checkDatabaseReachable, DatabaseUnreachableError, openDatabase } from '../database/database-url';
 import { runMigrations } from '../database/migrate';
 import { FormAnswersModule } from '../responses/form-answers.module';
@@ -535,7 +536,10 @@ function cliModule(config: AppConfig, options: DataSourceOptions): Type<unknown>
   @Module({
     imports: [
       ConfigModule.forConfig(config),
-      TypeOrmModule.forRoot({ ...options, retryAttempts: 0, autoLoadEntities: true }),
+      TypeOrmModule.forRootAsync({
+        useFactory: () => ({ ...options, retryAttempts: 0, autoLoadEntities: true }),
+        dataSourceFactory: openGuardedDataSource,
+      }),
       AuditModule,
       WorkspacesModule,
       TokensModule,

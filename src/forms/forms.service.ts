@@ -5,7 +5,7 @@ import { AuditService } from '../audit/audit.service';
 import type { Principal } from '../common/access/principal';
 import { ApiError, ErrorDetail } from '../common/errors/api-error';
 import { newFormPublicId } from '../common/ids';
-import { inTransaction } from '../database/transaction';
+import { currentManager, inTransaction } from '../database/transaction';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { AnswerLossCandidate, describeLoss, lossCandidates } from './answer-loss';
 import { BlockInput, blockView, normalizeBlocks } from './blocks';
@@ -67,7 +67,7 @@ export class FormsService {
   async get(
     workspaceId: string,
     publicId: string,
-    manager: EntityManager = this.db.manager,
+    manager: EntityManager = currentManager(this.db),
     lock?: 'UPDATE' | 'SHARE',
   ): Promise<FormRecord> {
     const form = await this.repo.find(manager, { workspaceId, publicId }, lock);
@@ -76,7 +76,11 @@ export class FormsService {
   }
 
   /** A form by its public id alone, for the respondent page (no credential, so no workspace). */
-  async getPublic(publicId: string, manager: EntityManager = this.db.manager, lock?: 'SHARE'): Promise<FormRecord> {
+  async getPublic(
+    publicId: string,
+    manager: EntityManager = currentManager(this.db),
+    lock?: 'SHARE',
+  ): Promise<FormRecord> {
     const form = await this.repo.find(manager, { publicId }, lock);
     if (!form)
       throw new ApiError('not_found', { message: `No form "${publicId}".`, hint: 'Check the link you were given.' });
@@ -104,7 +108,7 @@ export class FormsService {
    * change then commit the same version with other blocks.
    */
   private remember(form: FormRecord, manager: EntityManager, lock?: 'UPDATE' | 'SHARE'): FormRecord {
-    if (manager !== this.db.manager && lock !== 'SHARE') return form;
+    if (manager.queryRunner && lock !== 'SHARE') return form; // read inside a transaction
     this.recentForms.delete(form.publicId);
     this.recentForms.set(form.publicId, form);
     if (this.recentForms.size > RECENT_FORMS) this.recentForms.delete(this.recentForms.keys().next().value!);
@@ -115,7 +119,7 @@ export class FormsService {
     workspaceId: string,
     opts: { limit: number; offset: number; status?: FormStatus },
   ): Promise<{ total: number; forms: FormRecord[] }> {
-    return this.repo.list(this.db.manager, workspaceId, opts);
+    return this.repo.list(currentManager(this.db), workspaceId, opts);
   }
 
   /** Creates a form with its blocks (validated; details name each bad block and field). */
@@ -288,7 +292,7 @@ export class FormsService {
   }
 
   /** Sets a form's status without the rules of publish_form and close_form (the demo's seeding). */
-  async setStatus(formId: string, status: FormStatus, manager: EntityManager = this.db.manager): Promise<void> {
+  async setStatus(formId: string, status: FormStatus, manager: EntityManager = currentManager(this.db)): Promise<void> {
     await this.repo.setStatus(manager, formId, status);
   }
 }

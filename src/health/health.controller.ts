@@ -6,6 +6,7 @@ import type { FastifyReply } from 'fastify';
 import { DataSource } from 'typeorm';
 import { Public } from '../auth/public.decorator';
 import { RateLimitService } from '../rate-limit/rate-limit.service';
+import { currentManager } from '../database/transaction';
 
 type Check = 'ok' | 'unreachable';
 
@@ -35,7 +36,7 @@ export class HealthController {
   @Get('readyz')
   async ready(@Res({ passthrough: true }) res: FastifyReply) {
     const [database, store] = await Promise.all([
-      withTimeout(this.db.query('SELECT 1'), 2000).then(
+      withTimeout(currentManager(this.db).query('SELECT 1'), 2000).then(
         (): Check => 'ok',
         (): Check => 'unreachable',
       ),

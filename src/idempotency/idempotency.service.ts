@@ -6,7 +6,7 @@ import type { Principal } from '../common/access/principal';
 import { ApiError } from '../common/errors/api-error';
 import { currentRequestContext } from '../common/request-context';
 import { inBatches } from '../database/in-batches';
-import { inTransaction, withAmbientTransaction } from '../database/transaction';
+import { currentManager, inTransaction } from '../database/transaction';
 import { fingerprint } from './canonical-json';
 import { ClaimRow, IdempotencyRepository, KeyId, PURGE_BATCH } from './idempotency.repository';
 
@@ -95,7 +95,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
         const claim = await this.claim(tx, call, print, token);
         if (!claim.claimed) return claim;
         ran = true;
-        const result = await withAmbientTransaction(tx, runTool);
+        const result = await runTool(); // the tool's writes join this transaction (inTransaction)
         const body = JSON.stringify(result ?? null);
         await this.complete(tx, call, token, 200, null, body, subjectsOf(call.args, result));
         return { status: 200, headers: {}, body, replayed: false } satisfies KeyedOutcome;
@@ -114,7 +114,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     runTool: () => Promise<unknown>,
   ): Promise<KeyedOutcome> {
     const token = randomUUID();
-    const claim = await this.claim(this.db.manager, call, print, token);
+    const claim = await this.claim(currentManager(this.db), call, print, token);
     if (!claim.claimed) return this.existing(call, print, claim);
     let result: unknown;
     try {
@@ -122,7 +122,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     } catch (err) {
       if (isToolAnswer(err)) {
         await this.complete(
-          this.db.manager,
+          currentManager(this.db),
           call,
           token,
           err.status,
@@ -131,14 +131,14 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
           subjectsOf(call.args),
         ).catch((e) => this.logger.warn(`could not store the answer for an Idempotency-Key: ${(e as Error).message}`));
       } else {
-        await this.repo.release(this.db.manager, keyId(call), token).catch(() => undefined);
+        await this.repo.release(currentManager(this.db), keyId(call), token).catch(() => undefined);
       }
       throw err;
     }
     const body = JSON.stringify(result ?? null);
     // A read has no effect to protect: if storing fails, answer anyway (a retry runs it again once the lock expires).
-    await this.complete(this.db.manager, call, token, 200, null, body, subjectsOf(call.args, result)).catch((e) =>
-      this.logger.warn(`could not store the answer for an Idempotency-Key: ${(e as Error).message}`),
+    await this.complete(currentManager(this.db), call, token, 200, null, body, subjectsOf(call.args, result)).catch(
+      (e) => this.logger.warn(`could not store the answer for an Idempotency-Key: ${(e as Error).message}`),
     );
     return { status: 200, headers: {}, body, replayed: false };
   }
@@ -173,7 +173,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   private async storeRefusal(call: KeyedCall, print: Buffer, err: ApiError) {
     const subjects = subjectsOf(call.args);
     await this.repo
-      .store(this.db.manager, keyId(call), {
+      .store(currentManager(this.db), keyId(call), {
         fingerprint: print,
         responseStatus: err.status,
         responseHeaders: err.headers ?? null,
@@ -238,7 +238,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
 
   /** Deletes records older than the retention, in small batches (each instance runs this every 10 minutes). */
   async purgeExpired(): Promise<number> {
-    return inBatches(() => this.repo.purgeBatch(this.db.manager), PURGE_BATCH);
+    return inBatches(() => this.repo.purgeBatch(currentManager(this.db)), PURGE_BATCH);
   }
 
   onModuleInit() {

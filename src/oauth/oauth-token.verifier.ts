@@ -9,6 +9,7 @@ import { APP_CONFIG, AppConfig } from '../config/config';
 import { TOKEN_PREFIX } from '../tokens/token-format';
 import { resourceIdentifiers } from './oauth-config';
 import { OAuthRepository } from './oauth.repository';
+import { currentManager } from '../database/transaction';
 
 /**
  * OAuth access tokens (opaque, issued by the built-in authorization server) as a credential kind.
@@ -45,7 +46,7 @@ export class OAuthTokenVerifier implements CredentialVerifier {
   }
 
   private async lookup(token: string): Promise<VerifyResult> {
-    const row = await this.repo.findAccessToken(this.db.manager, token);
+    const row = await this.repo.findAccessToken(currentManager(this.db), token);
     if (!row) return { ok: false, reason: 'unknown' };
     const payload = row.payload;
     const expiresAt = payload.exp ? new Date(payload.exp * 1000) : undefined;

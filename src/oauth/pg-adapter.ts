@@ -1,5 +1,6 @@
 /** oidc-provider's storage on PostgreSQL. */
 import type { DataSource } from 'typeorm';
+import { currentManager } from '../database/transaction';
 import { CLIENT_TTL_DAYS } from './oauth-config';
 
 type Payload = Record<string, unknown> & { grantId?: string; userCode?: string; uid?: string; consumed?: unknown };
@@ -16,7 +17,7 @@ export function pgAdapter(db: DataSource) {
 
     async upsert(id: string, payload: Payload, expiresIn?: number): Promise<void> {
       if (this.model === 'Client' && expiresIn === undefined) expiresIn = CLIENT_TTL_DAYS * 24 * 3600;
-      await db.query(
+      await currentManager(db).query(
         `INSERT INTO oauth_models (model, id, payload, grant_id, user_code, uid, expires_at)
          VALUES ($1, $2, $3::jsonb, $4, $5, $6, CASE WHEN $7::int IS NULL THEN NULL ELSE now() + make_interval(secs => $7::int) END)
          ON CONFLICT (model, id) DO UPDATE SET payload = EXCLUDED.payload, grant_id = EXCLUDED.grant_id,
@@ -46,7 +47,7 @@ export function pgAdapter(db: DataSource) {
     }
 
     async consume(id: string): Promise<void> {
-      await db.query(
+      await currentManager(db).query(
         `UPDATE oauth_models SET consumed_at = now(), payload = payload || jsonb_build_object('consumed', extract(epoch from now())::bigint)
           WHERE model = $1 AND id = $2`,
         [this.model, id],
@@ -54,15 +55,18 @@ export function pgAdapter(db: DataSource) {
     }
 
     async destroy(id: string): Promise<void> {
-      await db.query('DELETE FROM oauth_models WHERE model = $1 AND id = $2', [this.model, id]);
+      await currentManager(db).query('DELETE FROM oauth_models WHERE model = $1 AND id = $2', [this.model, id]);
     }
 
     /** Called on refresh token reuse, revocation and grant removal: every token of the grant goes. */
     async revokeByGrantId(grantId: string): Promise<void> {
-      await db.query(`DELETE FROM oauth_models WHERE grant_id = $1 OR (model = 'Grant' AND id = $1)`, [grantId]);
-      await db.query('UPDATE oauth_grants SET revoked_at = now() WHERE grant_id = $1 AND revoked_at IS NULL', [
+      await currentManager(db).query(`DELETE FROM oauth_models WHERE grant_id = $1 OR (model = 'Grant' AND id = $1)`, [
         grantId,
       ]);
+      await currentManager(db).query(
+        'UPDATE oauth_grants SET revoked_at = now() WHERE grant_id = $1 AND revoked_at IS NULL',
+        [grantId],
+      );
     }
 
     /**
@@ -71,7 +75,7 @@ export function pgAdapter(db: DataSource) {
      * the row as it was before the UPDATE, which touches only unexpired rows anyway.
      */
     private async findClient(id: string): Promise<Payload | undefined> {
-      const [row] = await db.query(
+      const [row] = await currentManager(db).query(
         `WITH used AS (
            UPDATE oauth_models SET expires_at = now() + interval '${CLIENT_TTL_DAYS} days'
             WHERE model = 'Client' AND id = $1 AND expires_at > now() AND expires_at < now() + interval '${CLIENT_TTL_DAYS - 1} days')
@@ -82,7 +86,7 @@ export function pgAdapter(db: DataSource) {
     }
 
     private async one(where: string, value: string): Promise<Payload | undefined> {
-      const [row] = await db.query(
+      const [row] = await currentManager(db).query(
         `SELECT payload FROM oauth_models WHERE model = $1 AND ${where} AND (expires_at IS NULL OR expires_at > now())`,
         [this.model, value],
       );

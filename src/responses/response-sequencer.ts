@@ -1,7 +1,7 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { inTransaction } from '../database/transaction';
+import { currentManager, inTransaction } from '../database/transaction';
 import { ResponseStatsRepository } from './response-stats.repository';
 
 /** How often each instance sequences the responses waiting on any form (see ResponseSequencerWorker). */
@@ -34,7 +34,7 @@ export class ResponseSequencer {
   /** One background pass over the forms with waiting responses that no one else is sequencing. */
   async pass(): Promise<number> {
     // Idle: one cheap look (the unsequenced index is empty), no transaction.
-    if (!(await this.stats.anyWaiting(this.db.manager))) return 0;
+    if (!(await this.stats.anyWaiting(currentManager(this.db)))) return 0;
     return inTransaction(this.db, async (tx) => {
       const forms = await this.stats.claimWaitingForms(tx, FORMS_PER_PASS);
       return forms.length ? this.stats.sequenceResponses(tx, forms) : 0;

@@ -5,7 +5,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import type { Principal } from '../common/access/principal';
 import { ApiError } from '../common/errors/api-error';
-import { ambientManager, inTransaction } from '../database/transaction';
+import { currentManager, inTransaction } from '../database/transaction';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { answersView, answersViewer, CHOICE_TYPES, NUMERIC_TYPES, validateAnswers } from '../forms/blocks';
 import { FormRecord, FormsService, notFoundForm } from '../forms/forms.service';
@@ -59,7 +59,7 @@ export class ResponsesService {
     const form = await this.forms.get(workspaceId, publicId);
     // With `since`, the page covers the tail of the order that starts at its first response.
     const position = () =>
-      this.repo.pagePosition(this.db.manager, form.id, opts.since ?? null).then((row) => {
+      this.repo.pagePosition(currentManager(this.db), form.id, opts.since ?? null).then((row) => {
         if (!row) throw notFoundForm(publicId); // deleted meanwhile
         return row;
       });
@@ -76,7 +76,7 @@ export class ResponsesService {
     if (count === 0) return { total, responses: [] };
     // Positions in oldest-first order; newest-first reads the mirrored range and reverses it.
     const start = skipped + (opts.order === 'newest' ? total - opts.offset - count : opts.offset);
-    const rows = await this.repo.readPage(this.db.manager, form.id, start, count);
+    const rows = await this.repo.readPage(currentManager(this.db), form.id, start, count);
     if (opts.order === 'newest') rows.reverse();
     const view = answersViewer(form.blocks);
     return {
@@ -86,7 +86,7 @@ export class ResponsesService {
   }
 
   async get(workspaceId: string, publicId: string, responseId: string): Promise<ResponseView> {
-    return this.read(this.db.manager, await this.forms.get(workspaceId, publicId), responseId);
+    return this.read(currentManager(this.db), await this.forms.get(workspaceId, publicId), responseId);
   }
 
   private async read(manager: EntityManager, form: FormRecord, responseId: string): Promise<ResponseView> {
@@ -154,7 +154,7 @@ export class ResponsesService {
       (!how.published || known.status === 'published')
     ) {
       const { stored, details } = validateAnswers(known.blocks, answers);
-      const response = details.length ? undefined : await insert(ambientManager(this.db), known, stored);
+      const response = details.length ? undefined : await insert(currentManager(this.db), known, stored);
       if (response) return response;
     }
     return inTransaction(this.db, async (tx) => {
@@ -218,7 +218,7 @@ export class ResponsesService {
   /** The maintained aggregates of a form in one statement, and whether responses wait for their seq. */
   private async readSummary(form: FormRecord) {
     const ids = (types: readonly string[]) => form.blocks.filter((b) => types.includes(b.type)).map((b) => b.id);
-    return this.stats.readSummary(this.db.manager, form.id, {
+    return this.stats.readSummary(currentManager(this.db), form.id, {
       counted: ids([...CHOICE_TYPES, 'yes_no']),
       numeric: ids(NUMERIC_TYPES),
       dates: ids(['date']),
@@ -236,7 +236,12 @@ export class ResponsesService {
     tx?: EntityManager,
   ): Promise<ResponseView> {
     const stored = validated(form, answers);
-    const row = await this.repo.insert(tx ?? this.db.manager, form, { id: randomUUID(), answers: stored }, opts);
+    const row = await this.repo.insert(
+      tx ?? currentManager(this.db),
+      form,
+      { id: randomUUID(), answers: stored },
+      opts,
+    );
     if (!row) throw new Error(`form ${form.id} is gone or changed since it was read`);
     return toView(form, { ...row, answers: stored });
   }

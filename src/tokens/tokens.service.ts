@@ -10,6 +10,7 @@ import { WorkspacesService } from '../workspaces/workspaces.service';
 import { ApiTokenEntity } from './entities/api-token.entity';
 import { TokensRepository } from './tokens.repository';
 import { generateToken, hashToken, isWellFormedToken, TOKEN_PREFIX, tokenDisplayPrefix } from './token-format';
+import { currentManager, outsideTransaction } from '../database/transaction';
 
 export interface TokenView {
   id: string;
@@ -57,7 +58,7 @@ export class TokensService implements CredentialVerifier, BeforeApplicationShutd
   /** Creates a token and returns its secret: the only time it is ever shown. `manager`: a caller's transaction (with its audit record). */
   async create(
     input: CreateTokenInput,
-    manager: EntityManager = this.db.manager,
+    manager: EntityManager = currentManager(this.db),
   ): Promise<{ token: string; view: TokenView }> {
     const workspace = await this.workspaces.requireBySlug(input.workspaceSlug);
     const role: Role = input.role ?? 'editor';
@@ -89,12 +90,12 @@ export class TokensService implements CredentialVerifier, BeforeApplicationShutd
 
   async list(workspaceSlug: string): Promise<TokenView[]> {
     const workspace = await this.workspaces.requireBySlug(workspaceSlug);
-    const tokens = await this.repo.listByWorkspace(this.db.manager, workspace.id);
+    const tokens = await this.repo.listByWorkspace(currentManager(this.db), workspace.id);
     return tokens.map((t) => TokensService.view(t));
   }
 
   /** Revokes a token; every instance refuses it within CREDENTIAL_CACHE_MS. Idempotent. */
-  async revoke(id: string, manager: EntityManager = this.db.manager): Promise<TokenView> {
+  async revoke(id: string, manager: EntityManager = currentManager(this.db)): Promise<TokenView> {
     const token = /^[0-9a-f-]{36}$/i.test(id) ? await this.repo.findById(manager, id) : null;
     if (!token)
       throw new ApiError('not_found', {
@@ -126,7 +127,7 @@ export class TokensService implements CredentialVerifier, BeforeApplicationShutd
   }
 
   private async lookup(hash: string): Promise<VerifyResult> {
-    const row = await this.repo.findForVerification(this.db.manager, hash);
+    const row = await this.repo.findForVerification(currentManager(this.db), hash);
     if (!row) return { ok: false, reason: 'unknown' };
     if (row.revokedAt) return { ok: false, reason: 'revoked' };
     if (row.expiresAt && row.expiresAt.getTime() <= Date.now()) return { ok: false, reason: 'expired' };
@@ -150,8 +151,10 @@ export class TokensService implements CredentialVerifier, BeforeApplicationShutd
   }
 
   private touchLastUsed(id: string): void {
-    const write = this.repo
-      .touchLastUsed(this.db.manager, id, LAST_USED_RESOLUTION_MS / 1000)
+    // Not part of any transaction open around the verification: it outlives it.
+    const write = outsideTransaction(() =>
+      this.repo.touchLastUsed(currentManager(this.db), id, LAST_USED_RESOLUTION_MS / 1000),
+    )
       .catch((err: Error) => this.logger.warn(`could not record last use of token ${id}: ${err.message}`))
       .finally(() => this.pending.delete(write));
     this.pending.add(write);

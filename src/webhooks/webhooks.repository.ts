@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { currentManager } from '../database/transaction';
 
 /**
  * The SQL of webhooks the requests run: endpoints, deliveries (the outbox rows), the delivery log.
@@ -82,11 +83,11 @@ export class WebhooksRepository {
 
   /** A page of the workspace's endpoints, their total, and the workspace's plan. */
   async listEndpoints(workspaceId: string, opts: { limit: number; offset: number }) {
-    const [{ total, plan }] = await this.db.query(
+    const [{ total, plan }] = await currentManager(this.db).query(
       'SELECT (SELECT count(*)::int FROM webhook_endpoints WHERE workspace_id = $1) AS total, (SELECT plan FROM workspaces WHERE id = $1) AS plan',
       [workspaceId],
     );
-    const rows: EndpointRow[] = await this.db.query(
+    const rows: EndpointRow[] = await currentManager(this.db).query(
       `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE workspace_id = $1 ORDER BY created_at, id LIMIT $2 OFFSET $3`,
       [workspaceId, opts.limit, opts.offset],
     );
@@ -100,7 +101,7 @@ export class WebhooksRepository {
     webhookId: string,
     forUpdate: boolean,
   ): Promise<EndpointRow | undefined> {
-    const [row] = await (manager ?? this.db.manager).query(
+    const [row] = await (manager ?? currentManager(this.db)).query(
       `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE workspace_id = $1 AND id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
       [workspaceId, webhookId],
     );
@@ -175,11 +176,11 @@ export class WebhooksRepository {
     // A paused delivery (endpoint disabled, workspace on Free) is pending as far as users are concerned.
     const where = `d.endpoint_id IN (SELECT id FROM webhook_endpoints WHERE workspace_id = $1 AND ($2::uuid IS NULL OR id = $2)) AND ($3::text IS NULL OR d.status = $3 OR ($3 = 'pending' AND d.status = 'paused'))`;
     const params = [workspaceId, opts.webhookId ?? null, opts.status ?? null];
-    const [{ total }] = await this.db.query(
+    const [{ total }] = await currentManager(this.db).query(
       `SELECT count(*)::int AS total FROM webhook_deliveries d WHERE ${where}`,
       params,
     );
-    const rows: DeliveryRow[] = await this.db.query(
+    const rows: DeliveryRow[] = await currentManager(this.db).query(
       `${DELIVERY_SELECT} WHERE ${where} ORDER BY d.created_at DESC, d.id DESC LIMIT $4 OFFSET $5`,
       [...params, opts.limit, opts.offset],
     );

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Plan, Role } from '../common/access/roles';
 import { ApiError } from '../common/errors/api-error';
-import { inTransaction } from '../database/transaction';
+import { currentManager, inTransaction } from '../database/transaction';
 import { EMBED_ORIGIN_HINT, normalizeEmbedOrigins } from './embed-origins';
 import { MembershipEntity } from './entities/membership.entity';
 import { UserEntity } from './entities/user.entity';
@@ -75,7 +75,7 @@ export class WorkspacesService {
     const workspace = await this.requireBySlug(slug);
     const user = await this.findUserByEmail(email);
     if (!user) return false;
-    return this.repo.deleteMembership(this.db.manager, workspace.id, user.id);
+    return this.repo.deleteMembership(currentManager(this.db), workspace.id, user.id);
   }
 
   /**
@@ -92,17 +92,17 @@ export class WorkspacesService {
       });
     }
     const workspace = await this.requireBySlug(slug);
-    await this.repo.setEmbedOrigins(this.db.manager, workspace.id, origins);
+    await this.repo.setEmbedOrigins(currentManager(this.db), workspace.id, origins);
     workspace.embedOrigins = origins;
     return workspace;
   }
 
   /** The origins allowed to frame the respondent pages of a workspace's forms ([] for an unknown workspace). */
   async embedOriginsOf(workspaceId: string): Promise<string[]> {
-    return this.repo.embedOriginsOf(this.db.manager, workspaceId);
+    return this.repo.embedOriginsOf(currentManager(this.db), workspaceId);
   }
 
-  async requireBySlug(slug: string, manager: EntityManager = this.db.manager): Promise<WorkspaceEntity> {
+  async requireBySlug(slug: string, manager: EntityManager = currentManager(this.db)): Promise<WorkspaceEntity> {
     const workspace = await this.findBySlug(slug, manager);
     if (!workspace) {
       throw new ApiError('not_found', {
@@ -114,20 +114,20 @@ export class WorkspacesService {
   }
 
   /** The workspace with this slug, or null. */
-  findBySlug(slug: string, manager: EntityManager = this.db.manager): Promise<WorkspaceEntity | null> {
+  findBySlug(slug: string, manager: EntityManager = currentManager(this.db)): Promise<WorkspaceEntity | null> {
     return this.repo.findBySlug(manager, slug);
   }
 
   async findMembership(workspaceId: string, userId: string): Promise<MembershipEntity | null> {
-    return this.repo.findMembership(this.db.manager, workspaceId, userId);
+    return this.repo.findMembership(currentManager(this.db), workspaceId, userId);
   }
 
   async findUserByEmail(email: string): Promise<UserEntity | null> {
-    return this.repo.findUserByEmail(this.db.manager, email.trim().toLowerCase());
+    return this.repo.findUserByEmail(currentManager(this.db), email.trim().toLowerCase());
   }
 
   async isEmpty(): Promise<boolean> {
-    return !(await this.repo.hasAnyWorkspace(this.db.manager));
+    return !(await this.repo.hasAnyWorkspace(currentManager(this.db)));
   }
 
   private async findOrCreateUser(tx: EntityManager, email: string): Promise<UserEntity> {
