@@ -1,53 +1,66 @@
-import { BlockList, isIP, LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
+import { isIP, LookupFunction } from 'node:net';
 import { lookup } from 'node:dns';
 
 /**
- * Where a webhook may not be sent unless WEBHOOKS_ALLOW_PRIVATE_URLS=true: addresses of this
- * machine, of private networks, link-local ones (cloud metadata services live at 169.254.169.254
- * and fd00:ec2::254) and every other special-purpose range. A workspace admin must not be able to
- * make the service call into the network it runs in (SSRF). BlockList applies the IPv4 ranges to
- * IPv4-mapped IPv6 addresses (::ffff:127.0.0.1) too.
+ * Where a webhook may not be sent unless WEBHOOKS_ALLOW_PRIVATE_URLS=true: every address outside
+ * the ordinary public unicast space. A workspace admin must not be able to make the service call
+ * into the network it runs in (SSRF): this machine, private networks, link-local ones (cloud
+ * metadata services live at 169.254.169.254 and fd00:ec2::254), carrier-grade NAT (Alibaba's
+ * metadata service is 100.100.100.200), the IETF protocol block (Oracle's is 192.0.0.192).
+ *
+ * The ranges are ipaddr.js's, a maintained list that follows the IANA IPv4 and IPv6
+ * Special-Purpose Address Registries (RFC 6890): an address whose `range()` is anything but
+ * 'unicast' is refused. Checked against the registries (2025): ipaddr.js 2.5.0 names every IPv4
+ * entry and every IPv6 entry but one, the Dummy IPv6 Prefix 100:0:0:1::/64 (RFC 9780); it also
+ * leaves IPv4-compatible addresses (::a.b.c.d, ::/96, deprecated by RFC 4291 §2.5.5.1) as unicast.
+ * Both lie outside 2000::/3, the only IPv6 space IANA allocates for global unicast (IANA IPv6
+ * Address Space registry; RFC 4291 §2.4, RFC 3513): the rest is reserved by the IETF, or is
+ * unique-local, link-local or multicast. So an IPv6 address outside 2000::/3 is refused too, which
+ * closes both gaps and any future assignment in the reserved space.
+ *
+ * An IPv6 address that carries an IPv4 address (IPv4-mapped ::ffff:a.b.c.d, IPv4-compatible
+ * ::a.b.c.d, IPv4-translated ::ffff:0:a.b.c.d, NAT64 64:ff9b::/96, 6to4 2002::/16, Teredo
+ * 2001::/32) is also checked as the IPv4 address it carries: a mapped one is where a dual-stack
+ * socket connects, so it is allowed exactly when its IPv4 address is.
  */
-const BLOCKED = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], // "this network"
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10], // carrier-grade NAT (Alibaba's metadata service is 100.100.100.200)
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16], // link-local, cloud metadata
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24], // IETF protocol assignments (Oracle's metadata service is 192.0.0.192)
-  ['192.0.2.0', 24],
-  ['192.88.99.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, broadcast
-] as const) {
-  BLOCKED.addSubnet(net, prefix, 'ipv4');
-}
-for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['64:ff9b::', 96], // NAT64, the same
-  ['100::', 64],
-  ['2001:db8::', 32],
-  ['2002::', 16], // 6to4
-  ['fc00::', 7], // unique local (AWS metadata: fd00:ec2::254)
-  ['fe80::', 10], // link-local
-  ['fec0::', 10],
-  ['ff00::', 8], // multicast
-] as const) {
-  BLOCKED.addSubnet(net, prefix, 'ipv6');
-}
-
-/** Whether an IP address is one a webhook may not reach (unless private URLs are allowed). */
 export function isBlockedAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 0) return true;
-  return BLOCKED.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  let parsed: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    parsed = family === 4 ? ipaddr.IPv4.parse(address) : ipaddr.IPv6.parse(address);
+  } catch {
+    return true;
+  }
+  if (parsed.kind() === 'ipv4') return parsed.range() !== 'unicast';
+  const v6 = parsed as ipaddr.IPv6;
+  const carried = carriedIPv4(v6);
+  if (carried && carried.range() !== 'unicast') return true;
+  if (v6.range() === 'ipv4Mapped') return false; // checked as its IPv4 address just above
+  return v6.range() !== 'unicast' || !v6.match(GLOBAL_UNICAST);
+}
+
+/** 2000::/3, IANA's global unicast space (see isBlockedAddress). */
+const GLOBAL_UNICAST = ipaddr.IPv6.parseCIDR('2000::/3');
+
+/** The IPv4 address an IPv6 address carries, in the forms listed at isBlockedAddress; undefined for others. */
+function carriedIPv4(v6: ipaddr.IPv6): ipaddr.IPv4 | undefined {
+  const p = v6.parts;
+  const fromWords = (high: number, low: number) => new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
+  const zeroUpTo = (n: number) => p.slice(0, n).every((w) => w === 0);
+  // ::ffff:a.b.c.d (mapped), ::a.b.c.d (compatible, not :: or ::1), ::ffff:0:a.b.c.d (translated)
+  if (zeroUpTo(5) && p[5] === 0xffff) return fromWords(p[6], p[7]);
+  if (zeroUpTo(6) && (p[6] !== 0 || p[7] > 1)) return fromWords(p[6], p[7]);
+  if (zeroUpTo(4) && p[4] === 0xffff && p[5] === 0) return fromWords(p[6], p[7]);
+  // NAT64, well-known prefix 64:ff9b::/96 (RFC 6052 §2.1); the local-use 64:ff9b:1::/48 (RFC 8215)
+  // takes any prefix length, so where it carries the address is unknown: the range is refused anyway.
+  if (p[0] === 0x64 && p[1] === 0xff9b && p.slice(2, 6).every((w) => w === 0)) return fromWords(p[6], p[7]);
+  // 6to4 (RFC 3056 §2): 2002:AABB:CCDD::/48.
+  if (p[0] === 0x2002) return fromWords(p[1], p[2]);
+  // Teredo (RFC 4380 §4): 2001:0:SSSS:SSSS:flags:port:CCCC:CCCC, the client's address inverted.
+  if (p[0] === 0x2001 && p[1] === 0) return fromWords(p[6] ^ 0xffff, p[7] ^ 0xffff);
+  return undefined;
 }
 
 /** A URL's host without IPv6 brackets. */
