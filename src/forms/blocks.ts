@@ -240,25 +240,46 @@ function isBlank(value: unknown): boolean {
 }
 
 /**
+ * Who reads the messages of refused answers: an API caller ('api': terse, like a schema validator's,
+ * naming types and formats) or the person filling in the respondent page ('person': one sentence
+ * saying what to enter, written to stand on its own beside the question).
+ */
+export type AnswerWording = 'api' | 'person';
+
+/** Why an answer is refused, in both wordings. */
+interface Refusal {
+  api: string;
+  person: string;
+}
+
+/** A number as people write it: 1,000 not 1000, 2.5 as is. */
+function readable(n: number): string {
+  return n.toLocaleString('en-US', { maximumFractionDigits: 20 });
+}
+
+/**
  * Validates an answer set against a form's blocks. Returns the answers as stored (choice answers
- * by choice id, blanks dropped) or the details of every bad answer; the caller stores nothing
- * when there are details.
+ * by choice id, blanks dropped) or the details of every bad answer, worded for `wording`'s reader;
+ * the caller stores nothing when there are details.
  */
 export function validateAnswers(
   blocks: Block[],
   answers: Record<string, unknown>,
   basePath = '/answers',
+  wording: AnswerWording = 'api',
 ): { stored: Record<string, unknown>; details: ErrorDetail[] } {
   const details: ErrorDetail[] = [];
   const stored: Record<string, unknown> = {};
   const byId = new Map(blocks.map((b) => [b.id, b]));
+  const refuse = (path: string, why: Refusal) => details.push({ path, message: why[wording] });
 
   for (const key of Object.keys(answers)) {
     const block = byId.get(key);
+    const path = `${basePath}/${pointerSegment(key)}`;
     if (!block)
-      details.push({ path: `${basePath}/${pointerSegment(key)}`, message: 'this form has no block with this id' });
+      refuse(path, { api: 'this form has no block with this id', person: 'This form has no question with this id.' });
     else if (block.type === 'statement' && !isBlank(answers[key]))
-      details.push({ path: `${basePath}/${pointerSegment(key)}`, message: 'a statement block takes no answer' });
+      refuse(path, { api: 'a statement block takes no answer', person: 'This part of the form takes no answer.' });
   }
 
   for (const block of blocks) {
@@ -266,40 +287,61 @@ export function validateAnswers(
     const path = `${basePath}/${pointerSegment(block.id)}`;
     const value = answers[block.id];
     if (isBlank(value)) {
-      if (block.required) details.push({ path, message: 'is required' });
+      if (block.required) refuse(path, { api: 'is required', person: 'This question needs an answer.' });
       continue;
     }
     const result = checkAnswer(block, value);
-    if (typeof result === 'string') details.push({ path, message: result });
-    else stored[block.id] = result.value;
+    if ('value' in result) stored[block.id] = result.value;
+    else refuse(path, result);
   }
   return { stored, details };
 }
 
 /** One answer: its stored value, or why it is refused. */
-function checkAnswer(block: Block, value: unknown): { value: unknown } | string {
+function checkAnswer(block: Block, value: unknown): { value: unknown } | Refusal {
   switch (block.type) {
     case 'short_text':
     case 'long_text':
     case 'email':
     case 'url':
     case 'phone': {
-      if (typeof value !== 'string') return 'must be a string';
-      if (!isStorableText(value)) return 'must be well-formed text (no NUL character, no lone surrogate)';
+      if (typeof value !== 'string') return { api: 'must be a string', person: 'Enter your answer as text.' };
+      if (!isStorableText(value))
+        return {
+          api: 'must be well-formed text (no NUL character, no lone surrogate)',
+          person: 'Remove the invisible control characters from your answer.',
+        };
       const text = block.type === 'long_text' ? value : value.trim();
       const limit = TEXT_LIMITS[block.type]!;
-      if (text.length > limit) return `must be at most ${limit} characters`;
-      if (block.type === 'email' && !EMAIL.test(text)) return 'must be an email address';
-      if (block.type === 'url' && !isHttpUrl(text)) return 'must be an http(s) URL';
+      if (text.length > limit)
+        return {
+          api: `must be at most ${limit} characters`,
+          person: `Shorten your answer to ${readable(limit)} characters or fewer.`,
+        };
+      if (block.type === 'email' && !EMAIL.test(text))
+        return { api: 'must be an email address', person: 'Enter an email address, like name@example.com.' };
+      if (block.type === 'url' && !isHttpUrl(text))
+        return { api: 'must be an http(s) URL', person: 'Enter a web address starting with http:// or https://.' };
       if (block.type === 'phone' && !PHONE.test(text))
-        return 'must be a phone number (digits, spaces, +, -, parentheses)';
+        return {
+          api: 'must be a phone number (digits, spaces, +, -, parentheses)',
+          person: 'Enter a phone number using digits, spaces, +, - or brackets.',
+        };
       return { value: text };
     }
     case 'number': {
-      if (typeof value !== 'number' || !Number.isFinite(value)) return 'must be a number';
-      if (Math.abs(value) > MAX_NUMBER) return `must be between -${MAX_NUMBER} and ${MAX_NUMBER}`;
-      if (block.min !== undefined && value < block.min) return `must be at least ${block.min}`;
-      if (block.max !== undefined && value > block.max) return `must be at most ${block.max}`;
+      const range = numberRange(block.min, block.max);
+      if (typeof value !== 'number' || !Number.isFinite(value))
+        return { api: 'must be a number', person: range ? `Enter a number ${range}.` : 'Enter a number.' };
+      if (Math.abs(value) > MAX_NUMBER)
+        return {
+          api: `must be between -${MAX_NUMBER} and ${MAX_NUMBER}`,
+          person: `Enter a number ${range ?? `between -${readable(MAX_NUMBER)} and ${readable(MAX_NUMBER)}`}.`,
+        };
+      if (block.min !== undefined && value < block.min)
+        return { api: `must be at least ${block.min}`, person: `Enter a number ${range}.` };
+      if (block.max !== undefined && value > block.max)
+        return { api: `must be at most ${block.max}`, person: `Enter a number ${range}.` };
       return { value };
     }
     case 'rating':
@@ -307,31 +349,34 @@ function checkAnswer(block: Block, value: unknown): { value: unknown } | string 
       const min = block.type === 'rating' ? 1 : (block.min ?? 1);
       const max = block.max ?? 5;
       if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
-        return `must be an integer from ${min} to ${max}`;
+        return { api: `must be an integer from ${min} to ${max}`, person: `Choose a number from ${min} to ${max}.` };
       return { value };
     }
     case 'multiple_choice':
     case 'dropdown': {
-      if (typeof value !== 'string') return 'must be one choice label (or choice id)';
+      const person = 'Choose one of the options.';
+      if (typeof value !== 'string') return { api: 'must be one choice label (or choice id)', person };
       const choice = findChoice(block, value);
-      return choice ? { value: choice.id } : `must be one of ${choiceList(block)}`;
+      return choice ? { value: choice.id } : { api: `must be one of ${choiceList(block)}`, person };
     }
     case 'checkboxes': {
+      const person = 'Choose only from the options listed.';
       if (!Array.isArray(value) || value.some((v) => typeof v !== 'string'))
-        return 'must be a list of choice labels (or choice ids)';
+        return { api: 'must be a list of choice labels (or choice ids)', person };
       const ids: string[] = [];
       for (const v of value as string[]) {
         const choice = findChoice(block, v);
-        if (!choice) return `"${v}" is not one of ${choiceList(block)}`;
-        if (ids.includes(choice.id)) return `"${v}" is chosen twice`;
+        if (!choice) return { api: `"${v}" is not one of ${choiceList(block)}`, person };
+        if (ids.includes(choice.id)) return { api: `"${v}" is chosen twice`, person: 'Choose each option only once.' };
         ids.push(choice.id);
       }
       return { value: ids };
     }
     case 'date': {
-      if (typeof value !== 'string') return 'must be a date (YYYY-MM-DD)';
+      const format = { api: 'must be a date (YYYY-MM-DD)', person: 'Enter a date as year-month-day, like 2026-03-31.' };
+      if (typeof value !== 'string') return format;
       const m = DATE.exec(value);
-      if (!m) return 'must be a date (YYYY-MM-DD)';
+      if (!m) return format;
       const d = new Date(0);
       d.setUTCFullYear(Number(m[1]), Number(m[2]) - 1, Number(m[3])); // Date.UTC would read 0099 as 1999
       if (
@@ -339,15 +384,23 @@ function checkAnswer(block: Block, value: unknown): { value: unknown } | string 
         d.getUTCMonth() !== Number(m[2]) - 1 ||
         d.getUTCDate() !== Number(m[3])
       )
-        return 'is not a real date';
+        return { api: 'is not a real date', person: 'Enter a date that exists on the calendar.' };
       return { value };
     }
     case 'yes_no':
-      if (typeof value !== 'boolean') return 'must be true or false';
+      if (typeof value !== 'boolean') return { api: 'must be true or false', person: 'Choose Yes or No.' };
       return { value };
     default:
-      return 'takes no answer';
+      return { api: 'takes no answer', person: 'This part of the form takes no answer.' };
   }
+}
+
+/** A number block's bounds for people ("from 1 to 5", "no greater than 5"), undefined without bounds. */
+function numberRange(min: number | undefined, max: number | undefined): string | undefined {
+  if (min !== undefined && max !== undefined) return `from ${readable(min)} to ${readable(max)}`;
+  if (min !== undefined) return `no less than ${readable(min)}`;
+  if (max !== undefined) return `no greater than ${readable(max)}`;
+  return undefined;
 }
 
 function findChoice(block: Block, value: string): Choice | undefined {

@@ -122,8 +122,14 @@ function notFoundPage(): string {
 
 function notAcceptingPage(status: string): string {
   return status === 'closed'
-    ? messagePage('This form is closed', 'It no longer takes responses. Thank you for your interest.')
-    : messagePage('This form is not open yet', 'It does not take responses yet. Try again later.');
+    ? messagePage(
+        'This form is closed',
+        'This form is no longer accepting responses. If you still need to answer it, contact the person or organisation who sent you the form.',
+      )
+    : messagePage(
+        'This form is not open yet',
+        'This form is not accepting responses yet. Try again later, or contact the person or organisation who sent you the form.',
+      );
 }
 
 /** Without the form's headers (an unknown form, say), no site may frame the page. */

@@ -30,7 +30,7 @@ export function formPage(form: FormRecord, values: RawAnswers = {}, errors: Erro
   const summary = errors.length
     ? `<div class="summary" role="alert" aria-labelledby="summary-title" tabindex="-1" autofocus id="errors">
   <h2 id="summary-title">There ${errorFor.size === 1 ? 'is a problem' : `are ${errorFor.size} problems`} with your answers</h2>
-  <ul>${[...errorFor].map(([id, message]) => `<li><a href="#f-${esc(id)}">${esc(titles.get(id) ?? id)}: ${esc(message)}</a></li>`).join('')}</ul>
+  <ul>${[...errorFor].map(([id, message]) => `<li>${summaryLink(id, titles.get(id) ?? id, message)}</li>`).join('')}</ul>
 </div>`
     : '';
   const fields = form.blocks.map((b) => field(b, values[b.id], errorFor.get(b.id))).join('\n');
@@ -45,6 +45,16 @@ ${fields}
 <button type="submit">Submit</button>
 </form>`,
   );
+}
+
+/**
+ * One entry of the error summary: the question, then what to do, as two sentences (a question that
+ * ends without punctuation gets a full stop only screen readers hear, so "Name" and "How many
+ * guests?" both read well and no "?:" appears).
+ */
+function summaryLink(id: string, title: string, message: string): string {
+  const stop = /[.?!:…]$/.test(title.trim()) ? ' ' : '<span class="visually-hidden">. </span>';
+  return `<a href="#f-${esc(id)}"><span class="question">${esc(title)}</span>${stop}<span class="problem">${esc(message)}</span></a>`;
 }
 
 function field(b: Block, value: string | string[] | undefined, error: string | undefined): string {
@@ -78,8 +88,10 @@ function field(b: Block, value: string | string[] | undefined, error: string | u
       )
       .join('\n');
     const group = kind === 'radio' ? ` role="radiogroup"${b.required ? ' aria-required="true"' : ''}` : '';
+    // The points of a rating or scale sit in one row of equal cells (a 0-10 scale included), wrapping evenly on phones.
+    const scale = b.type === 'rating' || b.type === 'linear_scale';
     return `<fieldset class="field"${group}${describedBy ? ` aria-describedby="${esc(describedBy)}"` : ''}><legend>${esc(b.title)}${mark}</legend>${desc}${err}
-${inputs}</fieldset>`;
+${scale ? `<div class="scale">${inputs}</div>` : inputs}</fieldset>`;
   }
 
   const label = `<label for="${esc(id)}">${esc(b.title)}${mark}</label>`;

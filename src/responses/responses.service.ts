@@ -7,7 +7,14 @@ import type { Principal } from '../common/access/principal';
 import { ApiError } from '../common/errors/api-error';
 import { currentManager, inTransaction } from '../database/transaction';
 import { IdempotencyService } from '../idempotency/idempotency.service';
-import { answersView, answersViewer, CHOICE_TYPES, NUMERIC_TYPES, validateAnswers } from '../forms/blocks';
+import {
+  AnswerWording,
+  answersView,
+  answersViewer,
+  CHOICE_TYPES,
+  NUMERIC_TYPES,
+  validateAnswers,
+} from '../forms/blocks';
 import { FormRecord, FormsService, notFoundForm } from '../forms/forms.service';
 import { ResponseStatsRepository } from './response-stats.repository';
 import { ResponseRow, ResponsesRepository } from './responses.repository';
@@ -131,6 +138,8 @@ export class ResponsesService {
     how: { source: 'api' | 'web'; actor?: Principal; published?: boolean },
   ): Promise<ResponseView> {
     const workspaceId = how.actor?.workspace.id;
+    // The respondent page's answers are read by the person filling in the form, not by a program.
+    const wording: AnswerWording = how.source === 'web' ? 'person' : 'api';
     const insert = async (m: EntityManager, form: FormRecord, stored: Record<string, unknown>) => {
       const id = randomUUID();
       const shown = answersView(form.blocks, stored);
@@ -153,7 +162,7 @@ export class ResponsesService {
       (workspaceId === undefined || known.workspaceId === workspaceId) &&
       (!how.published || known.status === 'published')
     ) {
-      const { stored, details } = validateAnswers(known.blocks, answers);
+      const { stored, details } = validateAnswers(known.blocks, answers, undefined, wording);
       const response = details.length ? undefined : await insert(currentManager(this.db), known, stored);
       if (response) return response;
     }
@@ -162,7 +171,7 @@ export class ResponsesService {
         ? await this.forms.lock(tx, workspaceId, publicId, 'SHARE')
         : await this.forms.getPublic(publicId, tx, 'SHARE');
       if (how.published && form.status !== 'published') throw notAccepting(form.status);
-      const response = await insert(tx, form, validated(form, answers));
+      const response = await insert(tx, form, validated(form, answers, wording));
       // Cannot happen: the form row is locked and was read after the lock.
       if (!response) throw new Error(`form ${form.id} changed under its lock`);
       return response;
@@ -247,15 +256,24 @@ export class ResponsesService {
   }
 }
 
+/**
+ * A draft or closed form refusing a submission on the respondent paths (the page's post and its
+ * JSON answer): worded for the person answering the form, who cannot reopen it. API callers get the
+ * catalog's wording, which points at publish_form.
+ */
 export function notAccepting(status: string): ApiError {
-  return new ApiError('form_not_accepting_responses', {
-    message:
-      status === 'closed' ? 'This form is closed and no longer takes responses.' : 'This form is not published yet.',
-    hint:
-      status === 'closed'
-        ? 'Ask its owner to reopen it with publish_form.'
-        : 'Its owner can publish it with publish_form.',
-  });
+  return new ApiError(
+    'form_not_accepting_responses',
+    status === 'closed'
+      ? {
+          message: 'This form is no longer accepting responses.',
+          hint: 'If you still need to answer it, contact the person or organisation who sent you the form.',
+        }
+      : {
+          message: 'This form is not accepting responses yet.',
+          hint: 'Try again later, or contact the person or organisation who sent you the form.',
+        },
+  );
 }
 
 function notFoundResponse(publicId: string, responseId: string): ApiError {
@@ -266,10 +284,23 @@ function notFoundResponse(publicId: string, responseId: string): ApiError {
 }
 
 /** The answers as stored (choice ids), or 400 invalid_arguments with a detail per answer that does not fit its block. */
-function validated(form: FormRecord, answers: Record<string, unknown>): Record<string, unknown> {
-  const { stored, details } = validateAnswers(form.blocks, answers);
-  if (details.length) throw new ApiError('invalid_arguments', { message: 'Some answers are not valid.', details });
-  return stored;
+function validated(
+  form: FormRecord,
+  answers: Record<string, unknown>,
+  wording: AnswerWording = 'api',
+): Record<string, unknown> {
+  const { stored, details } = validateAnswers(form.blocks, answers, undefined, wording);
+  if (!details.length) return stored;
+  throw new ApiError(
+    'invalid_arguments',
+    wording === 'person'
+      ? {
+          message: 'Some answers need a change before the form can be sent.',
+          hint: 'Each entry in details names a question (by its block id) and says what to enter.',
+          details,
+        }
+      : { message: 'Some answers are not valid.', details },
+  );
 }
 
 function toView(form: FormRecord, row: ResponseRow): ResponseView {

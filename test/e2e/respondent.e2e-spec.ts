@@ -108,7 +108,7 @@ describe('respondent page /f/{publicId}', () => {
     expect(res.status).toBe(400);
     expect(res.text).toContain('value="Ada &quot;&lt;b&gt;&quot;"');
     expect(res.text).toContain('value="not-an-email"');
-    expect(res.text).toContain('must be an email address');
+    expect(res.text).toContain('Enter an email address, like name@example.com.');
     expect(res.text).not.toContain('This question needs an answer.'); // name was given
     expect(res.text).toContain('&lt;/textarea&gt;&lt;script&gt;x&lt;/script&gt;</textarea>');
     expect(await stored()).toBe(0);
@@ -196,12 +196,76 @@ describe('respondent page /f/{publicId}', () => {
       409,
       'form_not_accepting_responses',
     );
-    expect(json.hint).toContain('publish_form');
+    // Worded for the respondent, who cannot reopen the form: no tool names.
+    expect(json.message).toBe('This form is no longer accepting responses.');
+    expect(json.hint).toContain('contact the person or organisation who sent you the form');
+    expect(JSON.stringify(json)).not.toContain('publish_form');
+    expect(post.text).toContain('This form is no longer accepting responses.');
+    expect(post.text).not.toContain('publish_form');
 
     const missing = await request(app.getHttpServer()).get('/f/nope');
     expect(missing.status).toBe(404);
     expect(missing.text).toContain('Form not found');
     expectError(await request(app.getHttpServer()).post('/f/nope').send({ answers: {} }), 404, 'not_found');
+  });
+
+  it('words refused answers for people on the page and its JSON answer, and keeps the API wording for create_response', async () => {
+    const created = await callTool(app, token, 'create_form', {
+      title: 'Party',
+      blocks: [
+        { type: 'url', title: 'Your website' },
+        { type: 'number', title: 'How many guests?', min: 1, max: 5 },
+        { type: 'number', title: 'Budget', max: 5 },
+        { type: 'linear_scale', title: 'How likely?', min: 0, max: 10 },
+        { type: 'date', title: 'Day' },
+      ],
+    });
+    const form = created.body;
+    await callTool(app, token, 'publish_form', { publicId: form.publicId });
+    const [site, guests, budget, likely, day] = form.blocks.map((b: { id: string }) => b.id);
+    const expected = {
+      [site]: 'Enter a web address starting with http:// or https://.',
+      [guests]: 'Enter a number from 1 to 5.',
+      [budget]: 'Enter a number no greater than 5.',
+      [likely]: 'Choose a number from 0 to 10.',
+      [day]: 'Enter a date that exists on the calendar.',
+    };
+    const answers = { [site]: 'ftp://x', [guests]: 9, [budget]: 6, [likely]: 11, [day]: '2026-02-30' };
+
+    const html = await request(app.getHttpServer())
+      .post(`/f/${form.publicId}`)
+      .type('form')
+      .send(
+        new URLSearchParams(Object.entries(answers).map(([k, v]) => [k, String(v)] as [string, string])).toString(),
+      );
+    expect(html.status).toBe(400);
+    for (const [id, message] of Object.entries(expected)) {
+      expect(html.text).toContain(`<p class="error" id="e-${id}"><span aria-hidden="true">⚠ </span>${message}</p>`);
+    }
+    // The summary names the question, then what to do: no "?:" and no schema words.
+    expect(html.text).toContain(
+      `<a href="#f-${guests}"><span class="question">How many guests?</span> <span class="problem">Enter a number from 1 to 5.</span></a>`,
+    );
+    expect(html.text).toContain(
+      `<span class="question">Budget</span><span class="visually-hidden">. </span><span class="problem">`,
+    );
+    expect(html.text).not.toMatch(/[?.!:]\s*[:.]\s|must be|http\(s\)|URL/);
+
+    const json = await request(app.getHttpServer()).post(`/f/${form.publicId}`).send({ answers });
+    const error = expectError(json, 400, 'invalid_arguments');
+    expect(error.details).toEqual(
+      expect.arrayContaining(Object.entries(expected).map(([id, message]) => ({ path: `/answers/${id}`, message }))),
+    );
+    expect(error.details).toHaveLength(5);
+
+    // API callers keep the terse wording that names types and bounds.
+    const api = expectError(
+      await callTool(app, token, 'create_response', { publicId: form.publicId, answers }),
+      400,
+      'invalid_arguments',
+    );
+    expect(api.details).toContainEqual({ path: `/answers/${site}`, message: 'must be an http(s) URL' });
+    expect(api.details).toContainEqual({ path: `/answers/${budget}`, message: 'must be at most 5' });
   });
 
   it('reads form-post numbers as plain decimals only, and refuses a post with too many fields with 413', async () => {
@@ -210,7 +274,7 @@ describe('respondent page /f/{publicId}', () => {
       .type('form')
       .send(`${ids.Name}=A&${ids.Email}=a@b.co&${ids.Age}=0x10`);
     expect(hex.status).toBe(400);
-    expect(hex.text).toContain('must be a number');
+    expect(hex.text).toContain('Enter a number no less than 0.');
     const many = Array.from({ length: 1100 }, (_, i) => `f${i}=1`).join('&');
     expectError(
       await request(app.getHttpServer()).post(`/f/${publicId}`).type('form').send(many),
@@ -325,14 +389,14 @@ describe('respondent page /f/{publicId}', () => {
       blocks: [{ type: 'short_text', title: 'Q' }],
     });
     const asJson = (id: string) => request(server).get(`/f/${id}`).set('Accept', 'application/json');
-    expect(expectError(await asJson(form.body.publicId), 409, 'form_not_accepting_responses').message).toContain(
-      'not published',
-    );
+    const draft = expectError(await asJson(form.body.publicId), 409, 'form_not_accepting_responses');
+    expect(draft.message).toBe('This form is not accepting responses yet.');
+    expect(draft.hint).not.toContain('publish_form');
     await callTool(app, token, 'publish_form', { publicId: form.body.publicId });
     await callTool(app, token, 'close_form', { publicId: form.body.publicId });
-    expect(expectError(await asJson(form.body.publicId), 409, 'form_not_accepting_responses').message).toContain(
-      'closed',
-    );
+    const closed = expectError(await asJson(form.body.publicId), 409, 'form_not_accepting_responses');
+    expect(closed.message).toBe('This form is no longer accepting responses.');
+    expect(closed.hint).not.toContain('publish_form');
     expectError(await asJson('nope'), 404, 'not_found');
     expectError(await asJson('not%20an%20id'), 404, 'not_found');
   });
