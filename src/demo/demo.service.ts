@@ -101,16 +101,24 @@ export class DemoService {
     return { email: DEMO_OWNER_EMAIL, password };
   }
 
+  /**
+   * The demo's forms with a history that reads right: each form created, then published, then
+   * answered, then (the RSVP) closed, all in the past. Hours before now: the feedback form was
+   * created 7 days ago and answered hourly for 5 days after its publication; the RSVP ran from 10
+   * to 3 days ago; the draft was started yesterday.
+   */
   private async seedForms(workspaceId: string): Promise<string[]> {
+    const now = Date.now();
+    const hoursAgo = (h: number) => new Date(now - h * 3600_000);
     return inTransaction(this.db, async (tx) => {
       const feedback = await this.forms.create(
         workspaceId,
         { title: 'Customer feedback', description: 'What our users think.', blocks: FEEDBACK_BLOCKS },
         tx,
+        hoursAgo(7 * 24),
       );
-      await this.forms.setStatus(feedback.id, 'published', tx);
+      await this.forms.setStatus(feedback.id, 'published', tx, hoursAgo(7 * 24 - 1));
       const published = await this.forms.get(workspaceId, feedback.publicId, tx);
-      const start = Date.now() - 120 * 3600_000;
       const [, name, email, heard, features, rating, scale, contact, comment] = published.blocks.map((b) => b.id);
       for (let i = 0; i < 120; i++) {
         const answers: Record<string, unknown> = {
@@ -123,10 +131,11 @@ export class DemoService {
         if (i % 5 !== 0) answers[scale] = (i * 3) % 11;
         answers[contact] = i % 2 === 1;
         if (i % 4 === 1) answers[comment] = COMMENTS[i % COMMENTS.length];
+        // From 2 hours after publication, hourly: the last one 47 hours ago.
         await this.responses.create(
           published,
           answers,
-          { source: 'import', submittedAt: new Date(start + i * 3600_000) },
+          { source: 'import', submittedAt: hoursAgo(7 * 24 - 2 - i) },
           tx,
         );
       }
@@ -144,9 +153,10 @@ export class DemoService {
           ],
         },
         tx,
+        hoursAgo(10 * 24),
       );
-      await this.forms.setStatus(rsvp.id, 'published', tx);
-      await this.forms.setStatus(rsvp.id, 'closed', tx);
+      await this.forms.setStatus(rsvp.id, 'published', tx, hoursAgo(10 * 24 - 2));
+      await this.forms.setStatus(rsvp.id, 'closed', tx, hoursAgo(3 * 24));
 
       const draft = await this.forms.create(
         workspaceId,
@@ -160,6 +170,7 @@ export class DemoService {
           ],
         },
         tx,
+        hoursAgo(24),
       );
       return [feedback.publicId, rsvp.publicId, draft.publicId];
     });

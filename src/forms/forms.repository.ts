@@ -81,12 +81,14 @@ export class FormsRepository {
   async insert(
     tx: EntityManager,
     form: Pick<FormEntity, 'publicId' | 'workspaceId' | 'title' | 'description'>,
+    createdAt?: Date,
   ): Promise<string> {
     const [{ id }] = await tx.query(
       // clock_timestamp(), not now(): forms made in one transaction still list in creation order.
       `INSERT INTO forms (public_id, workspace_id, title, description, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, clock_timestamp(), clock_timestamp()) RETURNING id`,
-      [form.publicId, form.workspaceId, form.title, form.description],
+       VALUES ($1, $2, $3, $4, COALESCE($5::timestamptz, clock_timestamp()), COALESCE($5::timestamptz, clock_timestamp()))
+       RETURNING id`,
+      [form.publicId, form.workspaceId, form.title, form.description, createdAt ?? null],
     );
     return id;
   }
@@ -120,14 +122,19 @@ export class FormsRepository {
     );
   }
 
-  /** Sets the status (with its timestamp) and bumps the version. */
-  async setStatus(manager: EntityManager, formId: string, status: FormStatus): Promise<void> {
+  /**
+   * Sets the status (with its timestamp, `at` or the clock's) and bumps the version. The clock, not
+   * now() (the transaction's start): a form created and published in one transaction is published
+   * after it was created.
+   */
+  async setStatus(manager: EntityManager, formId: string, status: FormStatus, at?: Date): Promise<void> {
     await manager.query(
-      `UPDATE forms SET status = $2, version = version + 1, updated_at = clock_timestamp(),
-         published_at = CASE WHEN $2 = 'published' THEN now() ELSE published_at END,
-         closed_at = CASE WHEN $2 = 'closed' THEN now() ELSE NULL END
+      `UPDATE forms SET status = $2, version = version + 1, updated_at = t.at,
+         published_at = CASE WHEN $2 = 'published' THEN t.at ELSE published_at END,
+         closed_at = CASE WHEN $2 = 'closed' THEN t.at ELSE NULL END
+       FROM (SELECT COALESCE($3::timestamptz, clock_timestamp()) AS at) t
        WHERE id = $1`,
-      [formId, status],
+      [formId, status, at ?? null],
     );
   }
 

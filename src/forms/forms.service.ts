@@ -122,18 +122,25 @@ export class FormsService {
     return this.repo.list(currentManager(this.db), workspaceId, opts);
   }
 
-  /** Creates a form with its blocks (validated; details name each bad block and field). */
-  async create(workspaceId: string, input: FormInput, manager?: EntityManager): Promise<FormRecord> {
+  /**
+   * Creates a form with its blocks (validated; details name each bad block and field); `createdAt`
+   * backdates it (the demo's history), else it is created now.
+   */
+  async create(workspaceId: string, input: FormInput, manager?: EntityManager, createdAt?: Date): Promise<FormRecord> {
     const { blocks, details } = normalizeBlocks(input.blocks ?? []);
     if (details.length) throw new ApiError('invalid_arguments', { message: 'Some blocks are not valid.', details });
     const run = async (tx: EntityManager) => {
       const publicId = newFormPublicId();
-      const id = await this.repo.insert(tx, {
-        publicId,
-        workspaceId,
-        title: input.title,
-        description: input.description ?? null,
-      });
+      const id = await this.repo.insert(
+        tx,
+        {
+          publicId,
+          workspaceId,
+          title: input.title,
+          description: input.description ?? null,
+        },
+        createdAt,
+      );
       await this.repo.insertBlocks(tx, id, blocks);
       await this.answers.formCreated(tx, id);
       return this.get(workspaceId, publicId, tx);
@@ -291,9 +298,14 @@ export class FormsService {
     return losses.reduce((sum, l) => sum + l.answers, 0);
   }
 
-  /** Sets a form's status without the rules of publish_form and close_form (the demo's seeding). */
-  async setStatus(formId: string, status: FormStatus, manager: EntityManager = currentManager(this.db)): Promise<void> {
-    await this.repo.setStatus(manager, formId, status);
+  /** Sets a form's status without the rules of publish_form and close_form (the demo's seeding, at `at` when given). */
+  async setStatus(
+    formId: string,
+    status: FormStatus,
+    manager: EntityManager = currentManager(this.db),
+    at?: Date,
+  ): Promise<void> {
+    await this.repo.setStatus(manager, formId, status, at);
   }
 }
 
