@@ -49,7 +49,14 @@ export class AppModule {
         ConfigModule.forConfig(config),
         // Each feature module registers its entities (TypeOrmModule.forFeature).
         TypeOrmModule.forRootAsync({
-          useFactory: () => ({ ...dataSourceOptions(databaseUrl, config.databasePoolSize), autoLoadEntities: true }),
+          // Every wait bounded (a request answers 503 instead of hanging): see data-source.ts.
+          useFactory: () => ({
+            ...dataSourceOptions(databaseUrl, config.databasePoolSize, true, {
+              kind: 'request',
+              timeouts: config.databaseTimeouts,
+            }),
+            autoLoadEntities: true,
+          }),
           dataSourceFactory: openGuardedDataSource,
         }),
         AuditModule,

@@ -99,6 +99,30 @@ describe('loadConfig', () => {
       });
     });
 
+    it('bounds every wait on the database: 3 s to connect, 5 s a statement, 2 s a lock, 15 s idle in a transaction', () => {
+      expect(loadConfig({}).databaseTimeouts).toEqual({
+        connectMs: 3000,
+        statementMs: 5000,
+        lockMs: 2000,
+        idleInTransactionMs: 15_000,
+      });
+      expect(
+        loadConfig({
+          DATABASE_CONNECT_TIMEOUT_MS: '1000',
+          DATABASE_STATEMENT_TIMEOUT_MS: '30000',
+          DATABASE_LOCK_TIMEOUT_MS: '500',
+          DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: '60000',
+        }).databaseTimeouts,
+      ).toEqual({ connectMs: 1000, statementMs: 30_000, lockMs: 500, idleInTransactionMs: 60_000 });
+    });
+
+    it('refuses a database timeout of 0 (no bound) or not a number, naming the variable', () => {
+      expect(configError({ DATABASE_STATEMENT_TIMEOUT_MS: '0' }).message).toMatch(/^DATABASE_STATEMENT_TIMEOUT_MS="0"/);
+      expect(configError({ DATABASE_LOCK_TIMEOUT_MS: '2s' }).message).toMatch(
+        /^DATABASE_LOCK_TIMEOUT_MS="2s" is not valid: .*integer/,
+      );
+    });
+
     it('turns the rate limits off only when asked', () => {
       expect(loadConfig({ RATE_LIMIT_ENABLED: 'false' }).rateLimit.enabled).toBe(false);
       expect(loadConfig({ RATE_LIMIT_ENABLED: 'true' }).rateLimit.enabled).toBe(true);

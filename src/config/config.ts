@@ -102,6 +102,34 @@ export class EnvSchema {
   DATABASE_POOL_SIZE?: number;
 
   @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(600_000)
+  DATABASE_CONNECT_TIMEOUT_MS?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(600_000)
+  DATABASE_STATEMENT_TIMEOUT_MS?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(50)
+  @Max(600_000)
+  DATABASE_LOCK_TIMEOUT_MS?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1000)
+  @Max(3_600_000)
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS?: number;
+
+  @IsOptional()
   @IsString()
   MCP_ALLOWED_ORIGINS?: string;
   @IsOptional()
@@ -124,6 +152,21 @@ export class EnvSchema {
 
 export type TrustProxy = boolean | number | string;
 
+/**
+ * Every wait on the database is bounded, so that a silent database or a silent session elsewhere
+ * (a paused instance holding a lock) costs a request a 503 with Retry-After, never a hang.
+ */
+export interface DatabaseTimeouts {
+  /** Waiting for a pooled connection, or for a new one to be made (DATABASE_CONNECT_TIMEOUT_MS, 3 s). */
+  connectMs: number;
+  /** One statement of a request path (DATABASE_STATEMENT_TIMEOUT_MS, 5 s); long paths raise it for their transaction. */
+  statementMs: number;
+  /** Waiting for a lock another session holds: a row, a form's sequencer (DATABASE_LOCK_TIMEOUT_MS, 2 s). */
+  lockMs: number;
+  /** A session left idle inside a transaction is ended by PostgreSQL, its locks freed (DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS, 15 s). */
+  idleInTransactionMs: number;
+}
+
 export interface AppConfig {
   port: number;
   publicUrl: string;
@@ -143,6 +186,8 @@ export interface AppConfig {
   production: boolean;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   databasePoolSize: number;
+  /** How long the service waits on the database before it answers 503 (see database/data-source.ts). */
+  databaseTimeouts: DatabaseTimeouts;
   /** Browser origins allowed to call /mcp besides PUBLIC_URL's (MCP_ALLOWED_ORIGINS), normalised. */
   mcpAllowedOrigins: string[];
   webhooks: {
@@ -292,6 +337,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     production,
     logLevel: (parsed.LOG_LEVEL as AppConfig['logLevel']) ?? 'info',
     databasePoolSize: parsed.DATABASE_POOL_SIZE ?? 10,
+    databaseTimeouts: {
+      connectMs: parsed.DATABASE_CONNECT_TIMEOUT_MS ?? 3000,
+      statementMs: parsed.DATABASE_STATEMENT_TIMEOUT_MS ?? 5000,
+      lockMs: parsed.DATABASE_LOCK_TIMEOUT_MS ?? 2000,
+      idleInTransactionMs: parsed.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS ?? 15_000,
+    },
     mcpAllowedOrigins: parseOrigins(parsed.MCP_ALLOWED_ORIGINS),
     webhooks: {
       allowPrivateUrls: parsed.WEBHOOKS_ALLOW_PRIVATE_URLS ?? false,

@@ -38,6 +38,16 @@ describe('QueryLogger', () => {
     expect(JSON.stringify(error.mock.calls[0])).not.toContain('secret');
   });
 
+  it('logs a timed-out or cut-off query as a warning (the client gets a 503), not an error', () => {
+    const error = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const failure = Object.assign(new Error('canceling statement due to lock timeout'), { code: '55P03' });
+    new QueryLogger().logQueryError(failure, 'SELECT pg_advisory_xact_lock($1)', ['secret']);
+    expect(error).not.toHaveBeenCalled();
+    expect(warn.mock.calls[0][0]).toMatchObject({ msg: 'query failed', sqlState: '55P03' });
+    expect(JSON.stringify(warn.mock.calls[0])).not.toContain('secret');
+  });
+
   it('does not log successful queries', () => {
     const log = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
     new QueryLogger().logQuery();

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { Logger as TypeOrmLogger, QueryRunner } from 'typeorm';
+import { databaseUnavailableKind } from '../common/errors/database-unavailable';
 import { sqlText } from './prepared';
 
 /**
@@ -11,7 +12,12 @@ export class QueryLogger implements TypeOrmLogger {
 
   logQueryError(error: string | Error, query: string, _parameters?: unknown[], _runner?: QueryRunner) {
     const e = error as Error & { code?: string };
-    this.logger.error({
+    // A database away or a bounded wait run out (503 to the client, logged by the error filter too)
+    // is the operator's concern, not a bug: a warning.
+    const log = databaseUnavailableKind(error)
+      ? this.logger.warn.bind(this.logger)
+      : this.logger.error.bind(this.logger);
+    log({
       msg: 'query failed',
       sqlState: e.code,
       error: typeof error === 'string' ? error : e.message,

@@ -1,6 +1,7 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { allowLongStatements } from '../database/long-statements';
 import { currentManager, inTransaction } from '../database/transaction';
 import { ResponseStatsRepository } from './response-stats.repository';
 
@@ -16,6 +17,9 @@ const FORMS_PER_PASS = 200;
  */
 @Injectable()
 export class ResponseSequencer {
+  /** The settling of each form under way here, and the one readers that came later wait for. */
+  private readonly settling = new Map<string, { current: Promise<number>; next?: Promise<number> }>();
+
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly stats: ResponseStatsRepository,
@@ -24,11 +28,42 @@ export class ResponseSequencer {
   /**
    * Sequences the form's waiting responses now, waiting for a sequencing of the form under way
    * elsewhere. Returns how many it sequenced.
+   *
+   * That wait is bounded: the sessions' lock timeout (DATABASE_LOCK_TIMEOUT_MS) ends it with
+   * 55P03, which the error filter answers as 503 with Retry-After, so a read never answers
+   * without having settled (it stays exact), and a silent session elsewhere that holds the lock
+   * (a paused instance, until PostgreSQL ends it as idle in transaction) costs reads a quick 503
+   * rather than a hang. Within this instance, the reads of one form share their waits: at most one
+   * settling of a form runs at a time, and readers that arrive meanwhile share the next one, which
+   * starts after they arrived (so it counts every response committed before they did). Readers of
+   * a form whose lock is held elsewhere therefore hold one pooled connection, not one each, and the
+   * instance's other requests keep their connections.
    */
   settle(formId: string, manager?: EntityManager): Promise<number> {
     const run = async (tx: EntityManager) =>
       (await this.stats.lockSequencer(tx, formId)) ? this.stats.sequenceResponses(tx, [formId]) : 0;
-    return manager ? run(manager) : inTransaction(this.db, run);
+    if (manager) return run(manager);
+    // Inside a caller's transaction the work joins it, and commits with it: not shareable.
+    const ambient = currentManager(this.db);
+    if (ambient.queryRunner?.isTransactionActive) return run(ambient);
+    const settling = this.settling.get(formId);
+    if (!settling) return this.start(formId, () => inTransaction(this.db, run));
+    settling.next ??= settling.current.catch(() => 0).then(() => this.start(formId, () => inTransaction(this.db, run)));
+    return settling.next;
+  }
+
+  /** Starts the settling of a form that readers may share (see settle). */
+  private start(formId: string, work: () => Promise<number>): Promise<number> {
+    const current = work();
+    this.settling.set(formId, { current });
+    const done = () => {
+      const settling = this.settling.get(formId);
+      if (settling?.current !== current) return;
+      if (settling.next) return; // the next one takes its place when it starts
+      this.settling.delete(formId);
+    };
+    current.then(done, done);
+    return current;
   }
 
   /** One background pass over the forms with waiting responses that no one else is sequencing. */
@@ -36,6 +71,9 @@ export class ResponseSequencer {
     // Idle: one cheap look (the unsequenced index is empty), no transaction.
     if (!(await this.stats.anyWaiting(currentManager(this.db)))) return 0;
     return inTransaction(this.db, async (tx) => {
+      // A backlog (after an outage) is sequenced 5000 responses a form a statement, for up to
+      // FORMS_PER_PASS forms: longer than a request's statement may take.
+      await allowLongStatements(tx);
       const forms = await this.stats.claimWaitingForms(tx, FORMS_PER_PASS);
       return forms.length ? this.stats.sequenceResponses(tx, forms) : 0;
     });

@@ -1,4 +1,4 @@
-import { HttpException } from '@nestjs/common';
+import { ArgumentsHost, HttpException, Logger } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { ApiExceptionFilter } from './api-exception.filter';
 
@@ -44,6 +44,90 @@ describe('ApiExceptionFilter.toApiError', () => {
       status: 500,
       code: 'internal_error',
       message: 'Something went wrong on our side.',
+    });
+  });
+
+  describe('database failures', () => {
+    // As TypeORM throws them: QueryFailedError copies the driver error's fields and keeps it.
+    const queryFailed = (code: string, message: string) =>
+      Object.assign(new Error(message), {
+        name: 'QueryFailedError',
+        code,
+        query: 'SELECT * FROM api_tokens WHERE token_hash = $1',
+        parameters: ['fw_secretsecret'],
+        driverError: Object.assign(new Error(message), { code }),
+      });
+    const unavailable = [
+      ['statement timeout', queryFailed('57014', 'canceling statement due to statement timeout')],
+      ['lock timeout', queryFailed('55P03', 'canceling statement due to lock timeout')],
+      ['idle-in-transaction kill', queryFailed('25P03', 'terminating connection due to idle-in-transaction timeout')],
+      ['server shutting down', queryFailed('57P01', 'terminating connection due to administrator command')],
+      ['too many connections', queryFailed('53300', 'sorry, too many clients already')],
+      ['connection failure', queryFailed('08006', 'connection failure')],
+      ['refused', Object.assign(new Error('connect ECONNREFUSED 10.0.0.5:5432'), { code: 'ECONNREFUSED' })],
+      ['pool connect timeout', new Error('timeout exceeded when trying to connect')],
+      ['connect timeout', new Error('Connection terminated due to connection timeout')],
+      ['cut mid-query', new Error('Connection terminated unexpectedly')],
+      ['frozen server', new Error('Query read timeout')],
+      ['a client after a cut', new Error('Client has encountered a connection error and is not queryable')],
+    ] as const;
+
+    it.each(unavailable)('answers %s with 503 service_unavailable and Retry-After, no SQL or address', (_, err) => {
+      const error = filter.toApiError(err, req('POST', '/api/v1/tools/list_forms'));
+      expect(error).toMatchObject({ status: 503, code: 'service_unavailable' });
+      expect(Number(error.headers?.['Retry-After'])).toBeGreaterThan(0);
+      const body = JSON.stringify(error.toJSON('r1'));
+      for (const leak of ['SELECT', 'api_tokens', 'fw_secret', '10.0.0.5', '5432', 'canceling', 'terminat'])
+        expect(body).not.toContain(leak);
+    });
+
+    it('keeps real bugs a 500: SQL errors, a deadlock, a query in the wrong connection, a TypeError', () => {
+      for (const err of [
+        queryFailed('42P01', 'relation "x" does not exist'),
+        queryFailed('23505', 'duplicate key value violates unique constraint'),
+        queryFailed('40P01', 'deadlock detected'),
+        Object.assign(new Error('A query asked the pool for a second connection'), {
+          name: 'PooledQueryInTransactionError',
+        }),
+        new TypeError("Cannot read properties of undefined (reading 'id')"),
+      ]) {
+        expect(filter.toApiError(err, req('GET', '/'))).toMatchObject({ status: 500, code: 'internal_error' });
+      }
+    });
+
+    it('logs a database failure at warn with its SQLSTATE, never its SQL or parameters', () => {
+      const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+      const error = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+      const reply = {
+        sent: false,
+        raw: { headersSent: false },
+        headers: jest.fn(),
+        status: jest.fn().mockReturnThis(),
+        type: jest.fn().mockReturnThis(),
+        send: jest.fn(),
+      };
+      const host = {
+        switchToHttp: () => ({
+          getRequest: () => ({ ...req('POST', '/api/v1/tools/list_forms?x=1'), id: 'req-1' }),
+          getResponse: () => reply,
+        }),
+      } as unknown as ArgumentsHost;
+      filter.catch(queryFailed('57014', 'canceling statement due to statement timeout'), host);
+      expect(error).not.toHaveBeenCalled();
+      expect(warn).toHaveBeenCalledTimes(1);
+      expect(warn.mock.calls[0][0]).toEqual({
+        msg: 'database unavailable',
+        requestId: 'req-1',
+        method: 'POST',
+        path: '/api/v1/tools/list_forms',
+        kind: 'timeout',
+        sqlState: '57014',
+      });
+      expect(JSON.stringify(warn.mock.calls)).not.toContain('fw_secret');
+      expect(reply.status).toHaveBeenCalledWith(503);
+      expect(reply.headers).toHaveBeenCalledWith({ 'Retry-After': '2' });
+      warn.mockRestore();
+      error.mockRestore();
     });
   });
 });

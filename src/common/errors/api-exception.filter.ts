@@ -3,6 +3,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Logger } from '@n
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { bodyLimitOf } from '../http/body';
 import { ApiError } from './api-error';
+import { databaseErrorCode, databaseUnavailable, databaseUnavailableKind } from './database-unavailable';
 import { ErrorCode } from './error-catalog';
 import { payloadTooLarge } from './request-checks';
 
@@ -12,7 +13,9 @@ export type AllowedMethodsLookup = (path: string) => string[];
 /**
  * The one place where every failure becomes the JSON envelope, on every path: ApiError as thrown,
  * Nest's and Fastify's own errors (unknown route, wrong method, bad body, too large) mapped to a
- * code, and anything else a 500 with a generic message (its stack goes to the log only).
+ * code, a database that cannot be reached or a bounded wait on it that ran out a 503 with
+ * Retry-After (logged at warn, without the SQL or its parameters), and anything else a 500 with a
+ * generic message (its stack goes to the log only).
  */
 @Catch()
 export class ApiExceptionFilter implements ExceptionFilter {
@@ -25,7 +28,17 @@ export class ApiExceptionFilter implements ExceptionFilter {
     const req = ctx.getRequest<FastifyRequest>();
     const reply = ctx.getResponse<FastifyReply>();
     const error = this.toApiError(exception, req);
-    if (error.status >= 500) {
+    const unavailable = databaseUnavailableKind(exception);
+    if (unavailable) {
+      this.logger.warn({
+        msg: 'database unavailable',
+        requestId: req.id,
+        method: req.method,
+        path: pathOf(req.url),
+        kind: unavailable,
+        sqlState: databaseErrorCode(exception),
+      });
+    } else if (error.status >= 500) {
       this.logger.error(
         { msg: 'request failed', requestId: req.id, method: req.method, path: pathOf(req.url) },
         exception instanceof Error ? exception.stack : String(exception),
@@ -73,6 +86,8 @@ export class ApiExceptionFilter implements ExceptionFilter {
         hint: 'Send the whole body, with a Content-Length that matches it.',
       });
     }
+    const unavailable = databaseUnavailableKind(exception);
+    if (unavailable) return databaseUnavailable(unavailable);
     return new ApiError('internal_error');
   }
 }
