@@ -12,7 +12,7 @@ interface Waiting<C> {
 
 /**
  * The one transport of the connector's one SDK server, connected at startup: it carries the
- * requests of every HTTP request to that server and each reply back to the HTTP request that
+ * request of every HTTP request to that server and its reply back to the HTTP request that
  * asked. Building a server per HTTP request, connecting it and closing it cost more than the tool
  * call itself; one server serves them all, since the router keeps the requests apart: each is handed
  * over under an id of the router's own (clients all count from 1) and its reply is given back under
@@ -53,22 +53,17 @@ export class McpRouter<C> implements Transport {
   }
 
   /**
-   * Hands the requests of one HTTP request to the server, and resolves with their replies in the
-   * same order. The server answers every request it is handed (a result or an error): it is never
-   * handed a cancellation, the only thing that would make it drop one.
+   * Hands the request of one HTTP request to the server, and resolves with its reply. The server
+   * answers every request it is handed (a result or an error): it is never handed a cancellation,
+   * the only thing that would make it drop one.
    */
-  exchange(requests: JSONRPCRequest[], context: C): Promise<McpReply[]> {
+  exchange(request: JSONRPCRequest, context: C): Promise<McpReply> {
     const deliver = this.onmessage;
     if (!deliver) throw new Error('The MCP server is not connected');
-    return Promise.all(
-      requests.map(
-        (request) =>
-          new Promise<McpReply>((settle) => {
-            const id = ++this.lastId;
-            this.waiting.set(id, { clientId: request.id, context, settle });
-            deliver({ ...request, id });
-          }),
-      ),
-    );
+    return new Promise<McpReply>((settle) => {
+      const id = ++this.lastId;
+      this.waiting.set(id, { clientId: request.id, context, settle });
+      deliver({ ...request, id });
+    });
   }
 }

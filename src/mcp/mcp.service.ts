@@ -1,17 +1,16 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { MAX_BATCH_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import {
   CallToolRequestSchema,
   CallToolResult,
   ErrorCode,
-  isInitializeRequest,
   isJSONRPCRequest,
   JSONRPCMessage,
   JSONRPCMessageSchema,
   ListToolsRequestSchema,
   McpError,
+  RequestId,
   Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyRequest } from 'fastify';
@@ -38,23 +37,24 @@ export interface McpAnswer {
   body: string;
 }
 
-/** Per HTTP request: who calls, and what the tool calls in it found out for the HTTP answer. */
+/** Per HTTP request: who calls, and what its tool call found out for the HTTP answer. */
 interface CallContext {
   principal: Principal;
   requestId: string;
   idempotencyKey: string | string[] | undefined;
   replayed: boolean;
-  /** The text content of each success: its structuredContent as JSON (see answerJson). */
+  /** The text content of a success: its structuredContent as JSON (see answerJson). */
   successTexts: Set<string>;
 }
 
 /**
  * The MCP connector (Streamable HTTP, stateless, answering each POST with one JSON body): the
- * SDK's own server, built once and connected to McpRouter, which hands it the JSON-RPC requests of
- * each HTTP request and gives the replies back; nothing is kept between HTTP requests, so any
+ * SDK's own server, built once and connected to McpRouter, which hands it the JSON-RPC request of
+ * each HTTP request and gives the reply back; nothing is kept between HTTP requests, so any
  * instance answers any request. The HTTP side is the Streamable HTTP transport's, for a server that
  * does not stream: the checks of the SDK's transport (Accept, Content-Type, JSON, JSON-RPC shape,
- * batch size, one initialize alone, MCP-Protocol-Version), with its statuses, codes and messages,
+ * MCP-Protocol-Version), with its statuses, codes and messages, and no JSON-RPC batch (the protocol
+ * versions served have none; the SDK's transport still takes them),
  * made here on the body Fastify already read, without the Web Request/Response round trip that cost
  * more than the tool call. Its tools are the registry's, and a call runs the very steps of
  * POST /api/v1/tools/{name} through ToolCallService and IdempotencyService. Authentication and both
@@ -123,29 +123,26 @@ export class McpService {
     } catch {
       return jsonRpcError(400, ErrorCode.ParseError, 'Parse error: Invalid JSON');
     }
-    const received: unknown[] = Array.isArray(body) ? body : [body];
-    if (received.length > MAX_BATCH_SIZE) {
+    // Neither protocol version served has JSON-RPC batching (2025-06-18 removed it): a batch would
+    // also run up to 100 calls for the price of one request against both budgets.
+    if (Array.isArray(body)) {
       return jsonRpcError(
         400,
         ErrorCode.InvalidRequest,
-        `Invalid Request: Batch must not exceed ${MAX_BATCH_SIZE} messages`,
+        `Invalid Request: JSON-RPC batches are not supported (MCP ${MCP_PROTOCOL_VERSIONS.join(' and ')} have no batching); send one message per request`,
       );
     }
-    let messages: JSONRPCMessage[];
+    let message: JSONRPCMessage;
     try {
-      messages = received.map((message) => JSONRPCMessageSchema.parse(message));
+      message = JSONRPCMessageSchema.parse(body);
     } catch {
       return jsonRpcError(400, ErrorCode.ParseError, 'Parse error: Invalid JSON-RPC message');
     }
-    if (messages.length > 1 && messages.some(isInitializeRequest)) {
-      return jsonRpcError(400, ErrorCode.InvalidRequest, 'Invalid Request: Only one initialization request is allowed');
-    }
-    const refused = this.beforeServer(messages, req.principal!, req.headers['mcp-protocol-version']);
+    const refused = this.beforeServer(message, req.principal!, req.headers['mcp-protocol-version']);
     if (refused) return refused;
     // Notifications (and replies) from the client are accepted and dropped: what they refer to
     // (an initialized connection, a request to cancel, progress) lives in no stateless server.
-    const requests = messages.filter(isJSONRPCRequest);
-    if (requests.length === 0) return { status: 202, headers: {}, body: '' };
+    if (!isJSONRPCRequest(message)) return { status: 202, headers: {}, body: '' };
     const ctx: CallContext = {
       principal: req.principal!,
       requestId: req.id,
@@ -153,33 +150,35 @@ export class McpService {
       replayed: false,
       successTexts: new Set(),
     };
-    const replies = await this.router.exchange(requests, ctx);
+    const reply = await this.router.exchange(message, ctx);
     const headers: Record<string, string> = { 'Content-Type': 'application/json' };
     if (ctx.replayed) headers['Idempotency-Replayed'] = 'true';
-    const json = replies.map((reply) => answerJson(reply, ctx.successTexts));
-    return { status: 200, headers, body: Array.isArray(body) ? `[${json.join(',')}]` : json[0] };
+    return { status: 200, headers, body: answerJson(reply, ctx.successTexts) };
   }
 
   /**
-   * Checks made before the SDK server runs: the scope of every tools/call (HTTP 403 with the
-   * challenge, thrown to the error filter), and the protocol version: initialize settles on one
-   * of MCP_PROTOCOL_VERSIONS (a client asking for another gets the latest), and a later request
-   * naming an unsupported version is refused as the transport refuses one.
+   * Checks made before the SDK server runs: the shape of a tools/call's params (a caller's mistake
+   * is -32602 Invalid params with a readable message, where the SDK would answer -32603 with its
+   * schema dump), the scope of its tool (HTTP 403 with the challenge, thrown to the error filter),
+   * and the protocol version: initialize settles on one of MCP_PROTOCOL_VERSIONS (a client asking
+   * for another gets the latest), and a later request naming an unsupported version is refused as
+   * the transport refuses one.
    */
   private beforeServer(
-    messages: JSONRPCMessage[],
+    message: JSONRPCMessage,
     principal: Principal,
     versionHeader: string | string[] | undefined,
   ): McpAnswer | undefined {
-    for (const message of messages) {
-      const { method, params } = message as { method?: unknown; params?: Record<string, unknown> };
-      if (!params || typeof params !== 'object') continue;
-      if (method === 'tools/call' && typeof params.name === 'string') {
-        const tool = this.registry.get(params.name);
-        if (tool) this.calls.authorizeScope(principal, tool, 'mcp');
-      } else if (method === 'initialize' && !MCP_PROTOCOL_VERSIONS.includes(params.protocolVersion as string)) {
-        params.protocolVersion = MCP_PROTOCOL_VERSIONS[0];
-      }
+    const { id, method, params } = message as { id?: RequestId; method?: unknown; params?: unknown };
+    if (method === 'tools/call' && id !== undefined) {
+      const invalid = toolsCallProblem(params);
+      if (invalid) return jsonRpcReplyError(id, ErrorCode.InvalidParams, `Invalid params: ${invalid}`);
+      const tool = this.registry.get((params as { name: string }).name);
+      if (tool) this.calls.authorizeScope(principal, tool, 'mcp');
+    } else if (method === 'initialize' && params && typeof params === 'object') {
+      const init = params as Record<string, unknown>;
+      if (!MCP_PROTOCOL_VERSIONS.includes(init.protocolVersion as string))
+        init.protocolVersion = MCP_PROTOCOL_VERSIONS[0];
     }
     if (versionHeader !== undefined && !MCP_PROTOCOL_VERSIONS.includes(String(versionHeader))) {
       return jsonRpcError(
@@ -271,6 +270,36 @@ function answerJson(reply: McpReply, successTexts: Set<string>): string {
     return JSON.stringify(reply);
   }
   return `{"jsonrpc":"2.0","id":${JSON.stringify(reply.id)},"result":{"content":[{"type":"text","text":${JSON.stringify(text)}}],"structuredContent":${text}}}`;
+}
+
+/** Why a tools/call's params are not { name: string, arguments?: object }, in words; undefined when they are. */
+function toolsCallProblem(params: unknown): string | undefined {
+  if (!params || typeof params !== 'object' || Array.isArray(params))
+    return `tools/call takes params {"name": "<tool>", "arguments": {...}}, not ${jsonKind(params)}.`;
+  const { name, arguments: args } = params as { name?: unknown; arguments?: unknown };
+  if (typeof name !== 'string')
+    return `params.name must be the name of a tool (a string; tools/list lists them), not ${jsonKind(name)}.`;
+  if (args !== undefined && (args === null || typeof args !== 'object' || Array.isArray(args))) {
+    return `params.arguments must be an object of the tool's arguments by name, e.g. {"publicId": "..."}, not ${jsonKind(args)}; send {} (or leave it out) for a tool without arguments.`;
+  }
+  return undefined;
+}
+
+/** What a JSON value is, for a message: "null", "an array", "a string"... */
+function jsonKind(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+/** A JSON-RPC error reply to one request (under its id), in an answer of 200 like the server's own. */
+function jsonRpcReplyError(id: RequestId, code: number, message: string): McpAnswer {
+  return {
+    status: 200,
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } }),
+  };
 }
 
 /** An HTTP refusal of the transport: a JSON-RPC error without id, as the SDK's transport writes it. */

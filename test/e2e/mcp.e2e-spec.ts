@@ -258,6 +258,45 @@ describe('the MCP connector (/mcp)', () => {
       await expect(client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toBeInstanceOf(McpError);
     });
 
+    it('answers arguments that are not an object with a JSON-RPC error -32602 and a readable message; arguments the tool refuses stay isError results', async () => {
+      for (const args of [[1], null, 'publicId', 5, true]) {
+        const res = await post(app, admin, toolsCall('get_form', args, 'bad'));
+        expect({ args, status: res.status }).toEqual({ args, status: 200 });
+        expect(res.body).toEqual({
+          jsonrpc: '2.0',
+          id: 'bad',
+          error: {
+            code: ErrorCode.InvalidParams,
+            message: expect.stringMatching(
+              /^Invalid params: params\.arguments must be an object of the tool's arguments/,
+            ),
+          },
+        });
+        // Readable: what was sent in words, and no schema dump.
+        expect(res.body.error.message).not.toMatch(/"code":|invalid_type|expected/);
+      }
+      // The same for a tools/call without a tool name (params that are not an object are no JSON-RPC request: 400).
+      for (const params of [{ name: 5, arguments: {} }, { arguments: {} }]) {
+        const res = await post(app, admin, { jsonrpc: '2.0', id: 3, method: 'tools/call', params });
+        expect(res.status).toBe(200);
+        expect(res.body).toMatchObject({
+          id: 3,
+          error: { code: ErrorCode.InvalidParams, message: /^Invalid params: / },
+        });
+      }
+      // A missing arguments is {}; arguments the tool's schema refuses are the tool's isError result, as on REST.
+      const missing = await post(app, admin, {
+        jsonrpc: '2.0',
+        id: 4,
+        method: 'tools/call',
+        params: { name: 'list_forms' },
+      });
+      expect(missing.body.result.isError).toBeUndefined();
+      const refused = await post(app, admin, toolsCall('get_form', { publicId: 5 }, 5));
+      expect(refused.status).toBe(200);
+      expect(errorCodeOf(refused.body.result)).toBe('invalid_arguments');
+    });
+
     it('replays a call with the same Idempotency-Key, in the key space REST uses for the credential and tool', async () => {
       const key = randomUUID();
       const args = { publicId: form.publicId, answers: { [form.blocks[0].id]: `idem-${key}` } };
@@ -350,6 +389,31 @@ describe('the MCP connector (/mcp)', () => {
       expect((await callTool(app, admin, 'list_forms', {}, { Origin: 'http://evil.example' })).status).toBe(200);
     });
 
+    it('refuses that Origin on every spelling of the path that the router takes to /mcp', async () => {
+      const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+      const send = (path: string) =>
+        request(app.getHttpServer())
+          .post(path)
+          .set('Authorization', `Bearer ${admin}`)
+          .set('Accept', 'application/json, text/event-stream')
+          .set('Content-Type', 'application/json')
+          .set('Origin', 'http://evil.example')
+          .send(list);
+      for (const path of ['/%6dcp', '/%6Dcp', '/m%63p', '/%6d%63%70', '/mcp/', '/%6dcp/', '/mcp?x=1', '/%6dcp?x=/']) {
+        const res = await send(path);
+        expect({ path, status: res.status, code: res.body?.error?.code }).toEqual({
+          path,
+          status: 403,
+          code: 'origin_not_allowed',
+        });
+      }
+      // A spelling the router does not take to /mcp is not served at all.
+      for (const path of ['/MCP', '/%4dCP', '/mcpx']) {
+        const res = await send(path);
+        expect({ path, status: res.status }).toEqual({ path, status: 404 });
+      }
+    });
+
     it('answers a notification with 202 and no body', async () => {
       const res = await post(app, admin, { jsonrpc: '2.0', method: 'notifications/initialized' });
       expect(res.status).toBe(202);
@@ -377,20 +441,6 @@ describe('the MCP connector (/mcp)', () => {
         .send('{"jsonrpc": "2.0",');
       refusal(badJson, 400, ErrorCode.ParseError, /Invalid JSON$/);
       refusal(await post(app, admin, { hello: 'world' }), 400, ErrorCode.ParseError, /Invalid JSON-RPC message/);
-      refusal(await post(app, admin, [list, { ...list, id: 2 }, 3]), 400, ErrorCode.ParseError, /JSON-RPC/);
-      const initialize = {
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
-      };
-      refusal(await post(app, admin, [initialize, list]), 400, ErrorCode.InvalidRequest, /one initialization/);
-      refusal(
-        await post(app, admin, Array(101).fill(list)),
-        400,
-        ErrorCode.InvalidRequest,
-        /Batch must not exceed 100/,
-      );
       // An unknown method is the server's JSON-RPC error, in an answer of 200.
       const unknown = await post(app, admin, { jsonrpc: '2.0', id: 'x', method: 'resources/list' });
       expect(unknown.status).toBe(200);
@@ -401,25 +451,27 @@ describe('the MCP connector (/mcp)', () => {
       });
     });
 
-    it('answers a batch with the replies in its order, under the ids the client gave (repeated ones too)', async () => {
-      const form = await createForm(app, ws, { title: 'Batch' });
-      const res = await post(app, admin, [
-        toolsCall('get_form', { publicId: form.publicId }, 7),
-        { jsonrpc: '2.0', method: 'notifications/initialized' },
-        toolsCall('get_form', { publicId: 'nope' }, 7),
-        { jsonrpc: '2.0', id: 'ping', method: 'ping' },
-      ]);
-      expect(res.status).toBe(200);
-      expect(res.body).toHaveLength(3);
-      expect(res.body.map((r: { id: unknown }) => r.id)).toEqual([7, 7, 'ping']);
-      expect(res.body[0].result.structuredContent).toEqual(
-        (await callTool(app, admin, 'get_form', { publicId: form.publicId })).body,
-      );
-      expect(res.body[0].result.content).toEqual([
-        { type: 'text', text: JSON.stringify(res.body[0].result.structuredContent) },
-      ]);
-      expect(errorCodeOf(res.body[1].result)).toBe('not_found');
-      expect(res.body[2].result).toEqual({});
+    it('refuses a JSON-RPC batch (the protocol versions served have none) with 400 -32600, and runs none of its calls', async () => {
+      const before = await db.query(`SELECT count(*)::int AS n FROM forms WHERE workspace_id = $1`, [ws.id]);
+      const batches: unknown[] = [
+        [toolsCall('create_form', { title: 'Batched 1' }, 1), toolsCall('create_form', { title: 'Batched 2' }, 2)],
+        [toolsCall('create_form', { title: 'Batched 3' }, 1)],
+        [{ jsonrpc: '2.0', method: 'notifications/initialized' }],
+        Array(101).fill(toolsCall('create_form', { title: 'Batched 4' })),
+        [],
+      ];
+      for (const batch of batches) {
+        const res = await post(app, admin, batch);
+        expect(res.status).toBe(400);
+        expect(res.headers['content-type']).toMatch(/^application\/json/);
+        expect(res.body).toEqual({
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: ErrorCode.InvalidRequest, message: expect.stringMatching(/batches are not supported/) },
+        });
+      }
+      const after = await db.query(`SELECT count(*)::int AS n FROM forms WHERE workspace_id = $1`, [ws.id]);
+      expect(after[0].n).toBe(before[0].n);
     });
 
     it('keeps concurrent requests of many clients apart, though they all use the id 1', async () => {
@@ -461,8 +513,9 @@ describe('the MCP connector spends the budgets REST spends', () => {
     expect(first.status).toBe(200);
     expect(first.headers['ratelimit']).toMatch(/"cred";r=3;/);
     expect(first.headers['ratelimit-policy']).toContain('"cred";q=4;w=60');
-    // A batch is still one request.
+    // A batch, which would run many calls for one request, is refused (and spends its one request).
     const second = await post(app, token, [toolsCall('list_forms', {}, 1), toolsCall('list_forms', {}, 2)]);
+    expect(second.status).toBe(400);
     expect(second.headers['ratelimit']).toMatch(/"cred";r=2;/);
     expect((await callTool(app, token, 'list_forms', {})).status).toBe(200);
     expect((await callTool(app, token, 'list_forms', {})).status).toBe(200);
