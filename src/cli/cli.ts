@@ -47,7 +47,8 @@ import {
 const PROGRAM = 'npm run --silent cli --';
 
 type Flags = Record<string, string | true>;
-type Output = { json: Record<string, unknown>; text: string };
+/** `warning`: a line for the operator, on stderr (with --json, it is in the object instead). */
+type Output = { json: Record<string, unknown>; text: string; warning?: string };
 
 export interface CliResult {
   code: number;
@@ -135,9 +136,10 @@ const COMMANDS = [
       ).create({ name: a.name, slug: a.slug, plan: a.plan as Plan, ownerEmail: a['owner-email'] });
       const view = WorkspacesService.view(workspace);
       // A new person has no password: a one-time link lets them set one (Formwork sends no email).
+      // The operator's link carries no workspace: the password set with it is not bound to one.
       const link = owner.passwordHash
         ? null
-        : `${c.config.publicUrl}/settings/set-password/${await (await c.get(SessionsService)).passwordLink(owner.id)}`;
+        : `${c.config.publicUrl}/settings/set-password/${await (await c.get(SessionsService)).passwordLink(owner.id, null)}`;
       return {
         json: { workspace: view, owner: { id: owner.id, email: owner.email, role: 'owner' }, setPasswordLink: link },
         text: `Created workspace ${view.slug} (${view.plan}), owner ${owner.email}${link ? `\nGive the owner this link to set their password (works once, within ${PASSWORD_LINK_HOURS} hours):\n  ${link}` : ''}`,
@@ -198,9 +200,23 @@ const COMMANDS = [
       const { workspace, user, membership } = await (
         await c.get(WorkspacesService)
       ).addMember(a.workspace, a.email, a.role as Role);
+      // The settings pages refuse this person (PASSWORD_BINDING in src/settings/settings.service.ts);
+      // the operator may add them, and is told that the password does not act here until reset.
+      const warning =
+        user.passwordHash && user.passwordWorkspaceId && user.passwordWorkspaceId !== workspace.id
+          ? `${user.email}'s password was set through a link from another workspace's admin, who may know it: ` +
+            `it does not act in ${workspace.slug}. Confirm the account, then set a password with ` +
+            `${PROGRAM} user set-password --email ${user.email} --password-stdin`
+          : undefined;
       return {
-        json: { workspace: workspace.slug, user: { id: user.id, email: user.email }, role: membership.role },
+        json: {
+          workspace: workspace.slug,
+          user: { id: user.id, email: user.email },
+          role: membership.role,
+          ...(warning ? { warning } : {}),
+        },
         text: `${user.email} is now ${membership.role} of ${workspace.slug}`,
+        warning,
       };
     },
   }),
@@ -270,7 +286,10 @@ const COMMANDS = [
         });
       }
       const password = (await c.input.readStdin()).replace(/\r?\n$/, '');
-      const user = await (await c.get(OAuthService)).setPassword(a.email, password);
+      // The operator's password: not bound to a workspace (PASSWORD_BINDING in
+      // src/settings/settings.service.ts). Whoever signed in with the old one is signed out.
+      const user = await (await c.get(OAuthService)).setPassword(a.email, password, null);
+      await (await c.get(SessionsService)).endAll(user.userId);
       return {
         json: { user: { id: user.userId, email: user.email }, passwordSet: true },
         text: `Password set for ${user.email}; they can now sign in to connect apps.`,
@@ -363,7 +382,11 @@ export async function runCli(
     try {
       if (!database.embedded) await checkDatabaseReachable(database.url);
       const out = await execute(picked.spec, args, config, database.url, input);
-      return { code: 0, stdout: asJson ? `${JSON.stringify(out.json)}\n` : `${out.text}\n`, stderr: '' };
+      return {
+        code: 0,
+        stdout: asJson ? `${JSON.stringify(out.json)}\n` : `${out.text}\n`,
+        stderr: out.warning && !asJson ? `warning: ${out.warning}\n` : '',
+      };
     } finally {
       await database.close();
     }

@@ -87,17 +87,36 @@ export class OAuthRepository {
     return user;
   }
 
-  async setPasswordHash(manager: EntityManager, userId: string, passwordHash: string): Promise<void> {
-    await manager.query('UPDATE users SET password_hash = $2 WHERE id = $1', [userId, passwordHash]);
+  /** Sets the password's hash and the workspace it is bound to ('unchanged': keeps the binding). */
+  async setPasswordHash(
+    manager: EntityManager,
+    userId: string,
+    passwordHash: string,
+    boundTo: string | null | 'unchanged',
+  ): Promise<void> {
+    if (boundTo === 'unchanged')
+      await manager.query('UPDATE users SET password_hash = $2 WHERE id = $1', [userId, passwordHash]);
+    else
+      await manager.query('UPDATE users SET password_hash = $2, password_workspace_id = $3 WHERE id = $1', [
+        userId,
+        passwordHash,
+        boundTo,
+      ]);
   }
 
-  /** The workspaces of a person, with their role in each, by name. */
+  /**
+   * The workspaces of a person, with their role in each, by name: those where their password acts
+   * (all of them, unless it is bound to one workspace: PASSWORD_BINDING in settings.service.ts).
+   */
   workspacesOf(
     manager: EntityManager,
     userId: string,
   ): Promise<Array<{ id: string; slug: string; name: string; role: string }>> {
     return manager.query(
-      `SELECT w.id, w.slug, w.name, m.role FROM memberships m JOIN workspaces w ON w.id = m.workspace_id WHERE m.user_id = $1 ORDER BY w.name, w.slug`,
+      `SELECT w.id, w.slug, w.name, m.role
+         FROM memberships m JOIN workspaces w ON w.id = m.workspace_id JOIN users u ON u.id = m.user_id
+        WHERE m.user_id = $1 AND (u.password_workspace_id IS NULL OR u.password_workspace_id = w.id)
+        ORDER BY w.name, w.slug`,
       [userId],
     );
   }
@@ -154,16 +173,21 @@ export class OAuthRepository {
     await tx.query('UPDATE oauth_grants SET revoked_at = COALESCE(revoked_at, now()) WHERE grant_id = $1', [grantId]);
   }
 
+  /**
+   * An access token with its grant, workspace and the person's role there (null when not a member,
+   * or when their password is bound to another workspace: PASSWORD_BINDING in settings.service.ts).
+   */
   async findAccessToken(manager: EntityManager, token: string): Promise<AccessTokenRow | undefined> {
     const [row] = await manager.query(
       `SELECT t.payload,
               CASE WHEN g.grant_id IS NULL THEN NULL ELSE json_build_object('grantId', g.grant_id, 'clientName', g.client_name,
                 'userId', g.user_id, 'revoked', g.revoked_at IS NOT NULL) END AS grant,
               CASE WHEN w.id IS NULL THEN NULL ELSE json_build_object('id', w.id, 'name', w.name, 'slug', w.slug, 'plan', w.plan) END AS workspace,
-              m.role
+              CASE WHEN u.password_workspace_id IS NULL OR u.password_workspace_id = g.workspace_id THEN m.role END AS role
          FROM oauth_models t
          LEFT JOIN oauth_grants g ON g.grant_id = t.grant_id
          LEFT JOIN memberships m ON m.workspace_id = g.workspace_id AND m.user_id = g.user_id
+         LEFT JOIN users u ON u.id = g.user_id
          LEFT JOIN workspaces w ON w.id = g.workspace_id
         WHERE t.model = 'AccessToken' AND t.id = $1`,
       [token],

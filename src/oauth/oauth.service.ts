@@ -108,7 +108,19 @@ export class OAuthService implements OnModuleInit, OnModuleDestroy {
     return { ok: true, userId: user.id };
   }
 
-  async setPassword(email: string, password: string): Promise<{ userId: string; email: string }> {
+  /**
+   * Sets a person's password. `boundTo` says who may know it (see PASSWORD_BINDING in
+   * src/settings/settings.service.ts): a workspace's id when it is set through a link that
+   * workspace's admin was shown (the password then acts only there); null when the operator sets
+   * it (CLI, or a link the CLI printed), which clears a binding; 'unchanged' (the default) when the
+   * person changes their own password, which keeps it: whoever set the first one may know the
+   * account, so only the operator lifts a binding.
+   */
+  async setPassword(
+    email: string,
+    password: string,
+    boundTo: string | null | 'unchanged' = 'unchanged',
+  ): Promise<{ userId: string; email: string }> {
     if (password.length < MIN_PASSWORD_LENGTH) {
       throw new ApiError('invalid_arguments', {
         message: `The password is too short: at least ${MIN_PASSWORD_LENGTH} characters.`,
@@ -122,12 +134,15 @@ export class OAuthService implements OnModuleInit, OnModuleDestroy {
         message: `No user with the email "${email}".`,
         hint: '`member add` or `workspace create` makes one.',
       });
-    await this.repo.setPasswordHash(this.db.manager, user.id, await hashPassword(password));
+    await this.repo.setPasswordHash(this.db.manager, user.id, await hashPassword(password), boundTo);
     await this.repo.clearFailures(this.db.manager, user.email);
     return { userId: user.id, email: user.email };
   }
 
-  /** The workspaces a person may connect an app to, with their role in each. */
+  /**
+   * The workspaces a person may connect an app to (and, on the settings pages, open), with their
+   * role in each: never one other than the workspace their password is bound to (PASSWORD_BINDING).
+   */
   async workspacesOf(userId: string): Promise<Array<{ id: string; slug: string; name: string; role: string }>> {
     return this.repo.workspacesOf(this.db.manager, userId);
   }

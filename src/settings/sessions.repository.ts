@@ -89,12 +89,15 @@ export class SessionsRepository {
     return rows.length === 1;
   }
 
-  /** Replaces the person's set-password links by this one. */
-  async replacePasswordLink(tx: EntityManager, userId: string, tokenHash: string, hours: number): Promise<void> {
-    await tx.query('DELETE FROM password_links WHERE user_id = $1', [userId]);
+  /** Replaces the person's set-password links by this one, issued by `workspaceId`'s admin (null: the operator). */
+  async replacePasswordLink(
+    tx: EntityManager,
+    link: { userId: string; tokenHash: string; hours: number; workspaceId: string | null },
+  ): Promise<void> {
+    await tx.query('DELETE FROM password_links WHERE user_id = $1', [link.userId]);
     await tx.query(
-      `INSERT INTO password_links (token_hash, user_id, expires_at) VALUES ($1, $2, now() + make_interval(hours => $3))`,
-      [tokenHash, userId, hours],
+      `INSERT INTO password_links (token_hash, user_id, workspace_id, expires_at) VALUES ($1, $2, $3, now() + make_interval(hours => $4))`,
+      [link.tokenHash, link.userId, link.workspaceId, link.hours],
     );
   }
 
@@ -111,12 +114,16 @@ export class SessionsRepository {
     return row;
   }
 
-  /** Marks a live link used; its person, or undefined when it was not live. */
-  async useLink(manager: EntityManager, tokenHash: string): Promise<string | undefined> {
+  /** Marks a live link used; its person and the workspace that issued it, or undefined when it was not live. */
+  async useLink(
+    manager: EntityManager,
+    tokenHash: string,
+  ): Promise<{ userId: string; workspaceId: string | null } | undefined> {
     const [rows] = (await manager.query(
-      `UPDATE password_links SET used_at = now() WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now() RETURNING user_id`,
+      `UPDATE password_links SET used_at = now() WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now()
+       RETURNING user_id AS "userId", workspace_id AS "workspaceId"`,
       [tokenHash],
-    )) as [Array<{ user_id: string }>, number];
-    return rows[0]?.user_id;
+    )) as [Array<{ userId: string; workspaceId: string | null }>, number];
+    return rows[0];
   }
 }

@@ -121,10 +121,22 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
     return this.repo.insertOnceKey(this.db.manager, `nonce:${nonce}`);
   }
 
-  /** A new one-time set-password link's secret for a person (earlier unused links stop working). */
-  async passwordLink(userId: string): Promise<string> {
+  /**
+   * A new one-time set-password link's secret for a person (earlier unused links stop working).
+   * `workspaceId`: the workspace whose admin is shown the link, to which the password set with it
+   * is bound; null only for the operator (the CLI). Whether an admin may be shown one at all is
+   * SettingsService's rule (PASSWORD_BINDING). Joins the caller's transaction when one is open.
+   */
+  async passwordLink(userId: string, workspaceId: string | null): Promise<string> {
     const token = secret();
-    await inTransaction(this.db, (tx) => this.repo.replacePasswordLink(tx, userId, sha256(token), PASSWORD_LINK_HOURS));
+    await inTransaction(this.db, (tx) =>
+      this.repo.replacePasswordLink(tx, {
+        userId,
+        tokenHash: sha256(token),
+        hours: PASSWORD_LINK_HOURS,
+        workspaceId,
+      }),
+    );
     return token;
   }
 
@@ -134,8 +146,11 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
     return this.repo.findLinkUser(this.db.manager, sha256(token));
   }
 
-  /** Uses a link (once: a second use, here or on another instance, finds it used). */
-  async useLink(token: string): Promise<string | undefined> {
+  /**
+   * Uses a link (once: a second use, here or on another instance, finds it used): its person and
+   * the workspace that issued it (null: the operator), which the password set with it is bound to.
+   */
+  async useLink(token: string): Promise<{ userId: string; workspaceId: string | null } | undefined> {
     return this.repo.useLink(this.db.manager, sha256(token));
   }
 }

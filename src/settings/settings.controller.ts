@@ -230,9 +230,11 @@ export class SettingsController {
         }),
       );
     }
-    if ((await this.sessions.useLink(token)) !== person.userId)
+    const used = await this.sessions.useLink(token);
+    if (used?.userId !== person.userId)
       return this.send(res, 404, messagePage('This link does not work', 'It was used already.'));
-    await this.oauth.setPassword(person.email, password);
+    // Bound to the workspace whose admin was shown the link (null: the operator's CLI printed it).
+    await this.oauth.setPassword(person.email, password, used.workspaceId);
     await this.sessions.endAll(person.userId); // whoever held the old password is signed out
     this.seeOther(res, '/settings/sign-in?done=1');
   }
@@ -401,7 +403,7 @@ export class SettingsController {
       if (!isRole(values.role)) errors.role = 'Choose a role.';
       if (Object.keys(errors).length) return this.renderMembers(res, 400, chrome, a, errors, values);
       const added = await this.settings.addMember(a, values.email, values.role as Role);
-      if (added.existing)
+      if (added.outcome === 'already_member')
         return this.renderMembers(
           res,
           400,
@@ -410,6 +412,7 @@ export class SettingsController {
           { email: 'This person is already a member: change their role in the list.' },
           values,
         );
+      if (added.outcome === 'refused') return this.renderMembers(res, 403, chrome, a, { email: added.reason }, values);
       if (!added.link)
         return this.renderMembers(
           res,
@@ -418,9 +421,11 @@ export class SettingsController {
           a,
           {},
           {},
-          `${values.email} was added. They already have a password and can sign in.`,
+          added.noLink === 'has_password'
+            ? `${added.email} was added. They already have a password and can sign in.`
+            : `${added.email} was added. They have no password yet and also belong to another workspace, so no set-password link is shown here (whoever sets it could act as them there): an operator sets their first password with \`user set-password\` (the command line).`,
         );
-      await this.sessions.flash(session, 'link', { email: values.email.toLowerCase(), url: this.linkUrl(added.link) });
+      await this.sessions.flash(session, 'link', { email: added.email, url: this.linkUrl(added.link) });
       this.seeOther(res, `/settings/w/${slug}/members/link`);
     });
   }

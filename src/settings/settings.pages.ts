@@ -221,7 +221,7 @@ export function membersPage(
   const rows = members
     .map((m) => {
       const mine = m.role !== 'owner' || a.role === 'owner';
-      return `<tr><td>${esc(m.email)}${m.userId === chrome.access!.session.userId ? ' <span class="desc">(you)</span>' : ''}</td><td>${esc(m.role)}</td><td>${m.hasPassword ? 'yes' : 'not yet'}</td><td>${when(m.joinedAt)}</td>
+      return `<tr><td>${esc(m.email)}${m.userId === chrome.access!.session.userId ? ' <span class="desc">(you)</span>' : ''}</td><td>${esc(m.role)}</td><td>${m.passwordElsewhere ? "through another workspace's link: not usable here" : m.hasPassword ? 'yes' : 'not yet'}</td><td>${when(m.joinedAt)}</td>
 <td>${
         mine
           ? `<form method="post" action="${esc(base)}/${esc(m.userId)}/role" class="inline">${csrfField(chrome.csrf)}<label for="role-${esc(m.userId)}" class="visually-hidden">Role of ${esc(m.email)}</label>${select(`id="role-${esc(m.userId)}" name="role"`, form.roles, m.role)} <button type="submit" class="secondary">Change role</button></form>

@@ -9,7 +9,22 @@ export interface MemberView {
   email: string;
   role: Role;
   hasPassword: boolean;
+  /** Their password was set through another workspace's link, so it does not act here (PASSWORD_BINDING). */
+  passwordElsewhere: boolean;
   joinedAt: Date;
+}
+
+/** What decides whether a workspace's admin may be shown a set-password link for a person (PASSWORD_BINDING). */
+export interface PasswordStanding {
+  userId: string;
+  email: string;
+  /** A member of the workspace asking. */
+  member: boolean;
+  hasPassword: boolean;
+  /** The workspace the password is bound to; null when none, or set by the operator. */
+  passwordWorkspaceId: string | null;
+  /** How many workspaces besides the one asking the person belongs to. */
+  otherWorkspaces: number;
 }
 
 /** A line of the audit log page: the record, and the names of who did it. */
@@ -38,7 +53,10 @@ const ACTORS_OF_EVENTS = `audit_events e
  */
 @Injectable()
 export class SettingsRepository {
-  /** The workspace with this slug, and the person's role there (undefined when not a member). */
+  /**
+   * The workspace with this slug, and the person's role there (undefined when not a member, or when
+   * their password is bound to another workspace: PASSWORD_BINDING in settings.service.ts).
+   */
   async findAccess(
     manager: EntityManager,
     slug: string,
@@ -46,7 +64,8 @@ export class SettingsRepository {
   ): Promise<(Pick<WorkspaceEntity, 'id' | 'slug' | 'name' | 'plan' | 'embedOrigins'> & { role: string }) | undefined> {
     const [row] = await manager.query(
       `SELECT w.id, w.slug, w.name, w.plan, w.embed_origins AS "embedOrigins", m.role
-         FROM workspaces w JOIN memberships m ON m.workspace_id = w.id AND m.user_id = $2 WHERE w.slug = $1`,
+         FROM workspaces w JOIN memberships m ON m.workspace_id = w.id AND m.user_id = $2 JOIN users u ON u.id = m.user_id
+        WHERE w.slug = $1 AND (u.password_workspace_id IS NULL OR u.password_workspace_id = w.id)`,
       [slug, userId],
     );
     return row;
@@ -93,10 +112,33 @@ export class SettingsRepository {
   /** The workspace's members by email. */
   listMembers(manager: EntityManager, workspaceId: string): Promise<MemberView[]> {
     return manager.query(
-      `SELECT u.id AS "userId", u.email, m.role, u.password_hash IS NOT NULL AS "hasPassword", m.created_at AS "joinedAt"
+      `SELECT u.id AS "userId", u.email, m.role, u.password_hash IS NOT NULL AS "hasPassword",
+              u.password_hash IS NOT NULL AND u.password_workspace_id IS NOT NULL AND u.password_workspace_id <> m.workspace_id AS "passwordElsewhere",
+              m.created_at AS "joinedAt"
          FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.workspace_id = $1 ORDER BY u.email`,
       [workspaceId],
     );
+  }
+
+  /**
+   * A person (by id, or by normalized email), seen from a workspace: whether they are its member,
+   * whether they have a password and to which workspace it is bound, and how many other workspaces
+   * they belong to. Undefined when there is no such person.
+   */
+  async passwordStanding(
+    manager: EntityManager,
+    workspaceId: string,
+    person: { userId: string } | { email: string },
+  ): Promise<PasswordStanding | undefined> {
+    const [row] = await manager.query(
+      `SELECT u.id AS "userId", u.email,
+              EXISTS (SELECT 1 FROM memberships m WHERE m.user_id = u.id AND m.workspace_id = $1) AS member,
+              u.password_hash IS NOT NULL AS "hasPassword", u.password_workspace_id AS "passwordWorkspaceId",
+              (SELECT count(*)::int FROM memberships m WHERE m.user_id = u.id AND m.workspace_id <> $1) AS "otherWorkspaces"
+         FROM users u WHERE ${'userId' in person ? 'u.id = $2' : 'u.email = $2'}`,
+      [workspaceId, 'userId' in person ? person.userId : person.email],
+    );
+    return row;
   }
 
   async setRole(tx: EntityManager, workspaceId: string, userId: string, role: Role): Promise<void> {

@@ -8,7 +8,7 @@ import { OAuthService } from '../oauth/oauth.service';
 import { TokensService } from '../tokens/tokens.service';
 import { WorkspacesService } from '../workspaces/workspaces.service';
 import { Session, SessionsService } from './sessions.service';
-import { MemberView, SettingsRepository } from './settings.repository';
+import { MemberView, PasswordStanding, SettingsRepository } from './settings.repository';
 
 /** A page's refusal: rendered as an HTML page with this status. */
 export class PageError extends Error {
@@ -32,6 +32,49 @@ export interface Access {
 export type { AuditLogRow, MemberView } from './settings.repository';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * PASSWORD_BINDING: who may be shown a set-password link, and where a password set with one acts.
+ *
+ * People are global and may belong to several workspaces, and Formwork sends no email, so the
+ * admin who is shown a link can use it themselves: a link is as good as choosing the password.
+ * Left unchecked, an admin of workspace A could add the owner of workspace B to A, take a link,
+ * set the owner's password and act as them in B; or pre-set the password of an email before B
+ * invites it. Hence:
+ * 1. A workspace's admin is shown a link only for a person who is the workspace's alone: a member
+ *    of no other workspace, with no password yet (or one set through this workspace's own link,
+ *    which its admins may know already: resetting it gives them nothing new). For anyone else the
+ *    link is refused (newLink) or not made (addMember): they sign in with their own password, and
+ *    only the operator sets one (`user set-password`, which also signs them out everywhere).
+ * 2. A password set through a link is bound to the workspace whose admin was shown it
+ *    (password_links.workspace_id, then users.password_workspace_id), and acts only there: the
+ *    settings pages (SettingsRepository.findAccess), the workspace choice of the OAuth consent page
+ *    (OAuthRepository.workspacesOf) and OAuth access tokens (findAccessToken) ignore the person's
+ *    other memberships. This holds whatever the order of events (a link used after another
+ *    workspace added the person, a member added by the CLI, a race between two admins), so 1 is
+ *    about telling people early, and 2 is what keeps them safe.
+ * 3. A settings page does not add a person whose password is bound to another workspace (the
+ *    operator's `member add` does, with a warning). The person changing their own password keeps
+ *    the binding (whoever set the first one may still know the account); the operator's
+ *    `user set-password` and links the CLI prints (no workspace) set an unbound password.
+ * 4. Deleting a workspace clears the passwords bound to it and signs those people out (a trigger,
+ *    migration 1796000020000), rather than leaving an unbound password its admins may know.
+ */
+function mayBeShownLink(s: PasswordStanding, workspaceId: string): boolean {
+  return s.otherWorkspaces === 0 && (!s.hasPassword || s.passwordWorkspaceId === workspaceId);
+}
+
+/** A password set through another workspace's link (PASSWORD_BINDING, 3). */
+function boundElsewhere(s: PasswordStanding, workspaceId: string): boolean {
+  return s.hasPassword && s.passwordWorkspaceId !== null && s.passwordWorkspaceId !== workspaceId;
+}
+
+/** What adding a member on the settings page did. */
+export type AddMemberResult =
+  | { outcome: 'already_member' }
+  | { outcome: 'refused'; reason: string }
+  | { outcome: 'added'; email: string; link: string; noLink?: undefined }
+  | { outcome: 'added'; email: string; link?: undefined; noLink: 'has_password' | 'not_alone' };
 
 /**
  * What the settings pages do, each action checked here against the person's role in the chosen
@@ -148,15 +191,32 @@ export class SettingsService {
     return (['viewer', 'editor', 'admin', 'owner'] as Role[]).filter((r) => roleAtLeast(a.role, r));
   }
 
-  /** Adds a member; a person with no password yet gets a one-time link (returned, shown once). */
-  async addMember(a: Access, email: string, role: Role): Promise<{ link?: string; existing: boolean }> {
+  /**
+   * Adds a member. A person who is the workspace's alone (PASSWORD_BINDING) gets a one-time
+   * set-password link (returned, shown once); anyone else is added without one, and the page says
+   * why. A person whose password another workspace's link set is not added at all.
+   */
+  async addMember(a: Access, email: string, role: Role): Promise<AddMemberResult> {
     this.mayGrant(a, role);
-    const existing = await this.workspaces.findUserByEmail(email);
-    if (existing && (await this.workspaces.findMembership(a.workspace.id, existing.id))) return { existing: true };
-    const { user } = await this.workspaces.addMember(a.workspace.slug, email, role);
-    await this.audit(a, 'member.add', user.id, { email: user.email, role });
-    if (user.passwordHash) return { existing: false };
-    return { link: await this.sessions.passwordLink(user.id), existing: false };
+    return inTransaction(this.db, async (tx) => {
+      const before = await this.repo.passwordStanding(tx, a.workspace.id, { email: email.trim().toLowerCase() });
+      if (before?.member) return { outcome: 'already_member' };
+      if (before && boundElsewhere(before, a.workspace.id)) {
+        return {
+          outcome: 'refused',
+          reason:
+            `${before.email}'s password was set through a link from another workspace's admin, who may know it. ` +
+            'An operator can confirm the account with `user set-password` (the command line) before it joins this workspace.',
+        };
+      }
+      const { user } = await this.workspaces.addMember(a.workspace.slug, email, role); // joins this transaction
+      await this.audit(a, 'member.add', user.id, { email: user.email, role }, tx);
+      const standing = (await this.repo.passwordStanding(tx, a.workspace.id, { userId: user.id }))!;
+      if (standing.hasPassword) return { outcome: 'added', email: user.email, noLink: 'has_password' };
+      if (!mayBeShownLink(standing, a.workspace.id))
+        return { outcome: 'added', email: user.email, noLink: 'not_alone' };
+      return { outcome: 'added', email: user.email, link: await this.sessions.passwordLink(user.id, a.workspace.id) };
+    });
   }
 
   async changeRole(a: Access, userId: string, role: Role): Promise<void> {
@@ -180,12 +240,28 @@ export class SettingsService {
     });
   }
 
+  /** A new set-password link for a member, only for one who is the workspace's alone (PASSWORD_BINDING). */
   async newLink(a: Access, userId: string): Promise<{ email: string; link: string }> {
     const member = await this.findMember(a, userId);
     this.mayChange(a, member);
-    const link = await this.sessions.passwordLink(userId);
-    await this.audit(a, 'member.password_link', userId, { email: member.email });
-    return { email: member.email, link };
+    return inTransaction(this.db, async (tx) => {
+      const standing = await this.repo.passwordStanding(tx, a.workspace.id, { userId });
+      if (!standing?.member) throw notFound();
+      if (!mayBeShownLink(standing, a.workspace.id)) {
+        throw new PageError(
+          403,
+          'No link for this person',
+          standing.otherWorkspaces > 0
+            ? `${member.email} also belongs to another workspace, so an admin here cannot set their password: whoever sets it could act as them there. ` +
+                'They sign in with their own password; an operator can set one with `user set-password` (the command line).'
+            : `${member.email} already has a password of their own, so an admin here cannot reset it. ` +
+                'They sign in with it; if it is lost, an operator can set a new one with `user set-password` (the command line).',
+        );
+      }
+      const link = await this.sessions.passwordLink(userId, a.workspace.id); // joins this transaction
+      await this.audit(a, 'member.password_link', userId, { email: member.email }, tx);
+      return { email: member.email, link };
+    });
   }
 
   private mayGrant(a: Access, role: Role) {

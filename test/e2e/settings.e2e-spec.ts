@@ -332,12 +332,12 @@ describe('workspace settings: sessions and role checks', () => {
 
   it('refuses an expired or used set-password link', async () => {
     const person = await signedIn('viewer');
-    const token = await app.get(SessionsService).passwordLink(person.userId);
+    const token = await app.get(SessionsService).passwordLink(person.userId, null);
     await db.query(`UPDATE password_links SET expires_at = now() - interval '1 second' WHERE user_id = $1`, [
       person.userId,
     ]);
     expect((await get(`/settings/set-password/${token}`)).statusCode).toBe(404);
-    const fresh = await app.get(SessionsService).passwordLink(person.userId);
+    const fresh = await app.get(SessionsService).passwordLink(person.userId, null);
     const set = await app.inject({
       method: 'POST',
       url: `/settings/set-password/${fresh}`,

@@ -1,4 +1,5 @@
-import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { Column, Entity, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { WorkspaceEntity } from '../../workspaces/entities/workspace.entity';
 
 /** A one-time link to set a password (Formwork sends no email: an admin passes it on). */
 @Entity({ name: 'password_links' })
@@ -9,6 +10,18 @@ export class PasswordLinkEntity {
 
   @Column({ name: 'user_id', type: 'uuid' })
   userId: string;
+
+  /**
+   * The workspace whose admin issued the link (the password set with it is bound there); null for
+   * a link the operator's CLI printed. The link goes with its workspace: were it kept with no
+   * workspace, it would set an unbound password.
+   */
+  @Column({ name: 'workspace_id', type: 'uuid', nullable: true })
+  workspaceId: string | null;
+
+  @ManyToOne(() => WorkspaceEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'workspace_id' })
+  workspace?: WorkspaceEntity;
 
   @Column({ name: 'expires_at', type: 'timestamptz' })
   expiresAt: Date;

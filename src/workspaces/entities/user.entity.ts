@@ -1,4 +1,5 @@
-import { Column, PrimaryGeneratedColumn, CreateDateColumn, Entity } from 'typeorm';
+import { Column, PrimaryGeneratedColumn, CreateDateColumn, Entity, JoinColumn, ManyToOne } from 'typeorm';
+import { WorkspaceEntity } from './workspace.entity';
 
 @Entity({ name: 'users' })
 export class UserEntity {
@@ -15,6 +16,20 @@ export class UserEntity {
   /** scrypt hash (see src/oauth/passwords.ts); null until set with `user set-password`. */
   @Column({ name: 'password_hash', type: 'text', nullable: true })
   passwordHash: string | null;
+
+  /**
+   * The workspace whose admin issued the set-password link this password was set through; null
+   * when the person has no password, or the operator set it (CLI). A password bound to a workspace
+   * acts only there: that workspace's admins may know it. See PASSWORD_BINDING in
+   * src/settings/settings.service.ts. Deleting the workspace clears the password too (migration
+   * 1796000020000-PasswordWorkspaceBinding).
+   */
+  @Column({ name: 'password_workspace_id', type: 'uuid', nullable: true })
+  passwordWorkspaceId: string | null;
+
+  @ManyToOne(() => WorkspaceEntity, { onDelete: 'SET NULL' })
+  @JoinColumn({ name: 'password_workspace_id' })
+  passwordWorkspace?: WorkspaceEntity;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
