@@ -22,6 +22,13 @@ const STYLE = `
   [aria-invalid=true] { border-color: #b00020; outline: 1px solid #b00020; }
   .error { color: #b00020; margin: .25rem 0; } .req { color: #b00020; }
   .summary { border: 2px solid #b00020; padding: 1rem; margin-bottom: 1.5rem; border-radius: 4px; }
+  .summary > :first-child, .notice > :first-child { margin-top: 0; } .summary > :last-child, .notice > :last-child { margin-bottom: 0; }
+  legend { padding: 0; } .muted { color: #4a5263; }
+  fieldset label.option { display: flex; align-items: center; gap: .5rem; margin: 0 0 .5rem; } label.option input { margin: 0; flex: none; }
+  .summary li { margin-bottom: .5rem; } .summary .question { font-weight: 600; } .summary .problem { display: block; }
+  .scale { display: grid; grid-template-columns: repeat(auto-fill, minmax(2.75rem, 1fr)); gap: .5rem; }
+  fieldset .scale label { margin: 0; flex-direction: column; align-items: center; gap: .1rem; padding: .3rem 0; border: 1px solid #d5d9e2; border-radius: 4px; }
+  @media (min-width: 640px) { .scale { grid-template-columns: none; grid-auto-flow: column; grid-auto-columns: minmax(0, 1fr); } }
   button { font: inherit; padding: .6rem 1.4rem; border: 0; border-radius: 4px; background: #2b59c3; color: #fff; cursor: pointer; }
   .statement { font-size: 1.1rem; }
   .secondary { background: #e6e8ee; color: #1d2330; } .actions { display: flex; gap: .75rem; } form.inline { display: inline; }

@@ -83,9 +83,9 @@ export function consentPage(
   const choices = workspaces
     .map(
       (w, i) =>
-        `<label><input type="radio" name="workspace" value="${esc(w.slug)}"${i === 0 ? ' checked' : ''}> ${esc(w.name)} <span class="desc">(${esc(w.slug)}, you are ${esc(w.role)})</span></label>`,
+        `<label class="option"><input type="radio" name="workspace" value="${esc(w.slug)}"${i === 0 ? ' checked' : ''}><span>${esc(w.name)} <span class="muted">(${esc(w.slug)}, you are ${esc(w.role)})</span></span></label>`,
     )
-    .join('<br>');
+    .join('\n');
   return page(
     'Allow access',
     `<h1>Allow ${esc(clientName)} to use Formwork?</h1>
@@ -97,11 +97,7 @@ ${error ? `<div class="summary" role="alert"><p>${esc(error)}</p></div>` : ''}
 <form method="post" action="/oauth/interaction/${esc(uid)}/confirm">
 <input type="hidden" name="csrf" value="${esc(csrf)}">
 <fieldset class="field" role="radiogroup"><legend>Workspace</legend>${choices}</fieldset>
-<div class="actions"><button type="submit">Allow</button></div>
-</form>
-<form method="post" action="/oauth/interaction/${esc(uid)}/abort" class="inline">
-<input type="hidden" name="csrf" value="${esc(csrf)}">
-<button type="submit" class="secondary">Deny</button>
+<div class="actions"><button type="submit">Allow</button><button type="submit" class="secondary" formaction="/oauth/interaction/${esc(uid)}/abort">Deny</button></div>
 </form>`,
   );
 }

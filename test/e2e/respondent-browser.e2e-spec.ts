@@ -54,7 +54,7 @@ describe('respondent page in a real browser (Debian chromium)', () => {
     mkdirSync(results, { recursive: true });
     await page.screenshot({ path: join(results, 'respondent-errors.png'), fullPage: true });
     await page.keyboard.press('Tab');
-    expect(await page.evaluate('document.activeElement.textContent')).toBe('Your name: This question needs an answer.');
+    expect(await page.evaluate('document.activeElement.textContent')).toBe('Your name. This question needs an answer.');
     expect(await page.getByLabel('Your name').getAttribute('aria-invalid')).toBe('true');
     expect(await page.locator('.error').count()).toBe(2);
 
@@ -87,5 +87,53 @@ describe('respondent page in a real browser (Debian chromium)', () => {
       expect.objectContaining({ label: 'Curry', count: 1, share: 1 }),
     ]);
     expect(summary.body.blocks[3]).toMatchObject({ min: 4, max: 4, mean: 4 });
+  });
+
+  it('lays a 0-10 scale out in one row at desktop width and in even rows on a phone, with errors worded for people', async () => {
+    const ws = await createWorkspace(app, 'pro');
+    const { token } = await createToken(app, ws, { role: 'admin' });
+    const created = await callTool(app, token, 'create_form', {
+      title: 'Party',
+      blocks: [
+        { type: 'linear_scale', title: 'How likely are you to come?', min: 0, max: 10, required: true },
+        { type: 'number', title: 'How many guests?', max: 5 },
+        { type: 'url', title: 'Your website' },
+      ],
+    });
+    const { publicId } = created.body;
+    await callTool(app, token, 'publish_form', { publicId });
+    const results = join(__dirname, '..', '..', 'test-results'); // git-ignored
+    mkdirSync(results, { recursive: true });
+
+    for (const [width, rows] of [
+      [1280, [11]],
+      [390, [6, 5]],
+    ] as const) {
+      const page = await browser.newPage({ viewport: { width, height: 900 } });
+      await page.goto(`${base}/f/${publicId}`);
+      await page.getByLabel('How many guests?').fill('6');
+      await page.getByLabel('Your website').fill('example.com');
+      await page.getByRole('button', { name: 'Submit' }).click();
+      await page.getByRole('alert').waitFor();
+      const summary = (await page.getByRole('alert').textContent()) ?? '';
+      expect(summary).toContain('How many guests? Enter a number no greater than 5.');
+      expect(summary).toContain('Your website. Enter a web address starting with http:// or https://.');
+      expect(summary).not.toMatch(/\?:|must be/);
+      // The scale's 11 points: how many sit on each row, and that every cell has the same width.
+      const boxes = await page
+        .getByRole('radiogroup', { name: 'How likely are you to come?' })
+        .locator('label')
+        .evaluateAll((labels) =>
+          labels.map((l) => l.getBoundingClientRect()).map((r) => ({ top: r.top, width: r.width })),
+        );
+      expect(boxes).toHaveLength(11);
+      const perRow = [...new Set(boxes.map((b) => Math.round(b.top)))].map(
+        (top) => boxes.filter((b) => Math.round(b.top) === top).length,
+      );
+      expect(perRow).toEqual(rows);
+      expect(Math.max(...boxes.map((b) => b.width)) - Math.min(...boxes.map((b) => b.width))).toBeLessThan(1);
+      await page.screenshot({ path: join(results, `respondent-scale-${width}.png`), fullPage: true });
+      await page.close();
+    }
   });
 });

@@ -5,8 +5,10 @@
  * Run: npm run --silent build && node --test test/oauth/
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import http from 'node:http';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { chromium } from 'playwright-core';
 import {
@@ -23,6 +25,9 @@ import {
 } from './support.mjs';
 
 const CHROMIUM = '/usr/bin/chromium';
+/** Screenshots, git-ignored: look at them after a change to the pages. */
+const RESULTS = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'test-results');
+mkdirSync(RESULTS, { recursive: true });
 const OWNER = 'grace@acme.test';
 const PASSWORD = 'a long enough password';
 
@@ -131,6 +136,11 @@ describe('sign-in and consent in a real browser (Debian chromium)', { timeout: 1
       await page.getByLabel('Password').fill('not my password');
       await page.getByRole('button', { name: 'Sign in' }).click();
       await page.getByText('Email or password is wrong').waitFor();
+      // The error box holds its message with no empty line above it: the same inset above as below.
+      const box = await page.getByRole('alert').boundingBox();
+      const message = await page.getByRole('alert').locator('p').boundingBox();
+      assert.ok(Math.abs(message.y - box.y - (box.y + box.height - message.y - message.height)) < 2, 'error box inset');
+      await page.screenshot({ path: join(RESULTS, 'oauth-sign-in-error.png'), fullPage: true });
 
       await page.getByLabel('Email').fill(OWNER);
       await page.getByLabel('Password').fill(PASSWORD);
@@ -147,6 +157,22 @@ describe('sign-in and consent in a real browser (Debian chromium)', { timeout: 1
       const radios = page.locator('input[type="radio"][name="workspace"]');
       assert.equal(await radios.count(), 2);
       assert.ok(await radios.first().isChecked(), 'the first workspace is chosen by default');
+      // Allow and Deny side by side with a gap; each radio centred on its label's first line.
+      const allow = await page.getByRole('button', { name: 'Allow' }).boundingBox();
+      const deny = await page.getByRole('button', { name: 'Deny' }).boundingBox();
+      assert.ok(
+        Math.abs(allow.y - deny.y) < 1 && deny.x >= allow.x + allow.width + 8,
+        'Allow and Deny in one row, apart',
+      );
+      for (const option of await page.locator('label.option').all()) {
+        const radio = await option.locator('input').boundingBox();
+        const label = await option.locator('span').first().boundingBox();
+        assert.ok(
+          Math.abs(radio.y + radio.height / 2 - (label.y + label.height / 2)) < 2,
+          'radio centred on its label',
+        );
+      }
+      await page.screenshot({ path: join(RESULTS, 'oauth-consent.png'), fullPage: true });
       await page.locator('input[type="radio"][name="workspace"][value="lab"]').check();
       await page.getByRole('button', { name: 'Allow' }).click();
 
@@ -173,6 +199,27 @@ describe('sign-in and consent in a real browser (Debian chromium)', { timeout: 1
       list.body.forms.map((f) => f.title),
       ['Made from the browser grant'],
     );
+  });
+
+  test('Deny sends the person back to the app with access_denied and grants nothing', async () => {
+    const { as, resource } = await discover(instance.base);
+    const client = await registerClient(as, { redirectUri, name: 'Denied test app' });
+    const request = await authorizationUrl(as, client, { redirectUri, scopes: ['forms:read'], resource });
+    const page = await browser.newPage();
+    const before = callbacks.length;
+    try {
+      await page.goto(request.url.href);
+      await page.getByLabel('Email').fill(OWNER);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Deny' }).click();
+      await page.waitForURL((url) => url.href.startsWith(redirectUri));
+    } finally {
+      await page.close();
+    }
+    assert.equal(callbacks.length, before + 1);
+    assert.equal(callbacks.at(-1).searchParams.get('error'), 'access_denied');
+    assert.equal(callbacks.at(-1).searchParams.get('code'), null);
   });
 
   test('one sign-in serves the settings and the consent page; disconnecting in the settings stops the token; signing out ends both', async () => {
