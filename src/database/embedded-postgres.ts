@@ -69,7 +69,7 @@ async function serve(db: PGlite, session: SessionOwner, socket: Socket): Promise
   const release = async () => {
     if (!session.isOwner(socket)) return;
     // A client that vanished inside a transaction must not leave it open for the next one.
-    if (db.isInTransaction()) await db.exec('ROLLBACK').catch(() => undefined);
+    if (!db.closed && db.isInTransaction()) await db.exec('ROLLBACK').catch(() => undefined);
     session.release(socket);
   };
   socket.on('close', () => void chain.then(release));

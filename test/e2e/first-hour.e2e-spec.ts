@@ -2,6 +2,7 @@ import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SCOPES } from '../../src/common/access/roles';
 import { callToolAt, ensureBuilt, httpRequest, Instance } from '../utils/cluster';
 import { WebhookReceiver } from '../utils/webhooks';
 
@@ -105,8 +106,7 @@ describe('the first hour on the embedded database (npm start, no DATABASE_URL)',
       role: 'admin',
       expiry: '30',
     });
-    for (const scope of ['forms:read', 'forms:write', 'responses:read', 'responses:write'])
-      form.append('scopes', scope);
+    for (const scope of SCOPES) form.append('scopes', scope);
     const created = await page('/settings/w/demo/tokens', session, form);
     expect(created.status).toBe(303);
     const token = /fw_[A-Za-z0-9_]+/.exec((await page(created.location!, session)).text)?.[0];
