@@ -6,7 +6,7 @@ import { DataSource } from 'typeorm';
 import { ApiError } from '../common/errors/api-error';
 import { WorkspacesService } from '../workspaces/workspaces.service';
 import { inBatches } from '../database/in-batches';
-import { inTransaction } from '../database/transaction';
+import { currentManager, inTransaction } from '../database/transaction';
 import { OAuthRepository, PURGE_BATCH } from './oauth.repository';
 import { sharedSecret } from './shared-secret';
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from './passwords';
@@ -76,9 +76,9 @@ export class OAuthService implements OnModuleInit, OnModuleDestroy {
    * would otherwise grow with every unknown email tried). Resolves with the number of rows deleted.
    */
   async purge(): Promise<number> {
-    const models = await inBatches(() => this.repo.purgeExpiredModels(this.db.manager), PURGE_BATCH);
+    const models = await inBatches(() => this.repo.purgeExpiredModels(currentManager(this.db)), PURGE_BATCH);
     const failures = await inBatches(
-      () => this.repo.purgeOldFailures(this.db.manager, FAILURE_RETENTION_HOURS),
+      () => this.repo.purgeOldFailures(currentManager(this.db), FAILURE_RETENTION_HOURS),
       PURGE_BATCH,
     );
     return models + failures;
@@ -101,10 +101,10 @@ export class OAuthService implements OnModuleInit, OnModuleDestroy {
       return { locked: 0 };
     });
     if (admitted.locked) return { ok: false, reason: 'locked', minutes: admitted.locked };
-    const user = await this.repo.findUserByEmail(this.db.manager, normalized);
+    const user = await this.repo.findUserByEmail(currentManager(this.db), normalized);
     const ok = await verifyPassword(password, user?.passwordHash ?? null);
     if (!user || !ok) return { ok: false, reason: 'wrong' };
-    await this.repo.clearFailures(this.db.manager, normalized);
+    await this.repo.clearFailures(currentManager(this.db), normalized);
     return { ok: true, userId: user.id };
   }
 
@@ -134,8 +134,8 @@ export class OAuthService implements OnModuleInit, OnModuleDestroy {
         message: `No user with the email "${email}".`,
         hint: '`member add` or `workspace create` makes one.',
       });
-    await this.repo.setPasswordHash(this.db.manager, user.id, await hashPassword(password), boundTo);
-    await this.repo.clearFailures(this.db.manager, user.email);
+    await this.repo.setPasswordHash(currentManager(this.db), user.id, await hashPassword(password), boundTo);
+    await this.repo.clearFailures(currentManager(this.db), user.email);
     return { userId: user.id, email: user.email };
   }
 
@@ -144,7 +144,7 @@ export class OAuthService implements OnModuleInit, OnModuleDestroy {
    * role in each: never one other than the workspace their password is bound to (PASSWORD_BINDING).
    */
   async workspacesOf(userId: string): Promise<Array<{ id: string; slug: string; name: string; role: string }>> {
-    return this.repo.workspacesOf(this.db.manager, userId);
+    return this.repo.workspacesOf(currentManager(this.db), userId);
   }
 
   /**
@@ -160,18 +160,18 @@ export class OAuthService implements OnModuleInit, OnModuleDestroy {
     clientName: string | null;
     scopes: string[];
   }) {
-    await this.repo.upsertGrant(this.db.manager, grant);
+    await this.repo.upsertGrant(currentManager(this.db), grant);
   }
 
   /** Whether an existing grant may be extended by a consent for this workspace. */
   async grantUsableFor(grantId: string, workspaceId: string): Promise<boolean> {
-    const row = await this.repo.findGrant(this.db.manager, grantId);
+    const row = await this.repo.findGrant(currentManager(this.db), grantId);
     return !!row && row.workspaceId === workspaceId && !row.revokedAt;
   }
 
   async listGrants(workspaceSlug: string): Promise<GrantView[]> {
     const workspace = await this.workspaces.requireBySlug(workspaceSlug);
-    const rows = await this.repo.listGrants(this.db.manager, workspace.id);
+    const rows = await this.repo.listGrants(currentManager(this.db), workspace.id);
     return rows.map((r) => ({
       id: r.grantId,
       clientId: r.clientId,
@@ -186,7 +186,7 @@ export class OAuthService implements OnModuleInit, OnModuleDestroy {
 
   /** Disconnects an app: every token of the grant is deleted; instances refuse them within 5 s. */
   async revokeGrant(grantId: string): Promise<{ id: string; revoked: true }> {
-    const grant = await this.repo.findGrant(this.db.manager, grantId);
+    const grant = await this.repo.findGrant(currentManager(this.db), grantId);
     if (!grant)
       throw new ApiError('not_found', {
         message: `No connected app with the grant id "${grantId}".`,

@@ -2,7 +2,7 @@ import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/commo
 import { InjectDataSource } from '@nestjs/typeorm';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { inTransaction } from '../database/transaction';
+import { currentManager, inTransaction } from '../database/transaction';
 import { SessionsRepository } from './sessions.repository';
 
 /** A session ends after this long without a page (idle) ... */
@@ -55,7 +55,7 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
   }
 
   async purge(): Promise<void> {
-    await this.repo.purge(this.db.manager, {
+    await this.repo.purge(currentManager(this.db), {
       idleMinutes: SESSION_IDLE_MINUTES,
       absoluteHours: SESSION_ABSOLUTE_HOURS,
       onceRetentionHours: ONCE_RETENTION_HOURS,
@@ -67,21 +67,21 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
    * deleted: the id is rotated at sign-in). Returns the cookie's value.
    */
   async start(userId: string, previousCookie?: string): Promise<string> {
-    if (previousCookie) await this.repo.deleteSession(this.db.manager, sha256(previousCookie));
+    if (previousCookie) await this.repo.deleteSession(currentManager(this.db), sha256(previousCookie));
     const cookie = secret();
-    await this.repo.insertSession(this.db.manager, { id: sha256(cookie), userId, csrf: secret() });
+    await this.repo.insertSession(currentManager(this.db), { id: sha256(cookie), userId, csrf: secret() });
     return cookie;
   }
 
   /** The live session behind a cookie; seeing it moves its idle limit (at most once a minute). */
   async find(cookie: string | undefined): Promise<Session | undefined> {
     if (!cookie || cookie.length > 100) return undefined;
-    const row = await this.repo.findLiveSession(this.db.manager, sha256(cookie), {
+    const row = await this.repo.findLiveSession(currentManager(this.db), sha256(cookie), {
       idleMinutes: SESSION_IDLE_MINUTES,
       absoluteHours: SESSION_ABSOLUTE_HOURS,
     });
     if (!row) return undefined;
-    if (row.stale) await this.repo.touchSession(this.db.manager, row.id);
+    if (row.stale) await this.repo.touchSession(currentManager(this.db), row.id);
     return { id: row.id, userId: row.userId, email: row.email, csrf: row.csrf };
   }
 
@@ -90,7 +90,7 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
    * authorization server (its sign-in), on every instance at once.
    */
   async endAll(userId: string): Promise<void> {
-    await this.repo.deleteSessionsOf(this.db.manager, userId);
+    await this.repo.deleteSessionsOf(currentManager(this.db), userId);
   }
 
   csrfValid(session: Session, given: unknown): boolean {
@@ -102,12 +102,12 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
 
   /** Keeps a value for the session's next page only (a token's secret, a set-password link). */
   async flash(session: Session, kind: string, payload: Record<string, unknown>): Promise<void> {
-    await this.repo.putOnce(this.db.manager, `flash:${session.id}:${kind}`, session.id, payload);
+    await this.repo.putOnce(currentManager(this.db), `flash:${session.id}:${kind}`, session.id, payload);
   }
 
   /** Reads a flash and deletes it in one statement: a reload or another instance finds nothing. */
   async takeFlash(session: Session, kind: string): Promise<Record<string, unknown> | undefined> {
-    return this.repo.takeOnce(this.db.manager, `flash:${session.id}:${kind}`);
+    return this.repo.takeOnce(currentManager(this.db), `flash:${session.id}:${kind}`);
   }
 
   /** A fresh nonce for a form that creates something. */
@@ -118,7 +118,7 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
   /** Marks a form's nonce used; false when it was used before (the form was sent twice). */
   async useNonce(nonce: unknown): Promise<boolean> {
     if (typeof nonce !== 'string' || nonce.length < 20 || nonce.length > 100) return false;
-    return this.repo.insertOnceKey(this.db.manager, `nonce:${nonce}`);
+    return this.repo.insertOnceKey(currentManager(this.db), `nonce:${nonce}`);
   }
 
   /**
@@ -143,7 +143,7 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
   /** The person a live, unused link is for (without using it). */
   async linkUser(token: string): Promise<{ userId: string; email: string } | undefined> {
     if (token.length > 100) return undefined;
-    return this.repo.findLinkUser(this.db.manager, sha256(token));
+    return this.repo.findLinkUser(currentManager(this.db), sha256(token));
   }
 
   /**
@@ -151,7 +151,7 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
    * the workspace that issued it (null: the operator), which the password set with it is bound to.
    */
   async useLink(token: string): Promise<{ userId: string; workspaceId: string | null } | undefined> {
-    return this.repo.useLink(this.db.manager, sha256(token));
+    return this.repo.useLink(currentManager(this.db), sha256(token));
   }
 }
 

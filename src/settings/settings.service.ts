@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { isRole, Plan, Role, roleAtLeast } from '../common/access/roles';
 import { AuditService } from '../audit/audit.service';
-import { inTransaction } from '../database/transaction';
+import { currentManager, inTransaction } from '../database/transaction';
 import { OAuthService } from '../oauth/oauth.service';
 import { TokensService } from '../tokens/tokens.service';
 import { WorkspacesService } from '../workspaces/workspaces.service';
@@ -96,7 +96,7 @@ export class SettingsService {
   /** The person's role in a workspace: 404 when not a member (no existence leak), 403 below `minimum`. */
   async access(session: Session, slug: string, minimum: Role = 'viewer'): Promise<Access> {
     if (!/^[a-z0-9-]{1,64}$/.test(slug)) throw notFound();
-    const row = await this.repo.findAccess(this.db.manager, slug, session.userId);
+    const row = await this.repo.findAccess(currentManager(this.db), slug, session.userId);
     if (!row || !isRole(row.role)) throw notFound();
     if (!roleAtLeast(row.role, minimum)) {
       throw new PageError(
@@ -122,7 +122,7 @@ export class SettingsService {
     action: string,
     subjectId: string,
     details: Record<string, unknown> = {},
-    manager: EntityManager = this.db.manager,
+    manager: EntityManager = currentManager(this.db),
   ): Promise<void> {
     await this.auditTrail.recordSession(manager, a.workspace.id, a.session.userId, action, subjectId, details);
   }
@@ -130,12 +130,12 @@ export class SettingsService {
   // --- tokens -------------------------------------------------------------------------------------
 
   async listTokens(a: Access) {
-    return this.repo.listTokens(this.db.manager, a.workspace.id);
+    return this.repo.listTokens(currentManager(this.db), a.workspace.id);
   }
 
   async findToken(a: Access, id: string) {
     if (!UUID.test(id)) throw notFound();
-    const row = await this.repo.findToken(this.db.manager, a.workspace.id, id);
+    const row = await this.repo.findToken(currentManager(this.db), a.workspace.id, id);
     if (!row) throw notFound();
     return row;
   }
@@ -176,7 +176,7 @@ export class SettingsService {
   // --- members ------------------------------------------------------------------------------------
 
   async listMembers(a: Access): Promise<MemberView[]> {
-    return this.repo.listMembers(this.db.manager, a.workspace.id);
+    return this.repo.listMembers(currentManager(this.db), a.workspace.id);
   }
 
   async findMember(a: Access, userId: string): Promise<MemberView> {
@@ -289,7 +289,7 @@ export class SettingsService {
   /** The apps a person connected here; for an owner or admin, every app connected to the workspace. */
   async listApps(a: Access) {
     const all = roleAtLeast(a.role, 'admin');
-    return this.repo.listApps(this.db.manager, a.workspace.id, all ? undefined : a.session.userId);
+    return this.repo.listApps(currentManager(this.db), a.workspace.id, all ? undefined : a.session.userId);
   }
 
   async disconnect(a: Access, grantId: string): Promise<void> {
@@ -303,7 +303,7 @@ export class SettingsService {
   // --- audit log ----------------------------------------------------------------------------------
 
   async auditLog(a: Access, filter: { actor?: string; action?: string; page: number }, pageSize = 50) {
-    const { rows, actors, actions } = await this.repo.auditLog(this.db.manager, a.workspace.id, {
+    const { rows, actors, actions } = await this.repo.auditLog(currentManager(this.db), a.workspace.id, {
       ...filter,
       limit: pageSize + 1,
       offset: (filter.page - 1) * pageSize,
