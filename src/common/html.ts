@@ -50,7 +50,7 @@ export function page(title: string, body: string, opts: { script?: string; wide?
   return `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${esc(title)}</title><style>${STYLE}</style>${opts.script ? `<script src="${esc(opts.script)}" defer></script>` : ''}</head>
+<title>${esc(title)}</title><link rel="icon" href="/favicon.ico" type="image/svg+xml"><style>${STYLE}</style>${opts.script ? `<script src="${esc(opts.script)}" defer></script>` : ''}</head>
 <body><main${opts.wide ? ' class="wide"' : ''}>
 ${body}
 </main></body>

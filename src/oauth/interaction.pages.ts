@@ -5,11 +5,11 @@ import { SCOPE_WORDS } from './oauth-config';
 
 /**
  * The Content-Security-Policy of every page of the authorization server, ours and oidc-provider's:
- * inline styles only, no script (oidc-provider adds the hash of its one inline script, the
+ * inline styles only, images only the service's own (its favicon), no script (oidc-provider adds the hash of its one inline script, the
  * form_post auto-submit, to script-src), forms posting here or to the app's http(s) redirect URI.
  */
 export const PAGE_CSP =
-  "default-src 'none'; script-src 'none'; style-src 'unsafe-inline'; form-action 'self' http: https:; base-uri 'none'; frame-ancestors 'none'";
+  "default-src 'none'; script-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self' http: https:; base-uri 'none'; frame-ancestors 'none'";
 
 export const PAGE_HEADERS = {
   'Content-Security-Policy': PAGE_CSP,

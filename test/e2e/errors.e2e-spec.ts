@@ -56,6 +56,17 @@ describe('errors: one JSON envelope on every path', () => {
     }
   });
 
+  it('serves a favicon (no 404 for every page a browser shows) and links it from the pages, whose CSP lets it load', async () => {
+    const icon = await request(app.getHttpServer()).get('/favicon.ico');
+    expect(icon.status).toBe(200);
+    expect(icon.headers['content-type']).toMatch(/^image\/svg\+xml/);
+    expect(icon.headers['cache-control']).toContain('max-age=');
+    expect(String(icon.body ?? icon.text)).toContain('<svg');
+    const page = await request(app.getHttpServer()).get('/f/nope');
+    expect(page.text).toContain('<link rel="icon" href="/favicon.ico" type="image/svg+xml">');
+    expect(page.headers['content-security-policy']).toContain("img-src 'self'");
+  });
+
   it('answers malformed JSON with 400 invalid_arguments', async () => {
     const res = await callTool(app, token, 'list_forms').set('Content-Type', 'application/json').send('{"limit": 5,');
     const error = expectError(res, 400, 'invalid_arguments');
