@@ -7,6 +7,8 @@ import { ResponseStatsRepository } from './response-stats.repository';
 
 /** How often each instance sequences the responses waiting on any form (see ResponseSequencerWorker). */
 export const SEQUENCE_EVERY_MS = 100;
+/** SQLSTATE lock_not_available: a lock wait ran out (lock_timeout). */
+const LOCK_NOT_AVAILABLE = '55P03';
 /** Forms one background pass takes at most (the rest wait for the next pass). */
 const FORMS_PER_PASS = 200;
 
@@ -48,8 +50,19 @@ export class ResponseSequencer {
     if (ambient.queryRunner?.isTransactionActive) return run(ambient);
     const settling = this.settling.get(formId);
     if (!settling) return this.start(formId, () => inTransaction(this.db, run));
-    settling.next ??= settling.current.catch(() => 0).then(() => this.start(formId, () => inTransaction(this.db, run)));
+    const next = () => this.start(formId, () => inTransaction(this.db, run));
+    // A lock wait that ran out (55P03) ends the readers queued behind it too: the lock was held
+    // elsewhere all the while they waited, and a second full wait would only double theirs.
+    settling.next ??= settling.current.then(next, (err: { code?: unknown }) =>
+      err?.code === LOCK_NOT_AVAILABLE ? this.failNext(formId, err) : next(),
+    );
     return settling.next;
+  }
+
+  /** Fails the readers queued for a form's next settling with the error of the one before. */
+  private failNext(formId: string, err: unknown): Promise<number> {
+    this.settling.delete(formId);
+    return Promise.reject(err);
   }
 
   /** Starts the settling of a form that readers may share (see settle). */
