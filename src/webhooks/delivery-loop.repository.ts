@@ -18,9 +18,11 @@ export interface ClaimedDelivery {
   active: boolean;
   event_id: string;
   payload: string;
+  /** The attempts made before this one (recorded ones: a claim does not count). */
   attempt_count: number;
   claim_token: string;
   endpoint_id: string;
+  workspace_id: string;
   url: string;
   secret: string;
   previous_secret: string | null;
@@ -41,31 +43,65 @@ export interface AttemptRecord {
 const LOOP_POOL_SIZE = 2;
 
 /**
- * The claim of up to $1 due deliveries, oldest due first: those whose endpoint is enabled and whose
- * workspace is on Pro are held for $2 seconds (active); the others are set aside as 'paused', out of
- * the due index, until RESUME_SQL finds their endpoint and workspace ready again; and those whose
- * endpoint is gone are deleted (deliveries have no foreign key to their endpoint, see
- * WebhookDeliveryEntity: a submission that raced delete_webhook may have written one). All three
- * count towards the batch, and come back (the last two as not active), so a full batch means more
- * may be due.
+ * The claim of up to $1 due deliveries, oldest due first, fairly: at most $10 attempts in flight
+ * per endpoint and $11 per workspace on this instance (DeliveryLoop's caps). Deliveries of the
+ * endpoints ($4) and workspaces ($5) already at their cap are passed over where the due index is
+ * read (they cost a look at the row, and do not count towards the window); of the first $3 others,
+ * each endpoint's oldest ones are taken up to its room (its cap less what it has in flight, $6/$7),
+ * then each workspace's up to its room ($8/$9). So one endpoint's backlog (or one workspace's)
+ * never fills a batch, and the event of another that became due later is claimed meanwhile
+ * (test/e2e/webhook-fairness.e2e-spec.ts).
+ *
+ * Of the rows taken, those whose endpoint is enabled and whose workspace is on Pro are held for $2
+ * seconds (active; the caps count only these); the others are set aside as 'paused', out of the due
+ * index, until RESUME_SQL finds their endpoint and workspace ready again; and those whose endpoint
+ * is gone are deleted (deliveries have no foreign key to their endpoint, see WebhookDeliveryEntity:
+ * a submission that raced delete_webhook may have written one). All three count towards the batch,
+ * and come back (the last two as not active), so a full batch means more may be due.
+ *
+ * A claim does not count an attempt: the record of the attempt does (attempt_count), so an attempt
+ * cut off by a crash between the claim and its record uses up none of the 10 (the lease ends and
+ * the row is claimed again, its schedule unchanged).
  *
  * The check is a subquery per row, not a join, on purpose: the planner then always walks the due
- * index in order and stops after a batch. With joins, it estimates from the statistics of
+ * index in order and stops after the window. With joins, it estimates from the statistics of
  * workspaces and webhook_endpoints, and those small tables are often never analysed (autovacuum
  * analyses a table after 50 changes): with a backlog of a few thousand rows it then read and
  * sorted every pending row for each claim (measured: 53 ms instead of 0.4 ms a claim with 20,000
  * pending; test/e2e/webhook-claims.e2e-spec.ts). Likewise the batch's rows are updated by their
  * keys (= ANY of an array), not found by a join with the batch: the prepared claim's generic
- * plan, which cannot know the batch size, otherwise hashed every row of webhook_deliveries.
+ * plan, which cannot know the batch size, otherwise hashed every row of webhook_deliveries. The
+ * window's rows are locked only once chosen (FOR UPDATE cannot go with a window function); a row
+ * another instance claimed meanwhile is skipped (SKIP LOCKED, and its lease is checked again).
  */
-export const CLAIM_SQL = `WITH due AS (
-  SELECT d.id,
+export const CLAIM_SQL = `WITH seen AS (
+  SELECT d.id, d.endpoint_id, d.workspace_id, d.next_attempt_at,
          (SELECT e.enabled AND w.plan = 'pro' FROM webhook_endpoints e, workspaces w
            WHERE e.id = d.endpoint_id AND w.id = d.workspace_id) AS active
     FROM webhook_deliveries d
    WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND (d.claimed_until IS NULL OR d.claimed_until <= now())
+     AND d.endpoint_id <> ALL ($4::uuid[]) AND d.workspace_id <> ALL ($5::uuid[])
    ORDER BY d.next_attempt_at
-   LIMIT $1
+   LIMIT $3),
+per_endpoint AS (
+  SELECT s.*, row_number() OVER (PARTITION BY s.active IS TRUE, s.endpoint_id ORDER BY s.next_attempt_at)
+              + COALESCE(b.n, 0) AS nth
+    FROM seen s LEFT JOIN unnest($6::uuid[], $7::int[]) AS b(id, n) ON b.id = s.endpoint_id),
+per_workspace AS (
+  SELECT p.*, row_number() OVER (PARTITION BY p.active IS TRUE, p.workspace_id ORDER BY p.next_attempt_at)
+              + COALESCE(b.n, 0) AS nth_in_workspace
+    FROM per_endpoint p LEFT JOIN unnest($8::uuid[], $9::int[]) AS b(id, n) ON b.id = p.workspace_id
+   WHERE p.active IS NOT TRUE OR p.nth <= $10),
+chosen AS (
+  SELECT id FROM per_workspace WHERE active IS NOT TRUE OR nth_in_workspace <= $11
+   ORDER BY next_attempt_at LIMIT $1),
+due AS (
+  SELECT d.id,
+         (SELECT e.enabled AND w.plan = 'pro' FROM webhook_endpoints e, workspaces w
+           WHERE e.id = d.endpoint_id AND w.id = d.workspace_id) AS active
+    FROM webhook_deliveries d
+   WHERE d.id = ANY (ARRAY(SELECT id FROM chosen))
+     AND d.status = 'pending' AND (d.claimed_until IS NULL OR d.claimed_until <= now())
    FOR UPDATE OF d SKIP LOCKED),
 gone AS (
   DELETE FROM webhook_deliveries d WHERE d.id = ANY (ARRAY(SELECT id FROM due WHERE active IS NULL)) RETURNING d.id),
@@ -73,16 +109,46 @@ claimed AS (
   UPDATE webhook_deliveries d
      SET status = CASE WHEN due.active THEN 'pending' ELSE 'paused' END,
          claimed_until = CASE WHEN due.active THEN now() + make_interval(secs => $2) END,
-         claim_token = CASE WHEN due.active THEN gen_random_uuid() END,
-         attempt_count = d.attempt_count + CASE WHEN due.active THEN 1 ELSE 0 END
+         claim_token = CASE WHEN due.active THEN gen_random_uuid() END
     FROM due, webhook_endpoints e
    WHERE d.id = ANY (ARRAY(SELECT id FROM due WHERE active IS NOT NULL)) AND due.id = d.id AND e.id = d.endpoint_id
   RETURNING d.id, due.active, d.event_id, CASE WHEN due.active THEN d.payload END AS payload, d.attempt_count, d.claim_token,
-            e.id AS endpoint_id, e.url, CASE WHEN due.active THEN e.secret END AS secret,
+            e.id AS endpoint_id, d.workspace_id, e.url, CASE WHEN due.active THEN e.secret END AS secret,
             CASE WHEN due.active AND e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret)
 SELECT * FROM claimed
 UNION ALL
-SELECT id, false, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM gone`;
+SELECT id, false, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM gone`;
+
+/** What a claim is told of this instance's attempts in flight, by endpoint and by workspace. */
+export interface InFlight {
+  byEndpoint: ReadonlyMap<string, number>;
+  byWorkspace: ReadonlyMap<string, number>;
+}
+
+/** The caps a claim keeps to, and how many due rows it looks at past those already at theirs. */
+export interface ClaimCaps {
+  perEndpoint: number;
+  perWorkspace: number;
+  window: number;
+}
+
+/** CLAIM_SQL's parameters. */
+export function claimParameters(limit: number, leaseSeconds: number, inFlight: InFlight, caps: ClaimCaps): unknown[] {
+  const full = (m: ReadonlyMap<string, number>, cap: number) => [...m].filter(([, n]) => n >= cap).map(([id]) => id);
+  return [
+    limit,
+    leaseSeconds,
+    caps.window,
+    full(inFlight.byEndpoint, caps.perEndpoint),
+    full(inFlight.byWorkspace, caps.perWorkspace),
+    [...inFlight.byEndpoint.keys()],
+    [...inFlight.byEndpoint.values()],
+    [...inFlight.byWorkspace.keys()],
+    [...inFlight.byWorkspace.values()],
+    caps.perEndpoint,
+    caps.perWorkspace,
+  ];
+}
 
 /**
  * Makes up to $1 paused deliveries pending again (due at once: they were due when paused), oldest
@@ -118,12 +184,13 @@ export class DeliveryLoopRepository {
   }
 
   /**
-   * Takes up to `limit` due deliveries off the due index (CLAIM_SQL): claimed for `leaseSeconds`
-   * (`active`), paused, or deleted (endpoint gone). SKIP LOCKED lets every instance claim at once
-   * without waiting on each other; the claim holds the row until claimed_until (a lease).
+   * Takes up to `limit` due deliveries off the due index (CLAIM_SQL), within the caps given what
+   * this instance has in flight: claimed for `leaseSeconds` (`active`), paused, or deleted
+   * (endpoint gone). SKIP LOCKED lets every instance claim at once without waiting on each other;
+   * the claim holds the row until claimed_until (a lease).
    */
-  async claim(limit: number, leaseSeconds: number): Promise<ClaimedDelivery[]> {
-    const { rows } = await this.loopQuery('claim', CLAIM_SQL, [limit, leaseSeconds]);
+  async claim(limit: number, leaseSeconds: number, inFlight: InFlight, caps: ClaimCaps): Promise<ClaimedDelivery[]> {
+    const { rows } = await this.loopQuery('claim', CLAIM_SQL, claimParameters(limit, leaseSeconds, inFlight, caps));
     return rows;
   }
 
@@ -136,7 +203,8 @@ export class DeliveryLoopRepository {
   /**
    * Records one attempt that did not deliver, and its outcome, in one statement: the attempt row
    * (none when the delivery was deleted meanwhile: delete_webhook);
-   * the delivery (only if this instance's claim still holds: a redelivery may have reset it); and
+   * the delivery, its attempt counted (only if this instance's claim still holds: a redelivery may
+   * have reset it); and
    * the endpoint, only when its state changes (a first failure, 410, `disableAfterDays` of failures).
    */
   async recordAttempt(
@@ -155,7 +223,7 @@ export class DeliveryLoopRepository {
        d AS (
          UPDATE webhook_deliveries
             SET status = CASE $8 WHEN 'retry' THEN 'pending' ELSE 'failed' END,
-                next_attempt_at = $9, claim_token = NULL, claimed_until = NULL
+                next_attempt_at = $9, claim_token = NULL, claimed_until = NULL, attempt_count = attempt_count + 1
           WHERE id = $1 AND claim_token = $2)
        UPDATE webhook_endpoints e
           SET failing_since = COALESCE(e.failing_since, $3),
@@ -187,7 +255,8 @@ export class DeliveryLoopRepository {
 
   /**
    * Records a batch of successful attempts in one statement (most attempts succeed: one round trip
-   * per batch instead of one per delivery). Clears the failure streak of their endpoints, if any.
+   * per batch instead of one per delivery), each counted. Clears the failure streak of their
+   * endpoints, if any. DeliveryLoop records row by row when the batch fails (see recordDelivered there).
    * A delivery deleted during its attempt (delete_webhook) is skipped: its attempt would break the
    * attempts' foreign key, fail the whole statement, and every other delivery of the batch would be
    * sent again once its lease ended.
@@ -203,7 +272,8 @@ export class DeliveryLoopRepository {
          SELECT id, attempted_at, status_code, duration_ms, response_body FROM r
           WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = r.id)),
        d AS (
-         UPDATE webhook_deliveries d SET status = 'delivered', next_attempt_at = NULL, claim_token = NULL, claimed_until = NULL
+         UPDATE webhook_deliveries d SET status = 'delivered', next_attempt_at = NULL, claim_token = NULL, claimed_until = NULL,
+                attempt_count = d.attempt_count + 1
            FROM r WHERE d.id = r.id AND d.claim_token = r.token)
        UPDATE webhook_endpoints e SET failing_since = NULL
         WHERE e.id IN (SELECT endpoint_id FROM r) AND e.failing_since IS NOT NULL`,
@@ -219,10 +289,10 @@ export class DeliveryLoopRepository {
     );
   }
 
-  /** A claim given up when the instance stops mid-attempt: due again at once, the attempt not counted. */
+  /** A claim given up when the instance stops mid-attempt: due again at once (the attempt is not counted: it was not recorded). */
   async release(claimed: ClaimedDelivery): Promise<void> {
     await this.pool.query(
-      `UPDATE webhook_deliveries SET claimed_until = NULL, claim_token = NULL, attempt_count = attempt_count - 1 WHERE id = $1 AND claim_token = $2`,
+      `UPDATE webhook_deliveries SET claimed_until = NULL, claim_token = NULL WHERE id = $1 AND claim_token = $2`,
       [claimed.id, claimed.claim_token],
     );
   }

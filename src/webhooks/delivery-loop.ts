@@ -1,6 +1,6 @@
 import { inBatches } from '../database/in-batches';
 import { nextDelayMs, parseRetryAfter } from './schedule';
-import { SendResult, TIMEOUT_MS, WebhookSender } from './sender';
+import { SendResult, storableText, TIMEOUT_MS, WebhookSender } from './sender';
 import { signedHeaders } from './signing';
 import { AttemptOutcome, AttemptRecord, ClaimedDelivery, DeliveryLoopRepository } from './delivery-loop.repository';
 
@@ -14,6 +14,25 @@ import { AttemptOutcome, AttemptRecord, ClaimedDelivery, DeliveryLoopRepository 
 const MAX_IN_FLIGHT = 128;
 /** Rows claimed per statement. */
 const CLAIM_BATCH = MAX_IN_FLIGHT / 2;
+/**
+ * Fairness (issue 23: 20 receivers that never answered, 600 events, held all 128 slots for 10 s
+ * each, and another workspace's event left after 39.5 s). One endpoint has at most this many of
+ * this instance's attempts in flight: a receiver that hangs holds 4 slots, not 128, and 4 at once
+ * still keeps a healthy receiver busy (the next is claimed as soon as one of the 4 is answered).
+ */
+export const MAX_IN_FLIGHT_PER_ENDPOINT = 4;
+/**
+ * One workspace has at most this many: a quarter of the slots, so a workspace whose 20 endpoints
+ * (its limit) all hang leaves 96 of the 128 to the others, and 8 such workspaces are needed to fill
+ * an instance.
+ */
+export const MAX_IN_FLIGHT_PER_WORKSPACE = 32;
+/**
+ * Due rows a claim looks at, past those of endpoints and workspaces already at their cap (which
+ * cost it a look at the row each but do not count): enough to find a batch beside the backlog of a
+ * few endpoints with some room left, and few enough to keep a claim cheap.
+ */
+const CLAIM_WINDOW = 4 * CLAIM_BATCH;
 /**
  * How often the loop looks for due deliveries when its last claim found less than a batch. Events
  * are not pushed to it one by one: claiming what is due every half second (or as soon as a batch
@@ -46,6 +65,17 @@ const RESUME_BATCH = 5_000;
 const RECORD_BATCH = MAX_IN_FLIGHT;
 const RECORD_WAIT_MS = 50;
 
+/** An attempt whose answer the database refused (`err`): recorded without it, the reason kept as its error. */
+function unstorable(attempt: AttemptRecord, err: unknown): AttemptRecord {
+  return {
+    ...attempt,
+    responseBody: null,
+    error: storableText(
+      `${attempt.error ? `${attempt.error}; ` : ''}the answer could not be stored (${(err as Error).message.slice(0, 200)})`,
+    ),
+  };
+}
+
 interface DeliveredBatch {
   items: Array<{ claimed: ClaimedDelivery; attempt: AttemptRecord }>;
   promise: Promise<void>;
@@ -73,6 +103,10 @@ export class DeliveryLoop {
   private resumeTimer?: NodeJS.Timeout;
   private resuming = false;
   private batch?: DeliveredBatch;
+  /** This instance's attempts being sent (claimed, not yet answered), by endpoint and by workspace. */
+  private readonly sending = { byEndpoint: new Map<string, number>(), byWorkspace: new Map<string, number>() };
+  /** Set when an endpoint or workspace at its cap got room back: the loop claims again without waiting for its poll. */
+  private wakeRequested = false;
 
   constructor(
     private readonly repository: DeliveryLoopRepository,
@@ -125,6 +159,10 @@ export class DeliveryLoop {
       }
       // A full batch means more may be due: claim again at once while there is room.
       if (claimed === CLAIM_BATCH && this.inFlight.size < MAX_IN_FLIGHT) continue;
+      if (this.wakeRequested && this.inFlight.size < MAX_IN_FLIGHT) {
+        this.wakeRequested = false;
+        continue;
+      }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, POLL_MS);
         this.wake = () => {
@@ -141,9 +179,14 @@ export class DeliveryLoop {
    * index (claimed, paused by the claim, or deleted: its endpoint is gone).
    */
   async claimAndStart(limit: number): Promise<number> {
-    const claimed = await this.repository.claim(limit, LEASE_SECONDS);
+    const claimed = await this.repository.claim(limit, LEASE_SECONDS, this.sending, {
+      perEndpoint: MAX_IN_FLIGHT_PER_ENDPOINT,
+      perWorkspace: MAX_IN_FLIGHT_PER_WORKSPACE,
+      window: CLAIM_WINDOW,
+    });
     for (const delivery of claimed) {
       if (!delivery.active) continue;
+      this.countSending(delivery, 1);
       const done = this.attempt(delivery)
         .catch((err: Error) => this.warn(`could not record a webhook attempt: ${err.message}`))
         .finally(() => {
@@ -156,14 +199,39 @@ export class DeliveryLoop {
     return claimed.length;
   }
 
+  /**
+   * Counts an attempt being sent (`by` 1) or answered (-1) against its endpoint's and workspace's
+   * caps; when one at its cap gets room back, the loop claims again at once (its next rows may wait).
+   */
+  private countSending(delivery: ClaimedDelivery, by: 1 | -1): void {
+    let roomBack = false;
+    const count = (m: Map<string, number>, key: string, cap: number) => {
+      const n = (m.get(key) ?? 0) + by;
+      if (by < 0 && n === cap - 1) roomBack = true;
+      if (n > 0) m.set(key, n);
+      else m.delete(key);
+    };
+    count(this.sending.byEndpoint, delivery.endpoint_id, MAX_IN_FLIGHT_PER_ENDPOINT);
+    count(this.sending.byWorkspace, delivery.workspace_id, MAX_IN_FLIGHT_PER_WORKSPACE);
+    if (roomBack) {
+      this.wakeRequested = true;
+      this.wake?.();
+    }
+  }
+
   private async attempt(delivery: ClaimedDelivery): Promise<void> {
     const attemptedAt = new Date();
     const secrets = delivery.previous_secret ? [delivery.secret, delivery.previous_secret] : [delivery.secret];
-    const result = await this.sender.send(
-      delivery.url,
-      signedHeaders(secrets, delivery.event_id, delivery.payload, attemptedAt),
-      delivery.payload,
-    );
+    let result: SendResult;
+    try {
+      result = await this.sender.send(
+        delivery.url,
+        signedHeaders(secrets, delivery.event_id, delivery.payload, attemptedAt),
+        delivery.payload,
+      );
+    } finally {
+      this.countSending(delivery, -1);
+    }
     // Stopped during the attempt (abortAll): given up, not counted.
     if (this.stopping) return this.repository.release(delivery);
     const attempt: AttemptRecord = {
@@ -173,9 +241,15 @@ export class DeliveryLoop {
       error: result.error,
       responseBody: result.responseBody,
     };
-    const { outcome, next } = this.outcomeOf(result, delivery.attempt_count, attemptedAt);
+    // This attempt's number: the claim did not count it (only recorded attempts count).
+    const { outcome, next } = this.outcomeOf(result, delivery.attempt_count + 1, attemptedAt);
     if (outcome === 'delivered') return this.recordDelivered(delivery, attempt);
-    await this.repository.recordAttempt(delivery, attempt, outcome, next, DISABLE_AFTER_DAYS);
+    try {
+      await this.repository.recordAttempt(delivery, attempt, outcome, next, DISABLE_AFTER_DAYS);
+    } catch (err) {
+      // What the receiver answered could not be stored: the attempt is recorded without it, with a note.
+      await this.repository.recordAttempt(delivery, unstorable(attempt, err), outcome, next, DISABLE_AFTER_DAYS);
+    }
   }
 
   /** Queues a success for the next batch; resolves once the batch is recorded. */
@@ -202,7 +276,36 @@ export class DeliveryLoop {
 
   private flush(batch: DeliveredBatch): void {
     if (this.batch === batch) this.batch = undefined;
-    this.repository.recordDelivered(batch.items).then(() => batch.resolve(), batch.reject);
+    this.recordBatch(batch.items).then(() => batch.resolve(), batch.reject);
+  }
+
+  /**
+   * Records a batch of successes in one statement; when that fails, row by row, so that one row
+   * the database refuses never leaves the others unrecorded (they would be sent again after their
+   * lease, and again, past their schedule). A row that fails on its own is recorded without the
+   * receiver's answer, with a note saying why. Fails only if that fails too (the database is gone).
+   */
+  private async recordBatch(items: DeliveredBatch['items']): Promise<void> {
+    try {
+      return await this.repository.recordDelivered(items);
+    } catch (err) {
+      if (items.length === 1) {
+        return this.repository.recordDelivered([{ ...items[0], attempt: unstorable(items[0].attempt, err) }]);
+      }
+      this.warn(
+        `could not record ${items.length} webhook attempts at once, recording them one by one: ${(err as Error).message}`,
+      );
+    }
+    const failures = await Promise.all(
+      items.map((item) =>
+        this.recordBatch([item]).then(
+          () => null,
+          (err: Error) => err,
+        ),
+      ),
+    );
+    const failed = failures.find((f) => f !== null);
+    if (failed) throw failed;
   }
 
   private outcomeOf(result: SendResult, attempt: number, at: Date): { outcome: AttemptOutcome; next: Date | null } {

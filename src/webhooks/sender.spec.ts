@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
-import { RESPONSE_BODY_LIMIT, WebhookSender } from './sender';
+import { RESPONSE_BODY_LIMIT, storableText, WebhookSender } from './sender';
 
 /** What one attempt comes to, against a local receiver that answers as each path says. */
 describe('WebhookSender', () => {
@@ -14,7 +14,15 @@ describe('WebhookSender', () => {
       req.on('end', () => {
         seen.push({ url: req.url, headers: req.headers, body });
         if (req.url === '/big') res.end('x'.repeat(5 * RESPONSE_BODY_LIMIT));
-        else if (req.url === '/busy') res.writeHead(503, { 'Retry-After': '120' }).end('later');
+        else if (req.url === '/nul')
+          // NUL, a byte that is never UTF-8, and an encoded lone surrogate (U+D800).
+          res.end(Buffer.concat([Buffer.from('ok\0 '), Buffer.from([0xff, 0x20, 0xed, 0xa0, 0x80])]));
+        else if (req.url === '/stream') {
+          // An answer that never ends.
+          res.writeHead(200);
+          const timer = setInterval(() => res.write('y'.repeat(512)), 5);
+          res.on('close', () => clearInterval(timer));
+        } else if (req.url === '/busy') res.writeHead(503, { 'Retry-After': '120' }).end('later');
         else if (req.url === '/silent')
           return; // never answers
         else if (req.url === '/hangup') req.socket.destroy();
@@ -54,11 +62,35 @@ describe('WebhookSender', () => {
       const result = await sender.send(`${base}/big`, {}, '{}');
       expect(result.statusCode).toBe(200);
       expect(result.responseBody).toBe('x'.repeat(RESPONSE_BODY_LIMIT));
-      // The rest was read: the same connection serves the next attempt.
+      // The rest was not read (its connection was closed): the next attempt goes on another.
       expect(await sender.send(`${base}/hook`, {}, '{}')).toMatchObject({ statusCode: 200, responseBody: 'ok' });
     } finally {
       await sender.close();
     }
+  });
+
+  it('stops reading an answer once its first 2 KB are in, so an endless one ends the attempt at once', async () => {
+    // A minute's limit: without the early stop the attempt would outlast the test.
+    const sender = new WebhookSender(true, 60_000);
+    try {
+      const result = await sender.send(`${base}/stream`, {}, '{}');
+      expect(result).toMatchObject({ statusCode: 200, error: null, responseBody: 'y'.repeat(RESPONSE_BODY_LIMIT) });
+    } finally {
+      await sender.close();
+    }
+  });
+
+  it('keeps an answer as PostgreSQL can store it: no NUL, no invalid UTF-8, no lone surrogate', async () => {
+    const sender = new WebhookSender(true);
+    try {
+      const result = await sender.send(`${base}/nul`, {}, '{}');
+      expect(result.statusCode).toBe(200);
+      expect(result.responseBody).toBe('ok\ufffd \ufffd \ufffd\ufffd\ufffd');
+      expect(result.responseBody!.isWellFormed()).toBe(true);
+    } finally {
+      await sender.close();
+    }
+    expect(storableText('a\0b\ud800c')).toBe('a\ufffdb\ufffdc');
   });
 
   it('reports a failing answer with its Retry-After, and a connection that ends without one', async () => {

@@ -79,15 +79,26 @@ class Attempt implements Dispatcher.DispatchHandler {
     this.location = first(headers.location);
   }
 
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    // The rest is read and dropped, so that the connection can be reused.
-    if (this.kept >= RESPONSE_BODY_LIMIT) return;
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.settled) return;
     const part = chunk.subarray(0, RESPONSE_BODY_LIMIT - this.kept);
     this.chunks.push(part);
     this.kept += part.length;
+    // All that is kept is in: the attempt is settled now and the connection closed, rather than
+    // reading the rest (a receiver streaming a long or endless answer would hold the attempt's
+    // slot for the whole 10 s). Only answers longer than 2 KB lose their connection.
+    if (this.kept >= RESPONSE_BODY_LIMIT) {
+      this.answered();
+      controller.abort(new Error('the answer is longer than what is kept'));
+    }
   }
 
   onResponseEnd(): void {
+    this.answered();
+  }
+
+  /** The answer's status and kept bytes are in: settles the attempt with them. */
+  private answered(): void {
     const statusCode = this.statusCode ?? 0;
     let error: string | null = null;
     if (statusCode >= 300 && statusCode < 400)
@@ -95,14 +106,16 @@ class Attempt implements Dispatcher.DispatchHandler {
     else if (statusCode < 200 || statusCode >= 300) error = `the endpoint answered ${statusCode}`;
     const text =
       this.chunks.length === 1 ? this.chunks[0].toString('utf8') : Buffer.concat(this.chunks).toString('utf8');
-    this.settle(text.length ? text : null, error, true);
+    this.settle(text.length ? storableText(text) : null, error === null ? null : storableText(error), true);
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
     this.settle(
       null,
-      this.endedBecause ??
-        (this.statusCode === null ? describe(err, this.timeoutMs) : 'the connection closed before the answer ended'),
+      storableText(
+        this.endedBecause ??
+          (this.statusCode === null ? describe(err, this.timeoutMs) : 'the connection closed before the answer ended'),
+      ),
     );
   }
 
@@ -194,6 +207,17 @@ export class WebhookSender {
   async close(): Promise<void> {
     await this.agent.destroy();
   }
+}
+
+/**
+ * Text a receiver chose (its answer, a Location) as PostgreSQL can store it: a text column takes
+ * no NUL (U+0000), and a lone surrogate cannot be encoded as UTF-8. Each becomes U+FFFD, as the
+ * UTF-8 decoder already makes of invalid bytes. One such character once failed the statement
+ * recording a whole batch of attempts (issue 23).
+ */
+export function storableText(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\u0000/g, '\ufffd').toWellFormed();
 }
 
 /** A header's (first) value. */

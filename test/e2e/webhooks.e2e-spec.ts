@@ -387,6 +387,44 @@ describe('webhooks', () => {
     );
   });
 
+  it("records a receiver's answer with a NUL byte once, as delivered, and the rest of its batch with it", async () => {
+    // Issue 23: `200 "ok\0"` failed the statement recording the whole batch, and every delivery of
+    // it (other workspaces' too) was sent again every ~20 s, past its schedule and the 10-attempt cap.
+    const hook = await endpoint('/nul', ['form.created']);
+    receiver.script('/nul', { status: 200, body: Buffer.from('ok\0 \xff', 'latin1') });
+    const other = await createWorkspace(app, 'pro');
+    const otherAdmin = (await createToken(app, other, { role: 'admin' })).token;
+    const otherHook = await endpoint('/nul-neighbour', ['form.created'], otherAdmin);
+    // Both events due together, so that one claim and one record take both.
+    await db.query(
+      `INSERT INTO webhook_deliveries (workspace_id, endpoint_id, event_id, event_type, payload, next_attempt_at)
+       VALUES ($1, $2, 'msg_nul_1', 'form.created', '{"type":"form.created"}', now()),
+              ($3, $4, 'msg_nul_2', 'form.created', '{"type":"form.created"}', now())`,
+      [ws.id, hook.id, other.id, otherHook.id],
+    );
+    await waitFor('/nul', 1);
+    await waitFor('/nul-neighbour', 1);
+    const recorded = async (webhookId: string, token: string) => {
+      const log = await deliveries(webhookId, token);
+      return log.length === 1 && log[0].status === 'delivered' ? log[0] : undefined;
+    };
+    await waitUntil(async () => !!(await recorded(hook.id, admin)), 10_000, 'the NUL answer recorded');
+    await waitUntil(async () => !!(await recorded(otherHook.id, otherAdmin)), 10_000, "the neighbour's recorded");
+    const mine = (await recorded(hook.id, admin))!;
+    expect(mine.attempts).toHaveLength(1);
+    expect(mine.attempts[0]).toMatchObject({ statusCode: 200, error: null, responseBody: 'ok\ufffd \ufffd' });
+    expect((await recorded(otherHook.id, otherAdmin))!.attempts).toMatchObject([
+      { statusCode: 200, responseBody: 'ok' },
+    ]);
+    // Sent once each: nothing comes again once a lease would have ended.
+    const [{ leased }] = await db.query(
+      `SELECT count(*)::int AS leased FROM webhook_deliveries WHERE event_id LIKE 'msg_nul_%' AND claim_token IS NOT NULL`,
+    );
+    expect(leased).toBe(0);
+    expect(receiver.for('/nul')).toHaveLength(1);
+    expect(receiver.for('/nul-neighbour')).toHaveLength(1);
+  });
+
   it('signs with both secrets for 24 hours after a rotation, and each verifies', async () => {
     const hook = await endpoint('/rotate', ['form.created']);
     const rotated = await callTool(app, admin, 'rotate_webhook_secret', { webhookId: hook.id });

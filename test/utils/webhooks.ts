@@ -36,7 +36,7 @@ export class WebhookReceiver {
   private readonly secrets = new Map<string, string[]>();
   private readonly scripts = new Map<
     string,
-    Array<{ status: number; headers?: Record<string, string>; hold?: Promise<void> }>
+    Array<{ status: number; headers?: Record<string, string>; hold?: Promise<void>; body?: string | Buffer }>
   >();
   private server?: http.Server;
 
@@ -56,10 +56,15 @@ export class WebhookReceiver {
     this.secrets.set(path, secrets);
   }
 
-  /** The next answers for a path, in order (then 200). `hold` delays an answer until it resolves. */
+  /** The next answers for a path, in order (then 200). `hold` delays an answer until it resolves; `body` replaces "ok" / "not now". */
   script(
     path: string,
-    ...answers: Array<{ status: number; headers?: Record<string, string>; hold?: Promise<void> }>
+    ...answers: Array<{
+      status: number;
+      headers?: Record<string, string>;
+      hold?: Promise<void>;
+      body?: string | Buffer;
+    }>
   ): void {
     this.scripts.set(path, [...(this.scripts.get(path) ?? []), ...answers]);
   }
@@ -106,7 +111,7 @@ export class WebhookReceiver {
         });
         res
           .writeHead(answer.status, { 'content-type': 'text/plain', ...answer.headers })
-          .end(answer.status < 300 ? 'ok' : 'not now');
+          .end(answer.body ?? (answer.status < 300 ? 'ok' : 'not now'));
       });
     });
     return new Promise((resolve) =>
