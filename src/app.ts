@@ -10,8 +10,9 @@ import { AppModule } from './app.module';
 import { ApiError } from './common/errors/api-error';
 import { ApiExceptionFilter, pathOf, sendError } from './common/errors/api-exception.filter';
 import { checkContentEncoding } from './common/errors/request-checks';
-import { JSON_BODY_LIMIT, registerBodyParsers } from './common/http/body';
+import { isJsonRequest, JSON_BODY_LIMIT, registerBodyParsers } from './common/http/body';
 import { RouteMethods } from './common/http/route-methods';
+import { refuseUnstorableText } from './common/http/unstorable-text';
 import { Log, NestLog } from './common/logging';
 import { runInRequestContext } from './common/request-context';
 import { AppConfig } from './config/config';
@@ -22,6 +23,7 @@ import { createOAuthProvider, OAuthProviderRef } from './oauth/oauth-provider';
 import { ipRateLimit, settleDeferredIpBudget } from './rate-limit/ip-rate-limit.hook';
 import { RateLimitService } from './rate-limit/rate-limit.service';
 import { mcpOriginCheck } from './mcp/mcp-origin.hook';
+import { prefersJson } from './respondent/page-headers';
 import { buildOpenApiDocument, docsContentSecurityPolicy } from './tools/openapi';
 import { apiV1VersionHeaders, deprecationHeaders } from './versioning/version-headers';
 
@@ -169,6 +171,20 @@ export async function createApp(
   fastify.addHook('onRequest', mcpOriginCheck(config));
   // Compressed bodies are refused on every route (the OAuth server's included) before anything reads them.
   fastify.addHook('onRequest', (req, _reply, done) => done(checkContentEncoding(req.headers)));
+  // Text PostgreSQL cannot store (NUL, lone surrogates) is refused once the route is known and the
+  // body read, on every route, in the route's format; the tool calls check it at their arguments
+  // step, and the respondent's form its answers at their fields.
+  fastify.addHook(
+    'preValidation',
+    refuseUnstorableText({
+      checkedByRoute: {
+        '/api/v1/tools/:name': ['path', 'query', 'body'],
+        '/mcp': ['path', 'query', 'body'],
+        '/f/:publicId': ['path', 'body'],
+      },
+      isPage: (req) => isPageRoute(req.routeOptions.url) && !isJsonRequest(req) && !prefersJson(req.headers.accept),
+    }),
+  );
   await app.register(middie);
   if (options.oauth !== false) await mountOAuth(app, config);
 
@@ -200,6 +216,11 @@ export async function createApp(
   await app.init();
   await fastify.ready();
   return app;
+}
+
+/** The routes of server-rendered pages: settings, the sign-in and consent pages, the respondent's form. */
+function isPageRoute(route: string | undefined): boolean {
+  return route !== undefined && /^\/(?:settings|oauth\/interaction|f)(?:\/|$)/.test(route);
 }
 
 /**
