@@ -1,0 +1,129 @@
+/**
+ * The condition language: one definition shared by form logic (showIf, jumps) and, next, by
+ * response filters. A condition is a leaf naming a block or a hidden field, or all/any/not of
+ * conditions, at most MAX_DEPTH levels deep (the leaf counts as a level).
+ */
+export const OPERATORS = [
+  'equals',
+  'not_equals',
+  'in',
+  'contains',
+  'not_contains',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'answered',
+  'not_answered',
+] as const;
+export type Operator = (typeof OPERATORS)[number];
+
+/** A condition nests at most this many levels: e.g. all -> any -> a leaf. */
+export const MAX_DEPTH = 3;
+
+/** What a leaf compares with: one value, or a list (in; equals/not_equals on checkboxes). */
+export type ConditionValue = string | number | boolean | Array<string | number>;
+
+export interface BlockLeaf {
+  /** A block's id or ref on input; its id once checked (stored). */
+  block: string;
+  op: Operator;
+  value?: ConditionValue;
+}
+
+export interface HiddenLeaf {
+  /** A hidden field's name. */
+  hidden: string;
+  op: Operator;
+  value?: ConditionValue;
+}
+
+export type Leaf = BlockLeaf | HiddenLeaf;
+
+export type Condition = Leaf | { all: Condition[] } | { any: Condition[] } | { not: Condition };
+
+export const isBlockLeaf = (c: Condition): c is BlockLeaf => 'block' in c;
+export const isHiddenLeaf = (c: Condition): c is HiddenLeaf => 'hidden' in c;
+
+/**
+ * The kinds of value a condition can test, each with its operators. A block's type decides its
+ * kind (see SUBJECT_KINDS); hidden fields are text.
+ *  - text: equals / not_equals (exact), in (one of a list), contains / not_contains (ignoring case);
+ *  - number, date: equals / not_equals, in, gt / gte / lt / lte (dates compare as YYYY-MM-DD);
+ *  - choice (one choice): equals / not_equals (a choice), in (a list of choices);
+ *  - choices (checkboxes): contains / not_contains (a choice is / is not ticked), equals /
+ *    not_equals (the exact set ticked, a list), in (at least one of a list);
+ *  - boolean (yes_no): equals / not_equals.
+ * Every kind takes answered / not_answered (no value).
+ */
+export type SubjectKind = 'text' | 'number' | 'date' | 'choice' | 'choices' | 'boolean';
+
+/** The value an operator takes: none, one, or a non-empty list. */
+export type ValueShape = 'none' | 'one' | 'list';
+
+export const OPERATOR_TABLE: Record<SubjectKind, Partial<Record<Operator, ValueShape>>> = {
+  text: {
+    equals: 'one',
+    not_equals: 'one',
+    in: 'list',
+    contains: 'one',
+    not_contains: 'one',
+    answered: 'none',
+    not_answered: 'none',
+  },
+  number: {
+    equals: 'one',
+    not_equals: 'one',
+    in: 'list',
+    gt: 'one',
+    gte: 'one',
+    lt: 'one',
+    lte: 'one',
+    answered: 'none',
+    not_answered: 'none',
+  },
+  date: {
+    equals: 'one',
+    not_equals: 'one',
+    in: 'list',
+    gt: 'one',
+    gte: 'one',
+    lt: 'one',
+    lte: 'one',
+    answered: 'none',
+    not_answered: 'none',
+  },
+  choice: { equals: 'one', not_equals: 'one', in: 'list', answered: 'none', not_answered: 'none' },
+  choices: {
+    contains: 'one',
+    not_contains: 'one',
+    equals: 'list',
+    not_equals: 'list',
+    in: 'list',
+    answered: 'none',
+    not_answered: 'none',
+  },
+  boolean: { equals: 'one', not_equals: 'one', answered: 'none', not_answered: 'none' },
+};
+
+/** The kind of each block type that takes an answer (statement and page_break take none). */
+export const SUBJECT_KINDS: Readonly<Record<string, SubjectKind>> = {
+  short_text: 'text',
+  long_text: 'text',
+  email: 'text',
+  url: 'text',
+  phone: 'text',
+  number: 'number',
+  rating: 'number',
+  linear_scale: 'number',
+  date: 'date',
+  multiple_choice: 'choice',
+  dropdown: 'choice',
+  checkboxes: 'choices',
+  yes_no: 'boolean',
+};
+
+/** The operators a kind takes, for messages. */
+export function operatorsOf(kind: SubjectKind): Operator[] {
+  return Object.keys(OPERATOR_TABLE[kind]) as Operator[];
+}

@@ -1,0 +1,88 @@
+import { Condition, isBlockLeaf, Leaf } from './condition.types';
+
+/**
+ * What a condition is evaluated against. `answer` gives a block's stored answer (choice ids, a
+ * list of them for checkboxes), or undefined when the block was not shown or not answered;
+ * `hidden` a hidden field's value, or undefined when none was given.
+ */
+export interface Facts {
+  answer(blockId: string): unknown;
+  hidden(name: string): string | undefined;
+}
+
+/**
+ * Evaluates a checked condition (blocks by id, choices by id). The one table, shared with the SQL
+ * translation of filters: a block not shown or not answered (a hidden field not given) makes
+ * `answered` false, `not_answered` true and every other operator false, `not_equals` and
+ * `not_contains` included; `not` negates its whole condition; `all` of nothing holds, `any` of
+ * nothing does not.
+ */
+export function evaluate(condition: Condition, facts: Facts): boolean {
+  if ('all' in condition) return condition.all.every((c) => evaluate(c, facts));
+  if ('any' in condition) return condition.any.some((c) => evaluate(c, facts));
+  if ('not' in condition) return !evaluate(condition.not, facts);
+  return evaluateLeaf(
+    condition,
+    isBlockLeaf(condition) ? facts.answer(condition.block) : facts.hidden(condition.hidden),
+  );
+}
+
+function isMissing(x: unknown): boolean {
+  return x === undefined || x === null || x === '' || (Array.isArray(x) && x.length === 0);
+}
+
+/** One leaf against the value it names (the operator table is in condition.types.ts). */
+export function evaluateLeaf(leaf: Leaf, x: unknown): boolean {
+  if (isMissing(x)) return leaf.op === 'not_answered';
+  const v = leaf.value;
+  switch (leaf.op) {
+    case 'answered':
+      return true;
+    case 'not_answered':
+      return false;
+    case 'equals':
+      return equals(x, v);
+    case 'not_equals':
+      return !equals(x, v);
+    case 'in':
+      if (!Array.isArray(v)) return false;
+      // checkboxes: at least one of the listed choices is ticked
+      return Array.isArray(x) ? x.some((e) => v.includes(e as string)) : v.includes(x as string | number);
+    case 'contains':
+      return contains(x, v);
+    case 'not_contains':
+      return !contains(x, v);
+    case 'gt':
+      return compare(x, v) > 0;
+    case 'gte':
+      return compare(x, v) >= 0;
+    case 'lt':
+      return compare(x, v) < 0;
+    case 'lte':
+      return compare(x, v) <= 0;
+  }
+}
+
+/** Scalars by value; checkboxes as the exact set ticked. */
+function equals(x: unknown, v: unknown): boolean {
+  if (Array.isArray(x)) {
+    if (!Array.isArray(v)) return false;
+    const set = new Set(x);
+    return set.size === new Set(v).size && v.every((e) => set.has(e));
+  }
+  return x === v;
+}
+
+/** Text: a substring, ignoring case; checkboxes: the choice is ticked. */
+function contains(x: unknown, v: unknown): boolean {
+  if (Array.isArray(x)) return x.includes(v);
+  if (typeof x === 'string' && typeof v === 'string') return x.toLowerCase().includes(v.toLowerCase());
+  return false;
+}
+
+/** Numbers as numbers, dates (YYYY-MM-DD) as text; NaN (no order) when the types differ. */
+function compare(x: unknown, v: unknown): number {
+  if (typeof x === 'number' && typeof v === 'number') return x - v;
+  if (typeof x === 'string' && typeof v === 'string') return x < v ? -1 : x > v ? 1 : 0;
+  return NaN;
+}
