@@ -20,6 +20,7 @@ import { idempotencyKeyConstraint } from './idempotency/idempotency-key.constrai
 import { SCOPES } from './common/access/roles';
 import { DOCS_CLIENT_ID } from './oauth/oauth-config';
 import { createOAuthProvider, OAuthProviderRef } from './oauth/oauth-provider';
+import { checkOAuthInput } from './oauth/unstorable-input';
 import { ipRateLimit, settleDeferredIpBudget } from './rate-limit/ip-rate-limit.hook';
 import { RateLimitService } from './rate-limit/rate-limit.service';
 import { mcpOriginCheck } from './mcp/mcp-origin.hook';
@@ -232,19 +233,26 @@ function isPageRoute(route: string | undefined): boolean {
 async function mountOAuth(app: NestFastifyApplication, config: AppConfig): Promise<void> {
   const provider = await createOAuthProvider(config, app.get(DataSource));
   app.get(OAuthProviderRef).provider = provider;
-  const handle = provider.callback();
+  const callback = provider.callback();
+  // Its query strings and bodies are checked for text PostgreSQL cannot store first (the edge check
+  // of the other routes runs after Fastify reads a body, which it never does here).
+  const handle = (req: IncomingMessage, res: ServerResponse, path: string) =>
+    void checkOAuthInput(req, res, path).then(
+      (checked) => checked && callback(checked, res),
+      () => res.destroy(), // the request broke off while its body was read
+    );
   app.use((req: IncomingMessage, res: ServerResponse, next: () => void) => {
     const url = req.url ?? '/';
     const path = pathOf(url);
     if (path === '/.well-known/oauth-authorization-server') {
       req.url = '/.well-known/openid-configuration' + url.slice(path.length);
-      return handle(req, res);
+      return handle(req, res, path);
     }
     if (
       path === '/.well-known/openid-configuration' ||
       (path.startsWith('/oauth/') && !path.startsWith('/oauth/interaction/'))
     ) {
-      return handle(req, res);
+      return handle(req, res, path);
     }
     next();
   });

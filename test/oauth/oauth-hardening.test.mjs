@@ -185,6 +185,68 @@ describe(
       assert.equal((await register({ redirect_uris: [REDIRECT_URI], client_name: 'n'.repeat(200) })).status, 201);
     });
 
+    test("text PostgreSQL cannot store (NUL, a lone surrogate) is refused in OAuth's formats, nothing stored, no error line", async () => {
+      const before = await clientRows();
+      const linesBefore = instance.lines.length;
+      const rawRegister = (json) =>
+        fetch(`${base}/oauth/register`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: json,
+        });
+      for (const [json, field] of [
+        [`{"redirect_uris":["${REDIRECT_URI}"],"client_name":"a\\u0000b"}`, 'client_name'],
+        [
+          `{"redirect_uris":["${REDIRECT_URI}"],"client_name":"ok","client_uri":"https://x.example/\\ud800"}`,
+          'client_uri',
+        ],
+        [`{"redirect_uris":["${REDIRECT_URI}"],"client_name":"ok\\udc00"}`, 'client_name'],
+      ]) {
+        const res = await rawRegister(json);
+        assert.equal(res.status, 400, json);
+        assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+        assert.equal(res.headers.get('cache-control'), 'no-store');
+        const body = await res.json();
+        assert.equal(body.error, 'invalid_client_metadata');
+        assert.match(body.error_description, new RegExp(`^${field} must be well-formed text`));
+      }
+      // As a form-urlencoded body too, which oidc-provider refuses on this endpoint: still no 500.
+      assert.equal(
+        (
+          await fetch(`${base}/oauth/register`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/x-www-form-urlencoded' },
+            body: 'client_name=a%00b',
+          })
+        ).status,
+        400,
+      );
+      assert.equal(await clientRows(), before, 'no client was stored');
+      // The other endpoints: RFC 6749 invalid_request; the authorization endpoint, a page.
+      for (const [path, form] of [
+        ['/oauth/token', `grant_type=authorization_code&code=a%00b&client_id=${client.client_id}&code_verifier=x`],
+        ['/oauth/token', `grant_type=refresh_token&refresh_token=a%00b&client_id=${client.client_id}`],
+        ['/oauth/revoke', `token=a%00b&client_id=${client.client_id}`],
+      ]) {
+        const res = await fetch(`${base}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: form,
+        });
+        assert.equal(res.status, 400, `${path} ${form}`);
+        assert.equal((await res.json()).error, 'invalid_request');
+      }
+      const page = await fetch(`${base}/oauth/authorize?client_id=a%00b&response_type=code`, { redirect: 'manual' });
+      assert.equal(page.status, 400);
+      assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
+      assertStrictPageHeaders(page, 'the refusal page');
+      assert.match(textOf(await page.text()), /must be well-formed text/);
+      const errors = instance.lines.slice(linesBefore).filter((l) => /"level":"(error|fatal)"/.test(l));
+      assert.deepEqual(errors, [], 'no error line');
+      // A request whose body was read for the check still reaches the OAuth server whole.
+      assert.equal((await register({ redirect_uris: [REDIRECT_URI], client_name: 'Read then replayed' })).status, 201);
+    });
+
     test('a registered client expires 30 days after its last use: each use moves the date, and an expired one is unknown', async () => {
       const idle = await registerClient(as, { redirectUri: REDIRECT_URI, name: 'Soon idle app' });
       const expiry = async () =>
