@@ -101,6 +101,23 @@ const GROUPS: Record<string, string> = {
   grant: 'connected apps (OAuth grants)',
 };
 
+/**
+ * The settings pages refuse to add a person whose password another workspace's link set
+ * (PASSWORD_BINDING in src/settings/settings.service.ts); the operator may, and is told that the
+ * password does not act in this workspace until they set one.
+ */
+function boundElsewhereWarning(
+  user: { email: string; passwordHash: string | null; passwordWorkspaceId: string | null },
+  workspace: { id: string; slug: string },
+): string | undefined {
+  if (!user.passwordHash || !user.passwordWorkspaceId || user.passwordWorkspaceId === workspace.id) return undefined;
+  return (
+    `${user.email}'s password was set through a link from another workspace's admin, who may know it: ` +
+    `it does not act in ${workspace.slug}. Confirm the account, then set a password with ` +
+    `${PROGRAM} user set-password --email ${user.email} --password-stdin`
+  );
+}
+
 const COMMANDS = [
   command({
     name: 'migrate',
@@ -140,9 +157,16 @@ const COMMANDS = [
       const link = owner.passwordHash
         ? null
         : `${c.config.publicUrl}/settings/set-password/${await (await c.get(SessionsService)).passwordLink(owner.id, null)}`;
+      const warning = boundElsewhereWarning(owner, workspace);
       return {
-        json: { workspace: view, owner: { id: owner.id, email: owner.email, role: 'owner' }, setPasswordLink: link },
+        json: {
+          workspace: view,
+          owner: { id: owner.id, email: owner.email, role: 'owner' },
+          setPasswordLink: link,
+          ...(warning ? { warning } : {}),
+        },
         text: `Created workspace ${view.slug} (${view.plan}), owner ${owner.email}${link ? `\nGive the owner this link to set their password (works once, within ${PASSWORD_LINK_HOURS} hours):\n  ${link}` : ''}`,
+        warning,
       };
     },
   }),
@@ -200,14 +224,7 @@ const COMMANDS = [
       const { workspace, user, membership } = await (
         await c.get(WorkspacesService)
       ).addMember(a.workspace, a.email, a.role as Role);
-      // The settings pages refuse this person (PASSWORD_BINDING in src/settings/settings.service.ts);
-      // the operator may add them, and is told that the password does not act here until reset.
-      const warning =
-        user.passwordHash && user.passwordWorkspaceId && user.passwordWorkspaceId !== workspace.id
-          ? `${user.email}'s password was set through a link from another workspace's admin, who may know it: ` +
-            `it does not act in ${workspace.slug}. Confirm the account, then set a password with ` +
-            `${PROGRAM} user set-password --email ${user.email} --password-stdin`
-          : undefined;
+      const warning = boundElsewhereWarning(user, workspace);
       return {
         json: {
           workspace: workspace.slug,

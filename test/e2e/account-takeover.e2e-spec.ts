@@ -195,6 +195,22 @@ describe('set-password links cannot take over a person of another workspace', ()
     const text = await cli(['member', 'add', '--workspace', b.slug, '--email', x, '--role', 'owner']);
     expect(text.code).toBe(0);
     expect(text.stderr).toMatch(/^warning: .*does not act in/);
+    const own = await cli([
+      'workspace',
+      'create',
+      '--name',
+      'X',
+      '--slug',
+      `x-${unique()}`,
+      '--plan',
+      'free',
+      '--owner-email',
+      x,
+      '--json',
+    ]);
+    expect(own.code).toBe(0);
+    expect(own.json.setPasswordLink).toBeNull();
+    expect(own.json.warning).toContain('does not act in');
     expect(await memberOf(b, person.id)).toBe('owner');
 
     // Whoever knows the password (A's admin) signs in as x: A only, never B.
