@@ -99,11 +99,11 @@ describe('loadConfig', () => {
       });
     });
 
-    it('bounds every wait on the database: 3 s to connect, 5 s a statement, 2 s a lock, 15 s idle in a transaction', () => {
+    it('bounds every wait on the database: 3 s to connect, 5 s a statement, 5 s a lock, 15 s idle in a transaction', () => {
       expect(loadConfig({}).databaseTimeouts).toEqual({
         connectMs: 3000,
         statementMs: 5000,
-        lockMs: 2000,
+        lockMs: 5000,
         idleInTransactionMs: 15_000,
       });
       expect(

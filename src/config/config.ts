@@ -161,7 +161,7 @@ export interface DatabaseTimeouts {
   connectMs: number;
   /** One statement of a request path (DATABASE_STATEMENT_TIMEOUT_MS, 5 s); long paths raise it for their transaction. */
   statementMs: number;
-  /** Waiting for a lock another session holds: a row, a form's sequencer (DATABASE_LOCK_TIMEOUT_MS, 2 s). */
+  /** Waiting for a lock another session holds: a row, a form's sequencer (DATABASE_LOCK_TIMEOUT_MS, 5 s). */
   lockMs: number;
   /** A session left idle inside a transaction is ended by PostgreSQL, its locks freed (DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS, 15 s). */
   idleInTransactionMs: number;
@@ -340,7 +340,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     databaseTimeouts: {
       connectMs: parsed.DATABASE_CONNECT_TIMEOUT_MS ?? 3000,
       statementMs: parsed.DATABASE_STATEMENT_TIMEOUT_MS ?? 5000,
-      lockMs: parsed.DATABASE_LOCK_TIMEOUT_MS ?? 2000,
+      lockMs: parsed.DATABASE_LOCK_TIMEOUT_MS ?? 5000,
       idleInTransactionMs: parsed.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS ?? 15_000,
     },
     mcpAllowedOrigins: parseOrigins(parsed.MCP_ALLOWED_ORIGINS),
