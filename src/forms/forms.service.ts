@@ -247,6 +247,8 @@ export class FormsService {
     return inTransaction(this.db, async (tx) => {
       const form = await this.lock(tx, actor.workspace.id, publicId);
       const n = await this.answers.count(tx, form.id);
+      // The answers of its responses leave the delivery log too (read before the form row goes).
+      await this.webhooks.forgetAnswers(tx, actor.workspace.id, { formPublicId: publicId });
       await this.repo.delete(tx, form.id);
       await this.idempotency.forgetDeleted(tx, { workspaceId: actor.workspace.id, formPublicId: publicId });
       await this.audit.record(tx, actor, 'form.delete', publicId, { title: form.title, responsesDeleted: n });

@@ -187,6 +187,8 @@ export class ResponsesService {
         form: { publicId, title: form.title },
         response: await this.read(tx, form, responseId),
       }));
+      // Its answers leave the delivery log too (that event's included: it is sent without them).
+      await this.webhooks.forgetAnswers(tx, form.workspaceId, { responseId });
       if (!(await this.stats.deleteResponse(tx, form.id, responseId))) throw notFoundResponse(publicId, responseId);
       await this.idempotency.forgetDeleted(tx, { workspaceId: actor.workspace.id, responseId });
       await this.audit.record(tx, actor, 'response.delete', responseId, { form: publicId });

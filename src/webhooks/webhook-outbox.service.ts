@@ -30,4 +30,20 @@ export class WebhookOutbox {
     }
     await this.repository.insertEvent(tx, workspaceId, type, newEventId(), eventBody(type, data));
   }
+
+  /**
+   * Deleted answers do not live on in the delivery log: redacts, in the delete's transaction `tx`,
+   * the stored payloads of the workspace's deliveries that carry them (those of one response, for
+   * delete_response; of every response of a form, for delete_form), so list_webhook_deliveries
+   * shows them without answers and redeliver_webhook refuses them; a response.created not yet sent
+   * is not sent, a response.deleted is sent redacted (see WebhooksRepository REDACT_*). Call it
+   * after the deletion's own event is emitted and before the response or form row is deleted.
+   */
+  async forgetAnswers(
+    tx: EntityManager,
+    workspaceId: string,
+    of: { responseId: string } | { formPublicId: string },
+  ): Promise<void> {
+    await this.repository.redactAnswers(tx, workspaceId, of);
+  }
 }

@@ -99,6 +99,10 @@ export const DeliverySchema = Type.Object(
     attemptCount: Type.Integer({ minimum: 0 }),
     nextAttemptAt: Type.Union([Timestamp, Type.Null()]),
     payload: Type.Unknown({ description: 'The event as sent: { type, timestamp, data }.' }),
+    redacted: Type.Union([Type.Literal('response_deleted'), Type.Literal('form_deleted'), Type.Null()], {
+      description:
+        "Set when the answers this delivery carried were deleted (delete_response, delete_form): the payload keeps the response's id and submittedAt only, and the delivery is not sent again.",
+    }),
     attempts: Type.Array(AttemptSchema, { description: 'Every attempt, oldest first.' }),
   },
   { additionalProperties: false },

@@ -28,6 +28,9 @@ export interface EndpointRow {
 const ENDPOINT_COLUMNS = `id, url, description, events, enabled, disabled_reason, disabled_at, failing_since,
   CASE WHEN previous_secret_expires_at > now() THEN previous_secret_expires_at END AS previous_secret_expires_at, created_at, updated_at`;
 
+/** Why a delivery's payload was redacted (see WebhookDeliveryEntity.redacted). */
+export type Redacted = 'response_deleted' | 'form_deleted';
+
 export interface DeliveryRow {
   id: string;
   endpoint_id: string;
@@ -38,6 +41,7 @@ export interface DeliveryRow {
   attempt_count: number;
   next_attempt_at: Date | null;
   payload: string;
+  redacted: Redacted | null;
   attempts: Array<{
     attemptedAt: string;
     statusCode: number | null;
@@ -49,11 +53,63 @@ export interface DeliveryRow {
 }
 
 const DELIVERY_SELECT = `
-SELECT d.id, d.endpoint_id, d.event_id, d.event_type, CASE d.status WHEN 'paused' THEN 'pending' ELSE d.status END AS status, d.created_at, d.attempt_count, d.next_attempt_at, d.payload,
+SELECT d.id, d.endpoint_id, d.event_id, d.event_type, CASE d.status WHEN 'paused' THEN 'pending' ELSE d.status END AS status, d.created_at, d.attempt_count, d.next_attempt_at, d.payload, d.redacted,
        COALESCE((SELECT json_agg(json_build_object('attemptedAt', a.attempted_at, 'statusCode', a.status_code, 'durationMs', a.duration_ms,
                    'error', a.error, 'responseBody', a.response_body, 'nextAttemptAt', a.next_attempt_at) ORDER BY a.attempted_at)
                    FROM webhook_attempts a WHERE a.delivery_id = d.id), '[]') AS attempts
   FROM webhook_deliveries d`;
+
+/**
+ * The redaction of the deliveries that carry deleted answers (WebhooksRepository.redactAnswers),
+ * for one response or for the responses of one form: `since` bounds the search, `match` finds the
+ * deliveries, `reason` is stored in `redacted`. Each found delivery keeps the response's id and
+ * submittedAt, not its answers. Of those not yet delivered, a response.created is not sent at all
+ * (failed, with an attempt saying why: the receiver would get answers that no longer exist, and
+ * has nothing of the response to delete); a response.deleted is sent, redacted (the receiver must
+ * still hear of the deletion to delete its own copy).
+ *
+ * They are found through the workspace's endpoints (at most 20) and IDX_webhook_deliveries_endpoint
+ * (endpoint_id, created_at) from the time of the response or form on: no index on what a payload
+ * holds (each one costs every delivery's writes), so a delete reads the deliveries written since
+ * that time (at most the 30 days kept), text-searched first (strpos) and parsed only on a match.
+ */
+function redactSql(since: string, match: string, reason: string): string {
+  return `WITH found AS (
+  SELECT d.id, d.event_type = 'response.created' AND d.status IN ('pending', 'paused') AS cancel
+    FROM webhook_endpoints e CROSS JOIN LATERAL (
+      SELECT d.id, d.event_type, d.status FROM webhook_deliveries d
+       WHERE d.endpoint_id = e.id
+         AND d.created_at >= COALESCE(${since} - interval '1 minute', '-infinity')
+         AND d.event_type IN ('response.created', 'response.deleted') AND d.redacted IS NULL
+         AND strpos(d.payload, $2::text) > 0 AND ${match}) d
+   WHERE e.workspace_id = $1),
+redacted AS (
+  UPDATE webhook_deliveries d
+     SET payload = jsonb_set(d.payload::jsonb, '{data,response}', jsonb_build_object(
+                     'id', d.payload::jsonb #> '{data,response,id}', 'submittedAt', d.payload::jsonb #> '{data,response,submittedAt}'))::text,
+         redacted = '${reason}',
+         status = CASE WHEN found.cancel THEN 'failed' ELSE d.status END,
+         next_attempt_at = CASE WHEN found.cancel THEN NULL ELSE d.next_attempt_at END,
+         claim_token = CASE WHEN found.cancel THEN NULL ELSE d.claim_token END,
+         claimed_until = CASE WHEN found.cancel THEN NULL ELSE d.claimed_until END
+    FROM found WHERE d.id = found.id
+  RETURNING d.id, found.cancel),
+noted AS (
+  INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, error)
+  SELECT id, now(), NULL, 0, ${reason === 'response_deleted' ? `'not sent: the response was deleted before it was delivered'` : `'not sent: its form was deleted before it was delivered'`}
+    FROM redacted WHERE cancel)
+SELECT count(*)::int AS n FROM redacted`;
+}
+const REDACT_RESPONSE_SQL = redactSql(
+  '(SELECT submitted_at FROM responses WHERE id = $2::text::uuid)',
+  `d.payload::jsonb #>> '{data,response,id}' = $2::text`,
+  'response_deleted',
+);
+const REDACT_FORM_SQL = redactSql(
+  '(SELECT created_at FROM forms WHERE workspace_id = $1 AND public_id = $2)',
+  `d.payload::jsonb #>> '{data,form,publicId}' = $2::text`,
+  'form_deleted',
+);
 
 @Injectable()
 export class WebhooksRepository {
@@ -197,9 +253,9 @@ export class WebhooksRepository {
     tx: EntityManager,
     workspaceId: string,
     deliveryId: string,
-  ): Promise<{ id: string; enabled: boolean } | undefined> {
+  ): Promise<{ id: string; enabled: boolean; redacted: Redacted | null } | undefined> {
     const [found] = await tx.query(
-      `SELECT d.id, e.enabled FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+      `SELECT d.id, e.enabled, d.redacted FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
         WHERE d.id = $1 AND d.workspace_id = $2 FOR UPDATE OF d`,
       [deliveryId, workspaceId],
     );
@@ -225,6 +281,24 @@ export class WebhooksRepository {
       [d.workspaceId, d.endpointId, d.eventId, d.type, d.payload],
     );
     return row.id;
+  }
+
+  /**
+   * Redacts, in the delete's transaction `tx`, the deliveries of the workspace that carry the
+   * answers of one response (`responseId`: delete_response) or of every response of a form
+   * (`formPublicId`: delete_form), see REDACT_SQL. Call it before the response or form is deleted:
+   * its time bounds the search. How many deliveries were redacted.
+   */
+  async redactAnswers(
+    tx: EntityManager,
+    workspaceId: string,
+    of: { responseId: string } | { formPublicId: string },
+  ): Promise<number> {
+    const [{ n }]: Array<{ n: number }> =
+      'responseId' in of
+        ? await tx.query(REDACT_RESPONSE_SQL, [workspaceId, of.responseId])
+        : await tx.query(REDACT_FORM_SQL, [workspaceId, of.formPublicId]);
+    return n;
   }
 
   /** The public id of the workspace's form changed last, if it has one. */

@@ -11,7 +11,7 @@ import { Block } from '../forms/blocks';
 import { FormRecord, formView, FormsService } from '../forms/forms.service';
 import { ResponsesService, ResponseView } from '../responses/responses.service';
 import { eventBody, newEventId, WebhookEvent } from './events';
-import { DeliveryRow, EndpointRow, WebhooksRepository } from './webhooks.repository';
+import { DeliveryRow, EndpointRow, Redacted, WebhooksRepository } from './webhooks.repository';
 import { newSecret } from './signing';
 import { hostOf, hostProblem, urlProblem } from './url-safety';
 
@@ -128,6 +128,7 @@ export class WebhooksService {
     return inTransaction(this.db, async (tx) => {
       const found = await this.repository.lockDelivery(tx, actor.workspace.id, deliveryId);
       if (!found) throw notFoundDelivery(deliveryId);
+      if (found.redacted) throw redactedDelivery(deliveryId, found.redacted);
       if (!found.enabled) throw disabledEndpoint();
       await this.repository.resetDelivery(tx, deliveryId);
       await this.audit.record(tx, actor, 'webhook.redeliver', deliveryId);
@@ -256,6 +257,7 @@ function deliveryView(row: DeliveryRow) {
     attemptCount: row.attempt_count,
     nextAttemptAt: row.status === 'pending' ? iso(row.next_attempt_at) : null,
     payload: JSON.parse(row.payload) as unknown,
+    redacted: row.redacted,
     attempts: row.attempts.map((a) => ({
       ...a,
       attemptedAt: iso(a.attemptedAt)!,
@@ -268,6 +270,15 @@ function notFoundDelivery(id: string): ApiError {
   return new ApiError('not_found', {
     message: `No webhook delivery "${id}" in this workspace.`,
     hint: 'list_webhook_deliveries shows the deliveries of the last 30 days.',
+  });
+}
+
+/** A delivery whose answers were deleted: not sent again (a replay of deleted data), so not found. */
+function redactedDelivery(id: string, why: Redacted): ApiError {
+  const what = why === 'form_deleted' ? 'its form was deleted' : 'its response was deleted';
+  return new ApiError('not_found', {
+    message: `Webhook delivery "${id}" carried answers that no longer exist: ${what}.`,
+    hint: `Deleted answers are not sent again, so this delivery cannot be redelivered (list_webhook_deliveries shows it redacted). Nothing needs doing: the receiver was sent a response.deleted${why === 'form_deleted' ? ' or form.deleted' : ''} event where it subscribes to one.`,
   });
 }
 

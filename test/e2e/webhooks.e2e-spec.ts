@@ -112,6 +112,8 @@ describe('webhooks', () => {
       eventId: string;
       type: string;
       status: string;
+      payload: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+      redacted: string | null;
       attempts: Array<{
         statusCode: number | null;
         error: string | null;
@@ -149,6 +151,8 @@ describe('webhooks', () => {
       await callTool(app, editor, 'create_response', { publicId: form.publicId, answers: { [name]: 'Grace' } })
     ).body;
     const seen = (await callTool(app, admin, 'get_response', { publicId: form.publicId, responseId: viaTool.id })).body;
+    // Sent before it is deleted (a response.created not yet sent when its response is deleted is not sent at all).
+    await waitFor('/all', 5);
     expect(
       (await callTool(app, editor, 'delete_response', { publicId: form.publicId, responseId: viaTool.id })).status,
     ).toBe(200);
@@ -187,9 +191,10 @@ describe('webhooks', () => {
     const created = byType('response.created').map((p) => p.data);
     expect(created).toContainEqual({ form: { publicId: form.publicId, title: 'Survey 2' }, response: viaPage.body });
     expect(created).toContainEqual({ form: { publicId: form.publicId, title: 'Survey 2' }, response: seen });
+    // The deletion is sent without the deleted answers.
     expect(byType('response.deleted')[0].data).toEqual({
       form: { publicId: form.publicId, title: 'Survey 2' },
-      response: seen,
+      response: { id: seen.id, submittedAt: seen.submittedAt },
     });
     for (const r of got) {
       expect(Object.keys(r.payload).sort()).toEqual(['data', 'timestamp', 'type']);
@@ -423,6 +428,84 @@ describe('webhooks', () => {
     expect(leased).toBe(0);
     expect(receiver.for('/nul')).toHaveLength(1);
     expect(receiver.for('/nul-neighbour')).toHaveLength(1);
+  });
+
+  it('keeps no deleted answers in the delivery log, and neither sends nor redelivers them', async () => {
+    const hook = await endpoint('/forget', ['response.created', 'response.deleted']);
+    const form = await newForm();
+    const [name] = form.blocks.map((b) => b.id);
+    expect((await callTool(app, admin, 'publish_form', { publicId: form.publicId })).status).toBe(200);
+    const respond = async (answer: string) =>
+      (await callTool(app, editor, 'create_response', { publicId: form.publicId, answers: { [name]: answer } })).body
+        .id as string;
+    const log = async () => {
+      const all = await deliveries(hook.id);
+      const of = (responseId: string, type = 'response.created') =>
+        all.find((d) => d.type === type && d.payload.data.response.id === responseId)!;
+      return { all, of };
+    };
+
+    // r1 is delivered; r2's only attempt is answered 503 "in an hour", so it is still pending when deleted.
+    const r1 = await respond('secret-one');
+    await waitFor('/forget', 1);
+    await waitUntil(async () => (await log()).of(r1).status === 'delivered', 10_000, 'r1 recorded as delivered');
+    receiver.script('/forget', { status: 503, headers: { 'Retry-After': '3600' } });
+    const r2 = await respond('secret-two');
+    await waitFor('/forget', 2);
+    await waitUntil(async () => (await log()).of(r2).attempts.length === 1, 10_000, "r2's failed attempt recorded");
+
+    for (const responseId of [r1, r2]) {
+      const res = await callTool(app, editor, 'delete_response', { publicId: form.publicId, responseId });
+      expect(res.status).toBe(200);
+    }
+    const after = await log();
+    // Shown redacted: the response's id and time, not its answers.
+    expect(JSON.stringify(after.all)).not.toMatch(/secret-(one|two)/);
+    const delivered = after.of(r1);
+    expect(delivered).toMatchObject({ status: 'delivered', redacted: 'response_deleted' });
+    expect(Object.keys(delivered.payload.data.response).sort()).toEqual(['id', 'submittedAt']);
+    // Not sent again: 404 with a hint that says why.
+    const again = await callTool(app, admin, 'redeliver_webhook', { deliveryId: delivered.id });
+    expectError(again, 404, 'not_found');
+    expect(again.body.error.hint).toMatch(/not sent again/);
+    expect(again.body.error.message).toMatch(/response was deleted/);
+    // r2's pending response.created is not sent at all; its response.deleted is sent, redacted.
+    expect(after.of(r2)).toMatchObject({ status: 'failed', redacted: 'response_deleted', nextAttemptAt: null });
+    expect(after.of(r2).attempts.map((a) => a.error)).toEqual([
+      'the endpoint answered 503',
+      'not sent: the response was deleted before it was delivered',
+    ]);
+    await waitUntil(
+      async () => receiver.for('/forget').filter((r) => r.payload.type === 'response.deleted').length === 2,
+      10_000,
+      'both response.deleted events sent',
+    );
+    const sent = receiver.for('/forget');
+    expect(sent.filter((r) => r.payload.type === 'response.created')).toHaveLength(2);
+    // (Each response.created was sent once, before the delete; no later request carries the answers.)
+    expect(
+      sent
+        .filter((r) => r.payload.type === 'response.deleted')
+        .map((r) => r.body)
+        .join(),
+    ).not.toMatch(/secret-(one|two)/);
+    expect(
+      sent.find((r) => r.payload.type === 'response.deleted' && r.payload.data.response.id === r2)!.payload.data,
+    ).toEqual({
+      form: { publicId: form.publicId, title: 'Survey' },
+      response: { id: r2, submittedAt: expect.any(String) },
+    });
+
+    // delete_form: the answers of every response of the form.
+    const r3 = await respond('secret-three');
+    await waitUntil(async () => (await log()).of(r3)?.status === 'delivered', 10_000, 'r3 recorded as delivered');
+    expect((await callTool(app, admin, 'delete_form', { publicId: form.publicId })).status).toBe(200);
+    const gone = (await log()).of(r3);
+    expect(gone.redacted).toBe('form_deleted');
+    expect(JSON.stringify(await deliveries(hook.id))).not.toMatch(/secret-three/);
+    const refused = await callTool(app, admin, 'redeliver_webhook', { deliveryId: gone.id });
+    expectError(refused, 404, 'not_found');
+    expect(refused.body.error.message).toMatch(/form was deleted/);
   });
 
   it('signs with both secrets for 24 hours after a rotation, and each verifies', async () => {

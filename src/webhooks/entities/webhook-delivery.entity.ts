@@ -60,6 +60,15 @@ export class WebhookDeliveryEntity {
   @Column({ name: 'claimed_until', type: 'timestamptz', nullable: true })
   claimedUntil: Date | null;
 
+  /**
+   * Why the payload no longer holds the answers it was written with: 'response_deleted' or
+   * 'form_deleted' (null: as written). Set by the delete's own transaction; such a delivery is not
+   * sent again (redeliver_webhook answers 404), and one not yet delivered is not sent at all
+   * (response.created) or is sent redacted (response.deleted).
+   */
+  @Column({ type: 'text', nullable: true })
+  redacted: string | null;
+
   @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
   createdAt: Date;
 }
