@@ -16,6 +16,7 @@ import {
 import type { FastifyRequest } from 'fastify';
 import type { Principal } from '../common/access/principal';
 import { ApiError } from '../common/errors/api-error';
+import { databaseErrorCode, databaseUnavailable, databaseUnavailableKind } from '../common/errors/database-unavailable';
 import { isJsonRequest } from '../common/http/body';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { VERSION } from '../index/index.controller';
@@ -231,6 +232,18 @@ export class McpService {
       return outcome.status < 300 ? success(JSON.parse(outcome.body), outcome.body, ctx) : refusal(outcome.body);
     } catch (err) {
       if (err instanceof ApiError) return refusal(JSON.stringify(err.toJSON(ctx.requestId)));
+      // The database away or a bounded wait run out: the REST route's 503 service_unavailable.
+      const unavailable = databaseUnavailableKind(err);
+      if (unavailable) {
+        this.logger.warn({
+          msg: 'database unavailable',
+          requestId: ctx.requestId,
+          tool: name,
+          kind: unavailable,
+          sqlState: databaseErrorCode(err),
+        });
+        return refusal(JSON.stringify(databaseUnavailable(unavailable).toJSON(ctx.requestId)));
+      }
       this.logger.error(
         { msg: 'MCP tool call failed', requestId: ctx.requestId, tool: name },
         err instanceof Error ? err.stack : String(err),

@@ -224,6 +224,21 @@ describe('database faults', () => {
           ).status,
         ).toBe(200);
         expectUnavailable(await callTool(app, token, 'summarize_responses', { publicId: form.publicId }));
+        // Over MCP: the tool's isError result holds the same envelope.
+        const mcp = await request(app.getHttpServer())
+          .post('/mcp')
+          .set('Accept', 'application/json, text/event-stream')
+          .set('Content-Type', 'application/json')
+          .set('Authorization', `Bearer ${token}`)
+          .send({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'tools/call',
+            params: { name: 'summarize_responses', arguments: { publicId: form.publicId } },
+          });
+        expect(mcp.status).toBe(200);
+        expect(mcp.body.result.isError).toBe(true);
+        expect(JSON.parse(mcp.body.result.content[0].text).error.code).toBe('service_unavailable');
       } finally {
         await runner.rollbackTransaction().catch(() => undefined);
         await runner.release();
