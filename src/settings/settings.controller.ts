@@ -163,7 +163,7 @@ export class SettingsController {
         return this.seeOther(res, next);
       }
       if (result.reason === 'locked')
-        errors.email = `Too many attempts for this email: try again in ${result.minutes} minute(s), or ask an admin for a set-password link.`;
+        errors.email = `Too many attempts for this email: try again in ${result.minutes} minute(s). If you forgot your password, ask the admin of the workspace that invited you for a new link, or your operator.`;
       else errors.password = 'Email or password is wrong.';
     }
     const status = errors.email?.startsWith('Too many')
@@ -200,7 +200,7 @@ export class SettingsController {
         404,
         messagePage(
           'This link does not work',
-          'It was used already, has expired (links work for 24 hours), or was replaced by a newer one. Ask a workspace admin for a new link.',
+          'It was used already, has expired (links work for 24 hours), or was replaced by a newer one. Ask the admin of the workspace that invited you for a new link, or your operator.',
         ),
       );
     this.send(res, 200, setPasswordPage(token, person.email));
@@ -217,7 +217,7 @@ export class SettingsController {
         404,
         messagePage(
           'This link does not work',
-          'It was used already, has expired, or was replaced by a newer one. Ask a workspace admin for a new link.',
+          'It was used already, has expired, or was replaced by a newer one. Ask the admin of the workspace that invited you for a new link, or your operator.',
         ),
       );
     const password = typeof (req.body as Body)?.password === 'string' ? ((req.body as Body).password as string) : '';

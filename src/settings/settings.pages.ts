@@ -225,7 +225,7 @@ export function membersPage(
 <td>${
         mine
           ? `<form method="post" action="${esc(base)}/${esc(m.userId)}/role" class="inline">${csrfField(chrome.csrf)}<label for="role-${esc(m.userId)}" class="visually-hidden">Role of ${esc(m.email)}</label>${select(`id="role-${esc(m.userId)}" name="role"`, form.roles, m.role)} <button type="submit" class="secondary">Change role</button></form>
-<form method="post" action="${esc(base)}/${esc(m.userId)}/link" class="inline">${csrfField(chrome.csrf)}<button type="submit" class="secondary">New password link</button></form>
+${m.linkAllowed ? `<form method="post" action="${esc(base)}/${esc(m.userId)}/link" class="inline">${csrfField(chrome.csrf)}<button type="submit" class="secondary">New password link</button></form>` : ''}
 <a href="${esc(base)}/${esc(m.userId)}/remove">Remove</a>`
           : '<span class="desc">only an owner can change an owner</span>'
       }</td></tr>`;

@@ -11,6 +11,8 @@ export interface MemberView {
   hasPassword: boolean;
   /** Their password was set through another workspace's link, so it does not act here (PASSWORD_BINDING). */
   passwordElsewhere: boolean;
+  /** This workspace's admins may be shown a set-password link for them (PASSWORD_BINDING, 1). */
+  linkAllowed: boolean;
   joinedAt: Date;
 }
 
@@ -114,6 +116,8 @@ export class SettingsRepository {
     return manager.query(
       `SELECT u.id AS "userId", u.email, m.role, u.password_hash IS NOT NULL AS "hasPassword",
               u.password_hash IS NOT NULL AND u.password_workspace_id IS NOT NULL AND u.password_workspace_id <> m.workspace_id AS "passwordElsewhere",
+              NOT EXISTS (SELECT 1 FROM memberships o WHERE o.user_id = u.id AND o.workspace_id <> m.workspace_id)
+                AND (u.password_hash IS NULL OR u.password_workspace_id IS NOT DISTINCT FROM m.workspace_id) AS "linkAllowed",
               m.created_at AS "joinedAt"
          FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.workspace_id = $1 ORDER BY u.email`,
       [workspaceId],

@@ -112,6 +112,10 @@ describe('set-password links cannot take over a person of another workspace', ()
     expect(added.res.statusCode).toBe(200);
     expect(added.res.body).toContain('They already have a password and can sign in.');
 
+    // The members page offers no link for them, and a forged post is refused.
+    const page = (await get(`/settings/w/${a.slug}/members`, admin.cookie)).body;
+    expect(page).toContain(ownerEmail);
+    expect(page).not.toContain(`/members/${b.ownerId}/link`);
     const res = await post(`/settings/w/${a.slug}/members/${b.ownerId}/link`, admin.cookie, { csrf: admin.csrf });
     expect(res.statusCode).toBe(403);
     expect(res.headers['content-type']).toMatch(/^text\/html/);
@@ -279,6 +283,7 @@ describe('set-password links cannot take over a person of another workspace', ()
     expect(person.boundTo).toBe(a.id);
 
     // Lost it: A's admin may send a new link (the password acts only in A, which A's admins could already set).
+    expect((await get(`/settings/w/${a.slug}/members`, adminA.cookie)).body).toContain(`/members/${person.id}/link`);
     const again = await post(`/settings/w/${a.slug}/members/${person.id}/link`, adminA.cookie, { csrf: adminA.csrf });
     expect(again.statusCode).toBe(303);
     expect(
