@@ -17,7 +17,8 @@ interface PgClientParams {
  */
 export async function allowLongStatements(tx: EntityManager, ms = LONG_STATEMENT_MS): Promise<void> {
   const runner = tx.queryRunner;
-  if (!runner?.isTransactionActive) throw new Error('allowLongStatements needs the manager of an open transaction');
+  // Outside a transaction each statement is its own: the default bounds them (SET LOCAL would not last).
+  if (!runner?.isTransactionActive) return;
   await tx.query(`SET LOCAL statement_timeout = ${Math.floor(ms)}`);
   const params = (runner as QueryRunner & { databaseConnection?: PgClientParams }).databaseConnection
     ?.connectionParameters;

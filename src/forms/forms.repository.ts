@@ -1,6 +1,7 @@
 /** The SQL of forms and their blocks (FormsRepository), and FormRecord, a form as read. */
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
+import { allowLongStatements } from '../database/long-statements';
 import type { Block } from './blocks';
 import type { BlockEntity } from './entities/block.entity';
 import type { FormEntity, FormStatus } from './entities/form.entity';
@@ -140,6 +141,8 @@ export class FormsRepository {
 
   /** Deletes the form; its blocks and responses go with it (ON DELETE CASCADE). */
   async delete(tx: EntityManager, formId: string): Promise<void> {
+    // The cascade deletes every response of the form: as long as the form is big.
+    await allowLongStatements(tx);
     await tx.query('DELETE FROM forms WHERE id = $1', [formId]);
   }
 }

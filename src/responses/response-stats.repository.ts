@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { allowLongStatements } from '../database/long-statements';
 import { LATEST_TEXTS } from './summarize';
 
 /**
@@ -277,6 +278,8 @@ export class ResponseStatsRepository {
    * bulk load by SQL, and as the reference a test compares them with.
    */
   async recomputeResponseStats(tx: EntityManager, formId: string): Promise<void> {
+    // Statements over every response of the form: as long as the form is big.
+    await allowLongStatements(tx);
     await this.lockSequencer(tx, formId);
     await this.sequenceResponses(tx, [formId]);
     await tx.query('DELETE FROM answer_counts WHERE form_id = $1', [formId]);
@@ -316,6 +319,8 @@ export class ResponseStatsRepository {
    * sequenced first, so that every response is counted when its answers change.
    */
   async discardAnswers(tx: EntityManager, formId: string, loss: DiscardedAnswers): Promise<void> {
+    // Statements over every response of the form: as long as the form is big.
+    await allowLongStatements(tx);
     await this.lockSequencer(tx, formId);
     await this.sequenceResponses(tx, [formId]);
     const { blockId, choiceId } = loss;

@@ -5,6 +5,8 @@ import { DataSource, QueryRunner } from 'typeorm';
 import { createApp } from '../../src/app';
 import { loadConfig } from '../../src/config/config';
 import { dataSourceOptions, SessionBounds } from '../../src/database/data-source';
+import { allowLongStatements } from '../../src/database/long-statements';
+import { inTransaction } from '../../src/database/transaction';
 import { FormRecord } from '../../src/forms/forms.service';
 import { ResponseStatsRepository } from '../../src/responses/response-stats.repository';
 import { createForm, createResponses, createToken, createWorkspace, TestWorkspace } from '../factories';
@@ -209,6 +211,17 @@ describe('database faults', () => {
       let res: request.Response | undefined;
       for (let i = 0; i < 50 && res?.status !== 200; i++) res = await callTool(app, token, 'list_forms', {});
       expect(res?.status).toBe(200);
+    });
+
+    it('a path that legitimately runs long (deleting a big form) may, in its own transaction only', async () => {
+      const db = app.get(DataSource);
+      // 3.5 s: past the statement timeout (1 s) and past the client's own read timer (1 s + 2 s).
+      const long = 'SELECT pg_sleep(3.5)';
+      await inTransaction(db, async (tx) => {
+        await allowLongStatements(tx);
+        await tx.query(long);
+      });
+      await expect(app.get(DataSource).query(long)).rejects.toMatchObject({ code: '57014' });
     });
 
     it('a statement that runs past DATABASE_STATEMENT_TIMEOUT_MS answers 503 with Retry-After', async () => {
