@@ -1,6 +1,7 @@
 import { ErrorDetail, pointerSegment } from '../common/errors/api-error';
 import { newBlockId, newChoiceId } from '../common/ids';
 import { isStorableText } from '../common/validation/schema-validator';
+import type { Condition } from './conditions';
 
 /**
  * Block types, their settings and their answers: the one place that knows what each type takes.
@@ -22,12 +23,22 @@ export const BLOCK_TYPES = [
   'date',
   'yes_no',
   'statement',
+  'page_break',
 ] as const;
 export type BlockType = (typeof BLOCK_TYPES)[number];
 
 export const CHOICE_TYPES: readonly BlockType[] = ['multiple_choice', 'checkboxes', 'dropdown'];
 export const TEXT_TYPES: readonly BlockType[] = ['short_text', 'long_text', 'email', 'url', 'phone'];
 export const NUMERIC_TYPES: readonly BlockType[] = ['number', 'rating', 'linear_scale'];
+/** Types that take no answer: a statement (text only) and a page_break (starts a page). */
+export const NO_ANSWER_TYPES: readonly BlockType[] = ['statement', 'page_break'];
+export const takesAnswer = (type: BlockType) => !NO_ANSWER_TYPES.includes(type);
+
+/** A jump on a page_break: when `if` holds on leaving the page it closes, go to `to` (a later page_break's id) or "end". */
+export interface Jump {
+  if: Condition;
+  to: string;
+}
 
 export interface Choice {
   id: string;
@@ -44,18 +55,31 @@ export interface Block {
   choices?: Choice[];
   min?: number;
   max?: number;
+  /** Logic and refs (issue 25; see form-logic.ts): stored with the settings. */
+  ref?: string;
+  showIf?: Condition;
+  jumps?: Jump[];
+  minLabel?: string;
+  maxLabel?: string;
 }
 
 /** A block as a caller sends it: choices may be plain labels, ids are optional. */
 export interface BlockInput {
   id?: string;
   type: BlockType;
-  title: string;
+  /** Required, except on a page_break. */
+  title?: string;
   description?: string | null;
   required?: boolean;
   choices?: Array<string | { id?: string; label: string }>;
   min?: number;
   max?: number;
+  /** Checked by form-logic.ts (normalizeForm), which wraps normalizeBlocks. */
+  ref?: string | null;
+  showIf?: unknown;
+  jumps?: Array<{ if: unknown; to: string }>;
+  minLabel?: string;
+  maxLabel?: string;
 }
 
 /** Settings each type accepts beyond id, type, title, description and required. */
@@ -74,6 +98,7 @@ const SETTINGS: Record<BlockType, readonly ('choices' | 'min' | 'max')[]> = {
   date: [],
   yes_no: [],
   statement: [],
+  page_break: [],
 };
 
 export const MAX_BLOCKS = 200;
@@ -131,13 +156,16 @@ export function normalizeBlocks(
     }
     if (raw.type === 'statement' && raw.required)
       bad('required', 'a statement takes no answer, so it cannot be required');
+    if (raw.type === 'page_break' && raw.required)
+      bad('required', 'a page_break takes no answer, so it cannot be required');
+    if (raw.title === undefined && raw.type !== 'page_break') bad('title', 'is required');
 
     const block: Block = {
       id,
       type: raw.type,
-      title: raw.title,
+      title: raw.title ?? '',
       description: raw.description ?? null,
-      required: raw.type === 'statement' ? false : (raw.required ?? false),
+      required: takesAnswer(raw.type) ? (raw.required ?? false) : false,
     };
 
     switch (raw.type) {
@@ -230,7 +258,7 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const PHONE = /^\+?[0-9(][0-9 ()\-.]{3,38}[0-9]$/;
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
-function isBlank(value: unknown): boolean {
+export function isBlank(value: unknown): boolean {
   return (
     value === undefined ||
     value === null ||
@@ -278,12 +306,12 @@ export function validateAnswers(
     const path = `${basePath}/${pointerSegment(key)}`;
     if (!block)
       refuse(path, { api: 'this form has no block with this id', person: 'This form has no question with this id.' });
-    else if (block.type === 'statement' && !isBlank(answers[key]))
+    else if (!takesAnswer(block.type) && !isBlank(answers[key]))
       refuse(path, { api: 'a statement block takes no answer', person: 'This part of the form takes no answer.' });
   }
 
   for (const block of blocks) {
-    if (block.type === 'statement') continue;
+    if (!takesAnswer(block.type)) continue;
     const path = `${basePath}/${pointerSegment(block.id)}`;
     const value = answers[block.id];
     if (isBlank(value)) {

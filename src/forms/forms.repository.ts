@@ -14,7 +14,7 @@ type BlockRow = Pick<BlockEntity, 'id' | 'title' | 'description' | 'required' | 
 
 /** The columns of FormEntity, under its property names. */
 const FORM_COLUMNS = `f.id, f.public_id AS "publicId", f.workspace_id AS "workspaceId", f.title, f.description,
-  f.status, f.version, f.created_at AS "createdAt", f.updated_at AS "updatedAt", f.published_at AS "publishedAt",
+  f.status, f.hidden_fields AS "hiddenFields", f.version, f.created_at AS "createdAt", f.updated_at AS "updatedAt", f.published_at AS "publishedAt",
   f.closed_at AS "closedAt"`;
 
 /** Blocks in order, as one JSON value, so a form and its blocks cost one round trip. */
@@ -81,15 +81,22 @@ export class FormsRepository {
   /** Inserts a draft form; its id. */
   async insert(
     tx: EntityManager,
-    form: Pick<FormEntity, 'publicId' | 'workspaceId' | 'title' | 'description'>,
+    form: Pick<FormEntity, 'publicId' | 'workspaceId' | 'title' | 'description' | 'hiddenFields'>,
     createdAt?: Date,
   ): Promise<string> {
     const [{ id }] = await tx.query(
       // clock_timestamp(), not now(): forms made in one transaction still list in creation order.
-      `INSERT INTO forms (public_id, workspace_id, title, description, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, COALESCE($5::timestamptz, clock_timestamp()), COALESCE($5::timestamptz, clock_timestamp()))
+      `INSERT INTO forms (public_id, workspace_id, title, description, hidden_fields, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $6::jsonb, COALESCE($5::timestamptz, clock_timestamp()), COALESCE($5::timestamptz, clock_timestamp()))
        RETURNING id`,
-      [form.publicId, form.workspaceId, form.title, form.description, createdAt ?? null],
+      [
+        form.publicId,
+        form.workspaceId,
+        form.title,
+        form.description,
+        createdAt ?? null,
+        JSON.stringify(form.hiddenFields),
+      ],
     );
     return id;
   }
@@ -115,11 +122,17 @@ export class FormsRepository {
     );
   }
 
-  /** Sets the title and description, and bumps the version. */
-  async updateContent(tx: EntityManager, formId: string, title: string, description: string | null): Promise<void> {
+  /** Sets the title, description and hidden fields, and bumps the version. */
+  async updateContent(
+    tx: EntityManager,
+    formId: string,
+    title: string,
+    description: string | null,
+    hiddenFields: string[],
+  ): Promise<void> {
     await tx.query(
-      `UPDATE forms SET title = $2, description = $3, version = version + 1, updated_at = clock_timestamp() WHERE id = $1`,
-      [formId, title, description],
+      `UPDATE forms SET title = $2, description = $3, hidden_fields = $4::jsonb, version = version + 1, updated_at = clock_timestamp() WHERE id = $1`,
+      [formId, title, description, JSON.stringify(hiddenFields)],
     );
   }
 

@@ -8,7 +8,8 @@ import { newFormPublicId } from '../common/ids';
 import { currentManager, inTransaction } from '../database/transaction';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { AnswerLossCandidate, describeLoss, lossCandidates } from './answer-loss';
-import { BlockInput, blockView, normalizeBlocks } from './blocks';
+import { BlockInput } from './blocks';
+import { blocksView, checkHiddenFields, checkHiddenStillNamed, normalizeForm } from './form-logic';
 import { FormStatus } from './entities/form.entity';
 import { FormAnswers } from './form-answers';
 import { FormRecord, FormsRepository } from './forms.repository';
@@ -18,6 +19,8 @@ export interface FormInput {
   title: string;
   description?: string | null;
   blocks?: BlockInput[];
+  /** Names of the form's hidden fields (issue 25). */
+  hiddenFields?: string[];
 }
 
 export interface FormUpdate {
@@ -28,6 +31,8 @@ export interface FormUpdate {
   description?: string | null;
   /** The whole new block list; a block (or choice) keeps its answers by keeping its id. */
   blocks?: BlockInput[];
+  /** The whole new list of hidden fields; omitted: kept. */
+  hiddenFields?: string[];
   acceptAnswerLoss?: boolean;
 }
 
@@ -127,8 +132,11 @@ export class FormsService {
    * backdates it (the demo's history), else it is created now.
    */
   async create(workspaceId: string, input: FormInput, manager?: EntityManager, createdAt?: Date): Promise<FormRecord> {
-    const { blocks, details } = normalizeBlocks(input.blocks ?? []);
-    if (details.length) throw new ApiError('invalid_arguments', { message: 'Some blocks are not valid.', details });
+    const hiddenFields = input.hiddenFields ?? [];
+    const checked = normalizeForm(input.blocks ?? [], [], hiddenFields);
+    const details = [...checkHiddenFields(hiddenFields), ...checked.details];
+    if (details.length) throw invalidForm(details);
+    const blocks = checked.blocks;
     const run = async (tx: EntityManager) => {
       const publicId = newFormPublicId();
       const id = await this.repo.insert(
@@ -138,6 +146,7 @@ export class FormsService {
           workspaceId,
           title: input.title,
           description: input.description ?? null,
+          hiddenFields,
         },
         createdAt,
       );
@@ -171,13 +180,13 @@ export class FormsService {
         });
       }
       let discarded = 0;
+      const hiddenFields = input.hiddenFields ?? form.hiddenFields;
+      const hiddenDetails = input.hiddenFields ? checkHiddenFields(input.hiddenFields) : [];
+      // The rules are checked before any answer loss: acceptAnswerLoss does not lift a broken rule.
       if (input.blocks) {
-        const normalized = normalizeBlocks(input.blocks, form.blocks);
-        if (normalized.details.length)
-          throw new ApiError('invalid_arguments', {
-            message: 'Some blocks are not valid.',
-            details: normalized.details,
-          });
+        const normalized = normalizeForm(input.blocks, form.blocks, hiddenFields, form.hiddenFields);
+        const details = [...hiddenDetails, ...normalized.details];
+        if (details.length) throw invalidForm(details);
         const blocks = normalized.blocks;
         discarded = await this.handleAnswerLoss(
           tx,
@@ -186,12 +195,19 @@ export class FormsService {
           input.acceptAnswerLoss === true,
         );
         await this.repo.replaceBlocks(tx, form.id, blocks);
+      } else {
+        const details = [
+          ...hiddenDetails,
+          ...(input.hiddenFields ? checkHiddenStillNamed(form.blocks, hiddenFields) : []),
+        ];
+        if (details.length) throw invalidForm(details);
       }
       await this.repo.updateContent(
         tx,
         form.id,
         input.title ?? form.title,
         input.description !== undefined ? input.description : form.description,
+        hiddenFields,
       );
       await this.audit.record(tx, actor, 'form.update', form.publicId, {
         version: form.version + 1,
@@ -326,6 +342,24 @@ export function formView(f: FormRecord, withBlocks = false) {
     publishedAt: f.publishedAt?.toISOString() ?? null,
     closedAt: f.closedAt?.toISOString() ?? null,
   };
-  if (withBlocks) view.blocks = f.blocks.map(blockView);
+  if (withBlocks) {
+    // Only forms that have hidden fields show the list, so other forms read as they always did.
+    if (f.hiddenFields?.length) view.hiddenFields = f.hiddenFields;
+    view.blocks = blocksView(f.blocks);
+  }
   return view;
+}
+
+/** 400 invalid_arguments for a form whose blocks, rules or hidden fields do not hold. */
+function invalidForm(details: ErrorDetail[]): ApiError {
+  const rules = details.some((d) => /\/(showIf|jumps)(\/|$)|^\/hiddenFields/.test(d.path));
+  return new ApiError('invalid_arguments', {
+    message: rules ? 'Some blocks or rules are not valid.' : 'Some blocks are not valid.',
+    ...(rules
+      ? {
+          hint: 'Each detail points at the rule (showIf, jumps) or field to fix. A condition names only blocks before it (by ref or id) and hidden fields the form declares; a jump goes to a later page_break or "end".',
+        }
+      : {}),
+    details,
+  });
 }

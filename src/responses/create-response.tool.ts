@@ -9,8 +9,14 @@ const input = Type.Object(
     publicId: PublicId,
     answers: Type.Record(Type.String(), Type.Unknown(), {
       description:
-        'Answers by block id: a string for text types, a number for number, the chosen label (or choice id) for multiple_choice and dropdown, a list of them for checkboxes, an integer for rating and linear_scale, "YYYY-MM-DD" for date, true/false for yes_no.',
+        'Answers by block id or ref: a string for text types, a number for number, the chosen label (or choice id) for multiple_choice and dropdown, a list of them for checkboxes, an integer for rating and linear_scale, "YYYY-MM-DD" for date, true/false for yes_no.',
     }),
+    hidden: Type.Optional(
+      Type.Record(Type.String(), Type.String({ maxLength: 1000 }), {
+        description:
+          "Values of the form's hidden fields: { name: value } (names the form does not declare are refused). Conditions may test them.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -20,7 +26,7 @@ const output = ResponseSchema;
   name: 'create_response',
   title: 'Create a response',
   description:
-    "Stores a response to a form (scripted imports and tests; people answer on the form's page). Each answer is checked against its block; if any is invalid nothing is stored and details name each one. Works on drafts and closed forms too.",
+    "Stores a response to a form (scripted imports and tests; people answer on the form's page). Each answer is checked against its block; if any is invalid nothing is stored and details name each one. On a form with rules, answers follow their own path: required applies only to blocks shown, and an answer to a block the answers do not show (its showIf fails, or a jump skips its page) is refused, with a hint naming the rule. Works on drafts and closed forms too.",
   scope: 'responses:write',
   write: true,
   input,
@@ -30,6 +36,6 @@ export class CreateResponseTool implements ToolHandler<typeof input, typeof outp
   constructor(private readonly responses: ResponsesService) {}
 
   run(args: Static<typeof input>, ctx: ToolContext): Promise<Static<typeof output>> {
-    return this.responses.createAs(ctx.principal, args.publicId, args.answers);
+    return this.responses.createAs(ctx.principal, args.publicId, args.answers, args.hidden);
   }
 }

@@ -4,7 +4,7 @@ import { ApiError } from '../common/errors/api-error';
 import { StringEnum } from '../common/validation/schema-validator';
 import { pageArguments, pageFields } from '../tools/paging';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
-import { ResponseSchema } from './response.schemas';
+import { AnswersBy, ResponseSchema } from './response.schemas';
 import { ResponsesService } from './responses.service';
 
 const input = Type.Object(
@@ -20,6 +20,7 @@ const input = Type.Object(
     since: Type.Optional(
       Type.String({ format: 'date-time', description: 'Only responses submitted at or after this time.' }),
     ),
+    answersBy: Type.Optional(AnswersBy),
   },
   { additionalProperties: false },
 );
@@ -46,6 +47,7 @@ export class ListResponsesTool implements ToolHandler<typeof input, typeof outpu
       offset,
       order: args.order ?? 'oldest',
       since: args.since,
+      answersBy: args.answersBy,
     });
     return { total, offset, count: responses.length, responses };
   }

@@ -10,7 +10,8 @@ import { BUCKET_BITS, isoText } from './response-stats.repository';
 export type InsertedResponse = Pick<ResponseEntity, 'id' | 'submittedAt'>;
 
 /** A response as read. */
-export type ResponseRow = Pick<ResponseEntity, 'id' | 'submittedAt' | 'answers'>;
+export type ResponseRow = Pick<ResponseEntity, 'id' | 'submittedAt' | 'answers'> &
+  Partial<Pick<ResponseEntity, 'hidden'>>;
 
 /**
  * The response.created event a submission writes with its response: the event's webhook-id and
@@ -40,7 +41,7 @@ export class ResponsesRepository {
   async insert(
     m: EntityManager,
     form: { id: string; version: number },
-    response: { id: string; answers: Record<string, unknown> },
+    response: { id: string; answers: Record<string, unknown>; hidden?: Record<string, string>; shown?: string[] },
     opts: {
       source: string;
       submittedAt?: Date;
@@ -56,6 +57,8 @@ export class ResponsesRepository {
       opts.source,
       opts.submittedAt ?? null,
       response.id,
+      JSON.stringify(response.hidden ?? {}),
+      response.shown ? JSON.stringify(response.shown) : null,
     ];
     let event = '';
     if (opts.event) {
@@ -76,8 +79,8 @@ export class ResponsesRepository {
         m,
         `WITH f AS (SELECT id, workspace_id FROM forms WHERE id = $1 AND version = $2 ${opts.published ? `AND status = 'published'` : ''} FOR SHARE),
        r AS (
-         INSERT INTO responses (id, form_id, submitted_at, answers, source)
-         SELECT $6::uuid, f.id, COALESCE($5::timestamptz, clock_timestamp()), $3::jsonb, $4 FROM f
+         INSERT INTO responses (id, form_id, submitted_at, answers, source, hidden, shown)
+         SELECT $6::uuid, f.id, COALESCE($5::timestamptz, clock_timestamp()), $3::jsonb, $4, $7::jsonb, $8::jsonb FROM f
          RETURNING id, submitted_at)${event}${audit}
        SELECT id, submitted_at AS "submittedAt" FROM r`,
       ),
@@ -89,7 +92,7 @@ export class ResponsesRepository {
   /** A response of the form (undefined when there is none with this id). */
   async findOne(manager: EntityManager, formId: string, responseId: string): Promise<ResponseRow | undefined> {
     const [row] = await manager.query(
-      `SELECT id, submitted_at AS "submittedAt", answers FROM responses WHERE form_id = $1 AND id = $2`,
+      `SELECT id, submitted_at AS "submittedAt", answers, hidden FROM responses WHERE form_id = $1 AND id = $2`,
       [formId, responseId],
     );
     return row;
@@ -130,9 +133,9 @@ export class ResponsesRepository {
          SELECT bucket, before FROM (
            SELECT bucket, count, sum(count) OVER (ORDER BY bucket) - count AS before FROM response_buckets WHERE form_id = $1) b
           WHERE before + count > $2 ORDER BY bucket LIMIT 1)
-       SELECT r.id, r.submitted_at AS "submittedAt", r.answers
+       SELECT r.id, r.submitted_at AS "submittedAt", r.answers, r.hidden
          FROM loc CROSS JOIN LATERAL (
-           SELECT id, submitted_at, answers FROM responses
+           SELECT id, submitted_at, answers, hidden FROM responses
             WHERE form_id = $1 AND seq >= (loc.bucket << ${BUCKET_BITS}) ORDER BY seq OFFSET ($2 - loc.before) LIMIT $3) r`,
       [formId, start, count],
     );

@@ -7,14 +7,8 @@ import type { Principal } from '../common/access/principal';
 import { ApiError } from '../common/errors/api-error';
 import { currentManager, inTransaction } from '../database/transaction';
 import { IdempotencyService } from '../idempotency/idempotency.service';
-import {
-  AnswerWording,
-  answersView,
-  answersViewer,
-  CHOICE_TYPES,
-  NUMERIC_TYPES,
-  validateAnswers,
-} from '../forms/blocks';
+import { AnswerWording, answersViewer, Block, CHOICE_TYPES, NUMERIC_TYPES } from '../forms/blocks';
+import { CheckedResponse, validateResponse } from '../forms/form-logic';
 import { FormRecord, FormsService, notFoundForm } from '../forms/forms.service';
 import { ResponseStatsRepository } from './response-stats.repository';
 import { ResponseRow, ResponsesRepository } from './responses.repository';
@@ -27,7 +21,12 @@ export interface ResponseView {
   id: string;
   submittedAt: string;
   answers: Record<string, unknown>;
+  /** Hidden values, on responses of forms that declare hidden fields (or that carry some). */
+  hidden?: Record<string, string>;
 }
+
+/** How read tools key answers: by block id (default) or by ref (a block without a ref stays under its id). */
+export type AnswersBy = 'id' | 'ref';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -61,7 +60,7 @@ export class ResponsesService {
   async list(
     workspaceId: string,
     publicId: string,
-    opts: { limit: number; offset: number; order: 'oldest' | 'newest'; since?: string },
+    opts: { limit: number; offset: number; order: 'oldest' | 'newest'; since?: string; answersBy?: AnswersBy },
   ): Promise<{ total: number; responses: ResponseView[] }> {
     const form = await this.forms.get(workspaceId, publicId);
     // With `since`, the page covers the tail of the order that starts at its first response.
@@ -85,37 +84,44 @@ export class ResponsesService {
     const start = skipped + (opts.order === 'newest' ? total - opts.offset - count : opts.offset);
     const rows = await this.repo.readPage(currentManager(this.db), form.id, start, count);
     if (opts.order === 'newest') rows.reverse();
-    const view = answersViewer(form.blocks);
-    return {
-      total,
-      responses: rows.map((r) => ({ id: r.id, submittedAt: r.submittedAt.toISOString(), answers: view(r.answers) })),
-    };
+    const view = responseViewer(form, opts.answersBy);
+    return { total, responses: rows.map(view) };
   }
 
-  async get(workspaceId: string, publicId: string, responseId: string): Promise<ResponseView> {
-    return this.read(currentManager(this.db), await this.forms.get(workspaceId, publicId), responseId);
+  async get(workspaceId: string, publicId: string, responseId: string, answersBy?: AnswersBy): Promise<ResponseView> {
+    return this.read(currentManager(this.db), await this.forms.get(workspaceId, publicId), responseId, answersBy);
   }
 
-  private async read(manager: EntityManager, form: FormRecord, responseId: string): Promise<ResponseView> {
+  private async read(
+    manager: EntityManager,
+    form: FormRecord,
+    responseId: string,
+    answersBy?: AnswersBy,
+  ): Promise<ResponseView> {
     const row = UUID.test(responseId) ? await this.repo.findOne(manager, form.id, responseId) : undefined;
     if (!row) throw notFoundResponse(form.publicId, responseId);
-    return toView(form, row);
+    return responseViewer(form, answersBy)(row);
   }
 
   /**
    * create_response: validated like every submission and stored with its audit record, in one
    * statement. Works on a form in any state (imports); the respondent page takes published forms only.
    */
-  createAs(actor: Principal, publicId: string, answers: Record<string, unknown>): Promise<ResponseView> {
-    return this.store(publicId, answers, { source: 'api', actor });
+  createAs(
+    actor: Principal,
+    publicId: string,
+    answers: Record<string, unknown>,
+    hidden?: Record<string, string>,
+  ): Promise<ResponseView> {
+    return this.store(publicId, answers, { source: 'api', actor }, hidden);
   }
 
   /**
    * A submission from the respondent page (form post or JSON): the same validation as
    * create_response, but only a published form takes it.
    */
-  submit(publicId: string, answers: Record<string, unknown>): Promise<ResponseView> {
-    return this.store(publicId, answers, { source: 'web', published: true });
+  submit(publicId: string, answers: Record<string, unknown>, hidden?: Record<string, string>): Promise<ResponseView> {
+    return this.store(publicId, answers, { source: 'web', published: true }, hidden);
   }
 
   /**
@@ -136,25 +142,41 @@ export class ResponsesService {
     publicId: string,
     answers: Record<string, unknown>,
     how: { source: 'api' | 'web'; actor?: Principal; published?: boolean },
+    hidden?: Record<string, string>,
   ): Promise<ResponseView> {
     const workspaceId = how.actor?.workspace.id;
     // The respondent page's answers are read by the person filling in the form, not by a program.
     const wording: AnswerWording = how.source === 'web' ? 'person' : 'api';
-    const insert = async (m: EntityManager, form: FormRecord, stored: Record<string, unknown>) => {
+    const check = (form: FormRecord) => validateResponse(form, answers, hidden, { wording, source: how.source });
+    const insert = async (m: EntityManager, form: FormRecord, checked: CheckedResponse) => {
       const id = randomUUID();
-      const shown = answersView(form.blocks, stored);
+      const view = responseViewer(form)({
+        id,
+        submittedAt: new Date(0),
+        answers: checked.answers,
+        hidden: checked.hidden,
+      });
+      const refs = answeredRefs(form.blocks, checked.answers);
       const row = await this.repo.insert(
         m,
         form,
-        { id, answers: stored },
+        { id, answers: checked.answers, hidden: checked.hidden, shown: checked.shown },
         {
           source: how.source,
           published: how.published,
           audit: how.actor && this.audit.recordSql(how.actor, 'response.create', 'r', 'r.id::text', { form: publicId }),
-          event: { id: newEventId(), ...responseCreatedBody(form, { id, answers: shown }) },
+          event: {
+            id: newEventId(),
+            ...responseCreatedBody(form, {
+              id,
+              answers: view.answers,
+              ...(refs ? { refs } : {}),
+              ...(view.hidden ? { hidden: view.hidden } : {}),
+            }),
+          },
         },
       );
-      return row && { id: row.id, submittedAt: row.submittedAt.toISOString(), answers: shown };
+      return row && { ...view, submittedAt: row.submittedAt.toISOString() };
     };
     const known = this.forms.recent(publicId);
     if (
@@ -162,8 +184,8 @@ export class ResponsesService {
       (workspaceId === undefined || known.workspaceId === workspaceId) &&
       (!how.published || known.status === 'published')
     ) {
-      const { stored, details } = validateAnswers(known.blocks, answers, undefined, wording);
-      const response = details.length ? undefined : await insert(currentManager(this.db), known, stored);
+      const checked = check(known);
+      const response = checked.details.length ? undefined : await insert(currentManager(this.db), known, checked);
       if (response) return response;
     }
     return inTransaction(this.db, async (tx) => {
@@ -171,7 +193,7 @@ export class ResponsesService {
         ? await this.forms.lock(tx, workspaceId, publicId, 'SHARE')
         : await this.forms.getPublic(publicId, tx, 'SHARE');
       if (how.published && form.status !== 'published') throw notAccepting(form.status);
-      const response = await insert(tx, form, validated(form, answers, wording));
+      const response = await insert(tx, form, validated(check(form), wording));
       // Cannot happen: the form row is locked and was read after the lock.
       if (!response) throw new Error(`form ${form.id} changed under its lock`);
       return response;
@@ -243,18 +265,18 @@ export class ResponsesService {
   async create(
     form: FormRecord,
     answers: Record<string, unknown>,
-    opts: { source: 'api' | 'web' | 'import'; submittedAt?: Date },
+    opts: { source: 'api' | 'web' | 'import'; submittedAt?: Date; hidden?: Record<string, string> },
     tx?: EntityManager,
   ): Promise<ResponseView> {
-    const stored = validated(form, answers);
+    const checked = validated(validateResponse(form, answers, opts.hidden, { source: opts.source }));
     const row = await this.repo.insert(
       tx ?? currentManager(this.db),
       form,
-      { id: randomUUID(), answers: stored },
+      { id: randomUUID(), answers: checked.answers, hidden: checked.hidden, shown: checked.shown },
       opts,
     );
     if (!row) throw new Error(`form ${form.id} is gone or changed since it was read`);
-    return toView(form, { ...row, answers: stored });
+    return responseViewer(form)({ ...row, answers: checked.answers, hidden: checked.hidden });
   }
 }
 
@@ -285,14 +307,13 @@ function notFoundResponse(publicId: string, responseId: string): ApiError {
   });
 }
 
-/** The answers as stored (choice ids), or 400 invalid_arguments with a detail per answer that does not fit its block. */
-function validated(
-  form: FormRecord,
-  answers: Record<string, unknown>,
-  wording: AnswerWording = 'api',
-): Record<string, unknown> {
-  const { stored, details } = validateAnswers(form.blocks, answers, undefined, wording);
-  if (!details.length) return stored;
+/**
+ * A checked response (answers as stored: choice ids), or 400 invalid_arguments with a detail per
+ * answer (or hidden value) that does not fit, or that answers a block its path did not show.
+ */
+function validated(checked: CheckedResponse, wording: AnswerWording = 'api'): CheckedResponse {
+  const { details } = checked;
+  if (!details.length) return checked;
   throw new ApiError(
     'invalid_arguments',
     wording === 'person'
@@ -301,10 +322,40 @@ function validated(
           hint: 'Each entry in details names a question (by its block id) and says what to enter.',
           details,
         }
-      : { message: 'Some answers are not valid.', details },
+      : {
+          message: 'Some answers are not valid.',
+          ...(checked.notShown
+            ? {
+                hint: `Leave out answers to blocks these answers do not show (or change the answers that decide it): ${checked.notShown}.`,
+              }
+            : {}),
+          details,
+        },
   );
 }
 
-function toView(form: FormRecord, row: ResponseRow): ResponseView {
-  return { id: row.id, submittedAt: row.submittedAt.toISOString(), answers: answersView(form.blocks, row.answers) };
+/**
+ * Shows stored responses of a form: answers with labels, keyed by block id or (answersBy "ref")
+ * by ref where the block has one; hidden values on forms that declare hidden fields (or when the
+ * response carries some). Built once per form.
+ */
+function responseViewer(form: FormRecord, answersBy: AnswersBy = 'id'): (row: ResponseRow) => ResponseView {
+  const labelled = answersViewer(form.blocks);
+  const refs = new Map(form.blocks.filter((b) => b.ref).map((b) => [b.id, b.ref!]));
+  const byRef = answersBy === 'ref' && refs.size > 0;
+  const declared = (form.hiddenFields?.length ?? 0) > 0;
+  return (row) => {
+    let answers = labelled(row.answers);
+    if (byRef) answers = Object.fromEntries(Object.entries(answers).map(([id, v]) => [refs.get(id) ?? id, v]));
+    const view: ResponseView = { id: row.id, submittedAt: row.submittedAt.toISOString(), answers };
+    const hidden = row.hidden ?? {};
+    if (declared || Object.keys(hidden).length) view.hidden = hidden;
+    return view;
+  };
+}
+
+/** { blockId: ref } of the answered blocks that have a ref, for webhooks; undefined when none has. */
+function answeredRefs(blocks: Block[], answers: Record<string, unknown>): Record<string, string> | undefined {
+  const refs = blocks.filter((b) => b.ref && Object.hasOwn(answers, b.id)).map((b) => [b.id, b.ref!]);
+  return refs.length ? Object.fromEntries(refs) : undefined;
 }

@@ -1,4 +1,4 @@
-import { Block, NUMERIC_TYPES, TEXT_TYPES } from '../forms/blocks';
+import { Block, NUMERIC_TYPES, takesAnswer, TEXT_TYPES } from '../forms/blocks';
 
 /** How many of the latest answers a text block's summary shows. */
 export const LATEST_TEXTS = 5;
@@ -51,7 +51,7 @@ export function summaryFromStats(blocks: Block[], src: SummarySource): FormSumma
     firstSubmittedAt: src.first ? new Date(src.first).toISOString() : null,
     lastSubmittedAt: src.last ? new Date(src.last).toISOString() : null,
     blocks: blocks
-      .filter((b) => b.type !== 'statement')
+      .filter((b) => takesAnswer(b.type))
       .map((b) => {
         const answered = src.answered(b.id);
         const s: BlockSummary = {

@@ -36,12 +36,20 @@ export function eventBody(type: string, data: unknown, opts: { test?: boolean; a
  */
 export function responseCreatedBody(
   form: { publicId: string; title: string },
-  response: { id: string; answers: Record<string, unknown> },
+  response: {
+    id: string;
+    answers: Record<string, unknown>;
+    /** The ref of each answered block that has one: { blockId: ref } (only when there is one). */
+    refs?: Record<string, string>;
+    /** The response's hidden values (only on forms with hidden fields). */
+    hidden?: Record<string, string>;
+  },
   at = new Date(),
 ): { head: string; tail: string } {
   const formJson = JSON.stringify({ publicId: form.publicId, title: form.title });
+  const { id, ...rest } = response; // answers, then refs and hidden when present
   return {
-    head: `{"type":"response.created","timestamp":"${at.toISOString()}","data":{"form":${formJson},"response":{"id":${JSON.stringify(response.id)},"submittedAt":"`,
-    tail: `","answers":${JSON.stringify(response.answers)}}}}`,
+    head: `{"type":"response.created","timestamp":"${at.toISOString()}","data":{"form":${formJson},"response":{"id":${JSON.stringify(id)},"submittedAt":"`,
+    tail: `",${JSON.stringify(rest).slice(1)}}}`,
   };
 }

@@ -29,7 +29,13 @@ const leafFields = {
 };
 
 function level(depth: number): TSchema {
-  if (depth === 1) return Type.Object(leafFields, { additionalProperties: false });
+  if (depth === 1) {
+    // Combinators are taken here so that checkCondition refuses them with a message about depth.
+    const tooDeep = Type.Optional(
+      Type.Unknown({ description: `Not at this depth: conditions nest at most ${MAX_DEPTH} levels.` }),
+    );
+    return Type.Object({ ...leafFields, all: tooDeep, any: tooDeep, not: tooDeep }, { additionalProperties: false });
+  }
   const below = level(depth - 1);
   return Type.Object(
     {

@@ -36,6 +36,10 @@ export class FormEntity {
   @Column({ type: 'text', default: 'draft' })
   status: FormStatus;
 
+  /** Names of the form's hidden fields: values a response carries besides its answers (issue 25). */
+  @Column({ name: 'hidden_fields', type: 'jsonb', default: () => "'[]'" })
+  hiddenFields: string[];
+
   /** Bumped on every change; update_form can require the version the caller read. */
   @Column({ type: 'integer', default: 1 })
   version: number;

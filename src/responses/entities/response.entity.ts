@@ -31,6 +31,14 @@ export class ResponseEntity {
   @Column({ type: 'jsonb', default: () => "'{}'" })
   answers: Record<string, unknown>;
 
+  /** Values of the form's hidden fields the response came with: { name: value }. */
+  @Column({ type: 'jsonb', default: () => "'{}'" })
+  hidden: Record<string, string>;
+
+  /** Ids of the blocks its path showed; NULL on responses stored before forms had rules (all were shown). */
+  @Column({ type: 'jsonb', nullable: true })
+  shown: string[] | null;
+
   /** How it arrived: "api" (create_response), "web" (the respondent page), "import". */
   @Column({ type: 'text', default: 'api' })
   source: string;

@@ -1,0 +1,461 @@
+/**
+ * Forms that branch (issue 25): block refs, page breaks, showIf, jumps and hidden fields. Checks
+ * them when a form is saved (normalizeForm, around normalizeBlocks), shows them (blocksView), and
+ * computes the path a response takes through the form (walk), which decides which blocks were
+ * shown, so which answers are required, allowed and stored (validateResponse). The conditions
+ * themselves are the condition language's (./conditions).
+ */
+import { ErrorDetail, pointerSegment } from '../common/errors/api-error';
+import { isStorableText } from '../common/validation/schema-validator';
+import {
+  Block,
+  BlockInput,
+  blockView,
+  isBlank,
+  Jump,
+  AnswerWording,
+  normalizeBlocks,
+  takesAnswer,
+  validateAnswers,
+} from './blocks';
+import {
+  checkCondition,
+  Condition,
+  conditionView,
+  describeCondition,
+  evaluate,
+  Facts,
+  namesOf,
+  Subjects,
+} from './conditions';
+
+/** A block ref or a hidden field's name. Refs never start with b_, so a ref never looks like a block id. */
+export const REF_PATTERN = '^[a-z][a-z0-9_]{0,63}$';
+const REF = new RegExp(REF_PATTERN);
+export const MAX_HIDDEN_FIELDS = 20;
+export const MAX_JUMPS = 20;
+/** Longest value of a hidden field. */
+export const MAX_HIDDEN_VALUE = 1000;
+const LABEL_TYPES = ['rating', 'linear_scale'];
+
+function refProblem(name: string): string | undefined {
+  if (!REF.test(name)) return `must match ${REF_PATTERN} (lower-case letters, digits and _, starting with a letter)`;
+  if (name.startsWith('b_')) return 'must not start with b_ (block ids do)';
+  return undefined;
+}
+
+/** A hidden field list as saved: names like refs, unique, at most MAX_HIDDEN_FIELDS. */
+export function checkHiddenFields(names: string[], path = '/hiddenFields'): ErrorDetail[] {
+  const details: ErrorDetail[] = [];
+  if (names.length > MAX_HIDDEN_FIELDS)
+    details.push({ path, message: `must have at most ${MAX_HIDDEN_FIELDS} hidden fields` });
+  const seen = new Set<string>();
+  names.forEach((name, i) => {
+    const problem = refProblem(name) ?? (seen.has(name) ? `"${name}" appears twice` : undefined);
+    if (problem) details.push({ path: `${path}/${i}`, message: problem });
+    seen.add(name);
+  });
+  return details;
+}
+
+/**
+ * Checks a form's blocks as saved, with their refs and rules: normalizeBlocks (types, settings,
+ * ids), then refs (format, unique; in an update, a block sent with a known ref and no id is that
+ * block, and a block sent without ref keeps its ref, `ref: null` removes it), end labels, and the
+ * rules: showIf on any block, jumps on page_breaks only, each condition naming only blocks before
+ * it and type-checked against them, each jump going forward to a later page_break or "end".
+ * `previous` and `previousHidden` are the form before an update: a rule that names a block, a
+ * choice or a hidden field the update removes (or a block it retypes) is refused at the rule's
+ * path with a message that says so, unless the same update changes the rule.
+ */
+export function normalizeForm(
+  input: BlockInput[],
+  previous: Block[],
+  hiddenFields: string[],
+  previousHidden: string[] = [],
+  basePath = '/blocks',
+): { blocks: Block[]; details: ErrorDetail[] } {
+  const details: ErrorDetail[] = [];
+  const bad = (path: string, message: string) => details.push({ path, message });
+
+  // A block sent with a known ref and no id is that block.
+  const previousByRef = new Map(previous.filter((b) => b.ref).map((b) => [b.ref!, b]));
+  const claimed = new Set(input.flatMap((b) => (b.id ? [b.id] : [])));
+  const prepared = input.map((raw) => {
+    if (raw.id !== undefined || typeof raw.ref !== 'string') return raw;
+    const known = previousByRef.get(raw.ref);
+    if (!known || claimed.has(known.id)) return raw;
+    claimed.add(known.id);
+    return { ...raw, id: known.id };
+  });
+  const normalized = normalizeBlocks(prepared, previous, basePath);
+  details.push(...normalized.details);
+  const blocks = normalized.blocks;
+  const previousById = new Map(previous.map((b) => [b.id, b]));
+
+  const refs = new Set<string>();
+  prepared.forEach((raw, i) => {
+    const block = blocks[i];
+    const path = `${basePath}/${i}`;
+    const ref =
+      raw.ref === null ? undefined : (raw.ref ?? (raw.id !== undefined ? previousById.get(raw.id)?.ref : undefined));
+    if (ref !== undefined) {
+      const problem =
+        refProblem(ref) ?? (refs.has(ref) ? `"${ref}" is the ref of another block of this form` : undefined);
+      if (problem) bad(`${path}/ref`, problem);
+      refs.add(ref);
+      block.ref = ref;
+    }
+    for (const label of ['minLabel', 'maxLabel'] as const) {
+      if (raw[label] === undefined) continue;
+      if (!LABEL_TYPES.includes(raw.type)) bad(`${path}/${label}`, `is not a setting of ${raw.type} blocks`);
+      else block[label] = raw[label];
+    }
+  });
+
+  // Rules name blocks by id or ref; only blocks before the rule.
+  const indexOf = new Map<string, number>();
+  blocks.forEach((b, i) => {
+    indexOf.set(b.id, i);
+    if (b.ref) indexOf.set(b.ref, i);
+  });
+  const previousKeys = new Map<string, Block>();
+  for (const b of previous) {
+    previousKeys.set(b.id, b);
+    if (b.ref) previousKeys.set(b.ref, b);
+  }
+  const hidden = new Set(hiddenFields);
+  const removed = (b: Block) =>
+    `names the block "${b.title}" (${b.ref ?? b.id}), which this update removes; change or remove this rule in the same update`;
+  const subjectsAt = (at: number): Subjects => ({
+    block(key) {
+      const j = indexOf.get(key);
+      if (j === undefined) {
+        const gone = previousKeys.get(key);
+        return { error: gone ? removed(gone) : 'is not the id or ref of a block of this form' };
+      }
+      if (j === at) return { error: 'a rule cannot name its own block' };
+      if (j > at)
+        return {
+          error: `names "${blocks[j].title}", which comes after this rule; a condition may only name blocks before it`,
+        };
+      return blocks[j];
+    },
+    hidden(name) {
+      if (hidden.has(name)) return true;
+      if (previousHidden.includes(name))
+        return {
+          error: `the hidden field "${name}" is removed by this update; change or remove this rule in the same update`,
+        };
+      return {
+        error: `is not a hidden field of this form; declare it in hiddenFields (${hiddenFields.join(', ') || 'none yet'})`,
+      };
+    },
+    note(blockId, problem) {
+      const before = previousById.get(blockId);
+      const now = blocks[indexOf.get(blockId)!];
+      if (!before || !now) return undefined;
+      if (before.type !== now.type) return `this update changes it from ${before.type} to ${now.type}`;
+      if (problem.choice !== undefined) {
+        const choice = before.choices?.find((c) => c.id === problem.choice || c.label === problem.choice);
+        if (choice && !now.choices?.some((c) => c.id === choice.id))
+          return `this update removes the choice "${choice.label}"`;
+      }
+      return undefined;
+    },
+  });
+
+  prepared.forEach((raw, i) => {
+    const block = blocks[i];
+    const path = `${basePath}/${i}`;
+    if (raw.showIf !== undefined) {
+      const { condition, details: d } = checkCondition(raw.showIf, subjectsAt(i), `${path}/showIf`);
+      details.push(...d);
+      if (condition) block.showIf = condition;
+    }
+    if (raw.jumps === undefined) return;
+    if (raw.type !== 'page_break') {
+      bad(`${path}/jumps`, 'only a page_break takes jumps (applied when leaving the page it closes)');
+      return;
+    }
+    if (raw.jumps.length > MAX_JUMPS) bad(`${path}/jumps`, `must have at most ${MAX_JUMPS} jumps`);
+    const jumps: Jump[] = [];
+    raw.jumps.forEach((jump, j) => {
+      const at = `${path}/jumps/${j}`;
+      const { condition, details: d } = checkCondition(jump.if, subjectsAt(i), `${at}/if`);
+      details.push(...d);
+      let to: string | undefined;
+      if (jump.to === 'end') to = 'end';
+      else {
+        const k = indexOf.get(jump.to);
+        const gone = k === undefined ? previousKeys.get(jump.to) : undefined;
+        if (gone) bad(`${at}/to`, removed(gone));
+        else if (k === undefined || blocks[k].type !== 'page_break')
+          bad(`${at}/to`, 'must be "end" or the ref or id of a later page_break of this form');
+        else if (k <= i) bad(`${at}/to`, `jumps only go forward: "${jump.to}" is not after this page_break`);
+        else to = blocks[k].id;
+      }
+      if (condition && to) jumps.push({ if: condition, to });
+    });
+    block.jumps = jumps;
+  });
+  return { blocks, details };
+}
+
+/**
+ * An update that changes hiddenFields but not the blocks: the stored rules must not name a hidden
+ * field it removes.
+ */
+export function checkHiddenStillNamed(blocks: Block[], hiddenFields: string[]): ErrorDetail[] {
+  const details: ErrorDetail[] = [];
+  blocks.forEach((b, i) => {
+    const rules: Array<[string, Condition]> = [];
+    if (b.showIf) rules.push([`/blocks/${i}/showIf`, b.showIf]);
+    b.jumps?.forEach((j, k) => rules.push([`/blocks/${i}/jumps/${k}/if`, j.if]));
+    for (const [at, rule] of rules) {
+      for (const name of namesOf(rule).hidden) {
+        if (!hiddenFields.includes(name))
+          details.push({
+            path: '/hiddenFields',
+            message: `the hidden field "${name}" is named by the rule at ${at}; change or remove that rule in the same update (send blocks)`,
+          });
+      }
+    }
+  });
+  return details;
+}
+
+/** A form's blocks in the API's shape: blockView plus ref, rules (naming blocks by ref where they have one) and end labels. */
+export function blocksView(blocks: Block[]): Array<Record<string, unknown>> {
+  const name = nameOf(blocks);
+  return blocks.map((b) => {
+    const { id, ...rest } = blockView(b);
+    const view: Record<string, unknown> = { id, ...(b.ref ? { ref: b.ref } : {}), ...rest };
+    if (b.type === 'page_break' && !b.title) delete view.title;
+    if (b.minLabel !== undefined) view.minLabel = b.minLabel;
+    if (b.maxLabel !== undefined) view.maxLabel = b.maxLabel;
+    if (b.showIf) view.showIf = conditionView(b.showIf, name);
+    if (b.jumps)
+      view.jumps = b.jumps.map((j) => ({ if: conditionView(j.if, name), to: j.to === 'end' ? 'end' : name(j.to) }));
+    return view;
+  });
+}
+
+/** Names blocks as callers see them: by ref where the block has one, else by id. */
+export function nameOf(blocks: Block[]): (blockId: string) => string {
+  const refs = new Map(blocks.filter((b) => b.ref).map((b) => [b.id, b.ref!]));
+  return (id) => refs.get(id) ?? id;
+}
+
+/** Whether the form has any rule: without one, every block is shown and walk() is not needed. */
+export function hasLogic(blocks: Block[]): boolean {
+  return blocks.some((b) => b.showIf !== undefined || (b.jumps !== undefined && b.jumps.length > 0));
+}
+
+/** The path of a response: the blocks shown (in form order) and, for each block not shown, why. */
+export interface Path {
+  shown: Set<string>;
+  why: Map<string, string>;
+}
+
+/**
+ * The one function that computes a response's path from its answers (stored values, by block id)
+ * and hidden values. Pages are the runs of blocks between page_breaks. A page starting at a
+ * page_break whose showIf does not hold is skipped (its blocks not shown, its own jumps not
+ * taken); a block is shown when its page is and its showIf holds; a condition sees only blocks
+ * already shown (a block not shown counts as not answered). On leaving a page, the jumps of the
+ * page_break that closes it are tried in order: the first that holds goes to the page starting at
+ * its `to` (the pages between are skipped) or ends the form ("end"); else the next page follows.
+ */
+export function walk(
+  blocks: Block[],
+  answer: (blockId: string) => unknown,
+  hidden: (name: string) => string | undefined,
+): Path {
+  const shown = new Set<string>();
+  const why = new Map<string, string>();
+  if (!hasLogic(blocks)) {
+    for (const b of blocks) shown.add(b.id);
+    return { shown, why };
+  }
+  const name = nameOf(blocks);
+  const facts: Facts = { answer: (id) => (shown.has(id) ? answer(id) : undefined), hidden };
+  const label = (b: Block) => (b.title ? `"${b.title}" (${name(b.id)})` : name(b.id));
+  const indexOf = new Map(blocks.map((b, i) => [b.id, i]));
+  const nextBreak = (from: number) => {
+    let k = from;
+    while (k < blocks.length && blocks[k].type !== 'page_break') k++;
+    return k;
+  };
+  const skip = (from: number, to: number, reason: string) => {
+    for (let k = from; k < to; k++) if (!why.has(blocks[k].id)) why.set(blocks[k].id, reason);
+  };
+
+  let i = 0;
+  while (i < blocks.length) {
+    let start = i;
+    if (blocks[i].type === 'page_break') {
+      const pb = blocks[i];
+      const end = nextBreak(i + 1);
+      if (pb.showIf && !evaluate(pb.showIf, facts)) {
+        skip(
+          i,
+          end,
+          `it is on the page starting at ${label(pb)}, shown only when ${describeCondition(pb.showIf, name)}`,
+        );
+        i = end;
+        continue;
+      }
+      shown.add(pb.id);
+      start = i + 1;
+    }
+    const end = nextBreak(start);
+    for (let k = start; k < end; k++) {
+      const b = blocks[k];
+      if (b.showIf && !evaluate(b.showIf, facts))
+        why.set(b.id, `${label(b)} is shown only when ${describeCondition(b.showIf, name)}`);
+      else shown.add(b.id);
+    }
+    if (end >= blocks.length) break;
+    const closing = blocks[end];
+    let next = end;
+    for (const jump of closing.jumps ?? []) {
+      if (!evaluate(jump.if, facts)) continue;
+      const rule = `the jump at ${label(closing)} when ${describeCondition(jump.if, name)}`;
+      if (jump.to === 'end') {
+        skip(end, blocks.length, `${rule} ends the form before it`);
+        next = blocks.length;
+      } else {
+        next = indexOf.get(jump.to)!;
+        skip(end, next, `${rule} goes past it to ${label(blocks[next])}`);
+      }
+      break;
+    }
+    i = next;
+  }
+  return { shown, why };
+}
+
+/** A response checked against its form: what to store, or the details of what is refused. */
+export interface CheckedResponse {
+  answers: Record<string, unknown>;
+  hidden: Record<string, string>;
+  /** Ids of the blocks shown, in form order. */
+  shown: string[];
+  details: ErrorDetail[];
+  /** Why answers to blocks not shown are refused (the first one), for the error's hint. */
+  notShown?: string;
+}
+
+/**
+ * Validates a response against the path its own answers and hidden values produce: answers are
+ * keyed by block id or ref; `required` applies to shown blocks only; an answer to a block not
+ * shown is refused ('api', at its path, saying which rule hid it) or dropped ('web': a person who
+ * went back and changed an earlier answer must not be blocked by a stale value); unknown hidden
+ * field names are refused ('api') or ignored ('web': utm tags must not break a page). Details
+ * point at the key the caller used. Without rules or hidden fields this is validateAnswers.
+ */
+export function validateResponse(
+  form: { blocks: Block[]; hiddenFields?: string[] },
+  answers: Record<string, unknown>,
+  hiddenInput: Record<string, unknown> | undefined,
+  opts: { wording?: AnswerWording; source?: 'api' | 'web' | 'import' } = {},
+): CheckedResponse {
+  const wording = opts.wording ?? 'api';
+  const lenient = opts.source === 'web';
+  const blocks = form.blocks;
+  const details: ErrorDetail[] = [];
+
+  // Answers by ref become answers by id; details go back to the key the caller used.
+  const byRef = new Map(blocks.filter((b) => b.ref).map((b) => [b.ref!, b.id]));
+  let byId = answers;
+  const keyOf = new Map<string, string>();
+  if (byRef.size) {
+    byId = {};
+    for (const [key, value] of Object.entries(answers)) {
+      const id = byRef.get(key) ?? key;
+      if (id !== key && Object.hasOwn(answers, id)) {
+        details.push({
+          path: `/answers/${pointerSegment(key)}`,
+          message: `answers the block ${id} a second time (once by id, once by ref)`,
+        });
+        continue;
+      }
+      if (id !== key) keyOf.set(id, key);
+      byId[id] = value;
+    }
+  }
+
+  const hidden: Record<string, string> = {};
+  const declared = new Set(form.hiddenFields ?? []);
+  for (const [name, value] of Object.entries(hiddenInput ?? {})) {
+    const path = `/hidden/${pointerSegment(name)}`;
+    if (!declared.has(name)) {
+      if (!lenient)
+        details.push({
+          path,
+          message: `is not a hidden field of this form (its hidden fields: ${[...declared].join(', ') || 'none'})`,
+        });
+      continue;
+    }
+    if (typeof value !== 'string') details.push({ path, message: 'must be a string' });
+    else if (value.length > MAX_HIDDEN_VALUE)
+      details.push({ path, message: `must be at most ${MAX_HIDDEN_VALUE} characters` });
+    else if (!isStorableText(value))
+      details.push({ path, message: 'must be well-formed text (no NUL character, no lone surrogate)' });
+    else if (value !== '') hidden[name] = value;
+  }
+
+  let checked: { stored: Record<string, unknown>; details: ErrorDetail[] };
+  let shownIds: string[];
+  let notShown: string | undefined;
+  if (!hasLogic(blocks)) {
+    checked = validateAnswers(blocks, byId, '/answers', wording);
+    shownIds = blocks.map((b) => b.id);
+  } else {
+    // The path from the answers that fit their blocks, then the answers against the path.
+    const loose = validateAnswers(
+      blocks.map((b) => ({ ...b, required: false })),
+      byId,
+      '/answers',
+      wording,
+    ).stored;
+    const path = walk(
+      blocks,
+      (id) => loose[id],
+      (name) => hidden[name],
+    );
+    const onPath: Record<string, unknown> = {};
+    const blockIds = new Set(blocks.map((b) => b.id));
+    for (const [id, value] of Object.entries(byId)) {
+      if (!blockIds.has(id) || path.shown.has(id)) onPath[id] = value;
+      else if (!isBlank(value) && !lenient) {
+        const reason = path.why.get(id) ?? 'it is not on the path of these answers';
+        notShown ??= reason;
+        details.push({
+          path: `/answers/${pointerSegment(id)}`,
+          message: `was not shown, so it takes no answer: ${reason}`,
+        });
+      }
+    }
+    checked = validateAnswers(
+      blocks.filter((b) => path.shown.has(b.id)),
+      onPath,
+      '/answers',
+      wording,
+    );
+    shownIds = blocks.filter((b) => path.shown.has(b.id)).map((b) => b.id);
+  }
+  details.push(...checked.details);
+  if (keyOf.size) {
+    for (const d of details) {
+      const m = /^\/answers\/(.*)$/.exec(d.path);
+      const key = m && keyOf.get(m[1].replace(/~1/g, '/').replace(/~0/g, '~'));
+      if (key) d.path = `/answers/${pointerSegment(key)}`;
+    }
+  }
+  return { answers: checked.stored, hidden, shown: shownIds, details, notShown };
+}
+
+/** Ids of the blocks that take an answer (for summaries of what was shown). */
+export const answerable = (blocks: Block[]) => blocks.filter((b) => takesAnswer(b.type));
