@@ -119,7 +119,7 @@ export interface UnstorableTextOptions {
  * The one check, as a preValidation hook: it runs once the route is known and the body read,
  * before any guard or handler, on every route and every part of the input but those a route checks
  * itself (UnstorableTextOptions.checkedByRoute). A refusal is a 400 in the surface's own format: the JSON envelope (invalid_arguments, details naming where), or an
- * HTML page. (The OAuth server's endpoints read their own bodies, before Fastify: oauth-provider.ts
+ * HTML page. (The OAuth server's endpoints read their own bodies, before Fastify: oauth/unstorable-input.ts
  * checks those with the same unstorableTextDetails.)
  */
 export function refuseUnstorableText(options: UnstorableTextOptions): preValidationHookHandler {
