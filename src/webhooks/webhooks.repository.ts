@@ -66,7 +66,8 @@ SELECT d.id, d.endpoint_id, d.event_id, d.event_type, CASE d.status WHEN 'paused
  * submittedAt, not its answers. Of those not yet delivered, a response.created is not sent at all
  * (failed, with an attempt saying why: the receiver would get answers that no longer exist, and
  * has nothing of the response to delete); a response.deleted is sent, redacted (the receiver must
- * still hear of the deletion to delete its own copy).
+ * still hear of the deletion to delete its own copy). One whose attempt is under way (claimed) is
+ * left to its attempt, which records what came of it; should it be retried, it is sent redacted.
  *
  * They are found through the workspace's endpoints (at most 20) and IDX_webhook_deliveries_endpoint
  * (endpoint_id, created_at) from the time of the response or form on: no index on what a payload
@@ -75,9 +76,10 @@ SELECT d.id, d.endpoint_id, d.event_id, d.event_type, CASE d.status WHEN 'paused
  */
 function redactSql(since: string, match: string, reason: string): string {
   return `WITH found AS (
-  SELECT d.id, d.event_type = 'response.created' AND d.status IN ('pending', 'paused') AS cancel
+  SELECT d.id, d.event_type = 'response.created' AND d.status IN ('pending', 'paused')
+              AND (d.claimed_until IS NULL OR d.claimed_until <= now()) AS cancel
     FROM webhook_endpoints e CROSS JOIN LATERAL (
-      SELECT d.id, d.event_type, d.status FROM webhook_deliveries d
+      SELECT d.id, d.event_type, d.status, d.claimed_until FROM webhook_deliveries d
        WHERE d.endpoint_id = e.id
          AND d.created_at >= COALESCE(${since} - interval '1 minute', '-infinity')
          AND d.event_type IN ('response.created', 'response.deleted') AND d.redacted IS NULL

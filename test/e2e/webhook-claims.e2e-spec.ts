@@ -31,7 +31,7 @@ function* nodes(node: PlanNode): Generator<PlanNode> {
  * the drain after an outage would otherwise slow to a crawl. Runs on tables of its own (a schema
  * made for it), so that no instance of another test claims these rows.
  */
-/** The caps the loop claims with: 4 in flight per endpoint, 32 per workspace, a window of 256 due rows. */
+/** Caps to claim with (the loop has its own constants): 4 in flight per endpoint, 32 per workspace, a window of 256 due rows. */
 const CAPS = { perEndpoint: 4, perWorkspace: 32, window: 256 };
 const NOTHING_IN_FLIGHT: InFlight = { byEndpoint: new Map(), byWorkspace: new Map() };
 /** CLAIM_SQL's parameters for a batch of 64 with leases of `lease` seconds, as an instance with nothing in flight claims it. */
