@@ -25,6 +25,7 @@ const STYLE = `
   .summary > :first-child, .notice > :first-child { margin-top: 0; } .summary > :last-child, .notice > :last-child { margin-bottom: 0; }
   legend { padding: 0; } .muted { color: #4a5263; }
   fieldset label.option { display: flex; align-items: center; gap: .5rem; margin: 0 0 .5rem; } label.option input { margin: 0; flex: none; }
+  .decide { display: grid; grid-template-columns: max-content max-content; gap: 0 .75rem; } .decide > form:first-child { display: contents; } .decide fieldset { grid-column: 1 / -1; }
   .summary li { margin-bottom: .5rem; } .summary .question { font-weight: 600; } .summary .problem { display: block; }
   .scale { display: grid; grid-template-columns: repeat(auto-fill, minmax(2.75rem, 1fr)); gap: .5rem; }
   fieldset .scale label { margin: 0; flex-direction: column; align-items: center; gap: .1rem; padding: .3rem 0; border: 1px solid #d5d9e2; border-radius: 4px; }

@@ -94,11 +94,17 @@ ${error ? `<div class="summary" role="alert"><p>${esc(error)}</p></div>` : ''}
 <ul>${words}</ul>
 <p class="desc">It acts with your role in the workspace you choose, and never more. You can disconnect it at any time.</p>
 <p>Whether you allow or deny, you will be sent back to <strong>${esc(redirectHost(redirectUri))}</strong>. If you do not know that address, deny.</p>
+<div class="decide">
 <form method="post" action="/oauth/interaction/${esc(uid)}/confirm">
 <input type="hidden" name="csrf" value="${esc(csrf)}">
 <fieldset class="field" role="radiogroup"><legend>Workspace</legend>${choices}</fieldset>
-<div class="actions"><button type="submit">Allow</button><button type="submit" class="secondary" formaction="/oauth/interaction/${esc(uid)}/abort">Deny</button></div>
-</form>`,
+<button type="submit">Allow</button>
+</form>
+<form method="post" action="/oauth/interaction/${esc(uid)}/abort">
+<input type="hidden" name="csrf" value="${esc(csrf)}">
+<button type="submit" class="secondary">Deny</button>
+</form>
+</div>`,
   );
 }
 
