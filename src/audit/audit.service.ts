@@ -19,6 +19,11 @@ export class AuditService {
     await this.repo.insert(tx, { ...this.event(principal, action, details), subjectId });
   }
 
+  /** Records an event whose actor is not a request's principal (the authorization server acting for an app, say). */
+  async recordAs(tx: EntityManager, record: Omit<AuditRecord, 'requestId'>): Promise<void> {
+    await this.repo.insert(tx, { ...record, requestId: currentRequestContext()?.requestId ?? null });
+  }
+
   /** Records a change made on the settings pages by the signed-in person `userId`. */
   async recordSession(
     manager: EntityManager,

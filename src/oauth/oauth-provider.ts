@@ -19,9 +19,28 @@ import { sharedSecret } from './shared-secret';
 
 export type Provider = ProviderType;
 
-/** Holds the authorization server once it is built (the app runs without it where it is not mounted). */
+/**
+ * Holds the authorization server once it is built (the app runs without it where it is not
+ * mounted). Services built before it (Nest's providers) hear of it through onMount.
+ */
 export class OAuthProviderRef {
-  provider?: Provider;
+  private current?: Provider;
+  private readonly mounted: Array<(provider: Provider) => void> = [];
+
+  get provider(): Provider | undefined {
+    return this.current;
+  }
+
+  set provider(provider: Provider | undefined) {
+    this.current = provider;
+    if (provider) for (const listener of this.mounted) listener(provider);
+  }
+
+  /** Calls `listener` with the server when it is mounted (at once if it already is). */
+  onMount(listener: (provider: Provider) => void): void {
+    this.mounted.push(listener);
+    if (this.current) listener(this.current);
+  }
 }
 
 /**

@@ -125,13 +125,34 @@ export class OAuthRepository {
   async upsertGrant(
     manager: EntityManager,
     grant: Pick<OAuthGrantEntity, 'grantId' | 'workspaceId' | 'userId' | 'clientId' | 'clientName' | 'scopes'>,
-  ): Promise<void> {
-    await manager.query(
+  ): Promise<boolean> {
+    const rows = (await manager.query(
       `INSERT INTO oauth_grants (grant_id, workspace_id, user_id, client_id, client_name, scopes) VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (grant_id) DO UPDATE SET scopes = EXCLUDED.scopes
-        WHERE oauth_grants.workspace_id = EXCLUDED.workspace_id AND oauth_grants.revoked_at IS NULL`,
+        WHERE oauth_grants.workspace_id = EXCLUDED.workspace_id AND oauth_grants.revoked_at IS NULL
+       RETURNING grant_id`,
       [grant.grantId, grant.workspaceId, grant.userId, grant.clientId, grant.clientName, grant.scopes],
+    )) as unknown[];
+    return rows.length > 0;
+  }
+
+  /** A grant as the audit log names it: its workspace, person, app and scopes, and whether it is revoked. */
+  async grantForAudit(
+    manager: EntityManager,
+    grantId: string,
+  ): Promise<
+    | (Pick<OAuthGrantEntity, 'workspaceId' | 'userId' | 'clientId' | 'clientName' | 'scopes' | 'revokedAt'> & {
+        email: string;
+      })
+    | undefined
+  > {
+    const [row] = await manager.query(
+      `SELECT g.workspace_id AS "workspaceId", g.user_id AS "userId", g.client_id AS "clientId",
+              g.client_name AS "clientName", g.scopes, g.revoked_at AS "revokedAt", u.email
+         FROM oauth_grants g JOIN users u ON u.id = g.user_id WHERE g.grant_id = $1`,
+      [grantId],
     );
+    return row;
   }
 
   async findGrant(

@@ -7,6 +7,8 @@ import { ApiError } from '../common/errors/api-error';
 import { WorkspacesService } from '../workspaces/workspaces.service';
 import { inBatches } from '../database/in-batches';
 import { currentManager, inTransaction } from '../database/transaction';
+import { AuditService } from '../audit/audit.service';
+import { OAuthProviderRef } from './oauth-provider';
 import { OAuthRepository, PURGE_BATCH } from './oauth.repository';
 import { sharedSecret } from './shared-secret';
 import { hashPassword, MIN_PASSWORD_LENGTH, verifyPassword } from './passwords';
@@ -49,9 +51,20 @@ export class OAuthService implements OnModuleInit, OnModuleDestroy {
     @InjectDataSource() private readonly db: DataSource,
     private readonly repo: OAuthRepository,
     private readonly workspaces: WorkspacesService,
+    private readonly audit: AuditService,
+    private readonly providerRef: OAuthProviderRef,
   ) {}
 
   onModuleInit() {
+    // oidc-provider revokes a whole grant by itself (a revoked refresh token, a reused one): its
+    // workspace's audit log records that too. The event comes once per revocation, after it.
+    this.providerRef.onMount((provider) =>
+      provider.on('grant.revoked', (_ctx: unknown, grantId: string) => {
+        this.recordRevokedByServer(grantId).catch((err: Error) =>
+          this.logger.warn(`could not record the revocation of a grant in the audit log: ${err.message}`),
+        );
+      }),
+    );
     // Once at start, then every PURGE_EVERY_MS, on every instance (the deletes are idempotent).
     const run = () => {
       this.purging ??= this.purge()
@@ -160,7 +173,46 @@ export class OAuthService implements OnModuleInit, OnModuleDestroy {
     clientName: string | null;
     scopes: string[];
   }) {
-    await this.repo.upsertGrant(currentManager(this.db), grant);
+    // The consent and its audit record (app.connect: who, which app, which scopes; the workspace is
+    // the record's) commit together, every query on the transaction's own connection.
+    await inTransaction(this.db, async (tx) => {
+      if (!(await this.repo.upsertGrant(tx, grant))) return;
+      const who = await this.repo.grantForAudit(tx, grant.grantId);
+      await this.audit.recordSession(tx, grant.workspaceId, grant.userId, 'app.connect', grant.grantId, {
+        app: grant.clientName ?? grant.clientId,
+        clientId: grant.clientId,
+        person: who?.email ?? null,
+        scopes: grant.scopes,
+      });
+    });
+  }
+
+  /**
+   * Records, in its workspace's audit log, a grant the authorization server revoked by itself: the
+   * app revoked its refresh token (RFC 7009), or a spent refresh token came back (reuse detection).
+   * The actor is the app, on behalf of its person. (A disconnect on the settings pages is recorded
+   * there, as app.disconnect.)
+   */
+  async recordRevokedByServer(grantId: string): Promise<void> {
+    await inTransaction(this.db, async (tx) => {
+      const grant = await this.repo.grantForAudit(tx, grantId);
+      if (!grant) return;
+      await this.audit.recordAs(tx, {
+        workspaceId: grant.workspaceId,
+        action: 'app.revoke',
+        subjectId: grantId,
+        actorKind: 'oauth',
+        actorId: grantId,
+        actorUserId: grant.userId,
+        details: {
+          app: grant.clientName ?? grant.clientId,
+          clientId: grant.clientId,
+          person: grant.email,
+          scopes: grant.scopes,
+          by: 'authorization server (token revocation or refresh token reuse)',
+        },
+      });
+    });
   }
 
   /** Whether an existing grant may be extended by a consent for this workspace. */

@@ -262,6 +262,18 @@ describe('sign-in and consent in a real browser (Debian chromium)', { timeout: 1
       }
       assert.equal(status, 401);
 
+      // The workspace's audit log shows the consent (who, which app, which grant) and the disconnect.
+      await page.goto(`${instance.base}/settings/w/acme/audit`);
+      const rows = await page.locator('tbody tr').allInnerTexts();
+      const connect = rows.find((r) => r.includes('app.connect'));
+      assert.ok(connect, `an app.connect row in ${JSON.stringify(rows)}`);
+      assert.ok(connect.includes(OWNER), 'the consent names who gave it');
+      const grantId = connect.split('\t')[3];
+      assert.ok(
+        rows.some((r) => r.includes('app.disconnect') && r.includes(grantId)),
+        'the disconnect of the same grant',
+      );
+
       // Sign out: the next authorization asks to sign in again.
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.getByRole('heading', { name: 'Sign in to Formwork' }).waitFor();

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
 import {
   api,
   authorizationUrl,
@@ -384,6 +385,71 @@ describe('OAuth 2.1: discovery, registration, PKCE, consent, tokens, refresh, re
     for (const token of ['not-a-token-at-all', tokens.access_token]) {
       const res = await oauth.revocationRequest(as, client, oauth.None(), token, insecure);
       assert.equal(res.status, 200);
+    }
+  });
+
+  test('audit log: each consent is app.connect (person, app, scopes) and a grant revoked by the server app.revoke', async () => {
+    const pool = new pg.Client({ connectionString: db.url });
+    await pool.connect();
+    try {
+      const eventsOf = async (grantId) =>
+        (
+          await pool.query(
+            `SELECT e.action, e.actor_kind, e.actor_id, e.actor_user_id, e.details, w.slug
+               FROM audit_events e JOIN workspaces w ON w.id = e.workspace_id WHERE e.subject_id = $1 ORDER BY e.at`,
+            [grantId],
+          )
+        ).rows;
+      const grantOf = async (accessToken) =>
+        (await pool.query(`SELECT grant_id FROM oauth_models WHERE model = 'AccessToken' AND id = $1`, [accessToken]))
+          .rows[0].grant_id;
+      const owner = (await pool.query('SELECT id FROM users WHERE email = $1', [OWNER])).rows[0].id;
+
+      // A consent: recorded once, in the workspace chosen, as done by the person.
+      const { tokens } = await tokensFor({ scopes: ['forms:read', 'responses:read'] });
+      const grantId = await grantOf(tokens.access_token);
+      const [connect] = await eventsOf(grantId);
+      assert.equal(connect.action, 'app.connect');
+      assert.equal(connect.slug, 'acme');
+      assert.equal(connect.actor_kind, 'session');
+      assert.equal(connect.actor_user_id, owner);
+      assert.equal(connect.details.person, OWNER);
+      assert.equal(connect.details.clientId, client.client_id);
+      assert.deepEqual([...connect.details.scopes].sort(), ['forms:read', 'responses:read']);
+
+      // The app revokes its refresh token (RFC 7009): oidc-provider revokes the grant, and the log says so.
+      await oauth.processRevocationResponse(
+        await oauth.revocationRequest(as, client, oauth.None(), tokens.refresh_token, insecure),
+      );
+      await waitUntil(async () => (await eventsOf(grantId)).length === 2, WITHIN, 'the revocation is recorded');
+      const [, revoke] = await eventsOf(grantId);
+      assert.equal(revoke.action, 'app.revoke');
+      assert.equal(revoke.slug, 'acme');
+      assert.equal(revoke.actor_kind, 'oauth');
+      assert.equal(revoke.actor_id, grantId);
+      assert.equal(revoke.details.person, OWNER);
+
+      // Reuse of a spent refresh token revokes the grant too: recorded the same way.
+      const { tokens: second } = await tokensFor({ scopes: ['forms:read'] });
+      const secondGrant = await grantOf(second.access_token);
+      const rotated = await refresh(as, client, second.refresh_token);
+      secrets.push(rotated.access_token, rotated.refresh_token);
+      await oauthError(() => refresh(as, client, second.refresh_token));
+      await waitUntil(
+        async () => (await eventsOf(secondGrant)).some((e) => e.action === 'app.revoke'),
+        WITHIN,
+        'the revocation after reuse is recorded',
+      );
+      assert.deepEqual(
+        (await eventsOf(secondGrant)).map((e) => e.action),
+        ['app.connect', 'app.revoke'],
+      );
+      // No secret in a record.
+      const all = JSON.stringify((await pool.query('SELECT details FROM audit_events')).rows);
+      for (const secret of [tokens.access_token, tokens.refresh_token, second.refresh_token])
+        assert.ok(!all.includes(secret));
+    } finally {
+      await pool.end();
     }
   });
 
