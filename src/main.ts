@@ -1,12 +1,13 @@
 import 'reflect-metadata';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Logger } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { configureServer } from './common/http-server';
 import { createLog, NestLog } from './common/logging';
 import { DataSource } from 'typeorm';
 import { createApp } from './app';
-import { ConfigError, demoOnFirstStart, demoSignInOnFirstStart, loadConfig } from './config/config';
+import { ConfigError, demoOnFirstStart, demoSignInOnFirstStart, listenAddress, loadConfig } from './config/config';
 import { openDatabase } from './database/database-url';
 import { runMigrations } from './database/migrate';
 import { DemoService } from './demo/demo.service';
@@ -52,18 +53,28 @@ async function main() {
   }
 
   const app = await createApp(config, database.url, log);
-  const server = await listen(app, config.port);
+  // Decided before listening: a start that will print the demo owner's password listens on
+  // loopback only (unless HOST says otherwise), so the password opens nothing to the network.
+  const firstStart = demoOnFirstStart(config, database.embedded) && (await app.get(WorkspacesService).isEmpty());
+  const printsPassword = firstStart && demoSignInOnFirstStart(config, database.embedded);
+  const where = listenAddress(config, printsPassword);
+  const servers = await listen(app, config.port, where);
   // Timeouts (a request must arrive within 60 s), and the connections tracked for a clean stop.
-  const connections = configureServer(server);
-  logger.log(`Formwork listening on ${config.publicUrl} (port ${config.port})`);
+  const connections = servers.map((s) => configureServer(s));
+  const addresses = servers.map((s) => s.address()).map((a) => (typeof a === 'string' ? a : `${a?.address}`));
+  const on =
+    where.kind === 'everywhere'
+      ? 'every interface'
+      : where.kind === 'loopback'
+        ? `${addresses.join(' and ')} only, this machine alone, because this start prints a password (set HOST=:: or HOST=0.0.0.0 to listen on every interface)`
+        : `${addresses.join(' and ')} (HOST)`;
+  logger.log(`Formwork listening on ${config.publicUrl} (port ${config.port}, ${on})`);
 
-  if (demoOnFirstStart(config, database.embedded) && (await app.get(WorkspacesService).isEmpty())) {
+  if (firstStart) {
     const demo = await app.get(DemoService).create();
     // A password for the demo owner, so a newcomer can sign in to the settings at once: only on
     // the embedded database and never in production (a shared database gets no known password).
-    const signIn = demoSignInOnFirstStart(config, database.embedded)
-      ? await app.get(DemoService).ownerPassword()
-      : undefined;
+    const signIn = printsPassword ? await app.get(DemoService).ownerPassword() : undefined;
     // Printed to the terminal (not the logger), once, on a first start outside production.
     process.stdout.write(
       [
@@ -78,6 +89,8 @@ async function main() {
               `    ${config.publicUrl}/settings`,
               `    email: ${signIn.email}`,
               `    password: ${signIn.password}`,
+              `  Listening on ${addresses.join(' and ')} only (this machine), since this password is printed;`,
+              '  later starts listen on every interface, and HOST=0.0.0.0 (or ::) does so now.',
             ]
           : []),
         '',
@@ -96,7 +109,11 @@ async function main() {
     }, SHUTDOWN_GRACE_MS);
     force.unref();
     // Clients still sending a request after a few seconds are cut: they must not hold the stop up.
-    await connections.drain(undefined, (count) => logger.warn(`closed ${count} connection(s) still sending a request`));
+    await Promise.all(
+      connections.map((c) =>
+        c.drain(undefined, (count) => logger.warn(`closed ${count} connection(s) still sending a request`)),
+      ),
+    );
     await app.close(); // Nest's hooks: the purge timer, Redis, the database pool
     await database.close();
     logger.log('stopped');
@@ -107,18 +124,45 @@ async function main() {
 }
 
 /**
- * Listens on every address, as Node.js does by default: IPv6 and IPv4 where the machine has IPv6,
- * IPv4 alone where it has not (some containers). Fastify would otherwise listen on localhost only.
+ * Listens where `where` says; the servers that listen (two for loopback: 127.0.0.1 and ::1).
+ * Every interface: IPv6 and IPv4 where the machine has IPv6, IPv4 alone where it has not (some
+ * containers), as Node.js does by default (Fastify would otherwise listen on localhost only).
+ * Loopback: 127.0.0.1 through Fastify, and ::1 on a second server handing its requests to the
+ * same handler, where the machine has IPv6.
  */
-async function listen(app: NestFastifyApplication, port: number): Promise<Server> {
-  try {
-    await app.listen(port, '::');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code !== 'EAFNOSUPPORT' && code !== 'EADDRNOTAVAIL') throw err;
-    await app.listen(port, '0.0.0.0');
+async function listen(
+  app: NestFastifyApplication,
+  port: number,
+  where: ReturnType<typeof listenAddress>,
+): Promise<Server[]> {
+  const unavailable = (err: unknown) =>
+    ['EAFNOSUPPORT', 'EADDRNOTAVAIL'].includes(`${(err as NodeJS.ErrnoException).code}`);
+  if (where.kind === 'host') {
+    await app.listen(port, where.host);
+    return [app.getHttpServer() as Server];
   }
-  return app.getHttpServer() as Server;
+  if (where.kind === 'everywhere') {
+    try {
+      await app.listen(port, '::');
+    } catch (err) {
+      if (!unavailable(err)) throw err;
+      await app.listen(port, '0.0.0.0');
+    }
+    return [app.getHttpServer() as Server];
+  }
+  await app.listen(port, '127.0.0.1');
+  const main = app.getHttpServer() as Server;
+  const v6 = createServer((req, res) => main.emit('request', req, res));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      v6.once('error', reject);
+      v6.listen({ port: (main.address() as AddressInfo).port, host: '::1', ipv6Only: true }, resolve);
+    });
+  } catch (err) {
+    if (!unavailable(err)) throw err;
+    return [main];
+  }
+  return [main, v6];
 }
 
 /** Under the usual 30 s a container runtime waits after SIGTERM before it kills. */

@@ -1,7 +1,14 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { demoOnFirstStart, demoSignInOnFirstStart, ConfigError, loadConfig, projectRoot } from './config';
+import {
+  demoOnFirstStart,
+  demoSignInOnFirstStart,
+  ConfigError,
+  listenAddress,
+  loadConfig,
+  projectRoot,
+} from './config';
 
 /** The ConfigError loadConfig throws for `env` (fails the test when it does not throw one). */
 function configError(env: NodeJS.ProcessEnv): ConfigError {
@@ -193,6 +200,22 @@ describe('loadConfig', () => {
 
     it("refuses 'true', which would let any client forge its address", () => {
       expect(configError({ TRUST_PROXY: 'true' }).message).toContain('TRUST_PROXY');
+    });
+  });
+
+  describe('HOST and where the service listens', () => {
+    it('listens everywhere by default, on loopback only on a start that prints a password, and where HOST says always', () => {
+      expect(listenAddress(loadConfig({}), false)).toEqual({ kind: 'everywhere' });
+      expect(listenAddress(loadConfig({}), true)).toEqual({ kind: 'loopback' });
+      expect(listenAddress(loadConfig({ HOST: '' }), true)).toEqual({ kind: 'loopback' });
+      for (const host of ['0.0.0.0', '::', '127.0.0.1', 'fe80::1%eth0', 'my-host.local']) {
+        expect(listenAddress(loadConfig({ HOST: host }), true)).toEqual({ kind: 'host', host });
+      }
+    });
+
+    it('refuses a HOST that is not one address or name, with a line naming it', () => {
+      expect(configError({ HOST: 'http://0.0.0.0:3000/' }).message).toContain('HOST');
+      expect(configError({ HOST: '0.0.0.0 ::' }).message).toContain('one address');
     });
   });
 

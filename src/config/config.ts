@@ -7,7 +7,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { plainToInstance, Transform } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Max, Min, validateSync } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUrl, Matches, Max, Min, validateSync } from 'class-validator';
 
 const toInt = ({ value }: { value: unknown }) => (value === undefined || value === '' ? undefined : Number(value));
 const emptyToUndefined = ({ value }: { value: unknown }) => (value === '' ? undefined : value);
@@ -26,6 +26,12 @@ export class EnvSchema {
   @Min(0)
   @Max(65535)
   PORT?: number;
+
+  @IsOptional()
+  @Transform(emptyToUndefined)
+  @IsString()
+  @Matches(/^[0-9A-Za-z.:%_-]{1,255}$/, { message: 'must be one address or host name, e.g. 0.0.0.0, :: or 127.0.0.1' })
+  HOST?: string;
 
   @IsOptional()
   @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
@@ -169,6 +175,8 @@ export interface DatabaseTimeouts {
 
 export interface AppConfig {
   port: number;
+  /** HOST: the one address to listen on; unset, see listenAddress. */
+  host: string | undefined;
   publicUrl: string;
   databaseUrl: string | undefined;
   /** Absolute: a relative DATA_DIR is resolved against the project root (see projectRoot). */
@@ -313,6 +321,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   }
   return {
     port,
+    host: parsed.HOST,
     publicUrl,
     databaseUrl: parsed.DATABASE_URL || undefined,
     dataDir: resolve(projectRoot(), parsed.DATA_DIR || './data'),
@@ -364,6 +373,20 @@ export function demoOnFirstStart(config: Pick<AppConfig, 'bootstrapDemo'>, embed
 /** Whether the first start also prints the demo owner's email and a generated password: embedded database, never production. */
 export function demoSignInOnFirstStart(config: Pick<AppConfig, 'production'>, embedded: boolean): boolean {
   return embedded && !config.production;
+}
+
+/**
+ * Where the service listens: HOST when set; else loopback only (127.0.0.1 and ::1) on a start that
+ * prints the demo owner's password (a first start on the embedded database, outside production),
+ * so that the printed password opens nothing to the network; else every interface (the Docker
+ * image, any DATABASE_URL start, and every later start).
+ */
+export function listenAddress(
+  config: Pick<AppConfig, 'host'>,
+  printsPassword: boolean,
+): { kind: 'host'; host: string } | { kind: 'loopback' } | { kind: 'everywhere' } {
+  if (config.host) return { kind: 'host', host: config.host };
+  return printsPassword ? { kind: 'loopback' } : { kind: 'everywhere' };
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
