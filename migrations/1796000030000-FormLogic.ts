@@ -8,8 +8,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * - responses.hidden: the hidden values a response came with ({ name: value }; {} for existing
  *   responses, which had none).
  * - responses.shown: the ids of the blocks the response's path showed (its answers and hidden
- *   values decide it). NULL for responses stored before this change: they were stored without
- *   rules, when every block of the form at that time was shown.
+ *   values decide it). NULL when every block was shown: responses stored before this change, and
+ *   responses to forms without rules.
  * Refs, page breaks, showIf and jumps are block settings (blocks.settings, jsonb): no column.
  */
 export class FormLogic1796000030000 implements MigrationInterface {

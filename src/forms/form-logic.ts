@@ -340,8 +340,8 @@ export function walk(
 export interface CheckedResponse {
   answers: Record<string, unknown>;
   hidden: Record<string, string>;
-  /** Ids of the blocks shown, in form order. */
-  shown: string[];
+  /** Ids of the blocks shown, in form order; null on a form without rules (every block is shown). */
+  shown: string[] | null;
   details: ErrorDetail[];
   /** Why answers to blocks not shown are refused (the first one), for the error's hint. */
   notShown?: string;
@@ -407,11 +407,11 @@ export function validateResponse(
   }
 
   let checked: { stored: Record<string, unknown>; details: ErrorDetail[] };
-  let shownIds: string[];
+  let shownIds: string[] | null;
   let notShown: string | undefined;
   if (!hasLogic(blocks)) {
     checked = validateAnswers(blocks, byId, '/answers', wording);
-    shownIds = blocks.map((b) => b.id);
+    shownIds = null;
   } else {
     // The path from the answers that fit their blocks, then the answers against the path.
     const loose = validateAnswers(

@@ -54,6 +54,18 @@ function answeredOf(source: string, formExpr: string, formColumn?: string): stri
     WHERE b.form_id = ${formExpr} AND b.type <> 'statement' AND s.answers ? b.id`;
 }
 
+/**
+ * (block_id, shown) for the rows of `source` (aliased s, exposing `shown`, the recorded path): how
+ * many of them were shown each block that takes an answer (arguments as valuesOf's). Rows without
+ * a recorded path count in response_counters.total - recorded instead (they were shown every block).
+ */
+function shownOf(source: string, formExpr: string, formColumn?: string): string {
+  return `SELECT ${formColumn ? `${formColumn} AS form_id, ` : ''}b.id AS block_id, count(*) AS shown
+    FROM ${source} CROSS JOIN LATERAL jsonb_array_elements_text(CASE WHEN jsonb_typeof(s.shown) = 'array' THEN s.shown ELSE '[]'::jsonb END) e
+    JOIN blocks b ON b.form_id = ${formExpr} AND b.id = e AND b.type NOT IN ('statement', 'page_break')
+   GROUP BY ${formColumn ? '1, 2' : '1'}`;
+}
+
 /** The key of a form's sequencer lock (a transaction-level advisory lock), for the form row `f`. */
 const SEQUENCER_KEY = `hashtextextended('formwork.sequencer:' || f.id::text, 0)`;
 
@@ -70,10 +82,11 @@ c AS (SELECT form_id, last_seq, COALESCE(last_submitted_at, '-infinity') AS last
 s AS (
   UPDATE responses r SET seq = c.last_seq + p.n, submitted_at = GREATEST(p.submitted_at, c.last_at)
     FROM p JOIN c ON c.form_id = p.form_id WHERE r.id = p.id
-  RETURNING r.id, r.form_id, r.seq, r.submitted_at, r.answers),
-per_form AS (SELECT form_id, count(*)::int AS n, max(submitted_at) AS last_at FROM s GROUP BY form_id),
+  RETURNING r.id, r.form_id, r.seq, r.submitted_at, r.answers, r.shown),
+per_form AS (SELECT form_id, count(*)::int AS n, count(shown)::int AS recorded, max(submitted_at) AS last_at FROM s GROUP BY form_id),
 counter AS (
-  UPDATE response_counters rc SET total = rc.total + x.n, last_seq = rc.last_seq + x.n, last_submitted_at = GREATEST(rc.last_submitted_at, x.last_at)
+  UPDATE response_counters rc SET total = rc.total + x.n, recorded = rc.recorded + x.recorded, last_seq = rc.last_seq + x.n,
+         last_submitted_at = GREATEST(rc.last_submitted_at, x.last_at)
     FROM per_form x WHERE rc.form_id = x.form_id),
 buckets AS (
   INSERT INTO response_buckets (form_id, bucket, count)
@@ -90,15 +103,20 @@ latest AS MATERIALIZED (
            'submittedAt', ${isoText('s.submitted_at')}) ORDER BY s.seq DESC), '$[0 to ${LATEST_TEXTS - 1}]') AS latest
     FROM s JOIN blocks b ON b.form_id = s.form_id AND b.type IN ${TEXT} AND s.answers ? b.id
    GROUP BY s.form_id, b.id),
+ans AS (SELECT form_id, block_id, count(*) AS answered, sum(num) AS sum FROM (${answeredOf('s', 's.form_id', 's.form_id')}) x GROUP BY 1, 2),
+seen AS (${shownOf('s', 's.form_id', 's.form_id')}),
 stats AS (
-  INSERT INTO block_stats (form_id, block_id, answered, sum, latest)
-  SELECT a.form_id, a.block_id, a.answered, a.sum, COALESCE(l.latest, '[]'::jsonb)
-    FROM (SELECT form_id, block_id, count(*) AS answered, sum(num) AS sum FROM (${answeredOf('s', 's.form_id', 's.form_id')}) x GROUP BY 1, 2) a
-    LEFT JOIN latest l ON l.form_id = a.form_id AND l.block_id = a.block_id
-   ORDER BY a.form_id, a.block_id
+  INSERT INTO block_stats (form_id, block_id, answered, sum, latest, shown)
+  SELECT k.form_id, k.block_id, COALESCE(a.answered, 0), COALESCE(a.sum, 0), COALESCE(l.latest, '[]'::jsonb), COALESCE(w.shown, 0)
+    FROM (SELECT form_id, block_id FROM ans UNION SELECT form_id, block_id FROM seen) k
+    LEFT JOIN ans a ON a.form_id = k.form_id AND a.block_id = k.block_id
+    LEFT JOIN latest l ON l.form_id = k.form_id AND l.block_id = k.block_id
+    LEFT JOIN seen w ON w.form_id = k.form_id AND w.block_id = k.block_id
+   ORDER BY k.form_id, k.block_id
   ON CONFLICT (form_id, block_id) DO UPDATE
     SET answered = block_stats.answered + EXCLUDED.answered,
         sum = block_stats.sum + EXCLUDED.sum,
+        shown = block_stats.shown + EXCLUDED.shown,
         latest = jsonb_path_query_array(EXCLUDED.latest || block_stats.latest, '$[0 to ${LATEST_TEXTS - 1}]'))
 SELECT form_id, n FROM per_form`;
 
@@ -118,12 +136,15 @@ function latestFor(blockIdExpr: string): string {
 /** A form's aggregates as readSummary reads them (JSON: numbers may come as text, times as ISO text). */
 export interface SummaryRow {
   total: number | null;
+  /** Counted responses with a recorded path (see shownOf). */
+  recorded: number | null;
   first: Date | null;
   last: Date | null;
   stats: Array<{
     blockId: string;
     answered: number;
     sum: number;
+    shown: number | string;
     latest: Array<{ value: string; submittedAt: string }>;
   }>;
   counts: Array<{ blockId: string; value: string; count: number }>;
@@ -169,7 +190,8 @@ export class ResponseStatsRepository {
       `SELECT (SELECT total::int FROM response_counters WHERE form_id = $1) AS total,
               (SELECT submitted_at FROM responses WHERE form_id = $1 AND seq IS NOT NULL ORDER BY seq LIMIT 1) AS first,
               (SELECT submitted_at FROM responses WHERE form_id = $1 AND seq IS NOT NULL ORDER BY seq DESC LIMIT 1) AS last,
-              (SELECT COALESCE(json_agg(json_build_object('blockId', block_id, 'answered', answered, 'sum', sum, 'latest', latest)), '[]')
+              (SELECT recorded::int FROM response_counters WHERE form_id = $1) AS recorded,
+              (SELECT COALESCE(json_agg(json_build_object('blockId', block_id, 'answered', answered, 'sum', sum, 'latest', latest, 'shown', shown)), '[]')
                  FROM block_stats WHERE form_id = $1) AS stats,
               (SELECT COALESCE(json_agg(json_build_object('blockId', block_id, 'value', value, 'count', count)), '[]')
                  FROM answer_counts WHERE form_id = $1 AND block_id = ANY($2::text[])) AS counts,
@@ -243,10 +265,11 @@ export class ResponseStatsRepository {
   async deleteResponse(tx: EntityManager, formId: string, responseId: string): Promise<boolean> {
     await this.lockSequencer(tx, formId);
     const [gone] = await tx.query(
-      `WITH d AS (DELETE FROM responses WHERE form_id = $1 AND id = $2 RETURNING seq, answers),
-            c AS (UPDATE response_counters SET total = total - 1 WHERE form_id = $1 AND EXISTS (SELECT 1 FROM d WHERE seq IS NOT NULL)),
+      `WITH d AS (DELETE FROM responses WHERE form_id = $1 AND id = $2 RETURNING seq, answers, shown),
+            c AS (UPDATE response_counters SET total = total - 1, recorded = recorded - (SELECT count(shown) FROM d)
+                   WHERE form_id = $1 AND EXISTS (SELECT 1 FROM d WHERE seq IS NOT NULL)),
             b AS (UPDATE response_buckets SET count = count - 1 WHERE form_id = $1 AND bucket = (SELECT seq >> ${BUCKET_BITS} FROM d))
-       SELECT seq, answers FROM d`,
+       SELECT seq, answers, shown FROM d`,
       [formId, responseId],
     );
     if (!gone) return false;
@@ -262,6 +285,11 @@ export class ResponseStatsRepository {
         WHERE s.form_id = $1 AND s.block_id = a.block_id`,
       [formId, JSON.stringify(gone.answers)],
     );
+    if (Array.isArray(gone.shown))
+      await tx.query(
+        `UPDATE block_stats SET shown = shown - 1 WHERE form_id = $1 AND block_id IN (SELECT jsonb_array_elements_text($2::jsonb))`,
+        [formId, JSON.stringify(gone.shown)],
+      );
     await tx.query('DELETE FROM answer_counts WHERE form_id = $1 AND count <= 0', [formId]);
     await tx.query('DELETE FROM response_buckets WHERE form_id = $1 AND count <= 0', [formId]);
     // A deleted response among a block's latest texts: refill that list from the index.
@@ -298,6 +326,7 @@ export class ResponseStatsRepository {
          FROM (${answeredOf(all, '$1')}) a GROUP BY a.block_id, a.type`,
       [formId],
     );
+    await this.recountShown(tx, formId);
     await tx.query(
       `INSERT INTO response_buckets (form_id, bucket, count)
        SELECT form_id, seq >> ${BUCKET_BITS}, count(*) FROM responses WHERE form_id = $1::uuid AND seq IS NOT NULL GROUP BY 1, 2`,
@@ -305,9 +334,21 @@ export class ResponseStatsRepository {
     );
     await tx.query(
       `UPDATE response_counters SET total = (SELECT count(seq) FROM responses WHERE form_id = $1),
+              recorded = (SELECT count(*) FROM responses WHERE form_id = $1 AND seq IS NOT NULL AND shown IS NOT NULL),
               last_seq = GREATEST(last_seq, COALESCE((SELECT max(seq) FROM responses WHERE form_id = $1), 0))
         WHERE form_id = $1`,
       [formId],
+    );
+  }
+
+  /** Recounts the shown counts of a form's blocks (of one block, with `blockId`) from the counted responses' recorded paths. */
+  private async recountShown(tx: EntityManager, formId: string, blockId?: string): Promise<void> {
+    const all = `(SELECT shown FROM responses WHERE form_id = $1 AND seq IS NOT NULL AND shown IS NOT NULL${blockId ? ' AND shown ? $2' : ''}) s`;
+    await tx.query(
+      `INSERT INTO block_stats (form_id, block_id, shown)
+       SELECT $1, block_id, shown FROM (${shownOf(all, '$1')}) x ${blockId ? 'WHERE block_id = $2' : ''}
+       ON CONFLICT (form_id, block_id) DO UPDATE SET shown = EXCLUDED.shown`,
+      blockId ? [formId, blockId] : [formId],
     );
   }
 
@@ -331,6 +372,8 @@ export class ResponseStatsRepository {
       ]);
       await tx.query('DELETE FROM block_stats WHERE form_id = $1 AND block_id = $2', [formId, blockId]);
       await tx.query('DELETE FROM answer_counts WHERE form_id = $1 AND block_id = $2', [formId, blockId]);
+      // A retyped block stays on the paths that showed it: its shown count stays too.
+      if (loss.kind === 'block_retyped') await this.recountShown(tx, formId, blockId);
       return;
     }
     const [{ emptied }] = loss.multiple

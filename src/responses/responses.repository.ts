@@ -41,7 +41,12 @@ export class ResponsesRepository {
   async insert(
     m: EntityManager,
     form: { id: string; version: number },
-    response: { id: string; answers: Record<string, unknown>; hidden?: Record<string, string>; shown?: string[] },
+    response: {
+      id: string;
+      answers: Record<string, unknown>;
+      hidden?: Record<string, string>;
+      shown?: string[] | null;
+    },
     opts: {
       source: string;
       submittedAt?: Date;

@@ -8,7 +8,7 @@ import { ApiError } from '../common/errors/api-error';
 import { currentManager, inTransaction } from '../database/transaction';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { AnswerWording, answersViewer, Block, CHOICE_TYPES, NUMERIC_TYPES } from '../forms/blocks';
-import { CheckedResponse, validateResponse } from '../forms/form-logic';
+import { CheckedResponse, hasLogic, validateResponse } from '../forms/form-logic';
 import { FormRecord, FormsService, notFoundForm } from '../forms/forms.service';
 import { ResponseStatsRepository } from './response-stats.repository';
 import { ResponseRow, ResponsesRepository } from './responses.repository';
@@ -231,12 +231,19 @@ export class ResponsesService {
       row = await this.readSummary(form);
     }
     const stats = new Map(row.stats.map((s) => [s.blockId, s]));
+    const total = row.total ?? 0;
+    const recorded = row.recorded ?? 0;
     const counts = new Map(row.counts.map((c) => [`${c.blockId}\u0000${c.value}`, Number(c.count)]));
     const ranges = new Map([...row.numeric, ...row.dates].map((r) => [r.blockId, r]));
     return {
       publicId,
       ...summaryFromStats(form.blocks, {
-        total: row.total ?? 0,
+        total,
+        // Responses without a recorded path were shown every block (see ResponseStatsRepository's shownOf).
+        shown:
+          hasLogic(form.blocks) || recorded > 0
+            ? (id) => Number(stats.get(id)?.shown ?? 0) + total - recorded
+            : undefined,
         first: row.first,
         last: row.last,
         answered: (id) => Number(stats.get(id)?.answered ?? 0),

@@ -18,6 +18,13 @@ const output = Type.Object(
           type: Type.String(),
           title: Type.String(),
           answered: Type.Integer({ minimum: 0 }),
+          shown: Type.Optional(
+            Type.Integer({
+              minimum: 0,
+              description:
+                'On forms with rules: how many responses were shown this block (skipped = shown - answered). Absent: every response was shown it.',
+            }),
+          ),
           skipped: Type.Integer({ minimum: 0 }),
           choices: Type.Optional(
             Type.Array(

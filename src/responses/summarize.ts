@@ -1,4 +1,5 @@
 import { Block, NUMERIC_TYPES, takesAnswer, TEXT_TYPES } from '../forms/blocks';
+import { hasLogic } from '../forms/form-logic';
 
 /** How many of the latest answers a text block's summary shows. */
 export const LATEST_TEXTS = 5;
@@ -8,6 +9,8 @@ export interface BlockSummary {
   type: string;
   title: string;
   answered: number;
+  /** On forms with rules (or responses with a recorded path): how many responses were shown the block. */
+  shown?: number;
   skipped: number;
   choices?: Array<{ id: string; label: string; count: number; share: number }>;
   yes?: number;
@@ -28,6 +31,8 @@ export interface FormSummary {
 export interface StoredResponse {
   submittedAt: Date;
   answers: Record<string, unknown>;
+  /** The blocks its path showed; none recorded (null, absent): every block. */
+  shown?: string[] | null;
 }
 
 /** What a summary is made from: maintained stats (the service) or a recount (the reference below). */
@@ -36,6 +41,8 @@ export interface SummarySource {
   first: Date | null;
   last: Date | null;
   answered(blockId: string): number;
+  /** How many responses were shown the block; absent on forms without rules (every response saw every block). */
+  shown?: (blockId: string) => number;
   sum(blockId: string): number;
   /** Answers holding this value: a choice id, "true"/"false", ... */
   count(blockId: string, value: string): number;
@@ -54,12 +61,14 @@ export function summaryFromStats(blocks: Block[], src: SummarySource): FormSumma
       .filter((b) => takesAnswer(b.type))
       .map((b) => {
         const answered = src.answered(b.id);
+        const shown = src.shown?.(b.id);
         const s: BlockSummary = {
           blockId: b.id,
           type: b.type,
           title: b.title,
           answered,
-          skipped: Math.max(0, src.total - answered),
+          ...(shown === undefined ? {} : { shown }),
+          skipped: Math.max(0, (shown ?? src.total) - answered),
         };
         if (b.choices) {
           s.choices = b.choices.map((c) => {
@@ -95,8 +104,13 @@ export function summaryFromStats(blocks: Block[], src: SummarySource): FormSumma
 export function summarize(blocks: Block[], responses: Iterable<StoredResponse>): FormSummary {
   const list = [...responses].sort((a, b) => a.submittedAt.getTime() - b.submittedAt.getTime());
   const values = (id: string) => list.map((r) => r.answers[id]).filter((v) => v !== undefined && v !== null);
+  const recorded = list.some((r) => Array.isArray(r.shown));
   return summaryFromStats(blocks, {
     total: list.length,
+    shown:
+      hasLogic(blocks) || recorded
+        ? (id) => list.filter((r) => !Array.isArray(r.shown) || r.shown.includes(id)).length
+        : undefined,
     first: list.length ? list[0].submittedAt : null,
     last: list.length ? list[list.length - 1].submittedAt : null,
     answered: (id) => values(id).length,

@@ -1,5 +1,8 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DataSource } from 'typeorm';
+import { FormsService } from '../../src/forms/forms.service';
+import { ResponseStatsRepository } from '../../src/responses/response-stats.repository';
+import { summarize } from '../../src/responses/summarize';
 import { createToken, createWorkspace, TestWorkspace } from '../factories';
 import { createTestApp } from '../utils/create-test-app';
 import { callTool, expectError } from '../utils/http';
@@ -542,6 +545,93 @@ describe('forms that branch', () => {
       const hidden = await call('update_form', { publicId: form.publicId, hiddenFields: [], blocks });
       expect(hidden.status).toBe(200);
       expect(hidden.body.hiddenFields).toBeUndefined();
+    });
+  });
+
+  describe('summaries', () => {
+    /** summarize_responses equals a recount from the stored responses and their recorded paths. */
+    async function expectSummaryEqualsRecount(publicId: string) {
+      const served = await call('summarize_responses', { publicId });
+      expect(served.status).toBe(200);
+      const form = await app.get(FormsService).get(ws.id, publicId);
+      const rows = await db.query(
+        'SELECT submitted_at, answers, shown FROM responses WHERE form_id = $1 ORDER BY seq',
+        [form.id],
+      );
+      const recount = summarize(
+        form.blocks,
+        rows.map((r: { submitted_at: Date; answers: Record<string, unknown>; shown: string[] | null }) => ({
+          submittedAt: r.submitted_at,
+          answers: r.answers,
+          shown: r.shown,
+        })),
+      );
+      expect(served.body).toEqual({ publicId, ...recount });
+      return served.body as { blocks: Array<{ blockId: string; shown?: number; answered: number; skipped: number }> };
+    }
+
+    it('count per block how many responses were shown it, equal to a recount, with concurrent writers, deletes and edits', async () => {
+      const form = await survey();
+      const publicId = form.publicId;
+      const answers = [
+        { happy: false },
+        { happy: true, score: 5 },
+        { happy: true, score: 1, why: 'slow' },
+        { happy: true, score: 2, why: 'late', colour: 'Red' },
+      ];
+      const created = await Promise.all(
+        Array.from({ length: 24 }, (_, i) =>
+          call('create_response', {
+            publicId,
+            answers: { ...answers[i % 4], ...(i % 3 === 0 && answers[i % 4].happy ? { ticket: `T${i}` } : {}) },
+            ...(i % 3 === 0 && answers[i % 4].happy ? { hidden: { source: 'support' } } : {}),
+          }),
+        ),
+      );
+      expect(created.map((r) => r.status)).toEqual(created.map(() => 200));
+      let summary = await expectSummaryEqualsRecount(publicId);
+      const of = (ref: string) => summary.blocks.find((b) => b.blockId === idOf(form, ref))!;
+      expect(of('happy')).toMatchObject({ shown: 24, answered: 24, skipped: 0 });
+      expect(of('score')).toMatchObject({ shown: 18, answered: 18, skipped: 0 });
+      expect(of('why')).toMatchObject({ shown: 12, answered: 12 });
+      expect(of('colour')).toMatchObject({ shown: 18, answered: 6, skipped: 12 });
+      expect(of('name')).toMatchObject({ shown: 24, answered: 0, skipped: 24 });
+
+      for (const r of created.slice(0, 5))
+        expect((await call('delete_response', { publicId, responseId: r.body.id })).status).toBe(200);
+      await expectSummaryEqualsRecount(publicId);
+      // Retype the colour block (its answers discarded): it stays on the paths that showed it.
+      const read = (await call('get_form', { publicId })).body;
+      const blocks = read.blocks.map((b: Record<string, unknown>) =>
+        b.ref === 'colour' ? { id: b.id, ref: 'colour', type: 'short_text', title: 'Colour' } : b,
+      );
+      expect((await call('update_form', { publicId, blocks, acceptAnswerLoss: true })).status).toBe(200);
+      summary = await expectSummaryEqualsRecount(publicId);
+      expect(of('colour')).toMatchObject({ shown: 15, answered: 0, skipped: 15 });
+      // The maintained counts equal a full recount of the aggregates.
+      const before = (await call('summarize_responses', { publicId })).body;
+      const stored = await app.get(FormsService).get(ws.id, publicId);
+      await db.transaction((tx) => app.get(ResponseStatsRepository).recomputeResponseStats(tx, stored.id));
+      expect((await call('summarize_responses', { publicId })).body).toEqual(before);
+    });
+
+    it('a form without rules summarizes as before (no shown)', async () => {
+      const res = await call('create_form', { title: 'Plain', blocks: [{ type: 'short_text', title: 'Name' }] });
+      await call('create_response', { publicId: res.body.publicId, answers: {} });
+      const [row] = await db.query(
+        'SELECT shown FROM responses r JOIN forms f ON f.id = r.form_id WHERE f.public_id = $1',
+        [res.body.publicId],
+      );
+      expect(row.shown).toBeNull();
+      const summary = await expectSummaryEqualsRecount(res.body.publicId);
+      expect(summary.blocks[0]).toEqual({
+        blockId: res.body.blocks[0].id,
+        type: 'short_text',
+        title: 'Name',
+        answered: 0,
+        skipped: 1,
+        latest: [],
+      });
     });
   });
 });

@@ -17,6 +17,10 @@ export class ResponseCounterEntity {
   @Column({ name: 'last_seq', type: 'bigint', default: 0 })
   lastSeq: string;
 
+  /** Sequenced responses with a recorded path (responses.shown); the others were shown every block. */
+  @Column({ type: 'bigint', default: 0 })
+  recorded: string;
+
   /** submittedAt of the last sequenced response: submittedAt never goes backwards in seq order. */
   @Column({ name: 'last_submitted_at', type: 'timestamptz', nullable: true })
   lastSubmittedAt: Date | null;
@@ -57,6 +61,10 @@ export class BlockStatsEntity {
 
   @Column({ type: 'double precision', default: 0 })
   sum: number;
+
+  /** How many counted responses with a recorded path were shown the block (see ResponseCounterEntity.recorded). */
+  @Column({ type: 'bigint', default: 0 })
+  shown: string;
 
   /** Up to 5 latest text answers, newest first: [{ responseId, value, seq, submittedAt }]. */
   @Column({ type: 'jsonb', default: () => "'[]'" })

@@ -35,7 +35,7 @@ export class ResponseEntity {
   @Column({ type: 'jsonb', default: () => "'{}'" })
   hidden: Record<string, string>;
 
-  /** Ids of the blocks its path showed; NULL on responses stored before forms had rules (all were shown). */
+  /** Ids of the blocks its path showed; NULL when every block was shown (a form without rules, or stored before forms had them). */
   @Column({ type: 'jsonb', nullable: true })
   shown: string[] | null;
 
