@@ -27,7 +27,7 @@ export class AuthDocController {
       if (!file)
         throw new ApiError('not_found', {
           message: 'The authentication walkthrough is not installed on this instance.',
-          hint: 'See the README.',
+          hint: 'The walkthrough is docs/auth.md in the Formwork source; docs/oauth.md describes the authorization server.',
         });
       this.text = readFileSync(file, 'utf8');
     }

@@ -6,7 +6,7 @@ import type { ConstraintStrategy, Handler, HTTPVersion } from 'find-my-way';
  * those with 400). Requests without it fall through to the same route without the constraint.
  * The tool route is registered both ways so that only keyed calls go through Nest's interceptor
  * machinery (rxjs, and AsyncResource.bind twice per call), which costs unkeyed calls more than the
- * rest of their pipeline's slots (see README, "The route of one tool call").
+ * rest of their pipeline's slots (see docs/architecture.md, "The route of one tool call").
  */
 export const idempotencyKeyConstraint: ConstraintStrategy<HTTPVersion.V1, string> = {
   name: 'idempotencyKey',

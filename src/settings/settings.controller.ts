@@ -87,7 +87,7 @@ const pageNumber = (query: Record<string, unknown>) =>
   Math.min(Math.max(1, Math.floor(Number(text(query.page))) || 1), 10_000);
 
 /**
- * Workspace settings in the browser (README, "Settings"). Public to the API's bearer-token guard:
+ * Workspace settings in the browser (docs/settings.md). Public to the API's bearer-token guard:
  * these pages authenticate with the session cookie, and every POST carries the session's CSRF token.
  */
 @Public()

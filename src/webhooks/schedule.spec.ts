@@ -1,7 +1,7 @@
 import { baseDelayMs, MAX_ATTEMPTS, nextDelayMs, parseRetryAfter } from './schedule';
 
 describe('webhook retry schedule', () => {
-  it('retries for about a day with the default 5 s base (the schedule the README documents)', () => {
+  it('retries for about a day with the default 5 s base (the schedule docs/webhooks.md documents)', () => {
     const delays: number[] = [];
     for (let a = 1; a < MAX_ATTEMPTS; a++) delays.push(baseDelayMs(a, 5000)!);
     expect(delays.map((d) => d / 1000)).toEqual([5, 20, 80, 320, 1280, 5120, 20480, 28800, 28800]);

@@ -3,7 +3,7 @@ import { WorkspaceEntity } from '../../workspaces/entities/workspace.entity';
 
 /**
  * Where a workspace's events are sent. The signing secret is stored as it is: an HMAC key must be
- * usable, so it cannot be hashed like an API token (see README, "Webhooks"). After a rotation the
+ * usable, so it cannot be hashed like an API token (see docs/webhooks.md, "Secrets"). After a rotation the
  * previous secret signs beside the new one until previous_secret_expires_at.
  */
 @Entity({ name: 'webhook_endpoints' })
