@@ -7,17 +7,7 @@
  */
 import { ErrorDetail, pointerSegment } from '../common/errors/api-error';
 import { isStorableText } from '../common/validation/schema-validator';
-import {
-  Block,
-  BlockInput,
-  blockView,
-  isBlank,
-  Jump,
-  AnswerWording,
-  normalizeBlocks,
-  takesAnswer,
-  validateAnswers,
-} from './blocks';
+import { Block, BlockInput, blockView, isBlank, Jump, AnswerWording, normalizeBlocks, validateAnswers } from './blocks';
 import {
   checkCondition,
   Condition,
@@ -274,19 +264,14 @@ export function walk(
 ): Path {
   const shown = new Set<string>();
   const why = new Map<string, string>();
-  if (!hasLogic(blocks)) {
+  const { logic, name, indexOf, breaks } = prepare(blocks);
+  if (!logic) {
     for (const b of blocks) shown.add(b.id);
     return { shown, why };
   }
-  const name = nameOf(blocks);
   const facts: Facts = { answer: (id) => (shown.has(id) ? answer(id) : undefined), hidden };
   const label = (b: Block) => (b.title ? `"${b.title}" (${name(b.id)})` : name(b.id));
-  const indexOf = new Map(blocks.map((b, i) => [b.id, i]));
-  const nextBreak = (from: number) => {
-    let k = from;
-    while (k < blocks.length && blocks[k].type !== 'page_break') k++;
-    return k;
-  };
+  const nextBreak = (from: number) => (from < blocks.length ? breaks[from] : blocks.length);
   const skip = (from: number, to: number, reason: string) => {
     for (let k = from; k < to; k++) if (!why.has(blocks[k].id)) why.set(blocks[k].id, reason);
   };
@@ -367,7 +352,7 @@ export function validateResponse(
   const details: ErrorDetail[] = [];
 
   // Answers by ref become answers by id; details go back to the key the caller used.
-  const byRef = new Map(blocks.filter((b) => b.ref).map((b) => [b.ref!, b.id]));
+  const { byRef, loose, logic } = prepare(blocks);
   let byId = answers;
   const keyOf = new Map<string, string>();
   if (byRef.size) {
@@ -409,42 +394,45 @@ export function validateResponse(
   let checked: { stored: Record<string, unknown>; details: ErrorDetail[] };
   let shownIds: string[] | null;
   let notShown: string | undefined;
-  if (!hasLogic(blocks)) {
+  if (!logic) {
     checked = validateAnswers(blocks, byId, '/answers', wording);
     shownIds = null;
   } else {
-    // The path from the answers that fit their blocks, then the answers against the path.
-    const loose = validateAnswers(
-      blocks.map((b) => ({ ...b, required: false })),
-      byId,
-      '/answers',
-      wording,
-    ).stored;
+    // One pass over the answers without `required` gives what the path is computed from; then
+    // answers to blocks not shown are refused (or dropped), and required applies to shown blocks.
+    const all = validateAnswers(loose, byId, '/answers', wording);
     const path = walk(
       blocks,
-      (id) => loose[id],
+      (id) => all.stored[id],
       (name) => hidden[name],
     );
-    const onPath: Record<string, unknown> = {};
-    const blockIds = new Set(blocks.map((b) => b.id));
-    for (const [id, value] of Object.entries(byId)) {
-      if (!blockIds.has(id) || path.shown.has(id)) onPath[id] = value;
-      else if (!isBlank(value) && !lenient) {
-        const reason = path.why.get(id) ?? 'it is not on the path of these answers';
-        notShown ??= reason;
-        details.push({
-          path: `/answers/${pointerSegment(id)}`,
-          message: `was not shown, so it takes no answer: ${reason}`,
-        });
+    const pathOf = (id: string) => `/answers/${pointerSegment(id)}`;
+    const offPath = new Set<string>();
+    const stored: Record<string, unknown> = {};
+    shownIds = [];
+    const missing: Block[] = [];
+    const refused = new Set(all.details.map((d) => d.path));
+    for (const b of blocks) {
+      if (path.shown.has(b.id)) {
+        shownIds.push(b.id);
+        if (Object.hasOwn(all.stored, b.id)) stored[b.id] = all.stored[b.id];
+        else if (b.required && !refused.has(pathOf(b.id))) missing.push(b);
+        continue;
       }
+      offPath.add(pathOf(b.id));
+      if (!Object.hasOwn(byId, b.id) || isBlank(byId[b.id]) || lenient) continue;
+      const reason = path.why.get(b.id) ?? 'it is not on the path of these answers';
+      notShown ??= reason;
+      details.push({ path: pathOf(b.id), message: `was not shown, so it takes no answer: ${reason}` });
     }
-    checked = validateAnswers(
-      blocks.filter((b) => path.shown.has(b.id)),
-      onPath,
-      '/answers',
-      wording,
-    );
-    shownIds = blocks.filter((b) => path.shown.has(b.id)).map((b) => b.id);
+    checked = {
+      stored,
+      details: [
+        ...all.details.filter((d) => !offPath.has(d.path)),
+        // required, worded as validateAnswers words it, for the shown blocks left blank
+        ...(missing.length ? validateAnswers(missing, {}, '/answers', wording).details : []),
+      ],
+    };
   }
   details.push(...checked.details);
   if (keyOf.size) {
@@ -457,5 +445,38 @@ export function validateResponse(
   return { answers: checked.stored, hidden, shown: shownIds, details, notShown };
 }
 
-/** Ids of the blocks that take an answer (for summaries of what was shown). */
-export const answerable = (blocks: Block[]) => blocks.filter((b) => takesAnswer(b.type));
+/**
+ * What validateResponse needs of a form's blocks, computed once per blocks array (a form as read
+ * is reused by every submission to it: FormsService.recent).
+ */
+interface Prepared {
+  byRef: Map<string, string>;
+  /** The blocks with required off: the first pass over the answers. */
+  loose: Block[];
+  logic: boolean;
+  name: (blockId: string) => string;
+  indexOf: Map<string, number>;
+  /** breaks[i]: the index of the first page_break at or after i (blocks.length when none). */
+  breaks: number[];
+}
+const prepared = new WeakMap<Block[], Prepared>();
+function prepare(blocks: Block[]): Prepared {
+  let p = prepared.get(blocks);
+  if (!p) {
+    const breaks = new Array<number>(blocks.length);
+    for (let i = blocks.length - 1, next = blocks.length; i >= 0; i--) {
+      if (blocks[i].type === 'page_break') next = i;
+      breaks[i] = next;
+    }
+    p = {
+      byRef: new Map(blocks.filter((b) => b.ref).map((b) => [b.ref!, b.id])),
+      loose: blocks.map((b) => ({ ...b, required: false })),
+      logic: hasLogic(blocks),
+      name: nameOf(blocks),
+      indexOf: new Map(blocks.map((b, i) => [b.id, i])),
+      breaks,
+    };
+    prepared.set(blocks, p);
+  }
+  return p;
+}
