@@ -1,4 +1,5 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { FormsService } from '../../src/forms/forms.service';
 import { ResponseStatsRepository } from '../../src/responses/response-stats.repository';
@@ -93,6 +94,41 @@ describe('forms that branch', () => {
         [form.publicId, idOf(form, 'why')],
       );
       expect(row.settings.showIf).toEqual({ block: idOf(form, 'score'), op: 'lte', value: 2 });
+    });
+
+    it("create_form's description carries an example that creates a form with a jump and a hidden field as described", async () => {
+      const tools = await request(app.getHttpServer()).get('/api/v1/tools');
+      const tool = tools.body.tools.find((t: { name: string }) => t.name === 'create_form');
+      const example = JSON.parse(/\n(\{"title".*\})$/s.exec(tool.description)![1]);
+      const created = await call('create_form', example);
+      expect(created.status).toBe(200);
+      expect(created.body.hiddenFields).toEqual(['source']);
+      const publicId = created.body.publicId;
+      // No: the jump ends the form, so nothing after it may be answered.
+      expect((await call('create_response', { publicId, answers: { happy: false } })).status).toBe(200);
+      expectError(
+        await call('create_response', { publicId, answers: { happy: false, score: 5 } }),
+        400,
+        'invalid_arguments',
+      );
+      // Yes with a low score, or from support: "why" is asked.
+      expect((await call('create_response', { publicId, answers: { happy: true, score: 1, why: 'x' } })).status).toBe(
+        200,
+      );
+      expect(
+        (
+          await call('create_response', {
+            publicId,
+            answers: { happy: true, score: 5, why: 'x' },
+            hidden: { source: 'support' },
+          })
+        ).status,
+      ).toBe(200);
+      expectError(
+        await call('create_response', { publicId, answers: { happy: true, score: 5, why: 'x' } }),
+        400,
+        'invalid_arguments',
+      );
     });
 
     it('a form read back can be sent to update_form unchanged', async () => {
