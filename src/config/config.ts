@@ -146,6 +146,11 @@ export class EnvSchema {
   @IsOptional()
   @Transform(toBool)
   @IsBoolean()
+  OAUTH_CIMD_ALLOW_PRIVATE_URLS?: boolean;
+
+  @IsOptional()
+  @Transform(toBool)
+  @IsBoolean()
   WEBHOOKS_DELIVERY?: boolean;
 
   @IsOptional()
@@ -198,6 +203,10 @@ export interface AppConfig {
   databaseTimeouts: DatabaseTimeouts;
   /** Browser origins allowed to call /mcp besides PUBLIC_URL's (MCP_ALLOWED_ORIGINS), normalised. */
   mcpAllowedOrigins: string[];
+  oauth: {
+    /** Client metadata documents (CIMD) on loopback, private, link-local or metadata addresses (tests only). */
+    cimdAllowPrivateUrls: boolean;
+  };
   webhooks: {
     /** Endpoints on loopback, private, link-local or metadata addresses, and http:// URLs (development and tests). */
     allowPrivateUrls: boolean;
@@ -353,6 +362,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       idleInTransactionMs: parsed.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS ?? 15_000,
     },
     mcpAllowedOrigins: parseOrigins(parsed.MCP_ALLOWED_ORIGINS),
+    oauth: { cimdAllowPrivateUrls: parsed.OAUTH_CIMD_ALLOW_PRIVATE_URLS ?? false },
     webhooks: {
       allowPrivateUrls: parsed.WEBHOOKS_ALLOW_PRIVATE_URLS ?? false,
       deliver: parsed.WEBHOOKS_DELIVERY ?? true,

@@ -14,6 +14,7 @@ import {
 } from '../settings/sessions.service';
 import { Public } from '../auth/public.decorator';
 import { isScope } from '../common/access/roles';
+import { clientLabel, isClientDocumentId } from './client-metadata-document';
 import { consentPage, errorPage, PAGE_HEADERS, pageHeadersFor, signInPage } from './interaction.pages';
 import { OAuthProviderRef, Provider } from './oauth-provider';
 import { OAuthService } from './oauth.service';
@@ -148,13 +149,16 @@ export class InteractionController {
         .filter(isScope)
         .forEach((s) => scopes.add(s));
     const grantId = await grant.save();
-    const client = await provider.Client.find(clientId);
+    const client = await findClient(provider, clientId);
     await this.oauth.recordGrant({
       grantId,
       workspaceId: chosen.id,
       userId: accountId,
       clientId,
-      clientName: client?.clientName ?? null,
+      // A client metadata document's client is named with the host of its document, as on the consent page.
+      clientName: isClientDocumentId(clientId)
+        ? clientLabel(clientId, client?.clientName)
+        : (client?.clientName ?? null),
       scopes: [...scopes],
     });
     await provider.interactionFinished(req.raw, res.raw, { consent: { grantId } }, { mergeWithLastSubmission: true });
@@ -237,8 +241,10 @@ export class InteractionController {
 
   private async render(res: Response, status: number, details: Details, opts: { email?: string; error?: string } = {}) {
     const csrf = await this.oauth.csrfFor(details.uid);
-    const client = await this.provider.Client.find(String(details.params.client_id));
-    const clientName = client?.clientName ?? String(details.params.client_id);
+    const clientId = String(details.params.client_id);
+    const client = await findClient(this.provider, clientId);
+    // "Example Agent (from agent.example)" for a client metadata document: where the name comes from.
+    const clientName = clientLabel(clientId, client?.clientName);
     // oidc-provider has checked the redirect URI against the client's (and filled it in when the client has only one).
     const redirectUri = String(details.params.redirect_uri ?? client?.redirectUris?.[0] ?? '');
     const headers = pageHeadersFor(redirectUri);
@@ -260,6 +266,18 @@ export class InteractionController {
       );
     }
     send(res, status, consentPage(details.uid, csrf, clientName, scopes, workspaces, redirectUri, opts.error), headers);
+  }
+}
+
+/**
+ * The client, or undefined when it cannot be loaded now (a client metadata document that the
+ * client's server no longer serves): the pages then name it by its id.
+ */
+async function findClient(provider: Provider, clientId: string) {
+  try {
+    return await provider.Client.find(clientId);
+  } catch {
+    return undefined;
   }
 }
 

@@ -5,6 +5,7 @@ import type { DataSource } from 'typeorm';
 import { SCOPES } from '../common/access/roles';
 import { nestingDepthDetails } from '../common/validation/schema-validator';
 import type { AppConfig } from '../config/config';
+import { ClientDocumentError, fetchClientDocument, rememberingRefusals } from './client-metadata-document';
 import { errorPage, PAGE_CSP, PAGE_HEADERS } from './interaction.pages';
 import {
   DEFAULT_RESOURCE,
@@ -14,7 +15,8 @@ import {
   OAUTH_ROUTES,
   resourceIdentifiers,
 } from './oauth-config';
-import { pgAdapter } from './pg-adapter';
+import { type ClientDocuments, pgAdapter } from './pg-adapter';
+import { loopbackRedirectMatches } from './redirect-uris';
 import { sharedSecret } from './shared-secret';
 
 export type Provider = ProviderType;
@@ -49,7 +51,9 @@ export class OAuthProviderRef {
  * client, exact redirect URIs, open dynamic client registration (public clients only: no client
  * ever gets a secret), resource indicators limited to this service, refresh token rotation with
  * reuse detection (oidc-provider revokes the whole grant when a spent refresh token comes back),
- * RFC 7009 revocation. Nothing else is switched on (no PAR, no end-session endpoint), so the
+ * RFC 7009 revocation, client ids that are URLs of client metadata documents (CIMD: oidc-provider
+ * 9 has them, but needs a newer Node than the quick start's 20, so they are added here: see
+ * client-metadata-document.ts), loopback redirect URIs on any port. Nothing else is switched on (no PAR, no end-session endpoint), so the
  * metadata lists only what works. State lives in PostgreSQL through the adapter.
  */
 export async function createOAuthProvider(config: AppConfig, db: DataSource): Promise<Provider> {
@@ -65,9 +69,17 @@ export async function createOAuthProvider(config: AppConfig, db: DataSource): Pr
   const cookieKeys = await sharedSecret(db, 'cookie-keys', () => [randomBytes(32).toString('base64url')]);
   const resources = new Set(resourceIdentifiers(config));
   const secure = config.publicUrl.startsWith('https://');
+  // A document that cannot be used is the client's error (invalid_client, saying why), never a 500.
+  const fetchDocument = rememberingRefusals((id: string) =>
+    fetchClientDocument(id, { allowPrivate: config.oauth.cimdAllowPrivateUrls }),
+  );
+  const documents: ClientDocuments = (id) =>
+    fetchDocument(id).catch((err: unknown) => {
+      throw err instanceof ClientDocumentError ? new errors.InvalidClient(err.message) : err;
+    });
 
   const configuration: Configuration = {
-    adapter: pgAdapter(db) as unknown as Configuration['adapter'],
+    adapter: pgAdapter(db, documents) as unknown as Configuration['adapter'],
     // Dynamically registered clients (public, expiring after 30 days unused), and the one built-in
     // client of /docs: a static client of the configuration, so it exists on every instance from
     // the start, never expires, and is not stored.
@@ -90,6 +102,8 @@ export async function createOAuthProvider(config: AppConfig, db: DataSource): Pr
       short: { signed: true, httpOnly: true, sameSite: 'lax', secure },
     },
     jwks: jwks as Configuration['jwks'],
+    // Client ID Metadata Documents (draft-ietf-oauth-client-id-metadata-document §4): a client_id may be an https URL.
+    discovery: { client_id_metadata_document_supported: true },
     features: {
       devInteractions: { enabled: false },
       registration: {
@@ -146,6 +160,7 @@ export async function createOAuthProvider(config: AppConfig, db: DataSource): Pr
   const provider = new Provider(config.publicUrl, configuration);
   provider.proxy = config.trustProxy !== false;
   allowAppSchemes(provider);
+  allowLoopbackPorts(provider);
 
   // An error of the authorization request itself (GET or POST /oauth/authorize: no PKCE, a resource
   // or scope refused, prompt=none without a session...) comes before the person has seen any
@@ -168,6 +183,8 @@ export async function createOAuthProvider(config: AppConfig, db: DataSource): Pr
       return;
     }
     await next();
+    if ((ctx as { oidc?: { route?: string } }).oidc?.route === 'discovery')
+      endpointsFromPublicUrl(ctx, config.publicUrl);
     // (The event fires only for errors meant for the client; server errors are rendered already.)
     const err = ctx.state.authorizationError as
       { statusCode?: number; message: string; error_description?: string } | undefined;
@@ -252,6 +269,37 @@ function allowAppSchemes(provider: import('oidc-provider').default): void {
       else if (url.hash) this.invalidate(`${label} must not contain fragments`);
     }
     check.call(this, rest, label);
+  };
+}
+
+/**
+ * oidc-provider names its endpoints after the address the request came to, its issuer after
+ * PUBLIC_URL: metadata read at http://127.0.0.1:3000 said issuer http://localhost:3000 with
+ * endpoints on 127.0.0.1. Every endpoint is named from PUBLIC_URL, as the issuer is.
+ */
+function endpointsFromPublicUrl(ctx: { origin: string; body: unknown }, publicUrl: string): void {
+  const body = ctx.body as Record<string, unknown> | undefined;
+  if (!body || typeof body !== 'object') return;
+  const seen = `${ctx.origin}/`;
+  for (const [key, value] of Object.entries(body)) {
+    if (typeof value === 'string' && value.startsWith(seen)) body[key] = `${publicUrl}/${value.slice(seen.length)}`;
+  }
+}
+
+/**
+ * RFC 8252 §7.3: a native app listens on an ephemeral port of the loopback interface, so
+ * http://127.0.0.1:{any port}/path and http://[::1]:{any port}/path match a registered (or
+ * documented, CIMD) loopback redirect URI with the same path, whatever the client's
+ * application_type (oidc-provider allows it only for application_type native, which MCP clients
+ * rarely register).
+ */
+function allowLoopbackPorts(provider: import('oidc-provider').default): void {
+  const proto = provider.Client.prototype as unknown as {
+    redirectUriAllowed(this: { redirectUris: string[] }, value: string): boolean;
+  };
+  const exact = proto.redirectUriAllowed;
+  proto.redirectUriAllowed = function (value: string) {
+    return exact.call(this, value) || loopbackRedirectMatches(this.redirectUris ?? [], value);
   };
 }
 

@@ -1,17 +1,23 @@
 /** oidc-provider's storage on PostgreSQL. */
 import type { DataSource } from 'typeorm';
 import { currentManager } from '../database/transaction';
+import { isClientDocumentId } from './client-metadata-document';
 import { CLIENT_TTL_DAYS } from './oauth-config';
 
 type Payload = Record<string, unknown> & { grantId?: string; userCode?: string; uid?: string; consumed?: unknown };
+
+/** Reads a client metadata document (client-metadata-document.ts), throwing the OAuth error that says why it cannot be used. */
+export type ClientDocuments = (id: string) => Promise<{ metadata: Payload; cacheSeconds: number | null }>;
 
 /**
  * oidc-provider's persistence on PostgreSQL (its adapter interface: upsert, find, findByUid,
  * findByUserCode, consume, destroy, revokeByGrantId), one class per model name.
  * Expired rows are never returned, and are purged by the OAuth service. Registered clients
  * expire CLIENT_TTL_DAYS after their last use (oidc-provider stores them without an expiry).
+ * A client id that is a URL is a client metadata document, read through `documents` and kept
+ * as long as its Cache-Control says (model ClientDocument, so every instance shares it).
  */
-export function pgAdapter(db: DataSource) {
+export function pgAdapter(db: DataSource, documents?: ClientDocuments) {
   return class PgAdapter {
     constructor(private readonly model: string) {}
 
@@ -35,7 +41,8 @@ export function pgAdapter(db: DataSource) {
     }
 
     find(id: string) {
-      return this.model === 'Client' ? this.findClient(id) : this.one('id = $2', id);
+      if (this.model !== 'Client') return this.one('id = $2', id);
+      return documents && isClientDocumentId(id) ? this.findDocument(id, documents) : this.findClient(id);
     }
 
     findByUid(uid: string) {
@@ -83,6 +90,29 @@ export function pgAdapter(db: DataSource) {
         [id],
       );
       return row?.payload;
+    }
+
+    /**
+     * A client metadata document: the copy kept while its cache lifetime lasts, otherwise fetched
+     * (and kept unless it said no-store/no-cache). Kept apart from registered clients (model
+     * ClientDocument): its expiry is the cache's, and its grants do not end when the copy does.
+     */
+    private async findDocument(id: string, fetchDocument: ClientDocuments): Promise<Payload | undefined> {
+      const [row] = await currentManager(db).query(
+        `SELECT payload FROM oauth_models WHERE model = 'ClientDocument' AND id = $1 AND expires_at > now()`,
+        [id],
+      );
+      if (row) return row.payload;
+      const { metadata, cacheSeconds } = await fetchDocument(id);
+      if (cacheSeconds !== null) {
+        await currentManager(db).query(
+          `INSERT INTO oauth_models (model, id, payload, expires_at)
+           VALUES ('ClientDocument', $1, $2::jsonb, now() + make_interval(secs => $3::int))
+           ON CONFLICT (model, id) DO UPDATE SET payload = EXCLUDED.payload, expires_at = EXCLUDED.expires_at`,
+          [id, JSON.stringify(metadata), cacheSeconds],
+        );
+      }
+      return metadata;
     }
 
     private async one(where: string, value: string): Promise<Payload | undefined> {
