@@ -1,5 +1,4 @@
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage, JSONRPCRequest, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, JSONRPCRequest, RequestId, Transport } from '@modelcontextprotocol/server';
 
 /** The reply the server sent to one request: a result or a JSON-RPC error, under the client's own id. */
 export type McpReply = JSONRPCMessage & { id: RequestId };
@@ -11,7 +10,8 @@ interface Waiting<C> {
 }
 
 /**
- * The one transport of the connector's one SDK server, connected at startup: it carries the
+ * The one transport of the connector's one SDK server of the 2025 era (initialize handshake,
+ * 2025-06-18 and 2025-11-25), connected at startup: it carries the
  * request of every HTTP request to that server and its reply back to the HTTP request that
  * asked. Building a server per HTTP request, connecting it and closing it cost more than the tool
  * call itself; one server serves them all, since the router keeps the requests apart: each is handed

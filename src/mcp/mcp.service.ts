@@ -1,18 +1,22 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import {
-  CallToolRequestSchema,
+  CacheHint,
   CallToolResult,
-  ErrorCode,
+  classifyInboundRequest,
+  createMcpHandler,
+  InboundModernRoute,
   isJSONRPCRequest,
   JSONRPCMessage,
-  JSONRPCMessageSchema,
-  ListToolsRequestSchema,
-  McpError,
+  McpHttpHandler,
+  parseJSONRPCMessage,
+  ProtocolError,
+  ProtocolErrorCode,
   RequestId,
+  Server,
   Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+  UnsupportedProtocolVersionError,
+} from '@modelcontextprotocol/server';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import type { FastifyRequest } from 'fastify';
 import type { Principal } from '../common/access/principal';
 import { ApiError } from '../common/errors/api-error';
@@ -24,8 +28,20 @@ import { ToolCallService } from '../tools/tool-call.service';
 import { ToolRegistry } from '../tools/tool-registry.service';
 import { McpReply, McpRouter } from './mcp-router';
 
-/** The protocol versions this connector speaks; initialize settles on one of them. */
+/** The protocol versions of the 2025 era this connector speaks; initialize settles on one of them. */
 export const MCP_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18'];
+/** The protocol versions of the stateless era (no initialize; each request names its version in _meta). */
+export const MCP_MODERN_PROTOCOL_VERSIONS = ['2026-07-28'];
+/** Every version served, newest first (what an unsupported version is told). */
+const ALL_PROTOCOL_VERSIONS = [...MCP_MODERN_PROTOCOL_VERSIONS, ...MCP_PROTOCOL_VERSIONS];
+
+/**
+ * The caching hint of tools/list on 2026-07-28. The list is the registry's, fixed at boot and the
+ * same for every credential (a tool the credential may not call is still listed, and refused with
+ * 403 insufficient_scope when called), so a shared cache may keep it: 'public'. Five minutes, so a
+ * deploy that adds or changes a tool reaches clients soon after.
+ */
+export const TOOLS_LIST_CACHE: Required<CacheHint> = { ttlMs: 300_000, cacheScope: 'public' };
 
 const INSTRUCTIONS =
   "Formwork is a form builder's back end: forms made of blocks, and their responses. Every tool acts in the workspace of the credential. " +
@@ -49,50 +65,88 @@ interface CallContext {
 }
 
 /**
- * The MCP connector (Streamable HTTP, stateless, answering each POST with one JSON body): the
- * SDK's own server, built once and connected to McpRouter, which hands it the JSON-RPC request of
- * each HTTP request and gives the reply back; nothing is kept between HTTP requests, so any
- * instance answers any request. The HTTP side is the Streamable HTTP transport's, for a server that
- * does not stream: the checks of the SDK's transport (Accept, Content-Type, JSON, JSON-RPC shape,
- * MCP-Protocol-Version), with its statuses, codes and messages, and no JSON-RPC batch (the protocol
- * versions served have none; the SDK's transport still takes them),
- * made here on the body Fastify already read, without the Web Request/Response round trip that cost
- * more than the tool call. Its tools are the registry's, and a call runs the very steps of
- * POST /api/v1/tools/{name} through ToolCallService and IdempotencyService. Authentication and both
- * budgets ran before, in the global guards, as on every route; the scope check is made here before
- * the server runs, so that a missing scope is an HTTP 403 with its challenge (MCP's step-up signal),
- * not a tool result.
+ * The MCP connector (Streamable HTTP, stateless, answering each POST with one JSON body), on the
+ * SDK's v2 line (@modelcontextprotocol/server), serving both eras from the one endpoint:
+ * - 2025-06-18 and 2025-11-25 (the initialize handshake): the SDK's own server, built once and
+ *   connected to McpRouter, which hands it the JSON-RPC request of each HTTP request and gives the
+ *   reply back. The HTTP side is the Streamable HTTP transport's, for a server that does not stream:
+ *   the checks of the SDK's transport (Accept, Content-Type, JSON, JSON-RPC shape,
+ *   MCP-Protocol-Version), with its statuses, codes and messages, and no JSON-RPC batch (the protocol
+ *   versions served have none; the SDK's transport still takes them), made here on the body Fastify
+ *   already read, without the Web Request/Response round trip that cost more than the tool call.
+ * - 2026-07-28 (stateless: each request carries its version and the client's capabilities in
+ *   `_meta`): the SDK's own entry (createMcpHandler, 2025 traffic refused there since it never gets
+ *   any), which owns what that revision asks of a server (server/discover, the Mcp-Method and
+ *   Mcp-Name checks, resultType, caching hints, the methods it removed, unsupported versions) with a
+ *   server per request, as the revision is built for.
+ * Which era a request belongs to is the SDK's classifier's word (classifyInboundRequest), on the
+ * body already parsed. Nothing is kept between HTTP requests, so any instance answers any request.
+ * Both eras serve the registry's tools, and a call runs the very steps of POST /api/v1/tools/{name}
+ * through ToolCallService and IdempotencyService. Authentication and both budgets ran before, in the
+ * global guards, as on every route (one spend per HTTP request); the scope check is made here before
+ * the server runs, so that a missing scope is an HTTP 403 with its challenge (MCP's step-up
+ * signal), not a tool result.
  */
 @Injectable()
 export class McpService {
   private readonly logger = new Logger('Errors');
+  private readonly debugLogger = new Logger('Mcp');
   private tools?: Tool[];
   private readonly router = new McpRouter<CallContext>();
-  private readonly server = new Server(
-    { name: 'formwork', title: 'Formwork', version: VERSION },
-    {
-      capabilities: { tools: { listChanged: false } },
-      instructions: INSTRUCTIONS,
-      jsonSchemaValidator: new AjvJsonSchemaValidator(),
-    },
-  );
+  private readonly legacyServer: Server;
+  private readonly modern: McpHttpHandler;
 
   constructor(
     private readonly registry: ToolRegistry,
     private readonly calls: ToolCallService,
     private readonly idempotency: IdempotencyService,
   ) {
-    this.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.toolList() }));
-    this.server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-      this.callTool(request.params.name, request.params.arguments, this.router.contextOf(extra.requestId)!),
-    );
+    this.legacyServer = this.server(MCP_PROTOCOL_VERSIONS, (extra) => this.router.contextOf(extra)!);
     // The router's start() does nothing: the server is connected once this returns. It is never
     // closed: it holds no socket or timer, and closing it would drop the replies of calls still
     // running while the HTTP server drains at shutdown.
-    void this.server.connect(this.router);
+    void this.legacyServer.connect(this.router);
+    this.modern = createMcpHandler(
+      ({ authInfo }) => {
+        const ctx = (authInfo?.extra as { call: CallContext }).call;
+        const server = this.server(ALL_PROTOCOL_VERSIONS, () => ctx, TOOLS_LIST_CACHE);
+        // What a client of 2026-07-28 may list besides tools, answered as empty lists (with their
+        // caching hints) rather than errors: this server has no prompts or resources.
+        server.setRequestHandler('prompts/list', () => ({ prompts: [] }));
+        server.setRequestHandler('resources/list', () => ({ resources: [] }));
+        server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: [] }));
+        return server;
+      },
+      {
+        legacy: 'reject',
+        onerror: (err) => this.debugLogger.debug({ msg: 'MCP request refused', reason: err.message }),
+      },
+    );
   }
 
-  /** tools/list: GET /api/v1/tools without Formwork's x-formwork extension. */
+  /** An SDK server of the connector: the registry's tools, for the versions given. */
+  private server(versions: string[], context: (id: RequestId) => CallContext, cache?: CacheHint): Server {
+    const modern = versions !== MCP_PROTOCOL_VERSIONS;
+    const server = new Server(
+      { name: 'formwork', title: 'Formwork', version: VERSION },
+      {
+        capabilities: modern
+          ? { tools: { listChanged: false }, prompts: { listChanged: false }, resources: { listChanged: false } }
+          : { tools: { listChanged: false } },
+        instructions: INSTRUCTIONS,
+        jsonSchemaValidator: new AjvJsonSchemaValidator(),
+        supportedProtocolVersions: versions,
+        ...(cache ? { cacheHints: { 'tools/list': cache } } : {}),
+      },
+    );
+    server.setRequestHandler('tools/list', () => ({ tools: this.toolList() }));
+    server.setRequestHandler('tools/call', (request, extra) =>
+      this.callTool(request.params.name, request.params.arguments, context(extra.mcpReq.id)),
+    );
+    return server;
+  }
+
+  /** tools/list: GET /api/v1/tools without Formwork's x-formwork extension, in the registry's order. */
   private toolList(): Tool[] {
     return (this.tools ??= this.registry
       .describe()
@@ -122,28 +176,39 @@ export class McpService {
     try {
       body = JSON.parse(req.body);
     } catch {
-      return jsonRpcError(400, ErrorCode.ParseError, 'Parse error: Invalid JSON');
+      return jsonRpcError(400, ProtocolErrorCode.ParseError, 'Parse error: Invalid JSON');
     }
-    // Neither protocol version served has JSON-RPC batching (2025-06-18 removed it): a batch would
+    // No protocol version served has JSON-RPC batching (2025-06-18 removed it): a batch would
     // also run up to 100 calls for the price of one request against both budgets.
     if (Array.isArray(body)) {
       return jsonRpcError(
         400,
-        ErrorCode.InvalidRequest,
-        `Invalid Request: JSON-RPC batches are not supported (MCP ${MCP_PROTOCOL_VERSIONS.join(' and ')} have no batching); send one message per request`,
+        ProtocolErrorCode.InvalidRequest,
+        `Invalid Request: JSON-RPC batches are not supported (MCP ${ALL_PROTOCOL_VERSIONS.join(', ')} have no batching); send one message per request`,
       );
     }
     let message: JSONRPCMessage;
     try {
-      message = JSONRPCMessageSchema.parse(body);
+      message = parseJSONRPCMessage(body);
     } catch {
-      return jsonRpcError(400, ErrorCode.ParseError, 'Parse error: Invalid JSON-RPC message');
+      return jsonRpcError(400, ProtocolErrorCode.ParseError, 'Parse error: Invalid JSON-RPC message');
     }
-    const refused = this.beforeServer(message, req.principal!, req.headers['mcp-protocol-version']);
+    const route = classifyInboundRequest({
+      httpMethod: 'POST',
+      protocolVersionHeader: header(req, 'mcp-protocol-version'),
+      mcpMethodHeader: header(req, 'mcp-method'),
+      mcpNameHeader: header(req, 'mcp-name'),
+      body,
+    });
+    if (route.kind === 'reject') {
+      return jsonRpcError(route.httpStatus, route.code, route.message, route.data, requestIdOf(body));
+    }
+    const refused = this.beforeServer(
+      message,
+      req.principal!,
+      route.kind === 'legacy' ? header(req, 'mcp-protocol-version') : undefined,
+    );
     if (refused) return refused;
-    // Notifications (and replies) from the client are accepted and dropped: what they refer to
-    // (an initialized connection, a request to cancel, progress) lives in no stateless server.
-    if (!isJSONRPCRequest(message)) return { status: 202, headers: {}, body: '' };
     const ctx: CallContext = {
       principal: req.principal!,
       requestId: req.id,
@@ -151,42 +216,55 @@ export class McpService {
       replayed: false,
       successTexts: new Set(),
     };
+    if (route.kind === 'modern') return this.serveModern(req, route, ctx);
+    // Notifications (and replies) from the client are accepted and dropped: what they refer to
+    // (an initialized connection, a request to cancel, progress) lives in no stateless server.
+    if (!isJSONRPCRequest(message)) return { status: 202, headers: {}, body: '' };
     const reply = await this.router.exchange(message, ctx);
-    const headers: Record<string, string> = { 'Content-Type': 'application/json' };
-    if (ctx.replayed) headers['Idempotency-Replayed'] = 'true';
-    return { status: 200, headers, body: answerJson(reply, ctx.successTexts) };
+    return { status: 200, headers: answerHeaders(ctx), body: answerJson(reply, ctx.successTexts) };
+  }
+
+  /** A request of 2026-07-28, through the SDK's entry for it (a server per request). */
+  private async serveModern(req: FastifyRequest, route: InboundModernRoute, ctx: CallContext): Promise<McpAnswer> {
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (typeof value === 'string') headers.set(name, value);
+    }
+    const response = await this.modern.fetch(new Request('http://formwork.invalid/mcp', { method: 'POST', headers }), {
+      parsedBody: route.message,
+      authInfo: { token: '', clientId: '', scopes: [], extra: { call: ctx } },
+    });
+    const answer = answerHeaders(ctx);
+    const type = response.headers.get('content-type');
+    if (type) answer['Content-Type'] = type;
+    const allow = response.headers.get('allow');
+    if (allow) answer.Allow = allow;
+    return { status: response.status, headers: answer, body: await response.text() };
   }
 
   /**
    * Checks made before the SDK server runs: the shape of a tools/call's params (a caller's mistake
-   * is -32602 Invalid params with a readable message, where the SDK would answer -32603 with its
-   * schema dump), the scope of its tool (HTTP 403 with the challenge, thrown to the error filter),
-   * and the protocol version: initialize settles on one of MCP_PROTOCOL_VERSIONS (a client asking
-   * for another gets the latest), and a later request naming an unsupported version is refused as
-   * the transport refuses one.
+   * is -32602 Invalid params with a readable message, where the SDK would answer with its schema
+   * dump), the scope of its tool (HTTP 403 with the challenge, thrown to the error filter), and,
+   * on the 2025 era, the protocol version: initialize settles on one of MCP_PROTOCOL_VERSIONS (the
+   * SDK server counter-offers the latest to a client asking for another), and a later request
+   * naming an unsupported version is refused with the versions there are.
    */
   private beforeServer(
     message: JSONRPCMessage,
     principal: Principal,
-    versionHeader: string | string[] | undefined,
+    versionHeader: string | undefined,
   ): McpAnswer | undefined {
     const { id, method, params } = message as { id?: RequestId; method?: unknown; params?: unknown };
     if (method === 'tools/call' && id !== undefined) {
       const invalid = toolsCallProblem(params);
-      if (invalid) return jsonRpcReplyError(id, ErrorCode.InvalidParams, `Invalid params: ${invalid}`);
+      if (invalid) return jsonRpcReplyError(id, ProtocolErrorCode.InvalidParams, `Invalid params: ${invalid}`);
       const tool = this.registry.get((params as { name: string }).name);
       if (tool) this.calls.authorizeScope(principal, tool, 'mcp');
-    } else if (method === 'initialize' && params && typeof params === 'object') {
-      const init = params as Record<string, unknown>;
-      if (!MCP_PROTOCOL_VERSIONS.includes(init.protocolVersion as string))
-        init.protocolVersion = MCP_PROTOCOL_VERSIONS[0];
     }
-    if (versionHeader !== undefined && !MCP_PROTOCOL_VERSIONS.includes(String(versionHeader))) {
-      return jsonRpcError(
-        400,
-        -32000,
-        `Bad Request: Unsupported protocol version: ${String(versionHeader)} (supported versions: ${MCP_PROTOCOL_VERSIONS.join(', ')})`,
-      );
+    if (versionHeader !== undefined && !MCP_PROTOCOL_VERSIONS.includes(versionHeader)) {
+      const error = new UnsupportedProtocolVersionError({ supported: ALL_PROTOCOL_VERSIONS, requested: versionHeader });
+      return jsonRpcError(400, error.code, `Bad Request: ${error.message}`, error.data, id ?? null);
     }
     return undefined;
   }
@@ -199,8 +277,8 @@ export class McpService {
   private async callTool(name: string, args: unknown, ctx: CallContext): Promise<CallToolResult> {
     const tool = this.registry.get(name);
     if (!tool) {
-      throw new McpError(
-        ErrorCode.InvalidParams,
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
         `There is no tool named "${name}"; tools/list lists the tools: ${this.registry
           .all()
           .map((t) => t.definition.name)
@@ -253,14 +331,35 @@ export class McpService {
   }
 }
 
+/** One header of the request as one string (undefined when absent). */
+function header(req: FastifyRequest, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** The id of a JSON-RPC request (null for anything else), for an error reply to it. */
+function requestIdOf(body: unknown): RequestId | null {
+  const { id, method } = (body ?? {}) as { id?: unknown; method?: unknown };
+  return typeof method === 'string' && (typeof id === 'string' || typeof id === 'number') ? id : null;
+}
+
+function answerHeaders(ctx: CallContext): Record<string, string> {
+  const headers: Record<string, string> = { 'Content-Type': 'application/json' };
+  if (ctx.replayed) headers['Idempotency-Replayed'] = 'true';
+  return headers;
+}
+
 function success(result: unknown, text: string, ctx: CallContext): CallToolResult {
   ctx.successTexts.add(text);
   return { structuredContent: result as Record<string, unknown>, content: [{ type: 'text', text }] };
 }
 
-/** No structuredContent: clients check it against the output schema, which an error does not match. */
+/**
+ * No structuredContent: clients check it against the output schema, which an error does not match.
+ * Its hint names MCP's way where the REST one names a route (tools/list, not GET /api/v1/tools).
+ */
 function refusal(envelope: string): CallToolResult {
-  return { isError: true, content: [{ type: 'text', text: envelope }] };
+  return { isError: true, content: [{ type: 'text', text: envelope.replaceAll('GET /api/v1/tools', 'tools/list') }] };
 }
 
 /**
@@ -315,11 +414,20 @@ function jsonRpcReplyError(id: RequestId, code: number, message: string): McpAns
   };
 }
 
-/** An HTTP refusal of the transport: a JSON-RPC error without id, as the SDK's transport writes it. */
-function jsonRpcError(status: number, code: number, message: string): McpAnswer {
+/**
+ * An HTTP refusal of the transport: a JSON-RPC error, as the SDK's transport writes it (without id
+ * when the message is not read yet).
+ */
+function jsonRpcError(
+  status: number,
+  code: number,
+  message: string,
+  data?: unknown,
+  id: RequestId | null = null,
+): McpAnswer {
   return {
     status,
     headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }),
+    body: JSON.stringify({ jsonrpc: '2.0', error: { code, message, ...(data === undefined ? {} : { data }) }, id }),
   };
 }
