@@ -104,8 +104,9 @@ export class DemoService {
   /**
    * The demo's forms with a history that reads right: each form created, then published, then
    * answered, then (the RSVP) closed, all in the past. Hours before now: the feedback form was
-   * created 7 days ago and answered hourly for 5 days after its publication; the RSVP ran from 10
-   * to 3 days ago; the draft was started yesterday.
+   * created 12 days ago and answered hourly for 5 days after its publication; the RSVP ran from 10
+   * to 3 days ago; the draft was started yesterday. Oldest first, as list_forms lists them: the open
+   * feedback form comes first, as the README's first session expects.
    */
   private async seedForms(workspaceId: string): Promise<string[]> {
     const now = Date.now();
@@ -115,9 +116,9 @@ export class DemoService {
         workspaceId,
         { title: 'Customer feedback', description: 'What our users think.', blocks: FEEDBACK_BLOCKS },
         tx,
-        hoursAgo(7 * 24),
+        hoursAgo(12 * 24),
       );
-      await this.forms.setStatus(feedback.id, 'published', tx, hoursAgo(7 * 24 - 1));
+      await this.forms.setStatus(feedback.id, 'published', tx, hoursAgo(12 * 24 - 1));
       const published = await this.forms.get(workspaceId, feedback.publicId, tx);
       const [, name, email, heard, features, rating, scale, contact, comment] = published.blocks.map((b) => b.id);
       for (let i = 0; i < 120; i++) {
@@ -131,11 +132,11 @@ export class DemoService {
         if (i % 5 !== 0) answers[scale] = (i * 3) % 11;
         answers[contact] = i % 2 === 1;
         if (i % 4 === 1) answers[comment] = COMMENTS[i % COMMENTS.length];
-        // From 2 hours after publication, hourly: the last one 47 hours ago.
+        // From an hour after publication, hourly: the last one about 7 days ago.
         await this.responses.create(
           published,
           answers,
-          { source: 'import', submittedAt: hoursAgo(7 * 24 - 2 - i) },
+          { source: 'import', submittedAt: hoursAgo(12 * 24 - 2 - i) },
           tx,
         );
       }
