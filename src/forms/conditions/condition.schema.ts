@@ -49,7 +49,7 @@ function level(depth: number): TSchema {
 }
 
 export const CONDITION_DESCRIPTION =
-  'A condition: { "block": <id or ref of an earlier block>, "op", "value"? }, { "hidden": <hidden field name>, "op", "value"? }, ' +
+  'A condition: { "block": "(id or ref of an earlier block)", "op", "value"? }, { "hidden": "(hidden field name)", "op", "value"? }, ' +
   `or { "all": [...] }, { "any": [...] }, { "not": {...} }, nested at most ${MAX_DEPTH} levels (e.g. all > any > leaf). ` +
   'ops: equals, not_equals, in (value a list), contains, not_contains (text: substring ignoring case; checkboxes: that choice is ticked), ' +
   'gt, gte, lt, lte (number, rating, linear_scale, date), answered, not_answered (no value). ' +
