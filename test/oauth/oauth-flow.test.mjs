@@ -507,6 +507,18 @@ describe('OAuth 2.1: discovery, registration, PKCE, consent, tokens, refresh, re
 
     const revoked = await cliOk(db.url, ['grant', 'revoke', '--id', grant.id, '--json']);
     assert.ok(!revoked.stdout.includes(tokens.access_token));
+    // The operator's revoke is in the workspace's audit log, as app.revoke by the operator.
+    const audit = new pg.Client({ connectionString: db.url });
+    await audit.connect();
+    try {
+      const { rows } = await audit.query(
+        `SELECT action, actor_kind, details->>'by' AS by FROM audit_events WHERE subject_id = $1 AND action = 'app.revoke'`,
+        [grant.id],
+      );
+      assert.deepEqual(rows, [{ action: 'app.revoke', actor_kind: 'operator', by: 'operator (command line)' }]);
+    } finally {
+      await audit.end();
+    }
     await refusedWithin(tokens.access_token, 'the access token of a revoked grant is refused');
     assert.equal((await oauthError(() => refresh(as, other, tokens.refresh_token))).error, 'invalid_grant');
     const after = await cliOk(db.url, ['grant', 'list', '--workspace', 'acme', '--json']);
@@ -646,11 +658,13 @@ describe('OAuth 2.1: discovery, registration, PKCE, consent, tokens, refresh, re
     assert.match(textOf(res.text), /client/i);
   });
 
-  test('a redirect URI that does not match the registered one exactly gets an error page, never a redirect', async () => {
+  test('a redirect URI that does not match the registered one (but for a loopback port) gets an error page, never a redirect', async () => {
     for (const wrong of [
       `${redirectUri}/elsewhere`,
       `${redirectUri}?next=1`,
-      'http://127.0.0.1:8977/callback',
+      // Another port of 127.0.0.1 or [::1] matches (RFC 8252 §7.3, see cimd.test.mjs); another host does not.
+      'http://localhost:8976/callback',
+      'http://127.0.0.2:8976/callback',
       'https://attacker.example/callback',
     ]) {
       const request = await authorizationUrl(as, client, { redirectUri: wrong, scopes: ['forms:read'] });
