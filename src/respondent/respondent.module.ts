@@ -3,7 +3,12 @@ import { Module } from '@nestjs/common';
 import { FormsModule } from '../forms/forms.module';
 import { ResponsesModule } from '../responses/responses.module';
 import { WorkspacesModule } from '../workspaces/workspaces.module';
+import { PageStateSigner } from './page-state';
 import { RespondentController } from './respondent.controller';
 
-@Module({ imports: [FormsModule, ResponsesModule, WorkspacesModule], controllers: [RespondentController] })
+@Module({
+  imports: [FormsModule, ResponsesModule, WorkspacesModule],
+  controllers: [RespondentController],
+  providers: [PageStateSigner],
+})
 export class RespondentModule {}

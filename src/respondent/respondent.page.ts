@@ -17,22 +17,8 @@ export type RawAnswers = Record<string, string | string[] | undefined>;
  * a keyboard or screen-reader user starts at the list of problems, each a link to its field.
  */
 export function formPage(form: FormRecord, values: RawAnswers = {}, errors: ErrorDetail[] = []): string {
-  const errorFor = new Map<string, string>();
-  for (const e of errors) {
-    const blockId = e.path
-      .replace(/^\/answers\//, '')
-      .replace(/~1/g, '/')
-      .replace(/~0/g, '~');
-    if (!errorFor.has(blockId))
-      errorFor.set(blockId, e.message === 'is required' ? 'This question needs an answer.' : e.message);
-  }
-  const titles = new Map(form.blocks.map((b) => [b.id, b.title]));
-  const summary = errors.length
-    ? `<div class="summary" role="alert" aria-labelledby="summary-title" tabindex="-1" autofocus id="errors">
-  <h2 id="summary-title">There ${errorFor.size === 1 ? 'is a problem' : `are ${errorFor.size} problems`} with your answers</h2>
-  <ul>${[...errorFor].map(([id, message]) => `<li>${summaryLink(id, titles.get(id) ?? id, message)}</li>`).join('')}</ul>
-</div>`
-    : '';
+  const errorFor = errorsByBlock(errors);
+  const summary = errorSummary(form.blocks, errorFor);
   const fields = form.blocks.map((b) => field(b, values[b.id], errorFor.get(b.id))).join('\n');
   return page(
     form.title,
@@ -47,6 +33,86 @@ ${fields}
   );
 }
 
+/** One page of a form of several pages (see RespondentController's walk): what it shows and where it is. */
+export interface StepView {
+  /** The page_break that starts the page (its title and description head the page), if any. */
+  start?: Block;
+  /** The page's blocks that the answers so far show. */
+  blocks: Block[];
+  /** "Page {position} of {total}": the pages on the path the answers so far take. */
+  position: number;
+  total: number;
+  /** The signed state (PageStateSigner), carried by the page's one hidden field. */
+  state: string;
+  back: boolean;
+  last: boolean;
+  /** Said once at the top (role=status), e.g. when answers showed more questions on this page. */
+  notice?: string;
+}
+
+/**
+ * A page of a form of several pages. It works like the one-page form (labels, the error summary
+ * that takes the focus, answers kept) and adds: the page's own heading, "Page 2 of 4" in the
+ * document title (read first by screen readers as each page loads) and above the questions, the
+ * state as one hidden field, and Next (Submit on the last page) before Back in the document, so
+ * Enter in a field goes forward (the row shows Back first).
+ */
+export function stepPage(
+  form: FormRecord,
+  step: StepView,
+  values: RawAnswers = {},
+  errors: ErrorDetail[] = [],
+): string {
+  const errorFor = errorsByBlock(errors);
+  const progress = `Page ${step.position} of ${step.total}`;
+  const heading = step.start?.title ? `<h2>${esc(step.start.title)}</h2>` : '';
+  const startDesc = step.start?.description ? `<p class="desc">${esc(step.start.description)}</p>` : '';
+  const fields = step.blocks.map((b) => field(b, values[b.id], errorFor.get(b.id))).join('\n');
+  const required = step.blocks.some((b) => b.required)
+    ? '<p class="desc">Questions marked <span class="req">*</span> are required.</p>\n'
+    : '';
+  return page(
+    `${progress}: ${form.title}`,
+    `<h1>${esc(form.title)}</h1>
+${step.position === 1 && form.description ? `<p class="desc">${esc(form.description)}</p>` : ''}
+<p class="muted" id="progress">${progress}</p>
+${step.notice ? `<p class="notice" role="status">${esc(step.notice)}</p>` : ''}
+${errorSummary(step.blocks, errorFor)}
+<form method="post" action="/f/${esc(form.publicId)}" novalidate>
+<input type="hidden" name="_state" value="${esc(step.state)}">
+${heading}${startDesc}${required}${fields}
+<div class="actions" style="flex-direction: row-reverse; justify-content: flex-end">
+<button type="submit" name="_action" value="next">${step.last ? 'Submit' : 'Next'}</button>
+${step.back ? '<button type="submit" name="_action" value="back" class="secondary">Back</button>' : ''}
+</div>
+</form>`,
+  );
+}
+
+/** The first message for each block of a refused submission, by block id. */
+function errorsByBlock(errors: ErrorDetail[]): Map<string, string> {
+  const errorFor = new Map<string, string>();
+  for (const e of errors) {
+    const blockId = e.path
+      .replace(/^\/answers\//, '')
+      .replace(/~1/g, '/')
+      .replace(/~0/g, '~');
+    if (!errorFor.has(blockId))
+      errorFor.set(blockId, e.message === 'is required' ? 'This question needs an answer.' : e.message);
+  }
+  return errorFor;
+}
+
+/** The error summary, which takes the focus when the page loads (autofocus: the CSP allows no script). */
+function errorSummary(blocks: Block[], errorFor: Map<string, string>): string {
+  if (!errorFor.size) return '';
+  const titles = new Map(blocks.map((b) => [b.id, b.title]));
+  return `<div class="summary" role="alert" aria-labelledby="summary-title" tabindex="-1" autofocus id="errors">
+  <h2 id="summary-title">There ${errorFor.size === 1 ? 'is a problem' : `are ${errorFor.size} problems`} with your answers</h2>
+  <ul>${[...errorFor].map(([id, message]) => `<li>${summaryLink(id, titles.get(id) ?? id, message)}</li>`).join('')}</ul>
+</div>`;
+}
+
 /**
  * One entry of the error summary: the question, then what to do, as two sentences (a question that
  * ends without punctuation gets a full stop only screen readers hear, so "Name" and "How many
@@ -58,11 +124,16 @@ function summaryLink(id: string, title: string, message: string): string {
 }
 
 function field(b: Block, value: string | string[] | undefined, error: string | undefined): string {
+  // A page_break takes no answer: it only starts a page (its title heads the page), never an input.
+  if (b.type === 'page_break') return '';
   if (b.type === 'statement') {
     return `<div class="field statement"><p><strong>${esc(b.title)}</strong></p>${b.description ? `<p class="desc">${esc(b.description)}</p>` : ''}</div>`;
   }
   const id = `f-${b.id}`;
-  const describedBy = [b.description ? `d-${b.id}` : '', error ? `e-${b.id}` : ''].filter(Boolean).join(' ');
+  const ends = b.minLabel !== undefined || b.maxLabel !== undefined;
+  const describedBy = [b.description ? `d-${b.id}` : '', ends ? `l-${b.id}` : '', error ? `e-${b.id}` : '']
+    .filter(Boolean)
+    .join(' ');
   const aria = `${describedBy ? ` aria-describedby="${esc(describedBy)}"` : ''}${error ? ' aria-invalid="true"' : ''}${b.required ? ' aria-required="true" required' : ''}`;
   const mark = b.required ? ' <span class="req" aria-hidden="true">*</span>' : '';
   const desc = b.description ? `<p class="desc" id="d-${esc(b.id)}">${esc(b.description)}</p>` : '';
@@ -91,7 +162,7 @@ function field(b: Block, value: string | string[] | undefined, error: string | u
     // The points of a rating or scale sit in one row of equal cells (a 0-10 scale included), wrapping evenly on phones.
     const scale = b.type === 'rating' || b.type === 'linear_scale';
     return `<fieldset class="field"${group}${describedBy ? ` aria-describedby="${esc(describedBy)}"` : ''}><legend>${esc(b.title)}${mark}</legend>${desc}${err}
-${scale ? `<div class="scale">${inputs}</div>` : inputs}</fieldset>`;
+${scale ? `<div class="scale">${inputs}</div>${ends ? scaleEnds(b, options) : ''}` : inputs}</fieldset>`;
   }
 
   const label = `<label for="${esc(id)}">${esc(b.title)}${mark}</label>`;
@@ -115,6 +186,20 @@ ${scale ? `<div class="scale">${inputs}</div>` : inputs}</fieldset>`;
           ? ' autocomplete="tel"'
           : '';
   return `<div class="field">${label}${desc}${err}<input type="${types[b.type] ?? 'text'}" id="${esc(id)}" name="${name}" value="${esc(one)}"${extra}${aria}></div>`;
+}
+
+/**
+ * The end labels of a rating or scale (minLabel, maxLabel), drawn under its first and last points
+ * and read with the question ("1: Not at all, 10: Very much", through aria-describedby).
+ */
+function scaleEnds(b: Block, options: Array<{ value: string }>): string {
+  const first = options[0]?.value;
+  const last = options[options.length - 1]?.value;
+  const end = (value: string | undefined, label: string | undefined, align: string) =>
+    label === undefined
+      ? '<span></span>'
+      : `<span style="text-align: ${align}"><span class="visually-hidden">${esc(value)}: </span>${esc(label)}</span>`;
+  return `<p class="desc scale-ends" id="l-${esc(b.id)}" style="display: flex; justify-content: space-between; gap: 1rem">${end(first, b.minLabel, 'left')}${end(last, b.maxLabel, 'right')}</p>`;
 }
 
 /** Options of blocks answered by picking: choices, yes/no, and the points of a rating or scale. */

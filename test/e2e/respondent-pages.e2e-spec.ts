@@ -1,0 +1,247 @@
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { createToken, createWorkspace } from '../factories';
+import { createTestApp } from '../utils/create-test-app';
+import { callTool } from '../utils/http';
+
+/** The branching form of issue 25 on the respondent page, walked without JavaScript (plain form posts). */
+describe('respondent page: forms of several pages, rules and hidden fields', () => {
+  let app: NestFastifyApplication;
+  let token: string;
+  let publicId: string;
+  let ids: Record<string, string>;
+  let choice: Record<string, string>;
+
+  const rows = async () =>
+    (await app
+      .get(DataSource)
+      .query(
+        'SELECT r.answers, r.hidden, r.shown FROM responses r JOIN forms f ON f.id = r.form_id WHERE f.public_id = $1 ORDER BY r.submitted_at',
+        [publicId],
+      )) as Array<{ answers: Record<string, unknown>; hidden: Record<string, string>; shown: string[] | null }>;
+
+  const stateOf = (html: string) => {
+    const m = /<input type="hidden" name="_state" value="([^"]+)">/.exec(html);
+    if (!m) throw new Error(`no state in the page:\n${html}`);
+    return m[1];
+  };
+  const post = (fields: Array<[string, string]>) =>
+    request(app.getHttpServer()).post(`/f/${publicId}`).type('form').send(new URLSearchParams(fields).toString());
+
+  beforeAll(async () => {
+    app = await createTestApp();
+    const ws = await createWorkspace(app, 'pro');
+    token = (await createToken(app, ws, { role: 'admin' })).token;
+    const created = await callTool(app, token, 'create_form', {
+      title: 'Summer party',
+      description: 'Three short pages',
+      hiddenFields: ['source'],
+      blocks: [
+        { ref: 'attend', type: 'multiple_choice', title: 'Are you coming?', required: true, choices: ['Yes', 'No'] },
+        {
+          ref: 'why_not',
+          type: 'short_text',
+          title: 'What keeps you away?',
+          required: true,
+          showIf: { block: 'attend', op: 'equals', value: 'No' },
+        },
+        {
+          ref: 'details',
+          type: 'page_break',
+          title: 'Details',
+          description: 'About your visit',
+          jumps: [{ if: { block: 'attend', op: 'equals', value: 'No' }, to: 'end' }],
+        },
+        { ref: 'guests', type: 'number', title: 'How many guests?', required: true, min: 0, max: 5 },
+        { ref: 'last', type: 'page_break', title: 'One more thing' },
+        {
+          ref: 'mood',
+          type: 'linear_scale',
+          title: 'How excited are you?',
+          min: 1,
+          max: 5,
+          minLabel: 'Meh',
+          maxLabel: 'Very',
+        },
+      ],
+    });
+    expect(created.status).toBe(200);
+    publicId = created.body.publicId;
+    ids = Object.fromEntries(created.body.blocks.map((b: { ref: string; id: string }) => [b.ref, b.id]));
+    choice = Object.fromEntries(
+      created.body.blocks[0].choices.map((c: { id: string; label: string }) => [c.label, c.id]),
+    );
+    await callTool(app, token, 'publish_form', { publicId });
+  });
+  afterAll(() => app.close());
+
+  it('shows the first page only, with its progress, the state field and no input for a page_break; unknown query parameters are ignored', async () => {
+    const res = await request(app.getHttpServer()).get(
+      `/f/${publicId}?source=newsletter&utm_campaign=june&utm_source=x`,
+    );
+    expect(res.status).toBe(200);
+    expect(res.headers['content-security-policy']).toContain("default-src 'none'");
+    expect(res.text).toContain('<title>Page 1 of 3: Summer party</title>');
+    expect(res.text).toContain('<p class="muted" id="progress">Page 1 of 3</p>');
+    expect(res.text).toContain(`name="${ids.attend}"`);
+    // Not shown yet (its condition does not hold), and later pages are not on this one.
+    expect(res.text).not.toContain(`name="${ids.why_not}"`);
+    expect(res.text).not.toContain(`name="${ids.guests}"`);
+    // A page_break is never an input.
+    expect(res.text).not.toContain(`name="${ids.details}"`);
+    expect(res.text).not.toContain(`id="f-${ids.details}"`);
+    expect(res.text).toContain('<button type="submit" name="_action" value="next">Next</button>');
+    expect(res.text).not.toContain('value="back"');
+    stateOf(res.text);
+  });
+
+  it('shows a block whose condition the answers now meet on the same page before moving on, then jumps to the end and stores the hidden value', async () => {
+    const first = await request(app.getHttpServer()).get(`/f/${publicId}?source=newsletter&utm_source=x`);
+    // Next with "No": the same page again, now with "What keeps you away?" (and nothing stored).
+    const again = await post([
+      ['_state', stateOf(first.text)],
+      [ids.attend, choice.No],
+      ['_action', 'next'],
+    ]);
+    expect(again.status).toBe(200);
+    expect(again.text).toContain('<p class="muted" id="progress">Page 1 of 1</p>');
+    expect(again.text).toContain(`name="${ids.why_not}"`);
+    expect(again.text).toContain('role="status"');
+    expect(again.text).toMatch(new RegExp(`value="${choice.No}"[^>]* checked`));
+    expect(again.text).toContain('<button type="submit" name="_action" value="next">Submit</button>');
+    // Next without answering it: the page's error summary.
+    const refused = await post([
+      ['_state', stateOf(again.text)],
+      [ids.attend, choice.No],
+      ['_action', 'next'],
+    ]);
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('role="alert"');
+    expect(refused.text).toContain('autofocus id="errors"');
+    expect(refused.text).toContain(`<a href="#f-${ids.why_not}">`);
+    expect(await rows()).toHaveLength(0);
+    // Answered: the jump on "Details" ends the form, so this submits.
+    const done = await post([
+      ['_state', stateOf(refused.text)],
+      [ids.attend, choice.No],
+      [ids.why_not, 'Holiday'],
+      ['_action', 'next'],
+    ]);
+    expect(done.status).toBe(200);
+    expect(done.text).toContain('Thank you!');
+    const [row] = await rows();
+    expect(row.answers).toEqual({ [ids.attend]: choice.No, [ids.why_not]: 'Holiday' });
+    expect(row.hidden).toEqual({ source: 'newsletter' });
+    expect(row.shown).toEqual([ids.attend, ids.why_not]);
+    await app
+      .get(DataSource)
+      .query(
+        'DELETE FROM responses WHERE id IN (SELECT r.id FROM responses r JOIN forms f ON f.id = r.form_id WHERE f.public_id = $1)',
+        [publicId],
+      );
+  });
+
+  it('walks three pages with Back (answers kept), checks each page, draws the scale end labels, and stores one response for a replayed final post', async () => {
+    const first = await request(app.getHttpServer()).get(`/f/${publicId}`);
+    const second = await post([
+      ['_state', stateOf(first.text)],
+      [ids.attend, choice.Yes],
+      ['_action', 'next'],
+    ]);
+    expect(second.status).toBe(200);
+    expect(second.text).toContain('<title>Page 2 of 3: Summer party</title>');
+    expect(second.text).toContain('<h2>Details</h2>');
+    expect(second.text).toContain(`name="${ids.guests}"`);
+    expect(second.text).not.toContain(`name="${ids.attend}"`);
+    expect(second.text).toContain('<button type="submit" name="_action" value="back" class="secondary">Back</button>');
+
+    // Back keeps what was typed on this page (unchecked) and shows page 1 with its answer.
+    const back = await post([
+      ['_state', stateOf(second.text)],
+      [ids.guests, '9'],
+      ['_action', 'back'],
+    ]);
+    expect(back.status).toBe(200);
+    expect(back.text).toContain('Page 1 of 3');
+    expect(back.text).toMatch(new RegExp(`value="${choice.Yes}"[^>]* checked`));
+    const forward = await post([
+      ['_state', stateOf(back.text)],
+      [ids.attend, choice.Yes],
+      ['_action', 'next'],
+    ]);
+    expect(forward.text).toContain('Page 2 of 3');
+    expect(forward.text).toContain(`name="${ids.guests}" value="9"`);
+
+    // Page 2 is checked on its own: 9 is over the maximum.
+    const refused = await post([
+      ['_state', stateOf(forward.text)],
+      [ids.guests, '9'],
+      ['_action', 'next'],
+    ]);
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('Enter a number from 0 to 5.');
+    const third = await post([
+      ['_state', stateOf(refused.text)],
+      [ids.guests, '2'],
+      ['_action', 'next'],
+    ]);
+    expect(third.status).toBe(200);
+    expect(third.text).toContain('Page 3 of 3');
+    expect(third.text).toContain('<h2>One more thing</h2>');
+    expect(third.text).toContain(`id="l-${ids.mood}"`);
+    expect(third.text).toMatch(/<span class="visually-hidden">1: <\/span>Meh<\/span>/);
+    expect(third.text).toMatch(/<span class="visually-hidden">5: <\/span>Very<\/span>/);
+    expect(third.text).toMatch(new RegExp(`aria-describedby="l-${ids.mood}"`));
+
+    const final: Array<[string, string]> = [
+      ['_state', stateOf(third.text)],
+      [ids.mood, '4'],
+      ['_action', 'next'],
+    ];
+    // A double click: two posts of the same final page at once, then a replay.
+    const [a, b] = await Promise.all([post(final), post(final)]);
+    expect([a.status, b.status]).toEqual([200, 200]);
+    expect(a.text).toContain('Thank you!');
+    expect(b.text).toContain('Thank you!');
+    const replay = await post(final);
+    expect(replay.text).toContain('Thank you!');
+    const stored = await rows();
+    expect(stored).toHaveLength(1);
+    expect(stored[0].answers).toEqual({ [ids.attend]: choice.Yes, [ids.guests]: 2, [ids.mood]: 4 });
+    expect(stored[0].hidden).toEqual({});
+    expect(stored[0].shown).toEqual([ids.attend, ids.details, ids.guests, ids.last, ids.mood]);
+  });
+
+  it('takes no state it did not sign: a forged one starts the walk again and stores nothing', async () => {
+    const before = (await rows()).length;
+    const first = await request(app.getHttpServer()).get(`/f/${publicId}`);
+    const [body, mac] = stateOf(first.text).split('.');
+    const forged = JSON.parse(Buffer.from(body, 'base64url').toString());
+    forged.s = ['', ids.details, ids.last];
+    const tampered = `${Buffer.from(JSON.stringify(forged)).toString('base64url')}.${mac}`;
+    const res = await post([
+      ['_state', tampered],
+      [ids.mood, '4'],
+      ['_action', 'next'],
+    ]);
+    expect(res.status).toBe(400);
+    expect(res.text).toContain('Page 1 of');
+    expect(res.text).toContain(`<a href="#f-${ids.attend}">`);
+    expect(await rows()).toHaveLength(before);
+  });
+
+  it('serves the form as JSON for embedding with refs, rules and hidden fields, and takes hidden values in a JSON post', async () => {
+    const res = await request(app.getHttpServer()).get(`/f/${publicId}`).set('Accept', 'application/json');
+    expect(res.status).toBe(200);
+    expect(res.body.hiddenFields).toEqual(['source']);
+    expect(res.body.blocks[1]).toMatchObject({ ref: 'why_not', showIf: { block: 'attend', op: 'equals' } });
+    expect(res.body.blocks[2]).toMatchObject({ type: 'page_break', jumps: [{ to: 'end' }] });
+    expect(res.body.blocks[5]).toMatchObject({ minLabel: 'Meh', maxLabel: 'Very' });
+    const created = await request(app.getHttpServer())
+      .post(`/f/${publicId}`)
+      .send({ answers: { attend: 'No', why_not: 'Away' }, hidden: { source: 'embed', utm_source: 'x' } });
+    expect(created.status).toBe(201);
+    expect(created.body.hidden).toEqual({ source: 'embed' });
+  });
+});
