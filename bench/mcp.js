@@ -1,21 +1,23 @@
 'use strict';
 /**
- * get_form over MCP against get_form over REST, on one Formwork instance in one run: the cost of
- * the MCP connector (the SDK's server and transport, per request) on top of the tool call. Run with
- * `npm run bench:mcp` (builds first). See bench/README.md.
+ * get_form over MCP, on each protocol era, against get_form over REST, on one Formwork instance in
+ * one run: the cost of the MCP connector (the SDK's server and transport, per request) on top of the
+ * tool call. Run with `npm run bench:mcp` (builds first). See bench/README.md.
  *
  * 1. creates, migrates and seeds a fresh database with the CLI (as bench/get-form.js);
  * 2. starts one Formwork in production configuration, as bench/get-form.js does (dist/src/main.js,
  *    NODE_ENV=production, LOG_LEVEL=info with its standard output to /dev/null or BENCH_SERVER_LOG,
  *    both budgets counted in Redis at BENCH_REDIS_URL, limits raised so that they count but never
  *    refuse);
- * 3. warms both up, then alternates REST, MCP, REST, MCP... (autocannon, BENCH_ROUNDS rounds of
- *    BENCH_DURATION s, BENCH_CONNECTIONS connections, 50 by default):
- *    - rest: POST /api/v1/tools/get_form {"publicId"};
- *    - mcp:  POST /mcp {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_form",...}}
- *      with the headers an MCP client sends (Accept, MCP-Protocol-Version);
- * 4. writes the table, the ratio mcp/rest (target >= BENCH_TARGET, 0.8) and the server CPU that
- *    MCP adds per call to bench/results/mcp-<timestamp>.md;
+ * 3. warms each up, then alternates REST, MCP 2025, MCP 2026, REST... (autocannon, BENCH_ROUNDS
+ *    rounds of BENCH_DURATION s, BENCH_CONNECTIONS connections, 50 by default):
+ *    - rest:     POST /api/v1/tools/get_form {"publicId"};
+ *    - mcp-2025: POST /mcp {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_form",...}}
+ *      with the headers a 2025-11-25 client sends after initialize (Accept, MCP-Protocol-Version);
+ *    - mcp-2026: the same call as a 2026-07-28 client sends it (no initialize: the version and the
+ *      client's capabilities in params._meta; MCP-Protocol-Version, Mcp-Method and Mcp-Name headers);
+ * 4. writes the table, the ratio of each era to REST (target >= BENCH_TARGET, 0.8) and the server
+ *    CPU that MCP adds per call to bench/results/mcp-<timestamp>.md;
  * 5. with BENCH_PROFILE=1, profiles a fresh Formwork over one round of each route (load window
  *    only) and adds the hottest functions and packages to the report (profiles saved beside it).
  *
@@ -109,7 +111,7 @@ async function main() {
       body: JSON.stringify({ publicId }),
     },
     {
-      name: 'mcp',
+      name: 'mcp-2025',
       server: formwork,
       url: `http://127.0.0.1:${port}/mcp`,
       headers: { ...auth, Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2025-11-25' },
@@ -120,17 +122,48 @@ async function main() {
         params: { name: 'get_form', arguments: { publicId } },
       }),
     },
+    {
+      name: 'mcp-2026',
+      server: formwork,
+      url: `http://127.0.0.1:${port}/mcp`,
+      headers: {
+        ...auth,
+        Accept: 'application/json, text/event-stream',
+        'MCP-Protocol-Version': '2026-07-28',
+        'Mcp-Method': 'tools/call',
+        'Mcp-Name': 'get_form',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: {
+          name: 'get_form',
+          arguments: { publicId },
+          _meta: {
+            'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+            'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1.0.0' },
+            'io.modelcontextprotocol/clientCapabilities': {},
+          },
+        },
+      }),
+    },
   ];
+  const eras = targets.slice(1).map((t) => t.name);
 
-  // Both must answer the same form before the load.
+  // All must answer the same form before the load.
   await formwork.waitUntil(
     async () => (await post(targets[0].url, targets[0].headers, targets[0].body)).status === 200,
   );
   const rest = JSON.parse((await post(targets[0].url, targets[0].headers, targets[0].body)).text);
-  const mcpAnswer = await post(targets[1].url, targets[1].headers, targets[1].body);
-  const mcp = JSON.parse(mcpAnswer.text);
-  if (mcpAnswer.status !== 200 || JSON.stringify(mcp.result?.structuredContent) !== JSON.stringify(rest)) {
-    throw new Error(`/mcp did not answer get_form as REST does: ${mcpAnswer.status} ${mcpAnswer.text.slice(0, 500)}`);
+  for (const t of targets.slice(1)) {
+    const mcpAnswer = await post(t.url, t.headers, t.body);
+    const mcp = JSON.parse(mcpAnswer.text);
+    if (mcpAnswer.status !== 200 || JSON.stringify(mcp.result?.structuredContent) !== JSON.stringify(rest)) {
+      throw new Error(
+        `/mcp (${t.name}) did not answer get_form as REST does: ${mcpAnswer.status} ${mcpAnswer.text.slice(0, 500)}`,
+      );
+    }
   }
   log(`both answer form ${publicId} (${rest.blocks.length} blocks)`);
 
@@ -201,14 +234,15 @@ async function main() {
 
   const measured = [...rows];
   const means = {};
-  for (const name of ['rest', 'mcp']) {
+  for (const name of targets.map((t) => t.name)) {
     means[name] = meanRow(
       measured.filter((r) => r.server === name),
       ['rps', 'p50', 'p99', 'cpuPct', 'cpuPerReq', 'otherPct'],
     );
     rows.push({ round: 'mean', server: name, ...means[name] });
   }
-  const ratio = means.mcp.rps / means.rest.rps;
+  const ratios = Object.fromEntries(eras.map((name) => [name, means[name].rps / means.rest.rps]));
+  const ratio = Math.min(...Object.values(ratios));
   const outcome = problems.length ? 'NOT VALID, see Problems' : ratio >= OPTS.target ? 'PASS' : 'FAIL';
   const table = [
     '| Round | Route | req/s | p50 (ms) | p99 (ms) | 2xx | non-2xx | errors | server CPU ms/req | other processes (% of a core) |',
@@ -219,18 +253,23 @@ async function main() {
     ),
   ].join('\n');
   const md = [
-    `# get_form over MCP against REST, ${started.toISOString()}`,
+    `# get_form over MCP (each protocol era) against REST, ${started.toISOString()}`,
     '',
-    `Ratio mcp/rest (mean req/s): **${f2(ratio)}** — target >= ${OPTS.target}: **${outcome}**`,
+    `Ratios to rest (mean req/s): ${eras.map((name) => `${name} **${f2(ratios[name])}**`).join(', ')} — target >= ${OPTS.target} for each: **${outcome}**`,
     '',
-    `Server CPU per call: mcp ${f3(means.mcp.cpuPerReq)} ms, rest ${f3(means.rest.cpuPerReq)} ms: MCP adds ${f3(means.mcp.cpuPerReq - means.rest.cpuPerReq)} ms.`,
+    `Server CPU per call: rest ${f3(means.rest.cpuPerReq)} ms; ${eras
+      .map(
+        (name) =>
+          `${name} ${f3(means[name].cpuPerReq)} ms (adds ${f3(means[name].cpuPerReq - means.rest.cpuPerReq)} ms)`,
+      )
+      .join('; ')}.`,
     '',
     noiseLine(measured, (r) => `${r.round} ${r.server}`, 'the ratio is less reliable, '),
     '',
     table,
     '',
-    `- rest: \`POST /api/v1/tools/get_form\`; mcp: \`POST /mcp\` with \`tools/call\` of get_form. One Formwork in production configuration: NODE_ENV=production, LOG_LEVEL=info (standard output to ${OPTS.serverLog}), both budgets counted in Redis at ${OPTS.redisUrl}.`,
-    `- Load: autocannon ${autocannonVersion()}, ${OPTS.connections} connections, ${OPTS.duration} s per round, ${OPTS.rounds} rounds alternating rest, mcp, after ${OPTS.warmup} s of warm-up each.`,
+    `- rest: \`POST /api/v1/tools/get_form\`; mcp-2025 and mcp-2026: \`POST /mcp\` with \`tools/call\` of get_form as a 2025-11-25 client (after initialize) and a 2026-07-28 client (stateless, \`_meta\` and Mcp-* headers) send it. One Formwork in production configuration: NODE_ENV=production, LOG_LEVEL=info (standard output to ${OPTS.serverLog}), both budgets counted in Redis at ${OPTS.redisUrl}.`,
+    `- Load: autocannon ${autocannonVersion()}, ${OPTS.connections} connections, ${OPTS.duration} s per round, ${OPTS.rounds} rounds alternating ${targets.map((t) => t.name).join(', ')}, after ${OPTS.warmup} s of warm-up each.`,
     machineLine(pgVersion, loadBefore),
     ...(problems.length ? ['', '## Problems', '', ...problems.map((p) => `- ${p}`)] : []),
     ...(profiles.length
@@ -246,7 +285,7 @@ async function main() {
     '',
   ].join('\n');
   log(`written ${writeReport(`mcp-${ts}.md`, md)}`);
-  log(`ratio mcp/rest ${f2(ratio)}: ${outcome}`);
+  log(`ratios to rest: ${eras.map((name) => `${name} ${f2(ratios[name])}`).join(', ')}: ${outcome}`);
   if (problems.length) process.exitCode = 1;
 }
 

@@ -35,6 +35,8 @@ export const MCP_MODERN_PROTOCOL_VERSIONS = ['2026-07-28'];
 /** Every version served, newest first (what an unsupported version is told). */
 const ALL_PROTOCOL_VERSIONS = [...MCP_MODERN_PROTOCOL_VERSIONS, ...MCP_PROTOCOL_VERSIONS];
 
+const SCHEMA_VALIDATOR = new AjvJsonSchemaValidator();
+
 /**
  * The caching hint of tools/list on 2026-07-28. The list is the registry's, fixed at boot and the
  * same for every credential (a tool the credential may not call is still listed, and refused with
@@ -134,7 +136,8 @@ export class McpService {
           ? { tools: { listChanged: false }, prompts: { listChanged: false }, resources: { listChanged: false } }
           : { tools: { listChanged: false } },
         instructions: INSTRUCTIONS,
-        jsonSchemaValidator: new AjvJsonSchemaValidator(),
+        // One validator for every server (an Ajv instance costs more to build than a request).
+        jsonSchemaValidator: SCHEMA_VALIDATOR,
         supportedProtocolVersions: versions,
         ...(cache ? { cacheHints: { 'tools/list': cache } } : {}),
       },
@@ -226,9 +229,11 @@ export class McpService {
 
   /** A request of 2026-07-28, through the SDK's entry for it (a server per request). */
   private async serveModern(req: FastifyRequest, route: InboundModernRoute, ctx: CallContext): Promise<McpAnswer> {
+    // What the SDK's entry reads of the request: its media type and the protocol headers.
     const headers = new Headers();
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (typeof value === 'string') headers.set(name, value);
+    for (const name of ['content-type', 'mcp-protocol-version', 'mcp-method', 'mcp-name']) {
+      const value = header(req, name);
+      if (value !== undefined) headers.set(name, value);
     }
     const response = await this.modern.fetch(new Request('http://formwork.invalid/mcp', { method: 'POST', headers }), {
       parsedBody: route.message,
