@@ -136,4 +136,85 @@ describe('respondent page in a real browser (Debian chromium)', () => {
       await page.close();
     }
   });
+  it('walks a three-page form with a same-page condition, a jump to end and Back, with JavaScript off', async () => {
+    const ws = await createWorkspace(app, 'pro');
+    const { token } = await createToken(app, ws, { role: 'admin' });
+    const created = await callTool(app, token, 'create_form', {
+      title: 'Summer party',
+      hiddenFields: ['source'],
+      blocks: [
+        { ref: 'attend', type: 'multiple_choice', title: 'Are you coming?', required: true, choices: ['Yes', 'No'] },
+        {
+          type: 'short_text',
+          title: 'What keeps you away?',
+          required: true,
+          showIf: { block: 'attend', op: 'equals', value: 'No' },
+        },
+        {
+          type: 'page_break',
+          title: 'Details',
+          jumps: [{ if: { block: 'attend', op: 'equals', value: 'No' }, to: 'end' }],
+        },
+        { type: 'number', title: 'How many guests?', required: true, min: 0, max: 5 },
+        { type: 'page_break', title: 'One more thing' },
+        { type: 'linear_scale', title: 'How excited are you?', min: 1, max: 5, minLabel: 'Meh', maxLabel: 'Very' },
+      ],
+    });
+    const { publicId } = created.body;
+    await callTool(app, token, 'publish_form', { publicId });
+    const results = join(__dirname, '..', '..', 'test-results'); // git-ignored
+    mkdirSync(results, { recursive: true });
+    const context = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 800, height: 900 } });
+    const page = await context.newPage();
+    const next = () => page.getByRole('button', { name: 'Next' }).click();
+
+    // Yes: three pages, an error on page 2, Back and forward again.
+    await page.goto(`${base}/f/${publicId}?source=newsletter&utm_medium=email`);
+    expect(await page.title()).toBe('Page 1 of 3: Summer party');
+    await page.screenshot({ path: join(results, 'respondent-pages-1.png'), fullPage: true });
+    await page.getByLabel('Yes').check();
+    await next();
+    await page.getByRole('heading', { name: 'Details' }).waitFor();
+    expect(await page.title()).toBe('Page 2 of 3: Summer party');
+    await next();
+    await page.getByRole('alert').waitFor();
+    expect(await page.evaluate('document.activeElement.id')).toBe('errors');
+    await page.screenshot({ path: join(results, 'respondent-pages-2-errors.png'), fullPage: true });
+    await page.getByLabel('How many guests?').fill('2');
+    await next();
+    await page.getByRole('heading', { name: 'One more thing' }).waitFor();
+    expect(await page.locator('#progress').textContent()).toBe('Page 3 of 3');
+    const scale = page.getByRole('radiogroup', { name: 'How excited are you?' });
+    expect(await scale.getAttribute('aria-describedby')).toMatch(/^l-/);
+    await page.screenshot({ path: join(results, 'respondent-pages-3.png'), fullPage: true });
+    await page.getByRole('button', { name: 'Back' }).click();
+    await page.getByRole('heading', { name: 'Details' }).waitFor();
+    expect(await page.getByLabel('How many guests?').inputValue()).toBe('2');
+    await next();
+    await scale.getByLabel('4').check();
+    await page.getByRole('button', { name: 'Submit' }).click();
+    await page.getByRole('heading', { name: 'Thank you!' }).waitFor();
+
+    // No: the question it shows appears on the same page first, then the jump ends the form.
+    await page.goto(`${base}/f/${publicId}?source=poster`);
+    await page.getByLabel('No').check();
+    await next();
+    await page.getByLabel('What keeps you away?').waitFor();
+    expect(await page.getByRole('status').textContent()).toContain('added questions');
+    expect(await page.title()).toBe('Page 1 of 1: Summer party');
+    await page.screenshot({ path: join(results, 'respondent-pages-condition.png'), fullPage: true });
+    await page.getByLabel('What keeps you away?').fill('Holiday');
+    await page.getByRole('button', { name: 'Submit' }).click();
+    await page.getByRole('heading', { name: 'Thank you!' }).waitFor();
+    await context.close();
+
+    const list = await callTool(app, token, 'list_responses', { publicId, answersBy: 'ref' });
+    expect(list.body.total).toBe(2);
+    expect(list.body.responses.map((r: { hidden: unknown }) => r.hidden)).toEqual([
+      { source: 'newsletter' },
+      { source: 'poster' },
+    ]);
+    expect(list.body.responses[0].answers.attend).toBe('Yes');
+    expect(list.body.responses[1].answers.attend).toBe('No');
+  });
 });
