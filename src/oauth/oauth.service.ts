@@ -2,7 +2,7 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { ApiError } from '../common/errors/api-error';
 import { WorkspacesService } from '../workspaces/workspaces.service';
 import { inBatches } from '../database/in-batches';
@@ -191,27 +191,40 @@ export class OAuthService implements OnModuleInit, OnModuleDestroy {
    * Records, in its workspace's audit log, a grant the authorization server revoked by itself: the
    * app revoked its refresh token (RFC 7009), or a spent refresh token came back (reuse detection).
    * The actor is the app, on behalf of its person. (A disconnect on the settings pages is recorded
-   * there, as app.disconnect.)
+   * there, as app.disconnect; one by the operator's `grant revoke` in revokeGrant.)
    */
   async recordRevokedByServer(grantId: string): Promise<void> {
-    await inTransaction(this.db, async (tx) => {
-      const grant = await this.repo.grantForAudit(tx, grantId);
-      if (!grant) return;
-      await this.audit.recordAs(tx, {
-        workspaceId: grant.workspaceId,
-        action: 'app.revoke',
-        subjectId: grantId,
-        actorKind: 'oauth',
-        actorId: grantId,
-        actorUserId: grant.userId,
-        details: {
-          app: grant.clientName ?? grant.clientId,
-          clientId: grant.clientId,
-          person: grant.email,
-          scopes: grant.scopes,
-          by: 'authorization server (token revocation or refresh token reuse)',
-        },
-      });
+    await inTransaction(this.db, (tx) =>
+      this.recordRevoke(
+        tx,
+        grantId,
+        { actorKind: 'oauth', actorId: grantId },
+        'authorization server (token revocation or refresh token reuse)',
+      ),
+    );
+  }
+
+  private async recordRevoke(
+    tx: EntityManager,
+    grantId: string,
+    actor: { actorKind: string; actorId: string },
+    by: string,
+  ): Promise<void> {
+    const grant = await this.repo.grantForAudit(tx, grantId);
+    if (!grant) return;
+    await this.audit.recordAs(tx, {
+      workspaceId: grant.workspaceId,
+      action: 'app.revoke',
+      subjectId: grantId,
+      ...actor,
+      actorUserId: grant.userId,
+      details: {
+        app: grant.clientName ?? grant.clientId,
+        clientId: grant.clientId,
+        person: grant.email,
+        scopes: grant.scopes,
+        by,
+      },
     });
   }
 
@@ -236,15 +249,27 @@ export class OAuthService implements OnModuleInit, OnModuleDestroy {
     }));
   }
 
-  /** Disconnects an app: every token of the grant is deleted; instances refuse them within 5 s. */
-  async revokeGrant(grantId: string): Promise<{ id: string; revoked: true }> {
+  /**
+   * Disconnects an app: every token of the grant is deleted; instances refuse them within 5 s.
+   * Recorded in the same transaction: by `record` (the settings pages' app.disconnect), or else as
+   * the operator's app.revoke (the CLI's `grant revoke`).
+   */
+  async revokeGrant(
+    grantId: string,
+    record?: (tx: EntityManager) => Promise<void>,
+  ): Promise<{ id: string; revoked: true }> {
     const grant = await this.repo.findGrant(currentManager(this.db), grantId);
     if (!grant)
       throw new ApiError('not_found', {
         message: `No connected app with the grant id "${grantId}".`,
         hint: '`grant list --workspace S` shows them.',
       });
-    await inTransaction(this.db, (tx) => this.repo.revokeGrant(tx, grantId));
+    await inTransaction(this.db, async (tx) => {
+      // Recorded before the revoke, while the grant's row still names its app and person.
+      if (record) await record(tx);
+      else await this.recordRevoke(tx, grantId, { actorKind: 'operator', actorId: 'cli' }, 'operator (command line)');
+      await this.repo.revokeGrant(tx, grantId);
+    });
     return { id: grantId, revoked: true };
   }
 

@@ -296,8 +296,10 @@ export class SettingsService {
     if (grantId.length > 200) throw notFound();
     const app = (await this.listApps(a)).find((g) => g.grant_id === grantId);
     if (!app) throw notFound();
-    await this.oauth.revokeGrant(grantId);
-    await this.audit(a, 'app.disconnect', grantId, { app: app.client_name ?? app.client_id, person: app.email });
+    // The disconnect and its audit record commit together.
+    await this.oauth.revokeGrant(grantId, (tx) =>
+      this.audit(a, 'app.disconnect', grantId, { app: app.client_name ?? app.client_id, person: app.email }, tx),
+    );
   }
 
   // --- audit log ----------------------------------------------------------------------------------

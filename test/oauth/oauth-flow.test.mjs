@@ -465,7 +465,9 @@ describe('OAuth 2.1: discovery, registration, PKCE, consent, tokens, refresh, re
     await cliOk(db.url, ['member', 'add', '--workspace', 'acme', '--email', EDITOR, '--role', 'viewer', '--json']);
     // Polled with arguments that would be refused anyway (the role is checked before the
     // arguments): an editor gets 400 invalid_arguments, a viewer 403 forbidden, and nothing is created.
-    assert.equal((await callTool(base, tokens.access_token, 'create_form', {})).status, 400);
+    // Right after the demotion either may come: the CLI alone can outlast the 4 s credential cache
+    // on a loaded machine.
+    assert.ok([400, 403].includes((await callTool(base, tokens.access_token, 'create_form', {})).status));
     await waitUntil(
       async () => (await callTool(base, tokens.access_token, 'create_form', {})).status === 403,
       WITHIN,
