@@ -44,7 +44,8 @@ const LOOP_POOL_SIZE = 2;
 
 /**
  * The claim of up to $1 due deliveries, oldest due first, fairly: at most $10 attempts in flight
- * per endpoint and $11 per workspace on this instance (DeliveryLoop's caps). Deliveries of the
+ * per endpoint and $11 per workspace on this instance (DeliveryLoop's caps; what each has taken of
+ * them is $6/$7 and $8/$9, see InFlight). Deliveries of the
  * endpoints ($4) and workspaces ($5) already at their cap are passed over where the due index is
  * read (they cost a look at the row, and do not count towards the window); of the first $3 others,
  * each endpoint's oldest ones are taken up to its room (its cap less what it has in flight, $6/$7),
@@ -119,7 +120,12 @@ SELECT * FROM claimed
 UNION ALL
 SELECT id, false, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM gone`;
 
-/** What a claim is told of this instance's attempts in flight, by endpoint and by workspace. */
+/**
+ * What a claim is told of this instance's attempts in flight, by endpoint and by workspace: how
+ * much of its cap each has taken. Its attempts in flight, as a rule; DeliveryLoop tells less (below
+ * 0 too) for one that may have more than its cap (it answers fast), and the cap for one to pass
+ * over; one not named has taken none.
+ */
 export interface InFlight {
   byEndpoint: ReadonlyMap<string, number>;
   byWorkspace: ReadonlyMap<string, number>;

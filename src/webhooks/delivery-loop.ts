@@ -17,18 +17,31 @@ const CLAIM_BATCH = MAX_IN_FLIGHT / 2;
 /**
  * Fairness (issue 23: 20 receivers that never answered, 600 events, held all 128 slots for 10 s
  * each, and another workspace's event left after 39.5 s). One endpoint has at most this many of
- * this instance's attempts in flight: a receiver that hangs holds 16 slots, not 128. Not 4: a
- * healthy receiver's backlog drains a claim per few attempts (the loop claims again once half of
- * an endpoint's cap is answered), and with 4 that was a claim statement per one or two events
- * (bench:webhooks: 21 events/s on a loaded machine).
+ * this instance's attempts in flight, unless it answers fast (below): a receiver that hangs holds
+ * 16 slots, not 128.
  */
 export const MAX_IN_FLIGHT_PER_ENDPOINT = 16;
 /**
- * One workspace has at most this many: a quarter of the slots, so a workspace whose 20 endpoints
- * (its limit) all hang leaves 96 of the 128 to the others, and 8 such workspaces are needed to fill
- * an instance.
+ * One workspace has at most this many, unless it answers fast: a quarter of the slots, so a
+ * workspace whose 20 endpoints (its limit) all hang leaves 96 of the 128 to the others, and 8 such
+ * workspaces are needed to fill an instance.
  */
 export const MAX_IN_FLIGHT_PER_WORKSPACE = 32;
+/**
+ * An attempt answered within this long is fast; one in flight for longer is slow. Slow attempts are
+ * what make a receiver unfair to the others: they hold slots.
+ */
+export const FAST_MS = 1000;
+/**
+ * An endpoint (or workspace) whose last attempt was answered fast may have up to a whole batch in
+ * flight, of which at most its cap above slow: a healthy receiver's backlog then drains a batch per
+ * claim, as it did before the caps (with 16 at most, bench:webhooks drained a one-endpoint backlog
+ * at 65 to 76 events/s on a loaded machine), and a receiver that starts to hang holds at most a
+ * batch (half the slots) until its attempts end, then its cap. One never answered (a new one, or
+ * one whose last answer was slow) has its cap.
+ */
+export const MAX_IN_FLIGHT_PER_FAST_ENDPOINT = CLAIM_BATCH;
+export const MAX_IN_FLIGHT_PER_FAST_WORKSPACE = CLAIM_BATCH;
 /**
  * Due rows a claim looks at, past those of endpoints and workspaces already at their cap (which
  * cost it a look at the row each but do not count): enough to find a batch beside the backlog of a
@@ -38,7 +51,9 @@ const CLAIM_WINDOW = 4 * CLAIM_BATCH;
 /**
  * How often the loop looks for due deliveries when its last claim found less than a batch. Events
  * are not pushed to it one by one: claiming what is due every half second (or as soon as a batch
- * is done) takes a batch per statement under load, instead of a statement per event.
+ * is done) takes a batch per statement under load, instead of a statement per event. It is also
+ * how often a claim passes over the endpoints and workspaces whose rows wait for room (see
+ * DeliveryLoop.claimAndStart), to reach the rows of others due after their backlog.
  */
 const POLL_MS = 500;
 /**
@@ -78,6 +93,41 @@ function unstorable(attempt: AttemptRecord, err: unknown): AttemptRecord {
   };
 }
 
+/**
+ * One endpoint's or one workspace's share of this instance's attempts: those being sent, whether
+ * it answers fast, and whether rows of it may be due that the last claim left for lack of room.
+ */
+export class Share {
+  /** Its attempts being sent (claimed, not yet answered): when each was sent (ms), by delivery id. */
+  readonly sending = new Map<string, number>();
+  /** Its last attempt was answered within FAST_MS. */
+  fast = false;
+  /** The last claim took all the room it had, or passed over it: more of its rows may be due. */
+  waiting = false;
+
+  constructor(
+    /** At most this many in flight, and at most this many slow ones. */
+    private readonly cap: number,
+    /** At most this many in flight while it answers fast. */
+    private readonly fastCap: number,
+  ) {}
+
+  /**
+   * How many more attempts it may have in flight at `now` (ms): none (0 or below) once its slow ones
+   * reach its cap, else up to its fast cap if it answers fast, its cap if not.
+   */
+  room(now: number): number {
+    let slow = 0;
+    for (const sent of this.sending.values()) if (now - sent >= FAST_MS) slow++;
+    return slow >= this.cap ? 0 : (this.fast ? this.fastCap : this.cap) - this.sending.size;
+  }
+
+  /** Rows of it may wait and it has half its cap free: worth a claim (a few rows of it, not one). */
+  worthClaiming(now: number): boolean {
+    return this.waiting && this.room(now) >= (this.fast ? this.fastCap : this.cap) / 2;
+  }
+}
+
 interface DeliveredBatch {
   items: Array<{ claimed: ClaimedDelivery; attempt: AttemptRecord }>;
   promise: Promise<void>;
@@ -105,12 +155,14 @@ export class DeliveryLoop {
   private resumeTimer?: NodeJS.Timeout;
   private resuming = false;
   private batch?: DeliveredBatch;
-  /** This instance's attempts being sent (claimed, not yet answered), by endpoint and by workspace. */
-  private readonly sending = { byEndpoint: new Map<string, number>(), byWorkspace: new Map<string, number>() };
-  /** Endpoints and workspaces (ids) that reached their cap since they last had half of it free: rows of theirs may wait. */
-  private readonly capped = new Set<string>();
-  /** Set when an endpoint or workspace at its cap got room back: the loop claims again without waiting for its poll. */
+  /** The shares of this instance's attempts of the endpoints and workspaces with some in flight or waiting, by id. */
+  private readonly shares = { byEndpoint: new Map<string, Share>(), byWorkspace: new Map<string, Share>() };
+  /** When a claim last passed over the waiting shares (ms). */
+  private lookedPastAt = 0;
+  /** Set when a waiting share got room back: the loop claims again without waiting for its poll. */
   private wakeRequested = false;
+  /** The last claim took a whole batch, not all of it up to the caps: more may be due that it may take. */
+  private batchFilled = false;
 
   constructor(
     private readonly repository: DeliveryLoopRepository,
@@ -150,22 +202,31 @@ export class DeliveryLoop {
     await this.repository.end();
   }
 
+  /**
+   * Claims while it may find something to send: after a full batch (more may be due), and as soon
+   * as an endpoint or workspace whose rows the caps left behind has room for a few of them again;
+   * otherwise every POLL_MS, or when woken (room for a whole batch, paused deliveries resumed).
+   */
   private async loop(): Promise<void> {
     while (this.running) {
       let claimed = 0;
-      const room = MAX_IN_FLIGHT - this.inFlight.size;
-      if (room > 0) {
+      const limit = Math.min(MAX_IN_FLIGHT - this.inFlight.size, CLAIM_BATCH);
+      if (limit > 0) {
         try {
-          claimed = await this.claimAndStart(Math.min(room, CLAIM_BATCH));
+          claimed = await this.claimAndStart(limit);
         } catch (err) {
           this.warn(`could not claim webhook deliveries: ${(err as Error).message}`);
         }
       }
-      // A full batch means more may be due: claim again at once while there is room.
-      if (claimed === CLAIM_BATCH && this.inFlight.size < MAX_IN_FLIGHT) continue;
-      if (this.wakeRequested && this.inFlight.size < MAX_IN_FLIGHT) {
-        this.wakeRequested = false;
-        continue;
+      if (this.inFlight.size < MAX_IN_FLIGHT) {
+        // A full batch means more may be due: claim again at once while there is room. (A batch
+        // that the caps filled is not one: the next claim would pass over its rows to find others,
+        // which the claim every POLL_MS does.)
+        if (limit > 0 && claimed >= limit && this.batchFilled) continue;
+        if (this.wakeRequested || this.worthClaiming()) {
+          this.wakeRequested = false;
+          continue;
+        }
       }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, POLL_MS);
@@ -178,19 +239,74 @@ export class DeliveryLoop {
     }
   }
 
+  /** Some endpoint or workspace has rows left by the caps and room for a few of them now. */
+  private worthClaiming(): boolean {
+    const now = Date.now();
+    for (const shares of [this.shares.byEndpoint, this.shares.byWorkspace])
+      for (const share of shares.values()) if (share.worthClaiming(now)) return true;
+    return false;
+  }
+
   /**
    * Claims up to `limit` due deliveries and starts their attempts; the number taken off the due
    * index (claimed, paused by the claim, or deleted: its endpoint is gone).
+   *
+   * Each endpoint and workspace gets the room its share has (Share.room), and one that gets all
+   * of it is marked waiting: the loop claims again once it has half its cap free, rather than at
+   * its next poll (a claim limited by the caps is not a sign that nothing more is due). At most
+   * every POLL_MS, a claim passes over the waiting ones instead: their backlog may fill the window
+   * of due rows the claim reads, and another endpoint's row due after it would otherwise wait for
+   * the whole backlog to be sent.
    */
   async claimAndStart(limit: number): Promise<number> {
-    const claimed = await this.repository.claim(limit, LEASE_SECONDS, this.sending, {
-      perEndpoint: MAX_IN_FLIGHT_PER_ENDPOINT,
-      perWorkspace: MAX_IN_FLIGHT_PER_WORKSPACE,
-      window: CLAIM_WINDOW,
-    });
+    const now = Date.now();
+    const all = [...this.shares.byEndpoint.values(), ...this.shares.byWorkspace.values()];
+    const lookPast = now - this.lookedPastAt >= POLL_MS && all.some((s) => s.waiting);
+    if (lookPast) {
+      this.lookedPastAt = now;
+      // Those passed over with room get it at the next claim, at once.
+      if (all.some((s) => s.waiting && s.room(now) > 0)) this.wakeRequested = true;
+    }
+    // What the claim is told each share has taken of its cap: less than 0 is more room than the
+    // cap (a fast one), the cap or more is none (passed over).
+    const rooms = new Map<Share, number>();
+    const taken = (shares: Map<string, Share>, cap: number) => {
+      const m = new Map<string, number>();
+      for (const [id, share] of shares) {
+        const room = lookPast && share.waiting ? 0 : share.room(now);
+        rooms.set(share, room);
+        m.set(id, cap - room);
+      }
+      return m;
+    };
+    const claimed = await this.repository.claim(
+      limit,
+      LEASE_SECONDS,
+      {
+        byEndpoint: taken(this.shares.byEndpoint, MAX_IN_FLIGHT_PER_ENDPOINT),
+        byWorkspace: taken(this.shares.byWorkspace, MAX_IN_FLIGHT_PER_WORKSPACE),
+      },
+      { perEndpoint: MAX_IN_FLIGHT_PER_ENDPOINT, perWorkspace: MAX_IN_FLIGHT_PER_WORKSPACE, window: CLAIM_WINDOW },
+    );
+    const got = new Map<Share, number>();
     for (const delivery of claimed) {
       if (!delivery.active) continue;
-      this.countSending(delivery, 1);
+      for (const share of this.sharesOf(delivery)) {
+        // A new share: it had its cap.
+        if (!rooms.has(share)) rooms.set(share, share.room(now));
+        got.set(share, (got.get(share) ?? 0) + 1);
+        share.sending.set(delivery.id, now);
+      }
+    }
+    // Passed over (no room, or looked past), or given all its room: rows of it may still be due.
+    // Given less: what was due of it (in the window) is taken.
+    for (const [share, room] of rooms) share.waiting = room <= 0 || (got.get(share) ?? 0) >= room;
+    this.batchFilled =
+      claimed.length >= limit &&
+      claimed.some((d) => !d.active || this.sharesOf(d).every((share) => share.room(now) > 0));
+    this.forgetIdle();
+    for (const delivery of claimed) {
+      if (!delivery.active) continue;
       const done = this.attempt(delivery)
         .catch((err: Error) => this.warn(`could not record a webhook attempt: ${err.message}`))
         .finally(() => {
@@ -203,24 +319,44 @@ export class DeliveryLoop {
     return claimed.length;
   }
 
-  /**
-   * Counts an attempt being sent (`by` 1) or answered (-1) against its endpoint's and workspace's
-   * caps; when one that reached its cap has half of it free again, the loop claims again at once
-   * (its next rows may wait), for a few rows of it rather than one.
-   */
-  private countSending(delivery: ClaimedDelivery, by: 1 | -1): void {
-    let roomBack = false;
-    // Room back once half the cap is free: then the claim takes a few rows of the endpoint at once.
-    const count = (m: Map<string, number>, key: string, cap: number) => {
-      const n = (m.get(key) ?? 0) + by;
-      if (n >= cap) this.capped.add(key);
-      if (by < 0 && n <= cap / 2 && this.capped.delete(key)) roomBack = true;
-      if (n > 0) m.set(key, n);
-      else m.delete(key);
+  /** The shares of a delivery's endpoint and workspace, made when missing. */
+  private sharesOf(delivery: ClaimedDelivery): [Share, Share] {
+    const get = (m: Map<string, Share>, id: string, cap: number, fastCap: number) => {
+      let share = m.get(id);
+      if (!share) m.set(id, (share = new Share(cap, fastCap)));
+      return share;
     };
-    count(this.sending.byEndpoint, delivery.endpoint_id, MAX_IN_FLIGHT_PER_ENDPOINT);
-    count(this.sending.byWorkspace, delivery.workspace_id, MAX_IN_FLIGHT_PER_WORKSPACE);
-    if (roomBack) {
+    return [
+      get(this.shares.byEndpoint, delivery.endpoint_id, MAX_IN_FLIGHT_PER_ENDPOINT, MAX_IN_FLIGHT_PER_FAST_ENDPOINT),
+      get(
+        this.shares.byWorkspace,
+        delivery.workspace_id,
+        MAX_IN_FLIGHT_PER_WORKSPACE,
+        MAX_IN_FLIGHT_PER_FAST_WORKSPACE,
+      ),
+    ];
+  }
+
+  /** Forgets the shares with nothing in flight or waiting (and so whether they answer fast). */
+  private forgetIdle(): void {
+    for (const shares of [this.shares.byEndpoint, this.shares.byWorkspace])
+      for (const [id, share] of shares) if (share.sending.size === 0 && !share.waiting) shares.delete(id);
+  }
+
+  /**
+   * An attempt answered (`result`; none when it threw): out of its shares, which answer fast if
+   * it came within FAST_MS. When one with rows waiting has half its cap free again, the loop
+   * claims again at once, for a few rows of it rather than one.
+   */
+  private answered(delivery: ClaimedDelivery, result: SendResult | undefined): void {
+    const now = Date.now();
+    let worthClaiming = false;
+    for (const share of this.sharesOf(delivery)) {
+      share.sending.delete(delivery.id);
+      if (result) share.fast = result.statusCode !== null && result.durationMs < FAST_MS;
+      if (share.worthClaiming(now)) worthClaiming = true;
+    }
+    if (worthClaiming) {
       this.wakeRequested = true;
       this.wake?.();
     }
@@ -229,7 +365,7 @@ export class DeliveryLoop {
   private async attempt(delivery: ClaimedDelivery): Promise<void> {
     const attemptedAt = new Date();
     const secrets = delivery.previous_secret ? [delivery.secret, delivery.previous_secret] : [delivery.secret];
-    let result: SendResult;
+    let result: SendResult | undefined;
     try {
       result = await this.sender.send(
         delivery.url,
@@ -237,7 +373,7 @@ export class DeliveryLoop {
         delivery.payload,
       );
     } finally {
-      this.countSending(delivery, -1);
+      this.answered(delivery, result);
     }
     // Stopped during the attempt (abortAll): given up, not counted.
     if (this.stopping) return this.repository.release(delivery);
