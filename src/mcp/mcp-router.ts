@@ -1,4 +1,11 @@
-import type { JSONRPCMessage, JSONRPCRequest, RequestId, Transport } from '@modelcontextprotocol/server';
+import { PerRequestHTTPServerTransport } from '@modelcontextprotocol/server';
+import type {
+  JSONRPCMessage,
+  JSONRPCRequest,
+  MessageClassification,
+  RequestId,
+  Transport,
+} from '@modelcontextprotocol/server';
 
 /** The reply the server sent to one request: a result or a JSON-RPC error, under the client's own id. */
 export type McpReply = JSONRPCMessage & { id: RequestId };
@@ -65,5 +72,42 @@ export class McpRouter<C> implements Transport {
       this.waiting.set(id, { clientId: request.id, context, settle });
       deliver({ ...request, id });
     });
+  }
+}
+
+/**
+ * The router of the connector's one long-lived server of 2026-07-28. The SDK binds a server to that
+ * revision when it connects to its per-request transport, so this router is one (it classifies
+ * nothing itself: McpService sends it only requests the SDK's classifier put on 2026-07-28 and whose
+ * headers passed), carrying many requests instead of one, as McpRouter does for the 2025 era.
+ */
+export class ModernMcpRouter<C> extends PerRequestHTTPServerTransport {
+  private readonly inner = new McpRouter<C>();
+  private readonly classification: MessageClassification;
+
+  constructor(revision: string) {
+    super({ classification: { era: 'modern', revision }, responseMode: 'json' });
+    this.classification = { era: 'modern', revision };
+  }
+
+  override async start(): Promise<void> {}
+
+  override async close(): Promise<void> {
+    this.onclose?.();
+  }
+
+  override async send(message: JSONRPCMessage): Promise<void> {
+    await this.inner.send(message);
+  }
+
+  contextOf(id: RequestId): C | undefined {
+    return this.inner.contextOf(id);
+  }
+
+  exchange(request: JSONRPCRequest, context: C): Promise<McpReply> {
+    const deliver = this.onmessage;
+    if (!deliver) throw new Error('The MCP server is not connected');
+    this.inner.onmessage = (message) => deliver(message, { classification: this.classification });
+    return this.inner.exchange(request, context);
   }
 }
