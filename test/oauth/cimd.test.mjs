@@ -20,9 +20,7 @@ import {
   authorizationUrl,
   authorize,
   callTool,
-  cliOk,
   CookieJar,
-  createDatabase,
   discover,
   ensureBuilt,
   exchangeCode,
@@ -30,6 +28,7 @@ import {
   refresh,
   registerClient,
   SCOPES,
+  seededDatabase,
   startInstance,
   textOf,
 } from './support.mjs';
@@ -133,22 +132,10 @@ describe('Client ID Metadata Documents, iss, loopback ports, metadata from PUBLI
     await new Promise((resolve) => docs.listen(0, '127.0.0.1', resolve));
     docsOrigin = `https://127.0.0.1:${docs.address().port}`;
 
-    db = await createDatabase('cimd');
-    await cliOk(db.url, ['migrate', '--json']);
-    await cliOk(db.url, [
-      'workspace',
-      'create',
-      '--name',
-      'Acme',
-      '--slug',
-      'acme',
-      '--plan',
-      'pro',
-      '--owner-email',
-      OWNER,
-      '--json',
-    ]);
-    await cliOk(db.url, ['user', 'set-password', '--email', OWNER, '--password-stdin', '--json'], { input: PASSWORD });
+    db = await seededDatabase('cimd', {
+      workspaces: [{ name: 'Acme', slug: 'acme', plan: 'pro', ownerEmail: OWNER }],
+      passwords: { [OWNER]: PASSWORD },
+    });
     instance = await startInstance(db.url, {
       env: { OAUTH_CIMD_ALLOW_PRIVATE_URLS: 'true', NODE_EXTRA_CA_CERTS: join(certDir, 'cert.pem') },
     });

@@ -13,16 +13,15 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import {
   authorize,
   callTool,
-  cliOk,
   consent,
   CookieJar,
-  createDatabase,
   discover,
   ensureBuilt,
   exchangeCode,
   navigate,
   registerClient,
   SCOPES,
+  seededDatabase,
   signIn,
   startInstance,
 } from './support.mjs';
@@ -79,23 +78,9 @@ describe('MCP: the SDK client signs in with OAuth and calls a tool', { timeout: 
 
   before(async () => {
     ensureBuilt();
-    db = await createDatabase('mcp');
-    await cliOk(db.url, ['migrate', '--json']);
-    await cliOk(db.url, [
-      'workspace',
-      'create',
-      '--name',
-      'Acme',
-      '--slug',
-      'acme',
-      '--plan',
-      'pro',
-      '--owner-email',
-      OWNER,
-      '--json',
-    ]);
-    await cliOk(db.url, ['user', 'set-password', '--email', OWNER, '--password-stdin', '--json'], {
-      input: `${PASSWORD}\n`,
+    db = await seededDatabase('mcp', {
+      workspaces: [{ name: 'Acme', slug: 'acme', plan: 'pro', ownerEmail: OWNER }],
+      passwords: { [OWNER]: `${PASSWORD}\n` },
     });
     instance = await startInstance(db.url);
     base = instance.base;

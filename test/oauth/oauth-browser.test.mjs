@@ -15,12 +15,11 @@ import {
   api,
   authorizationUrl,
   callTool,
-  cliOk,
-  createDatabase,
   discover,
   ensureBuilt,
   exchangeCode,
   registerClient,
+  seededDatabase,
   startInstance,
 } from './support.mjs';
 
@@ -47,36 +46,12 @@ describe('sign-in and consent in a real browser (Debian chromium)', { timeout: 1
       );
     }
     ensureBuilt();
-    db = await createDatabase('browser');
-    await cliOk(db.url, ['migrate', '--json']);
-    await cliOk(db.url, [
-      'workspace',
-      'create',
-      '--name',
-      'Acme',
-      '--slug',
-      'acme',
-      '--plan',
-      'pro',
-      '--owner-email',
-      OWNER,
-      '--json',
-    ]);
-    await cliOk(db.url, [
-      'workspace',
-      'create',
-      '--name',
-      'Lab',
-      '--slug',
-      'lab',
-      '--plan',
-      'pro',
-      '--owner-email',
-      OWNER,
-      '--json',
-    ]);
-    await cliOk(db.url, ['user', 'set-password', '--email', OWNER, '--password-stdin', '--json'], {
-      input: `${PASSWORD}\n`,
+    db = await seededDatabase('browser', {
+      workspaces: [
+        { name: 'Acme', slug: 'acme', plan: 'pro', ownerEmail: OWNER },
+        { name: 'Lab', slug: 'lab', plan: 'pro', ownerEmail: OWNER },
+      ],
+      passwords: { [OWNER]: `${PASSWORD}\n` },
     });
     instance = await startInstance(db.url);
 

@@ -19,7 +19,6 @@ import {
   cliOk,
   consent,
   CookieJar,
-  createDatabase,
   discover,
   ensureBuilt,
   exchangeCode,
@@ -33,6 +32,7 @@ import {
   registerClient,
   ROOT,
   SCOPES,
+  seededDatabase,
   signIn,
   startInstance,
   textOf,
@@ -94,45 +94,20 @@ describe('OAuth 2.1: discovery, registration, PKCE, consent, tokens, refresh, re
 
   before(async () => {
     ensureBuilt();
-    db = await createDatabase('flow');
-    await cliOk(db.url, ['migrate', '--json']);
-    await cliOk(db.url, [
-      'workspace',
-      'create',
-      '--name',
-      'Acme',
-      '--slug',
-      'acme',
-      '--plan',
-      'pro',
-      '--owner-email',
-      OWNER,
-      '--json',
-    ]);
-    await cliOk(db.url, [
-      'workspace',
-      'create',
-      '--name',
-      'Side project',
-      '--slug',
-      'side',
-      '--plan',
-      'free',
-      '--owner-email',
-      OWNER,
-      '--json',
-    ]);
-    await cliOk(db.url, ['member', 'add', '--workspace', 'acme', '--email', EDITOR, '--role', 'editor', '--json']);
-    await cliOk(db.url, ['member', 'add', '--workspace', 'acme', '--email', LOCKED, '--role', 'viewer', '--json']);
-    await cliOk(db.url, ['member', 'add', '--workspace', 'acme', '--email', RUSHED, '--role', 'viewer', '--json']);
-    // As a shell pipes it (`echo "$PW" | ... --password-stdin`): the trailing newline is not part of the password.
-    await Promise.all(
-      [OWNER, EDITOR, LOCKED, RUSHED].map((email) =>
-        cliOk(db.url, ['user', 'set-password', '--email', email, '--password-stdin', '--json'], {
-          input: `${PASSWORD}\n`,
-        }),
-      ),
-    );
+    db = await seededDatabase('flow', {
+      workspaces: [
+        { name: 'Acme', slug: 'acme', plan: 'pro', ownerEmail: OWNER },
+        { name: 'Side project', slug: 'side', plan: 'free', ownerEmail: OWNER },
+      ],
+      // Added before their passwords are set: set-password needs the user to exist.
+      members: [
+        { workspace: 'acme', email: EDITOR, role: 'editor' },
+        { workspace: 'acme', email: LOCKED, role: 'viewer' },
+        { workspace: 'acme', email: RUSHED, role: 'viewer' },
+      ],
+      // As a shell pipes it (`echo "$PW" | ... --password-stdin`): the trailing newline is not part of the password.
+      passwords: Object.fromEntries([OWNER, EDITOR, LOCKED, RUSHED].map((email) => [email, `${PASSWORD}\n`])),
+    });
     instance = await startInstance(db.url);
     logs.push(instance.lines);
     base = instance.base;

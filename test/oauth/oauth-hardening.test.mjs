@@ -16,7 +16,6 @@ import {
   cliOk,
   consent,
   CookieJar,
-  createDatabase,
   discover,
   ensureBuilt,
   exchangeCode,
@@ -27,6 +26,7 @@ import {
   oauthError,
   refresh,
   registerClient,
+  seededDatabase,
   signIn,
   startInstance,
   textOf,
@@ -101,23 +101,9 @@ describe(
 
     before(async () => {
       ensureBuilt();
-      db = await createDatabase('hardening');
-      await cliOk(db.url, ['migrate', '--json']);
-      await cliOk(db.url, [
-        'workspace',
-        'create',
-        '--name',
-        'Acme',
-        '--slug',
-        'acme',
-        '--plan',
-        'pro',
-        '--owner-email',
-        OWNER,
-        '--json',
-      ]);
-      await cliOk(db.url, ['user', 'set-password', '--email', OWNER, '--password-stdin', '--json'], {
-        input: `${PASSWORD}\n`,
+      db = await seededDatabase('hardening', {
+        workspaces: [{ name: 'Acme', slug: 'acme', plan: 'pro', ownerEmail: OWNER }],
+        passwords: { [OWNER]: `${PASSWORD}\n` },
       });
       sql = new pg.Client({ connectionString: db.url });
       await sql.connect();

@@ -172,6 +172,48 @@ export async function cliOk(databaseUrl, args, opts) {
   return r;
 }
 
+/**
+ * A fresh database (createDatabase), migrated, with `workspaces` created in order (each with its
+ * owner), then `members` added in order, then the `passwords` set, all at once, with
+ * `user set-password --password-stdin`: each value is written to stdin as given (the CLI drops one
+ * trailing newline, as a shell's `echo "$PW" |` adds). Resolves with createDatabase's handle; a
+ * failing step drops the database before rethrowing.
+ */
+export async function seededDatabase(label, { workspaces = [], members = [], passwords = {} } = {}) {
+  const db = await createDatabase(label);
+  try {
+    await cliOk(db.url, ['migrate', '--json']);
+    for (const { name, slug, plan, ownerEmail } of workspaces) {
+      await cliOk(db.url, [
+        'workspace',
+        'create',
+        '--name',
+        name,
+        '--slug',
+        slug,
+        '--plan',
+        plan,
+        '--owner-email',
+        ownerEmail,
+        '--json',
+      ]);
+    }
+    for (const { workspace, email, role } of members) {
+      await cliOk(db.url, ['member', 'add', '--workspace', workspace, '--email', email, '--role', role, '--json']);
+    }
+    await Promise.all(
+      Object.entries(passwords).map(([email, input]) =>
+        cliOk(db.url, ['user', 'set-password', '--email', email, '--password-stdin', '--json'], { input }),
+      ),
+    );
+  } catch (err) {
+    // The caller never gets the handle, so its after() cannot drop it.
+    await db.drop().catch(() => undefined);
+    throw err;
+  }
+  return db;
+}
+
 const running = new Set();
 process.on('exit', () => {
   for (const child of running) child.kill('SIGKILL');
