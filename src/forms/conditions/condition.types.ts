@@ -61,6 +61,19 @@ export type SubjectKind = 'text' | 'number' | 'date' | 'choice' | 'choices' | 'b
 /** The value an operator takes: none, one, or a non-empty list. */
 export type ValueShape = 'none' | 'one' | 'list';
 
+/** Numbers and dates take the same operators: they are ordered. */
+const ORDERED_OPERATORS: Partial<Record<Operator, ValueShape>> = {
+  equals: 'one',
+  not_equals: 'one',
+  in: 'list',
+  gt: 'one',
+  gte: 'one',
+  lt: 'one',
+  lte: 'one',
+  answered: 'none',
+  not_answered: 'none',
+};
+
 export const OPERATOR_TABLE: Record<SubjectKind, Partial<Record<Operator, ValueShape>>> = {
   text: {
     equals: 'one',
@@ -71,28 +84,8 @@ export const OPERATOR_TABLE: Record<SubjectKind, Partial<Record<Operator, ValueS
     answered: 'none',
     not_answered: 'none',
   },
-  number: {
-    equals: 'one',
-    not_equals: 'one',
-    in: 'list',
-    gt: 'one',
-    gte: 'one',
-    lt: 'one',
-    lte: 'one',
-    answered: 'none',
-    not_answered: 'none',
-  },
-  date: {
-    equals: 'one',
-    not_equals: 'one',
-    in: 'list',
-    gt: 'one',
-    gte: 'one',
-    lt: 'one',
-    lte: 'one',
-    answered: 'none',
-    not_answered: 'none',
-  },
+  number: ORDERED_OPERATORS,
+  date: ORDERED_OPERATORS,
   choice: { equals: 'one', not_equals: 'one', in: 'list', answered: 'none', not_answered: 'none' },
   choices: {
     contains: 'one',
