@@ -2,7 +2,6 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import net from 'node:net';
 import request from 'supertest';
 import { DataSource, QueryRunner } from 'typeorm';
-import { createApp } from '../../src/app';
 import { loadConfig } from '../../src/config/config';
 import { dataSourceOptions, SessionBounds } from '../../src/database/data-source';
 import { allowLongStatements } from '../../src/database/long-statements';
@@ -158,17 +157,14 @@ describe('database faults', () => {
       const url = new URL(testDatabaseUrl());
       url.hostname = '127.0.0.1';
       url.port = String(relay.port);
-      const config = loadConfig({
-        NODE_ENV: 'test',
-        PUBLIC_URL: 'http://formwork.test',
-        RATE_LIMIT_CREDENTIAL_PER_MIN: '100000',
-        RATE_LIMIT_IP_PER_MIN: '100000',
-        DATABASE_POOL_SIZE: '4',
-        DATABASE_CONNECT_TIMEOUT_MS: '1000',
-        DATABASE_STATEMENT_TIMEOUT_MS: '1000',
-        DATABASE_LOCK_TIMEOUT_MS: '5000',
-      });
-      app = await createApp(config, url.toString(), false, { oauth: false });
+      app = await createTestApp(
+        {
+          DATABASE_CONNECT_TIMEOUT_MS: '1000',
+          DATABASE_STATEMENT_TIMEOUT_MS: '1000',
+          DATABASE_LOCK_TIMEOUT_MS: '5000',
+        },
+        url.toString(),
+      );
       const ws = await createWorkspace(app, 'pro');
       ({ token } = await createToken(app, ws));
       form = await createForm(app, ws, { status: 'published' });

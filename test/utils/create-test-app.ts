@@ -12,10 +12,13 @@ export function testDatabaseUrl(): string {
 }
 
 /**
- * The full app, built by the same createApp as production, on the run's test database.
+ * The full app, built by the same createApp as production, on the run's test database (or `url`).
  * Budgets are raised unless a test asks for real ones: supertest sends everything from one IP.
  */
-export async function createTestApp(env: Record<string, string> = {}): Promise<NestFastifyApplication> {
+export async function createTestApp(
+  env: Record<string, string> = {},
+  url: string = testDatabaseUrl(),
+): Promise<NestFastifyApplication> {
   const config = loadConfig({
     NODE_ENV: 'test',
     PUBLIC_URL: 'http://formwork.test',
@@ -25,5 +28,5 @@ export async function createTestApp(env: Record<string, string> = {}): Promise<N
     ...env,
   });
   // oidc-provider (ESM-only) cannot load in jest: the OAuth flow is tested against dist/ (test/oauth).
-  return createApp(config, testDatabaseUrl(), false, { oauth: false });
+  return createApp(config, url, false, { oauth: false });
 }

@@ -6,9 +6,7 @@ import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../src/database/data-source';
 import { runMigrations } from '../../src/database/migrate';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { createApp } from '../../src/app';
-import { loadConfig } from '../../src/config/config';
-import { testDatabaseUrl } from './create-test-app';
+import { createTestApp, testDatabaseUrl } from './create-test-app';
 
 /** One request the receiver got, with which of the path's secrets verified its signature. */
 export interface Received {
@@ -162,14 +160,6 @@ export async function isolatedDatabaseUrl(prefix: string): Promise<{ url: string
 }
 
 /** The full app as createTestApp builds it, on another database URL (an isolated schema). */
-export async function createAppOn(url: string, env: Record<string, string> = {}): Promise<NestFastifyApplication> {
-  const config = loadConfig({
-    NODE_ENV: 'test',
-    PUBLIC_URL: 'http://formwork.test',
-    RATE_LIMIT_CREDENTIAL_PER_MIN: '100000',
-    RATE_LIMIT_IP_PER_MIN: '100000',
-    DATABASE_POOL_SIZE: '4',
-    ...env,
-  });
-  return createApp(config, url, false, { oauth: false });
+export function createAppOn(url: string, env: Record<string, string> = {}): Promise<NestFastifyApplication> {
+  return createTestApp(env, url);
 }
