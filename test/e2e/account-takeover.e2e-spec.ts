@@ -7,7 +7,7 @@ import { Role } from '../../src/common/access/roles';
 import { OAuthService } from '../../src/oauth/oauth.service';
 import { SessionsService } from '../../src/settings/sessions.service';
 import { WorkspacesService } from '../../src/workspaces/workspaces.service';
-import { createWorkspace, TestWorkspace } from '../factories';
+import { createOAuthAccessToken, createWorkspace, TestWorkspace } from '../factories';
 import { createTestApp, testDatabaseUrl } from '../utils/create-test-app';
 
 const PASSWORD = 'correct horse battery staple';
@@ -355,33 +355,6 @@ describe('set-password links cannot take over a person of another workspace', ()
 
   /** An OAuth access token of a grant in `ws` for the person, stored as the authorization server stores it. */
   async function accessToken(userId: string, ws: TestWorkspace): Promise<string> {
-    const grantId = randomBytes(16).toString('base64url');
-    const token = randomBytes(32).toString('base64url');
-    await app.get(OAuthService).recordGrant({
-      grantId,
-      workspaceId: ws.id,
-      userId,
-      clientId: 'client-1',
-      clientName: 'Agent',
-      scopes: ['forms:read'],
-    });
-    const exp = Math.floor(Date.now() / 1000) + 3600;
-    await db.query(
-      `INSERT INTO oauth_models (model, id, payload, grant_id, expires_at) VALUES ('AccessToken', $1, $2::jsonb, $3, to_timestamp($4))`,
-      [
-        token,
-        JSON.stringify({
-          jti: token,
-          grantId,
-          accountId: userId,
-          aud: 'http://formwork.test/api/v1',
-          scope: 'forms:read',
-          exp,
-        }),
-        grantId,
-        exp,
-      ],
-    );
-    return token;
+    return (await createOAuthAccessToken(app, { workspaceId: ws.id, userId })).token;
   }
 });

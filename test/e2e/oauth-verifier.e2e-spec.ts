@@ -4,7 +4,7 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { OAuthService } from '../../src/oauth/oauth.service';
 import { WorkspacesService } from '../../src/workspaces/workspaces.service';
-import { createForm, createWorkspace, TestWorkspace } from '../factories';
+import { createForm, createOAuthAccessToken, createWorkspace, TestWorkspace } from '../factories';
 import { createTestApp } from '../utils/create-test-app';
 import { callTool, expectError } from '../utils/http';
 
@@ -30,33 +30,13 @@ describe('OAuth access tokens on the tools API', () => {
   async function issue(opts: { role?: string; scope?: string; aud?: string; expiresIn?: number } = {}) {
     const email = `agent-user-${randomBytes(4).toString('hex')}@example.com`;
     const { user } = await app.get(WorkspacesService).addMember(ws.slug, email, (opts.role ?? 'editor') as never);
-    const grantId = randomBytes(16).toString('base64url');
-    const token = randomBytes(32).toString('base64url');
-    await app.get(OAuthService).recordGrant({
-      grantId,
+    const { token, grantId } = await createOAuthAccessToken(app, {
       workspaceId: ws.id,
       userId: user.id,
-      clientId: 'client-1',
-      clientName: 'Agent',
-      scopes: ['forms:read'],
+      aud: opts.aud ?? AUDIENCE,
+      scope: opts.scope ?? 'forms:read forms:write',
+      expiresIn: opts.expiresIn,
     });
-    const exp = Math.floor(Date.now() / 1000) + (opts.expiresIn ?? 3600);
-    await db.query(
-      `INSERT INTO oauth_models (model, id, payload, grant_id, expires_at) VALUES ('AccessToken', $1, $2::jsonb, $3, to_timestamp($4))`,
-      [
-        token,
-        JSON.stringify({
-          jti: token,
-          grantId,
-          accountId: user.id,
-          aud: opts.aud ?? AUDIENCE,
-          scope: opts.scope ?? 'forms:read forms:write',
-          exp,
-        }),
-        grantId,
-        exp,
-      ],
-    );
     return { token, grantId, email };
   }
   const me = (token: string) => request(app.getHttpServer()).get('/api/v1').set('Authorization', `Bearer ${token}`);

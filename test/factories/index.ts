@@ -6,6 +6,7 @@ import { Plan, Role, Scope } from '../../src/common/access/roles';
 import { BlockInput } from '../../src/forms/blocks';
 import { FormRecord, FormsService } from '../../src/forms/forms.service';
 import { FormStatus } from '../../src/forms/entities/form.entity';
+import { OAuthService } from '../../src/oauth/oauth.service';
 import { ResponsesService } from '../../src/responses/responses.service';
 import { TokensService } from '../../src/tokens/tokens.service';
 import { WorkspacesService } from '../../src/workspaces/workspaces.service';
@@ -108,4 +109,44 @@ export async function bulkLoadResponses(app: INestApplication, form: FormRecord,
     );
     await new ResponseStatsRepository().recomputeResponseStats(tx, form.id);
   });
+}
+
+/**
+ * An OAuth grant in `workspaceId` for the person, and one access token of it, stored as the
+ * authorization server stores them (jest cannot load oidc-provider: see test/oauth for the flow).
+ */
+export async function createOAuthAccessToken(
+  app: INestApplication,
+  opts: { workspaceId: string; userId: string; scope?: string; aud?: string; expiresIn?: number },
+): Promise<{ token: string; grantId: string }> {
+  const grantId = randomBytes(16).toString('base64url');
+  const token = randomBytes(32).toString('base64url');
+  await app.get(OAuthService).recordGrant({
+    grantId,
+    workspaceId: opts.workspaceId,
+    userId: opts.userId,
+    clientId: 'client-1',
+    clientName: 'Agent',
+    scopes: ['forms:read'],
+  });
+  const exp = Math.floor(Date.now() / 1000) + (opts.expiresIn ?? 3600);
+  await app
+    .get(DataSource)
+    .query(
+      `INSERT INTO oauth_models (model, id, payload, grant_id, expires_at) VALUES ('AccessToken', $1, $2::jsonb, $3, to_timestamp($4))`,
+      [
+        token,
+        JSON.stringify({
+          jti: token,
+          grantId,
+          accountId: opts.userId,
+          aud: opts.aud ?? 'http://formwork.test/api/v1',
+          scope: opts.scope ?? 'forms:read',
+          exp,
+        }),
+        grantId,
+        exp,
+      ],
+    );
+  return { token, grantId };
 }
