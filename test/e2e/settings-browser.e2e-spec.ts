@@ -8,7 +8,7 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { OAuthService } from '../../src/oauth/oauth.service';
 import { WorkspacesService } from '../../src/workspaces/workspaces.service';
-import { createForm, createWorkspace, TestWorkspace } from '../factories';
+import { createForm, createOAuthAccessToken, createWorkspace, TestWorkspace } from '../factories';
 import { launchChromium } from '../utils/browser';
 import { waitUntil } from '../utils/cluster';
 import { createAppOn, isolatedDatabaseUrl, WebhookReceiver } from '../utils/webhooks';
@@ -218,36 +218,11 @@ describe('workspace settings in a real browser (Debian chromium)', () => {
 
   it('a person disconnects an app and its token is refused within 5 seconds', async () => {
     const person = await member('editor');
-    const grantId = randomBytes(16).toString('base64url');
-    const token = randomBytes(32).toString('base64url');
-    await app.get(OAuthService).recordGrant({
-      grantId,
+    const { token } = await createOAuthAccessToken(app, {
       workspaceId: ws.id,
       userId: person.id,
-      clientId: 'client-1',
       clientName: 'Agent Smith',
-      scopes: ['forms:read'],
     });
-    const exp = Math.floor(Date.now() / 1000) + 3600;
-    await app
-      .get(DataSource)
-      .query(
-        `INSERT INTO oauth_models (model, id, payload, grant_id, expires_at) VALUES ('AccessToken', $1, $2::jsonb, $3, to_timestamp($4))`,
-        [
-          token,
-          JSON.stringify({
-            jti: token,
-            grantId,
-            accountId: person.id,
-            aud: 'http://formwork.test/api/v1',
-            scope: 'forms:read',
-            exp,
-            iat: exp - 3600,
-          }),
-          grantId,
-          exp,
-        ],
-      );
     expect((await me(token)).status).toBe(200);
     const page = await signIn(person.email, `/settings/w/${ws.slug}/apps`);
     await page.getByRole('heading', { name: 'Connected apps' }).waitFor();

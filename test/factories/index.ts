@@ -117,7 +117,7 @@ export async function bulkLoadResponses(app: INestApplication, form: FormRecord,
  */
 export async function createOAuthAccessToken(
   app: INestApplication,
-  opts: { workspaceId: string; userId: string; scope?: string; aud?: string; expiresIn?: number },
+  opts: { workspaceId: string; userId: string; clientName?: string; scope?: string; aud?: string; expiresIn?: number },
 ): Promise<{ token: string; grantId: string }> {
   const grantId = randomBytes(16).toString('base64url');
   const token = randomBytes(32).toString('base64url');
@@ -126,10 +126,11 @@ export async function createOAuthAccessToken(
     workspaceId: opts.workspaceId,
     userId: opts.userId,
     clientId: 'client-1',
-    clientName: 'Agent',
+    clientName: opts.clientName ?? 'Agent',
     scopes: ['forms:read'],
   });
-  const exp = Math.floor(Date.now() / 1000) + (opts.expiresIn ?? 3600);
+  const expiresIn = opts.expiresIn ?? 3600;
+  const exp = Math.floor(Date.now() / 1000) + expiresIn;
   await app
     .get(DataSource)
     .query(
