@@ -67,7 +67,16 @@ const formFields = {
   closedAt: Type.Union([Timestamp, Type.Null()]),
 };
 
-export const FormSummarySchema = Type.Object(formFields, { additionalProperties: false });
+export const FormSummarySchema = Type.Object(
+  {
+    ...formFields,
+    responseCount: Type.Integer({ minimum: 0, description: 'How many responses the form has now.' }),
+    lastResponseAt: Type.Union([Timestamp, Type.Null()], {
+      description: 'When its latest response was submitted; null before the first.',
+    }),
+  },
+  { additionalProperties: false },
+);
 export const FormSchema = Type.Object(
   {
     ...formFields,

@@ -12,7 +12,7 @@ import { BlockInput } from './blocks';
 import { blocksView, checkHiddenFields, checkHiddenStillNamed, normalizeForm } from './form-logic';
 import { FormStatus } from './entities/form.entity';
 import { FormAnswers } from './form-answers';
-import { FormRecord, FormsRepository } from './forms.repository';
+import { FormListItem, FormRecord, FormsRepository } from './forms.repository';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service';
 
 export interface FormInput {
@@ -123,7 +123,7 @@ export class FormsService {
   async list(
     workspaceId: string,
     opts: { limit: number; offset: number; status?: FormStatus },
-  ): Promise<{ total: number; forms: FormRecord[] }> {
+  ): Promise<{ total: number; forms: FormListItem[] }> {
     return this.repo.list(currentManager(this.db), workspaceId, opts);
   }
 

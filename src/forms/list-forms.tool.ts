@@ -17,7 +17,7 @@ const output = Type.Object({ ...pageFields, forms: Type.Array(FormSummarySchema)
   name: 'list_forms',
   title: 'List forms',
   description:
-    'Lists the forms of the workspace, oldest first, a page at a time (blocks are not included; use get_form).',
+    'Lists the forms of the workspace, oldest first, a page at a time, each with its response count and last response time (blocks are not included; use get_form).',
   scope: 'forms:read',
   write: false,
   input,
@@ -34,7 +34,11 @@ export class ListFormsTool implements ToolHandler<typeof input, typeof output> {
       total,
       offset,
       count: forms.length,
-      forms: forms.map((f) => formView(f)) as Static<typeof output>['forms'],
+      forms: forms.map((f) => ({
+        ...formView(f),
+        responseCount: f.responseCount,
+        lastResponseAt: f.lastResponseAt?.toISOString() ?? null,
+      })) as Static<typeof output>['forms'],
     };
   }
 }

@@ -48,6 +48,28 @@ describe('read tools', () => {
       expect(drafts.body.forms.map((f: { title: string }) => f.title)).toEqual(['Second']);
     });
 
+    it('shows each form its response count and last response time, exact before and after a write', async () => {
+      const counted = async () => {
+        const res = await callTool(app, token, 'list_forms', {});
+        matchesOutput('list_forms', res.body);
+        return Object.fromEntries(
+          res.body.forms.map((f: { publicId: string; responseCount: number; lastResponseAt: string | null }) => [
+            f.publicId,
+            [f.responseCount, f.lastResponseAt],
+          ]),
+        );
+      };
+      const empty = await createForm(app, ws, { title: 'No answers yet', status: 'published' });
+      const before = await counted();
+      // 23 responses one second apart from 2026-01-01T00:00:00Z (createResponses).
+      expect(before[form.publicId]).toEqual([23, '2026-01-01T00:00:22.000Z']);
+      expect(before[empty.publicId]).toEqual([0, null]);
+
+      // A response that has not been given its place in the order yet is counted too.
+      await createResponses(app, empty, 2, { start: new Date('2026-03-01T10:00:00Z') });
+      expect((await counted())[empty.publicId]).toEqual([2, '2026-03-01T10:00:01.000Z']);
+    });
+
     it('refuses bad arguments with details naming each field', async () => {
       const res = await callTool(app, token, 'list_forms', {
         limit: 0,
