@@ -1,9 +1,9 @@
 import { Static, Type } from '@sinclair/typebox';
 import { PublicId } from '../forms/form.schemas';
-import { ApiError } from '../common/errors/api-error';
 import { StringEnum } from '../common/validation/schema-validator';
 import { pageArguments, pageFields } from '../tools/paging';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
+import { responseFilterArguments } from './response-filter';
 import { AnswersBy, ResponseSchema } from './response.schemas';
 import { ResponsesService } from './responses.service';
 
@@ -17,9 +17,7 @@ const input = Type.Object(
         description: 'oldest first (stable for walking every response) or newest first.',
       }),
     ),
-    since: Type.Optional(
-      Type.String({ format: 'date-time', description: 'Only responses submitted at or after this time.' }),
-    ),
+    ...responseFilterArguments,
     answersBy: Type.Optional(AnswersBy),
   },
   { additionalProperties: false },
@@ -41,36 +39,13 @@ export class ListResponsesTool implements ToolHandler<typeof input, typeof outpu
 
   async run(args: Static<typeof input>, ctx: ToolContext): Promise<Static<typeof output>> {
     const offset = args.offset ?? 0;
-    if (args.since !== undefined) checkSince(args.since);
     const { total, responses } = await this.responses.list(ctx.principal.workspace.id, args.publicId, {
       limit: args.limit ?? 50,
       offset,
       order: args.order ?? 'oldest',
-      since: args.since,
+      filter: { where: args.where, since: args.since, until: args.until },
       answersBy: args.answersBy,
     });
     return { total, offset, count: responses.length, responses };
-  }
-}
-
-/** The widest UTC offset PostgreSQL reads in a timestamp (RFC 3339 allows up to ±23:59; real zones stop at +14:00). */
-const MAX_OFFSET_MINUTES = 15 * 60 + 59;
-
-/** `since` as PostgreSQL can take it (the schema has already checked it is an RFC 3339 date-time). */
-function checkSince(since: string): void {
-  const offset = /[+-](\d{2}):?(\d{2})?$/.exec(since); // +hh:mm, +hhmm or +hh, as the format allows
-  if (offset && Number(offset[1]) * 60 + Number(offset[2] ?? 0) > MAX_OFFSET_MINUTES) {
-    throw new ApiError('invalid_arguments', {
-      message: 'since has a UTC offset out of range.',
-      hint: 'Give the time in UTC (ending in Z), or with an offset between -15:59 and +15:59.',
-      details: [{ path: '/since', message: 'must have a UTC offset between -15:59 and +15:59' }],
-    });
-  }
-  const year = new Date(since).getUTCFullYear();
-  if (!(year >= 1 && year <= 9999)) {
-    throw new ApiError('invalid_arguments', {
-      message: 'since is out of range.',
-      details: [{ path: '/since', message: 'must be a date-time between the years 1 and 9999' }],
-    });
   }
 }

@@ -104,8 +104,9 @@ export class ResponsesRepository {
   }
 
   /**
-   * Where a page of the form's responses starts: the maintained total (`all`), how many sequenced
-   * responses come before `since` (0 without it), and whether responses wait for their seq.
+   * Where the form's responses submitted in [since, until) lie in seq order, which is submittedAt
+   * order: the maintained total (`all`), how many sequenced responses come before `since` (0
+   * without it) and before `until` (`all` without it), and whether responses wait for their seq.
    * Undefined when the form is gone. A deep position is found by summing bucket counts and walking
    * at most one bucket, not by skipping rows.
    */
@@ -113,22 +114,43 @@ export class ResponsesRepository {
     manager: EntityManager,
     formId: string,
     since: string | null,
-  ): Promise<{ all: number; skipped: number; waiting: boolean } | undefined> {
+    until: string | null = null,
+  ): Promise<{ all: number; skipped: number; upto: number; waiting: boolean } | undefined> {
     const [row] = await manager.query(
-      `WITH c AS (SELECT total FROM response_counters WHERE form_id = $1),
-            s AS (SELECT seq FROM responses WHERE form_id = $1 AND submitted_at >= $2::timestamptz AND seq IS NOT NULL ORDER BY submitted_at, seq LIMIT 1)
-       SELECT c.total::int AS all,
-              (CASE WHEN $2::timestamptz IS NULL THEN 0
-                    WHEN NOT EXISTS (SELECT 1 FROM s) THEN c.total
-                    -- the position of the first response since then: whole buckets before it, plus a walk inside its bucket
-                    ELSE (SELECT COALESCE(sum(b.count), 0) FROM response_buckets b, s WHERE b.form_id = $1 AND b.bucket < (s.seq >> ${BUCKET_BITS}))
-                       + (SELECT count(*) FROM responses r, s WHERE r.form_id = $1 AND r.seq >= ((s.seq >> ${BUCKET_BITS}) << ${BUCKET_BITS}) AND r.seq < s.seq)
-               END)::int AS skipped,
+      `WITH c AS (SELECT total FROM response_counters WHERE form_id = $1)
+       SELECT c.total::int AS all, ${positionOf('$2', '0')}::int AS skipped, ${positionOf('$3', 'c.total')}::int AS upto,
               EXISTS (SELECT 1 FROM responses WHERE form_id = $1 AND seq IS NULL) AS waiting
          FROM c`,
-      [formId, since],
+      [formId, since, until],
     );
     return row;
+  }
+
+  /**
+   * How many sequenced responses of the form match `filter` (SQL over the row r; its params start
+   * with the form's id, $1), and `count` of them in seq order from the position `start`. Two
+   * statements: the order only grows at its end, so positions counted by the first hold for the
+   * second. Both read every row of the form the filter does not exclude by time.
+   */
+  async filteredPage(
+    manager: EntityManager,
+    filter: { sql: string; params: unknown[] },
+    page: (total: number) => { start: number; count: number } | undefined,
+  ): Promise<{ total: number; rows: ResponseRow[] }> {
+    const params = [...filter.params];
+    const [{ total }] = await manager.query(
+      `SELECT count(*)::int AS total FROM responses r WHERE r.form_id = $1 AND r.seq IS NOT NULL AND ${filter.sql}`,
+      params,
+    );
+    const at = page(total);
+    if (!at) return { total, rows: [] };
+    const n = params.push(at.start, at.count);
+    const rows: ResponseRow[] = await manager.query(
+      `SELECT r.id, r.submitted_at AS "submittedAt", r.answers, r.hidden FROM responses r
+        WHERE r.form_id = $1 AND r.seq IS NOT NULL AND ${filter.sql} ORDER BY r.seq OFFSET $${n - 1} LIMIT $${n}`,
+      params,
+    );
+    return { total, rows };
   }
 
   /** `count` sequenced responses in seq order from the position `start` (found through the buckets). */
@@ -160,6 +182,20 @@ export class ResponsesRepository {
     );
     return n;
   }
+}
+
+/**
+ * The position in seq order of the first sequenced response of the form $1 submitted at or after
+ * the time `at` (`whenNull` when `at` is NULL, the total when there is none): whole buckets before it, plus
+ * a walk inside its bucket. Reads the CTE c (the form's total).
+ */
+function positionOf(at: string, whenNull: string): string {
+  const first = `(SELECT seq FROM responses WHERE form_id = $1 AND submitted_at >= ${at}::timestamptz AND seq IS NOT NULL ORDER BY submitted_at, seq LIMIT 1)`;
+  return `(CASE WHEN ${at}::timestamptz IS NULL THEN ${whenNull}
+                WHEN ${first} IS NULL THEN c.total
+                ELSE (SELECT COALESCE(sum(b.count), 0) FROM response_buckets b WHERE b.form_id = $1 AND b.bucket < (${first} >> ${BUCKET_BITS}))
+                   + (SELECT count(*) FROM responses r WHERE r.form_id = $1 AND r.seq >= ((${first} >> ${BUCKET_BITS}) << ${BUCKET_BITS}) AND r.seq < ${first})
+           END)`;
 }
 
 /** SQL condition (on responses) for the answers a loss candidate would discard; $2 block id, $3 choice id. */

@@ -14,6 +14,7 @@ import { ResponseStatsRepository } from './response-stats.repository';
 import { ResponseRow, ResponsesRepository } from './responses.repository';
 import { ResponseSequencer } from './response-sequencer';
 import { FormSummary, summaryFromStats } from './summarize';
+import { checkResponseFilter, ResponseFilter, responseFilterSql } from './response-filter';
 import { newEventId, responseCreatedBody } from '../webhooks/events';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service';
 
@@ -60,32 +61,47 @@ export class ResponsesService {
   async list(
     workspaceId: string,
     publicId: string,
-    opts: { limit: number; offset: number; order: 'oldest' | 'newest'; since?: string; answersBy?: AnswersBy },
+    opts: { limit: number; offset: number; order: 'oldest' | 'newest'; filter?: ResponseFilter; answersBy?: AnswersBy },
   ): Promise<{ total: number; responses: ResponseView[] }> {
     const form = await this.forms.get(workspaceId, publicId);
-    // With `since`, the page covers the tail of the order that starts at its first response.
+    const filter = checkResponseFilter(form, opts.filter ?? {});
+    // Without `where`, the page covers the part of the order between the first response since
+    // `since` and the first since `until`, both found through the buckets.
     const position = () =>
-      this.repo.pagePosition(currentManager(this.db), form.id, opts.since ?? null).then((row) => {
-        if (!row) throw notFoundForm(publicId); // deleted meanwhile
-        return row;
-      });
+      this.repo
+        .pagePosition(currentManager(this.db), form.id, filter.since ?? null, filter.until ?? null)
+        .then((row) => {
+          if (!row) throw notFoundForm(publicId); // deleted meanwhile
+          return row;
+        });
     let at = await position();
     if (at.waiting) {
       // Responses committed before this call wait for their seq: give it, then count again.
       await this.sequencer.settle(form.id);
       at = await position();
     }
-    const { all, skipped } = at;
-    const total = all - skipped;
-    const available = Math.max(0, total - opts.offset);
-    const count = Math.min(opts.limit, available);
-    if (count === 0) return { total, responses: [] };
-    // Positions in oldest-first order; newest-first reads the mirrored range and reverses it.
-    const start = skipped + (opts.order === 'newest' ? total - opts.offset - count : opts.offset);
-    const rows = await this.repo.readPage(currentManager(this.db), form.id, start, count);
-    if (opts.order === 'newest') rows.reverse();
     const view = responseViewer(form, opts.answersBy);
-    return { total, responses: rows.map(view) };
+    // Positions in oldest-first order; newest-first reads the mirrored range and reverses it.
+    const range = (total: number) => {
+      const count = Math.min(opts.limit, Math.max(0, total - opts.offset));
+      if (count === 0) return undefined;
+      return { start: opts.order === 'newest' ? total - opts.offset - count : opts.offset, count };
+    };
+    const page = (rows: ResponseRow[]) => (opts.order === 'newest' ? rows.reverse() : rows).map(view);
+    if (filter.where) {
+      // Sequenced responses that match, in seq order: the order only grows at its end, so a walk
+      // stays exact under a filter too.
+      const params: unknown[] = [form.id]; // $1: the form
+      const sql = responseFilterSql(form, filter, params, 'r');
+      const { total, rows } = await this.repo.filteredPage(currentManager(this.db), { sql, params }, range);
+      return { total, responses: page(rows) };
+    }
+    const { skipped } = at;
+    const total = Math.max(0, at.upto - skipped);
+    const r = range(total);
+    if (!r) return { total, responses: [] };
+    const rows = await this.repo.readPage(currentManager(this.db), form.id, skipped + r.start, r.count);
+    return { total, responses: page(rows) };
   }
 
   async get(workspaceId: string, publicId: string, responseId: string, answersBy?: AnswersBy): Promise<ResponseView> {
@@ -346,7 +362,7 @@ function validated(checked: CheckedResponse, wording: AnswerWording = 'api'): Ch
  * by ref where the block has one; hidden values on forms that declare hidden fields (or when the
  * response carries some). Built once per form.
  */
-function responseViewer(form: FormRecord, answersBy: AnswersBy = 'id'): (row: ResponseRow) => ResponseView {
+export function responseViewer(form: FormRecord, answersBy: AnswersBy = 'id'): (row: ResponseRow) => ResponseView {
   const labelled = answersViewer(form.blocks);
   const refs = new Map(form.blocks.filter((b) => b.ref).map((b) => [b.id, b.ref!]));
   const byRef = answersBy === 'ref' && refs.size > 0;

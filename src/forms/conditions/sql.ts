@@ -1,0 +1,89 @@
+import { Condition, isBlockLeaf, Leaf } from './condition.types';
+
+/**
+ * A checked condition (blocks by id, choices by id) as a SQL boolean over a row of `responses`
+ * (its `answers` and `hidden` jsonb columns, under `alias`): the evaluator's table (evaluate.ts)
+ * read as SQL, for response filters. Values are bound parameters, pushed onto `params` and named
+ * $n, never written into the text.
+ *
+ * Two-valued like the evaluator: a block not answered (absent, null, "" or []) or a hidden field
+ * not given makes `answered` false, `not_answered` true and every other operator false, negated
+ * ones included; each leaf is guarded by that presence test, so no leaf is NULL and `not` negates
+ * the whole condition.
+ */
+export function conditionSql(condition: Condition, params: unknown[], alias = 'r'): string {
+  if ('all' in condition)
+    return condition.all.length
+      ? `(${condition.all.map((c) => conditionSql(c, params, alias)).join(' AND ')})`
+      : 'TRUE';
+  if ('any' in condition)
+    return condition.any.length
+      ? `(${condition.any.map((c) => conditionSql(c, params, alias)).join(' OR ')})`
+      : 'FALSE';
+  if ('not' in condition) return `(NOT ${conditionSql(condition.not, params, alias)})`;
+  return leafSql(condition, params, alias);
+}
+
+/** Pushes a value and returns its placeholder. */
+function bind(params: unknown[], value: unknown, cast: string): string {
+  return `$${params.push(value)}::${cast}`;
+}
+
+function leafSql(leaf: Leaf, params: unknown[], alias: string): string {
+  const x = isBlockLeaf(leaf)
+    ? `${alias}.answers -> ${bind(params, leaf.block, 'text')}`
+    : `${alias}.hidden -> ${bind(params, leaf.hidden, 'text')}`;
+  // NULL (absent) or a missing value: the same as the evaluator's isMissing.
+  const present = `COALESCE((${x}) NOT IN ('null'::jsonb, '""'::jsonb, '[]'::jsonb), false)`;
+  if (leaf.op === 'answered') return `(${present})`;
+  if (leaf.op === 'not_answered') return `(NOT ${present})`;
+  const v = leaf.value;
+  let positive: string;
+  // not_equals and not_contains: an answer, and not the positive one
+  const negate = leaf.op === 'not_equals' || leaf.op === 'not_contains';
+  switch (leaf.op) {
+    case 'equals':
+    case 'not_equals':
+      positive = Array.isArray(v)
+        ? // checkboxes: the exact set ticked (containment both ways: the same set, in any order)
+          `(jsonb_typeof(${x}) = 'array' AND (${x}) @> ${bind(params, JSON.stringify(v), 'jsonb')} AND $${params.length}::jsonb @> (${x}))`
+        : `(${x}) = ${bind(params, JSON.stringify(v), 'jsonb')}`;
+      break;
+    case 'in': {
+      const list = Array.isArray(v) ? v : [];
+      const texts = list.filter((e): e is string => typeof e === 'string');
+      // checkboxes: at least one of the list is ticked; one value: it is in the list
+      positive = `(CASE WHEN jsonb_typeof(${x}) = 'array' THEN (${x}) ?| ${bind(params, texts, 'text[]')}
+                   ELSE ${bind(params, JSON.stringify(list), 'jsonb')} @> jsonb_build_array(${x}) END)`;
+      break;
+    }
+    case 'contains':
+    case 'not_contains':
+      // text: a substring ignoring case (lower on both sides); checkboxes: that choice is ticked
+      positive =
+        typeof v === 'string'
+          ? `(CASE jsonb_typeof(${x}) WHEN 'array' THEN (${x}) ? ${bind(params, v, 'text')}
+                  WHEN 'string' THEN strpos(lower((${x}) #>> '{}'), lower($${params.length}::text)) > 0 ELSE false END)`
+          : 'false';
+      break;
+    case 'gt':
+    case 'gte':
+    case 'lt':
+    case 'lte':
+      positive = compareSql(x, leaf.op, v, params);
+      break;
+  }
+  return negate ? `(${present} AND NOT ${positive})` : `(${present} AND ${positive})`;
+}
+
+const COMPARISONS = { gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
+
+/** Numbers as numbers, dates (YYYY-MM-DD) as text in code-point order; false when the types differ. */
+function compareSql(x: string, op: keyof typeof COMPARISONS, v: unknown, params: unknown[]): string {
+  const sign = COMPARISONS[op];
+  if (typeof v === 'number')
+    return `(CASE WHEN jsonb_typeof(${x}) = 'number' THEN ((${x})::numeric ${sign} ${bind(params, v, 'numeric')}) ELSE false END)`;
+  if (typeof v === 'string')
+    return `(CASE WHEN jsonb_typeof(${x}) = 'string' THEN ((${x}) #>> '{}') COLLATE "C" ${sign} ${bind(params, v, 'text')} ELSE false END)`;
+  return 'false';
+}

@@ -1,0 +1,127 @@
+/**
+ * Response filters (issue 26): `where`, a condition in the language of form logic, and `since` /
+ * `until` on submittedAt. One definition for every tool that reads responses (list_responses,
+ * summarize_responses, export_responses): the arguments they spread into their input, the check
+ * that refuses a filter with 400 invalid_arguments at its path, and its SQL over a `responses` row.
+ */
+import { Type } from '@sinclair/typebox';
+import { ApiError, ErrorDetail } from '../common/errors/api-error';
+import { BlockSubject, checkCondition, Condition, ConditionSchema, Subjects } from '../forms/conditions';
+import { conditionSql } from '../forms/conditions/sql';
+
+export const WHERE_DESCRIPTION =
+  'Only responses for which this condition holds: the language of form logic (showIf, jumps). ' +
+  '{ "block": "(id or ref of any block)", "op", "value"? }, { "hidden": "(hidden field name)", "op", "value"? }, ' +
+  'or { "all": [...] }, { "any": [...] }, { "not": {...} }, nested at most 3 levels. ' +
+  'ops: equals, not_equals, in (value a list), contains, not_contains (text: substring ignoring case; checkboxes: that choice is ticked), ' +
+  'gt, gte, lt, lte (number, rating, linear_scale, date as YYYY-MM-DD), answered, not_answered (no value). ' +
+  'multiple_choice/dropdown: equals, not_equals, in (choices by label or id); checkboxes: contains, not_contains (one choice), equals, not_equals (the exact set, a list), in (any of a list); yes_no: equals, not_equals (true/false). ' +
+  'A block not answered makes every op false except not_answered. ' +
+  'Example, people who rated 2 or less: { "block": "rating", "op": "lte", "value": 2 }.';
+
+/** The filter arguments, spread into the input schema of every tool that reads responses. */
+export const responseFilterArguments = {
+  // Typed as a Condition: checkResponseFilter checks what the schema cannot (blocks, operators, values).
+  where: Type.Optional(Type.Unsafe<Condition>(ConditionSchema(WHERE_DESCRIPTION))),
+  since: Type.Optional(
+    Type.String({ format: 'date-time', description: 'Only responses submitted at or after this time (inclusive).' }),
+  ),
+  until: Type.Optional(
+    Type.String({
+      format: 'date-time',
+      description:
+        'Only responses submitted before this time (exclusive): since/until of one day and the next never overlap.',
+    }),
+  ),
+};
+
+/**
+ * A filter as a tool receives it. `where` as sent (blocks by id or ref, choices by label or id)
+ * until checkResponseFilter has checked it; as stored (blocks and choices by id) after.
+ */
+export interface ResponseFilter {
+  where?: Condition;
+  since?: string;
+  until?: string;
+}
+
+/** What a filter needs of a form: its blocks (id, type, title, ref, choices) and hidden fields. A FormRecord is one. */
+export interface FilterForm {
+  blocks: ReadonlyArray<BlockSubject & { ref?: string | null }>;
+  hiddenFields?: readonly string[] | null;
+}
+
+/** The widest UTC offset PostgreSQL reads in a timestamp (RFC 3339 allows up to ±23:59; real zones stop at +14:00). */
+const MAX_OFFSET_MINUTES = 15 * 60 + 59;
+
+/** A time argument as PostgreSQL can take it (the schema has already checked it is an RFC 3339 date-time). */
+function checkTime(name: 'since' | 'until', time: string, details: ErrorDetail[]): void {
+  const offset = /[+-](\d{2}):?(\d{2})?$/.exec(time); // +hh:mm, +hhmm or +hh, as the format allows
+  if (offset && Number(offset[1]) * 60 + Number(offset[2] ?? 0) > MAX_OFFSET_MINUTES) {
+    details.push({ path: `/${name}`, message: 'must have a UTC offset between -15:59 and +15:59' });
+    return;
+  }
+  const year = new Date(time).getUTCFullYear();
+  if (!(year >= 1 && year <= 9999))
+    details.push({ path: `/${name}`, message: 'must be a date-time between the years 1 and 9999' });
+}
+
+/** What a filter may name: any block of the form that takes an answer (by id or ref), and its declared hidden fields. */
+export function filterSubjects(form: FilterForm): Subjects {
+  const byKey = new Map<string, BlockSubject>();
+  for (const b of form.blocks) {
+    byKey.set(b.id, b);
+    if (b.ref) byKey.set(b.ref, b);
+  }
+  const hidden = new Set(form.hiddenFields ?? []);
+  return {
+    block: (key) =>
+      byKey.get(key) ?? { error: 'is not the id or ref of a block of this form; get_form shows its blocks' },
+    hidden: (name) =>
+      hidden.has(name) || {
+        error: `is not a hidden field of this form; its hidden fields are ${[...hidden].join(', ') || 'none'}`,
+      },
+  };
+}
+
+/**
+ * Checks a filter against the form. Throws 400 invalid_arguments with a detail per problem, at
+ * /where/..., /since, /until. Returns the filter with `where` as stored (blocks and choices by id).
+ */
+export function checkResponseFilter(form: FilterForm, filter: ResponseFilter): ResponseFilter {
+  const details: ErrorDetail[] = [];
+  let where: Condition | undefined;
+  if (filter.where !== undefined) {
+    const checked = checkCondition(filter.where, filterSubjects(form), '/where');
+    details.push(...checked.details);
+    where = checked.condition;
+  }
+  if (filter.since !== undefined) checkTime('since', filter.since, details);
+  if (filter.until !== undefined) checkTime('until', filter.until, details);
+  if (details.length)
+    throw new ApiError('invalid_arguments', {
+      message: 'The filter does not fit this form.',
+      hint: 'Name blocks by id or ref as get_form shows them, with operators that fit their type; give times in UTC (ending in Z).',
+      details,
+    });
+  return { ...filter, ...(where ? { where } : {}) };
+}
+
+/**
+ * The filter as a SQL boolean over the `responses` row `alias` (its answers, hidden and
+ * submitted_at): values pushed onto `params` and named $n, never written into the text. 'TRUE'
+ * without a filter. Checks the filter first (checkResponseFilter: a checked one passes again), so
+ * that what is translated is always a condition that fits the form.
+ */
+export function responseFilterSql(form: FilterForm, filter: ResponseFilter, params: unknown[], alias = 'r'): string {
+  filter = checkResponseFilter(form, filter);
+  const parts: string[] = [];
+  if (filter.since !== undefined) parts.push(`${alias}.submitted_at >= $${params.push(filter.since)}::timestamptz`);
+  if (filter.until !== undefined) parts.push(`${alias}.submitted_at < $${params.push(filter.until)}::timestamptz`);
+  if (filter.where !== undefined) parts.push(conditionSql(filter.where, params, alias));
+  return parts.length ? parts.join(' AND ') : 'TRUE';
+}
+
+/** Whether a filter filters anything. */
+export const isFiltered = (filter: ResponseFilter): boolean =>
+  filter.where !== undefined || filter.since !== undefined || filter.until !== undefined;
