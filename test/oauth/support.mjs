@@ -5,8 +5,10 @@
  * Not a test file itself (node --test only runs *.test.mjs here).
  */
 import { spawn, execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
 import net from 'node:net';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as oauth from 'oauth4webapi';
@@ -286,6 +288,46 @@ export async function startInstance(databaseUrl, { port, publicUrl, env = {} } =
     }
     await sleep(100);
   }
+}
+
+/**
+ * An HTTPS server on 127.0.0.1 with a self-signed certificate made here (openssl), to serve client
+ * metadata documents: the service trusts it when started with NODE_EXTRA_CA_CERTS=`caFile` (and
+ * OAUTH_CIMD_ALLOW_PRIVATE_URLS, as it is on loopback). `serve(path, json)` answers `json` at `path`
+ * (max-age=300) and returns its URL; `fetched` counts the requests per path.
+ */
+export async function startDocumentServer() {
+  const dir = mkdtempSync(join(tmpdir(), 'formwork-docs-'));
+  const key = join(dir, 'key.pem');
+  const caFile = join(dir, 'cert.pem');
+  const args = ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', caFile, '-days', '1'];
+  const subject = ['-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'];
+  execFileSync('openssl', [...args, ...subject], { stdio: 'pipe' });
+  const documents = new Map();
+  const fetched = new Map();
+  const server = createHttpsServer({ key: readFileSync(key), cert: readFileSync(caFile) }, (req, res) => {
+    const path = new URL(req.url, 'https://x').pathname;
+    fetched.set(path, (fetched.get(path) ?? 0) + 1);
+    const body = documents.get(path);
+    if (body === undefined) return res.writeHead(404).end();
+    res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=300' }).end(body);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const origin = `https://127.0.0.1:${server.address().port}`;
+  return {
+    origin,
+    caFile,
+    fetched,
+    serve(path, json) {
+      documents.set(path, JSON.stringify(json));
+      return `${origin}${path}`;
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
