@@ -3,8 +3,12 @@
  * HTTP layer only copies the result onto its answer.
  */
 
-/** Pages are whole documents with inline styles only: nothing else may load or run in them but the service's favicon. */
-const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; base-uri 'none'";
+/**
+ * Pages are whole documents with inline styles only: nothing else may load or run in them but the
+ * service's favicon and its one script file (respondent.script.ts; no inline script, no eval).
+ */
+const PAGE_CSP =
+  "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; base-uri 'none'";
 
 /**
  * The headers of a respondent page. No site may frame it (clickjacking) unless the form's

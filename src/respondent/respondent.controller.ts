@@ -16,17 +16,21 @@ import { WorkspacesService } from '../workspaces/workspaces.service';
 import { pageHeaders, prefersJson } from './page-headers';
 import { PageState, PageStateSigner, STATE_MAX_AGE_MS } from './page-state';
 import { answersFromFormPost, formPage, messagePage, RawAnswers, stepPage, thankYouPage } from './respondent.page';
+import { RESPONDENT_SCRIPT } from './respondent.script';
 import {
   blockIdOf,
   hiddenFromQuery,
   keepPage,
   nextPage,
   Page,
+  pageLogic,
   pageProblems,
   pagesOf,
   route,
   Route,
+  seenOn,
   shownBlocks,
+  stateTooLarge,
   walksPages,
 } from './respondent.steps';
 
@@ -53,6 +57,19 @@ export class RespondentController {
     private readonly sessions: SessionsService,
     @InjectDataSource() private readonly db: DataSource,
   ) {}
+
+  /** The pages' one script (respondent.script.ts): same-page questions appear at once. The pages work without it. */
+  @Get('assets/respondent.js')
+  script(@Res() res: Response) {
+    res
+      .status(200)
+      .headers({
+        'Content-Type': 'text/javascript; charset=utf-8',
+        'Cache-Control': 'public, max-age=3600',
+        'X-Content-Type-Options': 'nosniff',
+      })
+      .send(RESPONDENT_SCRIPT);
+  }
 
   @Get(':publicId')
   async show(@Param('publicId') publicId: string, @Req() req: Request, @Res() res: Response) {
@@ -133,11 +150,15 @@ export class RespondentController {
    * the signed state (answers so far, pages visited, nonce) and the current page's fields; the
    * forms' one evaluator (route(): validateResponse, so walk()) decides what is shown next:
    * - Back: keeps the page's answers and shows the previous page, without checking them;
-   * - Next: when the answers show blocks on this page that it did not show, the same page again
-   *   (a person sees the new questions before moving on); else the page's problems with the
-   *   error summary; else the next page on the path, or, when the form ends there (last page or a
-   *   jump to end), the submission, stored once per nonce (a double click or a replayed post finds
-   *   its nonce used, in the same transaction as the response, and gets the thank-you page).
+   * - Next: when the answers show blocks on this page that it did not show (nor its script, which
+   *   lists those it showed in _seen), the same page again (a person sees the new questions before
+   *   moving on); else the page's problems with the error summary; else the next page on the path;
+   *   else, when the form ends there (last page or a jump to end) but the button said Next, the
+   *   same page again with Submit (a person is not sent off by a button that said Next); else the
+   *   submission, stored once per nonce (a double click or a replayed post finds its nonce used,
+   *   in the same transaction as the response, and gets the thank-you page).
+   * - Both: when the answers have grown too large to carry in the page (stateTooLarge), the same
+   *   page with a problem on its longest answer, rather than a next post over the body limit.
    * A post without a valid state (an old page, another form's) starts the walk again with the
    * answers it carries.
    */
@@ -151,8 +172,16 @@ export class RespondentController {
       current = pages[0];
       state.s = [current.key];
     }
+    const before = state.a;
     state.a = keepPage(current, state.a, raw);
     const action = Array.isArray(raw._action) ? raw._action[0] : raw._action;
+    const tooLarge = stateTooLarge(state, current);
+    if (tooLarge) {
+      // Signed with the answers before this page's (so the next post fits), drawn with what was typed.
+      const kept = { ...state, a: before };
+      const r = route(form, state.a, state.h);
+      return [400, await this.drawStep(form, kept, current, r, [tooLarge], undefined, state.a)];
+    }
 
     if (action === 'back' && state.s.length > 1) {
       state.s = state.s.slice(0, -1);
@@ -161,7 +190,7 @@ export class RespondentController {
     }
 
     const r = route(form, state.a, state.h);
-    const drawn = new Set(state.r);
+    const drawn = new Set([...state.r, ...seenOn(current, raw)]);
     if (verified && shownBlocks(current, r).some((b) => !drawn.has(b.id)))
       return [
         200,
@@ -181,6 +210,18 @@ export class RespondentController {
       state.s = [...state.s, next.key];
       return [200, await this.drawStep(form, state, next, r)];
     }
+    if (action === 'next')
+      return [
+        200,
+        await this.drawStep(
+          form,
+          state,
+          current,
+          r,
+          [],
+          'Your answers end the form on this page. Check them, then submit.',
+        ),
+      ];
 
     // The end of the path: submit, once per nonce.
     if (Date.now() - state.t > STATE_MAX_AGE_MS) {
@@ -224,6 +265,7 @@ export class RespondentController {
     r: Route,
     errors: ErrorDetail[] = [],
     notice?: string,
+    values = state.a,
   ): Promise<string> {
     const blocks = shownBlocks(page, r);
     const position = Math.max(1, r.onPath.indexOf(page) + 1);
@@ -233,6 +275,8 @@ export class RespondentController {
       {
         start: page.start,
         blocks,
+        all: page.blocks,
+        logic: pageLogic(page, r),
         position,
         total: Math.max(position, r.onPath.length),
         state: signed,
@@ -240,7 +284,7 @@ export class RespondentController {
         last: !nextPage(page.key, r),
         notice,
       },
-      state.a,
+      values,
       errors,
     );
   }

@@ -2,6 +2,7 @@ import type { ErrorDetail } from '../common/errors/api-error';
 import type { Block } from '../forms/blocks';
 import type { FormRecord } from '../forms/forms.service';
 import { esc, page } from '../common/html';
+import { SCRIPT_PATH } from './respondent.script';
 
 /**
  * The respondent page, rendered on the server: plain HTML that works without JavaScript, one
@@ -39,6 +40,12 @@ export interface StepView {
   start?: Block;
   /** The page's blocks that the answers so far show. */
   blocks: Block[];
+  /**
+   * All the page's blocks, when some may be shown by answers on the page: those not shown are
+   * drawn hidden, for the page's script to show (with logic, which it reads).
+   */
+  all?: Block[];
+  logic?: unknown;
   /** "Page {position} of {total}": the pages on the path the answers so far take. */
   position: number;
   total: number;
@@ -54,8 +61,10 @@ export interface StepView {
  * A page of a form of several pages. It works like the one-page form (labels, the error summary
  * that takes the focus, answers kept) and adds: the page's own heading, "Page 2 of 4" in the
  * document title (read first by screen readers as each page loads) and above the questions, the
- * state as one hidden field, and Next (Submit on the last page) before Back in the document, so
- * Enter in a field goes forward (the row shows Back first).
+ * state as one hidden field, and Next (Submit where the answers end the form) before Back in the
+ * document, so Enter in a field goes forward (the row shows Back first). Questions the answers do
+ * not show yet are drawn hidden, with the page's rules in data-logic, for the page's script to
+ * show as soon as the answers on the page call for them (and to say so in #announce).
  */
 export function stepPage(
   form: FormRecord,
@@ -67,8 +76,16 @@ export function stepPage(
   const progress = `Page ${step.position} of ${step.total}`;
   const heading = step.start?.title ? `<h2>${esc(step.start.title)}</h2>` : '';
   const startDesc = step.start?.description ? `<p class="desc">${esc(step.start.description)}</p>` : '';
-  const fields = step.blocks.map((b) => field(b, values[b.id], errorFor.get(b.id))).join('\n');
-  const required = step.blocks.some((b) => b.required)
+  const shown = new Set(step.blocks.map((b) => b.id));
+  // Each question in a wrapper the script can show or hide (q-{id}); one not shown yet is drawn hidden.
+  const fields = (step.all ?? step.blocks)
+    .filter((b) => b.type !== 'page_break')
+    .map(
+      (b) =>
+        `<div id="q-${esc(b.id)}"${shown.has(b.id) ? '' : ' hidden'}>${field(b, values[b.id], errorFor.get(b.id))}</div>`,
+    )
+    .join('\n');
+  const required = (step.all ?? step.blocks).some((b) => b.required)
     ? '<p class="desc">Questions marked <span class="req">*</span> are required.</p>\n'
     : '';
   return page(
@@ -78,14 +95,15 @@ ${step.position === 1 && form.description ? `<p class="desc">${esc(form.descript
 <p class="muted" id="progress">${progress}</p>
 ${step.notice ? `<p class="notice" role="status">${esc(step.notice)}</p>` : ''}
 ${errorSummary(step.blocks, errorFor)}
-<form method="post" action="/f/${esc(form.publicId)}" novalidate>
+${step.logic ? '<p class="visually-hidden" id="announce" aria-live="polite"></p>\n' : ''}<form method="post" action="/f/${esc(form.publicId)}" novalidate${step.logic ? ` data-logic="${esc(JSON.stringify(step.logic))}"` : ''}>
 <input type="hidden" name="_state" value="${esc(step.state)}">
 ${heading}${startDesc}${required}${fields}
 <div class="actions" style="flex-direction: row-reverse; justify-content: flex-end">
-<button type="submit" name="_action" value="next">${step.last ? 'Submit' : 'Next'}</button>
+<button type="submit" name="_action" value="${step.last ? 'submit' : 'next'}">${step.last ? 'Submit' : 'Next'}</button>
 ${step.back ? '<button type="submit" name="_action" value="back" class="secondary">Back</button>' : ''}
 </div>
 </form>`,
+    step.logic ? { script: SCRIPT_PATH } : {},
   );
 }
 

@@ -1,7 +1,9 @@
-import type { ErrorDetail } from '../common/errors/api-error';
+import { ErrorDetail, pointerSegment } from '../common/errors/api-error';
 import { isStorableText } from '../common/validation/schema-validator';
 import type { Block } from '../forms/blocks';
+import { Condition, namesOf } from '../forms/conditions';
 import { hasLogic, MAX_HIDDEN_VALUE, validateResponse } from '../forms/form-logic';
+import type { PageState } from './page-state';
 import { answersFromFormPost, RawAnswers } from './respondent.page';
 
 /**
@@ -56,6 +58,10 @@ export interface Route {
   isShown: (blockId: string) => boolean;
   details: ErrorDetail[];
   answers: Record<string, unknown>;
+  /** The answers as stored (valid answers to shown blocks only): what conditions see. */
+  stored: Record<string, unknown>;
+  /** The hidden values. */
+  hidden: Record<string, string>;
 }
 
 export function route(
@@ -72,7 +78,7 @@ export function route(
   const isShown = (id: string) => !shown || shown.has(id);
   const pages = pagesOf(form.blocks);
   const onPath = pages.filter((p) => !p.start || isShown(p.start.id));
-  return { pages, onPath, isShown, details: checked.details, answers };
+  return { pages, onPath, isShown, details: checked.details, answers, stored: checked.answers, hidden: checked.hidden };
 }
 
 /** The blocks of a page that the answers so far show. */
@@ -126,4 +132,93 @@ export function hiddenFromQuery(declared: string[] | null | undefined, query: un
       hidden[name] = value;
   }
   return hidden;
+}
+
+/**
+ * What the page's script needs to walk the page as walk() does (respondent.script.ts): the page's
+ * blocks in order (id, type, title, showIf; a number's bounds), the stored answers and hidden
+ * values that the rules name from elsewhere (only those), and the page_breaks from the one that
+ * closes this page on, with their showIf and jumps, which decide whether the form ends here.
+ */
+export interface PageLogic {
+  blocks: Array<{ id: string; type: string; title: string; showIf?: Condition; min?: number; max?: number }>;
+  answers: Record<string, unknown>;
+  hidden: Record<string, string>;
+  breaks: Array<{ id: string; showIf?: Condition; jumps?: Block['jumps'] }>;
+}
+
+export function pageLogic(page: Page, r: Route): PageLogic {
+  const at = r.pages.indexOf(page);
+  const breaks = r.pages.slice(at + 1).map((p) => p.start!);
+  const names = { blocks: new Set<string>(), hidden: new Set<string>() };
+  const blocks = page.blocks
+    .filter((b) => b.type !== 'page_break')
+    .map((b) => {
+      if (b.showIf) namesOf(b.showIf, names);
+      return {
+        id: b.id,
+        type: b.type,
+        title: b.title,
+        ...(b.showIf ? { showIf: b.showIf } : {}),
+        ...(b.type === 'number' ? { min: b.min, max: b.max } : {}),
+      };
+    });
+  for (const pb of breaks) {
+    if (pb.showIf) namesOf(pb.showIf, names);
+    for (const j of pb.jumps ?? []) namesOf(j.if, names);
+  }
+  // Answers on earlier pages only: a rule that reaches past this page sees blocks not shown yet.
+  const earlier = new Set(
+    r.pages.slice(0, at).flatMap((p) => [...(p.start ? [p.start.id] : []), ...p.blocks.map((b) => b.id)]),
+  );
+  const answers: Record<string, unknown> = {};
+  for (const id of names.blocks) if (earlier.has(id) && Object.hasOwn(r.stored, id)) answers[id] = r.stored[id];
+  const hidden: Record<string, string> = {};
+  for (const name of names.hidden) if (Object.hasOwn(r.hidden, name)) hidden[name] = r.hidden[name];
+  return {
+    blocks,
+    answers,
+    hidden,
+    breaks: breaks.map((pb) => ({
+      id: pb.id,
+      ...(pb.showIf ? { showIf: pb.showIf } : {}),
+      ...(pb.jumps?.length ? { jumps: pb.jumps } : {}),
+    })),
+  };
+}
+
+/** The ids a post's _seen field lists (the questions the page's script showed), on the given page only. */
+export function seenOn(page: Page, posted: RawAnswers): string[] {
+  const raw = Array.isArray(posted._seen) ? posted._seen[0] : posted._seen;
+  if (typeof raw !== 'string') return [];
+  const here = new Set(page.blocks.map((b) => b.id));
+  return raw.split(' ').filter((id) => here.has(id));
+}
+
+/**
+ * How large the signed state may grow. Every post of the walk carries it besides the page's own
+ * fields, and a form post may be 200 KB (the route's limit, past which the body is refused with a
+ * 413 before the page is reached): half of it is left for the page's fields.
+ */
+export const MAX_STATE_BYTES = 100 * 1024;
+
+/**
+ * When the answers so far would make a state larger than MAX_STATE_BYTES, the problem to show on
+ * the page: on its longest answer (the state was under the limit before this page's answers).
+ */
+export function stateTooLarge(state: PageState, page: Page): ErrorDetail | undefined {
+  // base64url of the JSON, a dot and the 43-character MAC; r and t change a little when signed.
+  const bytes = Math.ceil((Buffer.byteLength(JSON.stringify(state)) * 4) / 3) + 44 + 2 * 1024;
+  if (bytes <= MAX_STATE_BYTES) return undefined;
+  const size = (v: unknown) => Buffer.byteLength(JSON.stringify(v ?? ''));
+  const here = page.blocks.filter((b) => state.a[b.id] !== undefined);
+  const longest = (here.length ? here.map((b) => b.id) : Object.keys(state.a)).reduce(
+    (a, b) => (size(state.a[b]) > size(state.a[a]) ? b : a),
+    here[0]?.id ?? Object.keys(state.a)[0] ?? '',
+  );
+  const kb = (n: number) => Math.ceil(n / 1024).toLocaleString('en-US');
+  return {
+    path: `/answers/${pointerSegment(longest)}`,
+    message: `Your answers are too long to carry to the next page (${kb(bytes)} KB; this form takes ${kb(MAX_STATE_BYTES)} KB). Shorten this answer, or a long one on an earlier page.`,
+  };
 }

@@ -85,8 +85,11 @@ describe('respondent page: forms of several pages, rules and hidden fields', () 
     expect(res.text).toContain('<title>Page 1 of 3: Summer party</title>');
     expect(res.text).toContain('<p class="muted" id="progress">Page 1 of 3</p>');
     expect(res.text).toContain(`name="${ids.attend}"`);
-    // Not shown yet (its condition does not hold), and later pages are not on this one.
-    expect(res.text).not.toContain(`name="${ids.why_not}"`);
+    // Not shown yet (its condition does not hold): drawn hidden for the page's script; later pages are not on this one.
+    expect(res.text).toMatch(
+      new RegExp(`<div id="q-${ids.why_not}" hidden><div class="field"><label for="f-${ids.why_not}">`),
+    );
+    expect(res.text).toMatch(new RegExp(`<div id="q-${ids.attend}"><fieldset`));
     expect(res.text).not.toContain(`name="${ids.guests}"`);
     // A page_break is never an input.
     expect(res.text).not.toContain(`name="${ids.details}"`);
@@ -106,15 +109,15 @@ describe('respondent page: forms of several pages, rules and hidden fields', () 
     ]);
     expect(again.status).toBe(200);
     expect(again.text).toContain('<p class="muted" id="progress">Page 1 of 1</p>');
-    expect(again.text).toContain(`name="${ids.why_not}"`);
+    expect(again.text).toContain(`<div id="q-${ids.why_not}"><div class="field">`);
     expect(again.text).toContain('role="status"');
     expect(again.text).toMatch(new RegExp(`value="${choice.No}"[^>]* checked`));
-    expect(again.text).toContain('<button type="submit" name="_action" value="next">Submit</button>');
+    expect(again.text).toContain('<button type="submit" name="_action" value="submit">Submit</button>');
     // Next without answering it: the page's error summary.
     const refused = await post([
       ['_state', stateOf(again.text)],
       [ids.attend, choice.No],
-      ['_action', 'next'],
+      ['_action', 'submit'],
     ]);
     expect(refused.status).toBe(400);
     expect(refused.text).toContain('role="alert"');
@@ -126,7 +129,7 @@ describe('respondent page: forms of several pages, rules and hidden fields', () 
       ['_state', stateOf(refused.text)],
       [ids.attend, choice.No],
       [ids.why_not, 'Holiday'],
-      ['_action', 'next'],
+      ['_action', 'submit'],
     ]);
     expect(done.status).toBe(200);
     expect(done.text).toContain('Thank you!');
@@ -197,7 +200,7 @@ describe('respondent page: forms of several pages, rules and hidden fields', () 
     const final: Array<[string, string]> = [
       ['_state', stateOf(third.text)],
       [ids.mood, '4'],
-      ['_action', 'next'],
+      ['_action', 'submit'],
     ];
     // A double click: two posts of the same final page at once, then a replay.
     const [a, b] = await Promise.all([post(final), post(final)]);
@@ -211,6 +214,138 @@ describe('respondent page: forms of several pages, rules and hidden fields', () 
     expect(stored[0].answers).toEqual({ [ids.attend]: choice.Yes, [ids.guests]: 2, [ids.mood]: 4 });
     expect(stored[0].hidden).toEqual({});
     expect(stored[0].shown).toEqual([ids.attend, ids.details, ids.guests, ids.last, ids.mood]);
+  });
+
+  it("serves the page's script from its own origin under the page's CSP, with the page's rules in data-logic", async () => {
+    const script = await request(app.getHttpServer()).get('/f/assets/respondent.js');
+    expect(script.status).toBe(200);
+    expect(script.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect(script.headers['x-content-type-options']).toBe('nosniff');
+    expect(script.text).toContain('function evaluate(c, facts)');
+    const res = await request(app.getHttpServer()).get(`/f/${publicId}?source=newsletter`);
+    const csp = res.headers['content-security-policy'];
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toMatch(/unsafe-inline'[^;]*;[^;]*script|unsafe-eval/);
+    expect(res.text).toContain('<script src="/f/assets/respondent.js" defer></script>');
+    expect(res.text).not.toMatch(/<script>|<script [^s]/);
+    expect(res.text).toContain('<p class="visually-hidden" id="announce" aria-live="polite"></p>');
+    const logic = JSON.parse(
+      /data-logic="([^"]+)"/
+        .exec(res.text)![1]
+        .replace(/&quot;/g, '"')
+        .replace(/&#39;/g, "'")
+        .replace(/&lt;/g, '<')
+        .replace(/&gt;/g, '>')
+        .replace(/&amp;/g, '&'),
+    );
+    expect(logic).toEqual({
+      blocks: [
+        { id: ids.attend, type: 'multiple_choice', title: 'Are you coming?' },
+        {
+          id: ids.why_not,
+          type: 'short_text',
+          title: 'What keeps you away?',
+          showIf: { block: ids.attend, op: 'equals', value: choice.No },
+        },
+      ],
+      answers: {},
+      hidden: {},
+      breaks: [
+        { id: ids.details, jumps: [{ if: { block: ids.attend, op: 'equals', value: choice.No }, to: 'end' }] },
+        { id: ids.last },
+      ],
+    });
+  });
+
+  it('does not show the page again for questions its script showed (_seen), and turns a Next that would end the form into Submit first', async () => {
+    const before = (await rows()).length;
+    const first = await request(app.getHttpServer()).get(`/f/${publicId}`);
+    expect(first.text).toContain('value="next">Next</button>');
+    // The script showed "What keeps you away?" (listed in _seen) and was answered, but the button still said Next (no script to turn it).
+    const check = await post([
+      ['_state', stateOf(first.text)],
+      [ids.attend, choice.No],
+      [ids.why_not, 'Rain'],
+      ['_seen', `${ids.attend} ${ids.why_not}`],
+      ['_action', 'next'],
+    ]);
+    expect(check.status).toBe(200);
+    expect(check.text).toContain(
+      '<p class="notice" role="status">Your answers end the form on this page. Check them, then submit.</p>',
+    );
+    expect(check.text).toContain('<button type="submit" name="_action" value="submit">Submit</button>');
+    expect(check.text).toContain(`name="${ids.why_not}" value="Rain"`);
+    expect(await rows()).toHaveLength(before);
+    const done = await post([
+      ['_state', stateOf(check.text)],
+      [ids.attend, choice.No],
+      [ids.why_not, 'Rain'],
+      ['_action', 'submit'],
+    ]);
+    expect(done.text).toContain('Thank you!');
+    const stored = await rows();
+    expect(stored).toHaveLength(before + 1);
+    expect(stored[stored.length - 1].answers).toEqual({ [ids.attend]: choice.No, [ids.why_not]: 'Rain' });
+    // _seen names only blocks of the current page: another page's id does not skip the check.
+    const again = await request(app.getHttpServer()).get(`/f/${publicId}`);
+    const shown = await post([
+      ['_state', stateOf(again.text)],
+      [ids.attend, choice.No],
+      ['_seen', `${ids.guests} ${ids.mood}`],
+      ['_action', 'next'],
+    ]);
+    expect(shown.text).toContain('Your answers added questions to this page.');
+  });
+
+  it('keeps the signed state under its bound: answers too long to carry give a problem on the page, not a post over the body limit', async () => {
+    const long = (title: string) => ({ type: 'long_text', title });
+    const created = await callTool(app, token, 'create_form', {
+      title: 'Essays',
+      blocks: [
+        ...['One', 'Two', 'Three', 'Four', 'Five'].map(long),
+        { type: 'page_break', title: 'More' },
+        ...['Six', 'Seven', 'Eight', 'Nine', 'Ten'].map(long),
+        { type: 'page_break', title: 'Last' },
+        { type: 'short_text', title: 'Name' },
+      ],
+    });
+    const essays = created.body.publicId;
+    const bid = created.body.blocks.map((b: { id: string }) => b.id);
+    await callTool(app, token, 'publish_form', { publicId: essays });
+    const send = (fields: Array<[string, string]>) =>
+      request(app.getHttpServer()).post(`/f/${essays}`).type('form').send(new URLSearchParams(fields).toString());
+    const text = (n: number) => 'x'.repeat(n);
+    const first = await request(app.getHttpServer()).get(`/f/${essays}`);
+    const second = await send([
+      ['_state', stateOf(first.text)],
+      ...bid.slice(0, 5).map((id: string): [string, string] => [id, text(10000)]),
+      ['_action', 'next'],
+    ]);
+    expect(second.status).toBe(200);
+    expect(second.text).toContain('<h2>More</h2>');
+    // Page 2 full too: 100,000 characters of answers would be a state of about 134 KB.
+    const page2 = bid.slice(6, 11).map((id: string, i: number): [string, string] => [id, text(i === 2 ? 10000 : 9000)]);
+    const refused = await send([['_state', stateOf(second.text)], ...page2, ['_action', 'next']]);
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('<h2>More</h2>');
+    expect(refused.text).toContain(`<a href="#f-${bid[8]}">`);
+    expect(refused.text).toMatch(/too long to carry to the next page \(1\d\d KB; this form takes 100 KB\)/);
+    // What was typed is still on the page, but the state it carries is the one from before (under the bound).
+    expect(refused.text).toContain(`>${text(10000)}</textarea>`);
+    expect(stateOf(refused.text).length).toBeLessThan(100 * 1024);
+    // Shortened: on to the last page, and the whole walk is stored.
+    const shortened = page2.map(([id]: [string, string]): [string, string] => [id, text(2000)]);
+    const third = await send([['_state', stateOf(refused.text)], ...shortened, ['_action', 'next']]);
+    expect(third.status).toBe(200);
+    expect(third.text).toContain('<h2>Last</h2>');
+    const done = await send([
+      ['_state', stateOf(third.text)],
+      [bid[12], 'Ada'],
+      ['_action', 'submit'],
+    ]);
+    expect(done.text).toContain('Thank you!');
+    const list = await callTool(app, token, 'list_responses', { publicId: essays });
+    expect(Object.keys(list.body.responses[0].answers)).toHaveLength(11);
   });
 
   it('takes no state it did not sign: a forged one starts the walk again and stores nothing', async () => {

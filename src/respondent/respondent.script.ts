@@ -1,0 +1,172 @@
+/**
+ * The one script of the respondent pages, served from SCRIPT_PATH (a file of the service's own
+ * origin, so the page's CSP allows it with script-src 'self': no inline script, no eval). It makes
+ * a question whose showIf names a question on the same page appear (or go) as soon as the answers
+ * say so, and turns Next into Submit when the answers end the form on this page. The pages work
+ * without it: the server's walk shows the same page again with the new questions (see
+ * RespondentController.step).
+ *
+ * Why a hand-written evaluator rather than the server's module: the server is compiled to
+ * CommonJS with imports between modules and has no bundler, so its evaluate() cannot be sent to
+ * a browser as it is. CONDITIONS_JS below is a line-for-line copy of conditions/evaluate.ts's
+ * table (about 40 lines); respondent.script.spec.ts runs every case of conditions.spec.ts through
+ * it and compares both evaluators on random conditions and answers, so the two cannot drift apart
+ * without a failing test. The server stays the judge: it evaluates again on every post.
+ */
+export const SCRIPT_PATH = '/f/assets/respondent.js';
+
+/** evaluate(condition, facts) of conditions/evaluate.ts, in plain browser JavaScript. */
+export const CONDITIONS_JS = `function evaluate(c, facts) {
+  if ('all' in c) return c.all.every(function (x) { return evaluate(x, facts); });
+  if ('any' in c) return c.any.some(function (x) { return evaluate(x, facts); });
+  if ('not' in c) return !evaluate(c.not, facts);
+  return evaluateLeaf(c, 'block' in c ? facts.answer(c.block) : facts.hidden(c.hidden));
+}
+function isMissing(x) {
+  return x === undefined || x === null || x === '' || (Array.isArray(x) && x.length === 0);
+}
+function evaluateLeaf(leaf, x) {
+  if (isMissing(x)) return leaf.op === 'not_answered';
+  var v = leaf.value;
+  switch (leaf.op) {
+    case 'answered': return true;
+    case 'not_answered': return false;
+    case 'equals': return equals(x, v);
+    case 'not_equals': return !equals(x, v);
+    case 'in':
+      if (!Array.isArray(v)) return false;
+      return Array.isArray(x) ? x.some(function (e) { return v.includes(e); }) : v.includes(x);
+    case 'contains': return contains(x, v);
+    case 'not_contains': return !contains(x, v);
+    case 'gt': return compare(x, v) > 0;
+    case 'gte': return compare(x, v) >= 0;
+    case 'lt': return compare(x, v) < 0;
+    case 'lte': return compare(x, v) <= 0;
+  }
+  return false;
+}
+function equals(x, v) {
+  if (Array.isArray(x)) {
+    if (!Array.isArray(v)) return false;
+    var set = new Set(x);
+    return set.size === new Set(v).size && v.every(function (e) { return set.has(e); });
+  }
+  return x === v;
+}
+function contains(x, v) {
+  if (Array.isArray(x)) return x.includes(v);
+  if (typeof x === 'string' && typeof v === 'string') return x.toLowerCase().includes(v.toLowerCase());
+  return false;
+}
+function compare(x, v) {
+  if (typeof x === 'number' && typeof v === 'number') return x - v;
+  if (typeof x === 'string' && typeof v === 'string') return x < v ? -1 : x > v ? 1 : 0;
+  return NaN;
+}
+`;
+
+/**
+ * The page's part. The form carries data-logic (PageLogic, from respondent.steps.ts): the page's
+ * blocks in order with their showIf, the stored answers and hidden values the rules name from
+ * earlier pages, and the page_breaks from the one closing this page on (their showIf and jumps).
+ * On each input it walks the page as walk() does (a block is shown when its showIf holds on the
+ * blocks shown before it), shows or hides each question's wrapper (q-{id}, drawn with `hidden`
+ * when not shown), sets the button to Next or Submit, and says what changed in a polite live
+ * region: the focus stays where the person is typing, and a new question comes next in tab order
+ * (a rule names only blocks before it). The ids of the questions it showed go back in _seen, so
+ * the server does not show the page again for questions the person already saw.
+ */
+const PAGE_JS = `var form = document.querySelector('form[data-logic]');
+var logic;
+try { logic = form && JSON.parse(form.getAttribute('data-logic')); } catch (e) { logic = undefined; }
+if (logic) {
+  var button = form.querySelector('button[name="_action"]');
+  var live = document.getElementById('announce');
+  var seen = document.createElement('input');
+  seen.type = 'hidden';
+  seen.name = '_seen';
+  form.appendChild(seen);
+
+  var read = function (b) {
+    if (b.type === 'checkboxes') {
+      var ticked = [];
+      form.querySelectorAll('input[type="checkbox"]:checked').forEach(function (box) {
+        if (box.name === b.id) ticked.push(box.value);
+      });
+      return ticked.length ? ticked : undefined;
+    }
+    var field = form.elements.namedItem(b.id);
+    var text = field ? field.value : '';
+    if (typeof text !== 'string' || text.trim() === '') return undefined;
+    if (b.type === 'number') {
+      var t = text.trim();
+      if (!/^-?\\d+(\\.\\d+)?([eE][+-]?\\d+)?$/.test(t)) return undefined;
+      var n = Number(t);
+      if (Math.abs(n) > 1e15 || (b.min !== undefined && n < b.min) || (b.max !== undefined && n > b.max)) return undefined;
+      return n;
+    }
+    if (b.type === 'rating' || b.type === 'linear_scale') return Number(text);
+    if (b.type === 'yes_no') return text === 'true' ? true : text === 'false' ? false : undefined;
+    return b.type === 'long_text' ? text : text.trim();
+  };
+
+  var endsHere = function (facts) {
+    var breaks = logic.breaks;
+    if (!breaks.length) return true;
+    var from = 0;
+    var jumps = breaks[0].jumps || [];
+    for (var j = 0; j < jumps.length; j++) {
+      if (!evaluate(jumps[j].if, facts)) continue;
+      if (jumps[j].to === 'end') return true;
+      from = breaks.findIndex(function (p) { return p.id === jumps[j].to; });
+      break;
+    }
+    for (var i = Math.max(from, 0); i < breaks.length; i++)
+      if (!breaks[i].showIf || evaluate(breaks[i].showIf, facts)) return false;
+    return true;
+  };
+
+  var update = function (say) {
+    var shown = {};
+    var values = {};
+    var facts = {
+      answer: function (id) { return Object.prototype.hasOwnProperty.call(logic.answers, id) ? logic.answers[id] : shown[id] ? values[id] : undefined; },
+      hidden: function (name) { return logic.hidden[name]; },
+    };
+    var added = [];
+    var removed = [];
+    logic.blocks.forEach(function (b) {
+      var on = !b.showIf || evaluate(b.showIf, facts);
+      if (on) { shown[b.id] = true; values[b.id] = read(b); }
+      var box = document.getElementById('q-' + b.id);
+      if (!box || box.hidden === !on) return;
+      box.hidden = !on;
+      (on ? added : removed).push(b.title);
+    });
+    seen.value = Object.keys(shown).join(' ');
+    var ends = endsHere(facts);
+    var turned = button && (button.value === 'submit') !== ends;
+    if (turned) {
+      button.value = ends ? 'submit' : 'next';
+      button.textContent = ends ? 'Submit' : 'Next';
+    }
+    if (!say || !live) return;
+    var news = [];
+    if (added.length) news.push((added.length === 1 ? 'A question was added below: ' : added.length + ' questions were added below: ') + added.join('; ') + '.');
+    if (removed.length) news.push((removed.length === 1 ? 'A question was removed: ' : removed.length + ' questions were removed: ') + removed.join('; ') + '.');
+    if (turned) news.push(ends ? 'Your answers end the form on this page: the button now submits them.' : 'The form goes on after this page: the button now says Next.');
+    if (news.length) live.textContent = news.join(' ');
+  };
+  update(false);
+  form.addEventListener('input', function () { update(true); });
+  form.addEventListener('change', function () { update(true); });
+}
+`;
+
+/** The file served at SCRIPT_PATH. */
+export const RESPONDENT_SCRIPT = `(function () {
+'use strict';
+${CONDITIONS_JS}
+${PAGE_JS}
+})();
+`;
