@@ -15,6 +15,7 @@ import { ConfigModule } from './config/config.module';
 import { dataSourceOptions } from './database/data-source';
 import { openGuardedDataSource } from './database/transaction';
 import { DemoModule } from './demo/demo.module';
+import { ExportsModule } from './exports/exports.module';
 import { FormsModule } from './forms/forms.module';
 import { HealthModule } from './health/health.module';
 import { IndexModule } from './index/index.module';
@@ -68,6 +69,7 @@ export class AppModule {
         FormsModule,
         FormAnswersModule,
         ResponsesModule,
+        ExportsModule,
         RespondentModule,
         WebhooksModule,
         OAuthModule,

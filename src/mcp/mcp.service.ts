@@ -27,6 +27,7 @@ import { IdempotencyService } from '../idempotency/idempotency.service';
 import { VERSION } from '../index/index.controller';
 import { ToolCallService } from '../tools/tool-call.service';
 import { ToolRegistry } from '../tools/tool-registry.service';
+import { extraContent } from './mcp-content';
 import { McpReply, McpRouter, ModernMcpRouter } from './mcp-router';
 
 /** The protocol versions of the 2025 era this connector speaks; initialize settles on one of them. */
@@ -313,7 +314,7 @@ export class McpService {
       const call = { tool, args: checked, principal: ctx.principal, requestId: ctx.requestId };
       if (key === undefined) {
         const result = await this.calls.run(call);
-        return success(result, JSON.stringify(result ?? null), ctx);
+        return success(result, JSON.stringify(result ?? null), ctx, tool.handler);
       }
       const outcome = await this.idempotency.run(
         {
@@ -328,7 +329,9 @@ export class McpService {
       );
       ctx.replayed ||= outcome.replayed;
       // A stored refusal is replayed as the refusal it was.
-      return outcome.status < 300 ? success(JSON.parse(outcome.body), outcome.body, ctx) : refusal(outcome.body);
+      return outcome.status < 300
+        ? success(JSON.parse(outcome.body), outcome.body, ctx, tool.handler)
+        : refusal(outcome.body);
     } catch (err) {
       if (err instanceof ApiError) return refusal(JSON.stringify(err.toJSON(ctx.requestId)));
       // The database away or a bounded wait run out: the REST route's 503 service_unavailable.
@@ -390,9 +393,13 @@ function answerHeaders(ctx: CallContext): Record<string, string> {
   return headers;
 }
 
-function success(result: unknown, text: string, ctx: CallContext): CallToolResult {
+/** A success: its structuredContent, its one text content, and what its tool adds (see mcp-content.ts). */
+function success(result: unknown, text: string, ctx: CallContext, handler: unknown): CallToolResult {
   ctx.successTexts.add(text);
-  return { structuredContent: result as Record<string, unknown>, content: [{ type: 'text', text }] };
+  return {
+    structuredContent: result as Record<string, unknown>,
+    content: [{ type: 'text', text }, ...extraContent(handler, result)],
+  };
 }
 
 /**

@@ -32,6 +32,7 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
       { name: 'delete_form', scope: 'forms:write', write: true, minRole: 'admin' },
       { name: 'delete_response', scope: 'responses:write', write: true, minRole: 'editor' },
       { name: 'delete_webhook', scope: 'webhooks:write', write: true, minRole: 'admin' },
+      { name: 'export_responses', scope: 'responses:read', write: false, minRole: 'viewer' },
       { name: 'get_form', scope: 'forms:read', write: false, minRole: 'viewer' },
       { name: 'get_response', scope: 'responses:read', write: false, minRole: 'viewer' },
       { name: 'list_forms', scope: 'forms:read', write: false, minRole: 'viewer' },
@@ -98,6 +99,12 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
         plan: 'pro',
         minRole: 'admin',
         annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+      },
+      {
+        name: 'export_responses',
+        plan: 'any',
+        minRole: 'viewer',
+        annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
       },
       {
         name: 'get_form',
@@ -191,7 +198,7 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
         .map((t) => t.definition.name)
         .sort(),
     );
-    expect(names).toHaveLength(20);
+    expect(names).toHaveLength(21);
     const ajv = addFormats(new Ajv2020({ strict: false }));
     for (const tool of res.body.tools) {
       expect(tool).toEqual(

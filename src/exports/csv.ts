@@ -1,0 +1,97 @@
+/**
+ * The CSV of an export (RFC 4180, UTF-8 with a byte order mark): its columns, its cells, and the
+ * file name it is offered under.
+ */
+import { Block, takesAnswer } from '../forms/blocks';
+import type { AnswersBy, ResponseView } from '../responses/responses.service';
+
+/** What Excel needs to read a CSV file as UTF-8 rather than the machine's code page. */
+export const BOM = '\uFEFF';
+/** RFC 4180 ends records with CRLF. */
+const EOL = '\r\n';
+
+/** What the CSV needs of a form: its blocks in order and its hidden fields. */
+export interface CsvForm {
+  blocks: Block[];
+  hiddenFields?: readonly string[] | null;
+}
+
+/**
+ * The columns of a form's CSV and how to write one response as a record: id, submittedAt, one
+ * column per block that takes an answer, in form order, headed by its title (by its ref with
+ * answersBy "ref"; a block without one by its id), then one per hidden field, headed by its name.
+ * Responses are read as get_response shows them (answers by block id, choices by label).
+ */
+export function csvLayout(form: CsvForm, answersBy: AnswersBy = 'id') {
+  const blocks = form.blocks.filter((b) => takesAnswer(b.type));
+  const hidden = form.hiddenFields ?? [];
+  const header = [
+    'id',
+    'submittedAt',
+    ...blocks.map((b) => (answersBy === 'ref' ? (b.ref ?? b.id) : b.title)),
+    ...hidden,
+  ];
+  return {
+    /** The byte order mark and the header record. */
+    head: BOM + csvRecord(header.map(textCell)),
+    record(view: ResponseView): string {
+      return csvRecord([
+        view.id,
+        view.submittedAt,
+        ...blocks.map((b) => answerCell(view.answers[b.id])),
+        ...hidden.map((name) => textCell(view.hidden?.[name])),
+      ]);
+    },
+  };
+}
+
+/** One record: fields quoted where RFC 4180 needs it (a comma, a quote, CR or LF), quotes doubled. */
+export function csvRecord(fields: string[]): string {
+  return fields.map((f) => (/[",\r\n]/.test(f) ? `"${f.replaceAll('"', '""')}"` : f)).join(',') + EOL;
+}
+
+/** An answer as a cell: numbers as numbers, yes/no as true/false, checkboxes' labels joined by "; ". */
+export function answerCell(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : '';
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  if (Array.isArray(value)) return textCell(value.map(String).join('; '));
+  return textCell(String(value));
+}
+
+/**
+ * Text as a cell, defused for spreadsheets (OWASP, CSV injection): text starting with = + - @, a
+ * tab or a carriage return would be read as a formula, so it gets a leading apostrophe, which a
+ * spreadsheet shows as text and does not display. Numbers never pass here: -3 stays -3.
+ */
+export function textCell(text: string | undefined): string {
+  if (!text) return '';
+  return /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+}
+
+/**
+ * A Content-Disposition offering the file under the form's title: an ASCII name for old clients
+ * (accents dropped, anything else unsafe in a file name replaced) and the exact title as
+ * filename* (RFC 6266, RFC 8187), which browsers prefer.
+ */
+export function contentDisposition(title: string, extension: string): string {
+  const base =
+    title
+      // eslint-disable-next-line no-control-regex -- control characters are what this removes
+      .replace(/[\u0000-\u001f\u007f/\\:*?"<>|]+/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim()
+      .slice(0, 120) || 'responses';
+  const ascii =
+    base
+      .normalize('NFKD')
+      .replace(/[\u0300-\u036f]/g, '')
+      .replace(/[^\x20-\x7e]+/g, '_')
+      .replace(/[%;]/g, '_')
+      .trim() || 'responses';
+  const encoded = encodeURIComponent(`${base}.${extension}`).replace(
+    /['()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+  return `attachment; filename="${ascii}.${extension}"; filename*=UTF-8''${encoded}`;
+}

@@ -1,0 +1,75 @@
+import { Static, Type } from '@sinclair/typebox';
+import { StringEnum } from '../common/validation/schema-validator';
+import { PublicId } from '../forms/form.schemas';
+import { responseFilterArguments } from '../responses/response-filter';
+import { AnswersBy } from '../responses/response.schemas';
+import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
+import { ExportsService } from './exports.service';
+
+const FORMATS = ['csv', 'ndjson'] as const;
+const MIME_TYPES = { csv: 'text/csv', ndjson: 'application/x-ndjson' } as const;
+
+const input = Type.Object(
+  {
+    publicId: PublicId,
+    format: Type.Optional(
+      StringEnum(FORMATS, {
+        default: 'csv',
+        description:
+          'csv: one row per response (id, submittedAt, a column per block headed by its title, or ref with answersBy "ref", then a column per hidden field), UTF-8 with a byte order mark, opens in a spreadsheet. ndjson: one get_response object per line.',
+      }),
+    ),
+    ...responseFilterArguments,
+    answersBy: Type.Optional(AnswersBy),
+  },
+  { additionalProperties: false },
+);
+const output = Type.Object(
+  {
+    url: Type.String({
+      format: 'uri',
+      description:
+        'A signed link that downloads the export with a plain GET and no other credential. It acts for the credential that made it: treat it as a secret, and expect it to stop when that credential is revoked.',
+    }),
+    expiresAt: Type.String({ format: 'date-time', description: 'When the link stops serving (15 minutes).' }),
+    format: StringEnum(FORMATS),
+  },
+  { additionalProperties: false },
+);
+type Output = Static<typeof output>;
+
+@Tool({
+  name: 'export_responses',
+  title: 'Export responses',
+  description:
+    "Makes a link to download a form's responses as CSV or NDJSON, all of them or those matching the filter (where, since, until, as list_responses takes them), in submission order. The link serves 15 minutes on a plain GET, streams any number of responses, and acts for your credential. Use it for spreadsheets and bulk reads instead of paging list_responses.",
+  scope: 'responses:read',
+  write: false,
+  input,
+  output,
+})
+export class ExportResponsesTool implements ToolHandler<typeof input, typeof output> {
+  constructor(private readonly exports: ExportsService) {}
+
+  run(args: Static<typeof input>, ctx: ToolContext): Promise<Output> {
+    const { publicId, format, answersBy, ...filter } = args;
+    return this.exports.createLink(ctx.principal, publicId, {
+      format: format ?? 'csv',
+      answersBy: answersBy ?? 'id',
+      filter,
+    });
+  }
+
+  /** Over MCP, the link also as a resource_link content item (see src/mcp/mcp-content.ts). */
+  mcpContent(result: Output) {
+    return [
+      {
+        type: 'resource_link' as const,
+        uri: result.url,
+        name: `responses.${result.format}`,
+        mimeType: MIME_TYPES[result.format],
+        description: `The export, until ${result.expiresAt}.`,
+      },
+    ];
+  }
+}

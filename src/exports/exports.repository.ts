@@ -1,0 +1,82 @@
+/** The SQL of exports: a form's responses read by key, batch by batch, and the re-check of a link's credential. */
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import type { ResponseRow } from '../responses/responses.repository';
+import type { ExportGrant } from './export-link';
+
+/** A response as a batch reads it: with its seq, the key of the next batch. */
+export type ExportRow = ResponseRow & { seq: string };
+
+/**
+ * Marks the export's statements, so that they can be told apart in pg_stat_activity (an operator
+ * looking at what runs; the test that a disconnect ends the reading).
+ */
+export const EXPORT_QUERY_TAG = '/* formwork:export */';
+
+/** The SQL of exports. */
+@Injectable()
+export class ExportsRepository {
+  /** The seq of the form's last sequenced response (0 when none): an export reads up to it. */
+  async lastSeq(manager: EntityManager, formId: string): Promise<string> {
+    const [row] = await manager.query(
+      `${EXPORT_QUERY_TAG} SELECT COALESCE(max(seq), 0)::text AS seq FROM responses WHERE form_id = $1 AND seq IS NOT NULL`,
+      [formId],
+    );
+    return row.seq;
+  }
+
+  /**
+   * The form's responses with after < seq <= upTo that match `filter` (a SQL boolean over `r`
+   * whose values are params from $4 on), in seq order. The range, not a row count, bounds the
+   * batch: a selective filter costs each query at most the range's rows, never a scan to the end.
+   */
+  readBatch(
+    manager: EntityManager,
+    formId: string,
+    range: { after: string; upTo: string },
+    filter: { sql: string; params: unknown[] },
+  ): Promise<ExportRow[]> {
+    return manager.query(
+      `${EXPORT_QUERY_TAG} SELECT r.seq::text AS seq, r.id, r.submitted_at AS "submittedAt", r.answers, r.hidden
+         FROM responses r
+        WHERE r.form_id = $1 AND r.seq > $2::bigint AND r.seq <= $3::bigint AND (${filter.sql})
+        ORDER BY r.seq`,
+      [formId, range.after, range.upTo, ...filter.params],
+    );
+  }
+
+  /**
+   * Whether the credential a link was made by still acts on its workspace: an API token not
+   * revoked, not expired, whose creator (if any) is still a member; an OAuth grant not revoked
+   * whose person is still a member (and may still use it: see OAuthRepository.findAccessToken),
+   * and whose access token is still stored (revoking it deletes it; the token is recognised by its
+   * grant and expiry, the link holding no secret); a signed-in person still a member.
+   */
+  async credentialActs(manager: EntityManager, grant: Pick<ExportGrant, 'w' | 'c'>): Promise<boolean> {
+    const { k: kind, i: id, x: expiry } = grant.c;
+    const sql = {
+      api_token: `SELECT t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())
+                         AND (t.created_by_user_id IS NULL OR m.role IS NOT NULL) AS ok
+                    FROM api_tokens t
+                    LEFT JOIN memberships m ON m.workspace_id = t.workspace_id AND m.user_id = t.created_by_user_id
+                   WHERE t.id = $1::uuid AND t.workspace_id = $2`,
+      oauth: `SELECT g.revoked_at IS NULL AND m.role IS NOT NULL
+                     AND (u.password_workspace_id IS NULL OR u.password_workspace_id = g.workspace_id)
+                     AND ($3::bigint IS NULL OR EXISTS (
+                       SELECT 1 FROM oauth_models a
+                        WHERE a.grant_id = g.grant_id AND a.model = 'AccessToken' AND a.expires_at = to_timestamp($3::bigint)
+                          AND a.expires_at > now())) AS ok
+                FROM oauth_grants g
+                LEFT JOIN memberships m ON m.workspace_id = g.workspace_id AND m.user_id = g.user_id
+                LEFT JOIN users u ON u.id = g.user_id
+               WHERE g.grant_id = $1 AND g.workspace_id = $2`,
+      session: `SELECT (u.password_workspace_id IS NULL OR u.password_workspace_id = m.workspace_id) AS ok
+                  FROM memberships m JOIN users u ON u.id = m.user_id
+                 WHERE m.user_id = $1::uuid AND m.workspace_id = $2`,
+    }[kind];
+    if (!sql) return false;
+    const params = kind === 'oauth' ? [id, grant.w, expiry ?? null] : [id, grant.w];
+    const [row] = await manager.query(`${EXPORT_QUERY_TAG} ${sql}`, params);
+    return row?.ok === true;
+  }
+}

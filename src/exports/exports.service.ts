@@ -1,0 +1,208 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { Readable } from 'node:stream';
+import { DataSource } from 'typeorm';
+import { CREDENTIAL_CACHE_MS } from '../auth/credential-verifier';
+import type { Principal } from '../common/access/principal';
+import { ApiError } from '../common/errors/api-error';
+import { TtlCache } from '../common/ttl-cache';
+import { APP_CONFIG, AppConfig } from '../config/config';
+import { currentManager } from '../database/transaction';
+import { FormRecord, FormsService } from '../forms/forms.service';
+import { checkResponseFilter, ResponseFilter, responseFilterSql } from '../responses/response-filter';
+import { ResponseSequencer } from '../responses/response-sequencer';
+import { AnswersBy, responseViewer } from '../responses/responses.service';
+import { contentDisposition, csvLayout } from './csv';
+import { EXPORT_LINK_TTL_MS, ExportFormat, ExportGrant, ExportLinkSigner } from './export-link';
+import { ExportRow, ExportsRepository } from './exports.repository';
+
+/** The path that serves export links (the link itself travels in the query, which no log line holds). */
+export const EXPORT_PATH = '/api/v1/exports/download';
+
+/** A download ready to stream: its headers and its body. */
+export interface ExportDownload {
+  headers: Record<string, string>;
+  body: Readable;
+  /** The budget its request spends: the credential that made the link. */
+  credentialKey: string;
+}
+
+const CONTENT_TYPES: Record<ExportFormat, string> = {
+  csv: 'text/csv; charset=utf-8; header=present',
+  ndjson: 'application/x-ndjson; charset=utf-8',
+};
+
+/** An expired, altered or no longer valid link: 404 whatever the reason, so a link tells nothing. */
+export function linkNotFound(): ApiError {
+  return new ApiError('not_found', {
+    message:
+      'This export link is not valid: it expired (links serve 15 minutes), was altered, or its credential or form is gone.',
+    hint: 'Call export_responses again for a fresh link.',
+  });
+}
+
+/**
+ * Exports: making the signed link (export_responses), and serving it (GET EXPORT_PATH) as a stream
+ * read from PostgreSQL in batches by key.
+ *
+ * Why batches by key rather than a cursor or COPY: a cursor holds a transaction, and its session,
+ * for the whole download, which a slow client can make last as long as it likes (the sessions'
+ * idle-in-transaction timeout would end it, and the embedded database's only session would be
+ * taken). Here each batch is one short statement on a pooled connection, returned at once: the
+ * next batch is read only when the client has taken the previous one (the stream's backpressure),
+ * so memory stays at about one batch, and a client that goes away stops the reading (the stream is
+ * destroyed, and the generator reading it ends after the statement in flight, if any).
+ *
+ * A download reads the responses sequenced when it starts (responses waiting for their seq are
+ * sequenced first, as list_responses does), in submission order, and none that arrive during it.
+ * Every CREDENTIAL_CACHE_MS it checks again that the link's credential still acts and its form is
+ * still there, and ends the stream (cut short: no final chunk) when not.
+ */
+@Injectable()
+export class ExportsService {
+  private readonly logger = new Logger('Exports');
+  private readonly access = new TtlCache<boolean>(CREDENTIAL_CACHE_MS);
+  /** The range of seq one batch reads (tests set it lower to see several batches). */
+  batchSeqRange = 1000;
+  /** Downloads being read now (tests watch a disconnect end one). */
+  openDownloads = 0;
+
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly repo: ExportsRepository,
+    private readonly forms: FormsService,
+    private readonly sequencer: ResponseSequencer,
+    private readonly signer: ExportLinkSigner,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /**
+   * export_responses: a link to the form's responses under the filter, acting for `principal`.
+   * The filter is checked now (400 at its path), and stored as checked (blocks by id).
+   */
+  async createLink(
+    principal: Principal,
+    publicId: string,
+    opts: { format: ExportFormat; answersBy: AnswersBy; filter: ResponseFilter },
+  ): Promise<{ url: string; expiresAt: string; format: ExportFormat }> {
+    const form = await this.forms.get(principal.workspace.id, publicId);
+    const q = checkResponseFilter(form, opts.filter);
+    // Never longer than the credential itself lives.
+    const exp = Math.min(this.signer.now() + EXPORT_LINK_TTL_MS, principal.expiresAt?.getTime() ?? Infinity);
+    const { kind, id } = principal.credential;
+    const link = await this.signer.sign({
+      w: principal.workspace.id,
+      c: {
+        k: kind,
+        i: id,
+        b: principal.credentialKey,
+        // An OAuth access token is recognised by its grant and its expiry (see credentialActs).
+        ...(kind === 'oauth' && principal.expiresAt ? { x: Math.floor(principal.expiresAt.getTime() / 1000) } : {}),
+      },
+      f: form.id,
+      p: form.publicId,
+      fmt: opts.format,
+      a: opts.answersBy,
+      q,
+      exp,
+    });
+    return {
+      url: `${this.config.publicUrl}${EXPORT_PATH}?token=${link}`,
+      expiresAt: new Date(exp).toISOString(),
+      format: opts.format,
+    };
+  }
+
+  /** The grant of a link, or 404 (expired, altered, not a link). */
+  async grantOf(token: unknown): Promise<ExportGrant> {
+    const grant = await this.signer.verify(token);
+    if (!grant) throw linkNotFound();
+    return grant;
+  }
+
+  /**
+   * The download a link grants, checked as of now: its credential still acts on its workspace and
+   * its form is still there (else 404). Nothing is read from the responses until the body is.
+   */
+  async open(grant: ExportGrant): Promise<ExportDownload> {
+    const form = await this.formOf(grant);
+    const params: unknown[] = [undefined, undefined, undefined]; // $1..$3: the form and the range
+    let sql: string;
+    try {
+      sql = responseFilterSql(form, grant.q, params, 'r');
+    } catch (err) {
+      // The form changed since (a filtered block removed, retyped): the link no longer fits it.
+      if (err instanceof ApiError) throw linkNotFound();
+      throw err;
+    }
+    // Responses committed before the download wait for their seq: give it, then read up to the last.
+    await this.sequencer.settle(form.id);
+    const upTo = await this.repo.lastSeq(currentManager(this.db), form.id);
+    const chunks = this.chunks(grant, form, upTo, { sql, params: params.slice(3) });
+    return {
+      headers: {
+        'Content-Type': CONTENT_TYPES[grant.fmt],
+        'Content-Disposition': contentDisposition(form.title, grant.fmt),
+        'Cache-Control': 'private, no-store',
+      },
+      // Bytes, not objects: the stream asks for the next batch once its 64 KiB buffer has drained.
+      body: Readable.from(chunks, { objectMode: false, highWaterMark: 64 * 1024 }),
+      credentialKey: grant.c.b,
+    };
+  }
+
+  private async *chunks(
+    grant: ExportGrant,
+    form: FormRecord,
+    upTo: string,
+    filter: { sql: string; params: unknown[] },
+  ): AsyncGenerator<string> {
+    this.openDownloads++;
+    try {
+      const csv = grant.fmt === 'csv' ? csvLayout(form, grant.a) : undefined;
+      const view = responseViewer(form, csv ? 'id' : grant.a);
+      const line = csv ? (r: ExportRow) => csv.record(view(r)) : (r: ExportRow) => `${JSON.stringify(view(r))}\n`;
+      // The first bytes go out before any response is read.
+      if (csv) yield csv.head;
+      let after = BigInt(0);
+      const last = BigInt(upTo);
+      let checked = Date.now();
+      while (after < last) {
+        if (Date.now() - checked >= CREDENTIAL_CACHE_MS) {
+          await this.formOf(grant); // throws when the credential or the form is gone: the stream is cut
+          checked = Date.now();
+        }
+        const end = after + BigInt(this.batchSeqRange) < last ? after + BigInt(this.batchSeqRange) : last;
+        const rows = await this.repo.readBatch(
+          currentManager(this.db),
+          form.id,
+          { after: after.toString(), upTo: end.toString() },
+          filter,
+        );
+        after = end;
+        if (rows.length) yield rows.map(line).join('');
+      }
+    } finally {
+      this.openDownloads--;
+    }
+  }
+
+  /** The link's form, as long as its credential acts on its workspace and the form is still there; else 404. */
+  private async formOf(grant: ExportGrant): Promise<FormRecord> {
+    const key = `${grant.w}\u0000${grant.c.k}\u0000${grant.c.i}\u0000${grant.c.x ?? ''}`;
+    let acts = this.access.get(key);
+    if (acts === undefined) {
+      acts = await this.repo.credentialActs(currentManager(this.db), grant);
+      this.access.set(key, acts);
+    }
+    if (!acts) {
+      this.logger.debug({ msg: 'export link refused: its credential no longer acts', credential: grant.c.i });
+      throw linkNotFound();
+    }
+    const form = await this.forms.get(grant.w, grant.p).catch((err: unknown) => {
+      throw err instanceof ApiError ? linkNotFound() : err;
+    });
+    if (form.id !== grant.f) throw linkNotFound();
+    return form;
+  }
+}

@@ -1,0 +1,499 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { parse } from 'csv-parse/sync';
+import http from 'node:http';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { EXPORT_LINK_TTL_MS, ExportLinkSigner } from '../../src/exports/export-link';
+import { ExportsRepository } from '../../src/exports/exports.repository';
+import { ExportsService } from '../../src/exports/exports.service';
+import { FormRecord, FormsService } from '../../src/forms/forms.service';
+import { ResponsesService } from '../../src/responses/responses.service';
+import { TokensService } from '../../src/tokens/tokens.service';
+import { WorkspacesService } from '../../src/workspaces/workspaces.service';
+import { createOAuthAccessToken, createToken, createWorkspace, TestWorkspace } from '../factories';
+import { createTestApp } from '../utils/create-test-app';
+import { callTool, expectError } from '../utils/http';
+
+const PUBLIC_URL = 'http://formwork.test';
+
+type View = { id: string; submittedAt: string; answers: Record<string, unknown>; hidden?: Record<string, string> };
+
+describe('export_responses', () => {
+  let app: NestFastifyApplication;
+  let ws: TestWorkspace;
+  let token: string;
+  let form: FormRecord;
+
+  /** The path of a link (its origin is PUBLIC_URL, which the test app does not listen on). */
+  const pathOf = (url: string) => {
+    expect(url.startsWith(`${PUBLIC_URL}/api/v1/exports/download?token=`)).toBe(true);
+    return url.slice(PUBLIC_URL.length);
+  };
+  /** A link, as export_responses gives it. */
+  const exportLink = async (args: Record<string, unknown>, bearer = token) => {
+    const res = await callTool(app, bearer, 'export_responses', args);
+    expect(res.status).toBe(200);
+    return res.body as { url: string; expiresAt: string; format: string };
+  };
+  /** GET a link with no credential, the body as raw bytes. */
+  const download = (url: string) =>
+    request(app.getHttpServer())
+      .get(pathOf(url))
+      .buffer(true)
+      .parse((res, done) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => done(null, Buffer.concat(chunks)));
+      });
+  /** Every response of a form as list_responses pages them (oldest first). */
+  const listAll = async (publicId: string, extra: Record<string, unknown> = {}, bearer = token) => {
+    const all: View[] = [];
+    for (let offset = 0; ;) {
+      const res = await callTool(app, bearer, 'list_responses', { publicId, limit: 200, offset, ...extra });
+      expect(res.status).toBe(200);
+      all.push(...res.body.responses);
+      offset += res.body.count;
+      if (offset >= res.body.total) return all;
+    }
+  };
+
+  beforeAll(async () => {
+    app = await createTestApp();
+    await app.listen(0, '127.0.0.1');
+    ws = await createWorkspace(app, 'free'); // reads, export included, work on every plan
+    token = (await createToken(app, ws, { role: 'viewer' })).token;
+    const forms = app.get(FormsService);
+    const made = await forms.create(ws.id, {
+      title: 'Café survey, "2026"',
+      hiddenFields: ['source'],
+      blocks: [
+        { type: 'short_text', title: 'Name, first', ref: 'name' },
+        { type: 'statement', title: 'Thanks for coming' },
+        { type: 'long_text', title: 'Comment', ref: 'comment' },
+        { type: 'multiple_choice', title: 'Colour', ref: 'colour', choices: ['Red, dark', 'Green "lime"', 'Blue'] },
+        { type: 'checkboxes', title: 'Pets', ref: 'pets', choices: ['Cat', 'Dog', 'Ünïcorn'] },
+        { type: 'number', title: 'Balance', ref: 'balance' },
+        { type: 'rating', title: 'Rating', ref: 'rating', max: 5 },
+        { type: 'yes_no', title: 'Subscribe?', ref: 'subscribe' },
+        { type: 'date', title: 'When' },
+      ],
+    });
+    form = await forms.get(ws.id, made.publicId);
+    const id = Object.fromEntries(form.blocks.map((b) => [b.ref ?? b.title, b.id]));
+    const responses = app.get(ResponsesService);
+    const rows: Array<[Record<string, unknown>, Record<string, string>?]> = [
+      [{ name: 'Ann, "the first"', comment: 'line one\nline two\r\nline three', colour: 'Red, dark', rating: 5 }],
+      [
+        { name: '=SUM(A1:A9)', comment: '+33 6 12 34 56', colour: 'Green "lime"', rating: 2, balance: -5 },
+        { source: '=HYPERLINK("http://x")' },
+      ],
+      [{ name: '-minus', comment: '@cmd', pets: ['Cat', 'Ünïcorn'], balance: 3.25, subscribe: true, rating: 1 }],
+      [
+        { name: '\tTabbed', comment: '\rreturn', pets: ['Dog'], subscribe: false, [id['When']]: '2026-02-28' },
+        { source: '\tTab =1+1' },
+      ],
+      [{ name: 'Zoë 日本語 😀', comment: 'naïve — “quoted”', colour: 'Blue', rating: 4 }, { source: 'newsletter' }],
+      [{}],
+    ];
+    let t = Date.UTC(2026, 0, 1);
+    for (const [answers, hidden] of rows) {
+      const byId = Object.fromEntries(Object.entries(answers).map(([k, v]) => [id[k] ?? k, v]));
+      await responses.create(form, byId, { source: 'import', submittedAt: new Date((t += 60_000)), hidden });
+    }
+  });
+  afterAll(() => app.close());
+
+  describe('CSV', () => {
+    it('reads back in a CSV parser as list_responses shows the responses: quoting, formulas, non-ASCII, one row each in order', async () => {
+      const link = await exportLink({ publicId: form.publicId, format: 'csv' });
+      expect(link.format).toBe('csv');
+      expect(Date.parse(link.expiresAt) - Date.now()).toBeGreaterThan(EXPORT_LINK_TTL_MS - 60_000);
+      expect(Date.parse(link.expiresAt) - Date.now()).toBeLessThanOrEqual(EXPORT_LINK_TTL_MS);
+
+      const res = await download(link.url);
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toBe('text/csv; charset=utf-8; header=present');
+      expect(res.headers['cache-control']).toBe('private, no-store');
+      expect(res.headers['content-disposition']).toBe(
+        // Quotes are no characters of a file name (Windows): left out of both names.
+        `attachment; filename="Cafe survey, 2026.csv"; filename*=UTF-8''Caf%C3%A9%20survey%2C%202026.csv`,
+      );
+      const bytes = res.body as Buffer;
+      expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]); // UTF-8 byte order mark
+      expect(bytes.toString('utf8')).toContain('\r\n'); // RFC 4180 line ends
+
+      const records: string[][] = parse(bytes, { bom: true, relax_column_count: false });
+      const [header, ...rows] = records;
+      expect(header).toEqual([
+        'id',
+        'submittedAt',
+        'Name, first',
+        'Comment',
+        'Colour',
+        'Pets',
+        'Balance',
+        'Rating',
+        'Subscribe?',
+        'When',
+        'source',
+      ]);
+      const listed = await listAll(form.publicId);
+      expect(rows.map((r) => r[0])).toEqual(listed.map((r) => r.id));
+      // Each cell as a spreadsheet should show the listed value.
+      const blocks = form.blocks.filter((b) => b.type !== 'statement');
+      const cell = (v: unknown): string => {
+        if (v === undefined) return '';
+        if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+        const text = Array.isArray(v) ? v.join('; ') : String(v);
+        return /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+      };
+      for (const [i, row] of rows.entries()) {
+        const r = listed[i];
+        expect(row).toEqual([r.id, r.submittedAt, ...blocks.map((b) => cell(r.answers[b.id])), cell(r.hidden?.source)]);
+        expect(row[1]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/); // RFC 3339, UTC
+      }
+      // Spelled out: what a person opening the file sees.
+      const col = (title: string) => header.indexOf(title);
+      expect(rows[0][col('Name, first')]).toBe('Ann, "the first"');
+      expect(rows[0][col('Comment')]).toBe('line one\nline two\r\nline three');
+      expect(rows[0][col('Colour')]).toBe('Red, dark');
+      expect(rows[1][col('Name, first')]).toBe("'=SUM(A1:A9)");
+      expect(rows[1][col('Comment')]).toBe("'+33 6 12 34 56");
+      expect(rows[1][col('Balance')]).toBe('-5'); // numbers stay numbers
+      expect(rows[1][col('source')]).toBe(`'=HYPERLINK("http://x")`);
+      expect(rows[2][col('Name, first')]).toBe("'-minus");
+      expect(rows[2][col('Comment')]).toBe("'@cmd");
+      expect(rows[2][col('Pets')]).toBe('Cat; Ünïcorn');
+      expect(rows[2][col('Subscribe?')]).toBe('true');
+      // Text answers are stored trimmed: a leading tab or CR survives only inside a hidden value.
+      expect(rows[3][col('source')]).toBe("'\tTab =1+1");
+      expect(rows[3][col('When')]).toBe('2026-02-28');
+      expect(rows[4][col('Name, first')]).toBe('Zoë 日本語 😀');
+      expect(rows[5].slice(2)).toEqual(Array(9).fill(''));
+    });
+
+    it('heads the answer columns by ref with answersBy "ref" (one header row)', async () => {
+      const res = await download((await exportLink({ publicId: form.publicId, answersBy: 'ref' })).url);
+      const [header, ...rows] = parse(res.body as Buffer, { bom: true }) as string[][];
+      const whenId = form.blocks.find((b) => b.title === 'When')!.id;
+      expect(header).toEqual([
+        'id',
+        'submittedAt',
+        'name',
+        'comment',
+        'colour',
+        'pets',
+        'balance',
+        'rating',
+        'subscribe',
+        whenId,
+        'source',
+      ]);
+      expect(rows).toHaveLength(6);
+      expect(rows.some((r) => r.includes('id') || r.includes('name'))).toBe(false);
+    });
+  });
+
+  it('NDJSON: one line per response, each equal to get_response (answersBy too)', async () => {
+    for (const answersBy of ['id', 'ref'] as const) {
+      const link = await exportLink({ publicId: form.publicId, format: 'ndjson', answersBy });
+      const res = await download(link.url);
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toBe('application/x-ndjson; charset=utf-8');
+      expect(res.headers['content-disposition']).toContain(`filename*=UTF-8''Caf%C3%A9%20survey%2C%202026.ndjson`);
+      const text = (res.body as Buffer).toString('utf8');
+      expect(text.endsWith('\n')).toBe(true);
+      const lines = text.trimEnd().split('\n');
+      expect(lines).toHaveLength(6);
+      for (const line of lines) {
+        const view = JSON.parse(line) as View;
+        const got = await callTool(app, token, 'get_response', {
+          publicId: form.publicId,
+          responseId: view.id,
+          answersBy,
+        });
+        expect(got.status).toBe(200);
+        expect(view).toEqual(got.body);
+      }
+      expect(lines.map((l) => JSON.parse(l).id)).toEqual((await listAll(form.publicId)).map((r) => r.id));
+    }
+  });
+
+  it('exports only what the filter matches, as list_responses filters (where, since, until)', async () => {
+    const filters = [
+      { where: { block: 'rating', op: 'lte', value: 2 } },
+      { where: { hidden: 'source', op: 'answered' } },
+      { where: { block: 'pets', op: 'contains', value: 'Dog' } },
+      { since: '2026-01-01T00:03:00Z', until: '2026-01-01T00:05:00Z' },
+      {
+        where: {
+          any: [
+            { block: 'colour', op: 'equals', value: 'Blue' },
+            { block: 'subscribe', op: 'equals', value: true },
+          ],
+        },
+        until: '2026-01-01T00:05:00Z',
+      },
+    ];
+    for (const filter of filters) {
+      const res = await download((await exportLink({ publicId: form.publicId, format: 'ndjson', ...filter })).url);
+      const ids = (res.body as Buffer)
+        .toString('utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l).id);
+      const listed = (await listAll(form.publicId, filter)).map((r) => r.id);
+      expect(ids).toEqual(listed);
+      expect(ids.length).toBeLessThan(6);
+    }
+    // The filter is checked when the link is made, at its path.
+    const bad = await callTool(app, token, 'export_responses', {
+      publicId: form.publicId,
+      where: { block: 'nope', op: 'answered' },
+    });
+    expect(expectError(bad, 400, 'invalid_arguments').details?.[0].path).toMatch(/^\/where/);
+  });
+
+  describe('the link', () => {
+    it('is refused with 404 not_found after 15 minutes, and serves until then', async () => {
+      const signer = app.get(ExportLinkSigner);
+      const { url } = await exportLink({ publicId: form.publicId });
+      const start = Date.now();
+      try {
+        signer.now = () => start + EXPORT_LINK_TTL_MS - 5_000;
+        expect((await download(url)).status).toBe(200);
+        signer.now = () => start + EXPORT_LINK_TTL_MS + 1_000;
+        const res = await request(app.getHttpServer()).get(pathOf(url));
+        expect(expectError(res, 404, 'not_found').hint).toMatch(/export_responses again/);
+      } finally {
+        signer.now = Date.now;
+      }
+    });
+
+    it('is refused with 404 when any one character changes, or when it is cut or missing', async () => {
+      const { url } = await exportLink({ publicId: form.publicId });
+      const link = new URL(url).searchParams.get('token')!;
+      const dot = link.indexOf('.');
+      const swap = (c: string) => (c === 'A' ? 'B' : 'A');
+      const altered = [0, 5, dot - 1, dot + 1, link.length - 1].map(
+        (i) => link.slice(0, i) + swap(link[i]) + link.slice(i + 1),
+      );
+      for (const bad of [...altered, link.slice(0, -1), link.replace('.', ''), `${link}.x`, '', 'x']) {
+        const res = await request(app.getHttpServer()).get(`/api/v1/exports/download?token=${encodeURIComponent(bad)}`);
+        expectError(res, 404, 'not_found');
+      }
+      expectError(await request(app.getHttpServer()).get('/api/v1/exports/download'), 404, 'not_found');
+      expect((await download(url)).status).toBe(200); // the unaltered one still serves
+    });
+
+    it("of workspace A never serves workspace B's form, even signed", async () => {
+      const other = await createWorkspace(app);
+      const otherToken = (await createToken(app, other)).token;
+      const theirs = await app.get(FormsService).create(other.id, {
+        title: 'Theirs',
+        blocks: [{ type: 'short_text', title: 'Secret', required: true }],
+      });
+      const stored = await app.get(FormsService).get(other.id, theirs.publicId);
+      await app.get(ResponsesService).create(stored, { [stored.blocks[0].id]: 'B only' }, { source: 'import' });
+      // A's credential cannot make a link to B's form.
+      expectError(await callTool(app, token, 'export_responses', { publicId: theirs.publicId }), 404, 'not_found');
+      // A link of A, re-pointed at B's form and signed with the real key, is still bound to A.
+      const signer = app.get(ExportLinkSigner);
+      const mine = (await signer.verify(
+        new URL((await exportLink({ publicId: form.publicId })).url).searchParams.get('token'),
+      ))!;
+      for (const grant of [
+        { ...mine, p: theirs.publicId, f: stored.id },
+        { ...mine, p: theirs.publicId },
+        { ...mine, f: stored.id },
+      ]) {
+        const res = await request(app.getHttpServer()).get(
+          `/api/v1/exports/download?token=${await signer.sign(grant)}`,
+        );
+        expectError(res, 404, 'not_found');
+        expect(JSON.stringify(res.body)).not.toContain('B only');
+      }
+      // B's own link serves B's form.
+      const res = await download((await exportLink({ publicId: theirs.publicId, format: 'ndjson' }, otherToken)).url);
+      expect((res.body as Buffer).toString()).toContain('B only');
+    });
+
+    /** Polls a link until it is refused; the time it took (ms). */
+    const refusedWithin = async (url: string, limitMs = 6_000) => {
+      const start = Date.now();
+      for (;;) {
+        const res = await request(app.getHttpServer()).get(pathOf(url));
+        if (res.status === 404) {
+          expectError(res, 404, 'not_found');
+          return Date.now() - start;
+        }
+        expect(res.status).toBe(200);
+        if (Date.now() - start > limitMs) throw new Error(`the link still served after ${limitMs} ms`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    };
+
+    it('stops serving within 5 s when its token is revoked, its creator removed, or its form deleted', async () => {
+      const revoked = await createToken(app, ws, { role: 'viewer' });
+      const byRevoked = await exportLink({ publicId: form.publicId }, revoked.token);
+      expect((await download(byRevoked.url)).status).toBe(200);
+      await app.get(TokensService).revoke(revoked.id);
+      expect(await refusedWithin(byRevoked.url)).toBeLessThan(5_000);
+
+      const member = await app.get(WorkspacesService).addMember(ws.slug, `member-${Date.now()}@example.com`, 'admin');
+      const theirs = await createToken(app, ws, { role: 'viewer', creatorUserId: member.user.id });
+      const byMember = await exportLink({ publicId: form.publicId }, theirs.token);
+      expect((await download(byMember.url)).status).toBe(200);
+      await app.get(WorkspacesService).removeMember(ws.slug, member.user.email);
+      expect(await refusedWithin(byMember.url)).toBeLessThan(5_000);
+
+      const doomed = await app.get(FormsService).create(ws.id, {
+        title: 'Doomed',
+        blocks: [{ type: 'short_text', title: 'Q', required: false }],
+      });
+      const byForm = await exportLink({ publicId: doomed.publicId });
+      expect((await download(byForm.url)).status).toBe(200);
+      const admin = await createToken(app, ws, { role: 'admin' });
+      const principal = (await app.get(TokensService).verify(admin.token)) as { ok: true; principal: never };
+      await app.get(FormsService).remove(principal.principal, doomed.publicId);
+      expect(await refusedWithin(byForm.url, 1_000)).toBeLessThan(1_000);
+    });
+
+    it('of an OAuth connection stops when its grant or its access token is revoked', async () => {
+      const oauth = async () =>
+        createOAuthAccessToken(app, { workspaceId: ws.id, userId: ws.ownerId, scope: 'responses:read' });
+      const db = app.get(DataSource);
+
+      const a = await oauth();
+      const byGrant = await exportLink({ publicId: form.publicId }, a.token);
+      expect((await download(byGrant.url)).status).toBe(200);
+      await db.query('UPDATE oauth_grants SET revoked_at = now() WHERE grant_id = $1', [a.grantId]);
+      expect(await refusedWithin(byGrant.url)).toBeLessThan(5_000);
+
+      const b = await oauth();
+      const byToken = await exportLink({ publicId: form.publicId }, b.token);
+      expect((await download(byToken.url)).status).toBe(200);
+      await db.query(`DELETE FROM oauth_models WHERE model = 'AccessToken' AND id = $1`, [b.token]); // RFC 7009 revocation
+      expect(await refusedWithin(byToken.url)).toBeLessThan(5_000);
+    });
+
+    it("spends the budget of the credential that made it (both budgets' headers on the download)", async () => {
+      const { url } = await exportLink({ publicId: form.publicId });
+      const res = await download(url);
+      expect(res.status).toBe(200);
+      expect(res.headers['ratelimit-policy']).toMatch(/"ip";q=\d+;w=60, "cred";q=\d+;w=60/);
+    });
+  });
+
+  it('streams: the first bytes before the last batch is read, no more read than the client takes, and a disconnect ends the reading', async () => {
+    const big = await app.get(FormsService).create(ws.id, {
+      title: 'Big',
+      blocks: [{ type: 'long_text', title: 'Essay', required: false }],
+    });
+    const stored = await app.get(FormsService).get(ws.id, big.publicId);
+    const n = 4000;
+    const db = app.get(DataSource);
+    await db.transaction(async (tx) => {
+      await tx.query(
+        `INSERT INTO responses (form_id, seq, submitted_at, answers, source)
+         SELECT $1, g, timestamptz '2026-01-01' + g * interval '1 second', jsonb_build_object($3::text, repeat('x', 4000) || g), 'import'
+           FROM generate_series(1, $2::int) g`,
+        [stored.id, n, stored.blocks[0].id],
+      );
+      await tx.query(
+        `UPDATE response_counters SET last_seq = $2::int, total = $2::int, last_submitted_at = timestamptz '2026-01-01' + $2::int * interval '1 second' WHERE form_id = $1`,
+        [stored.id, n],
+      );
+    });
+    const exports = app.get(ExportsService);
+    const repo = app.get(ExportsRepository);
+    const batches = jest.spyOn(repo, 'readBatch');
+    exports.batchSeqRange = 10; // 400 batches of 10 responses (40 KB)
+    try {
+      const { url } = await exportLink({ publicId: big.publicId, format: 'csv' });
+      const address = app.getHttpServer().address() as { port: number };
+      const req = http.get({ host: '127.0.0.1', port: address.port, path: pathOf(url) });
+      const res = await new Promise<http.IncomingMessage>((resolve) => req.on('response', resolve));
+      expect(res.statusCode).toBe(200);
+      // The first bytes arrive with a few batches read, not 400.
+      await new Promise((resolve) => res.once('data', resolve));
+      expect(batches.mock.calls.length).toBeLessThan(400);
+      // A client that reads nothing more: the reading stops once the buffers are full (~16 MB here at most).
+      res.pause();
+      let before = -1;
+      for (let i = 0; i < 50 && before !== batches.mock.calls.length; i++) {
+        before = batches.mock.calls.length;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(batches.mock.calls.length).toBeLessThan(400);
+      expect(exports.openDownloads).toBe(1);
+      // The client goes away: the reading ends, and no statement of the export is left running.
+      req.destroy();
+      const start = Date.now();
+      while (exports.openDownloads > 0 && Date.now() - start < 5_000) await new Promise((r) => setTimeout(r, 50));
+      expect(exports.openDownloads).toBe(0);
+      const stopped = batches.mock.calls.length;
+      expect(stopped).toBeLessThan(400);
+      const running = await db.query(
+        `SELECT query FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND state <> 'idle' AND query LIKE '%formwork:export%'`,
+      );
+      expect(running).toEqual([]);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(batches.mock.calls.length).toBe(stopped);
+
+      // A client that reads it all gets every response, once, in order.
+      const whole = await download(url);
+      const rows = parse(whole.body as Buffer, { bom: true }) as string[][];
+      expect(rows).toHaveLength(n + 1);
+      expect(rows[n][2]).toBe(`${'x'.repeat(4000)}${n}`);
+    } finally {
+      exports.batchSeqRange = 1000;
+      batches.mockRestore();
+    }
+  }, 60_000);
+
+  it('over MCP, carries the link as a resource_link content item with its mimeType', async () => {
+    const client = new Client({ name: 'formwork-test', version: '1.0.0' });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${await app.getUrl()}/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${token}` } },
+      }),
+    );
+    try {
+      const result = await client.callTool({
+        name: 'export_responses',
+        arguments: { publicId: form.publicId, format: 'ndjson' },
+      });
+      expect(result.isError).toBeFalsy();
+      const structured = result.structuredContent as { url: string; format: string };
+      const content = result.content as Array<Record<string, unknown>>;
+      expect(content).toHaveLength(2);
+      expect(JSON.parse(content[0].text as string)).toEqual(structured);
+      expect(content[1]).toMatchObject({
+        type: 'resource_link',
+        uri: structured.url,
+        mimeType: 'application/x-ndjson',
+      });
+      expect((await download(structured.url)).status).toBe(200);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('answers a viewer on a free plan, and refuses without responses:read', async () => {
+    const noScope = await createToken(app, ws, { role: 'admin', scopes: ['forms:read'] });
+    expectError(
+      await callTool(app, noScope.token, 'export_responses', { publicId: form.publicId }),
+      403,
+      'insufficient_scope',
+    );
+    expectError(
+      await callTool(app, token, 'export_responses', { publicId: form.publicId, format: 'xlsx' }),
+      400,
+      'invalid_arguments',
+    );
+    expect((await callTool(app, token, 'export_responses', { publicId: form.publicId })).status).toBe(200);
+  });
+});
