@@ -1,6 +1,6 @@
 /**
  * One jest run, two kinds of test files:
- *  - unit specs beside the code (src/**\/*.spec.ts), no database;
+ *  - unit specs beside the code (src/**\/*.spec.ts; .tsx beside the pages' components), no database;
  *  - e2e specs (test/e2e/*.e2e-spec.ts): the full app in-process, over a real PostgreSQL
  *    (a fresh database per run, migrations applied; the embedded one when no server answers).
  * Code that needs ESM-only packages (the OAuth server) is tested against the built dist/
@@ -10,9 +10,9 @@ module.exports = {
   testEnvironment: 'node',
   rootDir: '.',
   roots: ['<rootDir>/src', '<rootDir>/test'],
-  testRegex: '(\\.spec|\\.e2e-spec)\\.ts$',
-  moduleFileExtensions: ['ts', 'js', 'json'],
-  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json', diagnostics: false }] },
+  testRegex: '(\\.spec|\\.e2e-spec)\\.tsx?$',
+  moduleFileExtensions: ['ts', 'tsx', 'js', 'json'],
+  transform: { '^.+\\.tsx?$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json', diagnostics: false }] },
   globalSetup: '<rootDir>/test/utils/global-setup.ts',
   globalTeardown: '<rootDir>/test/utils/global-teardown.ts',
   testTimeout: 30000,

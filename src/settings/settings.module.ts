@@ -7,15 +7,39 @@ import { TokensModule } from '../tokens/tokens.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { WorkspacesModule } from '../workspaces/workspaces.module';
 import { SessionsModule } from './sessions.module';
-import { SettingsController } from './settings.controller';
+import { AccountController } from './account.controller';
+import { AppsController } from './apps.controller';
+import { AuditController } from './audit.controller';
+import { ConfirmController, Confirmations } from './confirm.controller';
+import { MembersController } from './members.controller';
+import { PlanController } from './plan.controller';
+import { SettingsHttp } from './settings-http';
+import { SignInController } from './sign-in.controller';
+import { TokensController } from './tokens.controller';
+import { WebhooksController } from './webhooks.controller';
 import { SettingsRepository } from './settings.repository';
 import { SettingsService } from './settings.service';
 import { WebhooksPageService } from './webhooks-page.service';
 
-/** The workspace settings pages: controller, service (the rules of each action) and repository. */
+/**
+ * The workspace settings pages: one controller per section, the plumbing they share (SettingsHttp),
+ * the one confirmation step of destructive actions (ConfirmController, Confirmations), the service
+ * (the rules of each action) and repository.
+ */
 @Module({
   imports: [WorkspacesModule, TokensModule, SessionsModule, WebhooksModule],
-  controllers: [SettingsController],
-  providers: [SettingsService, SettingsRepository, WebhooksPageService],
+  controllers: [
+    SignInController,
+    AccountController,
+    TokensController,
+    MembersController,
+    AppsController,
+    WebhooksController,
+    AuditController,
+    PlanController,
+    // Last: its generic path (:section/:id/:action) answers only what the sections' own routes do not.
+    ConfirmController,
+  ],
+  providers: [SettingsService, SettingsRepository, WebhooksPageService, SettingsHttp, Confirmations],
 })
 export class SettingsModule {}

@@ -178,7 +178,7 @@ describe('set-password links cannot take over a person of another workspace', ()
     });
     expect(res.statusCode).toBe(403);
     expect(res.body).toContain(
-      `${x}&#39;s password was set through a link from another workspace&#39;s admin, who may know it.`,
+      `${x}&#x27;s password was set through a link from another workspace&#x27;s admin, who may know it.`,
     );
     expect(await memberOf(b, person.id)).toBeUndefined();
     expect(await liveLinksOf(person.id)).toBe(0);
@@ -235,7 +235,7 @@ describe('set-password links cannot take over a person of another workspace', ()
     // B's members page says why x cannot sign in there.
     const adminB = await signedIn('owner', b);
     expect((await get(`/settings/w/${b.slug}/members`, adminB.cookie)).body).toContain(
-      "through another workspace's link: not usable here",
+      'through another workspace&#x27;s link: not usable here',
     );
   });
 

@@ -281,7 +281,9 @@ describe('settings: the Webhooks page', () => {
       csrf: admin.csrf,
     });
     expect(res.statusCode).toBe(303);
-    expect(res.headers.location).toBe(here);
+    // Back to the log, with the notice of the change (a fixed key, never free text).
+    expect(res.headers.location).toBe(`${here}?done=redelivered`);
+    expect((await get(res.headers.location as string, admin.cookie)).body).toContain('Delivery queued again.');
     await waitUntil(async () => receiver.for('/log').length >= 3, 20_000, 'the redelivery');
     expect(new Set(receiver.for('/log').map((r) => r.id))).toEqual(new Set([delivery.event_id]));
     expect(await audit(ws.id, 'webhook.redeliver')).toEqual([

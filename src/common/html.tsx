@@ -1,6 +1,15 @@
-/** Server-rendered pages (the respondent page, sign-in and consent): escaping and the page shell. */
+/**
+ * Server-rendered pages: the page shell and its styles.
+ *
+ * The settings pages and the OAuth sign-in and consent pages are React components rendered on the
+ * server (`renderPage`): every value is escaped unless it is given through dangerouslySetInnerHTML,
+ * which an ESLint rule allows in this file only (the inline style sheet below). The respondent page
+ * still builds strings with `esc()` and `page()` (to be moved: docs/architecture.md).
+ */
+import type { ReactNode } from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
 
-/** Escapes text for HTML element content and attribute values. */
+/** Escapes text for HTML element content and attribute values (the string-built respondent page only). */
 export function esc(value: unknown): string {
   return String(value ?? '')
     .replace(/&/g, '&amp;')
@@ -10,7 +19,7 @@ export function esc(value: unknown): string {
     .replace(/'/g, '&#39;');
 }
 
-const STYLE = `
+export const STYLE = `
   body { font: 16px/1.5 system-ui, sans-serif; margin: 0; background: #f6f7f9; color: #1d2330; }
   main { max-width: 40rem; margin: 2rem auto; padding: 2rem; background: #fff; border-radius: 8px; }
   h1 { margin-top: 0; } .desc { color: #4a5263; margin: .25rem 0 .5rem; }
@@ -56,4 +65,36 @@ export function page(title: string, body: string, opts: { script?: string; wide?
 ${body}
 </main></body>
 </html>`;
+}
+
+/**
+ * The shell of a component page: the same head as `page()` (inline styles only, and at most one
+ * script file of this origin, `script`). `style` adds rules after the shared ones.
+ */
+export function Document(props: {
+  title: string;
+  children: ReactNode;
+  script?: string;
+  wide?: boolean;
+  style?: string;
+}) {
+  return (
+    <html lang="en">
+      <head>
+        <meta charSet="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>{props.title}</title>
+        <link rel="icon" href="/favicon.ico" type="image/svg+xml" />
+        {/* Our own constant CSS: the one raw HTML of the pages. */}
+        <style dangerouslySetInnerHTML={{ __html: STYLE + (props.style ?? '') }} />
+        {props.script ? <script src={props.script} defer /> : null}
+      </head>
+      <body>{props.children}</body>
+    </html>
+  );
+}
+
+/** Renders a whole page (a `Document`) to the HTML sent: escaped throughout. */
+export function renderPage(document: ReactNode): string {
+  return `<!doctype html>\n${renderToStaticMarkup(document)}`;
 }
