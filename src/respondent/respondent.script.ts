@@ -152,8 +152,9 @@ if (logic) {
     }
     if (!say || !live) return;
     var news = [];
-    if (added.length) news.push((added.length === 1 ? 'A question was added below: ' : added.length + ' questions were added below: ') + added.join('; ') + '.');
-    if (removed.length) news.push((removed.length === 1 ? 'A question was removed: ' : removed.length + ' questions were removed: ') + removed.join('; ') + '.');
+    var list = function (titles) { var t = titles.join('; '); return /[.?!:…]$/.test(t) ? t : t + '.'; };
+    if (added.length) news.push((added.length === 1 ? 'A question was added below: ' : added.length + ' questions were added below: ') + list(added));
+    if (removed.length) news.push((removed.length === 1 ? 'A question was removed: ' : removed.length + ' questions were removed: ') + list(removed));
     if (turned) news.push(ends ? 'Your answers end the form on this page: the button now submits them.' : 'The form goes on after this page: the button now says Next.');
     if (news.length) live.textContent = news.join(' ');
   };

@@ -217,4 +217,128 @@ describe('respondent page in a real browser (Debian chromium)', () => {
     expect(list.body.responses[0].answers.attend).toBe('Yes');
     expect(list.body.responses[1].answers.attend).toBe('No');
   });
+  it('walks the same form with JavaScript on: a same-page question appears at once (focus stays, the change is announced), Next turns into Submit, Back included', async () => {
+    const ws = await createWorkspace(app, 'pro');
+    const { token } = await createToken(app, ws, { role: 'admin' });
+    const created = await callTool(app, token, 'create_form', {
+      title: 'Summer party',
+      hiddenFields: ['source'],
+      blocks: [
+        { ref: 'attend', type: 'multiple_choice', title: 'Are you coming?', required: true, choices: ['Yes', 'No'] },
+        {
+          ref: 'why_not',
+          type: 'short_text',
+          title: 'What keeps you away?',
+          required: true,
+          showIf: { block: 'attend', op: 'equals', value: 'No' },
+        },
+        {
+          type: 'page_break',
+          title: 'Details',
+          jumps: [{ if: { block: 'attend', op: 'equals', value: 'No' }, to: 'end' }],
+        },
+        { ref: 'guests', type: 'number', title: 'How many guests?', required: true, min: 0, max: 5 },
+        {
+          ref: 'diet',
+          type: 'long_text',
+          title: 'Anything we should cook for them?',
+          showIf: { block: 'guests', op: 'gt', value: 0 },
+        },
+        { type: 'page_break', title: 'One more thing' },
+        { type: 'linear_scale', title: 'How excited are you?', min: 1, max: 5, minLabel: 'Meh', maxLabel: 'Very' },
+      ],
+    });
+    const { publicId } = created.body;
+    await callTool(app, token, 'publish_form', { publicId });
+    const results = join(__dirname, '..', '..', 'test-results'); // git-ignored
+    mkdirSync(results, { recursive: true });
+    const context = await browser.newContext({ viewport: { width: 800, height: 900 } });
+    const page = await context.newPage();
+    // A script the CSP refused, or one that failed, shows up here.
+    const problems: string[] = [];
+    page.on('console', (m) => {
+      // (A page with errors is answered with 400, which Chromium logs too.)
+      if (m.type() === 'error' && !m.text().includes('status of 400')) problems.push(m.text());
+    });
+    page.on('pageerror', (e) => problems.push(e.message));
+    const button = page.locator('button[name="_action"]').first();
+    const announced = () => page.locator('#announce').textContent();
+    const focused = () =>
+      page.evaluate('document.activeElement.getAttribute("aria-label") ?? document.activeElement.id ?? ""');
+
+    // No: "What keeps you away?" appears at once, below, without taking the focus; the button now submits.
+    await page.goto(`${base}/f/${publicId}?source=newsletter`);
+    expect(await page.title()).toBe('Page 1 of 3: Summer party');
+    const whyNot = page.getByLabel('What keeps you away?');
+    expect(await whyNot.isVisible()).toBe(false);
+    expect(await button.textContent()).toBe('Next');
+    await page.getByLabel('No').check();
+    expect(await whyNot.isVisible()).toBe(true);
+    expect(await page.evaluate('document.activeElement.value')).toBe(await page.getByLabel('No').getAttribute('value'));
+    expect(await announced()).toBe(
+      'A question was added below: What keeps you away? Your answers end the form on this page: the button now submits them.',
+    );
+    expect(await button.textContent()).toBe('Submit');
+    await page.screenshot({ path: join(results, 'respondent-js-shown.png'), fullPage: true });
+    // It comes next in tab order.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement.id')).toBe(`f-${created.body.blocks[1].id}`);
+    // Yes again: it goes, and the button says Next.
+    await page.getByLabel('Yes').check();
+    expect(await whyNot.isVisible()).toBe(false);
+    expect(await button.textContent()).toBe('Next');
+    expect(await announced()).toBe(
+      'A question was removed: What keeps you away? The form goes on after this page: the button now says Next.',
+    );
+    await page.screenshot({ path: join(results, 'respondent-js-hidden.png'), fullPage: true });
+
+    // Page 2: a number above 0 shows the next question as it is typed; an error, Back, and on.
+    await button.click();
+    await page.getByRole('heading', { name: 'Details' }).waitFor();
+    expect(await page.title()).toBe('Page 2 of 3: Summer party');
+    const diet = page.getByLabel('Anything we should cook for them?');
+    expect(await diet.isVisible()).toBe(false);
+    await page.getByLabel('How many guests?').fill('2');
+    expect(await diet.isVisible()).toBe(true);
+    expect(await focused()).toBe(`f-${created.body.blocks[3].id}`);
+    await diet.fill('Vegan, please');
+    await page.getByLabel('How many guests?').fill('9');
+    await button.click();
+    // The server checks the page as before: 9 is over the maximum (so not a number the rule sees: the question is not shown).
+    await page.getByRole('alert').waitFor();
+    expect(await page.evaluate('document.activeElement.id')).toBe('errors');
+    expect(await diet.isVisible()).toBe(false);
+    await page.screenshot({ path: join(results, 'respondent-js-errors.png'), fullPage: true });
+    await page.getByLabel('How many guests?').fill('2');
+    expect(await diet.isVisible()).toBe(true);
+    expect(await diet.inputValue()).toBe('Vegan, please');
+    await button.click();
+    await page.getByRole('heading', { name: 'One more thing' }).waitFor();
+    expect(await page.locator('#progress').textContent()).toBe('Page 3 of 3');
+    expect(await button.textContent()).toBe('Submit');
+    await page.getByRole('button', { name: 'Back' }).click();
+    await page.getByRole('heading', { name: 'Details' }).waitFor();
+    expect(await diet.inputValue()).toBe('Vegan, please');
+    await page.getByRole('button', { name: 'Next' }).click();
+    await page.getByRole('radiogroup', { name: 'How excited are you?' }).getByLabel('4').check();
+    await page.screenshot({ path: join(results, 'respondent-js-3.png'), fullPage: true });
+    await page.getByRole('button', { name: 'Submit' }).click();
+    await page.getByRole('heading', { name: 'Thank you!' }).waitFor();
+
+    // No, answered at once: one Submit stores it (the page is not shown again for a question already seen).
+    await page.goto(`${base}/f/${publicId}?source=poster`);
+    await page.getByLabel('No').check();
+    await whyNot.fill('Holiday');
+    await page.getByRole('button', { name: 'Submit' }).click();
+    await page.getByRole('heading', { name: 'Thank you!' }).waitFor();
+    await context.close();
+    expect(problems).toEqual([]);
+
+    const list = await callTool(app, token, 'list_responses', { publicId, answersBy: 'ref' });
+    expect(list.body.total).toBe(2);
+    const byTime = list.body.responses as Array<{ answers: Record<string, unknown>; hidden: unknown }>;
+    expect(byTime.map((r) => r.hidden)).toEqual([{ source: 'newsletter' }, { source: 'poster' }]);
+    expect(byTime[0].answers).toMatchObject({ attend: 'Yes', guests: 2, diet: 'Vegan, please' });
+    expect(byTime[1].answers).toEqual({ attend: 'No', why_not: 'Holiday' });
+  });
 });
