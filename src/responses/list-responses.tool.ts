@@ -28,7 +28,9 @@ const output = Type.Object({ ...pageFields, responses: Type.Array(ResponseSchema
   name: 'list_responses',
   title: 'List responses',
   description:
-    'Pages through the responses of a form, ordered by submission time. To read them all, start at offset 0 and add count to offset until offset reaches total. For counts and averages use summarize_responses, which is much cheaper.',
+    'Pages through the responses of a form, ordered by submission time. To read them all, start at offset 0 and add count to offset until offset reaches total. ' +
+    'Filter with where (a condition on answers or hidden fields, the language of form logic: e.g. people who rated 2 or less, { "block": "rating", "op": "lte", "value": 2 }), since (inclusive) and until (exclusive) on submittedAt: total is then the number of matches, and the same walk sees each exactly once. ' +
+    'For counts and averages use summarize_responses (it takes the same filters), which is much cheaper.',
   scope: 'responses:read',
   write: false,
   input,

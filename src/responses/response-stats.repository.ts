@@ -210,6 +210,55 @@ export class ResponseStatsRepository {
   }
 
   /**
+   * The aggregates readSummary reads, computed from the form's sequenced responses that match
+   * `filter` (SQL over the row r; its params start with the form's id, $1) rather than maintained:
+   * one statement, the matches read once (a materialized CTE) and aggregated with the fragments the
+   * sequencer folds with (valuesOf, answeredOf, shownOf), so a segment is counted as the whole is.
+   */
+  async readFilteredSummary(
+    manager: EntityManager,
+    filter: { sql: string; params: unknown[] },
+    blocks: { counted: string[]; numeric: string[]; dates: string[] },
+  ): Promise<SummaryRow> {
+    const params = [...filter.params];
+    const n = params.push(blocks.counted, blocks.numeric, blocks.dates);
+    const [counted, numeric, dates] = [`$${n - 2}::text[]`, `$${n - 1}::text[]`, `$${n}::text[]`];
+    const [row] = await manager.query(
+      `WITH m AS MATERIALIZED (
+         SELECT r.id, r.seq, r.submitted_at, r.answers, r.shown FROM responses r
+          WHERE r.form_id = $1 AND r.seq IS NOT NULL AND ${filter.sql}),
+       v AS MATERIALIZED (SELECT block_id, value, num FROM (${valuesOf('m s', '$1')}) x
+          WHERE block_id = ANY(${counted}) OR block_id = ANY(${numeric}) OR block_id = ANY(${dates})),
+       a AS (SELECT block_id, count(*) AS answered, sum(num) AS sum FROM (${answeredOf('m s', '$1')}) x GROUP BY block_id),
+       w AS (${shownOf('m s', '$1')}),
+       l AS (
+         SELECT b.id AS block_id, COALESCE((SELECT jsonb_agg(jsonb_build_object('value', t.answers ->> b.id,
+                  'submittedAt', ${isoText('t.submitted_at')}) ORDER BY t.seq DESC)
+                  FROM (SELECT answers, seq, submitted_at FROM m WHERE m.answers ? b.id ORDER BY seq DESC LIMIT ${LATEST_TEXTS}) t), '[]'::jsonb) AS latest
+           FROM blocks b WHERE b.form_id = $1 AND b.type IN ${TEXT})
+       SELECT (SELECT count(*)::int FROM m) AS total,
+              (SELECT count(shown)::int FROM m) AS recorded,
+              (SELECT min(submitted_at) FROM m) AS first,
+              (SELECT max(submitted_at) FROM m) AS last,
+              (SELECT COALESCE(json_agg(json_build_object('blockId', k.block_id, 'answered', COALESCE(a.answered, 0), 'sum', COALESCE(a.sum, 0),
+                        'latest', COALESCE(l.latest, '[]'::jsonb), 'shown', COALESCE(w.shown, 0))), '[]')
+                 FROM (SELECT block_id FROM a UNION SELECT block_id FROM w UNION SELECT block_id FROM l) k
+                 LEFT JOIN a ON a.block_id = k.block_id LEFT JOIN w ON w.block_id = k.block_id LEFT JOIN l ON l.block_id = k.block_id) AS stats,
+              (SELECT COALESCE(json_agg(json_build_object('blockId', block_id, 'value', value, 'count', count)), '[]')
+                 FROM (SELECT block_id, value, count(*) AS count FROM v WHERE block_id = ANY(${counted}) GROUP BY 1, 2) c) AS counts,
+              (SELECT COALESCE(json_agg(json_build_object('blockId', x.id,
+                        'min', (SELECT min(num) FROM v WHERE block_id = x.id), 'max', (SELECT max(num) FROM v WHERE block_id = x.id))), '[]')
+                 FROM unnest(${numeric}) x(id)) AS numeric,
+              (SELECT COALESCE(json_agg(json_build_object('blockId', x.id,
+                        'min', (SELECT min(value) FROM v WHERE block_id = x.id), 'max', (SELECT max(value) FROM v WHERE block_id = x.id))), '[]')
+                 FROM unnest(${dates}) x(id)) AS dates,
+              false AS waiting`,
+      params,
+    );
+    return row;
+  }
+
+  /**
    * Takes the form's row (KEY SHARE, which submissions' share locks allow) and then its sequencer
    * lock, both until the transaction ends, waiting for either as needed. Returns false for a form
    * that is gone.

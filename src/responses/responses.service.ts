@@ -14,7 +14,7 @@ import { ResponseStatsRepository } from './response-stats.repository';
 import { ResponseRow, ResponsesRepository } from './responses.repository';
 import { ResponseSequencer } from './response-sequencer';
 import { FormSummary, summaryFromStats } from './summarize';
-import { checkResponseFilter, ResponseFilter, responseFilterSql } from './response-filter';
+import { checkResponseFilter, isFiltered, ResponseFilter, responseFilterSql } from './response-filter';
 import { newEventId, responseCreatedBody } from '../webhooks/events';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service';
 
@@ -239,12 +239,24 @@ export class ResponsesService {
    * of responses (one statement, so one consistent snapshot). Responses committed before this call
    * that still wait for their seq are sequenced (counted) first, so the summary counts every one.
    */
-  async summarize(workspaceId: string, publicId: string): Promise<FormSummary & { publicId: string }> {
+  async summarize(
+    workspaceId: string,
+    publicId: string,
+    filter: ResponseFilter = {},
+  ): Promise<FormSummary & { publicId: string }> {
     const form = await this.forms.get(workspaceId, publicId);
+    const checked = checkResponseFilter(form, filter);
     let row = await this.readSummary(form);
     if (row.waiting) {
       await this.sequencer.settle(form.id);
       row = await this.readSummary(form);
+    }
+    if (isFiltered(checked)) {
+      // A segment: the same summary, computed from the sequenced responses that match (counted
+      // above: the ones committed before this call).
+      const params: unknown[] = [form.id]; // $1: the form
+      const sql = responseFilterSql(form, checked, params, 'r');
+      row = await this.stats.readFilteredSummary(currentManager(this.db), { sql, params }, this.summarized(form));
     }
     const stats = new Map(row.stats.map((s) => [s.blockId, s]));
     const total = row.total ?? 0;
@@ -273,12 +285,13 @@ export class ResponsesService {
 
   /** The maintained aggregates of a form in one statement, and whether responses wait for their seq. */
   private async readSummary(form: FormRecord) {
+    return this.stats.readSummary(currentManager(this.db), form.id, this.summarized(form));
+  }
+
+  /** The blocks whose values a summary counts (choices, yes/no), and those it takes ranges of. */
+  private summarized(form: FormRecord) {
     const ids = (types: readonly string[]) => form.blocks.filter((b) => types.includes(b.type)).map((b) => b.id);
-    return this.stats.readSummary(currentManager(this.db), form.id, {
-      counted: ids([...CHOICE_TYPES, 'yes_no']),
-      numeric: ids(NUMERIC_TYPES),
-      dates: ids(['date']),
-    });
+    return { counted: ids([...CHOICE_TYPES, 'yes_no']), numeric: ids(NUMERIC_TYPES), dates: ids(['date']) };
   }
 
   /**

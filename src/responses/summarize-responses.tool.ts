@@ -1,9 +1,10 @@
 import { Static, Type } from '@sinclair/typebox';
-import { FormRef } from '../forms/form.schemas';
+import { PublicId } from '../forms/form.schemas';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
+import { responseFilterArguments } from './response-filter';
 import { ResponsesService } from './responses.service';
 
-const input = FormRef;
+const input = Type.Object({ publicId: PublicId, ...responseFilterArguments }, { additionalProperties: false });
 const Nullable = <T extends ReturnType<typeof Type.Number>>(t: T) => Type.Union([t, Type.Null()]);
 const output = Type.Object(
   {
@@ -64,7 +65,9 @@ const output = Type.Object(
   name: 'summarize_responses',
   title: 'Summarize responses',
   description:
-    "Aggregates of a form's responses per block: answered and skipped counts, counts and shares per choice, min/max/mean of numbers, ratings and scales, the latest text answers. Much cheaper than paging.",
+    "Aggregates of a form's responses per block: answered and skipped counts, counts and shares per choice, min/max/mean of numbers, ratings and scales, the latest text answers. Much cheaper than paging. " +
+    'With where, since or until (as list_responses takes them), the same summary of the matching responses only, a segment: e.g. how did the people who answered Yes rate us, where { "block": "recommend", "op": "equals", "value": true }. ' +
+    'Unfiltered it reads maintained totals (instant); filtered it reads the matching responses.',
   scope: 'responses:read',
   write: false,
   input,
@@ -74,6 +77,10 @@ export class SummarizeResponsesTool implements ToolHandler<typeof input, typeof 
   constructor(private readonly responses: ResponsesService) {}
 
   run(args: Static<typeof input>, ctx: ToolContext): Promise<Static<typeof output>> {
-    return this.responses.summarize(ctx.principal.workspace.id, args.publicId);
+    return this.responses.summarize(ctx.principal.workspace.id, args.publicId, {
+      where: args.where,
+      since: args.since,
+      until: args.until,
+    });
   }
 }

@@ -1,6 +1,5 @@
 import { createAjv } from '../../common/validation/schema-validator';
 import {
-  BlockSubject,
   ConditionSchema,
   checkCondition,
   Condition,
@@ -9,57 +8,10 @@ import {
   Facts,
   MAX_DEPTH,
   OPERATORS,
-  Operator,
   Subjects,
   SUBJECT_KINDS,
 } from './index';
-
-/** One block of every type, with the refs the conditions use. */
-const BLOCKS: BlockSubject[] = [
-  { id: 'b_short', type: 'short_text', title: 'Short', ref: 'short' },
-  { id: 'b_long', type: 'long_text', title: 'Long', ref: 'long' },
-  { id: 'b_email', type: 'email', title: 'Email', ref: 'email' },
-  { id: 'b_url', type: 'url', title: 'Url', ref: 'url' },
-  { id: 'b_phone', type: 'phone', title: 'Phone', ref: 'phone' },
-  { id: 'b_number', type: 'number', title: 'Number', ref: 'number' },
-  { id: 'b_rating', type: 'rating', title: 'Rating', ref: 'rating' },
-  { id: 'b_scale', type: 'linear_scale', title: 'Scale', ref: 'scale' },
-  { id: 'b_date', type: 'date', title: 'Date', ref: 'date' },
-  {
-    id: 'b_mc',
-    type: 'multiple_choice',
-    title: 'Colour',
-    ref: 'colour',
-    choices: [
-      { id: 'c_red', label: 'Red' },
-      { id: 'c_blue', label: 'Blue' },
-    ],
-  },
-  {
-    id: 'b_dd',
-    type: 'dropdown',
-    title: 'Size',
-    ref: 'size',
-    choices: [
-      { id: 'c_s', label: 'Small' },
-      { id: 'c_l', label: 'Large' },
-    ],
-  },
-  {
-    id: 'b_cb',
-    type: 'checkboxes',
-    title: 'Pets',
-    ref: 'pets',
-    choices: [
-      { id: 'c_cat', label: 'Cat' },
-      { id: 'c_dog', label: 'Dog' },
-      { id: 'c_fish', label: 'Fish' },
-    ],
-  },
-  { id: 'b_yn', type: 'yes_no', title: 'Agree', ref: 'agree' },
-  { id: 'b_st', type: 'statement', title: 'Hello', ref: 'hello' },
-  { id: 'b_pb', type: 'page_break', title: 'Page 2', ref: 'page2' },
-];
+import { BLOCKS, CASES, GENERIC } from '../../../test/utils/condition-cases';
 
 const subjects: Subjects = {
   block: (key) => BLOCKS.find((b) => b.id === key || b.ref === key) ?? { error: 'is not a block of this form' },
@@ -79,139 +31,6 @@ const facts = (answers: Record<string, unknown>, hidden: Record<string, string> 
   answer: (id) => answers[id],
   hidden: (name) => hidden[name],
 });
-
-/**
- * Per kind: a sample answer (as stored), and for each operator it takes, a value (as sent) with
- * whether the condition holds on the sample.
- */
-const CASES: Record<string, { answer: unknown; ops: Partial<Record<Operator, Array<[unknown, boolean]>>> }> = {
-  text: {
-    answer: 'Hello World',
-    ops: {
-      equals: [
-        ['Hello World', true],
-        ['hello world', false],
-      ],
-      not_equals: [
-        ['Hello World', false],
-        ['Bye', true],
-      ],
-      in: [
-        [['x', 'Hello World'], true],
-        [['x'], false],
-      ],
-      contains: [
-        ['WORLD', true],
-        ['moon', false],
-      ],
-      not_contains: [
-        ['world', false],
-        ['moon', true],
-      ],
-      answered: [[undefined, true]],
-      not_answered: [[undefined, false]],
-    },
-  },
-  number: {
-    answer: 4,
-    ops: {
-      equals: [
-        [4, true],
-        [5, false],
-      ],
-      not_equals: [
-        [4, false],
-        [5, true],
-      ],
-      in: [
-        [[3, 4], true],
-        [[5], false],
-      ],
-      gt: [
-        [3, true],
-        [4, false],
-      ],
-      gte: [
-        [4, true],
-        [5, false],
-      ],
-      lt: [
-        [5, true],
-        [4, false],
-      ],
-      lte: [
-        [4, true],
-        [3, false],
-      ],
-      answered: [[undefined, true]],
-      not_answered: [[undefined, false]],
-    },
-  },
-  date: {
-    answer: '2026-03-31',
-    ops: {
-      equals: [
-        ['2026-03-31', true],
-        ['2026-04-01', false],
-      ],
-      not_equals: [
-        ['2026-03-31', false],
-        ['2026-04-01', true],
-      ],
-      in: [
-        [['2026-03-31'], true],
-        [['2025-01-01'], false],
-      ],
-      gt: [
-        ['2026-03-30', true],
-        ['2026-03-31', false],
-      ],
-      gte: [
-        ['2026-03-31', true],
-        ['2026-04-01', false],
-      ],
-      lt: [
-        ['2026-04-01', true],
-        ['2026-03-31', false],
-      ],
-      lte: [
-        ['2026-03-31', true],
-        ['2026-03-30', false],
-      ],
-      answered: [[undefined, true]],
-      not_answered: [[undefined, false]],
-    },
-  },
-  boolean: {
-    answer: false,
-    ops: {
-      equals: [
-        [false, true],
-        [true, false],
-      ],
-      not_equals: [
-        [true, true],
-        [false, false],
-      ],
-      answered: [[undefined, true]],
-      not_answered: [[undefined, false]],
-    },
-  },
-};
-
-/** A block of each kind the generic cases apply to, with a stored sample of the right type. */
-const GENERIC: Array<[string, string, unknown?]> = [
-  ['short', 'text'],
-  ['long', 'text'],
-  ['email', 'text'],
-  ['url', 'text'],
-  ['phone', 'text'],
-  ['number', 'number'],
-  ['rating', 'number'],
-  ['scale', 'number'],
-  ['date', 'date'],
-  ['agree', 'boolean'],
-];
 
 describe('the condition language', () => {
   describe('every operator on every block type it fits', () => {

@@ -1,0 +1,302 @@
+/**
+ * The condition language's cases, shared by its unit spec (src/forms/conditions/conditions.spec.ts:
+ * the evaluator) and by the response filters' e2e spec (the same cases through the SQL translation,
+ * against PostgreSQL): one list, so logic and filters are held to the same table.
+ */
+import type { BlockSubject, Operator } from '../../src/forms/conditions';
+
+/** One block of every type, with the refs the conditions use. */
+export const BLOCKS: BlockSubject[] = [
+  { id: 'b_short', type: 'short_text', title: 'Short', ref: 'short' },
+  { id: 'b_long', type: 'long_text', title: 'Long', ref: 'long' },
+  { id: 'b_email', type: 'email', title: 'Email', ref: 'email' },
+  { id: 'b_url', type: 'url', title: 'Url', ref: 'url' },
+  { id: 'b_phone', type: 'phone', title: 'Phone', ref: 'phone' },
+  { id: 'b_number', type: 'number', title: 'Number', ref: 'number' },
+  { id: 'b_rating', type: 'rating', title: 'Rating', ref: 'rating' },
+  { id: 'b_scale', type: 'linear_scale', title: 'Scale', ref: 'scale' },
+  { id: 'b_date', type: 'date', title: 'Date', ref: 'date' },
+  {
+    id: 'b_mc',
+    type: 'multiple_choice',
+    title: 'Colour',
+    ref: 'colour',
+    choices: [
+      { id: 'c_red', label: 'Red' },
+      { id: 'c_blue', label: 'Blue' },
+    ],
+  },
+  {
+    id: 'b_dd',
+    type: 'dropdown',
+    title: 'Size',
+    ref: 'size',
+    choices: [
+      { id: 'c_s', label: 'Small' },
+      { id: 'c_l', label: 'Large' },
+    ],
+  },
+  {
+    id: 'b_cb',
+    type: 'checkboxes',
+    title: 'Pets',
+    ref: 'pets',
+    choices: [
+      { id: 'c_cat', label: 'Cat' },
+      { id: 'c_dog', label: 'Dog' },
+      { id: 'c_fish', label: 'Fish' },
+    ],
+  },
+  { id: 'b_yn', type: 'yes_no', title: 'Agree', ref: 'agree' },
+  { id: 'b_st', type: 'statement', title: 'Hello', ref: 'hello' },
+  { id: 'b_pb', type: 'page_break', title: 'Page 2', ref: 'page2' },
+];
+
+/**
+ * Per kind: a sample answer (as stored), and for each operator it takes, a value (as sent) with
+ * whether the condition holds on the sample.
+ */
+export const CASES: Record<string, { answer: unknown; ops: Partial<Record<Operator, Array<[unknown, boolean]>>> }> = {
+  text: {
+    answer: 'Hello World',
+    ops: {
+      equals: [
+        ['Hello World', true],
+        ['hello world', false],
+      ],
+      not_equals: [
+        ['Hello World', false],
+        ['Bye', true],
+      ],
+      in: [
+        [['x', 'Hello World'], true],
+        [['x'], false],
+      ],
+      contains: [
+        ['WORLD', true],
+        ['moon', false],
+      ],
+      not_contains: [
+        ['world', false],
+        ['moon', true],
+      ],
+      answered: [[undefined, true]],
+      not_answered: [[undefined, false]],
+    },
+  },
+  number: {
+    answer: 4,
+    ops: {
+      equals: [
+        [4, true],
+        [5, false],
+      ],
+      not_equals: [
+        [4, false],
+        [5, true],
+      ],
+      in: [
+        [[3, 4], true],
+        [[5], false],
+      ],
+      gt: [
+        [3, true],
+        [4, false],
+      ],
+      gte: [
+        [4, true],
+        [5, false],
+      ],
+      lt: [
+        [5, true],
+        [4, false],
+      ],
+      lte: [
+        [4, true],
+        [3, false],
+      ],
+      answered: [[undefined, true]],
+      not_answered: [[undefined, false]],
+    },
+  },
+  date: {
+    answer: '2026-03-31',
+    ops: {
+      equals: [
+        ['2026-03-31', true],
+        ['2026-04-01', false],
+      ],
+      not_equals: [
+        ['2026-03-31', false],
+        ['2026-04-01', true],
+      ],
+      in: [
+        [['2026-03-31'], true],
+        [['2025-01-01'], false],
+      ],
+      gt: [
+        ['2026-03-30', true],
+        ['2026-03-31', false],
+      ],
+      gte: [
+        ['2026-03-31', true],
+        ['2026-04-01', false],
+      ],
+      lt: [
+        ['2026-04-01', true],
+        ['2026-03-31', false],
+      ],
+      lte: [
+        ['2026-03-31', true],
+        ['2026-03-30', false],
+      ],
+      answered: [[undefined, true]],
+      not_answered: [[undefined, false]],
+    },
+  },
+  boolean: {
+    answer: false,
+    ops: {
+      equals: [
+        [false, true],
+        [true, false],
+      ],
+      not_equals: [
+        [true, true],
+        [false, false],
+      ],
+      answered: [[undefined, true]],
+      not_answered: [[undefined, false]],
+    },
+  },
+};
+
+/** A block of each kind the generic cases apply to, with a stored sample of the right type. */
+export const GENERIC: Array<[string, string, unknown?]> = [
+  ['short', 'text'],
+  ['long', 'text'],
+  ['email', 'text'],
+  ['url', 'text'],
+  ['phone', 'text'],
+  ['number', 'number'],
+  ['rating', 'number'],
+  ['scale', 'number'],
+  ['date', 'date'],
+  ['agree', 'boolean'],
+];
+
+/** A condition (as sent: blocks by ref, choices by label or id), a row (answers as stored, by block id), and whether it holds. */
+export interface RowCase {
+  where: Record<string, unknown>;
+  answers: Record<string, unknown>;
+  hidden?: Record<string, unknown>;
+  expected: boolean;
+}
+
+const idOf = (ref: string) => BLOCKS.find((b) => b.ref === ref)!.id;
+const leaf = (key: 'block' | 'hidden', name: string, op: string, value: unknown) =>
+  value === undefined ? { [key]: name, op } : { [key]: name, op, value };
+
+/**
+ * Every case above as rows: each operator of each kind on its sample, on a block not answered
+ * (absent, null, "" or [] as stored) and on a value of another type, on hidden fields, choices,
+ * checkboxes, case-insensitive contains and the combinators.
+ */
+export function rowCases(): RowCase[] {
+  const out: RowCase[] = [];
+  const missing: unknown[] = [undefined, null, '', []];
+  for (const [ref, kind] of GENERIC) {
+    for (const [op, rows] of Object.entries(CASES[kind].ops)) {
+      for (const [value, expected] of rows!) {
+        const where = leaf('block', ref, op, value);
+        out.push({ where, answers: { [idOf(ref)]: CASES[kind].answer }, expected });
+        for (const m of missing)
+          out.push({ where, answers: m === undefined ? {} : { [idOf(ref)]: m }, expected: op === 'not_answered' });
+        // A stored value of another type (data from before a block was retyped): no order, no equality.
+        const other = typeof CASES[kind].answer === 'string' ? 4 : 'Hello World';
+        out.push({
+          where,
+          answers: { [idOf(ref)]: other },
+          expected: ['answered', 'not_equals', 'not_contains'].includes(op),
+        });
+      }
+    }
+  }
+  for (const [op, rows] of Object.entries(CASES.text.ops)) {
+    for (const [value, expected] of rows!) {
+      const where = leaf('hidden', 'source', op, value);
+      out.push({ where, answers: {}, hidden: { source: CASES.text.answer }, expected });
+      for (const hidden of [{}, { source: '' }, { other: 'Hello World' }])
+        out.push({ where, answers: {}, hidden, expected: op === 'not_answered' });
+    }
+  }
+  for (const ref of ['colour', 'size']) {
+    const block = BLOCKS.find((b) => b.ref === ref)!;
+    const [first, second] = block.choices!;
+    const answers = { [block.id]: first.id };
+    const rows: Array<[string, unknown, boolean]> = [
+      ['equals', first.label, true],
+      ['equals', second.label, false],
+      ['not_equals', second.label, true],
+      ['not_equals', first.id, false],
+      ['in', [second.label, first.id], true],
+      ['in', [second.label], false],
+      ['answered', undefined, true],
+      ['not_answered', undefined, false],
+    ];
+    for (const [op, value, expected] of rows) {
+      out.push({ where: leaf('block', ref, op, value), answers, expected });
+      out.push({ where: leaf('block', ref, op, value), answers: {}, expected: op === 'not_answered' });
+    }
+  }
+  const pets = { b_cb: ['c_cat', 'c_dog'] };
+  const petRows: Array<[string, unknown, boolean]> = [
+    ['contains', 'Cat', true],
+    ['contains', 'c_fish', false],
+    ['not_contains', 'Fish', true],
+    ['not_contains', 'Dog', false],
+    ['equals', ['Dog', 'Cat'], true],
+    ['equals', ['Cat'], false],
+    ['equals', ['Cat', 'Dog', 'Fish'], false],
+    ['not_equals', ['Cat'], true],
+    ['not_equals', ['c_cat', 'c_dog'], false],
+    ['in', ['Fish', 'Dog'], true],
+    ['in', ['Fish'], false],
+    ['answered', undefined, true],
+    ['not_answered', undefined, false],
+  ];
+  for (const [op, value, expected] of petRows) {
+    out.push({ where: leaf('block', 'pets', op, value), answers: pets, expected });
+    for (const m of missing)
+      out.push({
+        where: leaf('block', 'pets', op, value),
+        answers: m === undefined ? {} : { b_cb: m },
+        expected: op === 'not_answered',
+      });
+  }
+  out.push(
+    { where: { block: 'short', op: 'contains', value: 'ÉCOLE' }, answers: { b_short: 'Une école' }, expected: true },
+    { where: { block: 'short', op: 'not_contains', value: 'ecole' }, answers: { b_short: 'ECOLE' }, expected: false },
+    { where: { block: 'short', op: 'contains', value: '%_' }, answers: { b_short: 'a%_b' }, expected: true },
+    { where: { block: 'short', op: 'contains', value: '%' }, answers: { b_short: 'ab' }, expected: false },
+    { where: { not: { block: 'short', op: 'equals', value: 'x' } }, answers: {}, expected: true },
+    { where: { not: { block: 'short', op: 'equals', value: 'x' } }, answers: { b_short: 'x' }, expected: false },
+  );
+  const both = [
+    { block: 'agree', op: 'equals', value: true },
+    { hidden: 'source', op: 'equals', value: 'ad' },
+  ];
+  out.push(
+    { where: { all: both }, answers: { b_yn: true }, hidden: { source: 'ad' }, expected: true },
+    { where: { all: both }, answers: { b_yn: true }, hidden: { source: 'mail' }, expected: false },
+    { where: { any: both }, answers: { b_yn: false }, hidden: { source: 'ad' }, expected: true },
+    { where: { any: both }, answers: {}, hidden: {}, expected: false },
+    {
+      where: { all: [{ any: both }, { not: both[0] }] },
+      answers: { b_yn: false },
+      hidden: { source: 'ad' },
+      expected: true,
+    },
+  );
+  return out;
+}
