@@ -126,7 +126,8 @@ describe('response filters: where, since and until on list_responses and summari
       const sql = conditionSql(where, params, 'r');
       // Values are bound, never written into the SQL.
       expect(sql).not.toMatch(/'Hello|'c_|école|2026-/);
-      const n = params.push(JSON.stringify(c.answers), c.hidden === undefined ? null : JSON.stringify(c.hidden));
+      const n = params.push(JSON.stringify(c.answers), JSON.stringify(c.hidden ?? {}));
+      // A row as the table holds it (answers and hidden are NOT NULL: {} when there are none).
       const [{ ok }] = await db.query(
         `SELECT ${sql} AS ok FROM (SELECT $${n - 1}::jsonb AS answers, $${n}::jsonb AS hidden) r`,
         params,

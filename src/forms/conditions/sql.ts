@@ -2,7 +2,7 @@ import { Condition, isBlockLeaf, Leaf } from './condition.types';
 
 /**
  * A checked condition (blocks by id, choices by id) as a SQL boolean over a row of `responses`
- * (its `answers` and `hidden` jsonb columns, under `alias`): the evaluator's table (evaluate.ts)
+ * (its `answers` and `hidden` jsonb columns, NOT NULL, under `alias`): the evaluator's table (evaluate.ts)
  * read as SQL, for response filters. Values are bound parameters, pushed onto `params` and named
  * $n, never written into the text.
  *
@@ -30,14 +30,19 @@ function bind(params: unknown[], value: unknown, cast: string): string {
 }
 
 function leafSql(leaf: Leaf, params: unknown[], alias: string): string {
-  const x = isBlockLeaf(leaf)
-    ? `${alias}.answers -> ${bind(params, leaf.block, 'text')}`
-    : `${alias}.hidden -> ${bind(params, leaf.hidden, 'text')}`;
+  const [column, name] = isBlockLeaf(leaf) ? [`${alias}.answers`, leaf.block] : [`${alias}.hidden`, leaf.hidden];
+  const v = leaf.value;
+  if (leaf.op === 'equals' && !Array.isArray(v) && v !== undefined) {
+    // One value: containment of { name: value }, exact for a scalar (a string is not contained in a
+    // list, 4 is 4.0), as cheap as a hand-written ->> comparison, and servable by a GIN index.
+    // "" is no answer: equal to nothing.
+    return v === '' ? 'false' : `(${column} @> ${bind(params, JSON.stringify({ [name]: v }), 'jsonb')})`;
+  }
+  const x = `${column} -> ${bind(params, name, 'text')}`;
   // NULL (absent) or a missing value: the same as the evaluator's isMissing.
   const present = `COALESCE((${x}) NOT IN ('null'::jsonb, '""'::jsonb, '[]'::jsonb), false)`;
   if (leaf.op === 'answered') return `(${present})`;
   if (leaf.op === 'not_answered') return `(NOT ${present})`;
-  const v = leaf.value;
   let positive: string;
   // not_equals and not_contains: an answer, and not the positive one
   const negate = leaf.op === 'not_equals' || leaf.op === 'not_contains';
