@@ -288,10 +288,14 @@ export class ResponsesService {
     return this.stats.readSummary(currentManager(this.db), form.id, this.summarized(form));
   }
 
-  /** The blocks whose values a summary counts (choices, yes/no), and those it takes ranges of. */
+  /** The blocks whose values a summary counts (choices, yes/no, the scales' distribution), and those it takes ranges of. */
   private summarized(form: FormRecord) {
     const ids = (types: readonly string[]) => form.blocks.filter((b) => types.includes(b.type)).map((b) => b.id);
-    return { counted: ids([...CHOICE_TYPES, 'yes_no']), numeric: ids(NUMERIC_TYPES), dates: ids(['date']) };
+    return {
+      counted: ids([...CHOICE_TYPES, 'yes_no', 'rating', 'linear_scale']),
+      numeric: ids(NUMERIC_TYPES),
+      dates: ids(['date']),
+    };
   }
 
   /**

@@ -45,6 +45,18 @@ const output = Type.Object(
           min: Type.Optional(Type.Union([Type.Number(), Type.String(), Type.Null()])),
           max: Type.Optional(Type.Union([Type.Number(), Type.String(), Type.Null()])),
           mean: Type.Optional(Nullable(Type.Number())),
+          distribution: Type.Optional(
+            Type.Array(
+              Type.Object(
+                { value: Type.Integer(), count: Type.Integer({ minimum: 0 }) },
+                { additionalProperties: false },
+              ),
+              {
+                description:
+                  'Rating and linear scale: the answers per value of the scale, lowest value first (values no one gave count 0).',
+              },
+            ),
+          ),
           latest: Type.Optional(
             Type.Array(
               Type.Object(
@@ -65,7 +77,7 @@ const output = Type.Object(
   name: 'summarize_responses',
   title: 'Summarize responses',
   description:
-    "Aggregates of a form's responses per block: answered and skipped counts, counts and shares per choice, min/max/mean of numbers, ratings and scales, the latest text answers. Much cheaper than paging. " +
+    "Aggregates of a form's responses per block: answered and skipped counts, counts and shares per choice, min/max/mean of numbers, ratings and scales, the answers per value of a rating or scale (distribution), the latest text answers. Much cheaper than paging. " +
     'With where, since or until (as list_responses takes them), the same summary of the matching responses only, a segment: e.g. how did the people who answered Yes rate us, where { "block": "recommend", "op": "equals", "value": true }. ' +
     'Unfiltered it reads maintained totals (instant); filtered it reads the matching responses.',
   scope: 'responses:read',

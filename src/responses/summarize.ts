@@ -18,6 +18,8 @@ export interface BlockSummary {
   min?: number | string | null;
   max?: number | string | null;
   mean?: number | null;
+  /** Rating and linear scale: how many answers gave each value of the scale, lowest first. */
+  distribution?: Array<{ value: number; count: number }>;
   latest?: Array<{ value: string; submittedAt: string }>;
 }
 
@@ -83,6 +85,8 @@ export function summaryFromStats(blocks: Block[], src: SummarySource): FormSumma
           s.min = min === null ? null : Number(min);
           s.max = max === null ? null : Number(max);
           s.mean = answered ? round(src.sum(b.id) / answered) : null;
+          if (b.type !== 'number')
+            s.distribution = scaleOf(b).map((value) => ({ value, count: src.count(b.id, String(value)) }));
         } else if (b.type === 'date') {
           Object.assign(s, src.range(b.id));
         } else if (TEXT_TYPES.includes(b.type)) {
@@ -133,6 +137,13 @@ export function summarize(blocks: Block[], responses: Iterable<StoredResponse>):
         .reverse()
         .map((r) => ({ value: r.answers[id] as string, submittedAt: r.submittedAt.toISOString() })),
   });
+}
+
+/** The values of a rating (1..max) or linear scale (min..max) block. */
+function scaleOf(b: Block): number[] {
+  const lo = b.type === 'rating' ? 1 : (b.min ?? 1);
+  const hi = b.max ?? 5;
+  return Array.from({ length: Math.max(0, hi - lo + 1) }, (_, i) => lo + i);
 }
 
 function round(n: number): number {
