@@ -13,7 +13,10 @@ import { ResponsesService } from '../../src/responses/responses.service';
 import { TokensService } from '../../src/tokens/tokens.service';
 import { WorkspacesService } from '../../src/workspaces/workspaces.service';
 import { createOAuthAccessToken, createToken, createWorkspace, TestWorkspace } from '../factories';
-import { createTestApp } from '../utils/create-test-app';
+import { createApp } from '../../src/app';
+import { createLog } from '../../src/common/logging';
+import { loadConfig } from '../../src/config/config';
+import { testDatabaseUrl } from '../utils/create-test-app';
 import { callTool, expectError } from '../utils/http';
 
 const PUBLIC_URL = 'http://formwork.test';
@@ -25,6 +28,9 @@ describe('export_responses', () => {
   let ws: TestWorkspace;
   let token: string;
   let form: FormRecord;
+  /** Every line the service logs during these tests (debug and up), and every link it handed out. */
+  const logLines: string[] = [];
+  const links: string[] = [];
 
   /** The path of a link (its origin is PUBLIC_URL, which the test app does not listen on). */
   const pathOf = (url: string) => {
@@ -35,6 +41,7 @@ describe('export_responses', () => {
   const exportLink = async (args: Record<string, unknown>, bearer = token) => {
     const res = await callTool(app, bearer, 'export_responses', args);
     expect(res.status).toBe(200);
+    links.push(new URL(res.body.url).searchParams.get('token')!);
     return res.body as { url: string; expiresAt: string; format: string };
   };
   /** GET a link with no credential, the body as raw bytes. */
@@ -60,7 +67,17 @@ describe('export_responses', () => {
   };
 
   beforeAll(async () => {
-    app = await createTestApp();
+    // The test app of createTestApp, with its log kept (debug: every line, the 4xx ones included).
+    const config = loadConfig({
+      NODE_ENV: 'test',
+      PUBLIC_URL,
+      LOG_LEVEL: 'debug',
+      RATE_LIMIT_CREDENTIAL_PER_MIN: '100000',
+      RATE_LIMIT_IP_PER_MIN: '100000',
+      DATABASE_POOL_SIZE: '4',
+    });
+    const log = createLog({ logLevel: 'debug', production: true }, { write: (line: string) => logLines.push(line) });
+    app = await createApp(config, testDatabaseUrl(), log, { oauth: false });
     await app.listen(0, '127.0.0.1');
     ws = await createWorkspace(app, 'free'); // reads, export included, work on every plan
     token = (await createToken(app, ws, { role: 'viewer' })).token;
@@ -448,6 +465,26 @@ describe('export_responses', () => {
       const rows = parse(whole.body as Buffer, { bom: true }) as string[][];
       expect(rows).toHaveLength(n + 1);
       expect(rows[n][2]).toBe(`${'x'.repeat(4000)}${n}`);
+
+      // A download under way whose token is revoked is cut short (no final chunk: the client sees it fail).
+      const doomed = await createToken(app, ws, { role: 'viewer' });
+      const link = await exportLink({ publicId: big.publicId, format: 'ndjson' }, doomed.token);
+      const slow = http.get({ host: '127.0.0.1', port: address.port, path: pathOf(link.url) });
+      const slowRes = await new Promise<http.IncomingMessage>((resolve) => slow.on('response', resolve));
+      expect(slowRes.statusCode).toBe(200);
+      slowRes.pause();
+      await app.get(TokensService).revoke(doomed.id);
+      await new Promise((r) => setTimeout(r, 4_500)); // past the credential cache
+      let received = 0;
+      const ended = await new Promise<string>((resolve) => {
+        slowRes.on('data', (c: Buffer) => (received += c.length));
+        slowRes.on('end', () => resolve('end'));
+        slowRes.on('aborted', () => resolve('aborted'));
+        slowRes.on('error', () => resolve('error'));
+        slowRes.resume();
+      });
+      expect(ended).not.toBe('end');
+      expect(received).toBeLessThan(n * 4000);
     } finally {
       exports.batchSeqRange = 1000;
       batches.mockRestore();
@@ -495,5 +532,21 @@ describe('export_responses', () => {
       'invalid_arguments',
     );
     expect((await callTool(app, token, 'export_responses', { publicId: form.publicId })).status).toBe(200);
+  });
+
+  it('never writes a link to the log (access lines, refusals, cut downloads)', async () => {
+    // Whatever ran before (all the tests above, in a full run), and one download and one refusal here.
+    const { url } = await exportLink({ publicId: form.publicId });
+    expect((await download(url)).status).toBe(200);
+    expectError(await request(app.getHttpServer()).get(`${pathOf(url)}x`), 404, 'not_found');
+    const access = logLines.filter((l) => l.includes('"context":"Http"') && l.includes('/api/v1/exports/download'));
+    expect(access.length).toBeGreaterThanOrEqual(2); // the access lines are there, with the path only
+    for (const line of access) expect(JSON.parse(line).path).toBe('/api/v1/exports/download');
+    const everything = logLines.join('\n');
+    for (const link of links) {
+      const [payload, mac] = link.split('.');
+      expect(everything).not.toContain(mac);
+      expect(everything).not.toContain(payload);
+    }
   });
 });
