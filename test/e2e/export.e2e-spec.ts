@@ -396,6 +396,18 @@ describe('export_responses', () => {
       expect(await refusedWithin(byToken.url)).toBeLessThan(5_000);
     });
 
+    it('answers HEAD with the headers alone, and leaves no download open', async () => {
+      const { url } = await exportLink({ publicId: form.publicId });
+      const res = await request(app.getHttpServer()).head(pathOf(url));
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toBe('text/csv; charset=utf-8; header=present');
+      expect(res.text ?? '').toBe('');
+      const start = Date.now();
+      while (app.get(ExportsService).openDownloads > 0 && Date.now() - start < 2_000)
+        await new Promise((r) => setTimeout(r, 20));
+      expect(app.get(ExportsService).openDownloads).toBe(0);
+    });
+
     it("spends the budget of the credential that made it (both budgets' headers on the download)", async () => {
       const { url } = await exportLink({ publicId: form.publicId });
       const res = await download(url);
