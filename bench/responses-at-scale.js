@@ -1,31 +1,46 @@
 'use strict';
 /**
- * Responses at scale: list_responses and summarize_responses on a form with 1,000,000 responses.
- * See bench/README.md. Run with `npm run bench:responses` (builds first).
+ * Responses at scale: list_responses, summarize_responses, filters and the CSV export on a form
+ * with 10,000,000 responses. See bench/README.md. Run with `npm run bench:responses` (builds first).
  *
- * Target (from the issue): with 1,000,000 responses on one form, summarize_responses answers in
- * about the time of one list_responses page of 200 (ratio measured in one run), and a
- * list_responses page at offset 999,800 costs no more than 3x a page at offset 0.
+ * Targets (issue 26, ratios measured in one run):
+ *  - P2 summarize_responses vs one list_responses page of 200: <= 0.5x (p50 at 10 connections);
+ *  - P3 the page at offset 9,999,800 vs the page at offset 0: <= 1.5x;
+ *  - a filtered list_responses (one choice block, ~10% of the responses match) first page and page
+ *    at offset 500,000 of the matches, and a filtered summarize_responses, each vs the same query
+ *    hand-written in SQL on the same rows run from the bench: <= 2x;
+ *  - export of 1,000,000 responses as CSV: rows/s through the export link vs `COPY (SELECT ...) TO
+ *    STDOUT WITH CSV` of the same rows (psql): >= 0.5x; RSS of the instance during the export at
+ *    most 50 MB above idle.
+ * The filtered and export parts are skipped, with a loud message, while the tools do not offer them.
  *
  * 1. creates a fresh database formwork_bench_<timestamp>, migrates it with the CLI and seeds it
  *    with the CLI's demo (token + forms; the form under test is "Customer feedback", which already
- *    has the demo's responses);
- * 2. bulk-loads BENCH_RESPONSES (1,000,000) more responses into that form with ONE
- *    `INSERT ... SELECT ... FROM generate_series` (valid, varied answers built from the form's
- *    blocks), advances its response counter, then builds the maintained aggregates with the
- *    service's own compiled recomputeResponseStats() in one transaction, then VACUUM ANALYZE and
- *    CHECKPOINT; each step timed, and the table sizes reported;
- * 3. times the naive SQL that the maintained structures avoid (count(*), OFFSET 999800 LIMIT 200,
+ *    has the demo's responses); starts the built service (dist/src/main.js) and makes the export's
+ *    form (a copy of its blocks with a hidden field, create_form + publish_form);
+ * 2. bulk-loads BENCH_RESPONSES (10,000,000) responses into the form under test and
+ *    BENCH_EXPORT_RESPONSES (1,000,000) into the export's form with `INSERT ... SELECT ... FROM
+ *    generate_series` in chunks on BENCH_LOAD_WORKERS connections (valid, varied answers built from
+ *    the form's blocks; the first choice of a single-choice block is given in 10% of the rows),
+ *    advances the response counters, then builds the maintained aggregates with the service's own
+ *    compiled recomputeResponseStats() (one transaction per form), then VACUUM ANALYZE and
+ *    CHECKPOINT; each step timed with the WAL it wrote, and the table and index sizes reported;
+ * 3. times the naive SQL that the maintained structures avoid (count(*), OFFSET 9999800 LIMIT 200,
  *    a one-scan summary) in psql, which also gives the reference values for the checks;
- * 4. starts the built service (dist/src/main.js) as a child process and checks its answers: the
- *    shallow and the deep page hold exactly the rows of the naive queries (ids, order and answers),
- *    the summary equals the naive recount (totals, choice counts, yes/no, min/max/mean, latest texts);
- * 5. warms up, then alternates list(offset 0), list(offset 999800), summarize, BENCH_ROUNDS rounds
+ * 4. checks the service's answers: the shallow and the deep page hold exactly the rows of the naive
+ *    queries (ids, order and answers), the summary equals the naive recount;
+ * 5. warms up, then alternates list(offset 0), list(offset 9999800), summarize, BENCH_ROUNDS rounds
  *    of BENCH_DURATION s at BENCH_CONNECTIONS connections (autocannon's programmatic API), then
  *    measures each once more unloaded (1 connection, sequential requests, interleaved);
- * 6. prints a Markdown report with PASS/FAIL for both ratios and writes it to
- *    bench/results/responses-at-scale-<timestamp>.md;
- * 7. stops the server and drops the database, also after a failure or Ctrl-C.
+ * 6. filters (when list_responses and summarize_responses take `where`): checks the filtered pages
+ *    and summary against hand-written SQL, then times each against that SQL, alternating;
+ * 7. export (when export_responses exists): the whole export form as CSV through the link, against
+ *    psql's COPY of the same rows and columns, alternating, sampling the instance's VmRSS;
+ * 8. writes: BENCH_WRITE_SECONDS of create_response on the big form (throughput, CPU, WAL per
+ *    response, the sequencer's backlog), for docs/scaling.md;
+ * 9. prints a Markdown report with PASS/FAIL for every ratio and writes it to
+ *    bench/results/responses-at-scale-<timestamp>.md; stops the server and drops the database, also
+ *    after a failure or Ctrl-C.
  *
  * Exit code: 0 whether the ratios pass or not; 1 when something broke (setup, a server died, a
  * wrong answer, a response that is not 200, errors or timeouts).
@@ -34,6 +49,8 @@ const { isDeepStrictEqual } = require('node:util');
 const os = require('node:os');
 const { join } = require('node:path');
 const { performance } = require('node:perf_hooks');
+const { spawn } = require('node:child_process');
+const { readFileSync } = require('node:fs');
 const { Client } = require('pg');
 const {
   DIST,
@@ -59,6 +76,7 @@ const {
   loadTarget,
   percentile,
   figures,
+  sampleAnswers,
   alternateRounds,
   roundLog,
   rateLimitsAfterLoad,
@@ -70,21 +88,35 @@ const {
   noiseLine,
   autocannonVersion,
   machineLine,
+  loadText,
   writeReport,
 } = require('./lib');
 
 const OPTS = {
   ...loadOptions({ connections: 10, rounds: 3 }),
-  responses: envNumber('BENCH_RESPONSES', 1_000_000, { integer: true, min: 1000 }),
+  responses: envNumber('BENCH_RESPONSES', 10_000_000, { integer: true, min: 1000 }),
+  exportResponses: envNumber('BENCH_EXPORT_RESPONSES', 1_000_000, { integer: true, min: 0 }),
+  loadWorkers: envNumber('BENCH_LOAD_WORKERS', 2, { integer: true, min: 1 }),
   serial: envNumber('BENCH_SERIAL', 100, { integer: true, min: 1 }),
   naiveRuns: envNumber('BENCH_NAIVE_RUNS', 3, { integer: true, min: 1 }),
-  targetSummary: envNumber('BENCH_TARGET_SUMMARY', 1.5),
-  targetDeep: envNumber('BENCH_TARGET_DEEP', 3),
+  filterRuns: envNumber('BENCH_FILTER_RUNS', 3, { integer: true, min: 1 }),
+  exportRuns: envNumber('BENCH_EXPORT_RUNS', 2, { integer: true, min: 1 }),
+  writeSeconds: envNumber('BENCH_WRITE_SECONDS', 10, { min: 0 }),
+  filterTimeoutMs: envNumber('BENCH_FILTER_TIMEOUT_MS', 600_000, { integer: true, min: 1000 }),
+  targetSummary: envNumber('BENCH_TARGET_SUMMARY', 0.5),
+  targetDeep: envNumber('BENCH_TARGET_DEEP', 1.5),
+  targetFiltered: envNumber('BENCH_TARGET_FILTERED', 2),
+  targetExport: envNumber('BENCH_TARGET_EXPORT', 0.5),
+  exportRssMb: envNumber('BENCH_EXPORT_RSS_MB', 50),
   keepDb: envFlag('BENCH_KEEP_DB'),
 };
 const PAGE = 200;
-/** The deep page: the last full page of the bulk load (999,800 for 1,000,000). */
+/** The deep page: the last full page of the bulk load (9,999,800 for 10,000,000). */
 const DEEP_OFFSET = OPTS.responses - PAGE;
+/** The deep page of the filtered walk (fewer when fewer responses match). */
+const FILTER_DEEP_OFFSET = 500_000;
+/** Rows loaded per INSERT statement (a chunk), so that the load shows progress and uses every worker. */
+const LOAD_CHUNK = 500_000;
 const FORM_TITLE = 'Customer feedback';
 
 const teardown = new Teardown();
@@ -139,7 +171,9 @@ function answerSql(b, i) {
     }
     case 'multiple_choice':
     case 'dropdown':
-      return ids.length ? `to_jsonb((${textArray(ids)})[1 + ${h} % ${ids.length}])` : undefined;
+      // The first choice in 10% of the rows (what the filtered reads select), the others evenly.
+      if (ids.length < 2) return ids.length ? `to_jsonb(${lit(ids[0])}::text)` : undefined;
+      return `to_jsonb(CASE WHEN ${h} % 100 < 10 THEN ${lit(ids[0])} ELSE (${textArray(ids.slice(1))})[1 + (${h} / 100) % ${ids.length - 1}] END)`;
     case 'checkboxes': {
       // A non-empty subset of (up to) the first 16 choices, in the form's order.
       const k = Math.min(ids.length, 16);
@@ -184,8 +218,14 @@ function answersSql(blocks) {
 
 // --- the naive SQL baseline (psql) ---------------------------------------------------------------
 
-/** The one-scan recount of what summarize_responses reports, as one jsonb object (also the reference for the checks). */
-function naiveSummarySql(formId, blocks) {
+const TEXT_TYPES = ['short_text', 'long_text', 'email', 'url', 'phone'];
+
+/**
+ * The one-scan recount of what summarize_responses reports, as one jsonb object (also the reference
+ * for the checks). With `where` (SQL over a row of responses), of the matching responses only, and
+ * with the latest 5 texts of every text block among them (`latest:<block id>`, [[value, ISO time]]).
+ */
+function naiveSummarySql(formId, blocks, where) {
   const pairs = [
     ['total', 'count(*)'],
     ['first', 'min(submitted_at)'],
@@ -214,7 +254,83 @@ function naiveSummarySql(formId, blocks) {
       pairs.push([`${b.id}:max`, `max(answers ->> ${id})`]);
     }
   }
-  return `SELECT ${jsonbObject(pairs)} FROM responses WHERE form_id = ${lit(formId)}`;
+  const rows = `responses WHERE form_id = ${lit(formId)}${where ? ` AND seq IS NOT NULL AND ${where}` : ''}`;
+  if (where)
+    for (const b of blocks.filter((x) => TEXT_TYPES.includes(x.type)))
+      pairs.push([
+        `latest:${b.id}`,
+        `(SELECT COALESCE(jsonb_agg(jsonb_build_array(l.v, l.t) ORDER BY l.seq DESC), '[]') FROM (
+           SELECT answers ->> ${lit(b.id)} AS v, to_char(submitted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS t, seq
+             FROM ${rows} AND answers ? ${lit(b.id)} ORDER BY seq DESC LIMIT 5) l)`,
+      ]);
+  return `SELECT ${jsonbObject(pairs)} FROM ${rows}`;
+}
+
+/**
+ * The filtered page as one hand-written statement: the number of matches and the page of them at
+ * `offset` in seq order (one row per response, the total on each; one row of NULLs past the end).
+ */
+function filteredPageSql(formId, where, offset) {
+  const rows = `responses WHERE form_id = ${lit(formId)} AND seq IS NOT NULL AND ${where}`;
+  return `WITH m AS (SELECT count(*)::int AS total FROM ${rows})
+    SELECT m.total, p.id, p.seq::bigint AS seq, p.submitted_at, p.answers, p.hidden
+      FROM m LEFT JOIN LATERAL (SELECT id, seq, submitted_at, answers, hidden FROM ${rows} ORDER BY seq OFFSET ${Number(offset)} LIMIT ${PAGE}) p ON true`;
+}
+
+/**
+ * SELECT of the export's CSV columns, hand-written, for COPY: id, submittedAt (RFC 3339 UTC), one
+ * column per answer block in form order (choices by label, checkboxes joined by "; ", texts
+ * starting with = + - @ tab or CR prefixed with '), one per hidden field; in seq order.
+ */
+function exportSelectSql(formId, blocks, hiddenFields) {
+  const guard = (v) =>
+    `CASE WHEN left(${v}, 1) IN ('=', '+', '-', '@', E'\\t', E'\\r') THEN '''' || ${v} ELSE ${v} END`;
+  const label = (choices, v) =>
+    `CASE ${v} ${choices.map((c) => `WHEN ${lit(c.id)} THEN ${lit(c.label)}`).join(' ')} END`;
+  const cols = ['r.id', `to_char(r.submitted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`];
+  for (const b of blocks) {
+    if (b.type === 'statement' || b.type === 'page_break') continue;
+    const id = lit(b.id);
+    const choices = (b.settings && b.settings.choices) || [];
+    if (b.type === 'checkboxes')
+      cols.push(
+        `(SELECT string_agg(${label(choices, 'e')}, '; ' ORDER BY o) FROM jsonb_array_elements_text(r.answers -> ${id}) WITH ORDINALITY x(e, o))`,
+      );
+    else if (choices.length) cols.push(label(choices, `r.answers ->> ${id}`));
+    else if (TEXT_TYPES.includes(b.type)) cols.push(guard(`(r.answers ->> ${id})`));
+    else cols.push(`r.answers ->> ${id}`);
+  }
+  for (const h of hiddenFields) cols.push(guard(`(r.hidden ->> ${lit(h)})`));
+  return `SELECT ${cols.join(', ')} FROM responses r WHERE r.form_id = ${lit(formId)} AND r.seq IS NOT NULL ORDER BY r.seq`;
+}
+
+/** The rows of the start of a CSV text (RFC 4180: quotes, doubled quotes, CRLF or LF); the last, maybe cut, row dropped. */
+function csvRows(text) {
+  const rows = [];
+  let row = [];
+  let cell = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (quoted) {
+      if (ch === '"' && text[i + 1] === '"') {
+        cell += '"';
+        i++;
+      } else if (ch === '"') quoted = false;
+      else cell += ch;
+    } else if (ch === '"') quoted = true;
+    else if (ch === ',') {
+      row.push(cell);
+      cell = '';
+    } else if (ch === '\n' || ch === '\r') {
+      if (ch === '\r' && text[i + 1] === '\n') i++;
+      row.push(cell);
+      rows.push(row);
+      row = [];
+      cell = '';
+    } else cell += ch;
+  }
+  return rows;
 }
 
 let psqlMissing = false;
@@ -410,6 +526,70 @@ function resultsTable(rows) {
   return lines.join('\n');
 }
 
+/** The report's section on the filtered reads (none when they were not measured). */
+function filteredSection(filtered, { filterWhere, filterMatches, expectedTotal }) {
+  if (!filtered.length) return [];
+  return [
+    '## Filtered reads against hand-written SQL (1 connection)',
+    '',
+    `\`where\`: \`${JSON.stringify(filterWhere)}\` (the first choice of the required single-choice block), ${int(filterMatches)} of ${int(expectedTotal)} responses match (${f1((100 * filterMatches) / expectedTotal)}%). Each read: a first run of the tool and of each hand-written form of the condition (cache warm-up; the faster form is kept), then ${OPTS.filterRuns} runs alternating the tool (the whole HTTP request, client-side) and the SQL (the pg client in this process, rows fetched; the page's SQL also counts the matches, as the tool's \`total\` does). Ratio: median over median.`,
+    '',
+    '| Read | As deployed (5 s statement timeout) | Tool runs (ms) | SQL runs (ms) | Ratio | First runs of the SQL forms | Plan of the kept SQL | Tool body (bytes) |',
+    '| --- | --- | ---: | ---: | ---: | --- | --- | ---: |',
+    ...filtered.map(
+      (c) =>
+        `| ${c.label} | ${c.deployed ? `**${c.deployed}**` : 'answered'} | ${c.toolMs.map(f0).join(', ')} | ${c.sqlMs.map(f0).join(', ')} | **${f2(c.ratio)}** | ${c.tried} | ${c.plan} | ${c.bytes} |`,
+    ),
+    '',
+    ...(filtered.some((c) => c.deployed)
+      ? [
+          `A read that the deployed statement timeout cut off (503) was timed, with its first run and check, on a second instance started with \`DATABASE_STATEMENT_TIMEOUT_MS=${OPTS.filterTimeoutMs}\`, otherwise the same.`,
+          '',
+        ]
+      : []),
+  ];
+}
+
+/** The report's section on the export (none when it was not measured). */
+function exportSection(exportRuns, copyRuns, info) {
+  if (!exportRuns.length) return [];
+  const rps = (r) => int(Math.round(r.rows / (r.ms / 1000)));
+  return [
+    '## Export: CSV through the link against COPY',
+    '',
+    `Runs alternate: \`export_responses {publicId, format: "csv"}\` (its own time apart), then \`GET\` of the link read to its end by this process (fetch), then psql \`COPY (SELECT …) TO STDOUT WITH (FORMAT csv)\` of the same responses in seq order with the export's columns written by hand in SQL (id, submittedAt in RFC 3339 UTC, choices by label, checkboxes joined by "; ", texts and hidden values starting with = + - @ tab or CR prefixed with '), read to its end from psql's standard output. VmRSS of the instance (\`/proc/<pid>/status\`) sampled every 50 ms during the download; idle is the median of 10 samples over the second before it.`,
+    '',
+    '| Run | Rows | Bytes | Time | Rows/s | First byte | Link made in | VmRSS idle | VmRSS peak | Above idle |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    ...exportRuns.flatMap((e, i) => [
+      `| export ${i + 1} | ${int(e.rows)} | ${mib(e.bytes)} | ${secs(e.ms)} | **${rps(e)}** | ${f0(e.ttfb)} ms | ${f0(e.linkMs)} ms | ${mib(e.idle)} | ${mib(e.peak)} | **${mib(e.peak - e.idle)}** |`,
+      ...(copyRuns[i]
+        ? [
+            `| COPY ${i + 1} | ${int(copyRuns[i].rows)} | ${mib(copyRuns[i].bytes)} | ${secs(copyRuns[i].ms)} | **${rps(copyRuns[i])}** | ${f0(copyRuns[i].ttfb)} ms | | | | |`,
+          ]
+        : []),
+    ]),
+    '',
+    `Export: \`Content-Type: ${info.type}\`, \`Content-Disposition: ${info.disposition}\`, ${info.bom ? 'a byte order mark' : 'no byte order mark'}, header ${JSON.stringify(info.header)}.${info.badCells ? ` ${info.badCells} of the first ${info.compared} rows differ from the hand-written columns in some cell (so COPY did not do exactly the same work), e.g. ${info.example}.` : ` The first ${info.compared} rows equal COPY's cell for cell.`}`,
+    '',
+  ];
+}
+
+/** The report's section on the writes (none when they were not measured). */
+function writesSection(w) {
+  if (!w) return [];
+  return [
+    '## Writes on the big form',
+    '',
+    `\`create_response\` on the form under test (every block answered), ${OPTS.writeSeconds} s at ${OPTS.connections} connections, after everything else; the sequencer runs in the background as deployed.`,
+    '',
+    '| req/s | p50 (ms) | p99 (ms) | server CPU ms/req | postgres CPU ms/req | server CPU (% of a core) | WAL per response | most responses waiting for their seq | backlog sequenced within | other processes (% of a core) |',
+    '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+    `| ${f0(w.rps)} | ${f2(w.p50)} | ${f2(w.p99)} | ${f3(w.cpuPerReq)} | ${f3(w.pgPerReq)} | ${f0(w.cpuPct)} | ${int(Math.round(w.wal / w.total))} bytes | ${int(w.maxWaiting)} | ${f0(w.drainMs)} ms | ${f0(w.otherPct)} |`,
+    '',
+  ];
+}
+
 // --- main ---------------------------------------------------------------------------------------
 
 async function main() {
@@ -419,6 +599,10 @@ async function main() {
   const problems = [];
   const checks = [];
   const loadBefore = os.loadavg();
+  // The machine's load average over the run (1 min), sampled every 5 s.
+  const loadSamples = [];
+  const loadTimer = setInterval(() => loadSamples.push(os.loadavg()[0]), 5000);
+  loadTimer.unref();
   /** Connections to close before the database can be dropped cleanly (DROP ... WITH (FORCE) would end them anyway). */
   const closers = teardown.closers;
   teardown.onSignals('stopping the server and dropping the database');
@@ -474,60 +658,147 @@ async function main() {
     `form under test: ${publicId} "${form.title}" (${blocks.length} blocks: ${blocks.map((b) => b.type).join(', ')}; ${demoCount} demo responses, last seq ${form.last_seq})`,
   );
 
+  // --- the server (idle during the load) and the export's form -----------------------------------
+  const port = await freePort();
+  const origin = `http://127.0.0.1:${port}`;
+  const server = new Server(
+    'formwork',
+    [MAIN],
+    serviceEnv(baseEnv, port, dbUrl, { ...COUNTING_LIMITS, PUBLIC_URL: origin }),
+  );
+  teardown.servers.push(server);
+  const base = `${origin}/api/v1/tools`;
+  const headers = { Authorization: `Bearer ${demo.token}`, 'Content-Type': 'application/json' };
+  const call = async (tool, args) => {
+    const r = await post(`${base}/${tool}`, headers, JSON.stringify(args), 300_000);
+    if (r.status !== 200) throw new Error(`${tool} answered ${r.status}: ${r.text.slice(0, 500)}`);
+    return JSON.parse(r.text);
+  };
+  await server.waitUntil(
+    async () => (await post(`${base}/get_form`, headers, JSON.stringify({ publicId }), 5_000)).status === 200,
+    60_000,
+  );
+  log(`formwork answers on ${base}`);
+  // What the tools offer today: the filters and the export are built alongside this benchmark.
+  const described = await (await fetch(`${origin}/api/v1/tools`)).json();
+  const toolNamed = (name) => (described.tools || []).find((t) => t.name === name);
+  const takesWhere = (name) => Boolean(toolNamed(name)?.inputSchema?.properties?.where);
+  const hasFilters = takesWhere('list_responses') && takesWhere('summarize_responses');
+  const hasExport = Boolean(toolNamed('export_responses'));
+  const skipped = [];
+  if (!hasFilters)
+    skipped.push(
+      `**SKIPPED: the filtered reads.** This build's list_responses ${takesWhere('list_responses') ? 'takes' : 'does not take'} \`where\` and summarize_responses ${takesWhere('summarize_responses') ? 'takes' : 'does not take'} it (GET /api/v1/tools): no figure for the filtered targets.`,
+    );
+  if (!hasExport)
+    skipped.push(
+      '**SKIPPED: the export.** This build has no `export_responses` tool (GET /api/v1/tools): no figure for the export targets.',
+    );
+  for (const s of skipped) log(`\n\n${'!'.repeat(100)}\n${s.replace(/\*\*/g, '')}\n${'!'.repeat(100)}\n`);
+
+  let exportForm;
+  if (OPTS.exportResponses > 0) {
+    const shown = await call('get_form', { publicId });
+    const blockInput = shown.blocks.map(({ id: _id, choices, ...b }) => ({
+      ...b,
+      ...(choices ? { choices: choices.map((c) => c.label) } : {}),
+    }));
+    const made = await call('create_form', { title: 'Export bench', hiddenFields: ['source'], blocks: blockInput });
+    await call('publish_form', { publicId: made.publicId });
+    const [row] = (await db.query('SELECT id FROM forms WHERE public_id = $1', [made.publicId])).rows;
+    exportForm = {
+      id: row.id,
+      publicId: made.publicId,
+      hiddenFields: ['source'],
+      blocks: (
+        await db.query(`SELECT id, type, required, settings FROM blocks WHERE form_id = $1 ORDER BY position`, [row.id])
+      ).rows,
+    };
+  }
+
   // --- bulk load -------------------------------------------------------------------------------
-  // submitted_at: after the demo's last one, evenly spaced up to (at most) now, never decreasing in seq.
-  const now = (await db.query('SELECT clock_timestamp() AS now')).rows[0].now;
-  const lastAt = form.last_submitted_at || new Date(now.getTime() - 3600_000);
-  const stepUs = Math.max(1, Math.floor(((now.getTime() - lastAt.getTime()) * 1000) / (OPTS.responses + 1)));
-  const answers = answersSql(blocks);
-  const insertSql = `INSERT INTO responses (form_id, seq, submitted_at, answers, source)
-    SELECT $1::uuid, $2::bigint + g, $3::timestamptz + g * make_interval(secs => $4::float8 / 1e6), ${answers}, 'import'
-      FROM generate_series(1, $5::int) g`;
   const timings = [];
-  const timed = async (label, fn) => {
+  const walLsn = async () => (await db.query('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn;
+  const walSince = async (lsn) =>
+    Number((await db.query('SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::bigint AS n', [lsn])).rows[0].n);
+  /** Runs a step, timing it and measuring the WAL it wrote; `rows` for a rows/s figure. */
+  const timed = async (label, fn, rows) => {
+    const lsn = await walLsn();
     const t0 = performance.now();
     const r = await fn();
     const ms = performance.now() - t0;
-    timings.push([label, ms]);
-    log(`${label}: ${secs(ms)}`);
+    const wal = await walSince(lsn);
+    timings.push({ label, ms, wal, rows });
+    log(`${label}: ${secs(ms)}, ${mib(wal)} of WAL`);
     return r;
   };
-  log(
-    `loading ${int(OPTS.responses)} responses with one INSERT ... SELECT FROM generate_series (expect tens of seconds)`,
-  );
-  await timed(
-    `Bulk load: ${int(OPTS.responses)} rows, one \`INSERT ... SELECT ... FROM generate_series\` + counter update, one transaction`,
-    async () => {
-      await db.query('BEGIN');
+  // submitted_at: after the form's last one, evenly spaced up to (at most) now, never decreasing in seq.
+  const now = (await db.query('SELECT clock_timestamp() AS now')).rows[0].now;
+  /** Loads `count` responses into form `f` in chunks on OPTS.loadWorkers connections, then advances its counter; returns the spacing (µs). */
+  const bulkLoad = async (f, fBlocks, count, hiddenSql) => {
+    const [c] = (
+      await db.query(
+        'SELECT last_seq::bigint AS last_seq, last_submitted_at FROM response_counters WHERE form_id = $1',
+        [f.id],
+      )
+    ).rows;
+    const from = c.last_submitted_at || new Date(now.getTime() - 3600_000);
+    const step = Math.max(1, Math.floor(((now.getTime() - from.getTime()) * 1000) / (count + 1)));
+    const sql = `INSERT INTO responses (form_id, seq, submitted_at, answers, hidden, source)
+      SELECT $1::uuid, $2::bigint + g, $3::timestamptz + g * make_interval(secs => $4::float8 / 1e6), ${answersSql(fBlocks)}, ${hiddenSql}, 'import'
+        FROM generate_series($5::int, $6::int) g`;
+    const chunks = [];
+    for (let lo = 1; lo <= count; lo += LOAD_CHUNK) chunks.push([lo, Math.min(count, lo + LOAD_CHUNK - 1)]);
+    let done = 0;
+    const worker = async () => {
+      const w = new Client({ connectionString: dbUrl });
+      await w.connect();
+      const close = () => w.end();
+      closers.add(close);
       try {
-        const [c] = (
-          await db.query(
-            'SELECT last_seq::bigint AS last_seq, last_submitted_at FROM response_counters WHERE form_id = $1 FOR UPDATE',
-            [form.id],
-          )
-        ).rows;
-        const r = await db.query(insertSql, [
-          form.id,
-          c.last_seq,
-          c.last_submitted_at || lastAt,
-          stepUs,
-          OPTS.responses,
-        ]);
-        if (r.rowCount !== OPTS.responses)
-          throw new Error(`the bulk INSERT inserted ${r.rowCount} rows, expected ${OPTS.responses}`);
-        await db.query(
-          `UPDATE response_counters SET last_seq = last_seq + $2::bigint,
-                last_submitted_at = (SELECT max(submitted_at) FROM responses WHERE form_id = $1 AND seq = last_seq + $2::bigint)
-          WHERE form_id = $1`,
-          [form.id, OPTS.responses],
-        );
-        await db.query('COMMIT');
-      } catch (err) {
-        await db.query('ROLLBACK').catch(() => undefined);
-        throw err;
+        for (let chunk = chunks.shift(); chunk; chunk = chunks.shift()) {
+          const r = await w.query(sql, [f.id, c.last_seq, from, step, chunk[0], chunk[1]]);
+          if (r.rowCount !== chunk[1] - chunk[0] + 1)
+            throw new Error(`a bulk INSERT inserted ${r.rowCount} rows, expected ${chunk[1] - chunk[0] + 1}`);
+          done += r.rowCount;
+          log(`  ${int(done)} / ${int(count)} loaded`);
+        }
+      } finally {
+        closers.delete(close);
+        await w.end();
       }
-    },
+    };
+    await Promise.all(Array.from({ length: Math.min(OPTS.loadWorkers, chunks.length) }, worker));
+    await db.query(
+      `UPDATE response_counters SET last_seq = last_seq + $2::bigint,
+              last_submitted_at = (SELECT submitted_at FROM responses WHERE form_id = $1 AND seq = last_seq + $2::bigint)
+        WHERE form_id = $1`,
+      [f.id, count],
+    );
+    return step;
+  };
+  log(
+    `loading ${int(OPTS.responses)} responses (INSERT ... SELECT FROM generate_series, chunks of ${int(LOAD_CHUNK)} on ${OPTS.loadWorkers} connections)`,
   );
+  const loadHow = `\`INSERT ... SELECT ... FROM generate_series\`, chunks of ${int(LOAD_CHUNK)} rows on ${OPTS.loadWorkers} connections`;
+  const stepUs = await timed(
+    `Bulk load: ${int(OPTS.responses)} responses into the form under test, ${loadHow}, then its counter`,
+    () => bulkLoad(form, blocks, OPTS.responses, `'{}'::jsonb`),
+    OPTS.responses,
+  );
+  if (exportForm)
+    await timed(
+      `Bulk load: ${int(OPTS.exportResponses)} responses into the export's form (answers and a hidden field), the same way`,
+      () =>
+        bulkLoad(
+          exportForm,
+          exportForm.blocks,
+          OPTS.exportResponses,
+          // Values a CSV must quote (a comma) or guard (a formula), in a quarter of the rows each.
+          `jsonb_build_object('source', (ARRAY['newsletter', 'search', '=HYPERLINK("x")', 'partner, Inc.'])[1 + (hashint8(g::bigint * 64 + 63) & 2147483647) % 4])`,
+        ),
+      OPTS.exportResponses,
+    );
 
   // Build the aggregates with the service's own code, as after any bulk import.
   require('reflect-metadata');
@@ -539,10 +810,15 @@ async function main() {
   const closeDs = () => dataSource.destroy();
   closers.add(closeDs);
   try {
-    await timed(
-      'Aggregates: `recomputeResponseStats()` (dist/src/responses/response-stats.repository.js), one transaction',
-      () => dataSource.transaction((tx) => new ResponseStatsRepository().recomputeResponseStats(tx, form.id)),
-    );
+    for (const [f, n, what] of [
+      [form, expectedTotal, 'the form under test'],
+      ...(exportForm ? [[exportForm, OPTS.exportResponses, "the export's form"]] : []),
+    ])
+      await timed(
+        `Aggregates of ${what} (${int(n)} responses): \`recomputeResponseStats()\` (dist/src/responses/response-stats.repository.js), one transaction`,
+        () => dataSource.transaction((tx) => new ResponseStatsRepository().recomputeResponseStats(tx, f.id)),
+        n,
+      );
   } finally {
     closers.delete(closeDs);
     await dataSource.destroy();
@@ -573,6 +849,18 @@ async function main() {
       `SELECT t AS table, pg_total_relation_size(t::regclass) AS total, pg_relation_size(t::regclass) AS heap, pg_indexes_size(t::regclass) AS indexes,
               (xpath('/row/n/text()', query_to_xml(format('SELECT count(*) AS n FROM %I', t), false, true, '')))[1]::text::bigint AS rows
          FROM unnest(ARRAY['responses', 'response_counters', 'response_buckets', 'block_stats', 'answer_counts']) t`,
+    )
+  ).rows;
+  const toast = (
+    await db.query(
+      `SELECT COALESCE(pg_total_relation_size(reltoastrelid), 0) AS toast FROM pg_class WHERE oid = 'responses'::regclass`,
+    )
+  ).rows[0].toast;
+  const indexSizes = (
+    await db.query(
+      `SELECT c.relname AS name, pg_relation_size(c.oid) AS bytes, pg_get_indexdef(c.oid) AS def
+         FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+        WHERE i.indrelid = 'responses'::regclass ORDER BY pg_relation_size(c.oid) DESC`,
     )
   ).rows;
   const buckets = Number(
@@ -643,12 +931,7 @@ async function main() {
     );
   }
 
-  // --- the server ------------------------------------------------------------------------------
-  const port = await freePort();
-  const server = new Server('formwork', [MAIN], serviceEnv(baseEnv, port, dbUrl, COUNTING_LIMITS));
-  teardown.servers.push(server);
-  const base = `http://127.0.0.1:${port}/api/v1/tools`;
-  const headers = { Authorization: `Bearer ${demo.token}`, 'Content-Type': 'application/json' };
+  // --- the targets ---------------------------------------------------------------------------
   const target = (key, label, tool, args) => ({
     key,
     label,
@@ -667,11 +950,6 @@ async function main() {
     target('summary', 'summarize_responses', 'summarize_responses', { publicId }),
   ];
   const byKey = Object.fromEntries(targets.map((t) => [t.key, t]));
-  await server.waitUntil(
-    async () => (await post(targets[0].url, headers, targets[0].body, 5_000)).status === 200,
-    60_000,
-  );
-  log(`formwork answers on ${base}`);
 
   // --- correctness, before any load ---------------------------------------------------------------
   const bodySizes = {};
@@ -748,6 +1026,358 @@ async function main() {
     );
   server.assertAlive();
 
+  // --- filters: the tools against the same reads hand-written in SQL --------------------------------
+  const filtered = [];
+  const choiceBlock = blocks.find(
+    (b) =>
+      ['multiple_choice', 'dropdown'].includes(b.type) &&
+      b.required &&
+      ((b.settings && b.settings.choices) || []).length >= 2,
+  );
+  let filterWhere;
+  let filterMatches;
+  if (hasFilters && !choiceBlock)
+    skipped.push('**SKIPPED: the filtered reads.** The form has no required single-choice block.');
+  if (hasFilters && choiceBlock) {
+    const choice = choiceBlock.settings.choices[0];
+    filterWhere = { block: choiceBlock.id, op: 'equals', value: choice.id };
+    // The hand-written condition; with an index on answers (GIN) also as containment, which it may serve: the faster is kept.
+    const variants = [{ name: `answers ->> '…' = '…'`, sql: `answers ->> ${lit(choiceBlock.id)} = ${lit(choice.id)}` }];
+    if (indexSizes.some((i) => /\banswers\b/.test(i.def)))
+      variants.push({
+        name: `answers @> '{"…": "…"}'`,
+        sql: `answers @> ${lit(JSON.stringify({ [choiceBlock.id]: choice.id }))}::jsonb`,
+      });
+    filterMatches = Number(
+      (
+        await db.query(
+          `SELECT count(*) AS n FROM responses WHERE form_id = $1 AND seq IS NOT NULL AND answers ->> $2 = $3`,
+          [form.id, choiceBlock.id, choice.id],
+        )
+      ).rows[0].n,
+    );
+    const deepAt = Math.max(0, Math.min(FILTER_DEEP_OFFSET, filterMatches - PAGE));
+    log(
+      `filtered reads: "${choice.label}" in ${int(filterMatches)} of ${int(expectedTotal)} responses (${f1((100 * filterMatches) / expectedTotal)}%)`,
+    );
+    const cases = [
+      { key: 'fshallow', offset: 0 },
+      { key: 'fdeep', offset: deepAt },
+    ].map(({ key, offset }) => ({
+      key,
+      label: `filtered list_responses offset ${int(offset)}`,
+      tool: 'list_responses',
+      args: { publicId, limit: PAGE, offset, where: filterWhere },
+      sql: (w) => filteredPageSql(form.id, w, offset),
+      offset,
+    }));
+    cases.push({
+      key: 'fsummary',
+      label: 'filtered summarize_responses',
+      tool: 'summarize_responses',
+      args: { publicId, where: filterWhere },
+      sql: (w) => naiveSummarySql(form.id, blocks, w),
+    });
+    const sqlClient = new Client({ connectionString: dbUrl });
+    await sqlClient.connect();
+    const closeSql = () => sqlClient.end();
+    closers.add(closeSql);
+    const timeSql = async (text) => {
+      const t0 = performance.now();
+      const r = await sqlClient.query(text);
+      return { ms: performance.now() - t0, rows: r.rows };
+    };
+    /**
+     * A read that the deployed statement timeout (DATABASE_STATEMENT_TIMEOUT_MS, 5 s) cuts off is
+     * 503; it is then timed on a second instance whose timeout is BENCH_FILTER_TIMEOUT_MS, so that
+     * the ratio is still measured (and the 503 reported).
+     */
+    let longServer;
+    const longBase = async () => {
+      if (!longServer) {
+        const p = await freePort();
+        longServer = new Server(
+          'formwork (long statement timeout)',
+          [MAIN],
+          serviceEnv(baseEnv, p, dbUrl, {
+            ...COUNTING_LIMITS,
+            PUBLIC_URL: `http://127.0.0.1:${p}`,
+            DATABASE_STATEMENT_TIMEOUT_MS: String(OPTS.filterTimeoutMs),
+          }),
+        );
+        teardown.servers.push(longServer);
+        longServer.base = `http://127.0.0.1:${p}/api/v1/tools`;
+        await longServer.waitUntil(
+          async () =>
+            (await post(`${longServer.base}/get_form`, headers, JSON.stringify({ publicId }), 5_000)).status === 200,
+          60_000,
+        );
+        log(
+          `a second instance with DATABASE_STATEMENT_TIMEOUT_MS=${OPTS.filterTimeoutMs} answers on ${longServer.base}`,
+        );
+      }
+      return longServer.base;
+    };
+    const timeTool = async (c) => {
+      const at = c.long ? await longBase() : base;
+      const t0 = performance.now();
+      const r = await post(`${at}/${c.tool}`, headers, JSON.stringify(c.args), OPTS.filterTimeoutMs + 60_000);
+      const ms = performance.now() - t0;
+      if (r.status === 503 && !c.long) {
+        c.deployed = `503 after ${f0(ms)} ms: ${JSON.parse(r.text).error?.message}`;
+        log(`  as deployed: ${c.deployed}; timing it on an instance with a longer statement timeout`);
+        c.long = true;
+        return timeTool(c);
+      }
+      if (r.status !== 200) throw new Error(`${c.label} answered ${r.status}: ${r.text.slice(0, 500)}`);
+      return { ms, json: JSON.parse(r.text), bytes: Buffer.byteLength(r.text) };
+    };
+    try {
+      for (const c of cases) {
+        try {
+          log(`filtered: ${c.label} (a first run of each, then ${OPTS.filterRuns} alternating)`);
+          // First runs: warm the cache, pick the faster hand-written variant, check the answer.
+          const first = await timeTool(c);
+          const tried = [];
+          for (const v of variants) tried.push({ ...v, ...(await timeSql(c.sql(v.sql))) });
+          tried.sort((a, b) => a.ms - b.ms);
+          c.variant = tried[0];
+          c.tried = tried.map((t) => `${t.name} ${f0(t.ms)} ms`).join(', ');
+          c.plan = await planOf(db, c.sql(c.variant.sql));
+          c.bytes = first.bytes;
+          let wrong;
+          if (c.tool === 'list_responses') {
+            const rows = c.variant.rows;
+            const expected = rows.filter((r) => r.id !== null);
+            wrong = checkPage(c.label, first.json, expected, Number(rows[0].total), c.offset, blocks);
+          } else {
+            const ref = Object.values(c.variant.rows[0])[0];
+            const latestRef = new Map(
+              blocks.filter((b) => TEXT_TYPES.includes(b.type)).map((b) => [b.id, ref[`latest:${b.id}`]]),
+            );
+            wrong = checkSummary(first.json, ref, latestRef, blocks, publicId).map((w) => `filtered ${w}`);
+          }
+          if (wrong.length) {
+            for (const w of wrong) problems.push(`wrong answer: ${w}`);
+            log(`WRONG ANSWERS:\n  ${wrong.join('\n  ')}`);
+          } else
+            checks.push(
+              c.tool === 'list_responses'
+                ? `\`${c.label}\` (where ${JSON.stringify(filterWhere)}): total ${int(first.json.total)} (the matches), exactly the rows of the hand-written \`… AND ${c.variant.sql} ORDER BY seq OFFSET ${c.offset} LIMIT ${PAGE}\`.`
+                : `\`${c.label}\`: total ${int(first.json.total)}; every count, min/max/mean, first/last submittedAt and the latest texts equal the one-scan recount of the matching responses.`,
+            );
+          c.toolMs = [];
+          c.sqlMs = [];
+          for (let i = 0; i < OPTS.filterRuns; i++) {
+            c.toolMs.push((await timeTool(c)).ms);
+            c.sqlMs.push((await timeSql(c.sql(c.variant.sql))).ms);
+          }
+          c.ratio = median(c.toolMs) / median(c.sqlMs);
+          log(`  tool ${c.toolMs.map(f0).join(', ')} ms; SQL ${c.sqlMs.map(f0).join(', ')} ms; ratio ${f2(c.ratio)}`);
+          filtered.push(c);
+        } catch (err) {
+          problems.push(`filtered: ${err.message}`);
+          log(`filtered: FAILED ${err.message}`);
+        }
+      }
+    } finally {
+      closers.delete(closeSql);
+      await sqlClient.end();
+      if (longServer) {
+        await longServer.stop();
+        teardown.servers.splice(teardown.servers.indexOf(longServer), 1);
+      }
+    }
+  }
+
+  // --- export: the link's CSV against COPY of the same rows -----------------------------------------
+  const exportRuns = [];
+  const copyRuns = [];
+  const exportInfo = {};
+  if (hasExport && exportForm) {
+    const vmRss = () => {
+      try {
+        const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${server.proc.pid}/status`, 'utf8'));
+        return m ? Number(m[1]) * 1024 : NaN;
+      } catch {
+        return NaN;
+      }
+    };
+    const KEEP = 512 * 1024;
+    /** Reads a stream of bytes to its end: bytes, newlines, time to the first byte, and its first KEEP bytes. */
+    const drain = async (stream, t0) => {
+      let bytes = 0;
+      let lines = 0;
+      let ttfb;
+      let last = 0;
+      const head = [];
+      let kept = 0;
+      for await (const chunk of stream) {
+        const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+        if (ttfb === undefined) ttfb = performance.now() - t0;
+        bytes += buf.length;
+        for (let i = buf.indexOf(10); i !== -1; i = buf.indexOf(10, i + 1)) lines++;
+        if (buf.length) last = buf[buf.length - 1];
+        if (kept < KEEP) {
+          head.push(buf.subarray(0, KEEP - kept));
+          kept += Math.min(buf.length, KEEP - kept);
+        }
+      }
+      return { bytes, lines: lines + (bytes && last !== 10 ? 1 : 0), ttfb, head: Buffer.concat(head).toString('utf8') };
+    };
+    const exportOnce = async () => {
+      const t0 = performance.now();
+      const link = await call('export_responses', { publicId: exportForm.publicId, format: 'csv' });
+      const linkMs = performance.now() - t0;
+      const u = new URL(link.url, origin);
+      const idle = [];
+      for (let i = 0; i < 10; i++) {
+        idle.push(vmRss());
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      let peak = 0;
+      const timer = setInterval(() => (peak = Math.max(peak, vmRss())), 50);
+      const t1 = performance.now();
+      try {
+        const res = await fetch(`${origin}${u.pathname}${u.search}`);
+        if (res.status !== 200)
+          throw new Error(`GET of the export link answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+        const d = await drain(res.body, t1);
+        const ms = performance.now() - t1;
+        peak = Math.max(peak, vmRss());
+        return {
+          ...d,
+          ms,
+          linkMs,
+          rows: d.lines - 1,
+          idle: median(idle),
+          peak,
+          type: res.headers.get('content-type'),
+          disposition: res.headers.get('content-disposition'),
+          link,
+        };
+      } finally {
+        clearInterval(timer);
+      }
+    };
+    const copySql = `COPY (${exportSelectSql(exportForm.id, exportForm.blocks, exportForm.hiddenFields)}) TO STDOUT WITH (FORMAT csv)`;
+    const copyOnce = async () => {
+      const t0 = performance.now();
+      const child = spawn('psql', ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', dbUrl, '-c', copySql], {
+        env: { ...process.env, PGOPTIONS: '' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.on('data', (c) => (stderr += c));
+      const exited = new Promise((resolve, reject) => {
+        child.on('error', reject);
+        child.on('close', resolve);
+      });
+      const d = await drain(child.stdout, t0);
+      const code = await exited;
+      if (code !== 0) throw new Error(`psql COPY failed (exit ${code}): ${stderr.slice(0, 500)}`);
+      return { ...d, ms: performance.now() - t0, rows: d.lines };
+    };
+    try {
+      log(
+        `export: ${int(OPTS.exportResponses)} responses as CSV, ${OPTS.exportRuns} runs alternating with psql's COPY`,
+      );
+      for (let i = 0; i < OPTS.exportRuns; i++) {
+        const e = await exportOnce();
+        exportRuns.push(e);
+        log(
+          `  export: ${int(e.rows)} rows, ${mib(e.bytes)} in ${secs(e.ms)} (${int(Math.round(e.rows / (e.ms / 1000)))} rows/s, first byte after ${f0(e.ttfb)} ms), VmRSS idle ${mib(e.idle)}, peak ${mib(e.peak)}`,
+        );
+        const c = await copyOnce();
+        copyRuns.push(c);
+        log(
+          `  COPY: ${int(c.rows)} rows, ${mib(c.bytes)} in ${secs(c.ms)} (${int(Math.round(c.rows / (c.ms / 1000)))} rows/s)`,
+        );
+      }
+      const e = exportRuns[0];
+      const c = copyRuns[0];
+      if (e.rows !== OPTS.exportResponses)
+        problems.push(`export: ${e.rows} data rows (after the header), expected ${OPTS.exportResponses}`);
+      if (c.rows !== OPTS.exportResponses) problems.push(`COPY: ${c.rows} rows, expected ${OPTS.exportResponses}`);
+      const bom = e.head.startsWith('\ufeff');
+      const exp = csvRows(e.head.replace(/^\ufeff/, ''));
+      const cop = csvRows(c.head);
+      const n = Math.min(1000, exp.length - 1, cop.length);
+      let badIds = 0;
+      let badCells = 0;
+      let example;
+      for (let i = 0; i < n; i++) {
+        if (exp[i + 1][0] !== cop[i][0]) badIds++;
+        else if (!isDeepStrictEqual(exp[i + 1], cop[i])) {
+          badCells++;
+          example ??= `export ${JSON.stringify(exp[i + 1])} / COPY ${JSON.stringify(cop[i])}`;
+        }
+      }
+      if (badIds)
+        problems.push(`export: ${badIds} of its first ${n} rows are not the responses of COPY's rows in seq order`);
+      Object.assign(exportInfo, {
+        bom,
+        header: exp[0],
+        compared: n,
+        badCells,
+        example,
+        type: e.type,
+        disposition: e.disposition,
+      });
+      if (!badIds)
+        checks.push(
+          `Export: ${int(e.rows)} data rows after one header row${bom ? ', a UTF-8 byte order mark' : ' (**no byte order mark**)'}, \`Content-Type: ${e.type}\`; its first ${n} rows are the responses of COPY's first ${n} rows in the same order (ids${badCells ? `; **${badCells} of them differ in some cell** from the hand-written columns, e.g. ${example}` : ', and every cell equal to the hand-written columns'}).`,
+        );
+    } catch (err) {
+      problems.push(`export: ${err.message}`);
+      log(`export: FAILED ${err.message}`);
+    }
+  }
+
+  // --- writes on the big form: what one primary spends per submission ------------------------------
+  let writes;
+  if (OPTS.writeSeconds > 0) {
+    const shown = await call('get_form', { publicId });
+    const t = {
+      key: 'write',
+      label: 'create_response',
+      server,
+      url: `${base}/create_response`,
+      headers,
+      body: JSON.stringify({ publicId, answers: sampleAnswers(shown) }),
+    };
+    const waiting = async () =>
+      Number((await db.query('SELECT count(*) AS n FROM responses WHERE seq IS NULL')).rows[0].n);
+    log(`writes: create_response on the big form, ${OPTS.writeSeconds} s at ${OPTS.connections} connections`);
+    const lsn = await walLsn();
+    let maxWaiting = 0;
+    let polling = false;
+    const poll = setInterval(() => {
+      if (polling) return;
+      polling = true;
+      waiting()
+        .then((n) => (maxWaiting = Math.max(maxWaiting, n)))
+        .catch(() => undefined)
+        .finally(() => (polling = false));
+    }, 200);
+    let fig;
+    try {
+      fig = figures(await loadTarget(t, OPTS.writeSeconds, { connections: OPTS.connections, dbName, exact: true }));
+    } finally {
+      clearInterval(poll);
+    }
+    const t0 = performance.now();
+    while ((await waiting()) > 0 && performance.now() - t0 < 60_000) await new Promise((r) => setTimeout(r, 100));
+    const drainMs = performance.now() - t0;
+    const wal = await walSince(lsn);
+    for (const p of fig.problems) problems.push(`writes: ${p}`);
+    writes = { ...fig, wal, maxWaiting, drainMs };
+    log(
+      `  ${f0(fig.rps)} req/s, p50 ${f2(fig.p50)} ms, server ${f3(fig.cpuPerReq)} ms/req, postgres ${f3(fig.pgPerReq)} ms/req, WAL ${f0(wal / fig.total)} bytes/response, most waiting for their seq ${maxWaiting}`,
+    );
+    server.assertAlive();
+  }
+
   // --- report ------------------------------------------------------------------------------------
   const means = {};
   const table = [];
@@ -770,14 +1400,14 @@ async function main() {
       num: 'summary',
       den: 'shallow',
       target: OPTS.targetSummary,
-      goal: 'about the time of one page',
+      goal: 'P2',
     },
     {
       name: `list page offset ${int(DEEP_OFFSET)} / offset 0`,
       num: 'deep',
       den: 'shallow',
       target: OPTS.targetDeep,
-      goal: 'no more than 3x',
+      goal: 'P3',
     },
   ].map((r) => ({
     ...r,
@@ -795,7 +1425,30 @@ async function main() {
     (r) =>
       `- ${r.name}, p50 latency at ${OPTS.connections} connections: **${f2(r.p50)}×** (per round: ${r.perRound.map(f2).join(', ')}) — target <= ${r.target} (${r.goal}): **${outcome(r)}**`,
   );
-  const overall = problems.length ? 'NOT VALID' : ratios.every((r) => r.pass) ? 'PASS' : 'FAIL';
+  for (const c of filtered) {
+    // A read the deployed configuration cuts off does not meet the target, whatever its ratio.
+    c.pass = !c.deployed && c.ratio <= OPTS.targetFiltered;
+    verdicts.push(
+      `- ${c.label} / the same hand-written SQL, median of ${OPTS.filterRuns} unloaded runs: **${f2(c.ratio)}×** (${f0(median(c.toolMs))} ms vs ${f0(median(c.sqlMs))} ms) — target <= ${OPTS.targetFiltered}: **${outcome(c)}**${c.deployed ? `; **as deployed it fails**: ${c.deployed} (the statement timeout, DATABASE_STATEMENT_TIMEOUT_MS, 5 s by default): timed on a second instance with ${OPTS.filterTimeoutMs} ms` : ''}`,
+    );
+  }
+  const rowsPerSec = (r) => r.rows / (r.ms / 1000);
+  let exportVerdict;
+  if (exportRuns.length && copyRuns.length) {
+    const e = median(exportRuns.map(rowsPerSec));
+    const c = median(copyRuns.map(rowsPerSec));
+    const rss = Math.max(...exportRuns.map((r) => r.peak - r.idle));
+    exportVerdict = [
+      { ratio: e / c, pass: e / c >= OPTS.targetExport, e, c },
+      { rss, pass: rss <= OPTS.exportRssMb * 2 ** 20 },
+    ];
+    verdicts.push(
+      `- export of ${int(OPTS.exportResponses)} responses as CSV / psql's \`COPY (SELECT …) TO STDOUT WITH CSV\` of the same rows, rows per second (median of ${OPTS.exportRuns} runs each): **${f2(e / c)}×** (${int(Math.round(e))} vs ${int(Math.round(c))} rows/s) — target >= ${OPTS.targetExport}: **${outcome(exportVerdict[0])}**`,
+      `- the instance's VmRSS during the export, above idle (the most of ${OPTS.exportRuns} runs): **${mib(rss)}** — target <= ${OPTS.exportRssMb} MiB: **${outcome(exportVerdict[1])}**`,
+    );
+  }
+  const judged = [...ratios, ...filtered, ...(exportVerdict || [])];
+  const overall = problems.length ? 'NOT VALID' : judged.every((r) => r.pass) ? 'PASS' : 'FAIL';
   const noise = noiseLine(rows, (r) => `${r.round} ${r.label}`);
   const sizeRows = sizes.map(
     (s) => `| ${s.table} | ${int(s.rows)} | ${mib(s.total)} | ${mib(s.heap)} | ${mib(s.indexes)} |`,
@@ -815,26 +1468,42 @@ async function main() {
   const md = [
     `# Responses at scale: ${int(OPTS.responses)} responses on one form, ${started.toISOString()}`,
     '',
-    `**${overall}**`,
+    `**${overall}**${skipped.length ? ' (of what was measured: parts were skipped, below)' : ''}`,
     '',
     ...verdicts,
     '',
+    ...skipped.flatMap((x) => [x, '']),
     noise,
     '',
     '## Data',
     '',
     `Form \`${publicId}\` "${form.title}" (${blocks.length} blocks: ${blocks.map((b) => `${b.type}${b.required ? '*' : ''}`).join(', ')}; * required) in a fresh database \`${dbName}\`: ${demoCount} demo responses (seq 1…${form.last_seq}) + ${int(OPTS.responses)} loaded by SQL (seq ${Number(form.last_seq) + 1}…${counter.last_seq}, submittedAt every ${stepUs} µs after the demo's last), ${int(expectedTotal)} in all, ${buckets} seek buckets.`,
     '',
-    '| Step | Time |',
-    '| --- | ---: |',
+    ...(exportForm
+      ? [
+          `The export's form \`${exportForm.publicId}\` "Export bench" (the same blocks, and a hidden field \`source\` whose values include \`partner, Inc.\` and \`=HYPERLINK("x")\`): ${int(OPTS.exportResponses)} responses loaded the same way.`,
+          '',
+        ]
+      : []),
+    '| Step | Time | Rows per second | WAL written |',
+    '| --- | ---: | ---: | ---: |',
     ...timings.map(
-      ([label, ms], i) =>
-        `| ${label}${i === 0 ? ` (${int(Math.round(OPTS.responses / (ms / 1000)))} rows/s)` : ''} | **${secs(ms)}** |`,
+      (t) =>
+        `| ${t.label} | **${secs(t.ms)}** | ${t.rows ? int(Math.round(t.rows / (t.ms / 1000))) : ''} | ${mib(t.wal)}${t.rows ? ` (${int(Math.round(t.wal / t.rows))} bytes/row)` : ''} |`,
     ),
     '',
     '| Table | Rows | Total (pg_total_relation_size) | Heap | Indexes |',
     '| --- | ---: | ---: | ---: | ---: |',
     ...sizeRows,
+    '',
+    `\`responses\`: TOAST ${mib(toast)}; its indexes:`,
+    '',
+    '| Index | Size | Bytes per row | Definition |',
+    '| --- | ---: | ---: | --- |',
+    ...indexSizes.map(
+      (i) =>
+        `| ${i.name} | ${mib(i.bytes)} | ${f1(Number(i.bytes) / Number(sizes[0].rows))} | \`${i.def.replace(/ USING btree/, '').replace(/^CREATE (UNIQUE )?INDEX \S+ ON \S+ /, (m, u) => (u ? 'UNIQUE ' : ''))}\` |`,
+    ),
     '',
     '## Under load',
     '',
@@ -870,6 +1539,9 @@ async function main() {
     '',
     `For scale: ${naiveVs.join('; ')}.`,
     '',
+    ...filteredSection(filtered, { filterWhere, filterMatches, expectedTotal }),
+    ...exportSection(exportRuns, copyRuns, exportInfo),
+    ...writesSection(writes),
     '## Checks (before the measured requests)',
     '',
     ...(checks.length ? checks.map((c) => `- ${c}`) : ['- FAILED: see Problems.']),
@@ -884,6 +1556,7 @@ async function main() {
         .join(', ')})`,
       loadBefore,
     ),
+    `- Load average (1 min) during the run, sampled every 5 s: ${loadSamples.length ? `min ${f2(Math.min(...loadSamples))}, median ${f2(median(loadSamples))}, max ${f2(Math.max(...loadSamples))}` : '-'}; at the end ${loadText(os.loadavg())} (1/5/15 min). The machine has ${os.cpus().length} cores.`,
     ...notes.map((n) => `- ${n}`),
     ...(problems.length ? ['', '## Problems', '', ...problems.map((p) => `- ${p}`)] : []),
     '',
