@@ -19,6 +19,9 @@
  *    against the rows), prints a Markdown report and writes it to bench/results/hot-forms-<ts>.md;
  * 5. with BENCH_PROFILE=1, profiles the server under create_response on one form;
  * 6. stops the servers and drops the database.
+ * Before the load, forms that branch (issue 25): server CPU per create_response on a 50-block form
+ * with 20 rules (showIf and jumps over 5 pages, every one evaluated) against the same form without
+ * rules, in alternating sequential batches (target <= 1.2x). BENCH_LOGIC_ONLY=1 measures only that.
  *
  * Exit code: 0 whether the targets are met or not; 1 when the run is not valid.
  */
@@ -75,6 +78,8 @@ const OPTS = {
   p99: envNumber('BENCH_P99_MS', 100),
   profile: envFlag('BENCH_PROFILE'),
   keepDb: envFlag('BENCH_KEEP_DB'),
+  logicOnly: envFlag('BENCH_LOGIC_ONLY'),
+  logicTarget: envNumber('BENCH_LOGIC_TARGET', 1.2),
 };
 /** Formwork's default DATABASE_POOL_SIZE; the baseline uses the same. */
 const POOL_SIZE = 10;
@@ -108,6 +113,66 @@ function answersFor(blocks) {
     else if (b.type === 'number') answers[b.id] = b.min ?? 1;
   }
   return answers;
+}
+
+/**
+ * A 50-block form of 5 pages (46 questions, 4 page_breaks) and, with `rules`, 20 rules: 16 showIf
+ * (two questions in three from the 3rd on, one in four an all/any of two leaves) that answersFor's answers
+ * meet, so every question is shown, validated and stored, and a jump on each page_break whose
+ * condition does not hold, so every page is walked. Without `rules`, the same blocks.
+ */
+function branchingBlocks(rules) {
+  const types = [
+    'short_text',
+    'number',
+    'multiple_choice',
+    'checkboxes',
+    'yes_no',
+    'rating',
+    'long_text',
+    'email',
+    'date',
+    'dropdown',
+  ];
+  const holds = {
+    short_text: { op: 'equals', value: 'Ada' },
+    number: { op: 'gte', value: 0 },
+    multiple_choice: { op: 'in', value: ['Two', 'Three'] },
+    checkboxes: { op: 'contains', value: 'One' },
+    yes_no: { op: 'equals', value: true },
+    rating: { op: 'gte', value: 3 },
+    long_text: { op: 'contains', value: 'agent' },
+    email: { op: 'answered' },
+    date: { op: 'lte', value: '2026-12-31' },
+    dropdown: { op: 'not_equals', value: 'One' },
+  };
+  const blocks = [];
+  let showIfs = 0;
+  for (let q = 0; q < 46; q++) {
+    if (q > 0 && q % 10 === 0 && blocks.filter((b) => b.type === 'page_break').length < 4) {
+      const n = blocks.filter((b) => b.type === 'page_break').length + 1;
+      blocks.push({
+        ref: `p${n}`,
+        type: 'page_break',
+        title: `Page ${n + 1}`,
+        ...(rules ? { jumps: [{ if: { block: `q${q - 1}`, op: 'not_answered' }, to: 'end' }] } : {}),
+      });
+    }
+    const type = types[q % types.length];
+    const block = { ref: `q${q}`, type, title: `Question ${q + 1}`, required: q % 4 === 0 };
+    if (type === 'number') Object.assign(block, { min: 0, max: 100 });
+    if (type === 'rating') block.max = 5;
+    if (type === 'multiple_choice' || type === 'checkboxes' || type === 'dropdown')
+      block.choices = ['One', 'Two', 'Three'];
+    if (rules && q >= 2 && q % 3 !== 0 && showIfs < 16) {
+      const leaf = (k) => ({ block: `q${k}`, ...holds[types[k % types.length]] });
+      block.showIf =
+        showIfs % 4 === 3 ? { [showIfs % 8 === 3 ? 'all' : 'any']: [leaf(q - 1), leaf(q - 2)] } : leaf(q - 1);
+      showIfs++;
+    }
+    blocks.push(block);
+  }
+  return blocks;
 }
 
 /** A load target: `bodies` are sent in turn (one per request), so that every target does the same client work. */
@@ -287,6 +352,15 @@ async function main() {
     const id = (await db.query('SELECT id FROM forms WHERE public_id = $1', [publicId])).rows[0].id;
     forms.push({ publicId, id, answers: answersFor(f.blocks), blocks: f.blocks });
   }
+
+  // --- forms that branch: CPU per create_response with 20 rules against none -------------------
+  const logic = await branchingCpu(`http://127.0.0.1:${fwPort}`, auth, call, () => lib.cpuMs(formwork.proc.pid));
+  if (OPTS.logicOnly) {
+    const md = [`# Hot forms: forms that branch, ${started.toISOString()}`, '', logic.md, ''].join('\n');
+    log(`written ${writeReport(`hot-forms-logic-${ts}.md`, md)}`);
+    return;
+  }
+
   const rowsBefore = Number((await db.query('SELECT count(*) AS n FROM responses')).rows[0].n);
   log(
     `${forms.length} published forms of ${first.blocks.length} blocks ("${first.title}" and copies); ${Object.keys(forms[0].answers).length} answers per submission`,
@@ -609,6 +683,8 @@ async function main() {
     '| --- | ---: | --- |',
     ...statementRows,
     '',
+    logic.md,
+    '',
     '## Checks (after the load)',
     '',
     ...(checks.length ? checks.map((c) => `- ${c}`) : ['- FAILED: see Problems.']),
@@ -637,6 +713,58 @@ async function main() {
     log(`BROKEN: ${problems.length} problem(s):\n  ${problems.join('\n  ')}`);
     process.exitCode = 1;
   }
+}
+
+/**
+ * Server CPU per create_response on the 50-block form with 20 rules and on the same form without:
+ * sequential batches of BENCH_SERIAL calls, alternating (plain, rules) three times after a warm-up
+ * of each, so drift on a shared machine falls on both; the ratio is of the sums.
+ */
+async function branchingCpu(url, auth, call, cpu) {
+  const forms = {};
+  for (const [key, rules] of [
+    ['plain', false],
+    ['rules', true],
+  ]) {
+    const made = await call('create_form', { title: `Branching ${key}`, blocks: branchingBlocks(rules) });
+    await call('publish_form', { publicId: made.publicId });
+    const answers = answersFor(made.blocks);
+    const body = JSON.stringify({ publicId: made.publicId, answers });
+    forms[key] = { body, cpuMs: 0, calls: 0, blocks: made.blocks.length, answers: Object.keys(answers).length };
+  }
+  const rulesCount = branchingBlocks(true).filter((b) => b.showIf || b.jumps).length;
+  const batch = async (f, n) => {
+    const c0 = cpu();
+    for (let i = 0; i < n; i++) {
+      const r = await post(`${url}/api/v1/tools/create_response`, auth, f.body);
+      if (r.status !== 200) throw new Error(`create_response answered ${r.status}: ${r.text.slice(0, 300)}`);
+    }
+    const c1 = cpu();
+    return c0 === undefined || c1 === undefined ? NaN : c1 - c0;
+  };
+  for (const f of Object.values(forms)) await batch(f, 30); // warm: caches, prepared plans, JIT
+  const perBatch = { plain: [], rules: [] };
+  for (let round = 0; round < 3; round++) {
+    for (const key of ['plain', 'rules']) {
+      const ms = await batch(forms[key], OPTS.serial);
+      forms[key].cpuMs += ms;
+      forms[key].calls += OPTS.serial;
+      perBatch[key].push(ms / OPTS.serial);
+    }
+  }
+  const per = (k) => forms[k].cpuMs / forms[k].calls;
+  const ratio = per('rules') / per('plain');
+  const verdict = ratio <= OPTS.logicTarget ? 'PASS' : 'FAIL';
+  log(
+    `forms that branch: create_response ${f3(per('rules'))} ms of server CPU per call with ${rulesCount} rules, ${f3(per('plain'))} ms without: ${f2(ratio)}x (target <= ${OPTS.logicTarget}x: ${verdict})`,
+  );
+  const md = [
+    '## Forms that branch: create_response with rules against without',
+    '',
+    `- A ${forms.rules.blocks}-block form of 5 pages with ${rulesCount} rules (16 showIf, a quarter of them all/any of two leaves, and a jump on each of the 4 page_breaks; the answers meet every showIf and no jump, so every rule is evaluated and all ${forms.rules.answers} answers are validated and stored) against the same blocks without rules: **${f2(ratio)}×** the server CPU per call (${f3(per('rules'))} ms against ${f3(per('plain'))} ms; per batch: rules ${perBatch.rules.map(f3).join(', ')}, plain ${perBatch.plain.map(f3).join(', ')}) — target <= ${OPTS.logicTarget}×: **${verdict}**.`,
+    `- ${OPTS.serial} sequential \`create_response\` calls per batch, alternating plain and rules three times after 30 warm-up calls of each, before the load; server CPU from /proc (the sequencer's background work included, alike for both).`,
+  ].join('\n');
+  return { ratio, md };
 }
 
 runMain(main, teardown);
