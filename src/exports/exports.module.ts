@@ -13,5 +13,7 @@ import { ExportsService } from './exports.service';
   imports: [FormsModule, ResponsesModule, RateLimitModule],
   controllers: [ExportsController],
   providers: [ExportsService, ExportsRepository, ExportLinkSigner, ExportResponsesTool],
+  // The results pages' downloads make the same links (src/results).
+  exports: [ExportsService],
 })
 export class ExportsModule {}

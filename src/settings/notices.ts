@@ -15,6 +15,10 @@ export const NOTICES = {
   redelivered: 'Delivery queued again.',
   'plan-changed': 'Plan changed.',
   'origins-saved': 'Embedding origins saved.',
+  'form-published': 'Form published: it takes responses.',
+  'form-closed': 'Form closed: it takes no more responses. Its responses stay.',
+  'form-deleted': 'Form deleted, with all its responses.',
+  'response-deleted': 'Response deleted.',
 } as const;
 
 export type NoticeKey = keyof typeof NOTICES;
