@@ -82,6 +82,7 @@ export function PostForm(props: {
 }
 
 const sectionLinks: Array<[key: string, label: string, adminOnly: boolean | 'owner']> = [
+  ['forms', 'Forms', false],
   ['tokens', 'API tokens', true],
   ['members', 'Members', true],
   ['apps', 'Connected apps', false],
