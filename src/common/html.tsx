@@ -6,6 +6,7 @@
  * which an ESLint rule allows in this file only (the inline style sheet below). The respondent page
  * still builds strings with `esc()` and `page()` (to be moved: docs/architecture.md).
  */
+import type { FastifyReply } from 'fastify';
 import type { ReactNode } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 
@@ -97,4 +98,16 @@ export function Document(props: {
 /** Renders a whole page (a `Document`) to the HTML sent: escaped throughout. */
 export function renderPage(document: ReactNode): string {
   return `<!doctype html>\n${renderToStaticMarkup(document)}`;
+}
+
+/** Sends a page's script file (the pages' CSP allows script only from the service's own origin). */
+export function sendScript(res: FastifyReply, script: string): void {
+  res
+    .status(200)
+    .headers({
+      'Content-Type': 'text/javascript; charset=utf-8',
+      'Cache-Control': 'public, max-age=3600',
+      'X-Content-Type-Options': 'nosniff',
+    })
+    .send(script);
 }

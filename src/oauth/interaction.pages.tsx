@@ -67,6 +67,30 @@ const Problem = ({ error }: { error?: string }) =>
 /** The hidden CSRF field of an interaction's forms. */
 const Csrf = ({ value }: { value: string }) => <input type="hidden" name="csrf" value={value} />;
 
+/** The email or password field of the sign-in form. */
+function SignInField(props: {
+  id: 'email' | 'password';
+  label: string;
+  autoComplete: string;
+  value?: string;
+  invalid?: true;
+}) {
+  return (
+    <div className="field">
+      <label htmlFor={props.id}>{props.label}</label>
+      <input
+        type={props.id}
+        id={props.id}
+        name={props.id}
+        defaultValue={props.value}
+        autoComplete={props.autoComplete}
+        required
+        aria-invalid={props.invalid}
+      />
+    </div>
+  );
+}
+
 /** The sign-in page of an authorization: email, password, and the interaction's CSRF token. */
 export function signInPage(
   uid: string,
@@ -82,29 +106,8 @@ export function signInPage(
       <Problem error={opts.error} />
       <form method="post" action={`/oauth/interaction/${uid}/login`}>
         <Csrf value={csrf} />
-        <div className="field">
-          <label htmlFor="email">Email</label>
-          <input
-            type="email"
-            id="email"
-            name="email"
-            defaultValue={opts.email ?? ''}
-            autoComplete="username"
-            required
-            aria-invalid={invalid}
-          />
-        </div>
-        <div className="field">
-          <label htmlFor="password">Password</label>
-          <input
-            type="password"
-            id="password"
-            name="password"
-            autoComplete="current-password"
-            required
-            aria-invalid={invalid}
-          />
-        </div>
+        <SignInField id="email" label="Email" autoComplete="username" value={opts.email ?? ''} invalid={invalid} />
+        <SignInField id="password" label="Password" autoComplete="current-password" invalid={invalid} />
         <button type="submit">Sign in</button>
       </form>
     </OAuthPage>,

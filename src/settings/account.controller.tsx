@@ -1,12 +1,10 @@
-import { Controller, Get, Post, Req, Res } from '@nestjs/common';
+import { Get, Post, Req, Res } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
-import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply as Response, FastifyRequest as Request } from 'fastify';
-import { Public } from '../auth/public.decorator';
 import { MIN_PASSWORD_LENGTH } from '../oauth/passwords';
 import { OAuthService } from '../oauth/oauth.service';
 import { SESSION_ABSOLUTE_HOURS, SESSION_COOKIE, SessionsService } from './sessions.service';
-import { FORM, SettingsHttp } from './settings-http';
+import { FORM, SettingsHttp, SettingsPages } from './settings-http';
 import { SettingsService } from './settings.service';
 import { Chrome, Field, FieldErrors, Layout, Notice, PostForm, render, Summary } from './ui';
 
@@ -64,9 +62,7 @@ function AccountPage({ chrome, errors, notice }: { chrome: Chrome; errors: Field
 }
 
 /** The person's own pages: their workspaces and their account (password). */
-@Public()
-@ApiExcludeController()
-@Controller('settings')
+@SettingsPages('')
 export class AccountController {
   constructor(
     private readonly http: SettingsHttp,

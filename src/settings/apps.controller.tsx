@@ -1,9 +1,7 @@
-import { Controller, Get, Req, Res } from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
+import { Get, Req, Res } from '@nestjs/common';
 import type { FastifyReply as Response, FastifyRequest as Request } from 'fastify';
-import { Public } from '../auth/public.decorator';
 import { Confirmations } from './confirm.controller';
-import { Ctx, SettingsHttp } from './settings-http';
+import { Ctx, SettingsHttp, SettingsPages } from './settings-http';
 import { notFound, SettingsService } from './settings.service';
 import { Hidden, Layout, render, Table, when } from './ui';
 
@@ -46,9 +44,7 @@ function AppsPage({ ctx, apps }: { ctx: Ctx; apps: App[] }) {
 }
 
 /** Connected apps (every role: admins see everyone's, others their own), Disconnect (asked first). */
-@Public()
-@ApiExcludeController()
-@Controller('settings/w/:slug/apps')
+@SettingsPages('w/:slug/apps')
 export class AppsController {
   constructor(
     private readonly http: SettingsHttp,
@@ -66,12 +62,9 @@ export class AppsController {
         title: `Disconnect ${appName(g)}?`,
         question: `${appName(g)} (connected by ${g.email}) loses access: its tokens stop working within 5 seconds. Connecting it again needs a new sign-in and consent.`,
         button: 'Disconnect',
-        back: '',
       }),
-      act: async (g, ctx) => {
-        await this.settings.disconnect(ctx.access, g.grant_id);
-        return { to: '', notice: 'app-disconnected' };
-      },
+      act: (g, ctx) => this.settings.disconnect(ctx.access, g.grant_id),
+      then: { notice: 'app-disconnected' },
     });
   }
 

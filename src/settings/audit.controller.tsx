@@ -1,8 +1,6 @@
-import { Controller, Get, Query, Req, Res } from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
+import { Get, Query, Req, Res } from '@nestjs/common';
 import type { FastifyReply as Response, FastifyRequest as Request } from 'fastify';
-import { Public } from '../auth/public.decorator';
-import { Ctx, pageNumber, SettingsHttp, text } from './settings-http';
+import { Ctx, pageNumber, SettingsHttp, SettingsPages, text } from './settings-http';
 import { AuditLogRow, SettingsService } from './settings.service';
 import { FilterButton, Layout, Pager, render, Table, when } from './ui';
 
@@ -71,9 +69,7 @@ function AuditPage({ ctx, log, filter }: { ctx: Ctx; log: Log; filter: Filter })
 }
 
 /** The audit log (admins), filtered by who and what, 50 events a page. */
-@Public()
-@ApiExcludeController()
-@Controller('settings/w/:slug/audit')
+@SettingsPages('w/:slug/audit')
 export class AuditController {
   constructor(
     private readonly http: SettingsHttp,

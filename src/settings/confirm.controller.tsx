@@ -1,12 +1,10 @@
-import { Controller, Get, Injectable, Param, Post, Req, Res } from '@nestjs/common';
+import { Get, Injectable, Param, Post, Req, Res } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
-import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply as Response, FastifyRequest as Request } from 'fastify';
-import { Public } from '../auth/public.decorator';
 import { Role } from '../common/access/roles';
 import { NoticeKey } from './notices';
 import { SessionsService } from './sessions.service';
-import { Ctx, FORM, SettingsHttp } from './settings-http';
+import { Ctx, FORM, SettingsHttp, SettingsPages } from './settings-http';
 import { notFound } from './settings.service';
 import { ConfirmPage, render } from './ui';
 
@@ -19,11 +17,14 @@ export interface Destructive<T> {
   minimum: Role;
   /** The thing acted on, or notFound(). */
   find(ctx: Ctx, id: string): Promise<T>;
-  ask(thing: T, ctx: Ctx): { title: string; question: string; button: string; back: string };
+  ask(thing: T, ctx: Ctx): { title: string; question: string; button: string };
+  /** Where Cancel goes, below the section (default: the section's list). */
+  back?(thing: T): string;
   /** With a nonce: a second post of one confirmation (a double click) does nothing more. */
   once?: boolean;
-  /** Does it; answers where to go (below the section) and the notice to show there. */
-  act(thing: T, ctx: Ctx): Promise<{ to: string; notice?: NoticeKey }>;
+  act(thing: T, ctx: Ctx): Promise<unknown>;
+  /** Where it goes after, below the section (default: the section's list), with this notice. */
+  then: { to?: string; notice?: NoticeKey };
 }
 
 /** The destructive actions, by "<section>/<action>": each section's controller adds its own. */
@@ -43,9 +44,7 @@ export class Confirmations {
 type Target = { section: string; id: string; action: string };
 
 /** The one confirmation step of the settings pages, for every section's destructive actions. */
-@Public()
-@ApiExcludeController()
-@Controller('settings/w/:slug')
+@SettingsPages('w/:slug')
 export class ConfirmController {
   constructor(
     private readonly http: SettingsHttp,
@@ -56,13 +55,13 @@ export class ConfirmController {
   @Get(':section/:id/:action')
   ask(@Param() t: Target, @Req() req: Request, @Res() res: Response) {
     return this.with(t, req, res, async (d, ctx) => {
-      const question = d.ask(await d.find(ctx, t.id), ctx);
+      const thing = await d.find(ctx, t.id);
       const section = `${ctx.base}/${t.section}`;
       const page = (
         <ConfirmPage
           chrome={{ ...ctx.chrome, current: t.section }}
-          {...question}
-          back={`${section}${question.back}`}
+          {...d.ask(thing, ctx)}
+          back={`${section}${d.back?.(thing) ?? ''}`}
           action={`${section}/${encodeURIComponent(t.id)}/${t.action}`}
           hidden={d.once ? { nonce: this.sessions.nonce() } : {}}
         />
@@ -78,9 +77,9 @@ export class ConfirmController {
       const thing = await d.find(ctx, t.id);
       const section = `${ctx.base}/${t.section}`;
       if (d.once && !(await this.sessions.useNonce(ctx.body.nonce)))
-        return this.http.seeOther(res, `${section}${d.ask(thing, ctx).back}`);
-      const done = await d.act(thing, ctx);
-      this.http.seeOther(res, `${section}${done.to}`, done.notice);
+        return this.http.seeOther(res, `${section}${d.back?.(thing) ?? ''}`);
+      await d.act(thing, ctx);
+      this.http.seeOther(res, `${section}${d.then.to ?? ''}`, d.then.notice);
     });
   }
 

@@ -1,15 +1,14 @@
-import { Controller, Get, Param, Post, Req, Res } from '@nestjs/common';
+import { Get, Param, Post, Req, Res } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
-import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply as Response, FastifyRequest as Request } from 'fastify';
-import { Public } from '../auth/public.decorator';
 import { isRole, Role } from '../common/access/roles';
 import { Confirmations } from './confirm.controller';
 import { SessionsService } from './sessions.service';
-import { badText, Ctx, FORM, SettingsHttp, text } from './settings-http';
+import { Created, ListSection } from './list-section';
+import { badText, Ctx, FORM, SettingsHttp, SettingsPages, text } from './settings-http';
 import { MemberView, notFound, SettingsService } from './settings.service';
 import { ROLE_WORDS } from './tokens.controller';
-import { Field, FieldErrors, Layout, Notice, OnceShown, PostForm, render, Select, Summary, Table, when } from './ui';
+import { Field, FieldErrors, Layout, Notice, OnceShownText, PostForm, Select, Summary, Table, when } from './ui';
 
 type Values = { email?: string; role?: string };
 
@@ -102,17 +101,34 @@ function MembersPage(props: {
   );
 }
 
+/** A set-password link, shown once. */
+const LINK_SHOWN: OnceShownText = {
+  section: 'members',
+  title: () => 'Set-password link',
+  intro: (f) => (
+    <>
+      Formwork sends no email: give this link to <strong>{String(f.email)}</strong>. It works once, within 24 hours, and
+      is shown only now.
+    </>
+  ),
+  secret: 'url',
+  gone: [
+    'Link no longer shown',
+    'A set-password link is shown only once. Make a new one from the members list if it was lost.',
+  ],
+  back: 'Back to members',
+};
+
 /** Members (admins): the list, roles, set-password links (shown once), add, Remove (asked first). */
-@Public()
-@ApiExcludeController()
-@Controller('settings/w/:slug/members')
-export class MembersController {
+@SettingsPages('w/:slug/members')
+export class MembersController extends ListSection<Values> {
   constructor(
-    private readonly http: SettingsHttp,
+    protected readonly http: SettingsHttp,
     private readonly sessions: SessionsService,
     private readonly settings: SettingsService,
     confirmations: Confirmations,
   ) {
+    super('admin');
     confirmations.add('members', 'remove', {
       minimum: 'admin',
       find: (ctx, userId) => this.settings.findMember(ctx.access, userId),
@@ -120,79 +136,46 @@ export class MembersController {
         title: `Remove ${m.email}?`,
         question: `${m.email} loses access to ${ctx.access.workspace.name}, and the tokens they created stop working within 5 seconds.`,
         button: 'Remove',
-        back: '',
       }),
-      act: async (m, ctx) => {
-        await this.settings.removeMember(ctx.access, m.userId);
-        return { to: '', notice: 'member-removed' };
-      },
+      act: (m, ctx) => this.settings.removeMember(ctx.access, m.userId),
+      then: { notice: 'member-removed' },
     });
   }
 
-  @Get()
-  members(@Req() req: Request, @Res() res: Response) {
-    return this.http.run(req, res, 'admin', (ctx) => this.show(ctx, res, 200, {}, {}));
+  protected async page(ctx: Ctx, errors: FieldErrors, values: Values, notice?: string) {
+    const members = await this.settings.listMembers(ctx.access);
+    const roles = this.settings.grantable(ctx.access);
+    return <MembersPage ctx={ctx} members={members} roles={roles} errors={errors} values={values} notice={notice} />;
   }
 
-  @Post()
-  @RouteConfig(FORM)
-  add(@Req() req: Request, @Res() res: Response) {
-    return this.http.run(req, res, 'admin', async (ctx) => {
-      const values = { email: text(ctx.body.email), role: text(ctx.body.role) };
-      const errors: FieldErrors = {};
-      if (!/^[^\s@]+@[^\s@]+$/.test(values.email) || badText(values.email, 320))
-        errors.email = 'Enter an email address, e.g. ada@example.com.';
-      if (!isRole(values.role)) errors.role = 'Choose a role.';
-      if (Object.keys(errors).length) return this.show(ctx, res, 400, errors, values);
-      const added = await this.settings.addMember(ctx.access, values.email, values.role as Role);
-      if (added.outcome === 'already_member')
-        return this.show(
-          ctx,
-          res,
-          400,
-          { email: 'This person is already a member: change their role in the list.' },
-          values,
-        );
-      if (added.outcome === 'refused') return this.show(ctx, res, 403, { email: added.reason }, values);
-      if (!added.link)
-        return this.show(
-          ctx,
-          res,
-          200,
-          {},
-          {},
+  protected async create({ access, body, session, base }: Ctx): Promise<Created<Values>> {
+    const values = { email: text(body.email), role: text(body.role) };
+    const errors: FieldErrors = {};
+    if (!/^[^\s@]+@[^\s@]+$/.test(values.email) || badText(values.email, 320))
+      errors.email = 'Enter an email address, e.g. ada@example.com.';
+    if (!isRole(values.role)) errors.role = 'Choose a role.';
+    if (Object.keys(errors).length) return { errors, values };
+    const added = await this.settings.addMember(access, values.email, values.role as Role);
+    if (added.outcome === 'already_member')
+      return { errors: { email: 'This person is already a member: change their role in the list.' }, values };
+    if (added.outcome === 'refused') return { status: 403, errors: { email: added.reason }, values };
+    if (!added.link)
+      return {
+        status: 200,
+        errors: {},
+        values: {},
+        notice:
           added.noLink === 'has_password'
             ? `${added.email} was added. They already have a password and can sign in.`
             : `${added.email} was added. They have no password yet and also belong to another workspace, so no set-password link is shown here (whoever sets it could act as them there): an operator sets their first password with \`user set-password\` (the command line).`,
-        );
-      await this.sessions.flash(ctx.session, 'link', { email: added.email, url: this.http.linkUrl(added.link) });
-      this.http.seeOther(res, `${ctx.base}/members/link`);
-    });
+      };
+    await this.sessions.flash(session, 'link', { email: added.email, url: this.http.linkUrl(added.link) });
+    return { to: `${base}/members/link` };
   }
 
   @Get('link')
   link(@Req() req: Request, @Res() res: Response) {
-    return this.http.run(req, res, 'admin', async (ctx) => {
-      const flash = await this.sessions.takeFlash(ctx.session, 'link');
-      const page = (
-        <OnceShown
-          chrome={{ ...ctx.chrome, current: 'members' }}
-          title="Set-password link"
-          shown={!!flash}
-          intro={
-            <>
-              Formwork sends no email: give this link to <strong>{String(flash?.email ?? '')}</strong>. It works once,
-              within 24 hours, and is shown only now.
-            </>
-          }
-          secret={flash?.url}
-          goneTitle="Link no longer shown"
-          gone="A set-password link is shown only once. Make a new one from the members list if it was lost."
-          back={{ href: `${ctx.base}/members`, label: 'Back to members' }}
-        />
-      );
-      this.http.send(res, 200, render(page));
-    });
+    return this.http.showFlash(req, res, 'link', LINK_SHOWN);
   }
 
   @Post(':userId/role')
@@ -214,14 +197,5 @@ export class MembersController {
       await this.sessions.flash(session, 'link', { email, url: this.http.linkUrl(link) });
       this.http.seeOther(res, `${base}/members/link`);
     });
-  }
-
-  private async show(ctx: Ctx, res: Response, status: number, errors: FieldErrors, values: Values, notice?: string) {
-    const members = await this.settings.listMembers(ctx.access);
-    const roles = this.settings.grantable(ctx.access);
-    const page = (
-      <MembersPage ctx={ctx} members={members} roles={roles} errors={errors} values={values} notice={notice} />
-    );
-    this.http.send(res, status, render(page));
   }
 }

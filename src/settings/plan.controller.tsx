@@ -1,11 +1,9 @@
-import { Controller, Get, Post, Req, Res } from '@nestjs/common';
+import { Get, Post, Req, Res } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
-import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply as Response, FastifyRequest as Request } from 'fastify';
-import { Public } from '../auth/public.decorator';
 import { PLANS, Plan } from '../common/access/roles';
 import { ApiError } from '../common/errors/api-error';
-import { Ctx, FORM, SettingsHttp, text } from './settings-http';
+import { Ctx, FORM, SettingsHttp, SettingsPages, text } from './settings-http';
 import { notFound, SettingsService } from './settings.service';
 import { Field, FieldErrors, Layout, PostForm, render, Summary } from './ui';
 
@@ -41,9 +39,7 @@ function PlanPage({ ctx, errors, origins }: { ctx: Ctx; errors: FieldErrors; ori
 }
 
 /** The plan and the sites allowed to embed the forms (owners). */
-@Public()
-@ApiExcludeController()
-@Controller('settings/w/:slug')
+@SettingsPages('w/:slug')
 export class PlanController {
   constructor(
     private readonly http: SettingsHttp,

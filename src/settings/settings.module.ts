@@ -6,6 +6,12 @@ import { Module } from '@nestjs/common';
 import { TokensModule } from '../tokens/tokens.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { WorkspacesModule } from '../workspaces/workspaces.module';
+import { ExportsModule } from '../exports/exports.module';
+import { FormsModule } from '../forms/forms.module';
+import { ResponsesModule } from '../responses/responses.module';
+import { FormsResultsController } from '../results/forms.controller';
+import { ResponsesResultsController } from '../results/responses.controller';
+import { ResultsService } from '../results/results.service';
 import { SessionsModule } from './sessions.module';
 import { AccountController } from './account.controller';
 import { AppsController } from './apps.controller';
@@ -27,7 +33,15 @@ import { WebhooksPageService } from './webhooks-page.service';
  * (the rules of each action) and repository.
  */
 @Module({
-  imports: [WorkspacesModule, TokensModule, SessionsModule, WebhooksModule],
+  imports: [
+    WorkspacesModule,
+    TokensModule,
+    SessionsModule,
+    WebhooksModule,
+    FormsModule,
+    ResponsesModule,
+    ExportsModule,
+  ],
   controllers: [
     SignInController,
     AccountController,
@@ -37,9 +51,12 @@ import { WebhooksPageService } from './webhooks-page.service';
     WebhooksController,
     AuditController,
     PlanController,
+    // The results pages (issue 27, src/results): forms, a form's summary, responses, share.
+    FormsResultsController,
+    ResponsesResultsController,
     // Last: its generic path (:section/:id/:action) answers only what the sections' own routes do not.
     ConfirmController,
   ],
-  providers: [SettingsService, SettingsRepository, WebhooksPageService, SettingsHttp, Confirmations],
+  providers: [SettingsService, SettingsRepository, WebhooksPageService, SettingsHttp, Confirmations, ResultsService],
 })
 export class SettingsModule {}

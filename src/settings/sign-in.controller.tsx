@@ -1,14 +1,13 @@
-import { Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Get, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
-import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply as Response, FastifyRequest as Request } from 'fastify';
 import { randomBytes } from 'node:crypto';
-import { Public } from '../auth/public.decorator';
 import { MIN_PASSWORD_LENGTH } from '../oauth/passwords';
 import { OAuthService } from '../oauth/oauth.service';
 import { readCookie, SESSION_ABSOLUTE_HOURS, SESSION_COOKIE, SessionsService } from './sessions.service';
+import { sendScript } from '../common/html';
 import { COPY_SCRIPT } from './settings.script';
-import { badText, Body, FORM, safeNext, SettingsHttp, text } from './settings-http';
+import { badText, Body, FORM, safeNext, SettingsHttp, SettingsPages, text } from './settings-http';
 import { Bare, CsrfField, Field, FieldErrors, messagePage, Notice, render, Summary } from './ui';
 
 const SIGN_IN_COOKIE = 'fw_signin';
@@ -75,9 +74,7 @@ function SetPasswordPage(props: { token: string; email: string; errors?: FieldEr
  * Workspace settings in the browser: docs/settings.md. Public to the API's bearer-token guard:
  * these pages authenticate with the session cookie, and every POST carries a CSRF token.
  */
-@Public()
-@ApiExcludeController()
-@Controller('settings')
+@SettingsPages('')
 export class SignInController {
   constructor(
     private readonly http: SettingsHttp,
@@ -87,14 +84,7 @@ export class SignInController {
 
   @Get('assets/settings.js')
   script(@Res() res: Response) {
-    res
-      .status(200)
-      .headers({
-        'Content-Type': 'text/javascript; charset=utf-8',
-        'Cache-Control': 'public, max-age=3600',
-        'X-Content-Type-Options': 'nosniff',
-      })
-      .send(COPY_SCRIPT);
+    sendScript(res, COPY_SCRIPT);
   }
 
   @Get('sign-in')

@@ -1,12 +1,10 @@
-import { Controller, Get, Post, Req, Res } from '@nestjs/common';
-import { RouteConfig } from '@nestjs/platform-fastify';
-import { ApiExcludeController } from '@nestjs/swagger';
+import { Get, Req, Res } from '@nestjs/common';
 import type { FastifyReply as Response, FastifyRequest as Request } from 'fastify';
-import { Public } from '../auth/public.decorator';
 import { isRole, isScope, Role, SCOPES } from '../common/access/roles';
 import { Confirmations } from './confirm.controller';
 import { SessionsService } from './sessions.service';
-import { badText, Ctx, FORM, list, SettingsHttp, text } from './settings-http';
+import { Created, ListSection } from './list-section';
+import { badText, Ctx, list, SettingsHttp, SettingsPages, text } from './settings-http';
 import { SettingsService } from './settings.service';
 import {
   Checkboxes,
@@ -14,9 +12,8 @@ import {
   FieldErrors,
   Hidden,
   Layout,
-  OnceShown,
+  OnceShownText,
   PostForm,
-  render,
   Select,
   Summary,
   Table,
@@ -115,17 +112,34 @@ function TokensPage(props: {
   );
 }
 
+/** A new token's secret, shown once. */
+const TOKEN_CREATED: OnceShownText = {
+  section: 'tokens',
+  title: () => 'Token created',
+  intro: (f) => (
+    <>
+      Copy the secret of <strong>{String(f.name)}</strong> now: it is shown only this once, and Formwork keeps only a
+      hash of it.
+    </>
+  ),
+  secret: 'token',
+  gone: [
+    'Secret no longer shown',
+    "A token's secret is shown only once, right after it is created. If it was lost, revoke the token and create a new one.",
+  ],
+  back: 'Back to API tokens',
+};
+
 /** API tokens (admins): the list, a new token (its secret shown once), Revoke (asked first). */
-@Public()
-@ApiExcludeController()
-@Controller('settings/w/:slug/tokens')
-export class TokensController {
+@SettingsPages('w/:slug/tokens')
+export class TokensController extends ListSection<Values> {
   constructor(
-    private readonly http: SettingsHttp,
+    protected readonly http: SettingsHttp,
     private readonly sessions: SessionsService,
     private readonly settings: SettingsService,
     confirmations: Confirmations,
   ) {
+    super('admin');
     confirmations.add('tokens', 'revoke', {
       minimum: 'admin',
       find: (ctx, id) => this.settings.findToken(ctx.access, id),
@@ -133,96 +147,49 @@ export class TokensController {
         title: `Revoke ${token.name}?`,
         question: `Scripts using the token ${token.token_prefix}… stop working within 5 seconds. This cannot be undone.`,
         button: 'Revoke',
-        back: '',
       }),
-      act: async (token, ctx) => {
-        await this.settings.revokeToken(ctx.access, token.id);
-        return { to: '', notice: 'token-revoked' };
-      },
+      act: (token, ctx) => this.settings.revokeToken(ctx.access, token.id),
+      then: { notice: 'token-revoked' },
     });
   }
 
-  @Get()
-  tokens(@Req() req: Request, @Res() res: Response) {
-    return this.http.run(req, res, 'admin', (ctx) => this.show(ctx, res, 200, {}, {}));
+  protected async page(ctx: Ctx, errors: FieldErrors, values: Values) {
+    const tokens = await this.settings.listTokens(ctx.access);
+    const roles = this.settings.grantable(ctx.access);
+    const nonce = this.sessions.nonce();
+    return <TokensPage ctx={ctx} tokens={tokens} nonce={nonce} roles={roles} errors={errors} values={values} />;
   }
 
-  @Post()
-  @RouteConfig(FORM)
-  create(@Req() req: Request, @Res() res: Response) {
-    return this.http.run(req, res, 'admin', async (ctx) => {
-      const { body, access: a } = ctx;
-      const values = {
-        name: text(body.name),
-        role: text(body.role),
-        scopes: list(body.scopes),
-        expiry: text(body.expiry),
-      };
-      const errors: FieldErrors = {};
-      if (!values.name || badText(values.name, 100)) errors.name = 'Give the token a name (up to 100 characters).';
-      if (!isRole(values.role)) errors.role = 'Choose a role.';
-      else if (!this.settings.grantable(a).includes(values.role))
-        return this.show(
-          ctx,
-          res,
-          403,
-          { role: `A token cannot have a stronger role than yours (${a.role}).` },
-          values,
-        );
-      if (!values.scopes.length || !values.scopes.every(isScope)) errors.scopes = 'Choose at least one scope.';
-      const days = values.expiry === 'never' ? undefined : Number(values.expiry);
-      if (days !== undefined && ![30, 90, 365].includes(days)) errors.expiry = 'Choose when the token expires.';
-      if (Object.keys(errors).length) return this.show(ctx, res, 400, errors, values);
-      // A form sent twice (a reload of the POST, a double click) finds its nonce used: nothing is created.
-      if (!(await this.sessions.useNonce(body.nonce))) return this.http.seeOther(res, `${ctx.base}/tokens`);
-      const { token } = await this.settings.createToken(a, {
-        name: values.name,
-        role: values.role as Role,
-        scopes: values.scopes,
-        expiresAt: days ? new Date(Date.now() + days * 86_400_000) : undefined,
-      });
-      await this.sessions.flash(ctx.session, 'token', { name: values.name, token });
-      this.http.seeOther(res, `${ctx.base}/tokens/created`);
+  protected async create({ access: a, body, session, base }: Ctx): Promise<Created<Values>> {
+    const values = {
+      name: text(body.name),
+      role: text(body.role),
+      scopes: list(body.scopes),
+      expiry: text(body.expiry),
+    };
+    const errors: FieldErrors = {};
+    if (!values.name || badText(values.name, 100)) errors.name = 'Give the token a name (up to 100 characters).';
+    if (!isRole(values.role)) errors.role = 'Choose a role.';
+    else if (!this.settings.grantable(a).includes(values.role))
+      return { status: 403, errors: { role: `A token cannot have a stronger role than yours (${a.role}).` }, values };
+    if (!values.scopes.length || !values.scopes.every(isScope)) errors.scopes = 'Choose at least one scope.';
+    const days = values.expiry === 'never' ? undefined : Number(values.expiry);
+    if (days !== undefined && ![30, 90, 365].includes(days)) errors.expiry = 'Choose when the token expires.';
+    if (Object.keys(errors).length) return { errors, values };
+    // A form sent twice (a reload of the POST, a double click) finds its nonce used: nothing is created.
+    if (!(await this.sessions.useNonce(body.nonce))) return { to: `${base}/tokens` };
+    const { token } = await this.settings.createToken(a, {
+      name: values.name,
+      role: values.role as Role,
+      scopes: values.scopes,
+      expiresAt: days ? new Date(Date.now() + days * 86_400_000) : undefined,
     });
+    await this.sessions.flash(session, 'token', { name: values.name, token });
+    return { to: `${base}/tokens/created` };
   }
 
   @Get('created')
   created(@Req() req: Request, @Res() res: Response) {
-    return this.http.run(req, res, 'admin', async (ctx) => {
-      const flash = await this.sessions.takeFlash(ctx.session, 'token');
-      const page = (
-        <OnceShown
-          chrome={{ ...ctx.chrome, current: 'tokens' }}
-          title="Token created"
-          shown={!!flash}
-          intro={
-            <>
-              Copy the secret of <strong>{String(flash?.name ?? '')}</strong> now: it is shown only this once, and
-              Formwork keeps only a hash of it.
-            </>
-          }
-          secret={flash?.token}
-          goneTitle="Secret no longer shown"
-          gone="A token's secret is shown only once, right after it is created. If it was lost, revoke the token and create a new one."
-          back={{ href: `${ctx.base}/tokens`, label: 'Back to API tokens' }}
-        />
-      );
-      this.http.send(res, 200, render(page));
-    });
-  }
-
-  private async show(ctx: Ctx, res: Response, status: number, errors: FieldErrors, values: Values) {
-    const tokens = await this.settings.listTokens(ctx.access);
-    const page = (
-      <TokensPage
-        ctx={ctx}
-        tokens={tokens}
-        nonce={this.sessions.nonce()}
-        roles={this.settings.grantable(ctx.access)}
-        errors={errors}
-        values={values}
-      />
-    );
-    this.http.send(res, status, render(page));
+    return this.http.showFlash(req, res, 'token', TOKEN_CREATED);
   }
 }

@@ -316,42 +316,58 @@ export function ConfirmPage(props: {
   );
 }
 
+/** The flash of a page that shows a secret once (see SettingsHttp.showFlash). */
+export type Flash = Record<string, unknown> | undefined;
+
+/** What a page showing a secret once says: its section, titles, the secret, why it is gone. */
+export interface OnceShownText {
+  section: string;
+  title: (flash: Record<string, unknown>) => string;
+  intro: (flash: Record<string, unknown>) => ReactNode;
+  secret: string;
+  /** After the secret (e.g. the old secret's overlap). */
+  more?: (flash: Record<string, unknown>) => ReactNode;
+  gone: [title: string, text: string];
+  back: string;
+}
+
 /** A secret shown once (a token, a set-password link, a signing secret), or why it is gone. */
-export function OnceShown(props: {
+export function OnceShown({
+  chrome,
+  base,
+  flash,
+  text,
+}: {
   chrome: Chrome;
-  title: string;
-  shown: boolean;
-  intro: ReactNode;
-  secret: unknown;
-  goneTitle: string;
-  gone: string;
-  back: { href: string; label: string };
-  children?: ReactNode;
+  base: string;
+  flash: Flash;
+  text: OnceShownText;
 }) {
+  const [goneTitle, gone] = text.gone;
   return (
-    <Layout title={props.shown ? props.title : props.goneTitle} chrome={props.chrome}>
-      {props.shown ? (
+    <Layout title={flash ? text.title(flash) : goneTitle} chrome={{ ...chrome, current: text.section }}>
+      {flash ? (
         <>
-          <h1>{props.title}</h1>
+          <h1>{text.title(flash)}</h1>
           <div className="notice" role="status">
-            <p>{props.intro}</p>
+            <p>{text.intro(flash)}</p>
             <code className="secret" id="secret">
-              {String(props.secret ?? '')}
+              {String(flash[text.secret] ?? '')}
             </code>
             <button type="button" className="secondary" data-copy="secret" hidden>
               Copy
             </button>
-            {props.children}
+            {text.more?.(flash)}
           </div>
         </>
       ) : (
         <>
-          <h1>{props.goneTitle}</h1>
-          <p>{props.gone}</p>
+          <h1>{goneTitle}</h1>
+          <p>{gone}</p>
         </>
       )}
       <p>
-        <a href={props.back.href}>{props.back.label}</a>
+        <a href={`${base}/${text.section}`}>{text.back}</a>
       </p>
     </Layout>
   );

@@ -1,11 +1,10 @@
-import { Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Get, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
-import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply as Response, FastifyRequest as Request } from 'fastify';
-import { Public } from '../auth/public.decorator';
 import { Confirmations } from './confirm.controller';
 import { SessionsService } from './sessions.service';
-import { Ctx, FORM, list, pageNumber, SettingsHttp, text } from './settings-http';
+import { Created, ListSection } from './list-section';
+import { Ctx, FORM, list, pageNumber, SettingsHttp, SettingsPages, text } from './settings-http';
 import { notFound } from './settings.service';
 import { FieldErrors, render } from './ui';
 import { NewEndpoint, WebhooksPageService } from './webhooks-page.service';
@@ -14,25 +13,26 @@ import {
   DELIVERY_STATUSES,
   Endpoint,
   WebhookPage,
-  WebhookSecretPage,
+  WEBHOOK_SECRET,
   WebhooksPage,
 } from './webhooks.pages';
+
+type Values = Partial<NewEndpoint>;
 
 /**
  * Webhooks (admins; the webhook tools' rules, see WebhooksPageService): endpoints, their secrets
  * shown once, each endpoint's delivery log, a test event, Redeliver; Delete and Rotate secret are
  * asked first.
  */
-@Public()
-@ApiExcludeController()
-@Controller('settings/w/:slug/webhooks')
-export class WebhooksController {
+@SettingsPages('w/:slug/webhooks')
+export class WebhooksController extends ListSection<Values> {
   constructor(
-    private readonly http: SettingsHttp,
+    protected readonly http: SettingsHttp,
     private readonly sessions: SessionsService,
     private readonly webhooks: WebhooksPageService,
     confirmations: Confirmations,
   ) {
+    super('admin');
     const find = (ctx: Ctx, id: string) => this.webhooks.endpoint(ctx.access, id);
     confirmations.add<Endpoint>('webhooks', 'delete', {
       minimum: 'admin',
@@ -41,12 +41,9 @@ export class WebhooksController {
         title: `Delete the endpoint ${w.url}?`,
         question: 'Nothing more is sent to it, and its delivery log goes with it. This cannot be undone.',
         button: 'Delete',
-        back: '',
       }),
-      act: async (w, ctx) => {
-        await this.webhooks.remove(ctx.access, w.id);
-        return { to: '', notice: 'webhook-deleted' };
-      },
+      act: (w, ctx) => this.webhooks.remove(ctx.access, w.id),
+      then: { notice: 'webhook-deleted' },
     });
     confirmations.add<Endpoint>('webhooks', 'rotate', {
       minimum: 'admin',
@@ -56,44 +53,36 @@ export class WebhooksController {
         question:
           'A new signing secret is made and shown once. The old one keeps signing beside it for 24 hours, so your receiver can switch in that time; rotating again ends that overlap.',
         button: 'Rotate secret',
-        back: `/${encodeURIComponent(w.id)}`,
       }),
+      back: (w) => `/${encodeURIComponent(w.id)}`,
       // A second post of the rotation (a double click) would end the old secret's overlap at once.
       once: true,
       act: async (w, ctx) => {
         const { url, secret, previousSecretExpiresAt } = await this.webhooks.rotate(ctx.access, w.id);
         await this.sessions.flash(ctx.session, 'webhook', { url, secret, previousSecretExpiresAt });
-        return { to: '/secret' };
       },
+      then: { to: '/secret' },
     });
   }
 
-  @Get()
-  webhookList(@Req() req: Request, @Res() res: Response) {
-    return this.http.run(req, res, 'admin', (ctx) => this.show(ctx, res, 200, {}, {}));
+  protected async page(ctx: Ctx, errors: FieldErrors, values: Values) {
+    const list = await this.webhooks.list(ctx.access);
+    return <WebhooksPage ctx={ctx} list={list} nonce={this.sessions.nonce()} errors={errors} values={values} />;
   }
 
-  @Post()
-  @RouteConfig(FORM)
-  create(@Req() req: Request, @Res() res: Response) {
-    return this.http.run(req, res, 'admin', async (ctx) => {
-      const { body } = ctx;
-      const values = { url: text(body.url), events: list(body.events), description: text(body.description) };
-      // A form sent twice (a reload of the POST, a double click) finds its nonce used: nothing is created.
-      if (!(await this.sessions.useNonce(body.nonce))) return this.http.seeOther(res, `${ctx.base}/webhooks`);
-      const { errors, created } = await this.webhooks.create(ctx.access, values);
-      if (!created) return this.show(ctx, res, 400, errors, values);
-      await this.sessions.flash(ctx.session, 'webhook', { url: created.url, secret: created.secret });
-      this.http.seeOther(res, `${ctx.base}/webhooks/secret`);
-    });
+  protected async create({ access, body, session, base }: Ctx): Promise<Created<Values>> {
+    const values = { url: text(body.url), events: list(body.events), description: text(body.description) };
+    // A form sent twice (a reload of the POST, a double click) finds its nonce used: nothing is created.
+    if (!(await this.sessions.useNonce(body.nonce))) return { to: `${base}/webhooks` };
+    const { errors, created } = await this.webhooks.create(access, values);
+    if (!created) return { errors, values };
+    await this.sessions.flash(session, 'webhook', { url: created.url, secret: created.secret });
+    return { to: `${base}/webhooks/secret` };
   }
 
   @Get('secret')
   secret(@Req() req: Request, @Res() res: Response) {
-    return this.http.run(req, res, 'admin', async (ctx) => {
-      const flash = await this.sessions.takeFlash(ctx.session, 'webhook');
-      this.http.send(res, 200, render(<WebhookSecretPage ctx={ctx} flash={flash} />));
-    });
+    return this.http.showFlash(req, res, 'webhook', WEBHOOK_SECRET);
   }
 
   /** An endpoint and its delivery log (?status=, ?page=). */
@@ -138,11 +127,5 @@ export class WebhooksController {
       const delivery = await this.webhooks.redeliver(access, deliveryId);
       this.http.seeOther(res, `${base}/webhooks/${delivery.webhookId}`, 'redelivered');
     });
-  }
-
-  private async show(ctx: Ctx, res: Response, status: number, errors: FieldErrors, values: Partial<NewEndpoint>) {
-    const list = await this.webhooks.list(ctx.access);
-    const page = <WebhooksPage ctx={ctx} list={list} nonce={this.sessions.nonce()} errors={errors} values={values} />;
-    this.http.send(res, status, render(page));
   }
 }

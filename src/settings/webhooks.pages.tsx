@@ -8,7 +8,7 @@ import {
   FilterButton,
   Hidden,
   Layout,
-  OnceShown,
+  OnceShownText,
   Pager,
   PostForm,
   Select,
@@ -153,37 +153,29 @@ export function WebhooksPage(props: {
 }
 
 /** The signing secret, once: after creation, or after a rotation (with the old secret's overlap). */
-export function WebhookSecretPage(props: {
-  ctx: Ctx;
-  flash: { url?: unknown; secret?: unknown; previousSecretExpiresAt?: unknown } | undefined;
-}) {
-  const { ctx, flash } = props;
-  const rotated = typeof flash?.previousSecretExpiresAt === 'string';
-  return (
-    <OnceShown
-      chrome={{ ...ctx.chrome, current: 'webhooks' }}
-      title={rotated ? 'Secret rotated' : 'Endpoint created'}
-      shown={!!flash}
-      intro={
-        <>
-          Copy the signing secret of <code>{String(flash?.url ?? '')}</code> now: it is shown only this once. Your
-          receiver verifies each delivery with it.
-        </>
-      }
-      secret={flash?.secret}
-      goneTitle="Secret no longer shown"
-      gone="A signing secret is shown only once. If it was lost, rotate the endpoint's secret to get a new one."
-      back={{ href: `${ctx.base}/webhooks`, label: 'Back to webhooks' }}
-    >
-      {rotated ? (
-        <p>
-          The old secret keeps signing beside this one for 24 hours, until{' '}
-          {whenExactly(String(flash!.previousSecretExpiresAt))}: switch your receiver to the new one before then.
-        </p>
-      ) : null}
-    </OnceShown>
-  );
-}
+export const WEBHOOK_SECRET: OnceShownText = {
+  section: 'webhooks',
+  title: (f) => (f.previousSecretExpiresAt ? 'Secret rotated' : 'Endpoint created'),
+  intro: (f) => (
+    <>
+      Copy the signing secret of <code>{String(f.url)}</code> now: it is shown only this once. Your receiver verifies
+      each delivery with it.
+    </>
+  ),
+  secret: 'secret',
+  more: (f) =>
+    typeof f.previousSecretExpiresAt === 'string' ? (
+      <p>
+        The old secret keeps signing beside this one for 24 hours, until {whenExactly(f.previousSecretExpiresAt)}:
+        switch your receiver to the new one before then.
+      </p>
+    ) : null,
+  gone: [
+    'Secret no longer shown',
+    "A signing secret is shown only once. If it was lost, rotate the endpoint's secret to get a new one.",
+  ],
+  back: 'Back to webhooks',
+};
 
 function Attempt({ a }: { a: Delivery['attempts'][number] }) {
   const outcome = a.statusCode === null ? 'no answer' : `answered ${a.statusCode}`;

@@ -1,4 +1,6 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { applyDecorators, Controller, Inject, Injectable } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import { Public } from '../auth/public.decorator';
 import type { FastifyReply as Response, FastifyRequest as Request } from 'fastify';
 import { Role } from '../common/access/roles';
 import { formPost } from '../common/http/body';
@@ -6,7 +8,7 @@ import { APP_CONFIG, AppConfig } from '../config/config';
 import { NoticeKey, noticeOf, withNotice } from './notices';
 import { cookieHeader, readCookie, Session, SESSION_COOKIE, SessionsService } from './sessions.service';
 import { Access, PageError, SettingsService } from './settings.service';
-import { Chrome, messagePage } from './ui';
+import { Chrome, messagePage, OnceShown, OnceShownText, render } from './ui';
 
 /** Settings forms are a few short fields (the scopes are repeated checkboxes). */
 export const FORM = formPost(20 * 1024, 30);
@@ -45,6 +47,14 @@ export function safeNext(next: unknown): string {
 /** The page of a paged list (?page=, from 1). */
 export const pageNumber = (query: Record<string, unknown>) =>
   Math.min(Math.max(1, Math.floor(Number(text(query.page))) || 1), 10_000);
+
+/**
+ * A controller of settings pages under /settings/`path`: public to the API's bearer-token guard
+ * (these pages authenticate with the session cookie, and every POST carries a CSRF token), and
+ * left out of the API's OpenAPI document.
+ */
+export const SettingsPages = (path: string) =>
+  applyDecorators(Public(), ApiExcludeController(), Controller(path ? `settings/${path}` : 'settings'));
 
 /** What a signed-in page works with. */
 export interface Ctx {
@@ -104,6 +114,17 @@ export class SettingsHttp {
       if (!(err instanceof PageError)) throw err;
       this.send(res, err.status, messagePage(err.title, err.message, chrome));
     }
+  }
+
+  /**
+   * A page that shows a flash once (a secret right after it was made): taking it ends it, so a
+   * reload shows the page's "no longer shown" text instead.
+   */
+  showFlash(req: Request, res: Response, kind: string, text: OnceShownText) {
+    return this.run(req, res, 'admin', async ({ chrome, session, base }) => {
+      const flash = await this.sessions.takeFlash(session, kind);
+      this.send(res, 200, render(<OnceShown chrome={chrome} base={base} flash={flash} text={text} />));
+    });
   }
 
   /** 303 See Other to a page of this service (with the notice of the change made): the answer to every form post. */
