@@ -1,0 +1,440 @@
+/**
+ * The results pages (issue 27): the workspace's forms, and per form its summary, responses, one
+ * response and how to share it. Components on the settings layout: every value is escaped by React.
+ */
+import type { ReactNode } from 'react';
+import { esc } from '../common/html';
+import type { FormListItem } from '../forms/forms.repository';
+import type { FormRecord } from '../forms/forms.service';
+import type { ResponseView } from '../responses/responses.service';
+import type { FormSummary } from '../responses/summarize';
+import { Ctx } from '../settings/settings-http';
+import { Field, FieldErrors, Hidden, Layout, Pager, PostForm, Select, Summary, Table, when } from '../settings/ui';
+import { BlockChart, BlockCounts } from './charts';
+import { FilterFields, filterQuery, OPERATORS } from './filter';
+import { mayShow } from './results.service';
+
+/** The copy buttons' script: a file of this origin (the CSP allows no inline script). */
+export const RESULTS_SCRIPT_PATH = '/settings/assets/results.js';
+
+/** Responses per page of the table. */
+export const PER_PAGE = 50;
+
+const STATUS_WORDS: Record<string, string> = { draft: 'Draft', published: 'Published', closed: 'Closed' };
+
+/** An answer as text: choices by label, lists joined, yes/no in words. */
+export function answerText(v: unknown): string {
+  if (v === undefined || v === null) return '—';
+  if (Array.isArray(v)) return v.map(answerText).join(', ');
+  if (typeof v === 'boolean') return v ? 'Yes' : 'No';
+  return String(v);
+}
+
+const clip = (s: string, n = 80) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+
+/** A link shown in a read-only field (selectable without JavaScript) and a Copy button the script reveals. */
+export function CopyField(props: { id: string; label: string; value: string; rows?: number; hideLabel?: boolean }) {
+  const control = props.rows ? (
+    <textarea id={props.id} readOnly rows={props.rows} value={props.value} spellCheck={false} />
+  ) : (
+    <input id={props.id} type="text" readOnly value={props.value} spellCheck={false} />
+  );
+  return (
+    <div className="field">
+      <label htmlFor={props.id} className={props.hideLabel ? 'visually-hidden' : undefined}>
+        {props.label}
+      </label>
+      <div style={{ display: 'flex', gap: '.5rem', alignItems: 'flex-start' }}>
+        {control}
+        <button type="button" className="secondary" data-copy-field={props.id} hidden>
+          Copy <Hidden>{props.label}</Hidden>
+        </button>
+      </div>
+    </div>
+  );
+}
+
+/** The results pages' frame: the settings layout with the Forms section current, and the copy script. */
+function ResultsLayout(props: { ctx: Ctx; title: string; children: ReactNode }) {
+  return (
+    <Layout title={props.title} chrome={{ ...props.ctx.chrome, current: 'forms' }}>
+      {props.children}
+      <script src={RESULTS_SCRIPT_PATH} defer />
+    </Layout>
+  );
+}
+
+export function FormsPage(props: {
+  ctx: Ctx;
+  forms: FormListItem[];
+  total: number;
+  page: number;
+  publicUrl: string;
+  perPage: number;
+}) {
+  const { ctx } = props;
+  return (
+    <ResultsLayout ctx={ctx} title="Forms">
+      <h1>Forms</h1>
+      {props.total === 0 ? (
+        <p>No forms yet. Forms are made by the tools (create_form) or an agent connected over MCP.</p>
+      ) : (
+        <Table label="Forms" head={['Form', 'Status', 'Responses', 'Last response', 'Share link']}>
+          {props.forms.map((f) => (
+            <tr key={f.publicId}>
+              <td>
+                <a href={`${ctx.base}/forms/${f.publicId}`}>{f.title}</a>
+                <br />
+                <a href={`${props.publicUrl}/f/${f.publicId}`} className="desc">
+                  Public page <Hidden>of {f.title}</Hidden>
+                </a>
+              </td>
+              <td>{STATUS_WORDS[f.status] ?? f.status}</td>
+              <td>{f.responseCount.toLocaleString('en-US')}</td>
+              <td>{when(f.lastResponseAt)}</td>
+              <td style={{ minWidth: '16rem' }}>
+                <CopyField
+                  id={`link-${f.publicId}`}
+                  label={`Share link of ${f.title}`}
+                  value={`${props.publicUrl}/f/${f.publicId}`}
+                  hideLabel
+                />
+              </td>
+            </tr>
+          ))}
+        </Table>
+      )}
+      <Pager query={{}} page={props.page} more={props.page * props.perPage < props.total} />
+    </ResultsLayout>
+  );
+}
+
+type Tab = 'summary' | 'responses' | 'share';
+
+/** A form's page: its title and status, the actions the person may take, and the tabs. */
+function FormFrame(props: { ctx: Ctx; form: FormRecord; tab: Tab; title: string; children: ReactNode }) {
+  const { ctx, form } = props;
+  const here = `${ctx.base}/forms/${form.publicId}`;
+  const a = ctx.access;
+  const tabs: Array<[Tab, string, string]> = [
+    ['summary', 'Summary', here],
+    ['responses', 'Responses', `${here}/responses`],
+    ['share', 'Share', `${here}/share`],
+  ];
+  const actions = [
+    form.status !== 'published' && mayShow(a, 'publish') ? (
+      <a key="publish" href={`${here}/publish`}>
+        {form.status === 'closed' ? 'Reopen' : 'Publish'}
+      </a>
+    ) : null,
+    form.status === 'published' && mayShow(a, 'close') ? (
+      <a key="close" href={`${here}/close`}>
+        Close
+      </a>
+    ) : null,
+    mayShow(a, 'deleteForm') ? (
+      <a key="delete" href={`${here}/delete`}>
+        Delete form
+      </a>
+    ) : null,
+  ].filter(Boolean);
+  return (
+    <ResultsLayout ctx={ctx} title={`${props.title} · ${form.title}`}>
+      <p className="desc">
+        <a href={`${ctx.base}/forms`}>Forms</a> /
+      </p>
+      <h1 style={{ overflowWrap: 'anywhere' }}>{form.title}</h1>
+      <p>
+        <strong>{STATUS_WORDS[form.status] ?? form.status}</strong>
+        {form.status === 'published'
+          ? ' · taking responses'
+          : form.status === 'closed'
+            ? ' · not taking responses'
+            : ''}
+      </p>
+      {actions.length ? (
+        <nav aria-label="Form actions" className="actions" style={{ marginBottom: '1rem' }}>
+          {actions}
+        </nav>
+      ) : null}
+      <nav
+        aria-label="Results"
+        className="actions"
+        style={{ borderBottom: '1px solid #d5d9e2', marginBottom: '1.5rem' }}
+      >
+        {tabs.map(([key, label, href]) => (
+          <a
+            key={key}
+            href={href}
+            aria-current={props.tab === key ? 'page' : undefined}
+            style={{
+              padding: '.4rem 0',
+              borderBottom: `3px solid ${props.tab === key ? '#2b59c3' : 'transparent'}`,
+              textDecoration: props.tab === key ? 'none' : undefined,
+              color: props.tab === key ? '#1d2330' : undefined,
+            }}
+          >
+            {label}
+          </a>
+        ))}
+      </nav>
+      {props.children}
+    </ResultsLayout>
+  );
+}
+
+export function SummaryPage({ ctx, form, summary }: { ctx: Ctx; form: FormRecord; summary: FormSummary }) {
+  return (
+    <FormFrame ctx={ctx} form={form} tab="summary" title="Summary">
+      <h2>Summary</h2>
+      <p>
+        {summary.total.toLocaleString('en-US')} {summary.total === 1 ? 'response' : 'responses'}
+        {summary.total ? (
+          <>
+            , from {when(summary.firstSubmittedAt)} to {when(summary.lastSubmittedAt)}
+          </>
+        ) : null}
+        .
+      </p>
+      {summary.blocks.map((b, i) => (
+        <section
+          key={b.blockId}
+          aria-labelledby={`q-${i}`}
+          style={{ borderTop: '1px solid #e6e8ee', paddingTop: '1rem' }}
+        >
+          <h3 id={`q-${i}`} style={{ overflowWrap: 'anywhere' }}>
+            {b.title}
+          </h3>
+          <BlockCounts b={b} total={summary.total} />
+          <BlockChart b={b} />
+        </section>
+      ))}
+    </FormFrame>
+  );
+}
+
+/** The columns of the table: the first few questions (the full response is one click away). */
+const TABLE_BLOCKS = 4;
+
+export function ResponsesPage(props: {
+  ctx: Ctx;
+  form: FormRecord;
+  fields: FilterFields;
+  errors: FieldErrors;
+  total: number;
+  responses: ResponseView[];
+  page: number;
+}) {
+  const { ctx, form, fields, errors } = props;
+  const here = `${ctx.base}/forms/${form.publicId}`;
+  const answerable = form.blocks.filter((b) => b.type !== 'statement' && b.type !== 'page_break');
+  const shown = answerable.slice(0, TABLE_BLOCKS);
+  const query = filterQuery(fields);
+  const from = (props.page - 1) * PER_PAGE;
+  const filtered = Object.keys(query).length > 0;
+  return (
+    <FormFrame ctx={ctx} form={form} tab="responses" title="Responses">
+      <h2>Responses</h2>
+      <Summary errors={errors} />
+      <form method="get" action={`${here}/responses`} aria-label="Filter responses">
+        <div style={{ display: 'grid', gridTemplateColumns: 'repeat(auto-fit, minmax(11rem, 1fr))', gap: '0 1rem' }}>
+          <Field
+            id="block"
+            label="Question"
+            errors={errors}
+            control={(x) => (
+              <Select
+                {...x}
+                options={['', ...answerable.map((b) => b.id)]}
+                chosen={fields.block}
+                labels={{ '': 'Any', ...Object.fromEntries(answerable.map((b) => [b.id, clip(b.title, 60)])) }}
+              />
+            )}
+          />
+          <Field
+            id="op"
+            label="Condition"
+            errors={errors}
+            control={(x) => (
+              <Select
+                {...x}
+                options={Object.keys(OPERATORS)}
+                chosen={fields.op}
+                labels={Object.fromEntries(Object.entries(OPERATORS).map(([k, o]) => [k, o.label]))}
+              />
+            )}
+          />
+          <Field
+            id="value"
+            label="Value"
+            errors={errors}
+            control={(x) => <input type="text" {...x} defaultValue={fields.value} maxLength={500} />}
+          />
+          <Field
+            id="since"
+            label="From (UTC)"
+            errors={errors}
+            control={(x) => <input type="date" {...x} defaultValue={fields.since} />}
+          />
+          <Field
+            id="until"
+            label="To (UTC, included)"
+            errors={errors}
+            control={(x) => <input type="date" {...x} defaultValue={fields.until} />}
+          />
+        </div>
+        <div className="actions" style={{ marginBottom: '1.5rem' }}>
+          <button type="submit" className="secondary">
+            Filter
+          </button>
+          {filtered ? <a href={`${here}/responses`}>Clear the filter</a> : null}
+        </div>
+      </form>
+      <p role="status">
+        {props.total.toLocaleString('en-US')} {props.total === 1 ? 'response' : 'responses'}
+        {filtered ? ' match' : ''}
+        {props.responses.length
+          ? `; ${(from + 1).toLocaleString('en-US')} to ${(from + props.responses.length).toLocaleString('en-US')} shown, newest first`
+          : ''}
+        .
+      </p>
+      {props.responses.length ? (
+        <Table label="Responses" head={['Submitted', ...shown.map((b) => clip(b.title, 40)), '']}>
+          {props.responses.map((r) => (
+            <tr key={r.id}>
+              <td style={{ whiteSpace: 'nowrap' }}>{when(r.submittedAt)}</td>
+              {shown.map((b) => (
+                <td key={b.id} style={{ overflowWrap: 'anywhere' }}>
+                  {clip(answerText(r.answers[b.id]))}
+                </td>
+              ))}
+              <td>
+                <a href={`${here}/responses/${r.id}`}>
+                  View <Hidden>the response of {when(r.submittedAt)}</Hidden>
+                </a>
+              </td>
+            </tr>
+          ))}
+        </Table>
+      ) : null}
+      <Pager query={query} page={props.page} more={from + PER_PAGE < props.total} />
+      <h3>Download</h3>
+      <p>
+        {filtered ? 'The responses this filter shows' : 'Every response'}, oldest first, as CSV (spreadsheets) or NDJSON
+        (one JSON response per line). The link made serves 15 minutes.
+      </p>
+      <PostForm action={`${here}/download`} csrf={ctx.chrome.csrf} hidden={query}>
+        <div className="actions">
+          <button type="submit" name="format" value="csv">
+            Download CSV
+          </button>
+          <button type="submit" name="format" value="ndjson" className="secondary">
+            Download NDJSON
+          </button>
+        </div>
+      </PostForm>
+    </FormFrame>
+  );
+}
+
+export function ResponsePage({ ctx, form, response }: { ctx: Ctx; form: FormRecord; response: ResponseView }) {
+  const here = `${ctx.base}/forms/${form.publicId}`;
+  const answerable = form.blocks.filter((b) => b.type !== 'statement' && b.type !== 'page_break');
+  const hidden = Object.entries(response.hidden ?? {});
+  return (
+    <FormFrame ctx={ctx} form={form} tab="responses" title="Response">
+      <h2>Response of {when(response.submittedAt)}</h2>
+      <p className="desc">
+        Id <code>{response.id}</code>
+      </p>
+      <dl>
+        {answerable.map((b) => (
+          <div key={b.id} style={{ marginBottom: '1rem' }}>
+            <dt style={{ fontWeight: 600, overflowWrap: 'anywhere' }}>{b.title}</dt>
+            <dd style={{ margin: 0, whiteSpace: 'pre-wrap', overflowWrap: 'anywhere' }}>
+              {answerText(response.answers[b.id])}
+            </dd>
+          </div>
+        ))}
+      </dl>
+      {hidden.length ? (
+        <>
+          <h3>Hidden fields</h3>
+          <dl>
+            {hidden.map(([k, v]) => (
+              <div key={k}>
+                <dt style={{ fontWeight: 600 }}>{k}</dt>
+                <dd style={{ margin: 0, overflowWrap: 'anywhere' }}>{v}</dd>
+              </div>
+            ))}
+          </dl>
+        </>
+      ) : null}
+      <div className="actions">
+        <a href={`${here}/responses`}>Back to the responses</a>
+        {mayShow(ctx.access, 'deleteResponse') ? (
+          <a href={`${here}/responses/${response.id}/delete`}>Delete this response</a>
+        ) : null}
+      </div>
+    </FormFrame>
+  );
+}
+
+export function SharePage(props: { ctx: Ctx; form: FormRecord; publicUrl: string; values: Record<string, string> }) {
+  const { ctx, form } = props;
+  const here = `${ctx.base}/forms/${form.publicId}`;
+  const hiddenFields = form.hiddenFields ?? [];
+  const q = new URLSearchParams(hiddenFields.map((h) => [h, props.values[h] ?? ''])).toString();
+  const link = `${props.publicUrl}/f/${form.publicId}${q ? `?${q}` : ''}`;
+  const origins = ctx.access.workspace.embedOrigins;
+  // A snippet for another site's HTML: its attribute values escaped for it (the page escapes it again, as text).
+  const snippet = `<iframe src="${esc(link)}" title="${esc(form.title)}" width="100%" height="640" style="border:0" loading="lazy"></iframe>`;
+  return (
+    <FormFrame ctx={ctx} form={form} tab="share" title="Share">
+      <h2>Share</h2>
+      {form.status !== 'published' ? (
+        <p className="notice" role="note">
+          This form is {form.status === 'draft' ? 'a draft' : 'closed'}: its page tells people it is not taking
+          responses until it is published.
+        </p>
+      ) : null}
+      <CopyField id="public-link" label="Public link" value={link} />
+      {hiddenFields.length ? (
+        <form method="get" action={`${here}/share`} aria-labelledby="hidden-title">
+          <h3 id="hidden-title">Hidden fields</h3>
+          <p>
+            This form keeps {hiddenFields.length === 1 ? 'a hidden field' : 'hidden fields'} from its link&apos;s query,
+            stored with each response (where someone came from, say). Fill them in for the link above.
+          </p>
+          {hiddenFields.map((h) => (
+            <Field
+              key={h}
+              id={`h-${h}`}
+              label={h}
+              errors={{}}
+              control={(x) => (
+                <input type="text" {...x} name={h} defaultValue={props.values[h] ?? ''} maxLength={500} />
+              )}
+            />
+          ))}
+          <button type="submit" className="secondary">
+            Update the link
+          </button>
+        </form>
+      ) : null}
+      <h3>Embed</h3>
+      {origins.length ? (
+        <p>
+          Paste this into a page of {origins.length === 1 ? 'this site' : 'one of these sites'}, which the workspace
+          allows to show its forms in a frame: {origins.join(', ')}.
+        </p>
+      ) : (
+        <p>
+          No site may show this workspace&apos;s forms in a frame yet: the form&apos;s page refuses to be framed until
+          an owner lists your site&apos;s origin under Plan and embedding. The snippet below then works there.
+        </p>
+      )}
+      <CopyField id="embed" label="Embed snippet" value={snippet} rows={3} />
+    </FormFrame>
+  );
+}
