@@ -87,17 +87,22 @@ if (logic) {
   seen.name = '_seen';
   form.appendChild(seen);
 
-  var read = function (b) {
-    if (b.type === 'checkboxes') {
-      var ticked = [];
-      form.querySelectorAll('input[type="checkbox"]:checked').forEach(function (box) {
-        if (box.name === b.id) ticked.push(box.value);
-      });
-      return ticked.length ? ticked : undefined;
-    }
-    var field = form.elements.namedItem(b.id);
-    var text = field ? field.value : '';
-    if (typeof text !== 'string' || text.trim() === '') return undefined;
+  // What each field holds now, by name: the ticked boxes and the chosen radio only.
+  var fields = function () {
+    var byName = {};
+    Array.prototype.forEach.call(form.elements, function (el) {
+      if (!el.name || ((el.type === 'checkbox' || el.type === 'radio') && !el.checked)) return;
+      (byName[el.name] = byName[el.name] || []).push(el.value);
+    });
+    return byName;
+  };
+
+  // A field's value as the server stores it (answersFromFormPost, then validation), or undefined.
+  var read = function (b, byName) {
+    var picked = (byName[b.id] || []).filter(function (v) { return typeof v === 'string' && v.trim() !== ''; });
+    if (b.type === 'checkboxes') return picked.length ? picked : undefined;
+    if (!picked.length) return undefined;
+    var text = picked[0];
     if (b.type === 'number') {
       var t = text.trim();
       if (!/^-?\\d+(\\.\\d+)?([eE][+-]?\\d+)?$/.test(t)) return undefined;
@@ -135,9 +140,10 @@ if (logic) {
     };
     var added = [];
     var removed = [];
+    var byName = fields();
     logic.blocks.forEach(function (b) {
       var on = !b.showIf || evaluate(b.showIf, facts);
-      if (on) { shown[b.id] = true; values[b.id] = read(b); }
+      if (on) { shown[b.id] = true; values[b.id] = read(b, byName); }
       var box = document.getElementById('q-' + b.id);
       if (!box || box.hidden === !on) return;
       box.hidden = !on;
