@@ -182,6 +182,17 @@ export class ExportsService {
         after = end;
         if (rows.length) yield rows.map(line).join('');
       }
+    } catch (err) {
+      // The answer's headers are gone: the stream is cut (the client sees no final chunk), and
+      // Fastify logs nothing of a cut stream here (request logging is ours): say why, without the link.
+      if (!(err instanceof ApiError)) {
+        this.logger.warn({
+          msg: 'export cut short',
+          form: grant.p,
+          error: err instanceof Error ? err.message : String(err),
+        });
+      }
+      throw err;
     } finally {
       this.openDownloads--;
     }
