@@ -211,51 +211,82 @@ export class ResponseStatsRepository {
 
   /**
    * The aggregates readSummary reads, computed from the form's sequenced responses that match
-   * `filter` (SQL over the row r; its params start with the form's id, $1) rather than maintained:
-   * one statement, the matches read once (a materialized CTE) and aggregated with the fragments the
-   * sequencer folds with (valuesOf, answeredOf, shownOf), so a segment is counted as the whole is.
+   * `filter` (SQL over the row r; its params start with the form's id, $1) rather than maintained,
+   * in one statement. The matches are read once (m); then, as one would write it by hand, one pass
+   * over them takes every block's answered count, sum and range, and each choice or checkboxes
+   * block one more pass for its value counts. Values are those valuesOf derives (the answer as
+   * text, each ticked choice of checkboxes, numbers as float8), answered is answeredOf's (the key is
+   * there), and the recorded paths are counted by shownOf, so a segment is counted as the whole is
+   * (a test compares both with a recount). `blocks` are the form's blocks that take an answer,
+   * `counted` those whose values are counted (as readSummary's).
    */
   async readFilteredSummary(
     manager: EntityManager,
     filter: { sql: string; params: unknown[] },
-    blocks: { counted: string[]; numeric: string[]; dates: string[] },
+    blocks: Array<{ id: string; type: string }>,
+    counted: string[],
   ): Promise<SummaryRow> {
     const params = [...filter.params];
-    const n = params.push(blocks.counted, blocks.numeric, blocks.dates);
-    const [counted, numeric, dates] = [`$${n - 2}::text[]`, `$${n - 1}::text[]`, `$${n}::text[]`];
+    const key = (id: string) => `$${params.push(id)}::text`;
+    const per = blocks.map((b) => ({ ...b, key: key(b.id) }));
+    const numeric = (t: string) => NUMERIC.includes(`'${t}'`);
+    const stat = (b: (typeof per)[number]) =>
+      `json_build_object('blockId', ${b.key}, 'answered', count(*) FILTER (WHERE m.answers ? ${b.key}),
+         'sum', ${numeric(b.type) ? `COALESCE(sum((m.answers ->> ${b.key})::float8), 0)` : '0'}, 'shown', 0,
+         'latest', '[]'::json)`;
+    const range = (b: (typeof per)[number], cast: string) =>
+      `json_build_object('blockId', ${b.key}, 'min', min((m.answers ->> ${b.key})${cast}), 'max', max((m.answers ->> ${b.key})${cast}))`;
+    const list = (items: string[]) => (items.length ? `json_build_array(${items.join(', ')})` : `'[]'::json`);
+    const counts = per
+      .filter((b) => counted.includes(b.id))
+      .map((b) =>
+        b.type === 'checkboxes'
+          ? `SELECT ${b.key} AS "blockId", e AS value, count(*) AS count
+               FROM m CROSS JOIN LATERAL jsonb_array_elements_text(CASE WHEN jsonb_typeof(m.answers -> ${b.key}) = 'array' THEN m.answers -> ${b.key} ELSE '[]'::jsonb END) e GROUP BY e`
+          : `SELECT ${b.key} AS "blockId", m.answers ->> ${b.key} AS value, count(*) AS count FROM m WHERE m.answers ? ${b.key} GROUP BY 2`,
+      );
+    const latest = per
+      .filter((b) => TEXT.includes(`'${b.type}'`))
+      .map(
+        (b) => `json_build_object('blockId', ${b.key}, 'answered', 0, 'sum', 0, 'shown', 0, 'latest', COALESCE((
+                  SELECT json_agg(json_build_object('value', t.answers ->> ${b.key}, 'submittedAt', ${isoText('t.submitted_at')}) ORDER BY t.seq DESC)
+                    FROM (SELECT answers, seq, submitted_at FROM m WHERE m.answers ? ${b.key} ORDER BY seq DESC LIMIT ${LATEST_TEXTS}) t), '[]'))`,
+      );
     const [row] = await manager.query(
       `WITH m AS MATERIALIZED (
-         SELECT r.id, r.seq, r.submitted_at, r.answers, r.shown FROM responses r
+         SELECT r.seq, r.submitted_at, r.answers, r.shown FROM responses r
           WHERE r.form_id = $1 AND r.seq IS NOT NULL AND ${filter.sql}),
-       v AS MATERIALIZED (SELECT block_id, value, num FROM (${valuesOf('m s', '$1')}) x
-          WHERE block_id = ANY(${counted}) OR block_id = ANY(${numeric}) OR block_id = ANY(${dates})),
-       a AS (SELECT block_id, count(*) AS answered, sum(num) AS sum FROM (${answeredOf('m s', '$1')}) x GROUP BY block_id),
-       w AS (${shownOf('m s', '$1')}),
-       l AS (
-         SELECT b.id AS block_id, COALESCE((SELECT jsonb_agg(jsonb_build_object('value', t.answers ->> b.id,
-                  'submittedAt', ${isoText('t.submitted_at')}) ORDER BY t.seq DESC)
-                  FROM (SELECT answers, seq, submitted_at FROM m WHERE m.answers ? b.id ORDER BY seq DESC LIMIT ${LATEST_TEXTS}) t), '[]'::jsonb) AS latest
-           FROM blocks b WHERE b.form_id = $1 AND b.type IN ${TEXT})
-       SELECT (SELECT count(*)::int FROM m) AS total,
-              (SELECT count(shown)::int FROM m) AS recorded,
-              (SELECT min(submitted_at) FROM m) AS first,
-              (SELECT max(submitted_at) FROM m) AS last,
-              (SELECT COALESCE(json_agg(json_build_object('blockId', k.block_id, 'answered', COALESCE(a.answered, 0), 'sum', COALESCE(a.sum, 0),
-                        'latest', COALESCE(l.latest, '[]'::jsonb), 'shown', COALESCE(w.shown, 0))), '[]')
-                 FROM (SELECT block_id FROM a UNION SELECT block_id FROM w UNION SELECT block_id FROM l) k
-                 LEFT JOIN a ON a.block_id = k.block_id LEFT JOIN w ON w.block_id = k.block_id LEFT JOIN l ON l.block_id = k.block_id) AS stats,
-              (SELECT COALESCE(json_agg(json_build_object('blockId', block_id, 'value', value, 'count', count)), '[]')
-                 FROM (SELECT block_id, value, count(*) AS count FROM v WHERE block_id = ANY(${counted}) GROUP BY 1, 2) c) AS counts,
-              (SELECT COALESCE(json_agg(json_build_object('blockId', x.id,
-                        'min', (SELECT min(num) FROM v WHERE block_id = x.id), 'max', (SELECT max(num) FROM v WHERE block_id = x.id))), '[]')
-                 FROM unnest(${numeric}) x(id)) AS numeric,
-              (SELECT COALESCE(json_agg(json_build_object('blockId', x.id,
-                        'min', (SELECT min(value) FROM v WHERE block_id = x.id), 'max', (SELECT max(value) FROM v WHERE block_id = x.id))), '[]')
-                 FROM unnest(${dates}) x(id)) AS dates,
-              false AS waiting`,
+       agg AS (
+         SELECT count(*)::int AS total, count(m.shown)::int AS recorded, min(m.submitted_at) AS first, max(m.submitted_at) AS last,
+                ${list(per.map(stat))} AS stats,
+                ${list(per.filter((b) => numeric(b.type)).map((b) => range(b, '::float8')))} AS numeric,
+                ${list(per.filter((b) => b.type === 'date').map((b) => range(b, '')))} AS dates
+           FROM m)
+       SELECT agg.total, agg.recorded, agg.first, agg.last, agg.numeric, agg.dates, false AS waiting,
+              (SELECT COALESCE(json_agg(s), '[]') FROM (
+                 SELECT json_array_elements(agg.stats) AS s
+                 UNION ALL SELECT json_build_object('blockId', block_id, 'answered', 0, 'sum', 0, 'shown', shown, 'latest', '[]'::json)
+                   FROM (${shownOf('m s', '$1')}) w
+                 ${latest.length ? `UNION ALL SELECT json_array_elements(${list(latest)})` : ''}) x) AS stats,
+              ${counts.length ? `(SELECT COALESCE(json_agg(c), '[]') FROM (${counts.join(' UNION ALL ')}) c)` : `'[]'::json`} AS counts
+         FROM agg`,
       params,
     );
-    return row;
+    // A block's answered, shown and latest come in separate entries: one per block.
+    const merged = new Map<string, SummaryRow['stats'][number]>();
+    for (const s of row.stats as SummaryRow['stats']) {
+      const m = merged.get(s.blockId);
+      if (!m) merged.set(s.blockId, s);
+      else
+        merged.set(s.blockId, {
+          blockId: s.blockId,
+          answered: Number(m.answered) + Number(s.answered),
+          sum: Number(m.sum) + Number(s.sum),
+          shown: Number(m.shown) + Number(s.shown),
+          latest: m.latest.length ? m.latest : s.latest,
+        });
+    }
+    return { ...row, stats: [...merged.values()] };
   }
 
   /**

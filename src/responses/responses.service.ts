@@ -7,7 +7,7 @@ import type { Principal } from '../common/access/principal';
 import { ApiError } from '../common/errors/api-error';
 import { currentManager, inTransaction } from '../database/transaction';
 import { IdempotencyService } from '../idempotency/idempotency.service';
-import { AnswerWording, answersViewer, Block, CHOICE_TYPES, NUMERIC_TYPES } from '../forms/blocks';
+import { AnswerWording, answersViewer, Block, CHOICE_TYPES, NUMERIC_TYPES, takesAnswer } from '../forms/blocks';
 import { CheckedResponse, hasLogic, validateResponse } from '../forms/form-logic';
 import { FormRecord, FormsService, notFoundForm } from '../forms/forms.service';
 import { ResponseStatsRepository } from './response-stats.repository';
@@ -256,7 +256,9 @@ export class ResponsesService {
       // above: the ones committed before this call).
       const params: unknown[] = [form.id]; // $1: the form
       const sql = responseFilterSql(form, checked, params, 'r');
-      row = await this.stats.readFilteredSummary(currentManager(this.db), { sql, params }, this.summarized(form));
+      const answerable = form.blocks.filter((b) => takesAnswer(b.type));
+      const { counted } = this.summarized(form);
+      row = await this.stats.readFilteredSummary(currentManager(this.db), { sql, params }, answerable, counted);
     }
     const stats = new Map(row.stats.map((s) => [s.blockId, s]));
     const total = row.total ?? 0;
