@@ -7,6 +7,7 @@ import type { FastifyReply as Response, FastifyRequest as Request } from 'fastif
 import { formPost, isFormPost, isJsonRequest, parseJson } from '../common/http/body';
 import { Public } from '../auth/public.decorator';
 import { ApiError, ErrorDetail } from '../common/errors/api-error';
+import { sendScript } from '../common/html';
 import { inTransaction } from '../database/transaction';
 import { blocksView } from '../forms/form-logic';
 import { FormRecord, FormsService } from '../forms/forms.service';
@@ -61,14 +62,7 @@ export class RespondentController {
   /** The pages' one script (respondent.script.ts): same-page questions appear at once. The pages work without it. */
   @Get('assets/respondent.js')
   script(@Res() res: Response) {
-    res
-      .status(200)
-      .headers({
-        'Content-Type': 'text/javascript; charset=utf-8',
-        'Cache-Control': 'public, max-age=3600',
-        'X-Content-Type-Options': 'nosniff',
-      })
-      .send(RESPONDENT_SCRIPT);
+    sendScript(res, RESPONDENT_SCRIPT);
   }
 
   @Get(':publicId')
