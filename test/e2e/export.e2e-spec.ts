@@ -408,6 +408,27 @@ describe('export_responses', () => {
       expect(app.get(ExportsService).openDownloads).toBe(0);
     });
 
+    it('made by a signed-in person (the results pages) stops when that person leaves the workspace', async () => {
+      const member = await app.get(WorkspacesService).addMember(ws.slug, `reader-${Date.now()}@example.com`, 'viewer');
+      const workspace = await app.get(WorkspacesService).requireBySlug(ws.slug);
+      const { url } = await app.get(ExportsService).createLink(
+        {
+          credential: { kind: 'session', id: member.user.id },
+          credentialKey: `session:${member.user.id}`,
+          workspace: { id: workspace.id, name: workspace.name, slug: workspace.slug, plan: workspace.plan },
+          role: 'viewer',
+          scopes: ['responses:read'],
+          userId: member.user.id,
+        },
+        form.publicId,
+        { format: 'csv', answersBy: 'id', filter: {} },
+      );
+      links.push(new URL(url).searchParams.get('token')!);
+      expect((await download(url)).status).toBe(200);
+      await app.get(WorkspacesService).removeMember(ws.slug, member.user.email);
+      expect(await refusedWithin(url)).toBeLessThan(5_000);
+    });
+
     it("spends the budget of the credential that made it (both budgets' headers on the download)", async () => {
       const { url } = await exportLink({ publicId: form.publicId });
       const res = await download(url);
