@@ -100,4 +100,116 @@ describe("the page script's evaluator", () => {
       { numRuns: 2000 },
     );
   });
+
+  /**
+   * The page part against a stand-in DOM: a form with data-logic, its fields and the question
+   * wrappers; a change runs the walk of the page, as an input or change event would.
+   */
+  function page(logic: unknown, fields: Array<{ name: string; type: string; value: string; checked?: boolean }>) {
+    const handlers: Record<string, () => void> = {};
+    const button = { value: 'next', textContent: 'Next' };
+    const live = { textContent: '' };
+    const boxes: Record<string, { hidden: boolean }> = {};
+    const elements: Array<Record<string, unknown>> = [...fields];
+    const form = {
+      getAttribute: () => JSON.stringify(logic),
+      querySelector: () => button,
+      elements,
+      appendChild: (el: Record<string, unknown>) => elements.push(el),
+      addEventListener: (type: string, f: () => void) => (handlers[type] = f),
+    };
+    const document = {
+      querySelector: () => form,
+      getElementById: (id: string) => (id === 'announce' ? live : (boxes[id.slice(2)] ??= { hidden: true })),
+      createElement: () => ({}),
+    };
+    runInNewContext(RESPONDENT_SCRIPT, { document });
+    return {
+      set(name: string, value: string) {
+        for (const f of fields) {
+          if (f.name !== name) continue;
+          if (f.type === 'radio' || f.type === 'checkbox') f.checked = f.value === value;
+          else f.value = value;
+        }
+        handlers.change();
+      },
+      button,
+      live,
+      shown: () => Object.keys(boxes).filter((id) => !boxes[id].hidden),
+      seen: () => elements.find((e) => e.name === '_seen')?.value,
+    };
+  }
+  const yesNo = (name: string) => [
+    { name, type: 'radio', value: 'true' },
+    { name, type: 'radio', value: 'false' },
+  ];
+
+  it('shows a question and turns Next into Submit as the answers on the page change, up to a page whose showIf fails', () => {
+    const logic = {
+      blocks: [
+        { id: 'b_a', type: 'yes_no', title: 'Coming?' },
+        { id: 'b_b', type: 'short_text', title: 'Why not?', showIf: { block: 'b_a', op: 'equals', value: false } },
+        { id: 'b_c', type: 'number', title: 'Guests', min: 0, max: 5 },
+        { id: 'b_d', type: 'short_text', title: 'Diet', showIf: { block: 'b_c', op: 'gt', value: 0 } },
+      ],
+      answers: {},
+      hidden: {},
+      // The next page only for those coming.
+      breaks: [{ id: 'b_p2', showIf: { block: 'b_a', op: 'equals', value: true } }],
+    };
+    const p = page(logic, [
+      ...yesNo('b_a'),
+      { name: 'b_b', type: 'text', value: '' },
+      { name: 'b_c', type: 'number', value: '' },
+      { name: 'b_d', type: 'text', value: '' },
+    ]);
+    // Not answered: the next page is not on the path, so this page ends the form.
+    expect(p.shown()).toEqual(['b_a', 'b_c']);
+    expect(p.button).toEqual({ value: 'submit', textContent: 'Submit' });
+    expect(p.live.textContent).toBe('');
+    p.set('b_a', 'false');
+    expect(p.shown()).toEqual(['b_a', 'b_b', 'b_c']);
+    expect(p.button.textContent).toBe('Submit');
+    expect(p.live.textContent).toBe('A question was added below: Why not?');
+    expect(p.seen()).toBe('b_a b_b b_c');
+    p.set('b_a', 'true');
+    expect(p.shown()).toEqual(['b_a', 'b_c']);
+    expect(p.button).toEqual({ value: 'next', textContent: 'Next' });
+    expect(p.live.textContent).toBe(
+      'A question was removed: Why not? The form goes on after this page: the button now says Next.',
+    );
+    // Numbers as the server reads them: out of range or not a number is not an answer.
+    p.set('b_c', '3');
+    expect(p.shown()).toContain('b_d');
+    p.set('b_c', '9');
+    expect(p.shown()).not.toContain('b_d');
+    p.set('b_c', '0x10');
+    expect(p.shown()).not.toContain('b_d');
+    p.set('b_c', ' 2 ');
+    expect(p.shown()).toContain('b_d');
+  });
+
+  it('follows a jump past a page whose showIf fails, with the earlier answers and hidden values the page carries', () => {
+    const logic = {
+      blocks: [{ id: 'b_a', type: 'checkboxes', title: 'Pets' }],
+      answers: { b_first: 'Ada' },
+      hidden: { source: 'ad' },
+      breaks: [
+        { id: 'b_p2', jumps: [{ if: { block: 'b_a', op: 'contains', value: 'c_cat' }, to: 'b_p3' }] },
+        { id: 'b_p3', showIf: { hidden: 'source', op: 'equals', value: 'mail' } },
+        { id: 'b_p4', showIf: { block: 'b_first', op: 'equals', value: 'Bob' } },
+      ],
+    };
+    const p = page(logic, [
+      { name: 'b_a', type: 'checkbox', value: 'c_cat' },
+      { name: 'b_a', type: 'checkbox', value: 'c_dog' },
+    ]);
+    // No jump: page 2 follows.
+    expect(p.button.textContent).toBe('Next');
+    // The jump to page 3, whose showIf fails (source is "ad"), then page 4's (first is "Ada"): the form ends here.
+    p.set('b_a', 'c_cat');
+    expect(p.button.textContent).toBe('Submit');
+    p.set('b_a', 'c_dog');
+    expect(p.button.textContent).toBe('Next');
+  });
 });
