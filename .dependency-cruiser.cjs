@@ -31,9 +31,9 @@ module.exports = {
     {
       name: 'domain-rules-do-not-import-tools',
       comment:
-        'Only the tool files (*.tool.ts) and their schemas (*.schemas.ts) of a feature know the tools layer; its rules and services do not. (mcp/ is a transport over the tool registry.)',
+        "Only the tool files (*.tool.ts) and their schemas (*.schemas.ts) of a feature know the tools layer; its rules and services do not. (mcp/ is a transport over the tool registry; results/ pages act through the tools' own plan and role rules.)",
       severity: 'error',
-      from: { path: '^src/[^/]+/', pathNot: ['^src/(tools|mcp)/', '[.](tool|schemas)[.]ts$'] },
+      from: { path: '^src/[^/]+/', pathNot: ['^src/(tools|mcp|results)/', '[.](tool|schemas)[.]ts$'] },
       to: { path: '^src/tools/' },
     },
     {
