@@ -5,6 +5,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import type { Principal } from '../common/access/principal';
 import { ApiError } from '../common/errors/api-error';
+import { allowLongStatements } from '../database/long-statements';
 import { currentManager, inTransaction } from '../database/transaction';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { AnswerWording, answersViewer, Block, CHOICE_TYPES, NUMERIC_TYPES, takesAnswer } from '../forms/blocks';
@@ -28,6 +29,9 @@ export interface ResponseView {
 
 /** How read tools key answers: by block id (default) or by ref (a block without a ref stays under its id). */
 export type AnswersBy = 'id' | 'ref';
+
+/** How long one statement of a filtered read may take (see filteredRead). */
+export const FILTERED_READ_MS = 60_000;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -93,7 +97,7 @@ export class ResponsesService {
       // stays exact under a filter too.
       const params: unknown[] = [form.id]; // $1: the form
       const sql = responseFilterSql(form, filter, params, 'r');
-      const { total, rows } = await this.repo.filteredPage(currentManager(this.db), { sql, params }, range);
+      const { total, rows } = await this.filteredRead((tx) => this.repo.filteredPage(tx, { sql, params }, range));
       return { total, responses: page(rows) };
     }
     const { skipped } = at;
@@ -102,6 +106,18 @@ export class ResponsesService {
     if (!r) return { total, responses: [] };
     const rows = await this.repo.readPage(currentManager(this.db), form.id, skipped + r.start, r.count);
     return { total, responses: page(rows) };
+  }
+
+  /**
+   * A read under `where`: its statements read the form's rows, so on a big form they may take
+   * longer than a request's statement timeout (DATABASE_STATEMENT_TIMEOUT_MS); they get
+   * FILTERED_READ_MS, in a transaction of their own (SET LOCAL ends with it).
+   */
+  private filteredRead<T>(work: (tx: EntityManager) => Promise<T>): Promise<T> {
+    return inTransaction(this.db, async (tx) => {
+      await allowLongStatements(tx, FILTERED_READ_MS);
+      return work(tx);
+    });
   }
 
   async get(workspaceId: string, publicId: string, responseId: string, answersBy?: AnswersBy): Promise<ResponseView> {
@@ -258,7 +274,7 @@ export class ResponsesService {
       const sql = responseFilterSql(form, checked, params, 'r');
       const answerable = form.blocks.filter((b) => takesAnswer(b.type));
       const { counted } = this.summarized(form);
-      row = await this.stats.readFilteredSummary(currentManager(this.db), { sql, params }, answerable, counted);
+      row = await this.filteredRead((tx) => this.stats.readFilteredSummary(tx, { sql, params }, answerable, counted));
     }
     const stats = new Map(row.stats.map((s) => [s.blockId, s]));
     const total = row.total ?? 0;

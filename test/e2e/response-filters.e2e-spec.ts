@@ -209,7 +209,7 @@ describe('response filters: where, since and until on list_responses and summari
       expect(sizes).toContain(0);
       expect(sizes).toContain(rows.length);
       expect(sizes.size).toBeGreaterThan(4);
-    });
+    }, 180_000); // some 260 calls, on the embedded database too
 
     it('filters on hidden fields, and text contains ignores case', async () => {
       const list = (where: unknown) =>
@@ -252,7 +252,7 @@ describe('response filters: where, since and until on list_responses and summari
       const rating = yes.body.blocks.find((b: { type: string }) => b.type === 'rating');
       expect(yes.body.total).toBe(2);
       expect(rating).toMatchObject({ answered: 2, min: 1, max: 2, mean: 1.5 });
-    });
+    }, 180_000);
 
     it('refuses a filter that does not fit the form with 400 invalid_arguments at the condition path, and changes nothing', async () => {
       const before = await callTool(app, token, 'summarize_responses', { publicId: form.publicId });
