@@ -63,7 +63,7 @@ export class ExportsService {
   private readonly logger = new Logger('Exports');
   private readonly access = new TtlCache<boolean>(CREDENTIAL_CACHE_MS);
   /** The range of seq one batch reads (tests set it lower to see several batches). */
-  batchSeqRange = 1000;
+  batchSeqRange = 2000;
   /** Downloads being read now (tests watch a disconnect end one). */
   openDownloads = 0;
 
@@ -158,28 +158,41 @@ export class ExportsService {
     filter: { sql: string; params: unknown[] },
   ): AsyncGenerator<string> {
     this.openDownloads++;
+    let ahead: Promise<ExportRow[]> | undefined;
     try {
       const csv = grant.fmt === 'csv' ? csvLayout(form, grant.a) : undefined;
       const view = responseViewer(form, csv ? 'id' : grant.a);
       const line = csv ? (r: ExportRow) => csv.record(view(r)) : (r: ExportRow) => `${JSON.stringify(view(r))}\n`;
       // The first bytes go out before any response is read.
       if (csv) yield csv.head;
-      let after = BigInt(0);
       const last = BigInt(upTo);
+      const range = BigInt(this.batchSeqRange);
+      let after = BigInt(0);
       let checked = Date.now();
-      while (after < last) {
-        if (Date.now() - checked >= CREDENTIAL_CACHE_MS) {
-          await this.formOf(grant); // throws when the credential or the form is gone: the stream is cut
-          checked = Date.now();
-        }
-        const end = after + BigInt(this.batchSeqRange) < last ? after + BigInt(this.batchSeqRange) : last;
-        const rows = await this.repo.readBatch(
+      /** The next batch's statement, started before the previous batch is written (see below). */
+      const read = (): Promise<ExportRow[]> | undefined => {
+        if (after >= last) return undefined;
+        const end = after + range < last ? after + range : last;
+        const batch = this.repo.readBatch(
           currentManager(this.db),
           form.id,
           { after: after.toString(), upTo: end.toString() },
           filter,
         );
         after = end;
+        return batch;
+      };
+      // One batch read ahead: the database reads batch n+1 while batch n is formatted and written,
+      // so reading and writing overlap; memory stays at about two batches.
+      ahead = read();
+      while (ahead) {
+        const rows = await ahead;
+        if (Date.now() - checked >= CREDENTIAL_CACHE_MS) {
+          ahead = undefined;
+          await this.formOf(grant); // throws when the credential or the form is gone: the stream is cut
+          checked = Date.now();
+        }
+        ahead = read();
         if (rows.length) yield rows.map(line).join('');
       }
     } catch (err) {
@@ -194,6 +207,9 @@ export class ExportsService {
       }
       throw err;
     } finally {
+      // A client that went away leaves the batch read ahead in flight: it ends on its own, and its
+      // failure, if any, is nobody's to handle.
+      ahead?.catch(() => undefined);
       this.openDownloads--;
     }
   }
