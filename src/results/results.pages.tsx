@@ -30,6 +30,12 @@ export function answerText(v: unknown): string {
   return String(v);
 }
 
+/**
+ * A cell holding text for screen readers only: positioned, so that the hidden text (placed where
+ * it would be) stays inside the table's scrolling region instead of widening the page on a phone.
+ */
+const HOLDS_HIDDEN = { position: 'relative' } as const;
+
 const clip = (s: string, n = 80) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
 /** A link shown in a read-only field (selectable without JavaScript) and a Copy button the script reveals. */
@@ -82,7 +88,7 @@ export function FormsPage(props: {
         <Table label="Forms" head={['Form', 'Status', 'Responses', 'Last response', 'Share link']}>
           {props.forms.map((f) => (
             <tr key={f.publicId}>
-              <td>
+              <td style={HOLDS_HIDDEN}>
                 <a href={`${ctx.base}/forms/${f.publicId}`}>{f.title}</a>
                 <br />
                 <a href={`${props.publicUrl}/f/${f.publicId}`} className="desc">
@@ -92,7 +98,7 @@ export function FormsPage(props: {
               <td>{STATUS_WORDS[f.status] ?? f.status}</td>
               <td>{f.responseCount.toLocaleString('en-US')}</td>
               <td>{when(f.lastResponseAt)}</td>
-              <td style={{ minWidth: '16rem' }}>
+              <td style={{ ...HOLDS_HIDDEN, minWidth: '16rem' }}>
                 <CopyField
                   id={`link-${f.publicId}`}
                   label={`Share link of ${f.title}`}
@@ -304,11 +310,11 @@ export function ResponsesPage(props: {
             <tr key={r.id}>
               <td style={{ whiteSpace: 'nowrap' }}>{when(r.submittedAt)}</td>
               {shown.map((b) => (
-                <td key={b.id} style={{ overflowWrap: 'anywhere' }}>
+                <td key={b.id} style={{ minWidth: '8rem', overflowWrap: 'anywhere' }}>
                   {clip(answerText(r.answers[b.id]))}
                 </td>
               ))}
-              <td>
+              <td style={HOLDS_HIDDEN}>
                 <a href={`${here}/responses/${r.id}`}>
                   View <Hidden>the response of {when(r.submittedAt)}</Hidden>
                 </a>
@@ -404,7 +410,8 @@ export function SharePage(props: { ctx: Ctx; form: FormRecord; publicUrl: string
           <h3 id="hidden-title">Hidden fields</h3>
           <p>
             This form keeps {hiddenFields.length === 1 ? 'a hidden field' : 'hidden fields'} from its link&apos;s query,
-            stored with each response (where someone came from, say). Fill them in for the link above.
+            stored with each response (where someone came from, say). Fill {hiddenFields.length === 1 ? 'it' : 'them'}{' '}
+            in for the link above.
           </p>
           {hiddenFields.map((h) => (
             <Field
