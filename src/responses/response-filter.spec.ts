@@ -1,0 +1,66 @@
+import { Condition } from '../forms/conditions';
+import { conditionSql } from '../forms/conditions/sql';
+import { responseFilterSql } from './response-filter';
+import { BLOCKS, rowCases } from '../../test/utils/condition-cases';
+
+// That the SQL agrees with the evaluator is tested against PostgreSQL, on the same cases
+// (test/e2e/response-filters.e2e-spec.ts); this spec checks how the SQL is written.
+const form = { blocks: BLOCKS, hiddenFields: ['source'] };
+
+describe('the condition language as SQL', () => {
+  it('binds every value and name as a parameter, numbered after those already there', () => {
+    const hostile = "x'); DROP TABLE responses; --";
+    const params: unknown[] = ['form-id'];
+    const sql = responseFilterSql(
+      form,
+      {
+        where: {
+          any: [
+            { block: 'short', op: 'contains', value: hostile },
+            { hidden: 'source', op: 'in', value: [hostile] },
+            { block: 'short', op: 'equals', value: hostile },
+          ],
+        },
+        since: '2026-01-01T00:00:00Z',
+      },
+      params,
+    );
+    expect(sql).not.toContain('DROP');
+    expect(sql).not.toContain('b_short');
+    expect(sql).not.toContain('2026');
+    expect(params[0]).toBe('form-id');
+    expect(params).toContain(hostile);
+    // Every placeholder refers to a pushed parameter, from $2 on.
+    const used = [...sql.matchAll(/\$(\d+)/g)].map((m) => Number(m[1]));
+    expect(Math.min(...used)).toBe(2);
+    expect(Math.max(...used)).toBe(params.length);
+  });
+
+  it('is TRUE without a filter, and joins since, until and where with AND', () => {
+    expect(responseFilterSql(form, {}, [])).toBe('TRUE');
+    const params: unknown[] = [];
+    const sql = responseFilterSql(
+      form,
+      { since: '2026-01-01T00:00:00Z', until: '2026-02-01T00:00:00Z', where: { block: 'agree', op: 'answered' } },
+      params,
+      'x',
+    );
+    expect(sql).toMatch(/^x\.submitted_at >= \$1::timestamptz AND x\.submitted_at < \$2::timestamptz AND \(/);
+    expect(params.slice(0, 2)).toEqual(['2026-01-01T00:00:00Z', '2026-02-01T00:00:00Z']);
+  });
+
+  it('translates every case of the language to one parenthesised expression', () => {
+    for (const c of rowCases()) {
+      const where = responseFilterSql(form, { where: c.where as Condition }, []);
+      expect(where.startsWith('(') || where === 'false').toBe(true);
+    }
+    // "" is no answer: equal to nothing.
+    expect(conditionSql({ block: 'b_short', op: 'equals', value: '' }, [])).toBe('false');
+  });
+
+  it('refuses to translate a condition that does not fit the form (checked again, whoever calls)', () => {
+    expect(() =>
+      responseFilterSql(form, { where: { block: 'rating', op: 'contains', value: 'x' } as Condition }, []),
+    ).toThrow(expect.objectContaining({ code: 'invalid_arguments' }));
+  });
+});
