@@ -310,8 +310,9 @@ export function ResponsesPage(props: {
             <tr key={r.id}>
               <td style={{ whiteSpace: 'nowrap' }}>{when(r.submittedAt)}</td>
               {shown.map((b) => (
-                <td key={b.id} style={{ minWidth: '8rem', overflowWrap: 'anywhere' }}>
-                  {clip(answerText(r.answers[b.id]))}
+                <td key={b.id}>
+                  {/* A cell's own min-width is not kept by a table: a block inside it is. */}
+                  <div style={{ minWidth: '8rem', overflowWrap: 'anywhere' }}>{clip(answerText(r.answers[b.id]))}</div>
                 </td>
               ))}
               <td style={HOLDS_HIDDEN}>
