@@ -32,7 +32,7 @@ export const render = renderPage;
 /** The settings pages' own rules, after the shared ones of html.tsx. */
 const SETTINGS_STYLE = `
   header.top { background: #fff; border-bottom: 1px solid #d5d9e2; }
-  header.top .bar, nav.sections { max-width: 64rem; margin: 0 auto; padding: .6rem 2rem; box-sizing: border-box; }
+  header.top .bar, nav.sections { max-width: 68rem; margin: 0 auto; padding: .6rem 2rem; box-sizing: border-box; }
   header.top .bar { display: flex; flex-wrap: wrap; align-items: center; gap: .25rem 1rem; }
   header.top .where { display: flex; flex-wrap: wrap; align-items: baseline; gap: .5rem; min-width: 0; }
   header.top .sep { color: #6b7385; } header.top .ws { overflow-wrap: anywhere; }
@@ -43,7 +43,7 @@ const SETTINGS_STYLE = `
   nav.sections a[aria-current=page], header.top a[aria-current=page] { color: #1d2330; border-bottom-color: #2b59c3; font-weight: 400; text-decoration: none; }
   code { word-break: normal; overflow-wrap: anywhere; } code.prefix { white-space: nowrap; overflow-wrap: normal; }
   .secret { word-break: break-all; } .label-space { display: block; margin-bottom: .25rem; }
-  .scroll { overflow-x: auto; margin-bottom: 1.5rem; } .scroll table { margin-bottom: 0; }
+  .scroll { overflow-x: auto; margin-bottom: 1.5rem; position: relative; } .scroll table { margin-bottom: 0; }
   .scroll:focus { outline: 3px solid #2b59c3; outline-offset: 2px; }
   td .row-actions { display: flex; flex-wrap: wrap; gap: .25rem .75rem; align-items: center; }
   @media (max-width: 640px) {

@@ -1,5 +1,5 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -16,6 +16,21 @@ import { createAppOn, isolatedDatabaseUrl, WebhookReceiver } from '../utils/webh
 jest.setTimeout(120_000); // a browser on a shared, slow machine
 const PASSWORD = 'correct horse battery staple';
 const RESULTS = join(__dirname, '..', '..', 'test-results'); // git-ignored
+const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+type AxeResult = {
+  violations: Array<{ id: string; impact: string | null; help: string; nodes: Array<{ target: string[] }> }>;
+};
+
+/** axe-core's serious and critical violations on the page as shown (run inside Chromium). */
+async function axeProblems(page: Page): Promise<string[]> {
+  await page.evaluate(AXE); // through the DevTools protocol: the pages' CSP allows no inline script
+  const result = await page.evaluate(() =>
+    (window as unknown as { axe: { run: (ctx: Document) => Promise<AxeResult> } }).axe.run(document),
+  );
+  return result.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
 
 /** Waits until `check` holds, polling (the 5-second promise of revocation is a bound, not a timing under test). */
 async function eventually(check: () => Promise<boolean>, ms = 8000): Promise<boolean> {
@@ -71,8 +86,18 @@ describe('workspace settings in a real browser (Debian chromium)', () => {
     await page.waitForLoadState();
     return page;
   }
-  const shot = (page: Page, name: string) =>
-    page.screenshot({ path: join(RESULTS, `settings-${name}.png`), fullPage: true });
+  /**
+   * Every page the tests show: no serious or critical axe-core violation, and screenshots at a
+   * desktop width and a 390 px wide phone (test-results/, looked at by people, not compared).
+   */
+  async function shot(page: Page, name: string) {
+    expect({ page: name, problems: await axeProblems(page) }).toEqual({ page: name, problems: [] });
+    await page.screenshot({ path: join(RESULTS, `settings-${name}.png`), fullPage: true });
+    const desktop = page.viewportSize();
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: join(RESULTS, `settings-${name}-390.png`), fullPage: true });
+    if (desktop) await page.setViewportSize(desktop);
+  }
   const me = (token: string) => request(app.getHttpServer()).get('/api/v1').set('Authorization', `Bearer ${token}`);
 
   it('an owner signs in, creates a viewer token shown once, uses it, and revokes it', async () => {
@@ -123,6 +148,9 @@ describe('workspace settings in a real browser (Debian chromium)', () => {
     await shot(page, 'token-revoke-confirm');
     await page.getByRole('button', { name: 'Revoke' }).click();
     await page.getByRole('heading', { name: 'API tokens' }).waitFor();
+    // The notice of the change, after the redirect.
+    expect(await page.getByRole('status').textContent()).toContain('Token revoked.');
+    await shot(page, 'token-revoked');
     expect(await eventually(async () => (await me(secret)).status === 401, 5000)).toBe(true);
 
     // Audit log: the settings actions, newest first, by the person.
@@ -227,8 +255,17 @@ describe('workspace settings in a real browser (Debian chromium)', () => {
     const page = await signIn(person.email, `/settings/w/${ws.slug}/apps`);
     await page.getByRole('heading', { name: 'Connected apps' }).waitFor();
     await shot(page, 'apps');
-    await page.getByRole('button', { name: /Disconnect/ }).click();
+    // Disconnect asks first, like Revoke; Cancel changes nothing.
+    await page.getByRole('link', { name: /Disconnect/ }).click();
+    await page.getByRole('heading', { name: 'Disconnect Agent Smith?' }).waitFor();
+    await shot(page, 'app-disconnect-confirm');
+    await page.getByRole('link', { name: 'Cancel' }).click();
+    await page.getByRole('heading', { name: 'Connected apps' }).waitFor();
+    expect((await me(token)).status).toBe(200);
+    await page.getByRole('link', { name: /Disconnect/ }).click();
+    await page.getByRole('button', { name: 'Disconnect' }).click();
     await page.getByText('No connected apps.').waitFor();
+    expect(await page.getByRole('status').textContent()).toContain('App disconnected.');
     expect(await eventually(async () => (await me(token)).status === 401, 5000)).toBe(true);
   });
 
@@ -298,5 +335,87 @@ describe('workspace settings in a real browser (Debian chromium)', () => {
     await page.getByRole('heading', { name: 'Secret rotated' }).waitFor();
     expect(await page.getByText('keeps signing beside this one for 24 hours').isVisible()).toBe(true);
     expect((await page.locator('#secret').textContent())!.trim()).not.toBe(secret);
+  });
+
+  it('names holding markup or a javascript: URL are shown as text on every settings page that shows them', async () => {
+    const payloads = [
+      '<script>window.__xss=1</script>',
+      '"><img src=x onerror="window.__xss=1">',
+      'javascript:window.__xss=1',
+    ];
+    const page = await signIn(`owner-${ws.slug}@example.com`, `/settings/w/${ws.slug}/tokens`);
+    const dialogs: string[] = [];
+    page.on('dialog', (d) => void dialogs.push(d.message()));
+    const csrf = await page.locator('input[name=csrf]').first().inputValue();
+    const nonceOf = async (path: string) => {
+      await page.goto(`${base}${path}`);
+      return page.locator('input[name=nonce]').inputValue();
+    };
+    const post = async (path: string, form: Record<string, string>) =>
+      expect((await page.request.post(`${base}${path}`, { form: { csrf, ...form }, maxRedirects: 0 })).status()).toBe(
+        303,
+      );
+    const w = `/settings/w/${ws.slug}`;
+    const db = app.get(DataSource);
+    const owner = (await db.query('SELECT id FROM users WHERE email = $1', [`owner-${ws.slug}@example.com`]))[0].id;
+    for (const [i, p] of payloads.entries()) {
+      const form = { name: `token ${p}`, role: 'viewer', scopes: 'forms:read', expiry: '30' };
+      await post(`${w}/tokens`, { ...form, nonce: await nonceOf(`${w}/tokens`) });
+      const hook = { url: receiver.url(`/xss-${i}`), events: 'form.published', description: `hook ${p}` };
+      await post(`${w}/webhooks`, { ...hook, nonce: await nonceOf(`${w}/webhooks`) });
+      await post(`${w}/members`, { email: `${p.replace(/\s/g, '')}@example.com`, role: 'viewer' });
+      await createOAuthAccessToken(app, { workspaceId: ws.id, userId: owner, clientName: `app ${p}` });
+    }
+    const ids = async (sql: string): Promise<string[]> =>
+      (await db.query(sql, [ws.id])).map((r: { id: string }) => r.id);
+    const tokenIds = await ids(`SELECT id FROM api_tokens WHERE workspace_id = $1 AND name LIKE 'token %'`);
+    const hookIds = await ids(`SELECT id FROM webhook_endpoints WHERE workspace_id = $1 AND description LIKE 'hook %'`);
+    const memberIds = await ids(
+      `SELECT m.user_id AS id FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.workspace_id = $1 AND u.email LIKE '%@example.com' AND (u.email LIKE '%<%' OR u.email LIKE 'javascript:%')`,
+    );
+    const grantIds = await ids(
+      `SELECT grant_id AS id FROM oauth_grants WHERE workspace_id = $1 AND client_name LIKE 'app %'`,
+    );
+    expect([tokenIds.length, hookIds.length, memberIds.length, grantIds.length]).toEqual([3, 3, 3, 3]);
+
+    const pages: Array<[path: string, shows: string[]]> = [
+      [`${w}/tokens`, payloads.map((p) => `token ${p}`)],
+      ...tokenIds.map((id): [string, string[]] => [`${w}/tokens/${id}/revoke`, ['token ']]),
+      [`${w}/webhooks`, payloads.map((p) => `hook ${p}`)],
+      ...hookIds.flatMap((id): Array<[string, string[]]> => [
+        [`${w}/webhooks/${id}`, ['hook ']],
+        [`${w}/webhooks/${id}/delete`, []],
+      ]),
+      [`${w}/members`, payloads.map((p) => `${p.replace(/\s/g, '')}@example.com`)],
+      ...memberIds.map((id): [string, string[]] => [`${w}/members/${id}/remove`, ['@example.com']]),
+      [`${w}/apps`, payloads.map((p) => `app ${p}`)],
+      ...grantIds.map((id): [string, string[]] => [`${w}/apps/${encodeURIComponent(id)}/disconnect`, ['app ']]),
+      [`${w}/audit`, []],
+    ];
+    for (const [path, shows] of pages) {
+      const res = await page.goto(`${base}${path}`);
+      expect({ path, status: res!.status() }).toEqual({ path, status: 200 });
+      const text = (await page.locator('main').textContent()) ?? '';
+      for (const s of shows) expect({ path, shown: text.includes(s) }).toEqual({ path, shown: true });
+      // Shown as text: nothing the names hold became an element, a handler or a link.
+      const injected = await page.evaluate(() => ({
+        scripts: document.querySelectorAll('main script, main img').length,
+        handlers: document.querySelectorAll('[onerror]').length,
+        javascriptLinks: document.querySelectorAll('a[href^="javascript" i]').length,
+        ran: (window as unknown as { __xss?: number }).__xss ?? 0,
+      }));
+      expect({ path, injected }).toEqual({ path, injected: { scripts: 0, handlers: 0, javascriptLinks: 0, ran: 0 } });
+    }
+    // Every payload reached some page whole, as text (the audit log names the tokens and apps too).
+    await page.goto(`${base}${w}/tokens`);
+    for (const p of payloads) expect(await page.getByRole('cell', { name: `token ${p}`, exact: true }).count()).toBe(1);
+    expect(dialogs).toEqual([]);
+    await shot(page, 'tokens-hostile-names');
+    await page.goto(`${base}${w}/webhooks`);
+    await shot(page, 'webhooks-hostile-names');
+    await page.goto(`${base}${w}/members`);
+    await shot(page, 'members-hostile-names');
+    await page.goto(`${base}${w}/apps`);
+    await shot(page, 'apps-hostile-names');
   });
 });
