@@ -228,8 +228,11 @@ describe('sign-in and consent in a real browser (Debian chromium)', { timeout: 1
       // The app is listed in the settings; Disconnect stops its token within 5 seconds.
       await page.goto(`${instance.base}/settings/w/acme/apps`);
       await page.getByRole('cell', { name: 'Settings test app', exact: true }).waitFor();
-      await page.getByRole('button', { name: /Disconnect/ }).click();
+      // Disconnect asks first (the settings' confirmation step), then says it was done.
+      await page.getByRole('link', { name: /Disconnect/ }).click();
+      await page.getByRole('button', { name: 'Disconnect' }).click();
       await page.getByText('No connected apps.').waitFor();
+      await page.getByText('App disconnected.').waitFor();
       let status = 0;
       for (const end = Date.now() + 5000; Date.now() < end; await new Promise((r) => setTimeout(r, 250))) {
         status = (await api(instance.base, tokens.access_token, 'GET', '/api/v1')).status;
