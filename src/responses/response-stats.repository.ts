@@ -210,6 +210,18 @@ export class ResponseStatsRepository {
   }
 
   /**
+   * How many sequenced responses of the form answer the block with one of `values` (as
+   * answer_counts keeps them: a choice id, "true"/"false"), from the maintained counts.
+   */
+  async countAnswers(manager: EntityManager, formId: string, blockId: string, values: string[]): Promise<number> {
+    const [{ n }] = await manager.query(
+      `SELECT COALESCE(sum(count), 0)::int AS n FROM answer_counts WHERE form_id = $1 AND block_id = $2 AND value = ANY($3::text[])`,
+      [formId, blockId, [...new Set(values)]],
+    );
+    return n;
+  }
+
+  /**
    * The aggregates readSummary reads, computed from the form's sequenced responses that match
    * `filter` (SQL over the row r; its params start with the form's id, $1) rather than maintained,
    * in one statement. The matches are read once (m); then, as one would write it by hand, one pass

@@ -128,7 +128,7 @@ export class ResponsesRepository {
 
   /**
    * How many sequenced responses of the form match `filter` (SQL over the row r; its params start
-   * with the form's id, $1), and `count` of them in seq order from the position `start`. Two
+   * with the form's id, $1), unless the caller `counted` them, and `count` of them in seq order from the position `start`. Two
    * statements: the order only grows at its end, so positions counted by the first hold for the
    * second. Both read every row of the form the filter does not exclude by time.
    */
@@ -136,12 +136,17 @@ export class ResponsesRepository {
     manager: EntityManager,
     filter: { sql: string; params: unknown[] },
     page: (total: number) => { start: number; count: number } | undefined,
+    counted?: number,
   ): Promise<{ total: number; rows: ResponseRow[] }> {
     const params = [...filter.params];
-    const [{ total }] = await manager.query(
-      `SELECT count(*)::int AS total FROM responses r WHERE r.form_id = $1 AND r.seq IS NOT NULL AND ${filter.sql}`,
-      params,
-    );
+    const total =
+      counted ??
+      (
+        await manager.query(
+          `SELECT count(*)::int AS total FROM responses r WHERE r.form_id = $1 AND r.seq IS NOT NULL AND ${filter.sql}`,
+          params,
+        )
+      )[0].total;
     const at = page(total);
     if (!at) return { total, rows: [] };
     const n = params.push(at.start, at.count);

@@ -9,6 +9,7 @@ import { allowLongStatements } from '../database/long-statements';
 import { currentManager, inTransaction } from '../database/transaction';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { AnswerWording, answersViewer, Block, CHOICE_TYPES, NUMERIC_TYPES, takesAnswer } from '../forms/blocks';
+import { isBlockLeaf } from '../forms/conditions';
 import { CheckedResponse, hasLogic, validateResponse } from '../forms/form-logic';
 import { FormRecord, FormsService, notFoundForm } from '../forms/forms.service';
 import { ResponseStatsRepository } from './response-stats.repository';
@@ -97,7 +98,11 @@ export class ResponsesService {
       // stays exact under a filter too.
       const params: unknown[] = [form.id]; // $1: the form
       const sql = responseFilterSql(form, filter, params, 'r');
-      const { total, rows } = await this.filteredRead((tx) => this.repo.filteredPage(tx, { sql, params }, range));
+      const { total, rows } = await this.filteredRead(async (tx) => {
+        const known = countedFilter(form, filter);
+        const counted = known && (await this.stats.countAnswers(tx, form.id, known.blockId, known.values));
+        return this.repo.filteredPage(tx, { sql, params }, range, counted);
+      });
       return { total, responses: page(rows) };
     }
     const { skipped } = at;
@@ -336,6 +341,22 @@ export class ResponsesService {
     if (!row) throw new Error(`form ${form.id} is gone or changed since it was read`);
     return responseViewer(form)({ ...row, answers: checked.answers, hidden: checked.hidden });
   }
+}
+
+/**
+ * A filter whose number of matches the maintained answer counts hold: one choice (multiple_choice,
+ * dropdown) or yes/no block, equals or in, no since/until. Its total is then read, not counted,
+ * and its first pages read only the rows before them. Those counts are kept by the same statement
+ * that gives responses their seq, so they count exactly the sequenced responses the page reads.
+ */
+function countedFilter(form: FormRecord, filter: ResponseFilter): { blockId: string; values: string[] } | undefined {
+  const where = filter.where;
+  if (!where || filter.since !== undefined || filter.until !== undefined || !isBlockLeaf(where)) return undefined;
+  const block = form.blocks.find((b) => b.id === where.block);
+  if (!block || !['multiple_choice', 'dropdown', 'yes_no'].includes(block.type)) return undefined;
+  if (where.op === 'equals' && !Array.isArray(where.value)) return { blockId: block.id, values: [String(where.value)] };
+  if (where.op === 'in' && Array.isArray(where.value)) return { blockId: block.id, values: where.value.map(String) };
+  return undefined;
 }
 
 /**
