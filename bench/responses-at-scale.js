@@ -75,6 +75,7 @@ const {
   runMain,
   loadTarget,
   percentile,
+  median: midpoint,
   figures,
   sampleAnswers,
   alternateRounds,
@@ -399,6 +400,7 @@ async function planOf(db, sql) {
 // --- figures and checks --------------------------------------------------------------------------
 
 const median = (xs) => percentile(Float64Array.from(xs).sort(), 50);
+// midpoint: the mean of the two middle values of an even count (median() takes the lower), for the few runs of the filtered reads and the export.
 const secs = (ms) => `${(ms / 1000).toFixed(1)} s`;
 const int = (n) => Number(n).toLocaleString('en-US');
 const mib = (bytes) => `${(Number(bytes) / 2 ** 20).toFixed(1)} MiB`;
@@ -805,6 +807,10 @@ async function main() {
   const { dataSourceOptions } = require(join(DIST, 'database', 'data-source.js'));
   const { ResponseStatsRepository } = require(join(DIST, 'responses', 'response-stats.repository.js'));
   const { DataSource } = require('typeorm');
+  // The service bounds each statement of a recount by LONG_STATEMENT_MS (10 min); at 10M on a busy
+  // machine one statement may take longer: this is the benchmark's setup, not a measured path.
+  const longStatements = require(join(DIST, 'database', 'long-statements.js'));
+  if (longStatements.LONG_STATEMENT_MS < 3_600_000) longStatements.LONG_STATEMENT_MS = 3_600_000;
   const dataSource = new DataSource(dataSourceOptions(dbUrl, 2, false));
   await dataSource.initialize();
   const closeDs = () => dataSource.destroy();
@@ -1172,7 +1178,7 @@ async function main() {
             c.toolMs.push((await timeTool(c)).ms);
             c.sqlMs.push((await timeSql(c.sql(c.variant.sql))).ms);
           }
-          c.ratio = median(c.toolMs) / median(c.sqlMs);
+          c.ratio = midpoint(c.toolMs) / midpoint(c.sqlMs);
           log(`  tool ${c.toolMs.map(f0).join(', ')} ms; SQL ${c.sqlMs.map(f0).join(', ')} ms; ratio ${f2(c.ratio)}`);
           filtered.push(c);
         } catch (err) {
@@ -1429,14 +1435,14 @@ async function main() {
     // A read the deployed configuration cuts off does not meet the target, whatever its ratio.
     c.pass = !c.deployed && c.ratio <= OPTS.targetFiltered;
     verdicts.push(
-      `- ${c.label} / the same hand-written SQL, median of ${OPTS.filterRuns} unloaded runs: **${f2(c.ratio)}×** (${f0(median(c.toolMs))} ms vs ${f0(median(c.sqlMs))} ms) — target <= ${OPTS.targetFiltered}: **${outcome(c)}**${c.deployed ? `; **as deployed it fails**: ${c.deployed} (the statement timeout, DATABASE_STATEMENT_TIMEOUT_MS, 5 s by default): timed on a second instance with ${OPTS.filterTimeoutMs} ms` : ''}`,
+      `- ${c.label} / the same hand-written SQL, median of ${OPTS.filterRuns} unloaded runs: **${f2(c.ratio)}×** (${f0(midpoint(c.toolMs))} ms vs ${f0(midpoint(c.sqlMs))} ms) — target <= ${OPTS.targetFiltered}: **${outcome(c)}**${c.deployed ? `; **as deployed it fails**: ${c.deployed} (the statement timeout, DATABASE_STATEMENT_TIMEOUT_MS, 5 s by default): timed on a second instance with ${OPTS.filterTimeoutMs} ms` : ''}`,
     );
   }
   const rowsPerSec = (r) => r.rows / (r.ms / 1000);
   let exportVerdict;
   if (exportRuns.length && copyRuns.length) {
-    const e = median(exportRuns.map(rowsPerSec));
-    const c = median(copyRuns.map(rowsPerSec));
+    const e = midpoint(exportRuns.map(rowsPerSec));
+    const c = midpoint(copyRuns.map(rowsPerSec));
     const rss = Math.max(...exportRuns.map((r) => r.peak - r.idle));
     exportVerdict = [
       { ratio: e / c, pass: e / c >= OPTS.targetExport, e, c },
