@@ -19,11 +19,13 @@
  * Exit code: 0 whether the ratio passes or not; 1 when something broke (setup, a server died,
  * a response that is not 200, errors or timeouts).
  */
-const { readFileSync, mkdirSync } = require('node:fs');
+const { readFileSync, mkdirSync, statSync, unlinkSync, existsSync } = require('node:fs');
 const os = require('node:os');
+const { execFileSync } = require('node:child_process');
 const { join, relative } = require('node:path');
 const { Client } = require('pg');
 const cpuProfile = require('./cpu-profile');
+const cpuSteps = require('./cpu-profile-steps');
 const lib = require('./lib');
 const {
   ROOT,
@@ -72,8 +74,11 @@ const OPTS = {
     .split(',')
     .map((m) => m.trim())
     .filter(Boolean),
-  /** Where the service's log goes (it logs every request at info): /dev/null unless given. */
-  serverLog: process.env.BENCH_SERVER_LOG || '/dev/null',
+  /**
+   * Where the service's standard output (its log: a line per request at info) goes. Unless given,
+   * a file next to the report, as a deployment writes it (removed after the run, its size reported).
+   */
+  serverLog: process.env.BENCH_SERVER_LOG || '',
   /** 0 to skip the create_response comparison. */
   writes: process.env.BENCH_WRITES !== '0',
 };
@@ -85,6 +90,9 @@ const POOL_SIZE = 10;
 const teardown = new Teardown();
 /** Requests of the checks: 5 s at most. */
 const post = (url, headers, body) => lib.post(url, headers, body, 5_000);
+/** The name of the comparison on the long form. */
+const LONG = 'get_form (9 blocks, long titles)';
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 function resultsTable(rows) {
   const lines = [
@@ -99,8 +107,63 @@ function resultsTable(rows) {
   return lines.join('\n');
 }
 
+/** A sentence `n` characters long (whole words), so that titles read like an author's long ones. */
+function longText(start, n) {
+  const words =
+    'please tell us in your own words how this part of the service worked for you and what we should change first'.split(
+      ' ',
+    );
+  let out = start;
+  for (let i = 0; out.length < n; i++) out += ` ${words[i % words.length]}`;
+  return out.slice(0, n);
+}
+
+/**
+ * Makes and publishes the second form of the run: the blocks of the demo's form `publicId`, each
+ * with a title of about 250 characters, a description of about 400 and choice labels of about 80
+ * (the form's own title and description long as well). Returns its publicId.
+ */
+async function makeLongForm(toolsUrl, headers, publicId) {
+  const call = async (tool, args) => {
+    const r = await post(`${toolsUrl}/${tool}`, headers, JSON.stringify(args));
+    if (r.status !== 200) throw new Error(`${tool} answered ${r.status}: ${r.text.slice(0, 500)}`);
+    return JSON.parse(r.text);
+  };
+  const first = await call('get_form', { publicId });
+  const blocks = first.blocks.map(({ id: _id, choices, ...b }) => ({
+    ...b,
+    ...(b.title ? { title: longText(b.title, 250), description: longText('Why we ask:', 400) } : {}),
+    ...(choices ? { choices: choices.map((c) => longText(c.label, 80)) } : {}),
+  }));
+  const made = await call('create_form', {
+    title: longText(`${first.title}, long titles`, 300),
+    description: longText('About this form:', 1000),
+    blocks,
+  });
+  await call('publish_form', { publicId: made.publicId });
+  return made.publicId;
+}
+
+/** The form `publicId`'s uuid, title and block count, read from the database. */
+async function formRow(dbUrl, publicId) {
+  const db = new Client({ connectionString: dbUrl });
+  await db.connect();
+  try {
+    return (
+      await db.query(
+        `SELECT f.id, f.public_id AS "publicId", f.title, (SELECT count(*)::int FROM blocks b WHERE b.form_id = f.id) AS blocks FROM forms f WHERE f.public_id = $1`,
+        [publicId],
+      )
+    ).rows[0];
+  } finally {
+    await db.end();
+  }
+}
+
 async function main() {
   const { started, ts, database } = startRun('formwork_bench', OPTS);
+  mkdirSync(RESULTS, { recursive: true });
+  const serverLog = OPTS.serverLog || join(RESULTS, `get-form-${ts}-server.log`);
   const { name: dbName, url: dbUrl } = database;
   const notes = [];
   const loadBefore = os.loadavg();
@@ -130,19 +193,7 @@ async function main() {
   }
   const publicId = demo.forms[0];
 
-  const db = new Client({ connectionString: dbUrl });
-  await db.connect();
-  let form;
-  try {
-    form = (
-      await db.query(
-        `SELECT f.id, f.title, (SELECT count(*)::int FROM blocks b WHERE b.form_id = f.id) AS blocks FROM forms f WHERE f.public_id = $1`,
-        [publicId],
-      )
-    ).rows[0];
-  } finally {
-    await db.end();
-  }
+  const form = await formRow(dbUrl, publicId);
   if (!form) throw new Error(`form ${publicId} of the demo is not in the database`);
   log(`form under test: ${publicId} "${form.title}" (${form.blocks} blocks, id ${form.id})`);
 
@@ -157,7 +208,7 @@ async function main() {
   });
   servers.push(baseline);
   const fwEnv = serviceEnv(baseEnv, fwPort, dbUrl, { ...PRODUCTION, REDIS_URL: OPTS.redisUrl });
-  const formwork = new Server('formwork', [MAIN], fwEnv, { stdout: OPTS.serverLog });
+  const formwork = new Server('formwork', [MAIN], fwEnv, { stdout: serverLog });
   servers.push(formwork);
   const compared = [];
   for (const main of OPTS.compareMains) {
@@ -165,7 +216,7 @@ async function main() {
       `formwork (${main})`,
       [main],
       { ...fwEnv, PORT: String(await freePort()) },
-      { stdout: OPTS.serverLog },
+      { stdout: serverLog },
     );
     servers.push(s);
     compared.push(s);
@@ -179,6 +230,26 @@ async function main() {
     body: JSON.stringify(body),
     keyed,
   });
+  // The second form: the demo's 9 blocks with long titles, descriptions and choice labels (made
+  // through the tools, as an author would), read by both servers like the first.
+  const fwGet = fwTarget('formwork', formwork, 'get_form', { publicId });
+  await formwork.waitUntil(async () => (await post(fwGet.url, fwGet.headers, fwGet.body)).status === 200, 60_000);
+  const longId = await makeLongForm(`http://127.0.0.1:${formwork.port}/api/v1/tools`, fwGet.headers, publicId);
+  const long = await formRow(dbUrl, longId);
+  log(`second form: ${long.publicId} (${long.blocks} blocks with long titles, id ${long.id})`);
+  const longTargets = {
+    baseline: {
+      name: 'baseline',
+      server: baseline,
+      url: `http://127.0.0.1:${basePort}/form`,
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ id: long.id }),
+    },
+    formwork: fwTarget('formwork', formwork, 'get_form', { publicId: long.publicId }),
+    ...Object.fromEntries(
+      compared.map((s, i) => [`compared${i + 1}`, fwTarget(s.name, s, 'get_form', { publicId: long.publicId })]),
+    ),
+  };
   const targets = {
     baseline: {
       name: 'baseline',
@@ -193,6 +264,15 @@ async function main() {
 
   // Wait until each answers the very request the benchmark sends, and check the answer.
   const sizes = {};
+  const longSizes = {};
+  for (const [name, t] of Object.entries(longTargets)) {
+    await t.server.waitUntil(async () => (await post(t.url, t.headers, t.body)).status === 200);
+    const r = await post(t.url, t.headers, t.body);
+    const json = JSON.parse(r.text);
+    if (r.status !== 200 || !Array.isArray(json.blocks) || json.blocks.length !== long.blocks)
+      throw new Error(`${name} answered ${r.status} for the long form: ${r.text.slice(0, 500)}`);
+    longSizes[name] = Buffer.byteLength(r.text);
+  }
   for (const [name, t] of Object.entries(targets)) {
     await t.server.waitUntil(async () => (await post(t.url, t.headers, t.body)).status === 200);
     const r = await post(t.url, t.headers, t.body);
@@ -243,6 +323,7 @@ async function main() {
   const rows = [];
   const comparisons = [
     { name: 'get_form', targets: Object.values(targets) },
+    { name: LONG, targets: Object.values(longTargets) },
     ...(writeTargets.length ? [{ name: 'create_response', targets: writeTargets }] : []),
   ];
   for (const c of comparisons) {
@@ -271,47 +352,83 @@ async function main() {
       `Rate limits were on and counting in Redis: after the load, \`X-RateLimit-Limit: ${limits.limit}\`, \`X-RateLimit-Remaining: ${limits.remaining}\` (${RATE_LIMIT - limits.remaining} requests in the current one-minute window).`,
     );
   }
-  const order = ['baseline', 'formwork'];
+
+  /** The mean server CPU ms per request of `server` in the measured rounds of `comparison`. */
+  const meanCpuPerReq = (comparison, server) => {
+    const own = rows.filter((r) => r.comparison === comparison && r.server === server);
+    return own.reduce((sum, r) => sum + r.cpuPerReq, 0) / (own.length || 1);
+  };
 
   // --- optional CPU profiles (fresh processes, load window only; not part of the figures) ----
   const profiles = [];
   if (OPTS.profile) {
     // Stop the measured servers first, so that each profiled one has the machine as they had.
     for (const s of servers.splice(0)) await s.stop();
-    for (const name of order) {
-      const out = join(RESULTS, `get-form-${ts}-${name}.cpuprofile`);
-      mkdirSync(RESULTS, { recursive: true });
-      const port = await freePort();
-      const script = name === 'baseline' ? join(__dirname, 'baseline-server.js') : MAIN;
-      const env = name === 'baseline' ? { ...baseline.env } : { ...fwEnv };
-      const profiled = new Server(`${name} (profiled)`, ['-r', join(__dirname, 'cpu-profile-hook.js'), script], {
-        ...env,
-        PORT: String(port),
-        BENCH_CPU_PROFILE_OUT: out,
-      });
-      servers.push(profiled);
-      const url = new URL(targets[name].url);
-      url.port = String(port);
-      const pt = { ...targets[name], server: profiled, url: url.toString() };
-      await profiled.waitUntil(async () => (await post(pt.url, pt.headers, pt.body)).status === 200);
-      log(`profiling ${name}: ${OPTS.warmup} s warm-up, then ${OPTS.duration} s profiled`);
-      await cannon(pt, OPTS.warmup);
-      profiled.proc.kill('SIGUSR2');
-      const pf = figures(await cannon(pt, OPTS.duration));
-      profiled.proc.kill('SIGUSR2');
-      await profiled.waitUntil(async () => profiled.output.includes('cpu-profile-written'), 30_000);
-      await profiled.stop();
-      servers.splice(servers.indexOf(profiled), 1);
-      const summary = cpuProfile.summarize(JSON.parse(readFileSync(out, 'utf8')), 20);
-      profiles.push(
-        [
-          `### ${name}`,
-          '',
-          `${f0(pf.rps)} req/s while profiled (${pf.total} requests); ${f3(summary.busyMs / (pf.total + pf.non2xx || 1))} ms of sampled CPU per request on the main thread. Profile: \`${relative(ROOT, out)}\` (Chrome DevTools or speedscope).`,
-          '',
-          cpuProfile.toMarkdown(summary),
-        ].join('\n'),
-      );
+    // get_form of the long form (its per-block work shows more) on each, and create_response.
+    const profiledTargets = [
+      ['baseline', longTargets.baseline],
+      ['formwork', longTargets.formwork],
+      ...(writeTargets.length ? [['formwork-create_response', writeTargets[1]]] : []),
+    ];
+    for (const [name, target] of profiledTargets) {
+      try {
+        const out = join(RESULTS, `get-form-${ts}-${name}.cpuprofile`);
+        mkdirSync(RESULTS, { recursive: true });
+        const port = await freePort();
+        const script = target.server === baseline ? join(__dirname, 'baseline-server.js') : MAIN;
+        const env = target.server === baseline ? { ...baseline.env } : { ...fwEnv };
+        // Its log goes to the same file as in the measured rounds (the hook's own line too).
+        const profiled = new Server(
+          `${name} (profiled)`,
+          ['-r', join(__dirname, 'cpu-profile-hook.js'), script],
+          { ...env, PORT: String(port), BENCH_CPU_PROFILE_OUT: out },
+          { stdout: serverLog },
+        );
+        servers.push(profiled);
+        const url = new URL(target.url);
+        url.port = String(port);
+        const pt = { ...target, server: profiled, url: url.toString() };
+        // A loaded machine may take a minute to boot the service.
+        await profiled.waitUntil(async () => (await post(pt.url, pt.headers, pt.body)).status === 200, 180_000);
+        log(`profiling ${name}: ${OPTS.warmup} s warm-up, then ${OPTS.duration} s profiled`);
+        await cannon(pt, OPTS.warmup);
+        profiled.proc.kill('SIGUSR2');
+        const pf = figures(await cannon(pt, OPTS.duration));
+        profiled.proc.kill('SIGUSR2');
+        await profiled.waitUntil(async () => existsSync(out) && statSync(out).size > 0, 30_000);
+        await sleep(500); // writeFileSync has returned once the hook prints; the size may be seen first
+        await profiled.stop();
+        servers.splice(servers.indexOf(profiled), 1);
+        const profile = JSON.parse(readFileSync(out, 'utf8'));
+        const summary = cpuProfile.summarize(profile, 20);
+        profiles.push(
+          [
+            `### ${name === 'formwork-create_response' ? 'formwork, create_response' : `${name}, get_form of the long form`}`,
+            '',
+            `${f0(pf.rps)} req/s while profiled (${pf.total} requests); ${f3(summary.busyMs / (pf.total + pf.non2xx || 1))} ms of sampled CPU per request on the main thread. Profile: \`${relative(ROOT, out)}\` (Chrome DevTools or speedscope).`,
+            '',
+            ...(target.server === baseline
+              ? []
+              : [
+                  '',
+                  'By step of the tool path (self and child time, each sample given to one step: `bench/cpu-profile-steps.js`):',
+                  '',
+                  cpuSteps.toMarkdown(
+                    cpuSteps.steps(profile),
+                    pf.total + pf.non2xx,
+                    1000 * meanCpuPerReq(target === writeTargets[1] ? 'create_response' : LONG, 'formwork'),
+                  ),
+                ]),
+            '',
+            cpuProfile.toMarkdown(summary),
+          ].join('\n'),
+        );
+      } catch (err) {
+        // A profile is an extra: the measured figures above stand without it.
+        log(`profiling ${name} failed: ${err.message.split('\n')[0]}`);
+        notes.push(`The CPU profile of ${name} failed: ${err.message.split('\n')[0]}`);
+        for (const s of servers.splice(0)) await s.stop();
+      }
     }
   }
 
@@ -344,9 +461,26 @@ async function main() {
     tables.push([`## ${c.name}`, '', resultsTable([...own, ...means]), '', ...lines].join('\n'));
   }
   const ratio = ratios['get_form formwork'];
+  let logNote;
+  try {
+    const bytes = statSync(serverLog).size;
+    const lines = Number(execFileSync('wc', ['-l', serverLog], { encoding: 'utf8' }).split(' ')[0]);
+    logNote = `The service's log went to ${OPTS.serverLog ? `\`${serverLog}\`` : 'a file next to the report (removed after the run)'}: ${lines} lines, ${(bytes / 1e6).toFixed(1)} MB, ${f0(bytes / (lines || 1))} bytes a line.`;
+  } catch {
+    logNote = `The service's log went to \`${serverLog}\`.`;
+  }
+  notes.push(logNote);
+  if (!OPTS.serverLog) {
+    try {
+      unlinkSync(serverLog);
+    } catch {
+      /* already gone */
+    }
+  }
   const pass = ratio >= OPTS.target;
   const outcome = problems.length ? 'NOT VALID, see Problems' : pass ? 'PASS' : 'FAIL';
-  const verdict = `get_form, ratio formwork/baseline (mean req/s): **${f2(ratio)}** — target >= ${OPTS.target}: **${outcome}**`;
+  const longRatio = ratios[`${LONG} formwork`];
+  const verdict = `get_form, ratio formwork/baseline (mean req/s): **${f2(ratio)}** (9 blocks with long titles: **${f2(longRatio)}**) — target >= ${OPTS.target}: **${outcome}**`;
   const noise = noiseLine(measured, (r) => `${r.round} ${r.comparison} ${r.server}`, 'the ratio is less reliable, ');
 
   const md = [
@@ -361,8 +495,8 @@ async function main() {
     '## Setup',
     '',
     `- baseline: bare \`node:http\` + \`pg\` Pool (max ${POOL_SIZE}): for get_form one primary-key query (form row + its blocks as one JSON value), answered as JSON (${sizes.baseline} bytes); for create_response one INSERT into responses.`,
-    `- formwork: \`POST /api/v1/tools/get_form\` (${sizes.formwork} bytes) and \`create_response\` through the whole pipeline (auth, both budgets counted in Redis at ${OPTS.redisUrl} at ${RATE_LIMIT}/min, validation, query, headers, an access log line per request), as deployed: NODE_ENV=production, LOG_LEVEL=info (standard output to ${OPTS.serverLog}), default pool (${POOL_SIZE}).${compared.length ? ` Other builds, with the same settings: ${compared.map((s) => `\`${s.name}\``).join(', ')}.` : ''}`,
-    `- Form \`${publicId}\` "${form.title}" with ${form.blocks} blocks, in a fresh database \`${dbName}\` (migrated and seeded with the CLI, dropped afterwards).`,
+    `- formwork: \`POST /api/v1/tools/get_form\` (${sizes.formwork} bytes) and \`create_response\` through the whole pipeline (auth, both budgets counted in Redis at ${OPTS.redisUrl} at ${RATE_LIMIT}/min, validation, query, headers, an access log line per request), as deployed: NODE_ENV=production, LOG_LEVEL=info (standard output appended to a file, as a deployment writes it), default pool (${POOL_SIZE}).${compared.length ? ` Other builds, with the same settings: ${compared.map((s) => `\`${s.name}\``).join(', ')}.` : ''}`,
+    `- Form \`${publicId}\` "${form.title}" with ${form.blocks} blocks, in a fresh database \`${dbName}\` (migrated and seeded with the CLI, dropped afterwards); and \`${long.publicId}\`, its blocks with titles of 250 characters, descriptions of 400 and choice labels of 80 (made with create_form and publish_form): answers of ${longSizes.baseline} bytes (baseline) and ${longSizes.formwork} (formwork).`,
     `- Load: autocannon ${autocannonVersion()}, ${OPTS.connections} connections, ${OPTS.duration} s per round, ${OPTS.rounds} rounds alternating the servers of each comparison, after ${OPTS.warmup} s of warm-up each; the keyed create_response sends a fresh Idempotency-Key per request. Client, servers, PostgreSQL and Redis share the machine; compare the ratios, not absolute numbers.`,
     machineLine(pgVersion, loadBefore),
     ...notes.map((n) => `- ${n}`),
