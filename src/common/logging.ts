@@ -43,40 +43,75 @@ export const REDACTED_PATHS = [
  * `destination` replaces stdout (tests).
  */
 export function createLog(config: { logLevel: Level; production: boolean }, destination?: DestinationStream): Log {
-  const options: LoggerOptions = {
-    level: config.logLevel,
+  const shared: LoggerOptions = {
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label) => ({ level: label }) },
-    redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
     // The request id of the request being served, unless the line names one itself (the access line).
     mixin: (fields: object) => {
       const context = currentRequestContext();
       return context && !('requestId' in fields) ? { requestId: context.requestId } : {};
     },
-    hooks: {
-      // `msg` is always a string, whatever a caller (a library, Fastify) passes.
-      logMethod(args: unknown[], method) {
-        const [first, second] = args;
-        if (typeof first === 'string') return method.apply(this, args as [string]);
-        if (first !== null && typeof first === 'object') {
-          if (typeof second === 'string') return method.apply(this, args as [object, string]);
-          const msg =
-            first instanceof Error
-              ? first.message
-              : typeof (first as { msg?: unknown }).msg === 'string'
-                ? (first as { msg: string }).msg
-                : '';
-          return method.apply(this, [first, msg]);
-        }
-        return method.apply(this, [String(first)]);
-      },
-    },
   };
   // Asynchronous writes to stdout (pino flushes them when the process exits).
-  return pino(
-    options,
-    destination ?? (config.production ? pino.destination({ dest: 1, sync: false }) : prettyStream()),
+  const stream = destination ?? (config.production ? pino.destination({ dest: 1, sync: false }) : prettyStream());
+  // The redaction walks all its paths (most of them wildcards) on every line: about 58 µs a line,
+  // most of the cost of the access line (bench/README.md, issue 28). A line whose fields are plain
+  // values under keys that are not secret holds nothing a path names, so this twin without
+  // redaction writes it, with the same options, to the same stream. Levels are checked before.
+  const unredacted = pino({ ...shared, level: 'trace' }, stream);
+  const log: Log = pino(
+    {
+      ...shared,
+      level: config.logLevel,
+      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+      hooks: {
+        // `msg` is always a string, whatever a caller (a library, Fastify) passes.
+        logMethod(args: unknown[], method, level) {
+          const [first, second] = args;
+          let call: unknown[];
+          if (typeof first === 'string') call = args;
+          else if (first !== null && typeof first === 'object') {
+            if (typeof second === 'string') call = args;
+            else {
+              const msg =
+                first instanceof Error
+                  ? first.message
+                  : typeof (first as { msg?: unknown }).msg === 'string'
+                    ? (first as { msg: string }).msg
+                    : '';
+              call = [first, msg];
+            }
+          } else call = [String(first)];
+          // Only the logger itself: a child's bindings would not be in the twin's line.
+          if (this === log && (typeof call[0] === 'string' || nothingToRedact(call[0]))) {
+            const label = this.levels.labels[level] as Level;
+            return (unredacted[label] as (...a: unknown[]) => void)(...call);
+          }
+          return method.apply(this, call as [string]);
+        },
+      },
+    },
+    stream,
   );
+  return log;
+}
+
+/** Top-level keys that REDACTED_PATHS names (`["set-cookie"]` is the key set-cookie). */
+const SECRET_TOP_KEYS = new Set([...SECRET_KEYS.map((k) => k.replace(/^\["|"\]$/g, '')), 'code']);
+
+/**
+ * True for a plain object whose values are all primitives and whose keys are none of the secret
+ * ones: every redacted path is a secret key at the top level or a key inside a nested object, so
+ * none can match. Anything else (an Error, a nested object, an array) goes through the redaction.
+ */
+function nothingToRedact(fields: unknown): boolean {
+  if (fields === null || typeof fields !== 'object' || Object.getPrototypeOf(fields) !== Object.prototype) return false;
+  for (const key in fields) {
+    if (SECRET_TOP_KEYS.has(key)) return false;
+    const value = (fields as Record<string, unknown>)[key];
+    if (value !== null && (typeof value === 'object' || typeof value === 'function')) return false;
+  }
+  return true;
 }
 
 /** Nest's start-up lines (one per module and route): debug, useful only when debugging. */
