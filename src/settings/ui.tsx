@@ -49,6 +49,8 @@ const SETTINGS_STYLE = `
   @media (max-width: 640px) {
     main, main.wide { margin: 0; padding: 1rem; border-radius: 0; }
     header.top .bar, nav.sections { padding-left: 1rem; padding-right: 1rem; }
+    /* A wide table keeps its rows short and scrolls sideways, rather than stacking each cell. */
+    .scroll table { width: max-content; min-width: 100%; } .scroll td { max-width: 16rem; overflow-wrap: anywhere; }
   }`;
 
 /** A settings page for someone not signed in (sign-in, set password, a refusal). */
