@@ -71,8 +71,8 @@ function longForm() {
 }
 
 /**
- * The service's logger without its redaction: the same pino options otherwise (pino keeps them
- * behind a symbol; rebuilt here from what createLog sets, minus `redact`).
+ * The service's logger without its redaction: what createLog sets (pino keeps it behind a symbol,
+ * so rebuilt here), minus `redact`, and a mixin that adds nothing (no request is being served).
  */
 function createLogWithout(service, file) {
   return pino(
