@@ -84,6 +84,31 @@ describe('the log', () => {
     expect(text).toContain('[redacted]');
   });
 
+  it('redacts a flat line too (the access line skips the redaction walk only when no key is secret)', () => {
+    const { log, entries, lines } = capture('debug');
+    for (const key of ['authorization', 'cookie', 'set-cookie', 'password', 'token', 'csrf', 'code', 'access_token'])
+      log.info({ path: '/x', [key]: `flat-secret-${key}` });
+    expect(lines.join('')).not.toContain('flat-secret');
+    expect(entries().every((e) => Object.values(e).includes('[redacted]'))).toBe(true);
+    // A flat line with no secret key: every field as given, with the level, time and request id.
+    runInRequestContext({ requestId: 'req-fast' }, () =>
+      log.info({ method: 'POST', path: '/api/v1/tools/get_form', status: 200, ms: 1.5 }, 'request'),
+    );
+    expect(entries().at(-1)).toMatchObject({
+      level: 'info',
+      method: 'POST',
+      path: '/api/v1/tools/get_form',
+      status: 200,
+      ms: 1.5,
+      requestId: 'req-fast',
+      msg: 'request',
+    });
+    expect(entries().at(-1)!.time).toMatch(ISO);
+    // A child logger's lines keep its bindings and its redaction.
+    log.child({ context: 'Http' }).info({ token: 'child-secret' }, 'child');
+    expect(entries().at(-1)).toMatchObject({ context: 'Http', token: '[redacted]', msg: 'child' });
+  });
+
   it('keeps error codes and SQL states readable', () => {
     const { log, entries } = capture();
     log.error({ err: Object.assign(new Error('x'), { code: 'ECONNREFUSED' }), sqlState: '42P01' }, 'failed');

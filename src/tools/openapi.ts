@@ -185,6 +185,10 @@ export const TOOL_EXAMPLES: Record<string, { summary: string; value: Record<stri
     value: { publicId: PUBLIC_ID, responseId: RESPONSE_ID },
   },
   summarize_responses: { summary: forAForm('Counts and averages of every block'), value: { publicId: PUBLIC_ID } },
+  export_responses: {
+    summary: forAForm('A CSV of every response since the start of 2026; GET the url it answers within 15 minutes'),
+    value: { publicId: PUBLIC_ID, format: 'csv', since: '2026-01-01T00:00:00Z' },
+  },
   create_webhook: {
     summary: 'Send new responses to your receiver (an https URL of yours); keep the secret it answers',
     value: {
