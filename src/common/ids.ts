@@ -31,3 +31,19 @@ export const newFormPublicId = () => randomBase62(10);
 export const newBlockId = () => `b_${randomBase62(10)}`;
 /** Id of a choice within a choice block. */
 export const newChoiceId = () => `c_${randomBase62(8)}`;
+
+/**
+ * A UUID version 7 (RFC 9562 §5.7): 48 bits of Unix time in milliseconds, then 74 random bits.
+ * Ids made later sort after (to the millisecond), so a table keyed by them takes its inserts at
+ * the right edge of its primary key instead of on a random page: fewer full-page writes to the
+ * WAL after each checkpoint, and an index that stays compact (docs/scaling.md). Not secret: it
+ * shows when it was made, as the response's submittedAt does.
+ */
+export function uuidv7(now = Date.now()): string {
+  const bytes = randomBytes(16);
+  bytes.writeUIntBE(now, 0, 6);
+  bytes[6] = 0x70 | (bytes[6] & 0x0f); // version 7
+  bytes[8] = 0x80 | (bytes[8] & 0x3f); // variant 10
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { randomUUID } from 'node:crypto';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import type { Principal } from '../common/access/principal';
+import { uuidv7 } from '../common/ids';
 import { ApiError } from '../common/errors/api-error';
 import { allowLongStatements } from '../database/long-statements';
 import { currentManager, inTransaction } from '../database/transaction';
@@ -186,7 +186,7 @@ export class ResponsesService {
     const wording: AnswerWording = how.source === 'web' ? 'person' : 'api';
     const check = (form: FormRecord) => validateResponse(form, answers, hidden, { wording, source: how.source });
     const insert = async (m: EntityManager, form: FormRecord, checked: CheckedResponse) => {
-      const id = randomUUID();
+      const id = uuidv7();
       const view = responseViewer(form)({
         id,
         submittedAt: new Date(0),
@@ -335,7 +335,7 @@ export class ResponsesService {
     const row = await this.repo.insert(
       tx ?? currentManager(this.db),
       form,
-      { id: randomUUID(), answers: checked.answers, hidden: checked.hidden, shown: checked.shown },
+      { id: uuidv7(), answers: checked.answers, hidden: checked.hidden, shown: checked.shown },
       opts,
     );
     if (!row) throw new Error(`form ${form.id} is gone or changed since it was read`);
