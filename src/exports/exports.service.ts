@@ -63,7 +63,7 @@ export class ExportsService {
   private readonly logger = new Logger('Exports');
   private readonly access = new TtlCache<boolean>(CREDENTIAL_CACHE_MS);
   /** The range of seq one batch reads (tests set it lower to see several batches). */
-  batchSeqRange = 2000;
+  batchSeqRange = 1000;
   /** Downloads being read now (tests watch a disconnect end one). */
   openDownloads = 0;
 
