@@ -3,14 +3,15 @@
  *
  * The settings pages and the OAuth sign-in and consent pages are React components rendered on the
  * server (`renderPage`): every value is escaped unless it is given through dangerouslySetInnerHTML,
- * which an ESLint rule allows in this file only (the inline style sheet below). The respondent page
- * still builds strings with `esc()` and `page()` (to be moved: docs/architecture.md).
+ * which an ESLint rule allows in this file only (the inline style sheet below). So is the respondent
+ * page; `esc()` and `page()` are left for the results page's embed snippet and the unstorable-text
+ * page (to be moved: docs/architecture.md).
  */
 import type { FastifyReply } from 'fastify';
 import type { ReactNode } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 
-/** Escapes text for HTML element content and attribute values (the string-built respondent page only). */
+/** Escapes text for HTML element content and attribute values (the pages still built as strings). */
 export function esc(value: unknown): string {
   return String(value ?? '')
     .replace(/&/g, '&amp;')

@@ -192,7 +192,7 @@ describe('property: the respondent page and create_response agree (fast-check)',
       if (res.status === 400) return { taken: false, steps };
       expect(res.status).toBe(200);
       const state = /name="_state" value="([^"]+)"/.exec(res.text)![1];
-      const action = /name="_action" value="(next|submit)"/.exec(res.text)![1];
+      const action = /value="(next|submit)" name="_action"/.exec(res.text)![1];
       const fields = new URLSearchParams([['_state', state]]);
       for (const m of res.text.matchAll(/<div id="q-([^"]+)">/g)) {
         const block = blocks.find((b) => b.id === m[1])!;

@@ -60,18 +60,18 @@ describe('respondent page /f/{publicId}', () => {
     expect(res.headers['content-security-policy']).toContain("default-src 'none'");
     const html = res.text;
     expect(html).toContain('<html lang="en">');
-    expect(html).toContain(`<form method="post" action="/f/${publicId}"`);
+    expect(html).toMatch(new RegExp(`<form [^>]*action="/f/${publicId}" method="post"`));
     expect(html).toContain(`<label for="f-${ids.Name}">Name <span class="req" aria-hidden="true">*</span></label>`);
     expect(html).toMatch(
-      new RegExp(`<input type="email" id="f-${ids.Email}" name="${ids.Email}"[^>]*aria-required="true"`),
+      new RegExp(`<input type="email" id="f-${ids.Email}"[^>]*aria-required="true"[^>]* name="${ids.Email}"`),
     );
-    expect(html).toMatch(new RegExp(`<input type="radio" name="${ids.Colour}" value="${colourIds[0]}"`));
+    expect(html).toMatch(new RegExp(`<input type="radio"[^>]* name="${ids.Colour}" value="${colourIds[0]}"`));
     expect(html).toMatch(new RegExp(`<input type="checkbox" name="${ids.Pets}"`));
     expect(html).toMatch(new RegExp(`<input type="number" id="f-${ids.Age}"[^>]* min="0"`));
     expect(html).toContain(
       `<textarea id="f-${ids.Comments}" name="${ids.Comments}" rows="5" aria-describedby="d-${ids.Comments}">`,
     );
-    expect((html.match(/type="radio" name="[^"]+" value="[1-5]"/g) ?? []).length).toBe(5); // rating 1..5
+    expect((html.match(/type="radio"[^>]* name="[^"]+" value="[1-5]"/g) ?? []).length).toBe(5); // rating 1..5
   });
 
   it('shows markup in titles, descriptions and choices as text', async () => {
@@ -112,6 +112,52 @@ describe('respondent page /f/{publicId}', () => {
     expect(res.text).not.toContain('This question needs an answer.'); // name was given
     expect(res.text).toContain('&lt;/textarea&gt;&lt;script&gt;x&lt;/script&gt;</textarea>');
     expect(await stored()).toBe(0);
+  });
+
+  it('shows a hostile form title, block title and description, choice label and re-shown answer as text', async () => {
+    const evil = '<script>alert(1)</script> "><img src=x onerror=alert(2)> javascript:alert(3)';
+    // How the renderer writes it as text (and inside an attribute value): nothing a browser runs.
+    const asText =
+      '&lt;script&gt;alert(1)&lt;/script&gt; &quot;&gt;&lt;img src=x onerror=alert(2)&gt; javascript:alert(3)';
+    const made = await callTool(app, token, 'create_form', {
+      title: `Form ${evil}`,
+      blocks: [
+        { type: 'short_text', title: `Say ${evil}`, description: `About ${evil}` },
+        { type: 'multiple_choice', title: 'Pick', choices: [`Choice ${evil}`, 'Plain'] },
+        { type: 'email', title: 'Mail', required: true },
+      ],
+    });
+    const form = made.body;
+    await callTool(app, token, 'publish_form', { publicId: form.publicId });
+    const noMarkup = (html: string) => {
+      expect(html).not.toMatch(/<script>|<img|onerror=alert\(2\)>|href="javascript:/i);
+    };
+    const shown = (await request(app.getHttpServer()).get(`/f/${form.publicId}`)).text;
+    noMarkup(shown);
+    for (const text of [
+      `<title>Form ${asText}</title>`,
+      `<h1>Form ${asText}</h1>`,
+      `Say ${asText}`,
+      `About ${asText}`,
+    ]) {
+      expect(shown).toContain(text);
+    }
+    expect(shown).toContain(`Choice ${asText}</label>`);
+    // Refused (the email is missing): the answer comes back in its field, as a value.
+    const refused = await request(app.getHttpServer())
+      .post(`/f/${form.publicId}`)
+      .type('form')
+      .send(new URLSearchParams([[form.blocks[0].id, evil]]).toString());
+    expect(refused.status).toBe(400);
+    noMarkup(refused.text);
+    expect(refused.text).toContain(`name="${form.blocks[0].id}" value="${asText}"`);
+    const thanks = await request(app.getHttpServer())
+      .post(`/f/${form.publicId}`)
+      .type('form')
+      .send(new URLSearchParams([[form.blocks[2].id, 'a@example.com']]).toString());
+    expect(thanks.status).toBe(200);
+    noMarkup(thanks.text);
+    expect(thanks.text).toContain(`Your answers to “Form ${asText}” were received.`);
   });
 
   it('stores a valid form post, typed like the API, and shows a thank-you page', async () => {

@@ -1,0 +1,458 @@
+import { Fragment, type ReactNode } from 'react';
+import type { ErrorDetail } from '../common/errors/api-error';
+import type { Block } from '../forms/blocks';
+import type { FormRecord } from '../forms/forms.service';
+import { Document, renderPage } from '../common/html';
+import { SCRIPT_PATH } from './respondent.script';
+
+/**
+ * The respondent page, rendered on the server with React (docs/architecture.md): plain HTML that
+ * works without JavaScript, one label and one error message per field, and every value from a form
+ * or a respondent escaped by the renderer (nothing here is raw HTML).
+ */
+
+/** What the respondent sent, as the form post carried it (strings, or lists for checkboxes). */
+export type RawAnswers = Record<string, string | string[] | undefined>;
+
+const NL = '\n';
+
+/** A respondent page: the shared shell, one main column. */
+function Page(props: { title: string; script?: string; children: ReactNode }): string {
+  return renderPage(
+    <Document title={props.title} script={props.script}>
+      <main>{props.children}</main>
+    </Document>,
+  );
+}
+
+const RequiredNote = () => (
+  <p className="desc">
+    Questions marked <span className="req">*</span> are required.
+  </p>
+);
+
+/**
+ * The form, with the respondent's values and the errors of a refused submission when there are some.
+ * The error summary takes the focus when the page loads (autofocus: the CSP allows no script), so
+ * a keyboard or screen-reader user starts at the list of problems, each a link to its field.
+ */
+export function formPage(form: FormRecord, values: RawAnswers = {}, errors: ErrorDetail[] = []): string {
+  const errorFor = errorsByBlock(errors);
+  return Page({
+    title: form.title,
+    children: (
+      <>
+        <h1>{form.title}</h1>
+        {form.description ? <p className="desc">{form.description}</p> : null}
+        <ErrorSummary blocks={form.blocks} errorFor={errorFor} />
+        <form method="post" action={`/f/${form.publicId}`} noValidate>
+          <RequiredNote />
+          {form.blocks.map((b) => (
+            <Field key={b.id} b={b} value={values[b.id]} error={errorFor.get(b.id)} />
+          ))}
+          <button type="submit">Submit</button>
+        </form>
+      </>
+    ),
+  });
+}
+
+/** One page of a form of several pages (see RespondentController's walk): what it shows and where it is. */
+export interface StepView {
+  /** The page_break that starts the page (its title and description head the page), if any. */
+  start?: Block;
+  /** The page's blocks that the answers so far show. */
+  blocks: Block[];
+  /**
+   * All the page's blocks, when some may be shown by answers on the page: those not shown are
+   * drawn hidden, for the page's script to show (with logic, which it reads).
+   */
+  all?: Block[];
+  logic?: unknown;
+  /** "Page {position} of {total}": the pages on the path the answers so far take. */
+  position: number;
+  total: number;
+  /** The signed state (PageStateSigner), carried by the page's one hidden field. */
+  state: string;
+  back: boolean;
+  last: boolean;
+  /** Said once at the top (role=status), e.g. when answers showed more questions on this page. */
+  notice?: string;
+}
+
+/**
+ * A page of a form of several pages. It works like the one-page form (labels, the error summary
+ * that takes the focus, answers kept) and adds: the page's own heading, "Page 2 of 4" in the
+ * document title (read first by screen readers as each page loads) and above the questions, the
+ * state as one hidden field, and Next (Submit where the answers end the form) before Back in the
+ * document, so Enter in a field goes forward (the row shows Back first). Questions the answers do
+ * not show yet are drawn hidden, with the page's rules in data-logic, for the page's script to
+ * show as soon as the answers on the page call for them (and to say so in #announce).
+ */
+export function stepPage(
+  form: FormRecord,
+  step: StepView,
+  values: RawAnswers = {},
+  errors: ErrorDetail[] = [],
+): string {
+  const errorFor = errorsByBlock(errors);
+  const progress = `Page ${step.position} of ${step.total}`;
+  const shown = new Set(step.blocks.map((b) => b.id));
+  const all = step.all ?? step.blocks;
+  return Page({
+    title: `${progress}: ${form.title}`,
+    script: step.logic ? SCRIPT_PATH : undefined,
+    children: (
+      <>
+        <h1>{form.title}</h1>
+        {step.position === 1 && form.description ? <p className="desc">{form.description}</p> : null}
+        <p className="muted" id="progress">
+          {progress}
+        </p>
+        {step.notice ? (
+          <p className="notice" role="status">
+            {step.notice}
+          </p>
+        ) : null}
+        <ErrorSummary blocks={step.blocks} errorFor={errorFor} />
+        {step.logic ? <p className="visually-hidden" id="announce" aria-live="polite"></p> : null}
+        <form
+          method="post"
+          action={`/f/${form.publicId}`}
+          noValidate
+          data-logic={step.logic ? JSON.stringify(step.logic) : undefined}
+        >
+          <input type="hidden" name="_state" value={step.state} />
+          {step.start?.title ? <h2>{step.start.title}</h2> : null}
+          {step.start?.description ? <p className="desc">{step.start.description}</p> : null}
+          {all.some((b) => b.required) ? <RequiredNote /> : null}
+          {/* Each question in a wrapper the script can show or hide (q-{id}); one not shown yet is drawn hidden. */}
+          {all
+            .filter((b) => b.type !== 'page_break')
+            .map((b) => (
+              <div key={b.id} id={`q-${b.id}`} hidden={!shown.has(b.id)}>
+                <Field b={b} value={values[b.id]} error={errorFor.get(b.id)} />
+              </div>
+            ))}
+          <div className="actions" style={{ flexDirection: 'row-reverse', justifyContent: 'flex-end' }}>
+            <button type="submit" name="_action" value={step.last ? 'submit' : 'next'}>
+              {step.last ? 'Submit' : 'Next'}
+            </button>
+            {step.back ? (
+              <button type="submit" name="_action" value="back" className="secondary">
+                Back
+              </button>
+            ) : null}
+          </div>
+        </form>
+      </>
+    ),
+  });
+}
+
+/** The first message for each block of a refused submission, by block id. */
+function errorsByBlock(errors: ErrorDetail[]): Map<string, string> {
+  const errorFor = new Map<string, string>();
+  for (const e of errors) {
+    const blockId = e.path
+      .replace(/^\/answers\//, '')
+      .replace(/~1/g, '/')
+      .replace(/~0/g, '~');
+    if (!errorFor.has(blockId))
+      errorFor.set(blockId, e.message === 'is required' ? 'This question needs an answer.' : e.message);
+  }
+  return errorFor;
+}
+
+/** The error summary, which takes the focus when the page loads (autofocus: the CSP allows no script). */
+function ErrorSummary(props: { blocks: Block[]; errorFor: Map<string, string> }) {
+  const { errorFor } = props;
+  if (!errorFor.size) return null;
+  const titles = new Map(props.blocks.map((b) => [b.id, b.title]));
+  return (
+    <div className="summary" role="alert" aria-labelledby="summary-title" tabIndex={-1} autoFocus id="errors">
+      <h2 id="summary-title">
+        There {errorFor.size === 1 ? 'is a problem' : `are ${errorFor.size} problems`} with your answers
+      </h2>
+      <ul>
+        {[...errorFor].map(([id, message]) => (
+          <li key={id}>
+            <SummaryLink id={id} title={titles.get(id) ?? id} message={message} />
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+/**
+ * One entry of the error summary: the question, then what to do, as two sentences (a question that
+ * ends without punctuation gets a full stop only screen readers hear, so "Name" and "How many
+ * guests?" both read well and no "?:" appears).
+ */
+function SummaryLink(props: { id: string; title: string; message: string }) {
+  const stop = /[.?!:…]$/.test(props.title.trim()) ? ' ' : <span className="visually-hidden">. </span>;
+  return (
+    <a href={`#f-${props.id}`}>
+      <span className="question">{props.title}</span>
+      {stop}
+      <span className="problem">{props.message}</span>
+    </a>
+  );
+}
+
+const INPUT_TYPES: Record<string, string> = {
+  short_text: 'text',
+  email: 'email',
+  url: 'url',
+  phone: 'tel',
+  number: 'number',
+  date: 'date',
+};
+
+/** One question: its label (or legend), description, error and input, wired by ids and ARIA. */
+function Field(props: { b: Block; value: string | string[] | undefined; error: string | undefined }) {
+  const { b, value, error } = props;
+  // A page_break takes no answer: it only starts a page (its title heads the page), never an input.
+  if (b.type === 'page_break') return null;
+  if (b.type === 'statement') {
+    return (
+      <div className="field statement">
+        <p>
+          <strong>{b.title}</strong>
+        </p>
+        {b.description ? <p className="desc">{b.description}</p> : null}
+      </div>
+    );
+  }
+  const id = `f-${b.id}`;
+  const ends = b.minLabel !== undefined || b.maxLabel !== undefined;
+  const describedBy =
+    [b.description ? `d-${b.id}` : '', ends ? `l-${b.id}` : '', error ? `e-${b.id}` : ''].filter(Boolean).join(' ') ||
+    undefined;
+  const aria = {
+    'aria-describedby': describedBy,
+    'aria-invalid': error ? ('true' as const) : undefined,
+    'aria-required': b.required ? ('true' as const) : undefined,
+    required: b.required || undefined,
+  };
+  const mark = b.required ? (
+    <>
+      {' '}
+      <span className="req" aria-hidden="true">
+        *
+      </span>
+    </>
+  ) : null;
+  const desc = b.description ? (
+    <p className="desc" id={`d-${b.id}`}>
+      {b.description}
+    </p>
+  ) : null;
+  const err = error ? (
+    <p className="error" id={`e-${b.id}`}>
+      <span aria-hidden="true">⚠ </span>
+      {error}
+    </p>
+  ) : null;
+  const one = Array.isArray(value) ? value[0] : value;
+
+  const options = choicesOf(b);
+  if (options) {
+    const chosen = new Set(Array.isArray(value) ? value : value !== undefined ? [value] : []);
+    if (b.type === 'dropdown') {
+      return (
+        <div className="field">
+          <label htmlFor={id}>
+            {b.title}
+            {mark}
+          </label>
+          {desc}
+          {err}
+          {NL}
+          <select id={id} name={b.id} {...aria} defaultValue={options.find((o) => chosen.has(o.value))?.value ?? ''}>
+            <option value="">Choose…</option>
+            {options.map((o) => (
+              <option key={o.value} value={o.value}>
+                {o.label}
+              </option>
+            ))}
+          </select>
+        </div>
+      );
+    }
+    const kind = b.type === 'checkboxes' ? 'checkbox' : 'radio';
+    const inputs = options.map((o, i) => (
+      <Fragment key={o.value}>
+        {i > 0 ? NL : null}
+        <label>
+          <input
+            type={kind}
+            name={b.id}
+            value={o.value}
+            id={i === 0 ? id : undefined}
+            defaultChecked={chosen.has(o.value)}
+            aria-invalid={error ? 'true' : undefined}
+          />{' '}
+          {o.label}
+        </label>
+      </Fragment>
+    ));
+    // The points of a rating or scale sit in one row of equal cells (a 0-10 scale included), wrapping evenly on phones.
+    const scale = b.type === 'rating' || b.type === 'linear_scale';
+    return (
+      <fieldset
+        className="field"
+        role={kind === 'radio' ? 'radiogroup' : undefined}
+        aria-required={kind === 'radio' && b.required ? 'true' : undefined}
+        aria-describedby={describedBy}
+      >
+        <legend>
+          {b.title}
+          {mark}
+        </legend>
+        {desc}
+        {err}
+        {NL}
+        {scale ? (
+          <>
+            <div className="scale">{inputs}</div>
+            {ends ? <ScaleEnds b={b} options={options} /> : null}
+          </>
+        ) : (
+          inputs
+        )}
+      </fieldset>
+    );
+  }
+
+  const label = (
+    <label htmlFor={id}>
+      {b.title}
+      {mark}
+    </label>
+  );
+  if (b.type === 'long_text') {
+    return (
+      <div className="field">
+        {label}
+        {desc}
+        {err}
+        <textarea id={id} name={b.id} rows={5} {...aria} defaultValue={one ?? ''} />
+      </div>
+    );
+  }
+  const extra =
+    b.type === 'number'
+      ? { step: 'any', min: b.min, max: b.max, inputMode: 'decimal' as const }
+      : b.type === 'email'
+        ? { autoComplete: 'email' }
+        : b.type === 'phone'
+          ? { autoComplete: 'tel' }
+          : {};
+  return (
+    <div className="field">
+      {label}
+      {desc}
+      {err}
+      <input type={INPUT_TYPES[b.type] ?? 'text'} id={id} name={b.id} defaultValue={one ?? ''} {...extra} {...aria} />
+    </div>
+  );
+}
+
+/**
+ * The end labels of a rating or scale (minLabel, maxLabel), drawn under its first and last points
+ * and read with the question ("1: Not at all, 10: Very much", through aria-describedby).
+ */
+function ScaleEnds(props: { b: Block; options: Array<{ value: string }> }) {
+  const { b, options } = props;
+  const end = (value: string | undefined, label: string | undefined, align: 'left' | 'right') =>
+    label === undefined ? (
+      <span></span>
+    ) : (
+      <span style={{ textAlign: align }}>
+        <span className="visually-hidden">{value}: </span>
+        {label}
+      </span>
+    );
+  return (
+    <p
+      className="desc scale-ends"
+      id={`l-${b.id}`}
+      style={{ display: 'flex', justifyContent: 'space-between', gap: '1rem' }}
+    >
+      {end(options[0]?.value, b.minLabel, 'left')}
+      {end(options[options.length - 1]?.value, b.maxLabel, 'right')}
+    </p>
+  );
+}
+
+/** Options of blocks answered by picking: choices, yes/no, and the points of a rating or scale. */
+function choicesOf(b: Block): Array<{ value: string; label: string }> | undefined {
+  if (b.choices) return b.choices.map((c) => ({ value: c.id, label: c.label }));
+  if (b.type === 'yes_no')
+    return [
+      { value: 'true', label: 'Yes' },
+      { value: 'false', label: 'No' },
+    ];
+  if (b.type === 'rating' || b.type === 'linear_scale') {
+    const min = b.type === 'rating' ? 1 : (b.min ?? 1);
+    const max = b.max ?? 5;
+    return Array.from({ length: max - min + 1 }, (_, i) => ({ value: String(min + i), label: String(min + i) }));
+  }
+  return undefined;
+}
+
+/**
+ * A form post's strings as typed answers, so they go through the very same validation as the API:
+ * numbers and points become numbers, yes/no a boolean, checkboxes a list; blanks are left out.
+ * Fields that name no block (a button's name, say) are ignored.
+ */
+export function answersFromFormPost(blocks: Block[], raw: RawAnswers): Record<string, unknown> {
+  const answers: Record<string, unknown> = {};
+  for (const b of blocks) {
+    const value = raw[b.id];
+    if (value === undefined) continue;
+    if (b.type === 'checkboxes') {
+      const list = (Array.isArray(value) ? value : [value]).filter((v) => v !== '');
+      if (list.length) answers[b.id] = list;
+      continue;
+    }
+    const text = Array.isArray(value) ? value[0] : value;
+    if (text === undefined || text.trim() === '') continue;
+    if (b.type === 'number' || b.type === 'rating' || b.type === 'linear_scale') {
+      // Plain decimals only: Number() would also take "0x10" or "0b101".
+      const trimmed = text.trim();
+      answers[b.id] = /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/.test(trimmed) ? Number(trimmed) : text;
+    } else if (b.type === 'yes_no') {
+      answers[b.id] = text === 'true' ? true : text === 'false' ? false : text;
+    } else {
+      answers[b.id] = text;
+    }
+  }
+  return answers;
+}
+
+export function thankYouPage(form: FormRecord): string {
+  return Page({
+    title: `Thank you: ${form.title}`,
+    children: (
+      <>
+        <h1>Thank you!</h1>
+        <p role="status">Your answers to “{form.title}” were received.</p>
+      </>
+    ),
+  });
+}
+
+export function messagePage(title: string, message: string): string {
+  return Page({
+    title,
+    children: (
+      <>
+        <h1>{title}</h1>
+        <p>{message}</p>
+      </>
+    ),
+  });
+}
