@@ -222,7 +222,7 @@ export class Instance {
   }
 
   /** Starts one and waits until /readyz answers 200 (an embedded database takes longer to boot: give it `readyWithinMs`). */
-  static async start(name: string, env: Record<string, string>, readyWithinMs = 20_000): Promise<Instance> {
+  static async start(name: string, env: Record<string, string>, readyWithinMs = 45_000): Promise<Instance> {
     const instance = new Instance(name, await freePort(), env);
     try {
       await instance.waitReady(readyWithinMs);
@@ -241,7 +241,7 @@ export class Instance {
     return this.child.exitCode === null && this.child.signalCode === null;
   }
 
-  private async waitReady(timeoutMs = 20_000): Promise<void> {
+  private async waitReady(timeoutMs = 45_000): Promise<void> {
     const until = Date.now() + timeoutMs;
     while (Date.now() < until) {
       if (!this.running) throw new Error(`instance ${this.name} exited during start-up:\n${this.lines.join('\n')}`);
