@@ -1,17 +1,19 @@
 /**
  * Server-rendered pages: the page shell and its styles.
  *
- * The settings pages and the OAuth sign-in and consent pages are React components rendered on the
- * server (`renderPage`): every value is escaped unless it is given through dangerouslySetInnerHTML,
- * which an ESLint rule allows in this file only (the inline style sheet below). So is the respondent
- * page; `esc()` and `page()` are left for the results page's embed snippet and the unstorable-text
- * page (to be moved: docs/architecture.md).
+ * Every page (settings, results, sign-in and consent, the respondent page, the unstorable-text
+ * refusal) is a React component rendered on the server (`renderPage`): every value is escaped
+ * unless it is given through dangerouslySetInnerHTML, which an ESLint rule allows in this file
+ * only (the inline style sheet below).
  */
 import type { FastifyReply } from 'fastify';
 import type { ReactNode } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 
-/** Escapes text for HTML element content and attribute values (the pages still built as strings). */
+/**
+ * Escapes text for HTML element content and attribute values. Pages never need it (React escapes);
+ * it is for HTML a person copies elsewhere, such as the results page's embed snippet.
+ */
 export function esc(value: unknown): string {
   return String(value ?? '')
     .replace(/&/g, '&amp;')
@@ -55,22 +57,7 @@ export const STYLE = `
   a:focus, button:focus, input:focus, select:focus, textarea:focus, .summary:focus { outline: 3px solid #2b59c3; outline-offset: 2px; }`;
 
 /**
- * A whole page: inline styles only (the pages send a CSP that allows nothing else but, on the
- * settings pages, the one script file of the service's own origin that `script` names).
- */
-export function page(title: string, body: string, opts: { script?: string; wide?: boolean } = {}): string {
-  return `<!doctype html>
-<html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${esc(title)}</title><link rel="icon" href="/favicon.ico" type="image/svg+xml"><style>${STYLE}</style>${opts.script ? `<script src="${esc(opts.script)}" defer></script>` : ''}</head>
-<body><main${opts.wide ? ' class="wide"' : ''}>
-${body}
-</main></body>
-</html>`;
-}
-
-/**
- * The shell of a component page: the same head as `page()` (inline styles only, and at most one
+ * The shell of a component page: the page head (inline styles only, and at most one
  * script file of this origin, `script`). `style` adds rules after the shared ones.
  */
 export function Document(props: {

@@ -6,7 +6,7 @@
 import type { FastifyReply, FastifyRequest, preValidationHookHandler } from 'fastify';
 import { ApiError, ErrorDetail } from '../errors/api-error';
 import { sendError } from '../errors/api-exception.filter';
-import { esc, page } from '../html';
+import { Document, renderPage } from '../html';
 import { nestingDepthDetails, unstorableTextDetails } from '../validation/schema-validator';
 import { isJsonRequest } from './body';
 
@@ -93,11 +93,17 @@ const PAGE_HEADERS = {
 /** The HTML answer for a browser's page (settings, sign-in, a respondent's form post). */
 export function unstorableTextPage(found: UnstorableText): string {
   const where = { path: 'the address', query: 'the address', body: 'the form' }[found.part];
-  return page(
-    'Request refused',
-    `<h1>Request refused</h1>
-<p>Some text in ${esc(where)} cannot be stored: it holds a NUL character or a broken character (a lone surrogate), which no person types.</p>
-<p>Go back, remove it and try again.</p>`,
+  return renderPage(
+    <Document title="Request refused">
+      <main>
+        <h1>Request refused</h1>
+        <p>
+          Some text in {where} cannot be stored: it holds a NUL character or a broken character (a lone surrogate),
+          which no person types.
+        </p>
+        <p>Go back, remove it and try again.</p>
+      </main>
+    </Document>,
   );
 }
 
