@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { runInNewContext } from 'node:vm';
-import type { Condition, Facts } from '../forms/conditions';
+import { OPERATORS, type Condition, type Facts } from '../forms/conditions';
 import { CONDITIONS_JS, RESPONDENT_SCRIPT } from './respondent.script';
 
 /**
@@ -63,19 +63,7 @@ describe("the page script's evaluator", () => {
     const leaf = fc.record(
       {
         block: fc.constantFrom(...ids),
-        op: fc.constantFrom(
-          'equals',
-          'not_equals',
-          'in',
-          'contains',
-          'not_contains',
-          'gt',
-          'gte',
-          'lt',
-          'lte',
-          'answered',
-          'not_answered',
-        ),
+        op: fc.constantFrom(...OPERATORS),
         value,
       },
       { requiredKeys: ['block', 'op'] },
