@@ -110,6 +110,13 @@ export class EnvSchema {
   @IsOptional()
   @Transform(toInt)
   @IsInt()
+  @Min(1)
+  @Max(200)
+  LONG_READS_PER_WORKSPACE?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
   @Min(100)
   @Max(600_000)
   DATABASE_CONNECT_TIMEOUT_MS?: number;
@@ -199,6 +206,8 @@ export interface AppConfig {
   production: boolean;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   databasePoolSize: number;
+  /** Filtered reads and export downloads one workspace runs at once on one instance (see LongReads). */
+  longReadsPerWorkspace: number;
   /** How long the service waits on the database before it answers 503 (see database/data-source.ts). */
   databaseTimeouts: DatabaseTimeouts;
   /** Browser origins allowed to call /mcp besides PUBLIC_URL's (MCP_ALLOWED_ORIGINS), normalised. */
@@ -355,6 +364,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     production,
     logLevel: (parsed.LOG_LEVEL as AppConfig['logLevel']) ?? 'info',
     databasePoolSize: parsed.DATABASE_POOL_SIZE ?? 10,
+    longReadsPerWorkspace: parsed.LONG_READS_PER_WORKSPACE ?? 2,
     databaseTimeouts: {
       connectMs: parsed.DATABASE_CONNECT_TIMEOUT_MS ?? 3000,
       statementMs: parsed.DATABASE_STATEMENT_TIMEOUT_MS ?? 5000,

@@ -1,6 +1,7 @@
 import { Controller, Get, Query, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Readable } from 'node:stream';
 import { Public } from '../auth/public.decorator';
 import { RateLimitService } from '../rate-limit/rate-limit.service';
 import { ExportsService } from './exports.service';
@@ -32,7 +33,12 @@ export class ExportsController {
       this.rateLimit.writeHeaders(res.raw, [req.ipBudget, budget]);
       if (budget.exceeded) throw this.rateLimit.rateLimited(budget);
     }
-    const download = await this.exports.open(grant);
-    return res.status(200).headers(download.headers).send(download.body);
+    // HEAD: the checks and the headers, and no read (Fastify would read a body to its end to drop
+    // it). An empty stream, not no body, so that no "Content-Length: 0" claims the GET is empty.
+    const download = await this.exports.open(grant, req.method === 'HEAD');
+    return res
+      .status(200)
+      .headers(download.headers)
+      .send(download.body ?? Readable.from([]));
   }
 }

@@ -10,6 +10,7 @@ import { APP_CONFIG, AppConfig } from '../config/config';
 import { currentManager } from '../database/transaction';
 import { FormRecord, FormsService } from '../forms/forms.service';
 import { checkResponseFilter, ResponseFilter, responseFilterSql } from '../responses/response-filter';
+import { LongReads } from '../responses/long-reads';
 import { ResponseSequencer } from '../responses/response-sequencer';
 import { AnswersBy, responseViewer } from '../responses/responses.service';
 import { contentDisposition, csvLayout } from './csv';
@@ -22,7 +23,8 @@ export const EXPORT_PATH = '/api/v1/exports/download';
 /** A download ready to stream: its headers and its body. */
 export interface ExportDownload {
   headers: Record<string, string>;
-  body: Readable;
+  /** None for HEAD. */
+  body?: Readable;
   /** The budget its request spends: the credential that made the link. */
   credentialKey: string;
 }
@@ -73,6 +75,7 @@ export class ExportsService {
     private readonly forms: FormsService,
     private readonly sequencer: ResponseSequencer,
     private readonly signer: ExportLinkSigner,
+    private readonly longReads: LongReads,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -123,8 +126,9 @@ export class ExportsService {
   /**
    * The download a link grants, checked as of now: its credential still acts on its workspace and
    * its form is still there (else 404). Nothing is read from the responses until the body is.
+   * `headOnly` (HEAD): the same checks and headers, no body, no slot.
    */
-  async open(grant: ExportGrant): Promise<ExportDownload> {
+  async open(grant: ExportGrant, headOnly = false): Promise<ExportDownload> {
     const form = await this.formOf(grant);
     const params: unknown[] = [undefined, undefined, undefined]; // $1..$3: the form and the range
     let sql: string;
@@ -135,20 +139,31 @@ export class ExportsService {
       if (err instanceof ApiError) throw linkNotFound();
       throw err;
     }
-    // Responses committed before the download wait for their seq: give it, then read up to the last.
-    await this.sequencer.settle(form.id);
-    const upTo = await this.repo.lastSeq(currentManager(this.db), form.id);
-    const chunks = this.chunks(grant, form, upTo, { sql, params: params.slice(3) });
-    return {
+    const download = {
       headers: {
         'Content-Type': CONTENT_TYPES[grant.fmt],
         'Content-Disposition': contentDisposition(form.title, grant.fmt),
         'Cache-Control': 'private, no-store',
       },
-      // Bytes, not objects: the stream asks for the next batch once its 64 KiB buffer has drained.
-      body: Readable.from(chunks, { objectMode: false, highWaterMark: 64 * 1024 }),
       credentialKey: grant.c.b,
     };
+    if (headOnly) return download;
+    // A download is a long read of its workspace: it takes a slot until its stream closes (read to
+    // the end, cut, or left by its client), or 429 when the workspace's slots are taken.
+    const giveBack = this.longReads.take(grant.w);
+    try {
+      // Responses committed before the download wait for their seq: give it, then read up to the last.
+      await this.sequencer.settle(form.id);
+      const upTo = await this.repo.lastSeq(currentManager(this.db), form.id);
+      const chunks = this.chunks(grant, form, upTo, { sql, params: params.slice(3) });
+      // Bytes, not objects: the stream asks for the next batch once its 64 KiB buffer has drained.
+      const body = Readable.from(chunks, { objectMode: false, highWaterMark: 64 * 1024 });
+      body.once('close', giveBack);
+      return { ...download, body };
+    } catch (err) {
+      giveBack();
+      throw err;
+    }
   }
 
   private async *chunks(

@@ -17,7 +17,8 @@ export const WHERE_DESCRIPTION =
   'gt, gte, lt, lte (number, rating, linear_scale, date as YYYY-MM-DD), answered, not_answered (no value). ' +
   'multiple_choice/dropdown: equals, not_equals, in (choices by label or id); checkboxes: contains, not_contains (one choice), equals, not_equals (the exact set, a list), in (any of a list); yes_no: equals, not_equals (true/false). ' +
   'A block not answered makes every op false except not_answered. ' +
-  'Example, people who rated 2 or less: { "block": "rating", "op": "lte", "value": 2 }.';
+  'Example, people who rated 2 or less: { "block": "rating", "op": "lte", "value": 2 }. ' +
+  'A workspace runs a few filtered reads and export downloads at once (2 by default): more get 429 rate_limited with Retry-After.';
 
 /** The filter arguments, spread into the input schema of every tool that reads responses. */
 export const responseFilterArguments = {

@@ -18,6 +18,7 @@ import { CreateResponseTool } from './create-response.tool';
 import { DeleteResponseTool } from './delete-response.tool';
 import { GetResponseTool } from './get-response.tool';
 import { ListResponsesTool } from './list-responses.tool';
+import { LongReads } from './long-reads';
 import { ResponseSequencer } from './response-sequencer';
 import { ResponsesService } from './responses.service';
 import { SummarizeResponsesTool } from './summarize-responses.tool';
@@ -38,12 +39,13 @@ import { SummarizeResponsesTool } from './summarize-responses.tool';
   providers: [
     ResponsesService,
     ResponseSequencer,
+    LongReads,
     ListResponsesTool,
     GetResponseTool,
     SummarizeResponsesTool,
     CreateResponseTool,
     DeleteResponseTool,
   ],
-  exports: [ResponsesService, ResponseSequencer],
+  exports: [ResponsesService, ResponseSequencer, LongReads],
 })
 export class ResponsesModule {}

@@ -15,6 +15,7 @@ import { FormRecord, FormsService, notFoundForm } from '../forms/forms.service';
 import { ResponseStatsRepository } from './response-stats.repository';
 import { ResponseRow, ResponsesRepository } from './responses.repository';
 import { ResponseSequencer } from './response-sequencer';
+import { LongReads } from './long-reads';
 import { FormSummary, summaryFromStats } from './summarize';
 import { checkResponseFilter, isFiltered, ResponseFilter, responseFilterSql } from './response-filter';
 import { newEventId, responseCreatedBody } from '../webhooks/events';
@@ -52,6 +53,7 @@ export class ResponsesService {
     private readonly idempotency: IdempotencyService,
     private readonly webhooks: WebhookOutbox,
     private readonly sequencer: ResponseSequencer,
+    private readonly longReads: LongReads,
   ) {}
 
   /**
@@ -98,7 +100,7 @@ export class ResponsesService {
       // stays exact under a filter too.
       const params: unknown[] = [form.id]; // $1: the form
       const sql = responseFilterSql(form, filter, params, 'r');
-      const { total, rows } = await this.filteredRead(async (tx) => {
+      const { total, rows } = await this.filteredRead(workspaceId, async (tx) => {
         const known = countedFilter(form, filter);
         const counted = known && (await this.stats.countAnswers(tx, form.id, known.blockId, known.values));
         return this.repo.filteredPage(tx, { sql, params }, range, counted);
@@ -116,13 +118,16 @@ export class ResponsesService {
   /**
    * A read under `where`: its statements read the form's rows, so on a big form they may take
    * longer than a request's statement timeout (DATABASE_STATEMENT_TIMEOUT_MS); they get
-   * FILTERED_READ_MS, in a transaction of their own (SET LOCAL ends with it).
+   * FILTERED_READ_MS, in a transaction of their own (SET LOCAL ends with it), and in one of the
+   * workspace's long-read slots (429 when its slots are taken: see LongReads).
    */
-  private filteredRead<T>(work: (tx: EntityManager) => Promise<T>): Promise<T> {
-    return inTransaction(this.db, async (tx) => {
-      await allowLongStatements(tx, FILTERED_READ_MS);
-      return work(tx);
-    });
+  private filteredRead<T>(workspaceId: string, work: (tx: EntityManager) => Promise<T>): Promise<T> {
+    return this.longReads.run(workspaceId, () =>
+      inTransaction(this.db, async (tx) => {
+        await allowLongStatements(tx, FILTERED_READ_MS);
+        return work(tx);
+      }),
+    );
   }
 
   async get(workspaceId: string, publicId: string, responseId: string, answersBy?: AnswersBy): Promise<ResponseView> {
@@ -279,7 +284,9 @@ export class ResponsesService {
       const sql = responseFilterSql(form, checked, params, 'r');
       const answerable = form.blocks.filter((b) => takesAnswer(b.type));
       const { counted } = this.summarized(form);
-      row = await this.filteredRead((tx) => this.stats.readFilteredSummary(tx, { sql, params }, answerable, counted));
+      row = await this.filteredRead(workspaceId, (tx) =>
+        this.stats.readFilteredSummary(tx, { sql, params }, answerable, counted),
+      );
     }
     const stats = new Map(row.stats.map((s) => [s.blockId, s]));
     const total = row.total ?? 0;

@@ -9,6 +9,7 @@ import { EXPORT_LINK_TTL_MS, ExportLinkSigner } from '../../src/exports/export-l
 import { ExportsRepository } from '../../src/exports/exports.repository';
 import { ExportsService } from '../../src/exports/exports.service';
 import { FormRecord, FormsService } from '../../src/forms/forms.service';
+import { LONG_READ_RETRY_AFTER_S, LongReads } from '../../src/responses/long-reads';
 import { ResponsesService } from '../../src/responses/responses.service';
 import { TokensService } from '../../src/tokens/tokens.service';
 import { WorkspacesService } from '../../src/workspaces/workspaces.service';
@@ -64,6 +65,38 @@ describe('export_responses', () => {
       offset += res.body.count;
       if (offset >= res.body.total) return all;
     }
+  };
+
+  /** A form of `n` responses of 4,000 characters each (16 MB as CSV), loaded by SQL. */
+  const bigForm = async (workspaceId: string, n: number) => {
+    const made = await app.get(FormsService).create(workspaceId, {
+      title: 'Big',
+      blocks: [{ type: 'long_text', title: 'Essay', required: false }],
+    });
+    const stored = await app.get(FormsService).get(workspaceId, made.publicId);
+    await app.get(DataSource).transaction(async (tx) => {
+      await tx.query(
+        `INSERT INTO responses (form_id, seq, submitted_at, answers, source)
+         SELECT $1, g, timestamptz '2026-01-01' + g * interval '1 second', jsonb_build_object($3::text, repeat('x', 4000) || g), 'import'
+           FROM generate_series(1, $2::int) g`,
+        [stored.id, n, stored.blocks[0].id],
+      );
+      await tx.query(
+        `UPDATE response_counters SET last_seq = $2::int, total = $2::int, last_submitted_at = timestamptz '2026-01-01' + $2::int * interval '1 second' WHERE form_id = $1`,
+        [stored.id, n],
+      );
+    });
+    return made;
+  };
+  /** A download that its client has started and then stopped reading: the request and the response. */
+  const pausedDownload = async (url: string) => {
+    const address = app.getHttpServer().address() as { port: number };
+    const req = http.get({ host: '127.0.0.1', port: address.port, path: pathOf(url) });
+    const res = await new Promise<http.IncomingMessage>((resolve) => req.on('response', resolve));
+    expect(res.statusCode).toBe(200);
+    await new Promise((resolve) => res.once('data', resolve));
+    res.pause();
+    return req;
   };
 
   beforeAll(async () => {
@@ -398,10 +431,18 @@ describe('export_responses', () => {
 
     it('answers HEAD with the headers alone, and leaves no download open', async () => {
       const { url } = await exportLink({ publicId: form.publicId });
-      const res = await request(app.getHttpServer()).head(pathOf(url));
-      expect(res.status).toBe(200);
-      expect(res.headers['content-type']).toBe('text/csv; charset=utf-8; header=present');
-      expect(res.text ?? '').toBe('');
+      const batches = jest.spyOn(app.get(ExportsRepository), 'readBatch');
+      try {
+        const res = await request(app.getHttpServer()).head(pathOf(url));
+        expect(res.status).toBe(200);
+        expect(res.headers['content-type']).toBe('text/csv; charset=utf-8; header=present');
+        expect(res.headers['content-length']).toBeUndefined(); // not 0: the GET is not empty
+        expect(res.text ?? '').toBe('');
+        expect(batches).not.toHaveBeenCalled(); // nothing read to be dropped
+        expect(app.get(LongReads).runningFor(ws.id)).toBe(0);
+      } finally {
+        batches.mockRestore();
+      }
       const start = Date.now();
       while (app.get(ExportsService).openDownloads > 0 && Date.now() - start < 2_000)
         await new Promise((r) => setTimeout(r, 20));
@@ -438,25 +479,9 @@ describe('export_responses', () => {
   });
 
   it('streams: the first bytes before the last batch is read, no more read than the client takes, and a disconnect ends the reading', async () => {
-    const big = await app.get(FormsService).create(ws.id, {
-      title: 'Big',
-      blocks: [{ type: 'long_text', title: 'Essay', required: false }],
-    });
-    const stored = await app.get(FormsService).get(ws.id, big.publicId);
     const n = 4000;
+    const big = await bigForm(ws.id, n);
     const db = app.get(DataSource);
-    await db.transaction(async (tx) => {
-      await tx.query(
-        `INSERT INTO responses (form_id, seq, submitted_at, answers, source)
-         SELECT $1, g, timestamptz '2026-01-01' + g * interval '1 second', jsonb_build_object($3::text, repeat('x', 4000) || g), 'import'
-           FROM generate_series(1, $2::int) g`,
-        [stored.id, n, stored.blocks[0].id],
-      );
-      await tx.query(
-        `UPDATE response_counters SET last_seq = $2::int, total = $2::int, last_submitted_at = timestamptz '2026-01-01' + $2::int * interval '1 second' WHERE form_id = $1`,
-        [stored.id, n],
-      );
-    });
     const exports = app.get(ExportsService);
     const repo = app.get(ExportsRepository);
     const batches = jest.spyOn(repo, 'readBatch');
@@ -522,6 +547,75 @@ describe('export_responses', () => {
       exports.batchSeqRange = 1000;
       batches.mockRestore();
     }
+  }, 60_000);
+
+  it("caps one workspace's long reads at once (downloads, filtered reads): 429 past the cap, other workspaces unaffected, slots given back", async () => {
+    const longReads = app.get(LongReads);
+    expect(longReads.perWorkspace).toBe(2); // the default
+    const exports = app.get(ExportsService);
+    exports.batchSeqRange = 10;
+    // Workspace A (ws) starts two big downloads and stops reading them: both hold a slot.
+    const big = await bigForm(ws.id, 3000);
+    const held = [
+      await pausedDownload((await exportLink({ publicId: big.publicId })).url),
+      await pausedDownload((await exportLink({ publicId: big.publicId, format: 'ndjson' })).url),
+    ];
+    try {
+      expect(longReads.runningFor(ws.id)).toBe(2);
+      // A third download of A, and a filtered read of A, are refused at once.
+      const third = await request(app.getHttpServer()).get(pathOf((await exportLink({ publicId: form.publicId })).url));
+      expectError(third, 429, 'rate_limited');
+      expect(third.headers['retry-after']).toBe(String(LONG_READ_RETRY_AFTER_S));
+      expect(third.body.error.hint).toMatch(/Retry after/);
+      const where = { block: 'rating', op: 'lte', value: 2 };
+      for (const tool of ['list_responses', 'summarize_responses']) {
+        const res = await callTool(app, token, tool, { publicId: form.publicId, where });
+        expectError(res, 429, 'rate_limited');
+        expect(res.headers['retry-after']).toBe(String(LONG_READ_RETRY_AFTER_S));
+      }
+      // Reads without a filter are not long reads: they still answer.
+      const plain = await callTool(app, token, 'list_responses', { publicId: form.publicId });
+      expect(plain.status).toBe(200);
+      expect(plain.body.total).toBe(6);
+      // Workspace B's filtered reads and download answer in full meanwhile.
+      const other = await createWorkspace(app);
+      const otherToken = (await createToken(app, other, { role: 'viewer' })).token;
+      const theirs = await app.get(FormsService).create(other.id, {
+        title: 'Theirs',
+        blocks: [{ type: 'rating', title: 'Score', ref: 'score', max: 5 }],
+      });
+      const stored = await app.get(FormsService).get(other.id, theirs.publicId);
+      for (const score of [1, 2, 5]) {
+        await app.get(ResponsesService).create(stored, { [stored.blocks[0].id]: score }, { source: 'import' });
+      }
+      const filter = { publicId: theirs.publicId, where: { block: 'score', op: 'lte', value: 2 } };
+      const listed = await callTool(app, otherToken, 'list_responses', filter);
+      expect(listed.status).toBe(200);
+      expect(listed.body.total).toBe(2);
+      const summary = await callTool(app, otherToken, 'summarize_responses', filter);
+      expect(summary.status).toBe(200);
+      expect(summary.body.total).toBe(2);
+      const theirLink = await exportLink({ ...filter, format: 'ndjson' }, otherToken);
+      const theirDownload = await download(theirLink.url);
+      expect(theirDownload.status).toBe(200);
+      expect((theirDownload.body as Buffer).toString().trimEnd().split('\n')).toHaveLength(2);
+      expect(longReads.runningFor(other.id)).toBe(0);
+    } finally {
+      for (const req of held) req.destroy();
+    }
+    // The clients went away: their slots come back, and A's filtered reads answer again.
+    const start = Date.now();
+    while (longReads.runningFor(ws.id) > 0 && Date.now() - start < 5_000) await new Promise((r) => setTimeout(r, 50));
+    expect(longReads.runningFor(ws.id)).toBe(0);
+    const again = await callTool(app, token, 'list_responses', {
+      publicId: form.publicId,
+      where: { block: 'rating', op: 'lte', value: 2 },
+    });
+    expect(again.status).toBe(200);
+    expect(again.body.total).toBe(2);
+    exports.batchSeqRange = 1000;
+    // Slots are given back after a refused or failed read too: none is left taken.
+    expect(longReads.runningFor(ws.id)).toBe(0);
   }, 60_000);
 
   it('over MCP, carries the link as a resource_link content item with its mimeType', async () => {

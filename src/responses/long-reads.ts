@@ -1,0 +1,67 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { ApiError } from '../common/errors/api-error';
+import { APP_CONFIG, AppConfig } from '../config/config';
+
+/** Seconds a refused long read is told to wait: the reads it queues behind take seconds, not minutes. */
+export const LONG_READ_RETRY_AFTER_S = 2;
+
+/**
+ * How many long reads each workspace runs at once on this instance: filtered list_responses and
+ * summarize_responses (statements of up to FILTERED_READ_MS over a form's rows) and export
+ * downloads (a batch statement after another for as long as the client reads). Each takes a
+ * connection of the instance's pool, which every tenant shares; without a cap, one workspace
+ * could spend its whole rate budget on them and leave other tenants waiting for a connection.
+ *
+ * A slot is taken before the read starts and given back when it ends, however it ends. A read
+ * past the cap is refused at once with 429 `rate_limited` and Retry-After, the answer a script
+ * already handles, rather than queued (a queued read would still hold its caller's connection
+ * and time). Counted per instance, on purpose: what the cap protects is this instance's pool.
+ */
+@Injectable()
+export class LongReads {
+  private readonly running = new Map<string, number>();
+  readonly perWorkspace: number;
+
+  constructor(@Inject(APP_CONFIG) config: Pick<AppConfig, 'longReadsPerWorkspace'>) {
+    this.perWorkspace = config.longReadsPerWorkspace;
+  }
+
+  /** Long reads of the workspace running now on this instance. */
+  runningFor(workspaceId: string): number {
+    return this.running.get(workspaceId) ?? 0;
+  }
+
+  /**
+   * Takes a slot of the workspace, or throws 429 when its slots are taken. Returns the function
+   * that gives the slot back (once, however often it is called).
+   */
+  take(workspaceId: string): () => void {
+    const now = this.runningFor(workspaceId);
+    if (now >= this.perWorkspace) {
+      throw new ApiError('rate_limited', {
+        message: `This workspace already runs ${now} filtered reads or export downloads at once on this server, the most it may.`,
+        hint: `Retry after ${LONG_READ_RETRY_AFTER_S} seconds, or wait for a running export to finish. Reads without "where" are not limited this way.`,
+        headers: { 'Retry-After': String(LONG_READ_RETRY_AFTER_S) },
+      });
+    }
+    this.running.set(workspaceId, now + 1);
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      const left = this.runningFor(workspaceId) - 1;
+      if (left > 0) this.running.set(workspaceId, left);
+      else this.running.delete(workspaceId);
+    };
+  }
+
+  /** Runs `read` in a slot of the workspace (429 when none is free). */
+  async run<T>(workspaceId: string, read: () => Promise<T>): Promise<T> {
+    const giveBack = this.take(workspaceId);
+    try {
+      return await read();
+    } finally {
+      giveBack();
+    }
+  }
+}
