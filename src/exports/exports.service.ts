@@ -4,6 +4,7 @@ import { Readable } from 'node:stream';
 import { DataSource } from 'typeorm';
 import { CREDENTIAL_CACHE_MS } from '../auth/credential-verifier';
 import type { Principal } from '../common/access/principal';
+import { AuditService } from '../audit/audit.service';
 import { ApiError } from '../common/errors/api-error';
 import { TtlCache } from '../common/ttl-cache';
 import { APP_CONFIG, AppConfig } from '../config/config';
@@ -76,6 +77,7 @@ export class ExportsService {
     private readonly sequencer: ResponseSequencer,
     private readonly signer: ExportLinkSigner,
     private readonly longReads: LongReads,
+    private readonly audit: AuditService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -108,6 +110,14 @@ export class ExportsService {
       a: opts.answersBy,
       q,
       exp,
+    });
+    // Who took which responses out: recorded with the filter as checked, never the link (a credential).
+    await this.audit.record(currentManager(this.db), principal, 'responses.export', form.id, {
+      publicId: form.publicId,
+      format: opts.format,
+      answersBy: opts.answersBy,
+      ...q,
+      expiresAt: new Date(exp).toISOString(),
     });
     return {
       url: `${this.config.publicUrl}${EXPORT_PATH}?token=${link}`,

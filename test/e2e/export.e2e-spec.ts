@@ -661,6 +661,41 @@ describe('export_responses', () => {
     expect((await callTool(app, token, 'export_responses', { publicId: form.publicId })).status).toBe(200);
   });
 
+  it('records who exported what in the audit trail: form, format, filter, and never the link', async () => {
+    const where = { block: 'rating', op: 'lte', value: 2 };
+    const { expiresAt } = await exportLink({
+      publicId: form.publicId,
+      format: 'ndjson',
+      where,
+      since: '2026-01-01T00:00:00Z',
+    });
+    const rows: Array<{ actor_kind: string; actor_id: string; details: Record<string, unknown>; request_id: string }> =
+      await app
+        .get(DataSource)
+        .query(
+          `SELECT actor_kind, actor_id, details, request_id FROM audit_events WHERE workspace_id = $1 AND action = 'responses.export' AND subject_id = $2 ORDER BY at DESC, id DESC`,
+          [ws.id, form.id],
+        );
+    expect(rows.length).toBeGreaterThanOrEqual(1);
+    const rating = form.blocks.find((b) => b.ref === 'rating')!.id;
+    expect(rows[0]).toMatchObject({
+      actor_kind: 'api_token',
+      details: {
+        publicId: form.publicId,
+        format: 'ndjson',
+        answersBy: 'id',
+        where: { block: rating, op: 'lte', value: 2 },
+        since: '2026-01-01T00:00:00Z',
+        expiresAt,
+      },
+    });
+    expect(rows[0].request_id).toBeTruthy();
+    const stored = JSON.stringify(
+      await app.get(DataSource).query(`SELECT details FROM audit_events WHERE workspace_id = $1`, [ws.id]),
+    );
+    for (const link of links) for (const part of link.split('.')) expect(stored).not.toContain(part);
+  });
+
   it('never writes a link to the log (access lines, refusals, cut downloads)', async () => {
     // Whatever ran before (all the tests above, in a full run), and one download and one refusal here.
     const { url } = await exportLink({ publicId: form.publicId });
