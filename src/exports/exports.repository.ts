@@ -46,6 +46,27 @@ export class ExportsRepository {
   }
 
   /**
+   * The same batch as CSV records written by PostgreSQL (`lines`: see csvLinesSql, its values among
+   * the params after the filter's), as one string in seq order ('' when none matches).
+   */
+  async readCsvBatch(
+    manager: EntityManager,
+    formId: string,
+    range: { after: string; upTo: string },
+    filter: { sql: string; params: unknown[] },
+    lines: { select: string; from: string },
+  ): Promise<string> {
+    const [row] = await manager.query(
+      `${EXPORT_QUERY_TAG} SELECT string_agg(l.line, '' ORDER BY l.seq) AS csv FROM (
+         SELECT ${lines.select}
+           FROM ${lines.from}
+          WHERE r.form_id = $1 AND r.seq > $2::bigint AND r.seq <= $3::bigint AND (${filter.sql})) l`,
+      [formId, range.after, range.upTo, ...filter.params],
+    );
+    return row?.csv ?? '';
+  }
+
+  /**
    * Whether the credential a link was made by still acts on its workspace: an API token not
    * revoked, not expired, whose creator (if any) is still a member; an OAuth grant not revoked
    * whose person is still a member (and may still use it: see OAuthRepository.findAccessToken),

@@ -15,8 +15,9 @@ import { LongReads } from '../responses/long-reads';
 import { ResponseSequencer } from '../responses/response-sequencer';
 import { AnswersBy, responseViewer } from '../responses/responses.service';
 import { contentDisposition, csvLayout } from './csv';
+import { csvLinesSql } from './csv-sql';
 import { EXPORT_LINK_TTL_MS, ExportFormat, ExportGrant, ExportLinkSigner } from './export-link';
-import { ExportRow, ExportsRepository } from './exports.repository';
+import { ExportsRepository } from './exports.repository';
 
 /** The path that serves export links (the link itself travels in the query, which no log line holds). */
 export const EXPORT_PATH = '/api/v1/exports/download';
@@ -165,7 +166,9 @@ export class ExportsService {
       // Responses committed before the download wait for their seq: give it, then read up to the last.
       await this.sequencer.settle(form.id);
       const upTo = await this.repo.lastSeq(currentManager(this.db), form.id);
-      const chunks = this.chunks(grant, form, upTo, { sql, params: params.slice(3) });
+      // CSV: the records are written by PostgreSQL (see csvLinesSql); their values follow the filter's.
+      const lines = grant.fmt === 'csv' ? csvLinesSql(form, params, 'r') : undefined;
+      const chunks = this.chunks(grant, form, upTo, { sql, params: params.slice(3) }, lines);
       // Bytes, not objects: the stream asks for the next batch once its 64 KiB buffer has drained.
       const body = Readable.from(chunks, { objectMode: false, highWaterMark: 64 * 1024 });
       body.once('close', giveBack);
@@ -181,44 +184,42 @@ export class ExportsService {
     form: FormRecord,
     upTo: string,
     filter: { sql: string; params: unknown[] },
+    lines: { select: string; from: string } | undefined,
   ): AsyncGenerator<string> {
     this.openDownloads++;
-    let ahead: Promise<ExportRow[]> | undefined;
+    let ahead: Promise<string> | undefined;
     try {
-      const csv = grant.fmt === 'csv' ? csvLayout(form, grant.a) : undefined;
-      const view = responseViewer(form, csv ? 'id' : grant.a);
-      const line = csv ? (r: ExportRow) => csv.record(view(r)) : (r: ExportRow) => `${JSON.stringify(view(r))}\n`;
+      const view = responseViewer(form, grant.a);
       // The first bytes go out before any response is read.
-      if (csv) yield csv.head;
+      if (lines) yield csvLayout(form, grant.a).head;
       const last = BigInt(upTo);
       const range = BigInt(this.batchSeqRange);
       let after = BigInt(0);
       let checked = Date.now();
-      /** The next batch's statement, started before the previous batch is written (see below). */
-      const read = (): Promise<ExportRow[]> | undefined => {
+      /** The next batch, as text, started before the previous batch is written (see below). */
+      const read = (): Promise<string> | undefined => {
         if (after >= last) return undefined;
         const end = after + range < last ? after + range : last;
-        const batch = this.repo.readBatch(
-          currentManager(this.db),
-          form.id,
-          { after: after.toString(), upTo: end.toString() },
-          filter,
-        );
+        const batch = { after: after.toString(), upTo: end.toString() };
         after = end;
-        return batch;
+        const manager = currentManager(this.db);
+        if (lines) return this.repo.readCsvBatch(manager, form.id, batch, filter, lines);
+        return this.repo
+          .readBatch(manager, form.id, batch, filter)
+          .then((rows) => rows.map((r) => `${JSON.stringify(view(r))}\n`).join(''));
       };
-      // One batch read ahead: the database reads batch n+1 while batch n is formatted and written,
-      // so reading and writing overlap; memory stays at about two batches.
+      // One batch read ahead: the database reads batch n+1 while batch n is written, so reading
+      // and writing overlap; memory stays at about two batches.
       ahead = read();
       while (ahead) {
-        const rows = await ahead;
+        const text = await ahead;
         if (Date.now() - checked >= CREDENTIAL_CACHE_MS) {
           ahead = undefined;
           await this.formOf(grant); // throws when the credential or the form is gone: the stream is cut
           checked = Date.now();
         }
         ahead = read();
-        if (rows.length) yield rows.map(line).join('');
+        if (text) yield text;
       }
     } catch (err) {
       // The answer's headers are gone: the stream is cut (the client sees no final chunk), and

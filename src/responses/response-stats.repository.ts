@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { allowLongStatements } from '../database/long-statements';
+import type { Block } from '../forms/blocks';
 import { LATEST_TEXTS } from './summarize';
 
 /**
@@ -223,82 +224,94 @@ export class ResponseStatsRepository {
 
   /**
    * The aggregates readSummary reads, computed from the form's sequenced responses that match
-   * `filter` (SQL over the row r; its params start with the form's id, $1) rather than maintained,
-   * in one statement. The matches are read once (m); then, as one would write it by hand, one pass
-   * over them takes every block's answered count, sum and range, and each choice or checkboxes
-   * block one more pass for its value counts. Values are those valuesOf derives (the answer as
-   * text, each ticked choice of checkboxes, numbers as float8), answered is answeredOf's (the key is
-   * there), and the recorded paths are counted by shownOf, so a segment is counted as the whole is
-   * (a test compares both with a recount). `blocks` are the form's blocks that take an answer,
-   * `counted` those whose values are counted (as readSummary's).
+   * `filter` (SQL over the row r; its params start with the form's id, $1) rather than maintained:
+   * one scan of the matches (which PostgreSQL may run in parallel) takes every aggregate at once,
+   * each as `count(*) FILTER (...)`, sum, min or max, as one would write it by hand; each text
+   * block's latest answers are one more walk of the seq index backwards, stopping at the fifth
+   * match. The values counted are the ones a summary shows (`counted`: each block's choice ids,
+   * true/false, the scale's values, as summaryFromStats asks for them), answered is answeredOf's
+   * (the key is there), sums and ranges are valuesOf's (numbers as float8, dates as text), and a
+   * block is shown to a response whose recorded path holds it (shownOf), so a segment is counted
+   * as the whole is (a test compares both with a recount). `blocks` are the form's blocks that take
+   * an answer.
    */
   async readFilteredSummary(
     manager: EntityManager,
     filter: { sql: string; params: unknown[] },
-    blocks: Array<{ id: string; type: string }>,
-    counted: string[],
+    blocks: Block[],
+    counted: (block: Block) => string[],
   ): Promise<SummaryRow> {
     const params = [...filter.params];
-    const key = (id: string) => `$${params.push(id)}::text`;
-    const per = blocks.map((b) => ({ ...b, key: key(b.id) }));
-    const numeric = (t: string) => NUMERIC.includes(`'${t}'`);
-    const stat = (b: (typeof per)[number]) =>
-      `json_build_object('blockId', ${b.key}, 'answered', count(*) FILTER (WHERE m.answers ? ${b.key}),
-         'sum', ${numeric(b.type) ? `COALESCE(sum((m.answers ->> ${b.key})::float8), 0)` : '0'}, 'shown', 0,
-         'latest', '[]'::json)`;
-    const range = (b: (typeof per)[number], cast: string) =>
-      `json_build_object('blockId', ${b.key}, 'min', min((m.answers ->> ${b.key})${cast}), 'max', max((m.answers ->> ${b.key})${cast}))`;
-    const list = (items: string[]) => (items.length ? `json_build_array(${items.join(', ')})` : `'[]'::json`);
-    const counts = per
-      .filter((b) => counted.includes(b.id))
-      .map((b) =>
+    const bind = (value: string) => `$${params.push(value)}::text`;
+    /** The aggregates, in order; the statement returns them as one JSON list (see `columns`). */
+    const aggregates: string[] = [];
+    const take = (sql: string) => aggregates.push(sql) - 1;
+    const isNumeric = (t: string) => NUMERIC.includes(`'${t}'`);
+    const per = blocks.map((b) => {
+      const key = bind(b.id);
+      const answer = `r.answers -> ${key}`;
+      const value = (v: string) =>
         b.type === 'checkboxes'
-          ? `SELECT ${b.key} AS "blockId", e AS value, count(*) AS count
-               FROM m CROSS JOIN LATERAL jsonb_array_elements_text(CASE WHEN jsonb_typeof(m.answers -> ${b.key}) = 'array' THEN m.answers -> ${b.key} ELSE '[]'::jsonb END) e GROUP BY e`
-          : `SELECT ${b.key} AS "blockId", m.answers ->> ${b.key} AS value, count(*) AS count FROM m WHERE m.answers ? ${b.key} GROUP BY 2`,
-      );
-    const latest = per
-      .filter((b) => TEXT.includes(`'${b.type}'`))
-      .map(
-        (b) => `json_build_object('blockId', ${b.key}, 'answered', 0, 'sum', 0, 'shown', 0, 'latest', COALESCE((
-                  SELECT json_agg(json_build_object('value', t.answers ->> ${b.key}, 'submittedAt', ${isoText('t.submitted_at')}) ORDER BY t.seq DESC)
-                    FROM (SELECT answers, seq, submitted_at FROM m WHERE m.answers ? ${b.key} ORDER BY seq DESC LIMIT ${LATEST_TEXTS}) t), '[]'))`,
-      );
+          ? `(${answer}) ? ${bind(v)}`
+          : b.type === 'yes_no'
+            ? `(${answer}) = ${bind(v)}::jsonb`
+            : `(r.answers ->> ${key}) = ${bind(v)}`;
+      return {
+        block: b,
+        answered: take(`count(*) FILTER (WHERE r.answers ? ${key})`),
+        shown: take(`count(*) FILTER (WHERE r.shown ? ${key})`),
+        sum: isNumeric(b.type) ? take(`COALESCE(sum((r.answers ->> ${key})::float8), 0)`) : undefined,
+        range: isNumeric(b.type)
+          ? [take(`min((r.answers ->> ${key})::float8)`), take(`max((r.answers ->> ${key})::float8)`)]
+          : b.type === 'date'
+            ? [take(`min(r.answers ->> ${key})`), take(`max(r.answers ->> ${key})`)]
+            : undefined,
+        counts: counted(b).map((v) => ({ value: v, at: take(`count(*) FILTER (WHERE ${value(v)})`) })),
+        // Uncorrelated: computed once (an InitPlan), not per row.
+        latest: TEXT.includes(`'${b.type}'`)
+          ? take(`(SELECT COALESCE(json_agg(json_build_object('value', l.v, 'submittedAt', l.at) ORDER BY l.seq DESC), '[]')
+                     FROM (SELECT r.answers ->> ${key} AS v, ${isoText('r.submitted_at')} AS at, r.seq FROM responses r
+                            WHERE r.form_id = $1 AND r.seq IS NOT NULL AND ${filter.sql} AND r.answers ? ${key}
+                            ORDER BY r.seq DESC LIMIT ${LATEST_TEXTS}) l)`)
+          : undefined,
+      };
+    });
+    // json_build_array takes at most 100 arguments: a list of lists of 90.
+    const columns: string[] = [];
+    for (let i = 0; i < aggregates.length; i += 90)
+      columns.push(`json_build_array(${aggregates.slice(i, i + 90).join(', ')})`);
     const [row] = await manager.query(
-      `WITH m AS MATERIALIZED (
-         SELECT r.seq, r.submitted_at, r.answers, r.shown FROM responses r
-          WHERE r.form_id = $1 AND r.seq IS NOT NULL AND ${filter.sql}),
-       agg AS (
-         SELECT count(*)::int AS total, count(m.shown)::int AS recorded, min(m.submitted_at) AS first, max(m.submitted_at) AS last,
-                ${list(per.map(stat))} AS stats,
-                ${list(per.filter((b) => numeric(b.type)).map((b) => range(b, '::float8')))} AS numeric,
-                ${list(per.filter((b) => b.type === 'date').map((b) => range(b, '')))} AS dates
-           FROM m)
-       SELECT agg.total, agg.recorded, agg.first, agg.last, agg.numeric, agg.dates, false AS waiting,
-              (SELECT COALESCE(json_agg(s), '[]') FROM (
-                 SELECT json_array_elements(agg.stats) AS s
-                 UNION ALL SELECT json_build_object('blockId', block_id, 'answered', 0, 'sum', 0, 'shown', shown, 'latest', '[]'::json)
-                   FROM (${shownOf('m s', '$1')}) w
-                 ${latest.length ? `UNION ALL SELECT json_array_elements(${list(latest)})` : ''}) x) AS stats,
-              ${counts.length ? `(SELECT COALESCE(json_agg(c), '[]') FROM (${counts.join(' UNION ALL ')}) c)` : `'[]'::json`} AS counts
-         FROM agg`,
+      `SELECT count(*)::int AS total, count(r.shown)::int AS recorded, min(r.submitted_at) AS first, max(r.submitted_at) AS last,
+              ${columns.length ? `json_build_array(${columns.join(', ')})` : `'[]'::json`} AS aggregates
+         FROM responses r
+        WHERE r.form_id = $1 AND r.seq IS NOT NULL AND ${filter.sql}`,
       params,
     );
-    // A block's answered, shown and latest come in separate entries: one per block.
-    const merged = new Map<string, SummaryRow['stats'][number]>();
-    for (const s of row.stats as SummaryRow['stats']) {
-      const m = merged.get(s.blockId);
-      if (!m) merged.set(s.blockId, s);
-      else
-        merged.set(s.blockId, {
-          blockId: s.blockId,
-          answered: Number(m.answered) + Number(s.answered),
-          sum: Number(m.sum) + Number(s.sum),
-          shown: Number(m.shown) + Number(s.shown),
-          latest: m.latest.length ? m.latest : s.latest,
-        });
-    }
-    return { ...row, stats: [...merged.values()] };
+    const values: unknown[] = (row.aggregates as unknown[][]).flat();
+    const at = (i: number | undefined) => (i === undefined ? null : (values[i] as number | string | null));
+    return {
+      total: row.total,
+      recorded: row.recorded,
+      first: row.first,
+      last: row.last,
+      waiting: false,
+      stats: per.map((p) => ({
+        blockId: p.block.id,
+        answered: Number(at(p.answered)),
+        sum: Number(at(p.sum) ?? 0),
+        shown: Number(at(p.shown)),
+        latest: (at(p.latest) ?? []) as unknown as SummaryRow['stats'][number]['latest'],
+      })),
+      counts: per.flatMap((p) =>
+        p.counts.map((c) => ({ blockId: p.block.id, value: c.value, count: Number(at(c.at)) })),
+      ),
+      numeric: per
+        .filter((p) => p.range && isNumeric(p.block.type))
+        .map((p) => ({ blockId: p.block.id, min: at(p.range![0]), max: at(p.range![1]) })),
+      dates: per
+        .filter((p) => p.range && p.block.type === 'date')
+        .map((p) => ({ blockId: p.block.id, min: at(p.range![0]), max: at(p.range![1]) })),
+    };
   }
 
   /**

@@ -16,7 +16,7 @@ import { ResponseStatsRepository } from './response-stats.repository';
 import { ResponseRow, ResponsesRepository } from './responses.repository';
 import { ResponseSequencer } from './response-sequencer';
 import { LongReads } from './long-reads';
-import { FormSummary, summaryFromStats } from './summarize';
+import { countedValues, FormSummary, summaryFromStats } from './summarize';
 import { checkResponseFilter, isFiltered, ResponseFilter, responseFilterSql } from './response-filter';
 import { newEventId, responseCreatedBody } from '../webhooks/events';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service';
@@ -283,9 +283,8 @@ export class ResponsesService {
       const params: unknown[] = [form.id]; // $1: the form
       const sql = responseFilterSql(form, checked, params, 'r');
       const answerable = form.blocks.filter((b) => takesAnswer(b.type));
-      const { counted } = this.summarized(form);
       row = await this.filteredRead(workspaceId, (tx) =>
-        this.stats.readFilteredSummary(tx, { sql, params }, answerable, counted),
+        this.stats.readFilteredSummary(tx, { sql, params }, answerable, countedValues),
       );
     }
     const stats = new Map(row.stats.map((s) => [s.blockId, s]));

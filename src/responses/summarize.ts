@@ -140,6 +140,17 @@ export function summarize(blocks: Block[], responses: Iterable<StoredResponse>):
 }
 
 /** The values of a rating (1..max) or linear scale (min..max) block. */
+/**
+ * The values of a block whose answers a summary counts, as summaryFromStats asks for them (choice
+ * ids, true/false, the scale's values); none for the other blocks.
+ */
+export function countedValues(b: Block): string[] {
+  if (b.choices) return b.choices.map((c) => c.id);
+  if (b.type === 'yes_no') return ['true', 'false'];
+  if (b.type === 'rating' || b.type === 'linear_scale') return scaleOf(b).map(String);
+  return [];
+}
+
 function scaleOf(b: Block): number[] {
   const lo = b.type === 'rating' ? 1 : (b.min ?? 1);
   const hi = b.max ?? 5;

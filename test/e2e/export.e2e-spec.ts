@@ -10,7 +10,9 @@ import { ExportsRepository } from '../../src/exports/exports.repository';
 import { ExportsService } from '../../src/exports/exports.service';
 import { FormRecord, FormsService } from '../../src/forms/forms.service';
 import { LONG_READ_RETRY_AFTER_S, LongReads } from '../../src/responses/long-reads';
-import { ResponsesService } from '../../src/responses/responses.service';
+import { responseViewer, ResponsesService } from '../../src/responses/responses.service';
+import type { ResponseRow } from '../../src/responses/responses.repository';
+import { csvLayout } from '../../src/exports/csv';
 import { TokensService } from '../../src/tokens/tokens.service';
 import { WorkspacesService } from '../../src/workspaces/workspaces.service';
 import { createOAuthAccessToken, createToken, createWorkspace, TestWorkspace } from '../factories';
@@ -224,6 +226,117 @@ describe('export_responses', () => {
       expect(rows[5].slice(2)).toEqual(Array(9).fill(''));
     });
 
+    it('writes in PostgreSQL exactly the records csvLayout writes, for random answers of every kind', async () => {
+      // The records of a CSV download are built in SQL (csv-sql.ts); csvLayout().record() is the
+      // reference. Random values aimed at the rules: quotes, commas, CR/LF, formula starts, empty
+      // text, non-ASCII, negative and fractional numbers, unknown choices, checkboxes in any order.
+      const made = await app.get(FormsService).create(ws.id, {
+        title: 'Random',
+        hiddenFields: ['utm', 'ref'],
+        blocks: [
+          { type: 'short_text', title: 'Text' },
+          { type: 'long_text', title: 'Long' },
+          { type: 'multiple_choice', title: 'One', choices: ['=A', 'B, "b"', 'C\nc', '-1'] },
+          { type: 'dropdown', title: 'Drop', choices: ['x', '@y'] },
+          { type: 'checkboxes', title: 'Many', choices: ['+p', 'q"', 'r,s', 'ü'] },
+          { type: 'number', title: 'Number' },
+          { type: 'rating', title: 'Rating', max: 10 },
+          { type: 'yes_no', title: 'Yes?' },
+          { type: 'date', title: 'Date' },
+          { type: 'email', title: 'Email' },
+          { type: 'statement', title: 'No answer' },
+        ],
+      });
+      const stored = await app.get(FormsService).get(ws.id, made.publicId);
+      let seed = 20261126; // mulberry32: an LCG's low bits repeat too soon for `% n`
+      const rand = (n: number) => {
+        seed = (seed + 0x6d2b79f5) | 0;
+        let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+        t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+        return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n);
+      };
+      const pick = <T>(xs: T[]) => xs[rand(xs.length)];
+      const pieces = [
+        'a',
+        'Zoë',
+        '日本',
+        '😀',
+        ',',
+        '"',
+        '""',
+        '\r',
+        '\n',
+        '\r\n',
+        '=',
+        '+',
+        '-',
+        '@',
+        '\t',
+        ' ',
+        ';',
+        "'",
+      ];
+      const text = () => Array.from({ length: rand(6) }, () => pick(pieces)).join('');
+      const rows: Array<[Record<string, unknown>, Record<string, string>]> = [];
+      for (let i = 0; i < 300; i++) {
+        const answers: Record<string, unknown> = {};
+        for (const b of stored.blocks) {
+          if (rand(5) === 0) continue; // left blank
+          const ids = (b.choices ?? []).map((c) => c.id);
+          const value = {
+            short_text: text,
+            long_text: text,
+            email: text,
+            multiple_choice: () => (rand(6) === 0 ? 'gone' : pick(ids)),
+            dropdown: () => pick(ids),
+            checkboxes: () => Array.from({ length: rand(4) }, () => (rand(8) === 0 ? 'gone' : pick(ids))),
+            number: () => pick([0, -5, 3.25, 1e6, -0.125, 42, 123456789.5, 0.1 + 0.2]),
+            rating: () => 1 + rand(10),
+            yes_no: () => rand(2) === 0,
+            date: () => pick(['2026-02-28', '1999-12-31']),
+          }[b.type as string];
+          if (value) answers[b.id] = value();
+        }
+        const hidden: Record<string, string> = {};
+        if (rand(2)) hidden.utm = text();
+        if (rand(2)) hidden.ref = text();
+        rows.push([answers, hidden]);
+      }
+      const db = app.get(DataSource);
+      await db.query(
+        `INSERT INTO responses (form_id, seq, submitted_at, answers, hidden, source)
+       SELECT $1, o, timestamptz '2026-03-01' + o * interval '1.0375 second', (x ->> 0)::jsonb, (x ->> 1)::jsonb, 'import'
+         FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS t(x, o)`,
+        [stored.id, JSON.stringify(rows.map(([a, h]) => [JSON.stringify(a), JSON.stringify(h)]))],
+      );
+      await db.query(`UPDATE response_counters SET last_seq = $2::int, total = $2::int WHERE form_id = $1`, [
+        stored.id,
+        rows.length,
+      ]);
+      const exports = app.get(ExportsService);
+      exports.batchSeqRange = 64; // several batches, one of them partial
+      try {
+        for (const answersBy of ['id', 'ref'] as const) {
+          const res = await download((await exportLink({ publicId: made.publicId, answersBy })).url);
+          const got = (res.body as Buffer).toString('utf8');
+          const layout = csvLayout(stored, answersBy);
+          const view = responseViewer(stored, 'id');
+          const read = await db.query(
+            `SELECT id, submitted_at AS "submittedAt", answers, hidden FROM responses WHERE form_id = $1 ORDER BY seq`,
+            [stored.id],
+          );
+          const want = layout.head + read.map((r: ResponseRow) => layout.record(view(r))).join('');
+          expect(got.length).toBe(want.length);
+          const a = got.split('\r\n');
+          const b = want.split('\r\n');
+          for (let i = 0; i < b.length; i++) expect([i, a[i]]).toEqual([i, b[i]]);
+          expect(parse(got, { bom: true })).toHaveLength(rows.length + 1);
+        }
+      } finally {
+        exports.batchSeqRange = 1000;
+      }
+    });
+
     it('heads the answer columns by ref with answersBy "ref" (one header row)', async () => {
       const res = await download((await exportLink({ publicId: form.publicId, answersBy: 'ref' })).url);
       const [header, ...rows] = parse(res.body as Buffer, { bom: true }) as string[][];
@@ -431,7 +544,7 @@ describe('export_responses', () => {
 
     it('answers HEAD with the headers alone, and leaves no download open', async () => {
       const { url } = await exportLink({ publicId: form.publicId });
-      const batches = jest.spyOn(app.get(ExportsRepository), 'readBatch');
+      const batches = jest.spyOn(app.get(ExportsRepository), 'readCsvBatch');
       try {
         const res = await request(app.getHttpServer()).head(pathOf(url));
         expect(res.status).toBe(200);
@@ -484,7 +597,7 @@ describe('export_responses', () => {
     const db = app.get(DataSource);
     const exports = app.get(ExportsService);
     const repo = app.get(ExportsRepository);
-    const batches = jest.spyOn(repo, 'readBatch');
+    const batches = jest.spyOn(repo, 'readCsvBatch');
     exports.batchSeqRange = 10; // 400 batches of 10 responses (40 KB)
     try {
       const { url } = await exportLink({ publicId: big.publicId, format: 'csv' });
