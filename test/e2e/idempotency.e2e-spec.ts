@@ -366,9 +366,9 @@ describe('Idempotency-Key on tool calls', () => {
     /** What an instance leaves behind when it dies mid-run: a claim with no answer. */
     async function strandedClaim(tool: string, key: string, args: unknown, lockedFor: string) {
       await db.query(
-        `INSERT INTO idempotency_keys (scope, tool, idempotency_key, fingerprint, lock_token, locked_until)
-         VALUES ($1, $2, $3, $4, $5, now() + $6::interval)`,
-        [`tok:${editor.id}`, tool, key, fingerprint(args), randomUUID(), lockedFor],
+        `INSERT INTO idempotency_keys (scope, tool, idempotency_key, fingerprint, lock_token, locked_until, workspace_id, read_only)
+         VALUES ($1, $2, $3, $4, $5, now() + $6::interval, $7, $8)`,
+        [`tok:${editor.id}`, tool, key, fingerprint(args), randomUUID(), lockedFor, ws.id, tool === 'get_form'],
       );
     }
 

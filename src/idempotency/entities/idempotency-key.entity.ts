@@ -50,8 +50,8 @@ export class IdempotencyKeyEntity {
   createdAt: Date;
 
   /** The workspace the credential acts on: a deletion there forgets its read answers. */
-  @Column({ name: 'workspace_id', type: 'uuid', nullable: true })
-  workspaceId: string | null;
+  @Column({ name: 'workspace_id', type: 'uuid' })
+  workspaceId: string;
 
   @Column({ name: 'read_only', type: 'boolean', default: false })
   readOnly: boolean;
