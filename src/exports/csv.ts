@@ -21,6 +21,8 @@ export interface CsvForm {
  * column per block that takes an answer, in form order, headed by its title (by its ref with
  * answersBy "ref"; a block without one by its id), then one per hidden field, headed by its name.
  * Responses are read as get_response shows them (answers by block id, choices by label).
+ * Downloads have PostgreSQL write the records (csv-sql.ts); `record` is the reference those are
+ * held to, cell for cell, by the export's tests.
  */
 export function csvLayout(form: CsvForm, answersBy: AnswersBy = 'id') {
   const blocks = form.blocks.filter((b) => takesAnswer(b.type));

@@ -1,19 +1,14 @@
 /**
  * Client ID Metadata Documents (CIMD) at the authorization server, against the BUILT service: a
- * client_id that is an https URL is read from a local HTTPS server on loopback (a self-signed
- * certificate made here, trusted by the service through NODE_EXTRA_CA_CERTS; loopback allowed by
+ * client_id that is an https URL is read from a local HTTPS server on loopback (startDocumentServer: a self-signed
+ * certificate, trusted by the service through NODE_EXTRA_CA_CERTS; loopback allowed by
  * OAUTH_CIMD_ALLOW_PRIVATE_URLS, a test-only setting). Also: the metadata advertises CIMD and names
  * every endpoint from PUBLIC_URL, authorization responses carry iss (RFC 9207), loopback redirect
  * URIs match on any port (RFC 8252 §7.3), and dynamic registration keeps working.
  * Run: npm run --silent build && node --test test/oauth/cimd.test.mjs
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import { createServer } from 'node:https';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import {
@@ -29,6 +24,7 @@ import {
   registerClient,
   SCOPES,
   seededDatabase,
+  startDocumentServer,
   startInstance,
   textOf,
 } from './support.mjs';
@@ -45,16 +41,9 @@ describe('Client ID Metadata Documents, iss, loopback ports, metadata from PUBLI
   let resource;
   let docs; // the HTTPS server of client metadata documents
   let docsOrigin;
-  let certDir;
-  const served = new Map(); // path -> { status, headers, body } | 'hang'
-  const fetched = new Map(); // path -> how many times the service fetched it
 
   /** Serves `document` (an object, or a raw string) at `path` of the documents server; its client_id URL. */
-  function serve(path, document, { status = 200, headers = { 'cache-control': 'max-age=300' } } = {}) {
-    const body = typeof document === 'string' ? document : JSON.stringify(document);
-    served.set(path, { status, headers: { 'content-type': 'application/json', ...headers }, body });
-    return `${docsOrigin}${path}`;
-  }
+  const serve = (path, document, options) => docs.serve(path, document, options);
 
   const agent = (path, extra = {}) => ({
     client_id: `${docsOrigin}${path}`,
@@ -96,48 +85,15 @@ describe('Client ID Metadata Documents, iss, loopback ports, metadata from PUBLI
 
   before(async () => {
     ensureBuilt();
-    certDir = mkdtempSync(join(tmpdir(), 'formwork-cimd-'));
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        join(certDir, 'key.pem'),
-        '-out',
-        join(certDir, 'cert.pem'),
-        '-days',
-        '1',
-        '-subj',
-        '/CN=127.0.0.1',
-        '-addext',
-        'subjectAltName=IP:127.0.0.1',
-      ],
-      { stdio: 'pipe' },
-    );
-    docs = createServer(
-      { key: readFileSync(join(certDir, 'key.pem')), cert: readFileSync(join(certDir, 'cert.pem')) },
-      (req, res) => {
-        const path = new URL(req.url, 'https://x').pathname;
-        fetched.set(path, (fetched.get(path) ?? 0) + 1);
-        const doc = served.get(path);
-        if (doc === 'hang') return; // never answers
-        if (!doc) return res.writeHead(404).end();
-        res.writeHead(doc.status, doc.headers).end(doc.body);
-      },
-    );
-    await new Promise((resolve) => docs.listen(0, '127.0.0.1', resolve));
-    docsOrigin = `https://127.0.0.1:${docs.address().port}`;
+    docs = await startDocumentServer();
+    docsOrigin = docs.origin;
 
     db = await seededDatabase('cimd', {
       workspaces: [{ name: 'Acme', slug: 'acme', plan: 'pro', ownerEmail: OWNER }],
       passwords: { [OWNER]: PASSWORD },
     });
     instance = await startInstance(db.url, {
-      env: { OAUTH_CIMD_ALLOW_PRIVATE_URLS: 'true', NODE_EXTRA_CA_CERTS: join(certDir, 'cert.pem') },
+      env: { OAUTH_CIMD_ALLOW_PRIVATE_URLS: 'true', NODE_EXTRA_CA_CERTS: docs.caFile },
     });
     base = instance.base;
     const found = await discover(base);
@@ -148,9 +104,7 @@ describe('Client ID Metadata Documents, iss, loopback ports, metadata from PUBLI
   after(async () => {
     await instance?.stop();
     await db?.drop();
-    docs?.closeAllConnections?.();
-    await new Promise((resolve) => (docs ? docs.close(resolve) : resolve()));
-    if (certDir) rmSync(certDir, { recursive: true, force: true });
+    await docs?.close();
   });
 
   test('the metadata advertises client_id_metadata_document_supported, and registration is still offered', () => {
@@ -203,7 +157,7 @@ describe('Client ID Metadata Documents, iss, loopback ports, metadata from PUBLI
     assert.equal((await callTool(base, refreshed.access_token, 'list_forms')).status, 200);
 
     // Fetched once (max-age=300): the token and refresh requests used the copy every instance shares.
-    assert.equal(fetched.get('/agent/client.json'), 1);
+    assert.equal(docs.fetched.get('/agent/client.json'), 1);
     const [kept] = await query(
       `SELECT payload, expires_at > now() + interval '200 seconds' AND expires_at <= now() + interval '300 seconds' AS "keptForMaxAge"
          FROM oauth_models WHERE model = 'ClientDocument' AND id = $1`,
@@ -222,7 +176,7 @@ describe('Client ID Metadata Documents, iss, loopback ports, metadata from PUBLI
     const again = await startAuthorization(`${docsOrigin}/agent/client.json`);
     assert.equal(again.status, 200);
     assert.match(textOf(again.text), /Example Agent \(from/);
-    assert.equal(fetched.get('/agent/client.json'), 1);
+    assert.equal(docs.fetched.get('/agent/client.json'), 1);
 
     const clientId = serve('/fresh/client.json', agent('/fresh/client.json', { client_name: 'Fresh One' }), {
       headers: { 'cache-control': 'no-store' },
@@ -232,7 +186,7 @@ describe('Client ID Metadata Documents, iss, loopback ports, metadata from PUBLI
       headers: { 'cache-control': 'no-store' },
     });
     assert.match(textOf((await startAuthorization(clientId)).text), /Fresh Two \(from/);
-    assert.ok(fetched.get('/fresh/client.json') >= 2);
+    assert.ok(docs.fetched.get('/fresh/client.json') >= 2);
     assert.deepEqual(await query(`SELECT id FROM oauth_models WHERE id = $1`, [clientId]), []);
   });
 
@@ -291,7 +245,7 @@ describe('Client ID Metadata Documents, iss, loopback ports, metadata from PUBLI
   });
 
   test('a document server that does not answer is given up on (invalid_client), not waited for', async () => {
-    served.set('/slow/client.json', 'hang');
+    docs.hang('/slow/client.json');
     const page = await startAuthorization(`${docsOrigin}/slow/client.json`);
     assert.equal(page.status, 400);
     assert.match(textOf(page.text), /did not arrive within 5 s/);

@@ -31,64 +31,14 @@ import {
   signIn,
   startDocumentServer,
   startInstance,
+  MemoryOAuthProvider,
 } from './support.mjs';
 
 const OWNER = 'ada@acme.test';
 const PASSWORD = 'correct horse battery staple';
 // Never loaded: the test reads the code from the redirect. Loopback, so any port would match.
 const REDIRECT = 'http://127.0.0.1:8978/callback';
-
-/**
- * An OAuthClientProvider of either SDK, kept in memory; `redirectToAuthorization` only records
- * the URL (the test is the browser). With `clientMetadataUrl` it is a CIMD client (v2 SDK).
- */
-class MemoryProvider {
-  constructor({ clientMetadataUrl } = {}) {
-    this.saved = {};
-    this.authorizationUrl = undefined;
-    if (clientMetadataUrl) this.clientMetadataUrl = clientMetadataUrl;
-  }
-  get redirectUrl() {
-    return REDIRECT;
-  }
-  get clientMetadata() {
-    return {
-      client_name: 'MCP client test',
-      redirect_uris: [REDIRECT],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    };
-  }
-  clientInformation() {
-    return this.saved.client;
-  }
-  saveClientInformation(info) {
-    this.saved.client = info;
-  }
-  tokens() {
-    return this.saved.tokens;
-  }
-  saveTokens(tokens) {
-    this.saved.tokens = tokens;
-  }
-  redirectToAuthorization(url) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier) {
-    this.saved.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.saved.verifier;
-  }
-  // v2: the authorization server seen before the redirect, checked again on the callback (SEP-2352).
-  saveDiscoveryState(state) {
-    this.saved.discovery = state;
-  }
-  discoveryState() {
-    return this.saved.discovery;
-  }
-}
+const CLIENT_NAME = 'MCP client test';
 
 /**
  * A fetch that records what each POST to /mcp carried (the protocol header and the JSON-RPC
@@ -174,7 +124,11 @@ describe('Real MCP clients: from the 401 of /mcp through OAuth to a tool call', 
       response_types: ['code'],
       token_endpoint_auth_method: 'none',
     });
-    const provider = new MemoryProvider({ clientMetadataUrl: clientId });
+    const provider = new MemoryOAuthProvider({
+      redirectUrl: REDIRECT,
+      clientName: CLIENT_NAME,
+      clientMetadataUrl: clientId,
+    });
     const url = new URL(`${base}/mcp`);
     const log = [];
     const options = { versionNegotiation: { mode: { pin: '2026-07-28' } } };
@@ -237,7 +191,7 @@ describe('Real MCP clients: from the 401 of /mcp through OAuth to a tool call', 
   });
 
   test('the 1.x SDK client on 2025-11-25 with dynamic registration: 401, discovery, registration, PKCE, consent, token, tools/call', async () => {
-    const provider = new MemoryProvider();
+    const provider = new MemoryOAuthProvider({ redirectUrl: REDIRECT, clientName: CLIENT_NAME });
     const url = new URL(`${base}/mcp`);
     const log = [];
     const transportOptions = { authProvider: provider, fetch: recordingFetch(log) };

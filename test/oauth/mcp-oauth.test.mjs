@@ -24,52 +24,13 @@ import {
   seededDatabase,
   signIn,
   startInstance,
+  MemoryOAuthProvider,
 } from './support.mjs';
 
 const OWNER = 'ada@acme.test';
 const PASSWORD = 'correct horse battery staple';
 const REDIRECT = 'http://127.0.0.1:8977/callback'; // never loaded: the test reads the code from the redirect
-
-/** The SDK's OAuthClientProvider, kept in memory; the "browser" is the test, which reads authorizationUrl. */
-class MemoryProvider {
-  constructor() {
-    this.saved = {};
-    this.authorizationUrl = undefined;
-  }
-  get redirectUrl() {
-    return REDIRECT;
-  }
-  get clientMetadata() {
-    return {
-      client_name: 'SDK test client',
-      redirect_uris: [REDIRECT],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    };
-  }
-  clientInformation() {
-    return this.saved.client;
-  }
-  saveClientInformation(info) {
-    this.saved.client = info;
-  }
-  tokens() {
-    return this.saved.tokens;
-  }
-  saveTokens(tokens) {
-    this.saved.tokens = tokens;
-  }
-  redirectToAuthorization(url) {
-    this.authorizationUrl = url;
-  }
-  saveCodeVerifier(verifier) {
-    this.saved.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.saved.verifier;
-  }
-}
+const CLIENT_NAME = 'SDK test client';
 
 describe('MCP: the SDK client signs in with OAuth and calls a tool', { timeout: 240_000 }, () => {
   let db;
@@ -92,7 +53,7 @@ describe('MCP: the SDK client signs in with OAuth and calls a tool', { timeout: 
   });
 
   test('discovery from the 401 of /mcp, registration, PKCE, sign-in and consent, a token for /mcp, then a tool call', async () => {
-    const provider = new MemoryProvider();
+    const provider = new MemoryOAuthProvider({ redirectUrl: REDIRECT, clientName: CLIENT_NAME });
     const url = new URL(`${base}/mcp`);
     const first = new Client({ name: 'sdk-oauth-test', version: '1.0.0' });
     await assert.rejects(

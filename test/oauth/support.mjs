@@ -303,14 +303,15 @@ export async function startDocumentServer() {
   const args = ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', caFile, '-days', '1'];
   const subject = ['-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'];
   execFileSync('openssl', [...args, ...subject], { stdio: 'pipe' });
-  const documents = new Map();
+  const documents = new Map(); // path -> { status, headers, body } | 'hang'
   const fetched = new Map();
   const server = createHttpsServer({ key: readFileSync(key), cert: readFileSync(caFile) }, (req, res) => {
     const path = new URL(req.url, 'https://x').pathname;
     fetched.set(path, (fetched.get(path) ?? 0) + 1);
-    const body = documents.get(path);
-    if (body === undefined) return res.writeHead(404).end();
-    res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=300' }).end(body);
+    const doc = documents.get(path);
+    if (doc === 'hang') return; // never answers
+    if (!doc) return res.writeHead(404).end();
+    res.writeHead(doc.status, doc.headers).end(doc.body);
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   const origin = `https://127.0.0.1:${server.address().port}`;
@@ -318,8 +319,15 @@ export async function startDocumentServer() {
     origin,
     caFile,
     fetched,
-    serve(path, json) {
-      documents.set(path, JSON.stringify(json));
+    /** Serves `document` (an object as JSON, or a raw string) at `path`; returns its URL. */
+    serve(path, document, { status = 200, headers = { 'cache-control': 'max-age=300' } } = {}) {
+      const body = typeof document === 'string' ? document : JSON.stringify(document);
+      documents.set(path, { status, headers: { 'content-type': 'application/json', ...headers }, body });
+      return `${origin}${path}`;
+    },
+    /** `path` never answers. */
+    hang(path) {
+      documents.set(path, 'hang');
       return `${origin}${path}`;
     },
     async close() {
@@ -674,6 +682,60 @@ export function via(origin) {
       return fetch(u.href, init);
     },
   };
+}
+
+/**
+ * An MCP SDK OAuthClientProvider (either SDK line), kept in memory: `redirectToAuthorization` only
+ * records the URL, since the test is the browser. With `clientMetadataUrl` it is a CIMD client (v2).
+ */
+export class MemoryOAuthProvider {
+  constructor({ redirectUrl, clientName, clientMetadataUrl } = {}) {
+    this.redirect = redirectUrl;
+    this.clientName = clientName;
+    this.saved = {};
+    this.authorizationUrl = undefined;
+    if (clientMetadataUrl) this.clientMetadataUrl = clientMetadataUrl;
+  }
+  get redirectUrl() {
+    return this.redirect;
+  }
+  get clientMetadata() {
+    return {
+      client_name: this.clientName,
+      redirect_uris: [this.redirect],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
+  }
+  clientInformation() {
+    return this.saved.client;
+  }
+  saveClientInformation(info) {
+    this.saved.client = info;
+  }
+  tokens() {
+    return this.saved.tokens;
+  }
+  saveTokens(tokens) {
+    this.saved.tokens = tokens;
+  }
+  redirectToAuthorization(url) {
+    this.authorizationUrl = url;
+  }
+  saveCodeVerifier(verifier) {
+    this.saved.verifier = verifier;
+  }
+  codeVerifier() {
+    return this.saved.verifier;
+  }
+  // v2: the authorization server seen before the redirect, checked again on the callback (SEP-2352).
+  saveDiscoveryState(state) {
+    this.saved.discovery = state;
+  }
+  discoveryState() {
+    return this.saved.discovery;
+  }
 }
 
 export { oauth };
