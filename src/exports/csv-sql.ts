@@ -6,7 +6,7 @@
  * generation growing by a hundred MiB during a big export) and PostgreSQL formats while the
  * service writes.
  */
-import { Block, takesAnswer } from '../forms/blocks';
+import { Block, NUMERIC_TYPES, takesAnswer } from '../forms/blocks';
 import { csvRecord, CsvForm, textCell } from './csv';
 
 const CRLF = `chr(13) || chr(10)`;
@@ -38,47 +38,66 @@ function labelCase(value: string, block: Block, params: unknown[], field: (label
 }
 
 /**
- * The field of one block's answer, `a` its stored jsonb (a column), as answerCell() writes the
- * answer get_response shows: choices by label (an unknown choice: empty), checkboxes' labels
- * joined by "; " in the order stored, numbers and yes/no as JSON writes them, text defused.
+ * A block's answer as the inner query takes it out of the row, once: `t<i>` its text (->>: a
+ * choice id, a number or true/false as JSON writes them, a string); for checkboxes the ticked
+ * choices' labels joined by "; " in the order stored (unknown choices left out).
  */
-function answerField(a: string, block: Block, params: unknown[]): string {
+function taken(i: number, block: Block, params: unknown[], alias: string): string {
+  const key = bind(params, block.id);
+  if (block.type !== 'checkboxes') return `${alias}.answers ->> ${key} AS t${i}`;
+  const a = `${alias}.answers -> ${key}`;
+  return `(SELECT string_agg(${labelCase('x.e', block, params, (label) => label)}, '; ' ORDER BY x.o)
+      FROM jsonb_array_elements_text(CASE WHEN jsonb_typeof(${a}) = 'array' THEN ${a} END) WITH ORDINALITY x(e, o)) AS t${i}`;
+}
+
+/**
+ * The field of one block's answer from what `taken` took, as answerCell() writes the answer
+ * get_response shows. Answers are stored as their block's type requires (checked on every
+ * write), so the type says how: choices by label (an unknown choice: empty), numbers and yes/no
+ * as JSON writes them, checkboxes' joined labels and every other answer (texts, dates) as text.
+ */
+function answerField(i: number, block: Block, params: unknown[]): string {
+  const t = `v.t${i}`;
   if (block.type === 'multiple_choice' || block.type === 'dropdown') {
-    const id = `CASE WHEN jsonb_typeof(${a}) = 'string' THEN ${a} #>> '{}' END`;
-    return labelCase(id, block, params, (label) => csvRecord([textCell(label)]).slice(0, -2));
+    return labelCase(t, block, params, (label) => csvRecord([textCell(label)]).slice(0, -2));
   }
-  if (block.type === 'checkboxes') {
-    const labels = `(SELECT string_agg(${labelCase('x.e', block, params, (label) => label)}, '; ' ORDER BY x.o)
-        FROM jsonb_array_elements_text(CASE WHEN jsonb_typeof(${a}) = 'array' THEN ${a} END) WITH ORDINALITY x(e, o))`;
-    return `(SELECT ${textField('j.t')} FROM (SELECT ${labels} AS t) j)`;
-  }
-  return `CASE jsonb_typeof(${a}) WHEN 'number' THEN ${a} #>> '{}' WHEN 'boolean' THEN ${a} #>> '{}'
-    WHEN 'string' THEN (SELECT ${textField('j.t')} FROM (SELECT ${a} #>> '{}' AS t) j) END`;
+  if (NUMERIC_TYPES.includes(block.type) || block.type === 'yes_no') return t;
+  return textField(t);
 }
 
 /**
  * The SELECT list and FROM of a batch's records: `line` is each response's record (CRLF ended),
- * `seq` its order. The answers and hidden values are taken out of their jsonb once per row (the
- * lateral subquery, kept apart by OFFSET 0 so the planner does not copy its expressions into every
- * place they are read). Placeholders are pushed onto `params`.
+ * `seq` its order. The answers and hidden values are taken out of their jsonb once per row, by a
+ * subquery kept apart with OFFSET 0 (else the planner copies its expressions into every place the
+ * fields read them); the fields are then plain expressions over its columns, joined by one
+ * concat_ws per 90 fields (a chain of || would copy the line once per field). Placeholders are
+ * pushed onto `params`; `where` is the batch's condition over the row r.
  */
-export function csvLinesSql(form: CsvForm, params: unknown[], alias = 'r'): { select: string; from: string } {
+export function csvLinesSql(
+  form: CsvForm,
+  params: unknown[],
+  alias = 'r',
+): { select: string; from: (where: string) => string } {
   const blocks = form.blocks.filter((b) => takesAnswer(b.type));
   const hidden = form.hiddenFields ?? [];
-  const taken = [
-    ...blocks.map((b, i) => `${alias}.answers -> ${bind(params, b.id)} AS a${i}`),
+  const columns = [
+    `${alias}.seq`,
+    `${alias}.id`,
+    `${alias}.submitted_at`,
+    ...blocks.map((b, i) => taken(i, b, params, alias)),
     ...hidden.map((name, i) => `${alias}.hidden ->> ${bind(params, name)} AS h${i}`),
   ];
   const fields = [
-    `${alias}.id::text`,
-    `to_char(${alias}.submitted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`,
-    ...blocks.map((b, i) => `COALESCE(${answerField(`v.a${i}`, b, params)}, '')`),
+    `v.id::text`,
+    `to_char(v.submitted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`,
+    ...blocks.map((b, i) => `COALESCE(${answerField(i, b, params)}, '')`),
     ...hidden.map((_, i) => `COALESCE(${textField(`v.h${i}`)}, '')`),
   ];
+  // A function takes at most 100 arguments.
+  const groups: string[] = [];
+  for (let i = 0; i < fields.length; i += 90) groups.push(`concat_ws(',', ${fields.slice(i, i + 90).join(', ')})`);
   return {
-    select: `${alias}.seq, ${fields.join(` || ',' || `)} || ${CRLF} AS line`,
-    from: taken.length
-      ? `responses ${alias} CROSS JOIN LATERAL (SELECT ${taken.join(', ')} OFFSET 0) v`
-      : `responses ${alias}`,
+    select: `v.seq, concat_ws(',', ${groups.join(', ')}) || ${CRLF} AS line`,
+    from: (where) => `(SELECT ${columns.join(', ')} FROM responses ${alias} WHERE ${where} OFFSET 0) v`,
   };
 }

@@ -54,13 +54,11 @@ export class ExportsRepository {
     formId: string,
     range: { after: string; upTo: string },
     filter: { sql: string; params: unknown[] },
-    lines: { select: string; from: string },
+    lines: { select: string; from: (where: string) => string },
   ): Promise<string> {
+    const where = `r.form_id = $1 AND r.seq > $2::bigint AND r.seq <= $3::bigint AND (${filter.sql})`;
     const [row] = await manager.query(
-      `${EXPORT_QUERY_TAG} SELECT string_agg(l.line, '' ORDER BY l.seq) AS csv FROM (
-         SELECT ${lines.select}
-           FROM ${lines.from}
-          WHERE r.form_id = $1 AND r.seq > $2::bigint AND r.seq <= $3::bigint AND (${filter.sql})) l`,
+      `${EXPORT_QUERY_TAG} SELECT string_agg(l.line, '' ORDER BY l.seq) AS csv FROM (SELECT ${lines.select} FROM ${lines.from(where)}) l`,
       [formId, range.after, range.upTo, ...filter.params],
     );
     return row?.csv ?? '';

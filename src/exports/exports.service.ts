@@ -184,7 +184,7 @@ export class ExportsService {
     form: FormRecord,
     upTo: string,
     filter: { sql: string; params: unknown[] },
-    lines: { select: string; from: string } | undefined,
+    lines: ReturnType<typeof csvLinesSql> | undefined,
   ): AsyncGenerator<string> {
     this.openDownloads++;
     let ahead: Promise<string> | undefined;
