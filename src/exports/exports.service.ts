@@ -187,7 +187,7 @@ export class ExportsService {
     lines: ReturnType<typeof csvLinesSql> | undefined,
   ): AsyncGenerator<string> {
     this.openDownloads++;
-    let ahead: Promise<string> | undefined;
+    let ahead: Promise<string[]> | undefined;
     try {
       const view = responseViewer(form, grant.a);
       // The first bytes go out before any response is read.
@@ -196,30 +196,34 @@ export class ExportsService {
       const range = BigInt(this.batchSeqRange);
       let after = BigInt(0);
       let checked = Date.now();
-      /** The next batch, as text, started before the previous batch is written (see below). */
-      const read = (): Promise<string> | undefined => {
+      /** The next batch, as text in parts, started before the previous batch is written (see below). */
+      const read = (): Promise<string[]> | undefined => {
         if (after >= last) return undefined;
         const end = after + range < last ? after + range : last;
         const batch = { after: after.toString(), upTo: end.toString() };
         after = end;
         const manager = currentManager(this.db);
         if (lines) return this.repo.readCsvBatch(manager, form.id, batch, filter, lines);
-        return this.repo
-          .readBatch(manager, form.id, batch, filter)
-          .then((rows) => rows.map((r) => `${JSON.stringify(view(r))}\n`).join(''));
+        return this.repo.readBatch(manager, form.id, batch, filter).then((rows) => {
+          // Parts of 64 lines, as the CSV's (see readCsvBatch): strings that die young.
+          const parts: string[] = [];
+          for (let i = 0; i < rows.length; i += 64)
+            parts.push(rows.slice(i, i + 64).reduce((text, r) => `${text}${JSON.stringify(view(r))}\n`, ''));
+          return parts;
+        });
       };
       // One batch read ahead: the database reads batch n+1 while batch n is written, so reading
       // and writing overlap; memory stays at about two batches.
       ahead = read();
       while (ahead) {
-        const text = await ahead;
+        const parts = await ahead;
         if (Date.now() - checked >= CREDENTIAL_CACHE_MS) {
           ahead = undefined;
           await this.formOf(grant); // throws when the credential or the form is gone: the stream is cut
           checked = Date.now();
         }
         ahead = read();
-        if (text) yield text;
+        for (const part of parts) if (part) yield part;
       }
     } catch (err) {
       // The answer's headers are gone: the stream is cut (the client sees no final chunk), and
