@@ -120,102 +120,11 @@ const FILTER_DEEP_OFFSET = 500_000;
 const LOAD_CHUNK = 500_000;
 const FORM_TITLE = 'Customer feedback';
 
+const { lit, jsonbObject, answersSql } = require('./answers-sql');
+
 const teardown = new Teardown();
 
-/** A SQL string literal (values here come from our own database, but quote them properly anyway). */
-const lit = (s) => `'${String(s).replace(/'/g, "''")}'`;
-
-// --- the bulk load ------------------------------------------------------------------------------
-
-const NAMES = ['Ada', 'Grace', 'Linus', 'Margaret', 'Alan', 'Barbara', 'Ken', 'Radia', 'Dennis', 'Frances'];
-const COMMENTS = [
-  'Love it',
-  'The API is very clear',
-  'More block types please',
-  'Summaries saved me hours',
-  'Works great with my agent',
-];
-const textArray = (xs) => `ARRAY[${xs.map(lit).join(', ')}]::text[]`;
-
-/**
- * The jsonb value of block `b` (the i-th of the form) for row g of generate_series, or undefined
- * for a block that takes no answer. Varied (a hash of g per block) and valid for the block's type
- * and settings, stored the way validateAnswers() stores it: choice ids, lists of choice ids,
- * numbers, booleans, "YYYY-MM-DD", trimmed strings.
- */
-function answerSql(b, i) {
-  const h = `(hashint8(g::bigint * 64 + ${i}) & 2147483647)`; // 0 .. 2^31-1, one stream per block
-  const s = b.settings || {};
-  const ids = (s.choices || []).map((c) => c.id);
-  switch (b.type) {
-    case 'short_text':
-      return `to_jsonb((${textArray(NAMES)})[1 + ${h} % ${NAMES.length}])`;
-    case 'long_text':
-      return `to_jsonb((${textArray(COMMENTS)})[1 + ${h} % ${COMMENTS.length}] || ' (#' || g || ')')`;
-    case 'email':
-      return `to_jsonb('person' || g || '@example.com')`;
-    case 'url':
-      return `to_jsonb('https://example.com/page/' || g)`;
-    case 'phone':
-      return `to_jsonb('+1 555 ' || lpad((${h} % 10000)::text, 4, '0'))`;
-    case 'number': {
-      const min = Number.isFinite(s.min) ? Math.ceil(s.min) : 0;
-      const max = Number.isFinite(s.max) && Math.floor(s.max) >= min ? Math.floor(s.max) : min + 1000;
-      return `to_jsonb(${min} + ${h} % ${max - min + 1})`;
-    }
-    case 'rating':
-      return `to_jsonb(1 + ${h} % ${Number.isInteger(s.max) ? s.max : 5})`;
-    case 'linear_scale': {
-      const min = Number.isInteger(s.min) ? s.min : 1;
-      const max = Number.isInteger(s.max) ? s.max : 5;
-      return `to_jsonb(${min} + ${h} % ${max - min + 1})`;
-    }
-    case 'multiple_choice':
-    case 'dropdown':
-      // The first choice in 10% of the rows (what the filtered reads select), the others evenly.
-      if (ids.length < 2) return ids.length ? `to_jsonb(${lit(ids[0])}::text)` : undefined;
-      return `to_jsonb(CASE WHEN ${h} % 100 < 10 THEN ${lit(ids[0])} ELSE (${textArray(ids.slice(1))})[1 + (${h} / 100) % ${ids.length - 1}] END)`;
-    case 'checkboxes': {
-      // A non-empty subset of (up to) the first 16 choices, in the form's order.
-      const k = Math.min(ids.length, 16);
-      if (!k) return undefined;
-      return `(SELECT jsonb_agg(c ORDER BY o) FROM unnest(${textArray(ids.slice(0, k))}) WITH ORDINALITY u(c, o) WHERE ((1 + ${h} % ${2 ** k - 1}) >> (o::int - 1)) & 1 = 1)`;
-    }
-    case 'date':
-      return `to_jsonb(to_char(DATE '2024-01-01' + ${h} % 731, 'YYYY-MM-DD'))`;
-    case 'yes_no':
-      return `to_jsonb(${h} % 3 <> 0)`;
-    default:
-      return undefined; // statement (or a type this benchmark does not know: left unanswered)
-  }
-}
-
-/** jsonb_build_object takes at most 100 arguments: build big objects in chunks joined with ||. */
-function jsonbObject(pairs) {
-  if (!pairs.length) return `'{}'::jsonb`;
-  const chunks = [];
-  for (let i = 0; i < pairs.length; i += 40)
-    chunks.push(
-      `jsonb_build_object(${pairs
-        .slice(i, i + 40)
-        .map(([k, v]) => `${lit(k)}, ${v}`)
-        .join(', ')})`,
-    );
-  return chunks.join(' || ');
-}
-
-/** The answers expression of a row: every answerable block, optional ones skipped now and then. */
-function answersSql(blocks) {
-  const pairs = [];
-  blocks.forEach((b, i) => {
-    const value = answerSql(b, i);
-    if (!value) return;
-    const skipPct = 15 + ((i * 11) % 35); // 15..49% of the rows leave an optional block blank
-    const skip = `(hashint8(g::bigint * 64 + ${32 + i}) & 2147483647) % 100 < ${skipPct}`;
-    pairs.push([b.id, b.required ? value : `CASE WHEN ${skip} THEN NULL ELSE ${value} END`]);
-  });
-  return `jsonb_strip_nulls(${jsonbObject(pairs)})`;
-}
+// --- the bulk load: answers made by SQL (bench/answers-sql.js) --------------------------------
 
 // --- the naive SQL baseline (psql) ---------------------------------------------------------------
 

@@ -42,6 +42,7 @@ const {
   percentile,
   writeReport,
 } = require('./lib');
+const { answersSql } = require('./answers-sql');
 
 const RESPONSES = envNumber('BENCH_RESULTS_RESPONSES', 1_000_000, { integer: true, min: 1 });
 const REQUESTS = envNumber('BENCH_RESULTS_REQUESTS', 40, { integer: true, min: 1 });
@@ -49,43 +50,6 @@ const PAGE = envNumber('BENCH_RESULTS_PAGE', 5_000, { integer: true, min: 1 });
 const CHUNK = 200_000;
 const TARGET_MS = 200;
 const PASSWORD = 'results bench password';
-
-/** The jsonb of one block's answer for row g: valid for its type and settings (as stored: choice ids). */
-function answerSql(b, i) {
-  const h = `(hashint8(g::bigint * 64 + ${i}) & 2147483647)`;
-  const s = b.settings || {};
-  const ids = (s.choices || []).map((c) => `'${c.id.replace(/'/g, "''")}'`);
-  switch (b.type) {
-    case 'short_text':
-    case 'long_text':
-      return `to_jsonb('Answer ' || g)`;
-    case 'email':
-      return `to_jsonb('person' || g || '@example.com')`;
-    case 'url':
-      return `to_jsonb('https://example.com/' || g)`;
-    case 'phone':
-      return `to_jsonb('+1 555 ' || lpad((${h} % 10000)::text, 4, '0'))`;
-    case 'number':
-      return `to_jsonb(${Number.isFinite(s.min) ? Math.ceil(s.min) : 0} + ${h} % 100)`;
-    case 'rating':
-      return `to_jsonb(1 + ${h} % ${s.max || 5})`;
-    case 'linear_scale': {
-      const min = Number.isInteger(s.min) ? s.min : 1;
-      return `to_jsonb(${min} + ${h} % ${(s.max || 5) - min + 1})`;
-    }
-    case 'multiple_choice':
-    case 'dropdown':
-      return `to_jsonb((ARRAY[${ids.join(', ')}])[1 + ${h} % ${ids.length}])`;
-    case 'checkboxes':
-      return `jsonb_build_array((ARRAY[${ids.join(', ')}])[1 + ${h} % ${ids.length}])`;
-    case 'yes_no':
-      return `to_jsonb(${h} % 2 = 0)`;
-    case 'date':
-      return `to_jsonb(to_char(date '2026-01-01' + (${h} % 365), 'YYYY-MM-DD'))`;
-    default:
-      return undefined; // statement, page_break
-  }
-}
 
 /** One GET with the session cookie: status, body and the time to the last byte. */
 async function timedGet(url, cookie) {
@@ -158,12 +122,8 @@ async function main(teardown) {
   const publicId = demo.forms[0];
   const [form] = (await db.query('SELECT id, workspace_id FROM forms WHERE public_id = $1', [publicId])).rows;
   const blocks = (
-    await db.query('SELECT id, type, settings FROM blocks WHERE form_id = $1 ORDER BY position', [form.id])
+    await db.query('SELECT id, type, required, settings FROM blocks WHERE form_id = $1 ORDER BY position', [form.id])
   ).rows;
-  const pairs = blocks
-    .map((b, i) => [b.id, answerSql(b, i)])
-    .filter(([, v]) => v)
-    .map(([id, v]) => `'${id}', ${v}`);
   const [{ last_seq: lastSeq }] = (
     await db.query('SELECT last_seq::bigint AS last_seq FROM response_counters WHERE form_id = $1', [form.id])
   ).rows;
@@ -173,7 +133,7 @@ async function main(teardown) {
     const hi = Math.min(RESPONSES, lo + CHUNK - 1);
     await db.query(
       `INSERT INTO responses (form_id, seq, submitted_at, answers, source)
-       SELECT $1::uuid, $2::bigint + g, timestamptz '2025-01-01' + g * interval '10 seconds', jsonb_build_object(${pairs.join(', ')}), 'import'
+       SELECT $1::uuid, $2::bigint + g, timestamptz '2025-01-01' + g * interval '10 seconds', ${answersSql(blocks)}, 'import'
          FROM generate_series($3::int, $4::int) g`,
       [form.id, lastSeq, lo, hi],
     );
