@@ -237,30 +237,22 @@ async function main() {
   const longId = await makeLongForm(`http://127.0.0.1:${formwork.port}/api/v1/tools`, fwGet.headers, publicId);
   const long = await formRow(dbUrl, longId);
   log(`second form: ${long.publicId} (${long.blocks} blocks with long titles, id ${long.id})`);
-  const longTargets = {
+  /** get_form of one form on every server: the baseline by the form's id, Formwork's builds by its publicId. */
+  const getFormTargets = (id, formPublicId) => ({
     baseline: {
       name: 'baseline',
       server: baseline,
       url: `http://127.0.0.1:${basePort}/form`,
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ id: long.id }),
+      body: JSON.stringify({ id }),
     },
-    formwork: fwTarget('formwork', formwork, 'get_form', { publicId: long.publicId }),
+    formwork: fwTarget('formwork', formwork, 'get_form', { publicId: formPublicId }),
     ...Object.fromEntries(
-      compared.map((s, i) => [`compared${i + 1}`, fwTarget(s.name, s, 'get_form', { publicId: long.publicId })]),
+      compared.map((srv, i) => [`compared${i + 1}`, fwTarget(srv.name, srv, 'get_form', { publicId: formPublicId })]),
     ),
-  };
-  const targets = {
-    baseline: {
-      name: 'baseline',
-      server: baseline,
-      url: `http://127.0.0.1:${basePort}/form`,
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ id: form.id }),
-    },
-    formwork: fwTarget('formwork', formwork, 'get_form', { publicId }),
-    ...Object.fromEntries(compared.map((s, i) => [`compared${i + 1}`, fwTarget(s.name, s, 'get_form', { publicId })])),
-  };
+  });
+  const longTargets = getFormTargets(long.id, long.publicId);
+  const targets = getFormTargets(form.id, publicId);
 
   // Wait until each answers the very request the benchmark sends, and check the answer.
   const sizes = {};
