@@ -127,10 +127,14 @@ export class ResultsService {
   }
 }
 
-/** A tool's refusal as a page: 404, 403 with its message, 400 with its message and hint; a filter's 400 stays. */
+/**
+ * A tool's refusal as a page: 404, 403 with its message, 429 (the workspace's long reads are all
+ * running) and 400 with its message and hint; a filter's 400 stays.
+ */
 function asPageError(err: unknown): unknown {
   if (!(err instanceof ApiError) || err.code === 'invalid_arguments') return err;
   if (err.code === 'not_found') return notFound();
+  if (err.code === 'rate_limited') return new PageError(429, 'Busy: try again shortly', `${err.message} ${err.hint}`);
   return err.status === 403
     ? new PageError(403, 'Not allowed', err.message)
     : new PageError(400, 'Not done', `${err.message} ${err.hint}`);

@@ -13,7 +13,7 @@ import { MemberView, PasswordStanding, SettingsRepository } from './settings.rep
 /** A page's refusal: rendered as an HTML page with this status. */
 export class PageError extends Error {
   constructor(
-    readonly status: 400 | 403 | 404,
+    readonly status: 400 | 403 | 404 | 429,
     readonly title: string,
     message: string,
   ) {

@@ -2,6 +2,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { parse } from 'csv-parse/sync';
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
+import { LongReads } from '../../src/responses/long-reads';
 import { DataSource } from 'typeorm';
 import { Role } from '../../src/common/access/roles';
 import { FormRecord, FormsService } from '../../src/forms/forms.service';
@@ -220,6 +221,19 @@ describe('results pages: forms, summary, responses, download, share (issue 27)',
     const badDay = await get(`${base()}/${form.publicId}/responses?since=yesterday`, viewer.cookie);
     expect(badDay.status).toBe(400);
     expect(badDay.text).toContain('Enter the first day as YYYY-MM-DD.');
+    // The workspace's long reads all running (two downloads, say): a filtered table is refused as
+    // a page, 429 with the tool's message and hint; an unfiltered one still answers.
+    const held = [app.get(LongReads).take(ws.id), app.get(LongReads).take(ws.id)];
+    try {
+      const busy = await get(`${base()}/${form.publicId}/responses?${q}`, viewer.cookie);
+      expect(busy.status).toBe(429);
+      expect(busy.headers['content-type']).toContain('text/html');
+      expect(busy.text).toContain('Busy: try again shortly');
+      expect(busy.text).toContain('Retry after 2 seconds');
+      expect((await get(`${base()}/${form.publicId}/responses`, viewer.cookie)).status).toBe(200);
+    } finally {
+      for (const giveBack of held) giveBack();
+    }
   });
 
   it('page 5,000 of a bulk-loaded form is reached through the seek table', async () => {
