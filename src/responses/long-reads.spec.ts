@@ -12,7 +12,7 @@ describe('LongReads', () => {
   };
 
   it('lets each workspace run its cap at once, refuses the next with 429 and Retry-After, and counts workspaces apart', () => {
-    const reads = new LongReads({ longReadsPerWorkspace: 2 });
+    const reads = new LongReads({ longReadsPerWorkspace: 2, databasePoolSize: 10 });
     const a1 = reads.take('a');
     reads.take('a');
     const err = refusal(() => reads.take('a'));
@@ -30,7 +30,7 @@ describe('LongReads', () => {
   });
 
   it('gives a slot back once, however often its giver is called', () => {
-    const reads = new LongReads({ longReadsPerWorkspace: 2 });
+    const reads = new LongReads({ longReadsPerWorkspace: 2, databasePoolSize: 10 });
     const first = reads.take('a');
     reads.take('a');
     first();
@@ -40,7 +40,7 @@ describe('LongReads', () => {
   });
 
   it('run gives the slot back when the read fails, and refuses before starting the read when full', async () => {
-    const reads = new LongReads({ longReadsPerWorkspace: 1 });
+    const reads = new LongReads({ longReadsPerWorkspace: 1, databasePoolSize: 10 });
     await expect(reads.run('a', () => Promise.reject(new Error('statement timeout')))).rejects.toThrow(
       'statement timeout',
     );
@@ -53,5 +53,24 @@ describe('LongReads', () => {
     release();
     await running;
     expect(reads.runningFor('a')).toBe(0);
+  });
+
+  it('keeps two connections of the pool for other calls: the instance runs at most the pool size less 2 (at least 1)', () => {
+    const reads = new LongReads({ longReadsPerWorkspace: 2, databasePoolSize: 5 });
+    expect(reads.perInstance).toBe(3);
+    const first = reads.take('a');
+    reads.take('a');
+    reads.take('b');
+    const err = refusal(() => reads.take('c')); // c has run none, but the instance is full
+    expect(err.status).toBe(429);
+    expect(err.code).toBe('rate_limited');
+    expect(err.message).toMatch(/This server already runs 3/);
+    expect(err.headers).toEqual({ 'Retry-After': String(LONG_READ_RETRY_AFTER_S) });
+    expect(reads.runningFor('c')).toBe(0);
+    first();
+    reads.take('c');
+    expect(reads.runningFor('c')).toBe(1);
+    // A pool of 1 or 2 still runs one long read at a time.
+    expect(new LongReads({ longReadsPerWorkspace: 2, databasePoolSize: 1 }).perInstance).toBe(1);
   });
 });

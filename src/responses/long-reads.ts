@@ -6,24 +6,30 @@ import { APP_CONFIG, AppConfig } from '../config/config';
 export const LONG_READ_RETRY_AFTER_S = 2;
 
 /**
- * How many long reads each workspace runs at once on this instance: filtered list_responses and
+ * How many long reads run at once on this instance: filtered list_responses and
  * summarize_responses (statements of up to FILTERED_READ_MS over a form's rows) and export
  * downloads (a batch statement after another for as long as the client reads). Each takes a
- * connection of the instance's pool, which every tenant shares; without a cap, one workspace
- * could spend its whole rate budget on them and leave other tenants waiting for a connection.
+ * connection of the instance's pool, which every tenant shares, so two caps hold:
+ *  - per workspace (LONG_READS_PER_WORKSPACE, 2): one workspace cannot spend its whole rate budget
+ *    on them;
+ *  - for the instance, the pool size less 2 (at least 1): however many workspaces run them, two
+ *    connections stay for every other call (a token check, a submission, a page of responses).
  *
  * A slot is taken before the read starts and given back when it ends, however it ends. A read
- * past the cap is refused at once with 429 `rate_limited` and Retry-After, the answer a script
+ * past either cap is refused at once with 429 `rate_limited` and Retry-After, the answer a script
  * already handles, rather than queued (a queued read would still hold its caller's connection
- * and time). Counted per instance, on purpose: what the cap protects is this instance's pool.
+ * and time). Counted per instance, on purpose: what the caps protect is this instance's pool.
  */
 @Injectable()
 export class LongReads {
   private readonly running = new Map<string, number>();
+  private runningAll = 0;
   readonly perWorkspace: number;
+  readonly perInstance: number;
 
-  constructor(@Inject(APP_CONFIG) config: Pick<AppConfig, 'longReadsPerWorkspace'>) {
+  constructor(@Inject(APP_CONFIG) config: Pick<AppConfig, 'longReadsPerWorkspace' | 'databasePoolSize'>) {
     this.perWorkspace = config.longReadsPerWorkspace;
+    this.perInstance = Math.max(1, config.databasePoolSize - 2);
   }
 
   /** Long reads of the workspace running now on this instance. */
@@ -32,23 +38,28 @@ export class LongReads {
   }
 
   /**
-   * Takes a slot of the workspace, or throws 429 when its slots are taken. Returns the function
-   * that gives the slot back (once, however often it is called).
+   * Takes a slot of the workspace, or throws 429 when its slots (or the instance's) are taken.
+   * Returns the function that gives the slot back (once, however often it is called).
    */
   take(workspaceId: string): () => void {
     const now = this.runningFor(workspaceId);
     if (now >= this.perWorkspace) {
-      throw new ApiError('rate_limited', {
-        message: `This workspace already runs ${now} filtered reads or export downloads at once on this server, the most it may.`,
-        hint: `Retry after ${LONG_READ_RETRY_AFTER_S} seconds, or wait for a running export to finish. Reads without "where" are not limited this way.`,
-        headers: { 'Retry-After': String(LONG_READ_RETRY_AFTER_S) },
-      });
+      throw busy(
+        `This workspace already runs ${now} filtered reads or export downloads at once on this server, the most it may.`,
+      );
+    }
+    if (this.runningAll >= this.perInstance) {
+      throw busy(
+        `This server already runs ${this.runningAll} filtered reads or export downloads at once, the most it may.`,
+      );
     }
     this.running.set(workspaceId, now + 1);
+    this.runningAll++;
     let given = false;
     return () => {
       if (given) return;
       given = true;
+      this.runningAll--;
       const left = this.runningFor(workspaceId) - 1;
       if (left > 0) this.running.set(workspaceId, left);
       else this.running.delete(workspaceId);
@@ -64,4 +75,12 @@ export class LongReads {
       giveBack();
     }
   }
+}
+
+function busy(message: string): ApiError {
+  return new ApiError('rate_limited', {
+    message,
+    hint: `Retry after ${LONG_READ_RETRY_AFTER_S} seconds, or wait for a running export to finish. Reads without "where" are not limited this way.`,
+    headers: { 'Retry-After': String(LONG_READ_RETRY_AFTER_S) },
+  });
 }

@@ -109,7 +109,8 @@ describe('export_responses', () => {
       LOG_LEVEL: 'debug',
       RATE_LIMIT_CREDENTIAL_PER_MIN: '100000',
       RATE_LIMIT_IP_PER_MIN: '100000',
-      DATABASE_POOL_SIZE: '4',
+      // 6: the instance then runs 4 long reads at once (the pool less 2), so workspace A's 2 leave B room.
+      DATABASE_POOL_SIZE: '6',
     });
     const log = createLog({ logLevel: 'debug', production: true }, { write: (line: string) => logLines.push(line) });
     app = await createApp(config, testDatabaseUrl(), log, { oauth: false });
@@ -665,6 +666,7 @@ describe('export_responses', () => {
   it("caps one workspace's long reads at once (downloads, filtered reads): 429 past the cap, other workspaces unaffected, slots given back", async () => {
     const longReads = app.get(LongReads);
     expect(longReads.perWorkspace).toBe(2); // the default
+    expect(longReads.perInstance).toBe(4); // the pool of 6 less 2
     const exports = app.get(ExportsService);
     exports.batchSeqRange = 10;
     // Workspace A (ws) starts two big downloads and stops reading them: both hold a slot.
