@@ -189,7 +189,8 @@ export class ExportsService {
     this.openDownloads++;
     let ahead: Promise<string[]> | undefined;
     try {
-      const view = responseViewer(form, grant.a);
+      // NDJSON's lines are get_response's objects; CSV's records come written from PostgreSQL.
+      const view = lines ? undefined : responseViewer(form, grant.a);
       // The first bytes go out before any response is read.
       if (lines) yield csvLayout(form, grant.a).head;
       const last = BigInt(upTo);
@@ -208,7 +209,12 @@ export class ExportsService {
           // Parts of 64 lines, as the CSV's (see readCsvBatch): strings that die young.
           const parts: string[] = [];
           for (let i = 0; i < rows.length; i += 64)
-            parts.push(rows.slice(i, i + 64).reduce((text, r) => `${text}${JSON.stringify(view(r))}\n`, ''));
+            parts.push(
+              rows
+                .slice(i, i + 64)
+                .map((r) => `${JSON.stringify(view!(r))}\n`)
+                .join(''),
+            );
           return parts;
         });
       };
