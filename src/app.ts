@@ -10,6 +10,7 @@ import { AppModule } from './app.module';
 import { ApiError } from './common/errors/api-error';
 import { ApiExceptionFilter, pathOf, sendError } from './common/errors/api-exception.filter';
 import { checkContentEncoding } from './common/errors/request-checks';
+import { useLeanAsyncResourceBind } from './common/http/async-resource-bind';
 import { isJsonRequest, JSON_BODY_LIMIT, registerBodyParsers } from './common/http/body';
 import { RouteMethods } from './common/http/route-methods';
 import { refuseUnstorableText } from './common/http/unstorable-text';
@@ -88,6 +89,9 @@ export async function createApp(
   log: Log | false,
   options: CreateAppOptions = {},
 ): Promise<NestFastifyApplication> {
+  // Node 20's AsyncResource#bind, which Fastify's body parser calls per request, without its
+  // costly deprecated property (see the function).
+  useLeanAsyncResourceBind();
   const adapter = new FastifyAdapter({
     // Same semantics as Express's "trust proxy": a hop count, "loopback", or addresses and subnets.
     trustProxy: config.trustProxy,

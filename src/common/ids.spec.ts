@@ -1,4 +1,4 @@
-import { uuidv7 } from './ids';
+import { randomBase62, randomIdBytes, uuidv7 } from './ids';
 
 describe('uuidv7', () => {
   it('is a version 7 UUID carrying its time in milliseconds, and later ids sort after', () => {
@@ -10,5 +10,21 @@ describe('uuidv7', () => {
     expect(later > id).toBe(true);
     // 74 random bits: ids of the same millisecond differ.
     expect(new Set(Array.from({ length: 1000 }, () => uuidv7(at))).size).toBe(1000);
+  });
+});
+
+describe('randomIdBytes', () => {
+  it('hands out each pooled byte once, across refills, and never more than the pool at once', () => {
+    // 600 draws of 16 bytes span three fills of the 4 KiB pool: no two draws are equal, and the
+    // buffers handed out are copies (changing one changes no later draw).
+    const draws = Array.from({ length: 600 }, () => randomIdBytes(16));
+    draws[0].fill(0);
+    expect(new Set(draws.map((b) => b.toString('hex'))).size).toBe(600);
+    expect(draws.every((b) => b.length === 16)).toBe(true);
+    expect(() => randomIdBytes(4097)).toThrow(RangeError);
+  });
+
+  it('gives event ids of the stated shape', () => {
+    expect(randomBase62(24, randomIdBytes)).toMatch(/^[0-9A-Za-z]{24}$/);
   });
 });

@@ -243,9 +243,13 @@ function normalizeChoices(raw: BlockInput['choices'], kept: Choice[], path: stri
   });
 }
 
-/** A block in the API's shape: common fields, then its settings. */
+/**
+ * A block in the API's shape: id, its ref where it has one, the common fields (a page break shows
+ * a title only when it has one), then its settings. Rules and end labels are added by blocksView.
+ */
 export function blockView(b: Block): Record<string, unknown> {
-  const view: Record<string, unknown> = { id: b.id, type: b.type, title: b.title };
+  const view: Record<string, unknown> = b.ref ? { id: b.id, ref: b.ref, type: b.type } : { id: b.id, type: b.type };
+  if (b.type !== 'page_break' || b.title) view.title = b.title;
   if (b.description) view.description = b.description;
   view.required = b.required;
   if (b.choices) view.choices = b.choices;

@@ -215,13 +215,13 @@ export function checkHiddenStillNamed(blocks: Block[], hiddenFields: string[]): 
   return details;
 }
 
-/** A form's blocks in the API's shape: blockView plus ref, rules (naming blocks by ref where they have one) and end labels. */
+/** A form's blocks in the API's shape: blockView plus rules (naming blocks by ref where they have one) and end labels. */
 export function blocksView(blocks: Block[]): Array<Record<string, unknown>> {
-  const name = nameOf(blocks);
+  // Blocks are named by ref only in rules, so the names are made only for a form that has some.
+  let names: ((blockId: string) => string) | undefined;
+  const name = (blockId: string) => (names ??= nameOf(blocks))(blockId);
   return blocks.map((b) => {
-    const { id, ...rest } = blockView(b);
-    const view: Record<string, unknown> = { id, ...(b.ref ? { ref: b.ref } : {}), ...rest };
-    if (b.type === 'page_break' && !b.title) delete view.title;
+    const view = blockView(b);
     if (b.minLabel !== undefined) view.minLabel = b.minLabel;
     if (b.maxLabel !== undefined) view.maxLabel = b.maxLabel;
     if (b.showIf) view.showIf = conditionView(b.showIf, name);

@@ -55,9 +55,19 @@ export class FormsRepository {
       `SELECT ${FORM_COLUMNS}, ${BLOCKS_JSON} FROM forms f WHERE ${where}`,
       params,
     );
-    if (!rows[0]) return undefined;
-    const { blocks, ...form } = rows[0];
-    return { ...form, blocks: blocks.map(({ settings, ...b }) => ({ ...b, ...settings }) as Block) };
+    const row = rows[0];
+    if (!row) return undefined;
+    // Each block's settings beside its columns. Built field by field: object rest (`{ settings, ...b }`)
+    // costs several times as much, on every read of a form.
+    const form = row as unknown as FormRecord;
+    form.blocks = row.blocks.map(
+      (b) =>
+        Object.assign(
+          { id: b.id, type: b.type, title: b.title, description: b.description, required: b.required },
+          b.settings,
+        ) as Block,
+    );
+    return form;
   }
 
   /**

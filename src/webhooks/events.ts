@@ -1,4 +1,4 @@
-import { randomBase62 } from '../common/ids';
+import { randomBase62, randomIdBytes } from '../common/ids';
 
 /** Every event a webhook endpoint can subscribe to. */
 export const WEBHOOK_EVENTS = [
@@ -13,7 +13,7 @@ export const WEBHOOK_EVENTS = [
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /** The webhook-id of an event (Standard Webhooks calls it the message id): the same on every attempt. */
-export const newEventId = () => `msg_${randomBase62(24)}`;
+export const newEventId = () => `msg_${randomBase62(24, randomIdBytes)}`;
 
 /**
  * The body sent for an event: `{ type, timestamp, data }`, with `test: true` added for the
