@@ -302,29 +302,28 @@ export function validateAnswers(
 ): { stored: Record<string, unknown>; details: ErrorDetail[] } {
   const details: ErrorDetail[] = [];
   const stored: Record<string, unknown> = {};
-  const byId = new Map(blocks.map((b) => [b.id, b]));
-  const refuse = (path: string, why: Refusal) => details.push({ path, message: why[wording] });
+  const byId = blocksById(blocks);
+  const refuse = (key: string, why: Refusal) =>
+    details.push({ path: `${basePath}/${pointerSegment(key)}`, message: why[wording] });
 
   for (const key of Object.keys(answers)) {
     const block = byId.get(key);
-    const path = `${basePath}/${pointerSegment(key)}`;
     if (!block)
-      refuse(path, { api: 'this form has no block with this id', person: 'This form has no question with this id.' });
+      refuse(key, { api: 'this form has no block with this id', person: 'This form has no question with this id.' });
     else if (!takesAnswer(block.type) && !isBlank(answers[key]))
-      refuse(path, { api: 'a statement block takes no answer', person: 'This part of the form takes no answer.' });
+      refuse(key, { api: 'a statement block takes no answer', person: 'This part of the form takes no answer.' });
   }
 
   for (const block of blocks) {
     if (!takesAnswer(block.type)) continue;
-    const path = `${basePath}/${pointerSegment(block.id)}`;
     const value = answers[block.id];
     if (isBlank(value)) {
-      if (block.required) refuse(path, { api: 'is required', person: 'This question needs an answer.' });
+      if (block.required) refuse(block.id, { api: 'is required', person: 'This question needs an answer.' });
       continue;
     }
     const result = checkAnswer(block, value);
     if ('value' in result) stored[block.id] = result.value;
-    else refuse(path, result);
+    else refuse(block.id, result);
   }
   return { stored, details };
 }
@@ -458,6 +457,32 @@ function isHttpUrl(text: string): boolean {
  * (a page shows up to 200 responses of the same form).
  */
 export function answersViewer(blocks: Block[]): (stored: Record<string, unknown>) => Record<string, unknown> {
+  let viewer = viewers.get(blocks);
+  if (!viewer) {
+    viewer = newAnswersViewer(blocks);
+    viewers.set(blocks, viewer);
+  }
+  return viewer;
+}
+
+/**
+ * What is made from a form's blocks for every submission or page of responses, made once per
+ * blocks array: a form as read (FormsService keeps the recent ones) serves many calls, and its
+ * blocks are never changed once read.
+ */
+const byIdCache = new WeakMap<Block[], Map<string, Block>>();
+const viewers = new WeakMap<Block[], (stored: Record<string, unknown>) => Record<string, unknown>>();
+
+function blocksById(blocks: Block[]): Map<string, Block> {
+  let byId = byIdCache.get(blocks);
+  if (!byId) {
+    byId = new Map(blocks.map((b) => [b.id, b]));
+    byIdCache.set(blocks, byId);
+  }
+  return byId;
+}
+
+function newAnswersViewer(blocks: Block[]): (stored: Record<string, unknown>) => Record<string, unknown> {
   const byId = new Map(
     blocks.map((b) => [b.id, { block: b, labels: new Map((b.choices ?? []).map((c) => [c.id, c.label])) }]),
   );

@@ -2,6 +2,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { allowLongStatements } from '../database/long-statements';
+import { prepared } from '../database/prepared';
 import type { Block } from './blocks';
 import type { BlockEntity } from './entities/block.entity';
 import type { FormEntity, FormStatus } from './entities/form.entity';
@@ -48,11 +49,14 @@ export class FormsRepository {
       where += ' AND f.workspace_id = $2';
     }
     if (lock) {
-      const locked: unknown[] = await manager.query(`SELECT 1 FROM forms f WHERE ${where} FOR ${lock}`, params);
+      const locked: unknown[] = await manager.query(
+        prepared(manager, `SELECT 1 FROM forms f WHERE ${where} FOR ${lock}`),
+        params,
+      );
       if (locked.length === 0) return undefined;
     }
     const rows: Array<Omit<FormRecord, 'blocks'> & { blocks: BlockRow[] }> = await manager.query(
-      `SELECT ${FORM_COLUMNS}, ${BLOCKS_JSON} FROM forms f WHERE ${where}`,
+      prepared(manager, `SELECT ${FORM_COLUMNS}, ${BLOCKS_JSON} FROM forms f WHERE ${where}`),
       params,
     );
     const row = rows[0];

@@ -65,32 +65,9 @@ export class ResponsesRepository {
       JSON.stringify(response.hidden ?? {}),
       response.shown ? JSON.stringify(response.shown) : null,
     ];
-    let event = '';
-    if (opts.event) {
-      const n = params.push(opts.event.id, opts.event.head, opts.event.tail);
-      event = `,
-       e AS (
-         INSERT INTO webhook_deliveries (workspace_id, endpoint_id, event_id, event_type, payload, next_attempt_at)
-         SELECT e.workspace_id, e.id, $${n - 2}, 'response.created', $${n - 1} || ${isoText('r.submitted_at')} || $${n}, now()
-           FROM r, f JOIN webhook_endpoints e ON e.workspace_id = f.workspace_id AND e.enabled AND 'response.created' = ANY (e.events))`;
-    }
-    let audit = '';
-    if (opts.audit) {
-      audit = `, a AS (${opts.audit.sql.replace(/\$(\d+)/g, (_, n) => `$${Number(n) + params.length}`)})`;
-      params.push(...opts.audit.params);
-    }
-    const [row]: InsertedResponse[] = await m.query(
-      prepared(
-        m,
-        `WITH f AS (SELECT id, workspace_id FROM forms WHERE id = $1 AND version = $2 ${opts.published ? `AND status = 'published'` : ''} FOR SHARE),
-       r AS (
-         INSERT INTO responses (id, form_id, submitted_at, answers, source, hidden, shown)
-         SELECT $6::uuid, f.id, COALESCE($5::timestamptz, clock_timestamp()), $3::jsonb, $4, $7::jsonb, $8::jsonb FROM f
-         RETURNING id, submitted_at)${event}${audit}
-       SELECT id, submitted_at AS "submittedAt" FROM r`,
-      ),
-      params,
-    );
+    if (opts.event) params.push(opts.event.id, opts.event.head, opts.event.tail);
+    if (opts.audit) params.push(...opts.audit.params);
+    const [row]: InsertedResponse[] = await m.query(prepared(m, insertSql(opts)), params);
     return row;
   }
 
@@ -207,4 +184,37 @@ function positionOf(at: string, whenNull: string): string {
 function lossCondition(c: AnswerLossCandidate): string {
   if (c.kind !== 'choice_removed') return 'answers ? $2';
   return c.multiple ? '(answers -> $2) ? $3' : 'answers ->> $2 = $3';
+}
+
+/** The insert statement of each shape (published or not, with an event, an audit record), made once. */
+const insertStatements = new Map<string, string>();
+
+/**
+ * The statement ResponsesRepository.insert runs for `opts`: the response, and as parts of the same
+ * statement its event's deliveries and its audit record. Parameters: the response's 8, then the
+ * event's 3, then the audit record's own (renumbered after them).
+ */
+function insertSql(opts: { published?: boolean; event?: unknown; audit?: { sql: string } }): string {
+  const key = `${opts.published ? 'published' : 'any'}|${opts.event ? 'event' : ''}|${opts.audit?.sql ?? ''}`;
+  let sql = insertStatements.get(key);
+  if (sql) return sql;
+  let n = 8;
+  let event = '';
+  if (opts.event) {
+    n += 3;
+    event = `,
+       e AS (
+         INSERT INTO webhook_deliveries (workspace_id, endpoint_id, event_id, event_type, payload, next_attempt_at)
+         SELECT e.workspace_id, e.id, $${n - 2}, 'response.created', $${n - 1} || ${isoText('r.submitted_at')} || $${n}, now()
+           FROM r, f JOIN webhook_endpoints e ON e.workspace_id = f.workspace_id AND e.enabled AND 'response.created' = ANY (e.events))`;
+  }
+  const audit = opts.audit ? `, a AS (${opts.audit.sql.replace(/\$(\d+)/g, (_, k) => `$${Number(k) + n}`)})` : '';
+  sql = `WITH f AS (SELECT id, workspace_id FROM forms WHERE id = $1 AND version = $2 ${opts.published ? `AND status = 'published'` : ''} FOR SHARE),
+       r AS (
+         INSERT INTO responses (id, form_id, submitted_at, answers, source, hidden, shown)
+         SELECT $6::uuid, f.id, COALESCE($5::timestamptz, clock_timestamp()), $3::jsonb, $4, $7::jsonb, $8::jsonb FROM f
+         RETURNING id, submitted_at)${event}${audit}
+       SELECT id, submitted_at AS "submittedAt" FROM r`;
+  insertStatements.set(key, sql);
+  return sql;
 }
