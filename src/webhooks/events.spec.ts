@@ -19,6 +19,29 @@ describe('response.created body around the stored submittedAt', () => {
     );
   });
 
+  it('is eventBody byte for byte with refs and hidden values too, in that order', () => {
+    const at = new Date('2026-11-20T10:00:00.123Z');
+    const form = { publicId: 'f_abc', title: 'T' };
+    const response = {
+      id: 'r1',
+      answers: { b1: 'x' },
+      refs: { b1: 'email "ref"' },
+      hidden: { source: 'ads' },
+    };
+    const submittedAt = '2026-11-20T10:00:00.456Z';
+    const { head, tail } = responseCreatedBody(form, response, at);
+    expect(head + submittedAt + tail).toBe(
+      eventBody(
+        'response.created',
+        {
+          form,
+          response: { id: 'r1', submittedAt, answers: response.answers, refs: response.refs, hidden: response.hidden },
+        },
+        { at },
+      ),
+    );
+  });
+
   it('leaves out whatever else the form record holds', () => {
     const { head, tail } = responseCreatedBody(
       { publicId: 'f_1', title: 'T', workspaceId: 'secret-ish' } as { publicId: string; title: string },
