@@ -27,4 +27,31 @@ describe('randomIdBytes', () => {
   it('gives event ids of the stated shape', () => {
     expect(randomBase62(24, randomIdBytes)).toMatch(/^[0-9A-Za-z]{24}$/);
   });
+
+  it('hands out the pool in order, no byte twice and none skipped, and refills when fewer are left than asked', () => {
+    // A generator whose output is known: fill k writes (i + k) % 256 at position i.
+    let fills = 0;
+    const known = (k: number, from: number, to: number) =>
+      Array.from({ length: to - from }, (_, j) => (from + j + k) % 256);
+    jest.isolateModules(() => {
+      jest.doMock('node:crypto', () => ({
+        ...jest.requireActual<typeof import('node:crypto')>('node:crypto'),
+        randomFillSync: (buf: Buffer) => {
+          fills += 1;
+          for (let i = 0; i < buf.length; i++) buf[i] = (i + fills) % 256;
+          return buf;
+        },
+      }));
+      const ids = jest.requireActual<typeof import('./ids')>('./ids');
+      const first = ids.randomIdBytes(4000);
+      const second = ids.randomIdBytes(96);
+      const third = ids.randomIdBytes(16); // 0 left: a new fill
+      const fourth = ids.randomIdBytes(4090); // 4,080 left: a new fill
+      expect([...first]).toEqual(known(1, 0, 4000));
+      expect([...second]).toEqual(known(1, 4000, 4096));
+      expect([...third]).toEqual(known(2, 0, 16));
+      expect([...fourth]).toEqual(known(3, 0, 4090));
+      expect(fills).toBe(3);
+    });
+  });
 });
