@@ -10,6 +10,7 @@ import { ResponseSequencer } from '../responses/response-sequencer';
 import { ResponsesService } from '../responses/responses.service';
 import { TokensService } from '../tokens/tokens.service';
 import { WorkspacesService } from '../workspaces/workspaces.service';
+import { SAMPLE_COMMENTS as COMMENTS, SAMPLE_NAMES as NAMES } from './sample-answers';
 
 export const DEMO_SLUG = 'demo';
 export const DEMO_OWNER_EMAIL = 'owner@demo.formwork.local';
@@ -33,15 +34,6 @@ const FEEDBACK_BLOCKS: BlockInput[] = [
   { type: 'linear_scale', title: 'How likely are you to recommend us?', min: 0, max: 10 },
   { type: 'yes_no', title: 'May we contact you about your answers?' },
   { type: 'long_text', title: 'Anything else?' },
-];
-
-const NAMES = ['Ada', 'Grace', 'Linus', 'Margaret', 'Alan', 'Barbara', 'Ken', 'Radia', 'Dennis', 'Frances'];
-const COMMENTS = [
-  'Love it',
-  'The API is very clear',
-  'More block types please',
-  'Summaries saved me hours',
-  'Works great with my agent',
 ];
 
 /** A demo workspace (Pro) with forms and responses, and a fresh admin token to explore it. */

@@ -13,8 +13,8 @@ export type ExportRow = ResponseRow & { seq: string };
  */
 export const EXPORT_QUERY_TAG = '/* formwork:export */';
 
-/** The seq values whose CSV records come back as one string (see readCsvBatch). */
-const CSV_PART_SEQ = 64;
+/** How many responses' lines (by seq) an export writes as one string (see readCsvBatch). */
+export const EXPORT_PART_ROWS = 64;
 
 /** The SQL of exports. */
 @Injectable()
@@ -66,7 +66,7 @@ export class ExportsRepository {
     const rows: Array<{ csv: string }> = await manager.query(
       `${EXPORT_QUERY_TAG} SELECT string_agg(l.line, '' ORDER BY l.seq) AS csv
          FROM (SELECT ${lines.select} FROM ${lines.from(where)}) l
-        GROUP BY l.seq / ${CSV_PART_SEQ} ORDER BY l.seq / ${CSV_PART_SEQ}`,
+        GROUP BY l.seq / ${EXPORT_PART_ROWS} ORDER BY l.seq / ${EXPORT_PART_ROWS}`,
       [formId, range.after, range.upTo, ...filter.params],
     );
     return rows.map((r) => r.csv);

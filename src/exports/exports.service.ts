@@ -17,7 +17,7 @@ import { AnswersBy, responseViewer } from '../responses/responses.service';
 import { contentDisposition, csvLayout } from './csv';
 import { csvLinesSql } from './csv-sql';
 import { EXPORT_LINK_TTL_MS, ExportFormat, ExportGrant, ExportLinkSigner } from './export-link';
-import { ExportsRepository } from './exports.repository';
+import { EXPORT_PART_ROWS, ExportsRepository } from './exports.repository';
 
 /** The path that serves export links (the link itself travels in the query, which no log line holds). */
 export const EXPORT_PATH = '/api/v1/exports/download';
@@ -206,12 +206,12 @@ export class ExportsService {
         const manager = currentManager(this.db);
         if (lines) return this.repo.readCsvBatch(manager, form.id, batch, filter, lines);
         return this.repo.readBatch(manager, form.id, batch, filter).then((rows) => {
-          // Parts of 64 lines, as the CSV's (see readCsvBatch): strings that die young.
+          // Parts of EXPORT_PART_ROWS lines, as the CSV's (see readCsvBatch): strings that die young.
           const parts: string[] = [];
-          for (let i = 0; i < rows.length; i += 64)
+          for (let i = 0; i < rows.length; i += EXPORT_PART_ROWS)
             parts.push(
               rows
-                .slice(i, i + 64)
+                .slice(i, i + EXPORT_PART_ROWS)
                 .map((r) => `${JSON.stringify(view!(r))}\n`)
                 .join(''),
             );

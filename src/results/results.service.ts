@@ -134,7 +134,8 @@ export class ResultsService {
 function asPageError(err: unknown): unknown {
   if (!(err instanceof ApiError) || err.code === 'invalid_arguments') return err;
   if (err.code === 'not_found') return notFound();
-  if (err.code === 'rate_limited') return new PageError(429, 'Busy: try again shortly', `${err.message} ${err.hint}`);
+  if (err.code === 'rate_limited')
+    return new PageError(429, 'Busy: try again shortly', `${err.message} ${err.hint}`, err.headers ?? {});
   return err.status === 403
     ? new PageError(403, 'Not allowed', err.message)
     : new PageError(400, 'Not done', `${err.message} ${err.hint}`);

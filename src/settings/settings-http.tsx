@@ -112,6 +112,7 @@ export class SettingsHttp {
       await fn({ chrome, session, access, body, base: `/settings/w/${slug}` });
     } catch (err) {
       if (!(err instanceof PageError)) throw err;
+      res.headers(err.headers);
       this.send(res, err.status, messagePage(err.title, err.message, chrome));
     }
   }

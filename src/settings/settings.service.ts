@@ -10,12 +10,13 @@ import { WorkspacesService } from '../workspaces/workspaces.service';
 import { Session, SessionsService } from './sessions.service';
 import { MemberView, PasswordStanding, SettingsRepository } from './settings.repository';
 
-/** A page's refusal: rendered as an HTML page with this status. */
+/** A page's refusal: rendered as an HTML page with this status (and headers, such as a 429's Retry-After). */
 export class PageError extends Error {
   constructor(
     readonly status: 400 | 403 | 404 | 429,
     readonly title: string,
     message: string,
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
   }

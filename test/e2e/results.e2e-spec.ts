@@ -227,6 +227,7 @@ describe('results pages: forms, summary, responses, download, share (issue 27)',
     try {
       const busy = await get(`${base()}/${form.publicId}/responses?${q}`, viewer.cookie);
       expect(busy.status).toBe(429);
+      expect(busy.headers['retry-after']).toBe('2');
       expect(busy.headers['content-type']).toContain('text/html');
       expect(busy.text).toContain('Busy: try again shortly');
       expect(busy.text).toContain('Retry after 2 seconds');
