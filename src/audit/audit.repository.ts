@@ -6,6 +6,9 @@ import type { AuditEventEntity } from './entities/audit-event.entity';
 /** An audit record as written (its id and time are the database's). */
 export type AuditRecord = Omit<AuditEventEntity, 'id' | 'at'>;
 
+/** An audit record whose subject a statement fills in (see insertFromSql), as that statement gets it. */
+export type AuditRecordJson = Omit<AuditRecord, 'subjectId'>;
+
 const COLUMNS = '(workspace_id, action, subject_id, actor_kind, actor_id, actor_user_id, details, request_id)';
 
 /** The SQL of the table audit_events (written here; the settings pages read it through SettingsRepository). */
@@ -25,22 +28,14 @@ export class AuditRepository {
   }
 
   /**
-   * The same INSERT as SQL for a statement to include: the subject's id is the SQL expression
-   * `subject` over the rows of `from` (another part of that statement); its own parameters are
-   * numbered from $1.
+   * The same INSERT as SQL for a statement to include, one record per row of `rows` (another part
+   * of that statement, or a subquery), whose column `subject` is the subject's id and `audit` the
+   * rest of the record as JSON (an AuditRecordJson).
    */
-  insertSql(record: Omit<AuditRecord, 'subjectId'>, from: string, subject: string): { sql: string; params: unknown[] } {
-    return {
-      sql: `INSERT INTO audit_events ${COLUMNS} SELECT $1, $2, ${subject}, $3, $4, $5, $6::jsonb, $7 FROM ${from}`,
-      params: [
-        record.workspaceId,
-        record.action,
-        record.actorKind,
-        record.actorId,
-        record.actorUserId,
-        JSON.stringify(record.details),
-        record.requestId,
-      ],
-    };
+  static insertFromSql(rows: string): string {
+    return `INSERT INTO audit_events ${COLUMNS}
+      SELECT (x.audit ->> 'workspaceId')::uuid, x.audit ->> 'action', x.subject, x.audit ->> 'actorKind', x.audit ->> 'actorId',
+             (x.audit ->> 'actorUserId')::uuid, x.audit -> 'details', x.audit ->> 'requestId'
+        FROM ${rows} x`;
   }
 }

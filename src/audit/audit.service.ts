@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import type { Principal } from '../common/access/principal';
 import { currentRequestContext } from '../common/request-context';
-import { AuditRecord, AuditRepository } from './audit.repository';
+import { AuditRecord, AuditRecordJson, AuditRepository } from './audit.repository';
 
 /** Records writes in the audit trail, inside the write's own transaction (both commit or neither). */
 @Injectable()
@@ -46,26 +46,15 @@ export class AuditService {
   }
 
   /**
-   * The same record as SQL for a write that is one statement (a response submission): an INSERT
-   * taking the subject's id from the column `subject` of the rows of `from` (another part of that
-   * statement), with its own parameters numbered from $1.
+   * The record of a write that is one statement (a response submission), for that statement to
+   * insert with its subject (AuditRepository.insertFromSql).
    */
-  recordSql(
-    principal: Principal,
-    action: string,
-    from: string,
-    subject: string,
-    details: Record<string, unknown> = {},
-  ): { sql: string; params: unknown[] } {
-    return this.repo.insertSql(this.event(principal, action, details), from, subject);
+  recordJson(principal: Principal, action: string, details: Record<string, unknown> = {}): AuditRecordJson {
+    return this.event(principal, action, details);
   }
 
   /** Who did what, in which workspace and request. */
-  private event(
-    principal: Principal,
-    action: string,
-    details: Record<string, unknown>,
-  ): Omit<AuditRecord, 'subjectId'> {
+  private event(principal: Principal, action: string, details: Record<string, unknown>): AuditRecordJson {
     return {
       workspaceId: principal.workspace.id,
       action,

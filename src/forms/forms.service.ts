@@ -94,7 +94,7 @@ export class FormsService {
 
   /**
    * The form as this instance last read it, if it did lately: submissions validate against it and
-   * store only if the form is still at that version under its lock (ResponsesRepository.insert), so an
+   * store only if the form is still at that version under its lock (ResponsesRepository.insertMany), so an
    * outdated copy costs them a second try (reading the form), never a wrong answer.
    */
   recent(publicId: string): FormRecord | undefined {

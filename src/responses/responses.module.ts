@@ -19,6 +19,7 @@ import { DeleteResponseTool } from './delete-response.tool';
 import { GetResponseTool } from './get-response.tool';
 import { ListResponsesTool } from './list-responses.tool';
 import { LongReads } from './long-reads';
+import { ResponseInsertBatcher } from './response-insert-batcher';
 import { ResponseSequencer } from './response-sequencer';
 import { ResponsesService } from './responses.service';
 import { SummarizeResponsesTool } from './summarize-responses.tool';
@@ -40,6 +41,7 @@ import { SummarizeResponsesTool } from './summarize-responses.tool';
     ResponsesService,
     ResponseSequencer,
     LongReads,
+    ResponseInsertBatcher,
     ListResponsesTool,
     GetResponseTool,
     SummarizeResponsesTool,

@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import type { AnswerLossCandidate } from '../forms/answer-loss';
 import { prepared } from '../database/prepared';
+import { AuditRecordJson, AuditRepository } from '../audit/audit.repository';
 import type { ResponseEntity } from './entities/response.entity';
 import { BUCKET_BITS, isoText } from './response-stats.repository';
 
@@ -12,6 +13,23 @@ export type InsertedResponse = Pick<ResponseEntity, 'id' | 'submittedAt'>;
 /** A response as read. */
 export type ResponseRow = Pick<ResponseEntity, 'id' | 'submittedAt' | 'answers'> &
   Partial<Pick<ResponseEntity, 'hidden'>>;
+
+/** A response to store (see ResponsesRepository.insertMany). */
+export interface NewResponse {
+  id: string;
+  form: { id: string; version: number; workspaceId: string };
+  answers: Record<string, unknown>;
+  hidden?: Record<string, string>;
+  /** The blocks the respondent was shown, where the form records its path. */
+  shown?: string[] | null;
+  source: string;
+  /** Now (the database's clock) unless given. */
+  submittedAt?: Date;
+  /** Only if the form is published. */
+  published?: boolean;
+  audit?: AuditRecordJson;
+  event?: CreatedEvent;
+}
 
 /**
  * The response.created event a submission writes with its response: the event's webhook-id and
@@ -27,48 +45,28 @@ export interface CreatedEvent {
 @Injectable()
 export class ResponsesRepository {
   /**
-   * Stores one response (answers already validated against the form at `version`) as ONE statement:
-   * the form row is share-locked and must still be at `version` (and published, with `published`),
-   * so an edit of the blocks cannot slip in between validation and insert. The same statement
-   * writes the audit record, when given, and with `event`, the response.created event: one
-   * delivery per enabled endpoint of the form's workspace subscribed to it, found by the statement
-   * itself (an endpoint committed before it is seen, as the outbox of a transactional write sees
-   * it) and none when there is no such endpoint. A statement is atomic: the event commits with the
-   * response or not at all, and the version check guarantees that the body, built beforehand from
-   * the form at `version`, labels the answers as that form does. Returns undefined when the form
-   * changed (or is gone, or not published): nothing was stored, and the caller reads the form again.
+   * Stores responses (answers already validated against their form at `version`) as ONE
+   * statement, whatever their number and forms: each form row is share-locked and a response is
+   * stored only if its form is still at its `version` (and published, with `published`), so an
+   * edit of the blocks cannot slip in between validation and insert. The same statement writes
+   * each stored response's audit record, when it has one, and with `event`, its response.created
+   * event: one delivery per enabled endpoint of the form's workspace subscribed to it, found by
+   * the statement itself (an endpoint committed before it is seen, as the outbox of a
+   * transactional write sees it) and none when there is no such endpoint. A statement is atomic:
+   * the events and records commit with their responses or not at all, and the version check
+   * guarantees that a body, built beforehand from the form at `version`, labels the answers as
+   * that form does. Returns the responses stored; one left out was not stored because its form
+   * changed (or is gone, or is not published), or because an edit holds its form locked right
+   * now: a statement never waits for a form's edit (SKIP LOCKED), so submissions to other forms
+   * that share it are not held up. The caller of one left out takes the form's lock itself (in a
+   * transaction of its own: see ResponsesService.store), reads it again and validates again.
+   *
+   * The rows travel as one JSON parameter and the text never changes, so PostgreSQL parses and
+   * plans the statement once per connection; several submissions in one statement (see
+   * ResponseInserts) share its round trip, its locks and its commit.
    */
-  async insert(
-    m: EntityManager,
-    form: { id: string; version: number },
-    response: {
-      id: string;
-      answers: Record<string, unknown>;
-      hidden?: Record<string, string>;
-      shown?: string[] | null;
-    },
-    opts: {
-      source: string;
-      submittedAt?: Date;
-      published?: boolean;
-      audit?: { sql: string; params: unknown[] };
-      event?: CreatedEvent;
-    },
-  ): Promise<InsertedResponse | undefined> {
-    const params: unknown[] = [
-      form.id,
-      form.version,
-      JSON.stringify(response.answers),
-      opts.source,
-      opts.submittedAt ?? null,
-      response.id,
-      JSON.stringify(response.hidden ?? {}),
-      response.shown ? JSON.stringify(response.shown) : null,
-    ];
-    if (opts.event) params.push(opts.event.id, opts.event.head, opts.event.tail);
-    if (opts.audit) params.push(...opts.audit.params);
-    const [row]: InsertedResponse[] = await m.query(prepared(m, insertSql(opts)), params);
-    return row;
+  async insertMany(m: EntityManager, responses: NewResponse[]): Promise<InsertedResponse[]> {
+    return m.query(prepared(m, INSERT_SQL), [JSON.stringify(responses.map(insertRow))]);
   }
 
   /** A response of the form (undefined when there is none with this id). */
@@ -186,35 +184,46 @@ function lossCondition(c: AnswerLossCandidate): string {
   return c.multiple ? '(answers -> $2) ? $3' : 'answers ->> $2 = $3';
 }
 
-/** The insert statement of each shape (published or not, with an event, an audit record), made once. */
-const insertStatements = new Map<string, string>();
+/** A NewResponse as a row of INSERT_SQL's recordset (its column names). */
+function insertRow(r: NewResponse) {
+  return {
+    id: r.id,
+    form_id: r.form.id,
+    version: r.form.version,
+    published: r.published === true,
+    answers: r.answers,
+    source: r.source,
+    submitted_at: r.submittedAt ?? null,
+    hidden: r.hidden ?? {},
+    shown: r.shown ?? null,
+    event_id: r.event?.id ?? null,
+    head: r.event?.head ?? null,
+    tail: r.event?.tail ?? null,
+    audit: r.audit ?? null,
+  };
+}
 
 /**
- * The statement ResponsesRepository.insert runs for `opts`: the response, and as parts of the same
- * statement its event's deliveries and its audit record. Parameters: the response's 8, then the
- * event's 3, then the audit record's own (renumbered after them).
+ * ResponsesRepository.insertMany's statement: the rows ($1, a JSON array of insertRow()s), their
+ * forms share-locked (those an edit holds are skipped), the responses whose form is still
+ * at their version, then as parts of the same statement their events' deliveries and their audit
+ * records.
  */
-function insertSql(opts: { published?: boolean; event?: unknown; audit?: { sql: string } }): string {
-  const key = `${opts.published ? 'published' : 'any'}|${opts.event ? 'event' : ''}|${opts.audit?.sql ?? ''}`;
-  let sql = insertStatements.get(key);
-  if (sql) return sql;
-  let n = 8;
-  let event = '';
-  if (opts.event) {
-    n += 3;
-    event = `,
-       e AS (
-         INSERT INTO webhook_deliveries (workspace_id, endpoint_id, event_id, event_type, payload, next_attempt_at)
-         SELECT e.workspace_id, e.id, $${n - 2}, 'response.created', $${n - 1} || ${isoText('r.submitted_at')} || $${n}, now()
-           FROM r, f JOIN webhook_endpoints e ON e.workspace_id = f.workspace_id AND e.enabled AND 'response.created' = ANY (e.events))`;
-  }
-  const audit = opts.audit ? `, a AS (${opts.audit.sql.replace(/\$(\d+)/g, (_, k) => `$${Number(k) + n}`)})` : '';
-  sql = `WITH f AS (SELECT id, workspace_id FROM forms WHERE id = $1 AND version = $2 ${opts.published ? `AND status = 'published'` : ''} FOR SHARE),
-       r AS (
-         INSERT INTO responses (id, form_id, submitted_at, answers, source, hidden, shown)
-         SELECT $6::uuid, f.id, COALESCE($5::timestamptz, clock_timestamp()), $3::jsonb, $4, $7::jsonb, $8::jsonb FROM f
-         RETURNING id, submitted_at)${event}${audit}
-       SELECT id, submitted_at AS "submittedAt" FROM r`;
-  insertStatements.set(key, sql);
-  return sql;
-}
+const INSERT_SQL = `WITH i AS (
+    SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(
+      id uuid, form_id uuid, version int, published boolean, answers jsonb, source text, submitted_at timestamptz,
+      hidden jsonb, shown jsonb, event_id text, head text, tail text, audit jsonb)),
+  f AS (SELECT id, workspace_id, version, status FROM forms WHERE id IN (SELECT form_id FROM i) ORDER BY id FOR SHARE SKIP LOCKED),
+  r AS (
+    INSERT INTO responses (id, form_id, submitted_at, answers, source, hidden, shown)
+    SELECT i.id, f.id, COALESCE(i.submitted_at, clock_timestamp()), i.answers, i.source, i.hidden, i.shown
+      FROM i JOIN f ON f.id = i.form_id AND f.version = i.version AND (NOT i.published OR f.status = 'published')
+    RETURNING id, submitted_at),
+  e AS (
+    INSERT INTO webhook_deliveries (workspace_id, endpoint_id, event_id, event_type, payload, next_attempt_at)
+    SELECT e.workspace_id, e.id, i.event_id, 'response.created', i.head || ${isoText('r.submitted_at')} || i.tail, now()
+      FROM r JOIN i ON i.id = r.id JOIN f ON f.id = i.form_id
+      JOIN webhook_endpoints e ON e.workspace_id = f.workspace_id AND e.enabled AND 'response.created' = ANY (e.events)
+     WHERE i.event_id IS NOT NULL),
+  a AS (${AuditRepository.insertFromSql('(SELECT r.id::text AS subject, i.audit FROM r JOIN i ON i.id = r.id WHERE i.audit IS NOT NULL)')})
+SELECT id, submitted_at AS "submittedAt" FROM r`;

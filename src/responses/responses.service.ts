@@ -13,7 +13,8 @@ import { isBlockLeaf } from '../forms/conditions';
 import { CheckedResponse, hasLogic, validateResponse } from '../forms/form-logic';
 import { FormRecord, FormsService, notFoundForm } from '../forms/forms.service';
 import { ResponseStatsRepository } from './response-stats.repository';
-import { ResponseRow, ResponsesRepository } from './responses.repository';
+import { NewResponse, ResponseRow, ResponsesRepository } from './responses.repository';
+import { ResponseInsertBatcher } from './response-insert-batcher';
 import { ResponseSequencer } from './response-sequencer';
 import { LongReads } from './long-reads';
 import { countedValues, FormSummary, summaryFromStats } from './summarize';
@@ -54,6 +55,7 @@ export class ResponsesService {
     private readonly webhooks: WebhookOutbox,
     private readonly sequencer: ResponseSequencer,
     private readonly longReads: LongReads,
+    private readonly inserts: ResponseInsertBatcher,
   ) {}
 
   /**
@@ -174,7 +176,7 @@ export class ResponsesService {
    * changed, or the answers do not fit it, the form is locked, read again after the lock, and the
    * answers validated against that, in one transaction. Nothing is stored when an answer is refused.
    *
-   * Webhooks: the response.created event is written by that same statement (ResponsesRepository.insert), one
+   * Webhooks: the response.created event is written by that same statement (ResponsesRepository.insertMany), one
    * delivery per subscribed endpoint, so it commits with the response or not at all. Its body is
    * the response as get_response shows it right after the insert ({ id, submittedAt, answers }: no
    * position, which the sequencer gives later), labelled from the form version the statement
@@ -190,7 +192,7 @@ export class ResponsesService {
     // The respondent page's answers are read by the person filling in the form, not by a program.
     const wording: AnswerWording = how.source === 'web' ? 'person' : 'api';
     const check = (form: FormRecord) => validateResponse(form, answers, hidden, { wording, source: how.source });
-    const insert = async (m: EntityManager, form: FormRecord, checked: CheckedResponse) => {
+    const insert = async (m: EntityManager | undefined, form: FormRecord, checked: CheckedResponse) => {
       const id = uuidv7();
       const view = responseViewer(form)({
         id,
@@ -199,25 +201,27 @@ export class ResponsesService {
         hidden: checked.hidden,
       });
       const refs = answeredRefs(form.blocks, checked.answers);
-      const row = await this.repo.insert(
-        m,
+      const response: NewResponse = {
+        id,
         form,
-        { id, answers: checked.answers, hidden: checked.hidden, shown: checked.shown },
-        {
-          source: how.source,
-          published: how.published,
-          audit: how.actor && this.audit.recordSql(how.actor, 'response.create', 'r', 'r.id::text', { form: publicId }),
-          event: {
-            id: newEventId(),
-            ...responseCreatedBody(form, {
-              id,
-              answers: view.answers,
-              ...(refs ? { refs } : {}),
-              ...(view.hidden ? { hidden: view.hidden } : {}),
-            }),
-          },
+        answers: checked.answers,
+        hidden: checked.hidden,
+        shown: checked.shown,
+        source: how.source,
+        published: how.published,
+        audit: how.actor && this.audit.recordJson(how.actor, 'response.create', { form: publicId }),
+        event: {
+          id: newEventId(),
+          ...responseCreatedBody(form, {
+            id,
+            answers: view.answers,
+            ...(refs ? { refs } : {}),
+            ...(view.hidden ? { hidden: view.hidden } : {}),
+          }),
         },
-      );
+      };
+      // Outside a transaction, with the submissions of other requests (see ResponseInsertBatcher).
+      const row = m ? (await this.repo.insertMany(m, [response]))[0] : await this.inserts.insert(response);
       return row && { ...view, submittedAt: row.submittedAt.toISOString() };
     };
     const known = this.forms.recent(publicId);
@@ -227,7 +231,10 @@ export class ResponsesService {
       (!how.published || known.status === 'published')
     ) {
       const checked = check(known);
-      const response = checked.details.length ? undefined : await insert(currentManager(this.db), known, checked);
+      const ambient = currentManager(this.db);
+      const response = checked.details.length
+        ? undefined
+        : await insert(ambient.queryRunner?.isTransactionActive ? ambient : undefined, known, checked);
       if (response) return response;
     }
     return inTransaction(this.db, async (tx) => {
@@ -338,12 +345,17 @@ export class ResponsesService {
     tx?: EntityManager,
   ): Promise<ResponseView> {
     const checked = validated(validateResponse(form, answers, opts.hidden, { source: opts.source }));
-    const row = await this.repo.insert(
-      tx ?? currentManager(this.db),
-      form,
-      { id: uuidv7(), answers: checked.answers, hidden: checked.hidden, shown: checked.shown },
-      opts,
-    );
+    const [row] = await this.repo.insertMany(tx ?? currentManager(this.db), [
+      {
+        id: uuidv7(),
+        form,
+        answers: checked.answers,
+        hidden: checked.hidden,
+        shown: checked.shown,
+        source: opts.source,
+        submittedAt: opts.submittedAt,
+      },
+    ]);
     if (!row) throw new Error(`form ${form.id} is gone or changed since it was read`);
     return responseViewer(form)({ ...row, answers: checked.answers, hidden: checked.hidden });
   }

@@ -115,6 +115,44 @@ describe('a submission racing an edit of its form', () => {
     expect(res.status).toBe(200);
     expect(await storedAnswers(form.id)).toEqual([{ [nickname.id]: 7 }]);
   });
+
+  it('submissions waiting for an edit of their form do not hold up submissions to other forms', async () => {
+    // The test app's pool is 4: two insert statements at a time. Two submissions to the form under
+    // edit wait for it; if they waited inside those statements, nothing else could be stored.
+    const edited = await createForm(app, ws, { blocks, status: 'published' });
+    const other = await createForm(app, ws, { blocks, status: 'published' });
+    const nick = (form: typeof edited) => form.blocks[1].id;
+    await editConnection.query('BEGIN');
+    try {
+      await editConnection.query('SELECT 1 FROM forms WHERE id = $1 FOR UPDATE', [edited.id]);
+      const waiting = [1, 2].map((i) =>
+        callTool(app, editor, 'create_response', {
+          publicId: edited.publicId,
+          answers: { [nick(edited)]: `W${i}` },
+        }).then((res) => res),
+      );
+      await waitFor(async () => {
+        await editConnection.query('SELECT pg_stat_clear_snapshot()');
+        const { rows } = await editConnection.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database() AND pid <> pg_backend_pid()`,
+        );
+        return rows[0].n === 2;
+      });
+      const others = await Promise.all(
+        [1, 2, 3, 4, 5].map((i) =>
+          callTool(app, editor, 'create_response', { publicId: other.publicId, answers: { [nick(other)]: `O${i}` } }),
+        ),
+      );
+      expect(others.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+      expect(await storedAnswers(edited.id)).toEqual([]);
+      await editConnection.query('COMMIT');
+      expect((await Promise.all(waiting)).map((r) => r.status)).toEqual([200, 200]);
+    } finally {
+      await editConnection.query('ROLLBACK'); // after COMMIT: a warning, nothing to undo
+    }
+    expect((await storedAnswers(edited.id)).length).toBe(2);
+    expect((await storedAnswers(other.id)).length).toBe(5);
+  });
 });
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
