@@ -17,3 +17,8 @@ export function runInRequestContext<T>(context: RequestContext, fn: () => T): T 
 export function currentRequestContext(): RequestContext | undefined {
   return storage.getStore();
 }
+
+/** Runs `fn` as part of no request: for work several requests share (its log lines name none). */
+export function outsideRequestContext<T>(fn: () => T): T {
+  return storage.exit(fn);
+}

@@ -207,13 +207,15 @@ function insertRow(r: NewResponse) {
  * ResponsesRepository.insertMany's statement: the rows ($1, a JSON array of insertRow()s), their
  * forms share-locked (those an edit holds are skipped), the responses whose form is still
  * at their version, then as parts of the same statement their events' deliveries and their audit
- * records.
+ * records. The forms are found with `= ANY (ARRAY(...))`, a primary-key lookup each: with
+ * `IN (SELECT ...)` PostgreSQL, which estimates the recordset at 100 rows whatever it holds,
+ * plans a hash join over every form (3.6 ms a submission at 20,000 forms instead of 0.08).
  */
 const INSERT_SQL = `WITH i AS (
     SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(
       id uuid, form_id uuid, version int, published boolean, answers jsonb, source text, submitted_at timestamptz,
       hidden jsonb, shown jsonb, event_id text, head text, tail text, audit jsonb)),
-  f AS (SELECT id, workspace_id, version, status FROM forms WHERE id IN (SELECT form_id FROM i) ORDER BY id FOR SHARE SKIP LOCKED),
+  f AS (SELECT id, workspace_id, version, status FROM forms WHERE id = ANY (ARRAY(SELECT form_id FROM i)) ORDER BY id FOR SHARE SKIP LOCKED),
   r AS (
     INSERT INTO responses (id, form_id, submitted_at, answers, source, hidden, shown)
     SELECT i.id, f.id, COALESCE(i.submitted_at, clock_timestamp()), i.answers, i.source, i.hidden, i.shown

@@ -7,7 +7,7 @@ import { NewResponse, ResponsesRepository } from '../../src/responses/responses.
 import { uuidv7 } from '../../src/common/ids';
 import { createForm, createToken, createWorkspace, TestWorkspace } from '../factories';
 import { createTestApp } from '../utils/create-test-app';
-import { callTool } from '../utils/http';
+import { callTool, expectError } from '../utils/http';
 
 /**
  * Submissions stored together (ResponseInsertBatcher): under load, one statement stores the
@@ -212,5 +212,40 @@ describe('submissions stored in one statement', () => {
     expect(names.map((r: { name: string }) => r.name)).toEqual(['held 1', 'held 2', 'kept', 'kept too']);
     const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM audit_events WHERE subject_id = $1`, [good.id]);
     expect(n).toBe(1);
+  });
+
+  it('fails every submission of a statement the database failed, without trying each again', async () => {
+    const form = await createForm(app, wsA);
+    const release = await holdSlots(form);
+    const sizes = countStatements();
+    const lost = Object.assign(new Error('Connection terminated unexpectedly'), { code: undefined });
+    jest.spyOn(repo, 'insertMany').mockImplementationOnce(async (_m, responses) => {
+      sizes.push(responses.length);
+      throw lost;
+    });
+    const outcomes = [1, 2, 3].map((i) => batcher.insert(newResponse(form, `lost ${i}`)).catch((err: unknown) => err));
+    await release();
+    expect(await Promise.all(outcomes)).toEqual([lost, lost, lost]);
+    expect(sizes).toEqual([3]); // no retries on a database that is away: each would add a connection wait
+  });
+
+  it('answers 503 with Retry-After to a submission that waited its turn longer than a pooled connection may be waited for', async () => {
+    const form = await createForm(app, wsA);
+    const release = await holdSlots(form);
+    const late = callTool(app, tokenA.token, 'create_response', {
+      publicId: form.publicId,
+      answers: { [nameOf(form)]: 'late' },
+    }).then((res) => res);
+    // DATABASE_CONNECT_TIMEOUT_MS: 3 s by default.
+    await new Promise((resolve) => setTimeout(resolve, 3_300));
+    await release();
+    const res = await late;
+    expectError(res, 503, 'service_unavailable');
+    expect(res.headers['retry-after']).toBe('2');
+    const names = await db.query(`SELECT answers ->> $2 AS name FROM responses WHERE form_id = $1 ORDER BY name`, [
+      form.id,
+      nameOf(form),
+    ]);
+    expect(names.map((r: { name: string }) => r.name)).toEqual(['held 1', 'held 2']);
   });
 });
