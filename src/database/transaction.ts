@@ -55,6 +55,12 @@ export function currentManager(db: DataSource): EntityManager {
   return outer?.open ? outer.manager : db.manager;
 }
 
+/** The open transaction's manager, or undefined when none is open (work may then share the pool). */
+export function openTransaction(): EntityManager | undefined {
+  const outer = ambient.getStore();
+  return outer?.open ? outer.manager : undefined;
+}
+
 /**
  * Runs `fn` as if no transaction were open: for work that must not belong to the caller's
  * transaction and is not awaited by it (a last-used time written in the background). Its queries

@@ -2,7 +2,7 @@ import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap }
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { allowLongStatements } from '../database/long-statements';
-import { currentManager, inTransaction } from '../database/transaction';
+import { currentManager, inTransaction, openTransaction } from '../database/transaction';
 import { ResponseStatsRepository } from './response-stats.repository';
 
 /** How often each instance sequences the responses waiting on any form (see ResponseSequencerWorker). */
@@ -46,8 +46,8 @@ export class ResponseSequencer {
       (await this.stats.lockSequencer(tx, formId)) ? this.stats.sequenceResponses(tx, [formId]) : 0;
     if (manager) return run(manager);
     // Inside a caller's transaction the work joins it, and commits with it: not shareable.
-    const ambient = currentManager(this.db);
-    if (ambient.queryRunner?.isTransactionActive) return run(ambient);
+    const open = openTransaction();
+    if (open) return run(open);
     const settling = this.settling.get(formId);
     if (!settling) return this.start(formId, () => inTransaction(this.db, run));
     const next = () => this.start(formId, () => inTransaction(this.db, run));

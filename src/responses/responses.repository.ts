@@ -63,7 +63,7 @@ export class ResponsesRepository {
    *
    * The rows travel as one JSON parameter and the text never changes, so PostgreSQL parses and
    * plans the statement once per connection; several submissions in one statement (see
-   * ResponseInserts) share its round trip, its locks and its commit.
+   * ResponseInsertBatcher) share its round trip, its locks and its commit.
    */
   async insertMany(m: EntityManager, responses: NewResponse[]): Promise<InsertedResponse[]> {
     return m.query(prepared(m, INSERT_SQL), [JSON.stringify(responses.map(insertRow))]);

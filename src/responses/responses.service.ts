@@ -6,7 +6,7 @@ import type { Principal } from '../common/access/principal';
 import { uuidv7 } from '../common/ids';
 import { ApiError } from '../common/errors/api-error';
 import { allowLongStatements } from '../database/long-statements';
-import { currentManager, inTransaction } from '../database/transaction';
+import { currentManager, inTransaction, openTransaction } from '../database/transaction';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { AnswerWording, answersViewer, Block, CHOICE_TYPES, NUMERIC_TYPES, takesAnswer } from '../forms/blocks';
 import { isBlockLeaf } from '../forms/conditions';
@@ -231,10 +231,7 @@ export class ResponsesService {
       (!how.published || known.status === 'published')
     ) {
       const checked = check(known);
-      const ambient = currentManager(this.db);
-      const response = checked.details.length
-        ? undefined
-        : await insert(ambient.queryRunner?.isTransactionActive ? ambient : undefined, known, checked);
+      const response = checked.details.length ? undefined : await insert(openTransaction(), known, checked);
       if (response) return response;
     }
     return inTransaction(this.db, async (tx) => {
