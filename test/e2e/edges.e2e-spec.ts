@@ -164,6 +164,33 @@ describe('edges: deep, odd and encoded input; headers; the index; the API docs',
     }
   });
 
+  it('answers GET / from a browser (HTML preferred over JSON) with a short page linking the settings and the docs', async () => {
+    const browser = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+    const res = await request(app.getHttpServer()).get('/').set('Accept', browser);
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.headers.vary).toMatch(/Accept/);
+    expect(res.headers['content-security-policy']).toContain("default-src 'none'");
+    for (const path of ['/settings', '/docs', '/openapi.json', '/auth.md'])
+      expect(res.text).toContain(`href="${path}"`);
+    // API clients keep the JSON: no Accept, */*, JSON first, or JSON preferred by q.
+    for (const accept of [
+      undefined,
+      '*/*',
+      'application/json',
+      'application/json, text/html',
+      'text/html;q=0.5, application/json',
+    ]) {
+      const api = request(app.getHttpServer()).get('/');
+      const json = await (accept ? api.set('Accept', accept) : api);
+      expect({ accept, type: json.headers['content-type'] }).toEqual({
+        accept,
+        type: expect.stringMatching(/^application\/json/),
+      });
+      expect(json.body.name).toBe('Formwork');
+    }
+  });
+
   describe('/openapi.json as Swagger UI shows it', () => {
     let doc: any; // eslint-disable-line @typescript-eslint/no-explicit-any
     beforeAll(async () => {
