@@ -70,10 +70,38 @@ describe('client metadata documents', () => {
     ['http://agent.example/client.json', /https:\/\//],
     ['https://agent.example/', /must have a path/],
     ['https://agent.example/a/../client.json', /must have a path/],
+    ['https://agent.example/alice/%2e%2e/shared.json', /without \. or \.\. segments, plain or as %2e/],
+    ['https://agent.example/alice/%2E%2E/shared.json', /without \. or \.\. segments/],
+    ['https://agent.example/alice/.%2E/shared.json', /without \. or \.\. segments/],
+    ['https://agent.example/alice/%2e./shared.json', /without \. or \.\. segments/],
+    ['https://agent.example/alice/%2e/shared.json', /without \. or \.\. segments/],
+    ['https://agent.example/alice/%2e%2e', /without \. or \.\. segments/],
+    ['https://agent.example/alice\\..\\shared.json', /without \. or \.\. segments/],
+    ['https://agent.example/alice/.\t./shared.json', /must be written as it is fetched/],
+    ['https://agent.example/alice\\shared.json', /must be written as it is fetched/],
     ['https://user:pw@agent.example/client.json', /user name or password/],
     ['https://agent.example/client.json#x', /fragment/],
   ])('refuses the client_id %s before any request', async (id, message) => {
     await expect(fetchClientDocument(id, { allowPrivate: false })).rejects.toThrow(message);
+  });
+
+  it.each([
+    'https://10.0.0.1/a%2eb/client.json',
+    'https://10.0.0.1/..x/client.json',
+    'https://10.0.0.1/x../client.json',
+    'https://10.0.0.1/client.json?next=/../x',
+    'https://10.0.0.1:443/client.json',
+  ])('takes %s as a document URL (refused later, for its address only)', async (id) => {
+    await expect(fetchClientDocument(id, { allowPrivate: false })).rejects.toThrow(/public addresses only/);
+  });
+
+  it.each([
+    ['https://agent.example/alice/%2e%2e/shared.json', 'https://agent.example/shared.json'],
+    ['https://Agent.example/oauth/client.json', ID],
+    ['https://agent.example:443/oauth/client.json', ID],
+    ['https://agent.example/oauth/client%2Ejson', 'https://agent.example/oauth/client.json'],
+  ])('compares the client_id %s with the document, byte for byte: %s is not it', (id, said) => {
+    expect(refusal(() => checkDocument(id, doc({ client_id: said })))).toMatch(/must be its own URL/);
   });
 
   it.each([

@@ -70,8 +70,13 @@ function documentUrl(id: string): URL {
   if (url.protocol !== 'https:') fail('must be an https:// URL to be read as a client metadata document');
   if (url.username || url.password) fail('must not carry a user name or password');
   if (url.hash || id.includes('#')) fail('must not have a #fragment');
-  if (url.pathname === '/' || /(^|\/)\.\.?(\/|$)/.test(id.slice(url.origin.length)))
-    fail('must have a path (like https://app.example/oauth/client.json) without . or .. segments');
+  // The path as written: the URL parser decodes %2e in dot segments and drops them, so the raw text is checked.
+  const path = /^https:\/\/[^/\\?#]*(.*)$/is.exec(id)?.[1] ?? '';
+  if (url.pathname === '/' || /(^|[/\\])(\.|%2e){1,2}([/\\]|$)/i.test(path.split('?')[0]))
+    fail('must have a path (like https://app.example/oauth/client.json) without . or .. segments, plain or as %2e');
+  // What is fetched is what the id says: a path the parser would rewrite (backslashes, tabs, other encodings) is refused.
+  if (path !== url.pathname + url.search)
+    fail(`must be written as it is fetched: ${JSON.stringify(url.pathname + url.search)}, not ${JSON.stringify(path)}`);
   return url;
 }
 

@@ -244,6 +244,20 @@ describe('Client ID Metadata Documents, iss, loopback ports, metadata from PUBLI
     assert.match(textOf(plain.text), /must be an https:\/\/ URL/);
   });
 
+  test('a client_id with percent-encoded dot segments is refused before any fetch, in any case', async () => {
+    // The URL parser would read /alice/%2e%2e/shared.json as /shared.json: a document someone else serves.
+    for (const segment of ['%2e%2e', '%2E%2E', '.%2E', '%2e.', '%2e']) {
+      const clientId = `${docsOrigin}/alice/${segment}/shared.json`;
+      serve('/shared.json', agent(`/alice/${segment}/shared.json`));
+      const page = await startAuthorization(clientId);
+      assert.equal(page.status, 400, segment);
+      assert.match(textOf(page.text), /\(invalid client\)/);
+      assert.match(textOf(page.text), /without \. or \.\. segments, plain or as %2e/);
+      assert.deepEqual(await query(`SELECT id FROM oauth_models WHERE id = $1`, [clientId]), []);
+    }
+    assert.equal(docs.fetched.get('/shared.json'), undefined);
+  });
+
   test('a document server that does not answer is given up on (invalid_client), not waited for', async () => {
     docs.hang('/slow/client.json');
     const page = await startAuthorization(`${docsOrigin}/slow/client.json`);
