@@ -1,6 +1,6 @@
 import { Condition } from '../forms/conditions';
 import { conditionSql } from '../forms/conditions/sql';
-import { responseFilterSql } from './response-filter';
+import { MAX_FILTER_BYTES, MAX_FILTER_LEAVES, responseFilterSql } from './response-filter';
 import { BLOCKS, rowCases } from '../../test/utils/condition-cases';
 
 // That the SQL agrees with the evaluator is tested against PostgreSQL, on the same cases
@@ -62,5 +62,67 @@ describe('the condition language as SQL', () => {
     expect(() =>
       responseFilterSql(form, { where: { block: 'rating', op: 'contains', value: 'x' } as Condition }, []),
     ).toThrow(expect.objectContaining({ code: 'invalid_arguments' }));
+  });
+
+  describe('the size bound', () => {
+    const leaf = (i: number) => ({ block: 'short', op: 'contains', value: `v${i}` });
+    const refused = (where: unknown) => {
+      try {
+        responseFilterSql(form, { where: where as Condition }, []);
+      } catch (e) {
+        return e as { code: string; hint: string; details: Array<{ path: string; message: string }> };
+      }
+      throw new Error('accepted');
+    };
+
+    it(`refuses more than ${MAX_FILTER_LEAVES} conditions with 400 invalid_arguments, naming the limit`, () => {
+      const err = refused({ any: Array.from({ length: MAX_FILTER_LEAVES + 1 }, (_, i) => leaf(i)) });
+      expect(err.code).toBe('invalid_arguments');
+      expect(err.hint).toContain(`at most ${MAX_FILTER_LEAVES} conditions`);
+      expect(err.details).toEqual([{ path: '/where', message: expect.stringContaining(`${MAX_FILTER_LEAVES + 1}`) }]);
+      // Leaves under not and in nested lists count too.
+      const nested = {
+        all: [
+          { any: Array.from({ length: 60 }, (_, i) => leaf(i)) },
+          { not: { any: Array.from({ length: 41 }, (_, i) => leaf(i)) } },
+        ],
+      };
+      expect(refused(nested).code).toBe('invalid_arguments');
+    });
+
+    it(`refuses more than ${MAX_FILTER_BYTES} bytes of JSON, as sent or as stored`, () => {
+      const long = Array.from({ length: 20 }, (_, i) => `${i}`.padEnd(1000, 'é')); // 2 bytes a character
+      const err = refused({ hidden: 'source', op: 'in', value: long });
+      expect(err.code).toBe('invalid_arguments');
+      expect(err.hint).toContain(`${MAX_FILTER_BYTES} bytes`);
+    });
+
+    it('keeps the largest accepted filter to at most 3 parameters a condition, whatever its lists hold', () => {
+      // Every kind of leaf, as many as a filter takes, lists at their longest.
+      const kinds = rowCases()
+        .map((c) => c.where)
+        .filter((w) => 'block' in w || 'hidden' in w);
+      const where = { any: Array.from({ length: MAX_FILTER_LEAVES }, (_, i) => kinds[i % kinds.length]) };
+      const params: unknown[] = ['form-id'];
+      responseFilterSql(
+        form,
+        { where: where as Condition, since: '2026-01-01T00:00:00Z', until: '2027-01-01T00:00:00Z' },
+        params,
+      );
+      expect(params.length).toBeLessThanOrEqual(1 + 2 + 3 * MAX_FILTER_LEAVES);
+      for (const w of kinds) {
+        const p: unknown[] = [];
+        responseFilterSql(form, { where: w as Condition }, p);
+        expect(p.length).toBeLessThanOrEqual(3);
+      }
+      // A list is one array parameter, however long.
+      const p: unknown[] = [];
+      responseFilterSql(
+        form,
+        { where: { hidden: 'source', op: 'in', value: Array.from({ length: 200 }, (_, i) => `${i}`) } },
+        p,
+      );
+      expect(p.length).toBeLessThanOrEqual(3);
+    });
   });
 });

@@ -6,8 +6,24 @@
  */
 import { Type } from '@sinclair/typebox';
 import { ApiError, ErrorDetail } from '../common/errors/api-error';
-import { BlockSubject, checkCondition, Condition, ConditionSchema, Subjects } from '../forms/conditions';
+import {
+  BlockSubject,
+  checkCondition,
+  Condition,
+  ConditionSchema,
+  MAX_CONDITION_LIST,
+  Subjects,
+} from '../forms/conditions';
 import { conditionSql } from '../forms/conditions/sql';
+
+/**
+ * The most leaves (conditions naming a block or hidden field) one filter may have. Each leaf is
+ * evaluated on every row a filtered read scans and binds at most 3 parameters (a list is one
+ * array parameter), so this also keeps every filtered statement far below PostgreSQL's 65,535.
+ */
+export const MAX_FILTER_LEAVES = 100;
+/** The most bytes `where` may take as JSON, as sent and as stored (blocks and choices by id). */
+export const MAX_FILTER_BYTES = 16 * 1024;
 
 export const WHERE_DESCRIPTION =
   'Only responses for which this condition holds: the language of form logic (showIf, jumps). ' +
@@ -18,6 +34,7 @@ export const WHERE_DESCRIPTION =
   'multiple_choice/dropdown: equals, not_equals, in (choices by label or id); checkboxes: contains, not_contains (one choice), equals, not_equals (the exact set, a list), in (any of a list); yes_no: equals, not_equals (true/false). ' +
   'A block not answered makes every op false except not_answered. ' +
   'Example, people who rated 2 or less: { "block": "rating", "op": "lte", "value": 2 }. ' +
+  `At most ${MAX_FILTER_LEAVES} conditions and ${MAX_FILTER_BYTES / 1024} KB of JSON. ` +
   'A workspace runs a few filtered reads and export downloads at once (2 by default): more get 429 rate_limited with Retry-After.';
 
 /** The filter arguments, spread into the input schema of every tool that reads responses. */
@@ -85,17 +102,51 @@ export function filterSubjects(form: FilterForm): Subjects {
   };
 }
 
+/** The leaves of a condition as sent (not yet checked: anything that is not a combinator counts as one). */
+function leavesOf(input: unknown): number {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) return 1;
+  const node = input as Record<string, unknown>;
+  let n = 0;
+  let combinator = false;
+  for (const key of ['all', 'any'] as const)
+    if (Array.isArray(node[key])) {
+      combinator = true;
+      for (const c of node[key] as unknown[]) n += leavesOf(c);
+    }
+  if ('not' in node) {
+    combinator = true;
+    n += leavesOf(node.not);
+  }
+  return combinator ? n : 1;
+}
+
+function filterTooBig(message: string): ApiError {
+  return new ApiError('invalid_arguments', {
+    message,
+    hint: `A filter takes at most ${MAX_FILTER_LEAVES} conditions and ${MAX_FILTER_BYTES} bytes of JSON: use in with a list (up to ${MAX_CONDITION_LIST} values) rather than many equals, or split the read by since/until.`,
+    details: [{ path: '/where', message }],
+  });
+}
+
 /**
  * Checks a filter against the form. Throws 400 invalid_arguments with a detail per problem, at
- * /where/..., /since, /until. Returns the filter with `where` as stored (blocks and choices by id).
+ * /where/..., /since, /until, and for a filter over MAX_FILTER_LEAVES or MAX_FILTER_BYTES.
+ * Returns the filter with `where` as stored (blocks and choices by id).
  */
 export function checkResponseFilter(form: FilterForm, filter: ResponseFilter): ResponseFilter {
   const details: ErrorDetail[] = [];
   let where: Condition | undefined;
   if (filter.where !== undefined) {
+    const leaves = leavesOf(filter.where);
+    if (leaves > MAX_FILTER_LEAVES)
+      throw filterTooBig(`has ${leaves} conditions; a filter takes at most ${MAX_FILTER_LEAVES}`);
     const checked = checkCondition(filter.where, filterSubjects(form), '/where');
     details.push(...checked.details);
     where = checked.condition;
+    // As sent and as stored (a choice's id may be longer than its label): a checked filter checks again.
+    const bytes = Math.max(jsonBytes(filter.where), where ? jsonBytes(where) : 0);
+    if (bytes > MAX_FILTER_BYTES)
+      throw filterTooBig(`takes ${bytes} bytes as JSON; a filter takes at most ${MAX_FILTER_BYTES}`);
   }
   if (filter.since !== undefined) checkTime('since', filter.since, details);
   if (filter.until !== undefined) checkTime('until', filter.until, details);
@@ -122,6 +173,8 @@ export function responseFilterSql(form: FilterForm, filter: ResponseFilter, para
   if (filter.where !== undefined) parts.push(conditionSql(filter.where, params, alias));
   return parts.length ? parts.join(' AND ') : 'TRUE';
 }
+
+const jsonBytes = (x: unknown): number => Buffer.byteLength(JSON.stringify(x));
 
 /** Whether a filter filters anything. */
 export const isFiltered = (filter: ResponseFilter): boolean =>

@@ -1,6 +1,7 @@
 import { ArgumentsHost, HttpException, Logger } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { ApiExceptionFilter } from './api-exception.filter';
+import { databaseUnavailableKind } from './database-unavailable';
 
 describe('ApiExceptionFilter.toApiError', () => {
   const filter = new ApiExceptionFilter(() => ['GET', 'HEAD']);
@@ -93,6 +94,55 @@ describe('ApiExceptionFilter.toApiError', () => {
       ]) {
         expect(filter.toApiError(err, req('GET', '/'))).toMatchObject({ status: 500, code: 'internal_error' });
       }
+    });
+
+    it('keeps a bug in the class of outages a 500: a protocol violation (over 65,535 parameters), a configuration limit', () => {
+      for (const err of [
+        queryFailed('08P01', 'bind message supplies 4464 parameters, but prepared statement "" requires 70000'),
+        queryFailed('53400', 'temporary file size exceeds temp_file_limit (1024kB)'),
+      ]) {
+        expect(databaseUnavailableKind(err)).toBeUndefined();
+        const error = filter.toApiError(err, req('POST', '/api/v1/tools/list_responses'));
+        expect(error).toMatchObject({ status: 500, code: 'internal_error' });
+        expect(error.headers?.['Retry-After']).toBeUndefined();
+      }
+      // Their neighbours stay outages.
+      expect(databaseUnavailableKind(queryFailed('08006', 'connection failure'))).toBe('unreachable');
+      expect(databaseUnavailableKind(queryFailed('53300', 'sorry, too many clients already'))).toBe('unreachable');
+    });
+
+    it('logs a protocol violation as a failed request at error, with its SQLSTATE and stack, never its SQL or parameters', () => {
+      const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+      const error = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+      const reply = {
+        sent: false,
+        raw: { headersSent: false },
+        headers: jest.fn(),
+        status: jest.fn().mockReturnThis(),
+        type: jest.fn().mockReturnThis(),
+        send: jest.fn(),
+      };
+      const host = {
+        switchToHttp: () => ({
+          getRequest: () => ({ ...req('POST', '/api/v1/tools/list_responses'), id: 'req-2' }),
+          getResponse: () => reply,
+        }),
+      } as unknown as ArgumentsHost;
+      filter.catch(queryFailed('08P01', 'bind message supplies 4464 parameters'), host);
+      expect(warn).not.toHaveBeenCalled();
+      expect(error).toHaveBeenCalledTimes(1);
+      expect(error.mock.calls[0][0]).toEqual({
+        msg: 'request failed',
+        requestId: 'req-2',
+        method: 'POST',
+        path: '/api/v1/tools/list_responses',
+        sqlState: '08P01',
+      });
+      expect(error.mock.calls[0][1]).toContain('bind message supplies');
+      expect(JSON.stringify(error.mock.calls)).not.toContain('fw_secret');
+      expect(reply.status).toHaveBeenCalledWith(500);
+      warn.mockRestore();
+      error.mockRestore();
     });
 
     it('logs a database failure at warn with its SQLSTATE, never its SQL or parameters', () => {

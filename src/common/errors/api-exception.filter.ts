@@ -40,7 +40,13 @@ export class ApiExceptionFilter implements ExceptionFilter {
       });
     } else if (error.status >= 500) {
       this.logger.error(
-        { msg: 'request failed', requestId: req.id, method: req.method, path: pathOf(req.url) },
+        {
+          msg: 'request failed',
+          requestId: req.id,
+          method: req.method,
+          path: pathOf(req.url),
+          sqlState: databaseErrorCode(exception),
+        },
         exception instanceof Error ? exception.stack : String(exception),
       );
     }

@@ -1,7 +1,8 @@
 /**
  * Database failures that mean "retry later" rather than a bug: the database cannot be reached, or
  * a bounded wait on it ran out (see database/data-source.ts). The error filter answers them 503
- * service_unavailable with Retry-After; anything else stays a 500.
+ * service_unavailable with Retry-After; anything else stays a 500, including the few SQLSTATEs of
+ * those classes that a retry cannot mend (NOT_AN_OUTAGE).
  */
 import { ApiError } from './api-error';
 
@@ -25,6 +26,16 @@ const SQLSTATES: Record<string, DatabaseUnavailableKind> = {
   '57P05': 'timeout', // idle_session_timeout
   '58P01': 'unreachable', // undefined_file (a server-side I/O failure)
 };
+
+/**
+ * SQLSTATEs in those classes that are a bug, not an outage: retrying sends the same statement and
+ * fails the same way, so they stay a 500 (logged with their stack) rather than a 503 that clients
+ * retry forever and operators read as the database being down.
+ */
+const NOT_AN_OUTAGE = new Set([
+  '08P01', // protocol_violation: e.g. a statement with more than 65,535 bind parameters
+  '53400', // configuration_limit_exceeded: e.g. one statement's temporary files past temp_file_limit
+]);
 
 /** Network errors of the driver's socket (Node.js error codes). */
 const SOCKET_CODES = new Set([
@@ -61,6 +72,7 @@ export function databaseUnavailableKind(error: unknown): DatabaseUnavailableKind
   for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 4; depth++) {
     const { code, message } = e as { code?: unknown; message?: unknown };
     if (typeof code === 'string') {
+      if (NOT_AN_OUTAGE.has(code)) return undefined;
       if (SQLSTATES[code]) return SQLSTATES[code];
       if (/^(08|53)[0-9A-Z]{3}$/.test(code)) return 'unreachable';
       if (SOCKET_CODES.has(code)) return 'unreachable';
