@@ -36,6 +36,13 @@ const FEEDBACK_BLOCKS: BlockInput[] = [
   { type: 'long_text', title: 'Anything else?' },
 ];
 
+/**
+ * Where the feedback form's people came from (its hidden field `source`, from the shared link's
+ * `?source=`), cycling with a period (7) prime to the other answers' so no answer follows from it:
+ * 52 newsletter, 34 twitter, 34 direct of the 120.
+ */
+export const DEMO_SOURCES = ['newsletter', 'twitter', 'direct', 'newsletter', 'direct', 'twitter', 'newsletter'];
+
 /** A demo workspace (Pro) with forms and responses, and a fresh admin token to explore it. */
 @Injectable()
 export class DemoService {
@@ -86,10 +93,14 @@ export class DemoService {
     };
   }
 
-  /** Gives the demo owner a new random password (to print once) and returns it. */
+  /**
+   * Gives the demo owner a new random password (to print once) and returns it. It works for one
+   * sign-in, which asks for a new password first: the printed one stays in the terminal, and
+   * later starts listen on every interface.
+   */
   async ownerPassword(): Promise<{ email: string; password: string }> {
     const password = randomBytes(15).toString('base64url');
-    await this.oauth.setPassword(DEMO_OWNER_EMAIL, password);
+    await this.oauth.setPassword(DEMO_OWNER_EMAIL, password, 'unchanged', true);
     return { email: DEMO_OWNER_EMAIL, password };
   }
 
@@ -106,7 +117,12 @@ export class DemoService {
     return inTransaction(this.db, async (tx) => {
       const feedback = await this.forms.create(
         workspaceId,
-        { title: 'Customer feedback', description: 'What our users think.', blocks: FEEDBACK_BLOCKS },
+        {
+          title: 'Customer feedback',
+          description: 'What our users think.',
+          blocks: FEEDBACK_BLOCKS,
+          hiddenFields: ['source'],
+        },
         tx,
         hoursAgo(12 * 24),
       );
@@ -128,7 +144,11 @@ export class DemoService {
         await this.responses.create(
           published,
           answers,
-          { source: 'import', submittedAt: hoursAgo(12 * 24 - 2 - i) },
+          {
+            source: 'import',
+            submittedAt: hoursAgo(12 * 24 - 2 - i),
+            hidden: { source: DEMO_SOURCES[i % DEMO_SOURCES.length] },
+          },
           tx,
         );
       }

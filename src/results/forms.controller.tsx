@@ -8,8 +8,8 @@ import type { FormRecord } from '../forms/forms.service';
 import { Confirmations } from '../settings/confirm.controller';
 import { Ctx, FORM, pageNumber, SettingsHttp, text } from '../settings/settings-http';
 import { render } from '../settings/ui';
-import { filterErrors, filterFields, filterQuery, toFilter } from './filter';
-import { FormsPage, SharePage, SummaryPage } from './results.pages';
+import { filterFields, underFilter } from './filter';
+import { FormsPage, ResponsesPage, SharePage, SummaryPage } from './results.pages';
 import { RESULTS_SCRIPT } from './results.script';
 import { minRoleOf, ResultsService } from './results.service';
 
@@ -44,7 +44,7 @@ export class FormsResultsController {
             : {
                 title: 'Close this form?',
                 question: `"${f.title}" will stop taking responses. Its responses stay, and it can be reopened.`,
-                button: 'Close',
+                button: 'Close form',
               },
         back: (f) => `/${f.publicId}`,
         act: (f, ctx) => this.results.transition(ctx.access, f.publicId, to),
@@ -101,8 +101,13 @@ export class FormsResultsController {
   summary(@Param('formId') formId: string, @Req() req: Request, @Res() res: Response) {
     return this.http.run(req, res, 'viewer', async (ctx) => {
       const form = await this.results.form(ctx.access, formId);
-      const summary = await this.results.summary(ctx.access, formId);
-      this.http.send(res, 200, render(<SummaryPage ctx={ctx} form={form} summary={summary} />));
+      const fields = filterFields(req.query as Record<string, unknown>);
+      // The same filter as the Responses page (summarize_responses' `where`, since, until).
+      const { found, errors } = await underFilter(form, fields, (filter) =>
+        this.results.summary(ctx.access, form.publicId, filter),
+      );
+      const page = <SummaryPage ctx={ctx} form={form} fields={fields} errors={errors} summary={found} />;
+      this.http.send(res, found ? 200 : 400, render(page));
     });
   }
 
@@ -120,7 +125,7 @@ export class FormsResultsController {
   /**
    * Download: makes the export link of what the filter shows (export_responses, acting for the
    * person) and sends the browser to it, on this origin (the link's path: the CSP's form-action
-   * covers the redirect). A filter that does not fit goes back to the responses page, which says why.
+   * covers the redirect). A filter that does not fit answers the responses page with its problems (400).
    */
   @Post('w/:slug/forms/:formId/download')
   @RouteConfig(FORM)
@@ -128,18 +133,18 @@ export class FormsResultsController {
     return this.http.run(req, res, 'viewer', async (ctx: Ctx) => {
       const form = await this.results.form(ctx.access, formId);
       const fields = filterFields(ctx.body);
-      const back = `${ctx.base}/forms/${form.publicId}/responses?${new URLSearchParams(filterQuery(fields))}`;
-      const { filter, errors } = toFilter(form, fields);
-      if (Object.keys(errors).length) return this.http.seeOther(res, back);
       const format = text(ctx.body.format) === 'ndjson' ? 'ndjson' : 'csv';
-      try {
-        const { url } = await this.results.exportLink(ctx.access, form.publicId, format, filter);
-        const link = new URL(url);
-        this.http.seeOther(res, `${link.pathname}${link.search}`);
-      } catch (err) {
-        if (!filterErrors(err)) throw err;
-        this.http.seeOther(res, back);
+      const { found, errors } = await underFilter(form, fields, (filter) =>
+        this.results.exportLink(ctx.access, form.publicId, format, filter),
+      );
+      if (!found) {
+        const page = (
+          <ResponsesPage ctx={ctx} form={form} fields={fields} errors={errors} total={0} responses={[]} page={1} />
+        );
+        return this.http.send(res, 400, render(page));
       }
+      const link = new URL(found.url);
+      this.http.seeOther(res, `${link.pathname}${link.search}`);
     });
   }
 }

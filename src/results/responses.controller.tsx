@@ -3,10 +3,9 @@ import { RouteConfig } from '@nestjs/platform-fastify';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply as Response, FastifyRequest as Request } from 'fastify';
 import { Public } from '../auth/public.decorator';
-import type { ResponseView } from '../responses/responses.service';
 import { Ctx, FORM, pageNumber, SettingsHttp } from '../settings/settings-http';
 import { ConfirmPage, render, when } from '../settings/ui';
-import { filterErrors, filterFields, toFilter } from './filter';
+import { filterFields, underFilter } from './filter';
 import { PER_PAGE, ResponsePage, ResponsesPage } from './results.pages';
 import { minRoleOf, ResultsService } from './results.service';
 
@@ -31,25 +30,21 @@ export class ResponsesResultsController {
       const form = await this.results.form(ctx.access, formId);
       const fields = filterFields(query);
       const page = pageNumber(query);
-      const checked = toFilter(form, fields);
-      let errors = checked.errors;
-      let found: { total: number; responses: ResponseView[] } = { total: 0, responses: [] };
-      if (!Object.keys(errors).length) {
-        const opts = { offset: (page - 1) * PER_PAGE, limit: PER_PAGE, filter: checked.filter };
-        try {
-          found = await this.results.page(ctx.access, form.publicId, opts);
-        } catch (err) {
-          // A filter the tools' check refuses: the page again, the problems beside its fields.
-          const problems = filterErrors(err);
-          if (!problems) throw err;
-          errors = problems;
-        }
-      }
-      const bad = Object.keys(errors).length > 0;
-      const html = render(
-        <ResponsesPage ctx={ctx} form={form} fields={fields} errors={errors} {...found} page={page} />,
+      // A refused filter: the page again, the problems beside its fields (400).
+      const { found, errors } = await underFilter(form, fields, (filter) =>
+        this.results.page(ctx.access, form.publicId, { offset: (page - 1) * PER_PAGE, limit: PER_PAGE, filter }),
       );
-      this.http.send(res, bad ? 400 : 200, html);
+      const html = render(
+        <ResponsesPage
+          ctx={ctx}
+          form={form}
+          fields={fields}
+          errors={errors}
+          {...(found ?? { total: 0, responses: [] })}
+          page={page}
+        />,
+      );
+      this.http.send(res, found ? 200 : 400, html);
     });
   }
 

@@ -11,7 +11,7 @@ import type { FormSummary } from '../responses/summarize';
 import { Ctx } from '../settings/settings-http';
 import { Field, FieldErrors, Hidden, Layout, Pager, PostForm, Select, Summary, Table, when } from '../settings/ui';
 import { BlockChart, BlockCounts } from './charts';
-import { FilterFields, filterQuery, OPERATORS } from './filter';
+import { ANY_OPS, choiceOf, FilterFields, filterQuery, Question, questionsOf } from './filter';
 import { mayShow } from './results.service';
 
 /** The copy buttons' script: a file of this origin (the CSP allows no inline script). */
@@ -21,6 +21,12 @@ export const RESULTS_SCRIPT_PATH = '/settings/assets/results.js';
 export const PER_PAGE = 50;
 
 const STATUS_WORDS: Record<string, string> = { draft: 'Draft', published: 'Published', closed: 'Closed' };
+
+/** Why a form that is not published shows no share link. */
+const NOT_SHARED: Record<string, string> = {
+  draft: 'None yet: publish the form to share it',
+  closed: 'None: the form is closed',
+};
 
 /** An answer as text: choices by label, lists joined, yes/no in words. */
 export function answerText(v: unknown): string {
@@ -90,21 +96,30 @@ export function FormsPage(props: {
             <tr key={f.publicId}>
               <td style={HOLDS_HIDDEN}>
                 <a href={`${ctx.base}/forms/${f.publicId}`}>{f.title}</a>
-                <br />
-                <a href={`${props.publicUrl}/f/${f.publicId}`} className="desc">
-                  Public page <Hidden>of {f.title}</Hidden>
-                </a>
+                {f.status === 'published' ? (
+                  <>
+                    <br />
+                    <a href={`${props.publicUrl}/f/${f.publicId}`} className="desc">
+                      Public page <Hidden>of {f.title}</Hidden>
+                    </a>
+                  </>
+                ) : null}
               </td>
               <td>{STATUS_WORDS[f.status] ?? f.status}</td>
               <td>{f.responseCount.toLocaleString('en-US')}</td>
               <td>{when(f.lastResponseAt)}</td>
-              <td style={{ ...HOLDS_HIDDEN, minWidth: '16rem' }}>
-                <CopyField
-                  id={`link-${f.publicId}`}
-                  label={`Share link of ${f.title}`}
-                  value={`${props.publicUrl}/f/${f.publicId}`}
-                  hideLabel
-                />
+              <td style={HOLDS_HIDDEN} className="wide-cell">
+                {/* Only a published form's link takes responses: the others would hand out a dead end. */}
+                {f.status === 'published' ? (
+                  <CopyField
+                    id={`link-${f.publicId}`}
+                    label={`Share link of ${f.title}`}
+                    value={`${props.publicUrl}/f/${f.publicId}`}
+                    hideLabel
+                  />
+                ) : (
+                  <span className="muted">{NOT_SHARED[f.status]}</span>
+                )}
               </td>
             </tr>
           ))}
@@ -118,13 +133,22 @@ export function FormsPage(props: {
 type Tab = 'summary' | 'responses' | 'share';
 
 /** A form's page: its title and status, the actions the person may take, and the tabs. */
-function FormFrame(props: { ctx: Ctx; form: FormRecord; tab: Tab; title: string; children: ReactNode }) {
+function FormFrame(props: {
+  ctx: Ctx;
+  form: FormRecord;
+  tab: Tab;
+  title: string;
+  /** The filter shown, which the Summary and Responses tabs keep. */
+  query?: Record<string, string>;
+  children: ReactNode;
+}) {
   const { ctx, form } = props;
   const here = `${ctx.base}/forms/${form.publicId}`;
   const a = ctx.access;
+  const q = props.query && Object.keys(props.query).length ? `?${new URLSearchParams(props.query)}` : '';
   const tabs: Array<[Tab, string, string]> = [
-    ['summary', 'Summary', here],
-    ['responses', 'Responses', `${here}/responses`],
+    ['summary', 'Summary', `${here}${q}`],
+    ['responses', 'Responses', `${here}/responses${q}`],
     ['share', 'Share', `${here}/share`],
   ];
   const actions = [
@@ -135,7 +159,7 @@ function FormFrame(props: { ctx: Ctx; form: FormRecord; tab: Tab; title: string;
     ) : null,
     form.status === 'published' && mayShow(a, 'close') ? (
       <a key="close" href={`${here}/close`}>
-        Close
+        Close form
       </a>
     ) : null,
     mayShow(a, 'deleteForm') ? (
@@ -189,12 +213,122 @@ function FormFrame(props: { ctx: Ctx; form: FormRecord; tab: Tab; title: string;
   );
 }
 
-export function SummaryPage({ ctx, form, summary }: { ctx: Ctx; form: FormRecord; summary: FormSummary }) {
+/** What the Question field's script reads of each option: the conditions, and the choices of a select. */
+const followed = (q: Pick<Question, 'ops' | 'choices' | 'kind'>) =>
+  JSON.stringify({ ops: q.ops, choices: q.choices, input: q.kind === 'date' ? 'date' : 'text' });
+
+/**
+ * The filter of the Summary and Responses pages (a GET form to `action`): a question (a block or a
+ * hidden field), the conditions it takes, a value (a select of its choices for choice questions
+ * and yes/no), and days. Rendered for the question chosen; the page script (results.script.ts)
+ * makes the condition and the value follow another choice at once, and without it the server
+ * refuses a mismatch in words and shows the new question's conditions.
+ */
+function FilterForm(props: { action: string; form: FormRecord; fields: FilterFields; errors: FieldErrors }) {
+  const { fields, errors } = props;
+  const questions = questionsOf(props.form);
+  const q = questions.find((x) => x.key === fields.block);
+  const ops = q?.ops ?? ANY_OPS;
+  const option = (x: Question) => (
+    <option key={x.key} value={x.key} data-filter={followed(x)}>
+      {clip(x.title, 60)}
+    </option>
+  );
+  const blocks = questions.filter((x) => x.hidden === undefined);
+  const hidden = questions.filter((x) => x.hidden !== undefined);
+  const filtered = Object.keys(filterQuery(fields)).length > 0;
   return (
-    <FormFrame ctx={ctx} form={form} tab="summary" title="Summary">
+    <form method="get" action={props.action} aria-label="Filter responses" data-filter-form="">
+      <div style={{ display: 'grid', gridTemplateColumns: 'repeat(auto-fit, minmax(11rem, 1fr))', gap: '0 1rem' }}>
+        <Field
+          id="block"
+          label="Question"
+          errors={errors}
+          control={(x) => (
+            <select {...x} defaultValue={fields.block}>
+              <option value="" data-filter={followed({ ops: ANY_OPS, kind: 'text' })}>
+                Any question
+              </option>
+              {hidden.length ? <optgroup label="Questions">{blocks.map(option)}</optgroup> : blocks.map(option)}
+              {hidden.length ? <optgroup label="Hidden fields">{hidden.map(option)}</optgroup> : null}
+            </select>
+          )}
+        />
+        <Field
+          id="op"
+          label="Condition"
+          errors={errors}
+          control={(x) => (
+            <Select {...x} options={ops.map(([op]) => op)} chosen={fields.op} labels={Object.fromEntries(ops)} />
+          )}
+        />
+        <Field
+          id="value"
+          label="Value"
+          errors={errors}
+          control={(x) =>
+            q?.choices ? (
+              <Select
+                {...x}
+                options={q.choices.map(([v]) => v)}
+                chosen={choiceOf(q, fields.value)}
+                labels={Object.fromEntries(q.choices)}
+              />
+            ) : (
+              <input type={q?.kind === 'date' ? 'date' : 'text'} {...x} defaultValue={fields.value} maxLength={500} />
+            )
+          }
+        />
+        <Field
+          id="since"
+          label="From (UTC)"
+          errors={errors}
+          control={(x) => <input type="date" {...x} defaultValue={fields.since} />}
+        />
+        <Field
+          id="until"
+          label="To (UTC, included)"
+          errors={errors}
+          control={(x) => <input type="date" {...x} defaultValue={fields.until} />}
+        />
+      </div>
+      <div className="actions" style={{ marginBottom: '1.5rem' }}>
+        <button type="submit" className="secondary">
+          Filter
+        </button>
+        {filtered || Object.keys(errors).length ? <a href={props.action}>Clear the filter</a> : null}
+      </div>
+    </form>
+  );
+}
+
+export function SummaryPage(props: {
+  ctx: Ctx;
+  form: FormRecord;
+  fields: FilterFields;
+  errors: FieldErrors;
+  /** Absent under a refused filter. */
+  summary?: FormSummary;
+}) {
+  const { ctx, form, summary, errors } = props;
+  const query = filterQuery(props.fields);
+  const filtered = Object.keys(query).length > 0;
+  return (
+    <FormFrame ctx={ctx} form={form} tab="summary" title="Summary" query={summary ? query : {}}>
       <h2>Summary</h2>
-      <p>
+      <Summary errors={errors} />
+      <FilterForm action={`${ctx.base}/forms/${form.publicId}`} form={form} fields={props.fields} errors={errors} />
+      {summary ? <SummaryBody summary={summary} filtered={filtered} /> : null}
+    </FormFrame>
+  );
+}
+
+function SummaryBody({ summary, filtered }: { summary: FormSummary; filtered: boolean }) {
+  return (
+    <>
+      <p role="status">
         {summary.total.toLocaleString('en-US')} {summary.total === 1 ? 'response' : 'responses'}
+        {filtered ? (summary.total === 1 ? ' matches' : ' match') : ''}
         {summary.total ? (
           <>
             , from {when(summary.firstSubmittedAt)} to {when(summary.lastSubmittedAt)}
@@ -215,12 +349,13 @@ export function SummaryPage({ ctx, form, summary }: { ctx: Ctx; form: FormRecord
           <BlockChart b={b} />
         </section>
       ))}
-    </FormFrame>
+    </>
   );
 }
 
-/** The columns of the table: the first few questions (the full response is one click away). */
+/** The columns of the table: the first few questions and hidden fields (the full response is one click away). */
 const TABLE_BLOCKS = 4;
+const TABLE_HIDDEN = 3;
 
 export function ResponsesPage(props: {
   ctx: Ctx;
@@ -235,111 +370,74 @@ export function ResponsesPage(props: {
   const here = `${ctx.base}/forms/${form.publicId}`;
   const answerable = form.blocks.filter((b) => b.type !== 'statement' && b.type !== 'page_break');
   const shown = answerable.slice(0, TABLE_BLOCKS);
+  const shownHidden = (form.hiddenFields ?? []).slice(0, TABLE_HIDDEN);
   const query = filterQuery(fields);
   const from = (props.page - 1) * PER_PAGE;
   const filtered = Object.keys(query).length > 0;
+  // Under a refused filter: its problems, and no count, table or download of something else.
+  const refused = Object.keys(errors).length > 0;
   return (
-    <FormFrame ctx={ctx} form={form} tab="responses" title="Responses">
+    <FormFrame ctx={ctx} form={form} tab="responses" title="Responses" query={refused ? {} : query}>
       <h2>Responses</h2>
       <Summary errors={errors} />
-      <form method="get" action={`${here}/responses`} aria-label="Filter responses">
-        <div style={{ display: 'grid', gridTemplateColumns: 'repeat(auto-fit, minmax(11rem, 1fr))', gap: '0 1rem' }}>
-          <Field
-            id="block"
-            label="Question"
-            errors={errors}
-            control={(x) => (
-              <Select
-                {...x}
-                options={['', ...answerable.map((b) => b.id)]}
-                chosen={fields.block}
-                labels={{ '': 'Any', ...Object.fromEntries(answerable.map((b) => [b.id, clip(b.title, 60)])) }}
-              />
-            )}
-          />
-          <Field
-            id="op"
-            label="Condition"
-            errors={errors}
-            control={(x) => (
-              <Select
-                {...x}
-                options={Object.keys(OPERATORS)}
-                chosen={fields.op}
-                labels={Object.fromEntries(Object.entries(OPERATORS).map(([k, o]) => [k, o.label]))}
-              />
-            )}
-          />
-          <Field
-            id="value"
-            label="Value"
-            errors={errors}
-            control={(x) => <input type="text" {...x} defaultValue={fields.value} maxLength={500} />}
-          />
-          <Field
-            id="since"
-            label="From (UTC)"
-            errors={errors}
-            control={(x) => <input type="date" {...x} defaultValue={fields.since} />}
-          />
-          <Field
-            id="until"
-            label="To (UTC, included)"
-            errors={errors}
-            control={(x) => <input type="date" {...x} defaultValue={fields.until} />}
-          />
-        </div>
-        <div className="actions" style={{ marginBottom: '1.5rem' }}>
-          <button type="submit" className="secondary">
-            Filter
-          </button>
-          {filtered ? <a href={`${here}/responses`}>Clear the filter</a> : null}
-        </div>
-      </form>
-      <p role="status">
-        {props.total.toLocaleString('en-US')} {props.total === 1 ? 'response' : 'responses'}
-        {filtered ? ' match' : ''}
-        {props.responses.length
-          ? `; ${(from + 1).toLocaleString('en-US')} to ${(from + props.responses.length).toLocaleString('en-US')} shown, newest first`
-          : ''}
-        .
-      </p>
-      {props.responses.length ? (
-        <Table label="Responses" head={['Submitted', ...shown.map((b) => clip(b.title, 40)), '']}>
-          {props.responses.map((r) => (
-            <tr key={r.id}>
-              <td style={{ whiteSpace: 'nowrap' }}>{when(r.submittedAt)}</td>
-              {shown.map((b) => (
-                <td key={b.id}>
-                  {/* A cell's own min-width is not kept by a table: a block inside it is. */}
-                  <div style={{ minWidth: '8rem', overflowWrap: 'anywhere' }}>{clip(answerText(r.answers[b.id]))}</div>
-                </td>
+      <FilterForm action={`${here}/responses`} form={form} fields={fields} errors={errors} />
+      {refused ? null : (
+        <>
+          <p role="status">
+            {props.total.toLocaleString('en-US')} {props.total === 1 ? 'response' : 'responses'}
+            {filtered ? (props.total === 1 ? ' matches' : ' match') : ''}
+            {props.responses.length
+              ? `; ${(from + 1).toLocaleString('en-US')} to ${(from + props.responses.length).toLocaleString('en-US')} shown, newest first`
+              : ''}
+            .
+          </p>
+          {props.responses.length ? (
+            <Table label="Responses" head={['Submitted', ...shown.map((b) => clip(b.title, 40)), ...shownHidden, '']}>
+              {props.responses.map((r) => (
+                <tr key={r.id}>
+                  <td style={{ whiteSpace: 'nowrap' }}>{when(r.submittedAt)}</td>
+                  {shown.map((b) => (
+                    <td key={b.id}>
+                      {/* A cell's own min-width is not kept by a table: a block inside it is. */}
+                      <div style={{ minWidth: '8rem', overflowWrap: 'anywhere' }}>
+                        {clip(answerText(r.answers[b.id]))}
+                      </div>
+                    </td>
+                  ))}
+                  {shownHidden.map((h) => (
+                    <td key={`hidden:${h}`}>
+                      <div style={{ minWidth: '6rem', overflowWrap: 'anywhere' }}>
+                        {clip(answerText(r.hidden?.[h]))}
+                      </div>
+                    </td>
+                  ))}
+                  <td style={HOLDS_HIDDEN}>
+                    <a href={`${here}/responses/${r.id}`}>
+                      View <Hidden>the response of {when(r.submittedAt)}</Hidden>
+                    </a>
+                  </td>
+                </tr>
               ))}
-              <td style={HOLDS_HIDDEN}>
-                <a href={`${here}/responses/${r.id}`}>
-                  View <Hidden>the response of {when(r.submittedAt)}</Hidden>
-                </a>
-              </td>
-            </tr>
-          ))}
-        </Table>
-      ) : null}
-      <Pager query={query} page={props.page} more={from + PER_PAGE < props.total} />
-      <h3>Download</h3>
-      <p>
-        {filtered ? 'The responses this filter shows' : 'Every response'}, oldest first, as CSV (spreadsheets) or NDJSON
-        (one JSON response per line). The link made serves 15 minutes.
-      </p>
-      <PostForm action={`${here}/download`} csrf={ctx.chrome.csrf} hidden={query}>
-        <div className="actions">
-          <button type="submit" name="format" value="csv">
-            Download CSV
-          </button>
-          <button type="submit" name="format" value="ndjson" className="secondary">
-            Download NDJSON
-          </button>
-        </div>
-      </PostForm>
+            </Table>
+          ) : null}
+          <Pager query={query} page={props.page} more={from + PER_PAGE < props.total} />
+          <h3>Download</h3>
+          <p>
+            {filtered ? 'The responses this filter shows' : 'Every response'}, oldest first, as CSV (spreadsheets) or
+            NDJSON (one JSON response per line). The link made serves 15 minutes.
+          </p>
+          <PostForm action={`${here}/download`} csrf={ctx.chrome.csrf} hidden={query}>
+            <div className="actions">
+              <button type="submit" name="format" value="csv">
+                Download CSV
+              </button>
+              <button type="submit" name="format" value="ndjson" className="secondary">
+                Download NDJSON
+              </button>
+            </div>
+          </PostForm>
+        </>
+      )}
     </FormFrame>
   );
 }
@@ -347,7 +445,10 @@ export function ResponsesPage(props: {
 export function ResponsePage({ ctx, form, response }: { ctx: Ctx; form: FormRecord; response: ResponseView }) {
   const here = `${ctx.base}/forms/${form.publicId}`;
   const answerable = form.blocks.filter((b) => b.type !== 'statement' && b.type !== 'page_break');
-  const hidden = Object.entries(response.hidden ?? {});
+  // The form's hidden fields (— where none was given), then any the form no longer declares.
+  const given = response.hidden ?? {};
+  const names = [...new Set([...(form.hiddenFields ?? []), ...Object.keys(given)])];
+  const hidden = names.map((k): [string, string] => [k, answerText(given[k])]);
   return (
     <FormFrame ctx={ctx} form={form} tab="responses" title="Response">
       <h2>Response of {when(response.submittedAt)}</h2>
@@ -396,15 +497,25 @@ export function SharePage(props: { ctx: Ctx; form: FormRecord; publicUrl: string
   const origins = ctx.access.workspace.embedOrigins;
   // A snippet for another site's HTML: its attribute values escaped for it (the page escapes it again, as text).
   const snippet = `<iframe src="${esc(link)}" title="${esc(form.title)}" width="100%" height="640" style="border:0" loading="lazy"></iframe>`;
+  if (form.status !== 'published')
+    // No link to hand out: the form's page would only tell people it takes no responses.
+    return (
+      <FormFrame ctx={ctx} form={form} tab="share" title="Share">
+        <h2>Share</h2>
+        <p className="notice" role="note">
+          This form is {form.status === 'draft' ? 'a draft' : 'closed'}: it takes no responses, so it has no link to
+          share or embed yet.{' '}
+          {mayShow(ctx.access, 'publish') ? (
+            <a href={`${here}/publish`}>{form.status === 'draft' ? 'Publish it' : 'Reopen it'}</a>
+          ) : (
+            `An editor can ${form.status === 'draft' ? 'publish' : 'reopen'} it.`
+          )}
+        </p>
+      </FormFrame>
+    );
   return (
     <FormFrame ctx={ctx} form={form} tab="share" title="Share">
       <h2>Share</h2>
-      {form.status !== 'published' ? (
-        <p className="notice" role="note">
-          This form is {form.status === 'draft' ? 'a draft' : 'closed'}: its page tells people it is not taking
-          responses until it is published.
-        </p>
-      ) : null}
       <CopyField id="public-link" label="Public link" value={link} />
       {hiddenFields.length ? (
         <form method="get" action={`${here}/share`} aria-labelledby="hidden-title">

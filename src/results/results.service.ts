@@ -84,8 +84,8 @@ export class ResultsService {
     return this.as(a, 'getForm', (p) => this.forms.get(p.workspace.id, publicId));
   }
 
-  summary(a: Access, publicId: string) {
-    return this.as(a, 'summarize', (p) => this.responses.summarize(p.workspace.id, publicId));
+  summary(a: Access, publicId: string, filter: ResponseFilter = {}) {
+    return this.as(a, 'summarize', (p) => this.responses.summarize(p.workspace.id, publicId, filter));
   }
 
   /** A page of responses, newest first, under the filter. */
@@ -99,8 +99,10 @@ export class ResultsService {
     return this.as(a, 'getResponse', (p) => this.responses.get(p.workspace.id, publicId, responseId));
   }
 
+  /** CSV columns headed by titles, as the pages show them; NDJSON answers keyed by ref where blocks have one. */
   exportLink(a: Access, publicId: string, format: ExportFormat, filter: ResponseFilter) {
-    return this.as(a, 'export', (p) => this.exports.createLink(p, publicId, { format, answersBy: 'id', filter }));
+    const answersBy = format === 'ndjson' ? 'ref' : 'id';
+    return this.as(a, 'export', (p) => this.exports.createLink(p, publicId, { format, answersBy, filter }));
   }
 
   transition(a: Access, publicId: string, to: 'published' | 'closed') {

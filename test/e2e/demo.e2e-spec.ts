@@ -1,6 +1,9 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DataSource } from 'typeorm';
-import { DemoService } from '../../src/demo/demo.service';
+import request from 'supertest';
+import { DEMO_OWNER_EMAIL, DemoService } from '../../src/demo/demo.service';
+import { SessionsService } from '../../src/settings/sessions.service';
+import { WorkspacesService } from '../../src/workspaces/workspaces.service';
 import { createTestApp } from '../utils/create-test-app';
 import { callTool } from '../utils/http';
 
@@ -49,5 +52,34 @@ describe('demo workspace', () => {
     expect(
       (await callTool(app, demo.token, 'list_responses', { publicId: feedback.publicId, limit: 1 })).body.total,
     ).toBe(120);
+  });
+
+  it('the feedback form has a hidden field, source, that the results page filters by (the quick start leads there)', async () => {
+    const demo = await app.get(DemoService).create();
+    const forms = await callTool(app, demo.token, 'list_forms', {});
+    const feedback = forms.body.forms.find((f: { status: string }) => f.status === 'published');
+    const form = (await callTool(app, demo.token, 'get_form', { publicId: feedback.publicId })).body;
+    expect(form.hiddenFields).toEqual(['source']);
+    const counts: Record<string, number> = {};
+    for (const source of ['newsletter', 'twitter', 'direct']) {
+      const listed = await callTool(app, demo.token, 'list_responses', {
+        publicId: feedback.publicId,
+        limit: 1,
+        where: { hidden: 'source', op: 'equals', value: source },
+      });
+      counts[source] = listed.body.total;
+    }
+    expect(counts).toEqual({ newsletter: 52, twitter: 34, direct: 34 });
+    // The owner's Responses page offers it, and filters by it.
+    const owner = await app.get(WorkspacesService).findUserByEmail(DEMO_OWNER_EMAIL);
+    const cookie = `fw_session=${await app.get(SessionsService).start(owner!.id)}`;
+    const url = `/settings/w/demo/forms/${feedback.publicId}/responses`;
+    const page = await request(app.getHttpServer()).get(url).set('Cookie', cookie);
+    expect(page.text).toContain('<option value="hidden:source"');
+    const filtered = await request(app.getHttpServer())
+      .get(`${url}?block=hidden%3Asource&op=equals&value=twitter`)
+      .set('Cookie', cookie);
+    expect(filtered.status).toBe(200);
+    expect(filtered.text).toContain('34 responses match');
   });
 });

@@ -220,7 +220,7 @@ describe('results pages: forms, summary, responses, download, share (issue 27)',
     expect(bad.text).toContain('id="op-error"');
     const badDay = await get(`${base()}/${form.publicId}/responses?since=yesterday`, viewer.cookie);
     expect(badDay.status).toBe(400);
-    expect(badDay.text).toContain('Enter the first day as YYYY-MM-DD.');
+    expect(badDay.text).toContain('Enter the first day (From) as a date that exists, YYYY-MM-DD.');
     // The workspace's long reads all running (two downloads, say): a filtered table is refused as
     // a page, 429 with the tool's message and hint; an unfiltered one still answers.
     const held = [app.get(LongReads).take(ws.id), app.get(LongReads).take(ws.id)];
@@ -235,6 +235,170 @@ describe('results pages: forms, summary, responses, download, share (issue 27)',
     } finally {
       for (const giveBack of held) giveBack();
     }
+  });
+
+  /** The options of a page's select, as [value, label]. */
+  const optionsOf = (html: string, id: string) => {
+    const select = new RegExp(`<select id="${id}"[^>]*>([\\s\\S]*?)</select>`).exec(html);
+    expect(select).not.toBeNull();
+    return [...select![1].matchAll(/<option value="([^"]*)"[^>]*>([^<]*)<\/option>/g)].map((m) => [m[1], m[2]]);
+  };
+  /** What a page shows in its error summary. */
+  const problemsOf = (html: string) =>
+    [...(/<div class="summary"[\s\S]*?<\/ul>/.exec(html)?.[0] ?? '').matchAll(/<a href="#(\w+)">([^<]*)<\/a>/g)].map(
+      (m) => [m[1], m[2]],
+    );
+
+  it('an impossible day is a 400 page naming the field, on the page, the summary and the Download post (issue 34, 1.6)', async () => {
+    const viewer = await signedIn('viewer');
+    for (const [field, day, named] of [
+      ['until', '2026-13-45', 'Enter the last day (To) as a date that exists, YYYY-MM-DD.'],
+      ['until', '0000-00-00', 'Enter the last day (To) as a date that exists, YYYY-MM-DD.'],
+      ['since', '2026-02-30', 'Enter the first day (From) as a date that exists, YYYY-MM-DD.'],
+      ['since', '0000-01-01', 'Enter the first day (From) as a date that exists, YYYY-MM-DD.'],
+    ]) {
+      for (const path of ['/responses', '']) {
+        const res = await get(`${base()}/${form.publicId}${path}?${field}=${day}`, viewer.cookie);
+        expect(res.status).toBe(400);
+        expect(res.headers['content-type']).toContain('text/html');
+        expect(problemsOf(res.text)).toEqual([[field, named]]);
+        expect(res.text).toContain(`id="${field}-error"`);
+      }
+      const dl = await post(`${base()}/${form.publicId}/download`, viewer, { format: 'csv', [field]: day });
+      expect(dl.status).toBe(400);
+      expect(dl.headers['content-type']).toContain('text/html');
+      expect(problemsOf(dl.text)).toEqual([[field, named]]);
+      expect(dl.text).not.toContain('role="status"'); // no count under a refused filter
+    }
+    // The last day a date can be: every response (no bound), as the first.
+    const all = await get(`${base()}/${form.publicId}/responses?since=0001-01-01&until=9999-12-31`, viewer.cookie);
+    expect(all.status).toBe(200);
+    expect(all.text).toContain(`${N} responses match`);
+    const backwards = await get(
+      `${base()}/${form.publicId}/responses?since=2026-01-10&until=2026-01-09`,
+      viewer.cookie,
+    );
+    expect(problemsOf(backwards.text)).toEqual([['until', 'The last day (To) is before the first day (From).']]);
+  });
+
+  it('filters by a hidden field on Responses and Summary, with the hidden field as a column (issue 34, 3.1)', async () => {
+    const viewer = await signedIn('viewer');
+    const page = await get(`${base()}/${form.publicId}/responses`, viewer.cookie);
+    expect(page.text).toContain('<optgroup label="Hidden fields"><option value="hidden:source"');
+    expect(page.text).toMatch(/<th>source<\/th><th><span class="visually-hidden">Actions/);
+    expect(page.text).toContain('<div style="min-width:6rem;overflow-wrap:anywhere">newsletter</div>');
+    const q = 'block=hidden%3Asource&op=equals&value=newsletter';
+    const where = { hidden: 'source', op: 'equals', value: 'newsletter' };
+    const res = await get(`${base()}/${form.publicId}/responses?${q}`, viewer.cookie);
+    expect(res.status).toBe(200);
+    const listed = await callTool(app, token, 'list_responses', {
+      publicId: form.publicId,
+      where,
+      limit: 50,
+      order: 'newest',
+    });
+    expect(listed.body.total).toBe(N / 2);
+    expect(res.text).toContain(`${N / 2} responses match; 1 to 50 shown`);
+    expect([...res.text.matchAll(/responses\/([0-9a-f-]{36})"/g)].map((m) => m[1])).toEqual(
+      listed.body.responses.map((r: { id: string }) => r.id),
+    );
+    expect(optionsOf(res.text, 'op').map(([, label]) => label)).toContain('is given');
+    // The Summary takes the same filter, as summarize_responses' where; the tabs keep it.
+    const summary = await get(`${base()}/${form.publicId}?${q}`, viewer.cookie);
+    expect(summary.status).toBe(200);
+    expect(summary.text).toContain(`${N / 2} responses match, from 2026-01-01 06:00 UTC`);
+    const seg = await callTool(app, token, 'summarize_responses', { publicId: form.publicId, where });
+    const rated = seg.body.blocks.find((b: { blockId: string }) => b.blockId === form.blocks[2].id);
+    const fives = rated.distribution.find((d: { value: number }) => d.value === 5).count;
+    expect(fives).toBe(N / 10); // i odd and i % 5 = 4
+    expect(summary.text).toContain(`<th scope="row">5</th><td>${fives}</td>`);
+    expect(summary.text).toContain(`href="${base()}/${form.publicId}/responses?${q.replace(/&/g, '&amp;')}"`);
+    expect(res.text).toContain(`href="${base()}/${form.publicId}?${q.replace(/&/g, '&amp;')}"`);
+    // The Download of that filter: the hidden field's rows only.
+    const dl = await post(`${base()}/${form.publicId}/download`, viewer, {
+      format: 'ndjson',
+      block: 'hidden:source',
+      op: 'equals',
+      value: 'newsletter',
+    });
+    expect(dl.status).toBe(303);
+    const lines = (await request(app.getHttpServer()).get(dl.headers.location)).text.trim().split('\n');
+    expect(lines).toHaveLength(N / 2);
+    expect(lines.every((l) => JSON.parse(l).hidden.source === 'newsletter')).toBe(true);
+    // Not a hidden field of this form: refused in words.
+    const unknown = await get(
+      `${base()}/${form.publicId}/responses?block=hidden%3Acampaign&op=answered`,
+      viewer.cookie,
+    );
+    expect(unknown.status).toBe(400);
+    expect(problemsOf(unknown.text)).toEqual([['block', 'Choose a question of this form.']]);
+  });
+
+  it('offers the conditions and values each question takes, and refuses in the page’s words (issue 34, 3.2)', async () => {
+    const viewer = await signedIn('viewer');
+    const [name, colour, rating, , , yes, pets] = form.blocks;
+    const at = (q: string) => get(`${base()}/${form.publicId}/responses?${q}`, viewer.cookie);
+    // A choice question: is, is not, answered; its value a select of its choices.
+    const choice = await at(`block=${colour.id}&op=equals&value=Green`);
+    expect(optionsOf(choice.text, 'op')).toEqual([
+      ['equals', 'is'],
+      ['not_equals', 'is not'],
+      ['answered', 'is answered'],
+      ['not_answered', 'is not answered'],
+    ]);
+    expect(optionsOf(choice.text, 'value').map(([v]) => v)).toEqual([
+      expect.stringContaining('&lt;script'),
+      'Green',
+      'Blue',
+    ]);
+    expect(choice.text).toMatch(/<option value="Green" selected="">Green<\/option>/);
+    // Checkboxes: includes; yes/no: a select of Yes and No; rating: more than and the like.
+    expect(optionsOf((await at(`block=${pets.id}&op=contains&value=Dog`)).text, 'op').map(([, l]) => l)).toEqual([
+      'includes',
+      'does not include',
+      'is answered',
+      'is not answered',
+    ]);
+    expect(optionsOf((await at(`block=${yes.id}&op=equals&value=yes`)).text, 'value')).toEqual([
+      ['yes', 'Yes'],
+      ['no', 'No'],
+    ]);
+    expect(optionsOf((await at(`block=${rating.id}&op=gt&value=3`)).text, 'op').map(([o]) => o)).toContain('gt');
+    // A choice ignores case, as typed before the select was there (or in an old link).
+    const lower = await at(`block=${colour.id}&op=equals&value=gReEn`);
+    expect(lower.status).toBe(200);
+    expect(lower.text).toContain(`${N / 3} responses match`);
+    const dogs = await at(`block=${pets.id}&op=contains&value=dog`);
+    expect(dogs.status).toBe(200);
+    // Refusals: in the page's words, in the error summary, and no count.
+    for (const [q, field, says] of [
+      [
+        `block=${colour.id}&op=gt&value=3`,
+        'op',
+        '“Colour” takes these conditions: is, is not, is answered or is not answered. Choose one of them.',
+      ],
+      [`block=${colour.id}&op=equals&value=Purple`, 'value', 'Choose one of the choices of “Colour”:'],
+      [`block=${rating.id}&op=gte&value=lots`, 'value', 'Enter a number for “Rating”.'],
+      [`block=${yes.id}&op=equals&value=maybe`, 'value', 'Choose Yes or No for “Subscribe?”.'],
+      [`block=${name.id}&op=equals&value=`, 'value', 'Enter the value to compare with.'],
+      [`op=equals&value=Green`, 'value', 'Choose the question to compare this value with, or leave the value empty.'],
+      [`block=nope&op=equals&value=1`, 'block', 'Choose a question of this form.'],
+    ]) {
+      const res = await at(q);
+      expect(res.status).toBe(400);
+      const problems = problemsOf(res.text);
+      expect(problems).toHaveLength(1);
+      expect(problems[0][0]).toBe(field);
+      expect(problems[0][1]).toContain(says.replace(/"/g, '&quot;'));
+      expect(res.text).not.toMatch(/does not fit|takes equals|op gt/); // not the API's words
+      expect(res.text).not.toContain('role="status"');
+      expect(res.text).not.toContain('Download CSV');
+    }
+    // The summary refuses the same way.
+    const summary = await get(`${base()}/${form.publicId}?block=${colour.id}&op=gt&value=3`, viewer.cookie);
+    expect(summary.status).toBe(400);
+    expect(problemsOf(summary.text)[0][0]).toBe('op');
+    expect(summary.text).not.toContain('<svg');
   });
 
   it('page 5,000 of a bulk-loaded form is reached through the seek table', async () => {
@@ -308,6 +472,36 @@ describe('results pages: forms, summary, responses, download, share (issue 27)',
     expect(forged.status).toBe(403);
   });
 
+  it('Download\'s NDJSON keys answers by ref where blocks have one (as export_responses with answersBy "ref"), its CSV yes/no as Yes/No', async () => {
+    const viewer = await signedIn('viewer');
+    const made = await app.get(FormsService).create(ws.id, {
+      title: 'Refs',
+      blocks: [
+        { type: 'short_text', title: 'Name', ref: 'name' },
+        { type: 'yes_no', title: 'Subscribe?' },
+      ],
+    });
+    const stored = await app.get(FormsService).get(ws.id, made.publicId);
+    const [name, yes] = stored.blocks.map((b) => b.id);
+    await callTool(app, token, 'publish_form', { publicId: made.publicId });
+    const sent = await callTool(app, token, 'create_response', {
+      publicId: made.publicId,
+      answers: { [name]: 'Ada', [yes]: false },
+    });
+    expect(sent.status).toBe(200);
+    const nd = await post(`${base()}/${made.publicId}/download`, viewer, { format: 'ndjson' });
+    const line = JSON.parse((await request(app.getHttpServer()).get(nd.headers.location)).text.trim());
+    expect(line.answers).toEqual({ name: 'Ada', [yes]: false });
+    const csv = await post(`${base()}/${made.publicId}/download`, viewer, { format: 'csv' });
+    const records: string[][] = parse((await request(app.getHttpServer()).get(csv.headers.location)).text, {
+      bom: true,
+    });
+    expect(records).toEqual([
+      ['id', 'submittedAt', 'Name', 'Subscribe?'],
+      [line.id, line.submittedAt, 'Ada', 'No'],
+    ]);
+  });
+
   it('Share shows the public link with hidden fields and an embed snippet for the embed origins', async () => {
     const viewer = await signedIn('viewer');
     const res = await get(`${base()}/${form.publicId}/share?source=${encodeURIComponent(XSS)}`, viewer.cookie);
@@ -379,6 +573,45 @@ describe('results pages: forms, summary, responses, download, share (issue 27)',
       [rid],
     );
     expect(rec).toEqual({ actor_kind: 'session', actor_user_id: editor.userId });
+  });
+
+  it('small wording: one response "matches"; only a published form shows a share link; "Close form" beside the title (issue 34, 3.8)', async () => {
+    const viewer = await signedIn('viewer');
+    const editor = await signedIn('editor');
+    const [name] = form.blocks;
+    const one = await get(
+      `${base()}/${form.publicId}/responses?block=${name.id}&op=equals&value=${encodeURIComponent('Person 7')}`,
+      viewer.cookie,
+    );
+    expect(one.status).toBe(200);
+    expect(one.text).toMatch(/1 response matches; 1 to 1 shown/);
+    const draft = await createForm(app, ws, { title: 'Unshared draft' });
+    const closed = await createForm(app, ws, { title: 'Unshared closed', status: 'published' });
+    await app.get(FormsService).setStatus(closed.id, 'closed');
+    const list = await get(`${base()}?page=1`, viewer.cookie);
+    for (const f of [draft, closed]) expect(list.text).not.toContain(`/f/${f.publicId}`);
+    expect(list.text).toContain('None yet: publish the form to share it');
+    expect(list.text).toContain('None: the form is closed');
+    expect(list.text).toContain(`value="http://formwork.test/f/${form.publicId}"`);
+    for (const [f, says] of [
+      [draft, 'This form is a draft: it takes no responses'],
+      [closed, 'This form is closed: it takes no responses'],
+    ] as const) {
+      const share = await get(`${base()}/${f.publicId}/share`, editor.cookie);
+      expect(share.status).toBe(200);
+      expect(share.text).toContain(says);
+      expect(share.text).not.toContain(`/f/${f.publicId}`);
+      expect(share.text).not.toContain('id="public-link"');
+      expect(share.text).not.toContain('id="embed"');
+      expect(share.text).toContain(`href="${base()}/${f.publicId}/publish"`); // the editor may publish it
+    }
+    // Closing is named for the form, not the page, and asked first with the same words.
+    const open = await createForm(app, ws, { title: 'Open one', status: 'published' });
+    const frame = await get(`${base()}/${open.publicId}`, editor.cookie);
+    expect(frame.text).toContain(`<a href="${base()}/${open.publicId}/close">Close form</a>`);
+    const ask = await get(`${base()}/${open.publicId}/close`, editor.cookie);
+    expect(ask.text).toContain('Close this form?');
+    expect(ask.text).toMatch(/<button type="submit" class="danger">Close form<\/button>/);
   });
 
   it('on Free, the write actions are refused as the tools refuse them (Pro needed)', async () => {
