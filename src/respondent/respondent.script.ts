@@ -13,7 +13,13 @@
  * it and compares both evaluators on random conditions and answers, so the two cannot drift apart
  * without a failing test. The server stays the judge: it evaluates again on every post.
  */
+import { FOLD_FROM, FOLD_TO } from '../forms/conditions/fold';
+
 export const SCRIPT_PATH = '/f/assets/respondent.js';
+
+/** A string as a JavaScript literal in ASCII (\uXXXX beyond), whatever charset the script is read in. */
+const asciiJson = (s: string) =>
+  JSON.stringify(s).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 /** evaluate(condition, facts) of conditions/evaluate.ts, in plain browser JavaScript. */
 export const CONDITIONS_JS = `function evaluate(c, facts) {
@@ -55,8 +61,18 @@ function equals(x, v) {
 }
 function contains(x, v) {
   if (Array.isArray(x)) return x.includes(v);
-  if (typeof x === 'string' && typeof v === 'string') return x.toLowerCase().includes(v.toLowerCase());
+  if (typeof x === 'string' && typeof v === 'string') return foldCase(x).includes(foldCase(v));
   return false;
+}
+var FOLD_FROM = ${asciiJson(FOLD_FROM)}, FOLD_TO = ${asciiJson(FOLD_TO)};
+function foldCase(s) {
+  var out = '';
+  for (var c of s) {
+    var lower = String.fromCodePoint(c.toLowerCase().codePointAt(0));
+    var i = FOLD_FROM.indexOf(lower);
+    out += i < 0 ? lower : FOLD_TO[i];
+  }
+  return out;
 }
 function compare(x, v) {
   if (typeof x === 'number' && typeof v === 'number') return x - v;

@@ -277,6 +277,9 @@ export function rowCases(): RowCase[] {
   out.push(
     { where: { block: 'short', op: 'contains', value: 'ÉCOLE' }, answers: { b_short: 'Une école' }, expected: true },
     { where: { block: 'short', op: 'not_contains', value: 'ecole' }, answers: { b_short: 'ECOLE' }, expected: false },
+    // Beyond ASCII, one folding on both sides (foldCase): each code point lowercased on its own,
+    // Greek final sigma as sigma; no letter becomes two, no normalization.
+    ...foldingCases(),
     { where: { block: 'short', op: 'contains', value: '%_' }, answers: { b_short: 'a%_b' }, expected: true },
     { where: { block: 'short', op: 'contains', value: '%' }, answers: { b_short: 'ab' }, expected: false },
     { where: { not: { block: 'short', op: 'equals', value: 'x' } }, answers: {}, expected: true },
@@ -299,4 +302,50 @@ export function rowCases(): RowCase[] {
     },
   );
   return out;
+}
+
+/** contains and not_contains beyond ASCII: [answer, value, whether the answer contains the value]. */
+export const FOLDING: Array<[string, string, boolean]> = [
+  // Greek: a final sigma is a sigma, in the answer and in the value.
+  ['ΣΑΣ', 'σας', true],
+  ['σας', 'ΣΑΣ', true],
+  ['Η ΟΔΟΣ ΣΑΣ', 'οδοσ', true],
+  ['ευχαριστώ σας', 'ΣΑΣ', true],
+  ['Ὀδυσσεύς', 'ΟΔΥΣΣΕΥΣ', false], // the accents differ
+  // German: ẞ is ß; ß is not ss (no letter becomes two).
+  ['STRAẞE', 'straße', true],
+  ['Straße', 'STRAẞE', true],
+  ['Straße', 'strasse', false],
+  ['STRASSE', 'ß', false],
+  // Turkish: İ is i, I is i; ı stays ı.
+  ['İSTANBUL', 'istanbul', true],
+  ['istanbul', 'İST', true],
+  ['ILIK', 'ılık', false],
+  ['ılık', 'ILIK', false],
+  ['Iğdır', 'ığdır', false],
+  // Accents: case folds, accents stay, and a precomposed é is not e + U+0301.
+  ['ÉCOLE ÀÇÑ', 'école àçñ', true],
+  ['Ørsted Æble Œuvre', 'øRSTED æBLE œUVRE', true],
+  ['école', 'ecole', false],
+  ['e\u0301cole', 'école', false],
+  // Cyrillic, Armenian, Deseret (beyond the BMP).
+  ['ПРИВЕТ МИР', 'привет', true],
+  ['ԲԱՐԵՎ', 'բարև', false], // և is one letter of its own
+  ['ԲԱՐԵՎ', 'բարեվ', true],
+  ['𐐀𐐁', '𐐨𐐩', true],
+  // Emoji and symbols: no case, compared as they are.
+  ['ok 👍🏽 thanks', '👍🏽', true],
+  ['ok 👍🏽', '👍🏿', false],
+  ['I ❤️ NY', '❤️ ny', true],
+  ['µ-Wert', 'μ-WERT', true], // the micro sign is mu
+  ['ſtraße', 'STRASSE', false],
+];
+
+/** The FOLDING cases as rows: contains and not_contains, on a text block and on a hidden field. */
+function foldingCases(): RowCase[] {
+  return FOLDING.flatMap(([answer, value, expected]) => [
+    { where: { block: 'short', op: 'contains', value }, answers: { b_short: answer }, expected },
+    { where: { block: 'long', op: 'not_contains', value }, answers: { b_long: answer }, expected: !expected },
+    { where: { hidden: 'source', op: 'contains', value }, answers: {}, hidden: { source: answer }, expected },
+  ]);
 }

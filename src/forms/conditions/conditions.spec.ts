@@ -11,7 +11,7 @@ import {
   Subjects,
   SUBJECT_KINDS,
 } from './index';
-import { BLOCKS, CASES, GENERIC } from '../../../test/utils/condition-cases';
+import { BLOCKS, CASES, FOLDING, GENERIC } from '../../../test/utils/condition-cases';
 
 const subjects: Subjects = {
   block: (key) => BLOCKS.find((b) => b.id === key || b.ref === key) ?? { error: 'is not a block of this form' },
@@ -244,5 +244,13 @@ describe('the condition language', () => {
     expect(paths({ all: [{ any: [{ not: leaf }] }] })).toEqual(['/c/all/0/any/0']);
     expect(validate({ block: 'short', op: 'like' })).toBe(false);
     expect(validate({ block: 'short', op: 'answered', extra: 1 })).toBe(false);
+  });
+
+  it('ignores case beyond ASCII as SQL does (final sigma, ẞ, İ, accents, emoji: the shared FOLDING cases)', () => {
+    for (const [answer, value, expected] of FOLDING) {
+      const holds = evaluate(ok({ block: 'short', op: 'contains', value }), facts({ b_short: answer }));
+      const hidden = evaluate(ok({ hidden: 'source', op: 'not_contains', value }), facts({}, { source: answer }));
+      expect({ answer, value, holds, hidden }).toEqual({ answer, value, holds: expected, hidden: !expected });
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { Condition, isBlockLeaf, Leaf } from './condition.types';
+import { foldCase } from './fold';
 
 /**
  * What a condition is evaluated against. `answer` gives a block's stored answer (choice ids, a
@@ -73,10 +74,10 @@ function equals(x: unknown, v: unknown): boolean {
   return x === v;
 }
 
-/** Text: a substring, ignoring case; checkboxes: the choice is ticked. */
+/** Text: a substring, ignoring case (foldCase on both); checkboxes: the choice is ticked. */
 function contains(x: unknown, v: unknown): boolean {
   if (Array.isArray(x)) return x.includes(v);
-  if (typeof x === 'string' && typeof v === 'string') return x.toLowerCase().includes(v.toLowerCase());
+  if (typeof x === 'string' && typeof v === 'string') return foldCase(x).includes(foldCase(v));
   return false;
 }
 

@@ -1,4 +1,8 @@
 import { Condition, isBlockLeaf, Leaf } from './condition.types';
+import { FOLD_FROM, FOLD_TO, foldCase } from './fold';
+
+/** foldCase in SQL (the two constants hold no quote). */
+const FOLD_SQL = (text: string) => `translate(lower(${text}), '${FOLD_FROM}', '${FOLD_TO}')`;
 
 /**
  * A checked condition (blocks by id, choices by id) as a SQL boolean over a row of `responses`
@@ -64,11 +68,12 @@ function leafSql(leaf: Leaf, params: unknown[], alias: string): string {
     }
     case 'contains':
     case 'not_contains':
-      // text: a substring ignoring case (lower on both sides); checkboxes: that choice is ticked
+      // text: a substring ignoring case (the value folded here, the answer by the same folding in
+      // SQL: see foldCase); checkboxes: that choice is ticked
       positive =
         typeof v === 'string'
           ? `(CASE jsonb_typeof(${x}) WHEN 'array' THEN (${x}) ? ${bind(params, v, 'text')}
-                  WHEN 'string' THEN strpos(lower((${x}) #>> '{}'), lower($${params.length}::text)) > 0 ELSE false END)`
+                  WHEN 'string' THEN strpos(${FOLD_SQL(`(${x}) #>> '{}'`)}, ${bind(params, foldCase(v), 'text')}) > 0 ELSE false END)`
           : 'false';
       break;
     case 'gt':
