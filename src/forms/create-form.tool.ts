@@ -1,7 +1,7 @@
 import { Static, Type } from '@sinclair/typebox';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import { BlockInputSchema, FormDescription, FormSchema, FormTitle, HiddenFieldsSchema } from './form.schemas';
-import { formView, FormsService } from './forms.service';
+import { FormsService } from './forms.service';
 
 const input = Type.Object(
   {
@@ -41,6 +41,6 @@ export class CreateFormTool implements ToolHandler<typeof input, typeof output> 
   constructor(private readonly forms: FormsService) {}
 
   async run(args: Static<typeof input>, ctx: ToolContext): Promise<Static<typeof output>> {
-    return formView(await this.forms.createAs(ctx.principal, args), true) as Static<typeof output>;
+    return this.forms.view(await this.forms.createAs(ctx.principal, args), true) as Static<typeof output>;
   }
 }

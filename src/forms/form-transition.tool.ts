@@ -2,7 +2,7 @@
 import { Injectable } from '@nestjs/common';
 import { Static } from '@sinclair/typebox';
 import { FormRef, FormSchema } from './form.schemas';
-import { formView, FormsService } from './forms.service';
+import { FormsService } from './forms.service';
 import { ToolContext, ToolHandler } from '../tools/tool.decorator';
 
 type Input = typeof FormRef;
@@ -25,6 +25,9 @@ export abstract class FormTransitionTool implements ToolHandler<Input, Output> {
   constructor(private readonly forms: FormsService) {}
 
   async run(args: Static<Input>, ctx: ToolContext): Promise<Static<Output>> {
-    return formView(await this.forms.transition(ctx.principal, args.publicId, this.target), true) as Static<Output>;
+    return this.forms.view(
+      await this.forms.transition(ctx.principal, args.publicId, this.target),
+      true,
+    ) as Static<Output>;
   }
 }

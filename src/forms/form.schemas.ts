@@ -55,6 +55,10 @@ const Timestamp = Type.String({ format: 'date-time' });
 
 const formFields = {
   publicId: Type.String(),
+  url: Type.String({
+    format: 'uri',
+    description: "The form's share link (PUBLIC_URL/f/{publicId}), where people answer it while it is published.",
+  }),
   title: Type.String(),
   description: Type.Union([Type.String(), Type.Null()]),
   status: FormStatusSchema,

@@ -1,9 +1,10 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import type { Principal } from '../common/access/principal';
 import { ApiError, ErrorDetail } from '../common/errors/api-error';
+import { APP_CONFIG, AppConfig } from '../config/config';
 import { newFormPublicId } from '../common/ids';
 import { currentManager, inTransaction } from '../database/transaction';
 import { IdempotencyService } from '../idempotency/idempotency.service';
@@ -66,7 +67,15 @@ export class FormsService {
     private readonly audit: AuditService,
     private readonly idempotency: IdempotencyService,
     private readonly webhooks: WebhookOutbox,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
+
+  /** A form as the tools answer it: formView with its share link, `url` (PUBLIC_URL/f/{publicId}). */
+  view(f: FormRecord, withBlocks: true): Record<string, unknown> & { blocks: unknown[] };
+  view(f: FormRecord, withBlocks?: false): Record<string, unknown>;
+  view(f: FormRecord, withBlocks = false) {
+    return formView(f, withBlocks as true, this.config.publicUrl);
+  }
 
   /** A form of the workspace, or 404 (another workspace's form is not found either). */
   async get(
@@ -327,10 +336,17 @@ export class FormsService {
   }
 }
 
-/** A form in the API's shape (blocks included when asked). */
-export function formView(f: FormRecord, withBlocks: true): Record<string, unknown> & { blocks: unknown[] };
-export function formView(f: FormRecord, withBlocks?: false): Record<string, unknown>;
-export function formView(f: FormRecord, withBlocks = false) {
+/**
+ * A form in the API's shape (blocks included when asked); with `publicUrl`, its share link `url`
+ * (the tools' view: FormsService.view; webhook events carry the form without it).
+ */
+export function formView(
+  f: FormRecord,
+  withBlocks: true,
+  publicUrl?: string,
+): Record<string, unknown> & { blocks: unknown[] };
+export function formView(f: FormRecord, withBlocks?: false, publicUrl?: string): Record<string, unknown>;
+export function formView(f: FormRecord, withBlocks = false, publicUrl?: string) {
   const view: Record<string, unknown> = {
     publicId: f.publicId,
     title: f.title,
@@ -342,6 +358,7 @@ export function formView(f: FormRecord, withBlocks = false) {
     publishedAt: f.publishedAt?.toISOString() ?? null,
     closedAt: f.closedAt?.toISOString() ?? null,
   };
+  if (publicUrl !== undefined) view.url = `${publicUrl}/f/${f.publicId}`;
   if (withBlocks) {
     // Only forms that have hidden fields show the list, so other forms read as they always did.
     if (f.hiddenFields?.length) view.hiddenFields = f.hiddenFields;
@@ -353,13 +370,14 @@ export function formView(f: FormRecord, withBlocks = false) {
 /** 400 invalid_arguments for a form whose blocks, rules or hidden fields do not hold. */
 function invalidForm(details: ErrorDetail[]): ApiError {
   const rules = details.some((d) => /\/(showIf|jumps)(\/|$)|^\/hiddenFields/.test(d.path));
+  // A setting on a type that does not take it (min on a rating, say): the first detail's "where it belongs".
+  const setting = details.map((d) => /^is not a setting of \w+ blocks: (.+)$/.exec(d.message)?.[1]).find(Boolean);
+  const hint = rules
+    ? 'Each detail points at the rule (showIf, jumps) or field to fix. A condition names only blocks before it (by ref or id) and hidden fields the form declares; a jump goes to a later page_break or "end".'
+    : setting && `${setting[0].toUpperCase()}${setting.slice(1)}.`;
   return new ApiError('invalid_arguments', {
     message: rules ? 'Some blocks or rules are not valid.' : 'Some blocks are not valid.',
-    ...(rules
-      ? {
-          hint: 'Each detail points at the rule (showIf, jumps) or field to fix. A condition names only blocks before it (by ref or id) and hidden fields the form declares; a jump goes to a later page_break or "end".',
-        }
-      : {}),
+    ...(hint ? { hint } : {}),
     details,
   });
 }

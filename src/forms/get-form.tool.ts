@@ -1,7 +1,7 @@
 import { Static } from '@sinclair/typebox';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import { FormRef, FormSchema } from './form.schemas';
-import { formView, FormsService } from './forms.service';
+import { FormsService } from './forms.service';
 
 const input = FormRef;
 const output = FormSchema;
@@ -19,6 +19,8 @@ export class GetFormTool implements ToolHandler<typeof input, typeof output> {
   constructor(private readonly forms: FormsService) {}
 
   async run(args: Static<typeof input>, ctx: ToolContext): Promise<Static<typeof output>> {
-    return formView(await this.forms.get(ctx.principal.workspace.id, args.publicId), true) as Static<typeof output>;
+    return this.forms.view(await this.forms.get(ctx.principal.workspace.id, args.publicId), true) as Static<
+      typeof output
+    >;
   }
 }

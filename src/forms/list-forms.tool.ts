@@ -2,7 +2,7 @@ import { Static, Type } from '@sinclair/typebox';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import { pageArguments, pageFields } from '../tools/paging';
 import { FormStatusSchema, FormSummarySchema } from './form.schemas';
-import { formView, FormsService } from './forms.service';
+import { FormsService } from './forms.service';
 
 const input = Type.Object(
   {
@@ -35,7 +35,7 @@ export class ListFormsTool implements ToolHandler<typeof input, typeof output> {
       offset,
       count: forms.length,
       forms: forms.map((f) => ({
-        ...formView(f),
+        ...this.forms.view(f),
         responseCount: f.responseCount,
         lastResponseAt: f.lastResponseAt?.toISOString() ?? null,
       })) as Static<typeof output>['forms'],

@@ -1,7 +1,7 @@
 import { Static, Type } from '@sinclair/typebox';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import { BlockInputSchema, FormDescription, FormSchema, FormTitle, HiddenFieldsSchema, PublicId } from './form.schemas';
-import { formView, FormsService } from './forms.service';
+import { FormsService } from './forms.service';
 
 const input = Type.Object(
   {
@@ -54,6 +54,6 @@ export class UpdateFormTool implements ToolHandler<typeof input, typeof output> 
   constructor(private readonly forms: FormsService) {}
 
   async run(args: Static<typeof input>, ctx: ToolContext): Promise<Static<typeof output>> {
-    return formView(await this.forms.update(ctx.principal, args), true) as Static<typeof output>;
+    return this.forms.view(await this.forms.update(ctx.principal, args), true) as Static<typeof output>;
   }
 }

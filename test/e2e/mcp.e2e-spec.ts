@@ -62,6 +62,7 @@ function errorCodeOf(result: Result): string | undefined {
 /** Fields that differ between two objects made by the same call (ids, times). */
 const VOLATILE = new Set([
   'publicId',
+  'url', // a form's share link, which ends with its publicId
   'id',
   'createdAt',
   'updatedAt',

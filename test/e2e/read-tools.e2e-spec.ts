@@ -46,6 +46,7 @@ describe('read tools', () => {
       expect(page.body.forms[0].publicId).toBe(extra.publicId);
       const drafts = await callTool(app, token, 'list_forms', { status: 'draft' });
       expect(drafts.body.forms.map((f: { title: string }) => f.title)).toEqual(['Second']);
+      expect(drafts.body.forms[0].url).toBe(`http://formwork.test/f/${extra.publicId}`);
     });
 
     it('shows each form its response count and last response time, exact before and after a write', async () => {
@@ -88,6 +89,8 @@ describe('read tools', () => {
       expect(res.status).toBe(200);
       matchesOutput('get_form', res.body);
       expect(res.body).toMatchObject({ publicId: form.publicId, title: 'Survey', status: 'published', version: 2 });
+      // The share link, from PUBLIC_URL (http://formwork.test in the tests): an agent need not guess it.
+      expect(res.body.url).toBe(`http://formwork.test/f/${form.publicId}`);
       expect(res.body.blocks.map((b: { type: string }) => b.type)).toEqual([
         'short_text',
         'email',

@@ -2,6 +2,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { DataSource } from 'typeorm';
+import request from 'supertest';
 import { Role, Scope } from '../../src/common/access/roles';
 import { ToolRegistry } from '../../src/tools/tool-registry.service';
 import { createForm, createToken, createWorkspace, TestWorkspace } from '../factories';
@@ -81,6 +82,7 @@ describe('write tools', () => {
       const { form } = await surveyForm();
       matchesOutput('create_form', form);
       expect(form).toMatchObject({ title: 'Survey', description: 'All types', status: 'draft', version: 1 });
+      expect(form.url).toBe(`http://formwork.test/f/${form.publicId}`);
       expect(form.blocks).toHaveLength(14);
       const ids = form.blocks.map((b: { id: string }) => b.id);
       expect(new Set(ids).size).toBe(14);
@@ -241,6 +243,12 @@ describe('write tools', () => {
       expect(published.status).toBe(200);
       matchesOutput('publish_form', published.body);
       expect(published.body).toMatchObject({ status: 'published', version: 2, closedAt: null });
+      // Its share link (PUBLIC_URL/f/{publicId}), whose path serves the respondent page.
+      const url = `http://formwork.test/f/${form.publicId}`;
+      expect(published.body.url).toBe(url);
+      const shared = await request(app.getHttpServer()).get(new URL(url).pathname);
+      expect(shared.status).toBe(200);
+      expect(shared.text).toContain('<title>Survey</title>');
       expect(published.body.publishedAt).toEqual(expect.any(String));
       const again = await callTool(app, editor, 'publish_form', { publicId: form.publicId });
       expect(again.body).toMatchObject({ status: 'published', version: 2 }); // no change
