@@ -75,9 +75,27 @@ describe('normalizeBlocks', () => {
       expect(details[0].message).toContain('short_text');
     });
 
-    it('refuses min on a rating block', () => {
+    it('refuses min on a rating block, saying that a rating runs from 1 to its max', () => {
       const { details } = normalizeBlocks([{ type: 'rating', title: 'Stars', min: 1 }]);
-      expect(paths(details)).toEqual(['/blocks/0/min']);
+      expect(details).toEqual([
+        {
+          path: '/blocks/0/min',
+          message:
+            'is not a setting of rating blocks: a rating runs from 1 to its max (3 to 10, default 5); for a scale from 0, use linear_scale',
+        },
+      ]);
+    });
+
+    it('says where a setting belongs', () => {
+      const { details } = normalizeBlocks([
+        { type: 'short_text', title: 'Name', choices: ['A'], max: 3 },
+        { type: 'rating', title: 'Stars', choices: ['A'] },
+      ]);
+      expect(details.map((d) => d.message)).toEqual([
+        'is not a setting of short_text blocks: choices go on multiple_choice, checkboxes and dropdown blocks',
+        'is not a setting of short_text blocks: min and max go on number, rating (max only) and linear_scale blocks',
+        'is not a setting of rating blocks: choices go on multiple_choice, checkboxes and dropdown blocks',
+      ]);
     });
 
     it('refuses min and max on a text block and choices on a number block', () => {
@@ -674,5 +692,71 @@ describe('answersView', () => {
   it('round-trips what validateAnswers stored back to labels', () => {
     const { stored } = validateAnswers(blocks, { colour: 'Blue', toppings: ['Ham', 'c_egg'] });
     expect(answersView(blocks, stored)).toEqual({ colour: 'Blue', toppings: ['Ham', 'Egg'] });
+  });
+});
+
+describe('validateAnswers: common misses get a message that says what to send', () => {
+  const message = (b: Partial<Block> & Pick<Block, 'id' | 'type'>, value: unknown) =>
+    validateAnswers([{ title: b.id, required: false, ...b }], { [b.id]: value }).details.map((d) => d.message);
+  const yesNo = [
+    { id: 'c_yes', label: 'Yes' },
+    { id: 'c_no', label: 'No' },
+  ];
+
+  it('a number, rating or scale sent as a string', () => {
+    expect(message({ id: 'age', type: 'number' }, '42')).toEqual(['must be a number (send 42, not "42")']);
+    expect(message({ id: 'sat', type: 'linear_scale', min: 0, max: 10 }, '7')).toEqual([
+      'must be an integer from 0 to 10 (send 7, not "7")',
+    ]);
+    expect(message({ id: 'age', type: 'number' }, 'forty')).toEqual(['must be a number']);
+  });
+
+  it('a rating out of its range says that ratings run from 1 to the block max', () => {
+    expect(message({ id: 'sat', type: 'rating', max: 5 }, 0)).toEqual([
+      'must be an integer from 1 to 5 (this rating runs from 1 to its max, 5)',
+    ]);
+    expect(message({ id: 'sat', type: 'rating', max: 10 }, 11)).toEqual([
+      'must be an integer from 1 to 10 (this rating runs from 1 to its max, 10)',
+    ]);
+  });
+
+  it('a yes_no sent as a string or a number', () => {
+    expect(message({ id: 'ok', type: 'yes_no' }, 'yes')).toEqual(['must be true or false (JSON booleans, not "yes")']);
+    expect(message({ id: 'ok', type: 'yes_no' }, 1)).toEqual(['must be true or false (JSON booleans, not 1)']);
+  });
+
+  it('a choice sent as a list, a list sent as one choice, and a label off by case or a typo', () => {
+    expect(message({ id: 'pick', type: 'multiple_choice', choices: yesNo }, ['Yes'])).toEqual([
+      'takes one choice, not a list (only checkboxes take a list): send "Yes"',
+    ]);
+    expect(message({ id: 'tick', type: 'checkboxes', choices: yesNo }, 'Yes')).toEqual([
+      'must be a list of choice labels (or choice ids): send ["Yes"]',
+    ]);
+    expect(message({ id: 'pick', type: 'dropdown', choices: yesNo }, 'yes')).toEqual([
+      'must be one of "Yes", "No"; did you mean "Yes"?',
+    ]);
+    expect(message({ id: 'tick', type: 'checkboxes', choices: yesNo }, ['Noo'])).toEqual([
+      '"Noo" is not one of "Yes", "No"; did you mean "No"?',
+    ]);
+    expect(message({ id: 'pick', type: 'multiple_choice', choices: yesNo }, 'Maybe')).toEqual([
+      'must be one of "Yes", "No"',
+    ]);
+  });
+
+  it('a text answer sent as a number, and a date sent with a time', () => {
+    expect(message({ id: 'phone', type: 'phone' }, 5551234)).toEqual(['must be a string (send "5551234")']);
+    expect(message({ id: 'day', type: 'date' }, '2026-03-31T10:00:00Z')).toEqual([
+      'must be a date (YYYY-MM-DD) without a time: send "2026-03-31"',
+    ]);
+  });
+
+  it('keeps the wording for people as it was', () => {
+    const details = validateAnswers(
+      [{ id: 'ok', type: 'yes_no', title: 'OK', required: false }],
+      { ok: 'yes' },
+      '/answers',
+      'person',
+    ).details;
+    expect(details).toEqual([{ path: '/answers/ok', message: 'Choose Yes or No.' }]);
   });
 });

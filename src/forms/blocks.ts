@@ -1,6 +1,6 @@
 import { ErrorDetail, pointerSegment } from '../common/errors/api-error';
 import { newBlockId, newChoiceId } from '../common/ids';
-import { isStorableText } from '../common/validation/schema-validator';
+import { closestKnownArgument, isStorableText } from '../common/validation/schema-validator';
 import type { Condition } from './conditions';
 
 /**
@@ -151,7 +151,7 @@ export function normalizeBlocks(
 
     for (const setting of ['choices', 'min', 'max'] as const) {
       if (raw[setting] !== undefined && !SETTINGS[raw.type].includes(setting)) {
-        bad(setting, `is not a setting of ${raw.type} blocks`);
+        bad(setting, `is not a setting of ${raw.type} blocks${settingHint(raw.type, setting)}`);
       }
     }
     if (raw.type === 'statement' && raw.required)
@@ -209,6 +209,17 @@ export function normalizeBlocks(
     blocks.push(block);
   });
   return { blocks, details };
+}
+
+/** Where a setting sent to a type that does not take it belongs (appended to the detail). */
+function settingHint(type: BlockType, setting: 'choices' | 'min' | 'max'): string {
+  if (type === 'rating' && setting === 'min')
+    return ': a rating runs from 1 to its max (3 to 10, default 5); for a scale from 0, use linear_scale';
+  if (setting === 'choices') return ': choices go on multiple_choice, checkboxes and dropdown blocks';
+  const takes = SETTINGS[type].filter((s) => s !== 'choices');
+  return takes.length
+    ? `: ${type} takes ${takes.join(' and ')}`
+    : ': min and max go on number, rating (max only) and linear_scale blocks';
 }
 
 function normalizeChoices(raw: BlockInput['choices'], kept: Choice[], path: string, details: ErrorDetail[]): Choice[] {
@@ -278,10 +289,11 @@ export function isBlank(value: unknown): boolean {
  */
 export type AnswerWording = 'api' | 'person';
 
-/** Why an answer is refused, in both wordings. */
-interface Refusal {
+/** Why an answer is refused, in both wordings; `hint`, for an API caller, the likely fix (the error's hint). */
+export interface Refusal {
   api: string;
   person: string;
+  hint?: string;
 }
 
 /** A number as people write it: 1,000 not 1000, 2.5 as is. */
@@ -291,25 +303,32 @@ function readable(n: number): string {
 
 /**
  * Validates an answer set against a form's blocks. Returns the answers as stored (choice answers
- * by choice id, blanks dropped) or the details of every bad answer, worded for `wording`'s reader;
- * the caller stores nothing when there are details.
+ * by choice id, blanks dropped) or the details of every bad answer, worded for `wording`'s reader,
+ * and the first refusal's hint; the caller stores nothing when there are details. `unknownKey`
+ * says why a key names no block (validateResponse points at a hidden field or a misspelt ref).
  */
 export function validateAnswers(
   blocks: Block[],
   answers: Record<string, unknown>,
   basePath = '/answers',
   wording: AnswerWording = 'api',
-): { stored: Record<string, unknown>; details: ErrorDetail[] } {
+  unknownKey: (key: string) => Refusal = () => ({
+    api: 'this form has no block with this id',
+    person: 'This form has no question with this id.',
+  }),
+): { stored: Record<string, unknown>; details: ErrorDetail[]; hint?: string } {
   const details: ErrorDetail[] = [];
   const stored: Record<string, unknown> = {};
   const byId = blocksById(blocks);
-  const refuse = (key: string, why: Refusal) =>
+  let hint: string | undefined;
+  const refuse = (key: string, why: Refusal) => {
     details.push({ path: `${basePath}/${pointerSegment(key)}`, message: why[wording] });
+    if (wording === 'api') hint ??= why.hint;
+  };
 
   for (const key of Object.keys(answers)) {
     const block = byId.get(key);
-    if (!block)
-      refuse(key, { api: 'this form has no block with this id', person: 'This form has no question with this id.' });
+    if (!block) refuse(key, unknownKey(key));
     else if (!takesAnswer(block.type) && !isBlank(answers[key]))
       refuse(key, { api: 'a statement block takes no answer', person: 'This part of the form takes no answer.' });
   }
@@ -325,7 +344,7 @@ export function validateAnswers(
     if ('value' in result) stored[block.id] = result.value;
     else refuse(block.id, result);
   }
-  return { stored, details };
+  return { stored, details, ...(hint ? { hint } : {}) };
 }
 
 /** One answer: its stored value, or why it is refused. */
@@ -336,7 +355,11 @@ function checkAnswer(block: Block, value: unknown): { value: unknown } | Refusal
     case 'email':
     case 'url':
     case 'phone': {
-      if (typeof value !== 'string') return { api: 'must be a string', person: 'Enter your answer as text.' };
+      if (typeof value !== 'string')
+        return {
+          api: typeof value === 'number' ? `must be a string (send "${value}")` : 'must be a string',
+          person: 'Enter your answer as text.',
+        };
       if (!isStorableText(value))
         return {
           api: 'must be well-formed text (no NUL character, no lone surrogate)',
@@ -363,7 +386,10 @@ function checkAnswer(block: Block, value: unknown): { value: unknown } | Refusal
     case 'number': {
       const range = numberRange(block.min, block.max);
       if (typeof value !== 'number' || !Number.isFinite(value))
-        return { api: 'must be a number', person: range ? `Enter a number ${range}.` : 'Enter a number.' };
+        return {
+          api: `must be a number${quotedNumber(value)}`,
+          person: range ? `Enter a number ${range}.` : 'Enter a number.',
+        };
       if (Math.abs(value) > MAX_NUMBER)
         return {
           api: `must be between -${MAX_NUMBER} and ${MAX_NUMBER}`,
@@ -380,24 +406,40 @@ function checkAnswer(block: Block, value: unknown): { value: unknown } | Refusal
       const min = block.type === 'rating' ? 1 : (block.min ?? 1);
       const max = block.max ?? 5;
       if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
-        return { api: `must be an integer from ${min} to ${max}`, person: `Choose a number from ${min} to ${max}.` };
+        return {
+          api: `must be an integer from ${min} to ${max}${
+            block.type === 'rating' && typeof value === 'number'
+              ? ` (this rating runs from 1 to its max, ${max})`
+              : quotedNumber(value)
+          }`,
+          person: `Choose a number from ${min} to ${max}.`,
+        };
       return { value };
     }
     case 'multiple_choice':
     case 'dropdown': {
       const person = 'Choose one of the options.';
+      if (Array.isArray(value))
+        return {
+          api: `takes one choice, not a list (only checkboxes take a list)${value.length === 1 && typeof value[0] === 'string' ? `: send ${JSON.stringify(value[0])}` : ''}`,
+          person,
+        };
       if (typeof value !== 'string') return { api: 'must be one choice label (or choice id)', person };
       const choice = findChoice(block, value);
-      return choice ? { value: choice.id } : { api: `must be one of ${choiceList(block)}`, person };
+      return choice
+        ? { value: choice.id }
+        : { api: `must be one of ${choiceList(block)}${meantChoice(block, value)}`, person };
     }
     case 'checkboxes': {
       const person = 'Choose only from the options listed.';
+      if (typeof value === 'string')
+        return { api: `must be a list of choice labels (or choice ids): send [${JSON.stringify(value)}]`, person };
       if (!Array.isArray(value) || value.some((v) => typeof v !== 'string'))
         return { api: 'must be a list of choice labels (or choice ids)', person };
       const ids: string[] = [];
       for (const v of value as string[]) {
         const choice = findChoice(block, v);
-        if (!choice) return { api: `"${v}" is not one of ${choiceList(block)}`, person };
+        if (!choice) return { api: `"${v}" is not one of ${choiceList(block)}${meantChoice(block, v)}`, person };
         if (ids.includes(choice.id)) return { api: `"${v}" is chosen twice`, person: 'Choose each option only once.' };
         ids.push(choice.id);
       }
@@ -407,7 +449,10 @@ function checkAnswer(block: Block, value: unknown): { value: unknown } | Refusal
       const format = { api: 'must be a date (YYYY-MM-DD)', person: 'Enter a date as year-month-day, like 2026-03-31.' };
       if (typeof value !== 'string') return format;
       const m = DATE.exec(value);
-      if (!m) return format;
+      if (!m) {
+        const day = /^(\d{4}-\d{2}-\d{2})[T ]/.exec(value);
+        return day ? { ...format, api: `must be a date (YYYY-MM-DD) without a time: send "${day[1]}"` } : format;
+      }
       const d = new Date(0);
       d.setUTCFullYear(Number(m[1]), Number(m[2]) - 1, Number(m[3])); // Date.UTC would read 0099 as 1999
       if (
@@ -419,7 +464,14 @@ function checkAnswer(block: Block, value: unknown): { value: unknown } | Refusal
       return { value };
     }
     case 'yes_no':
-      if (typeof value !== 'boolean') return { api: 'must be true or false', person: 'Choose Yes or No.' };
+      if (typeof value !== 'boolean')
+        return {
+          api:
+            typeof value === 'string' || typeof value === 'number'
+              ? `must be true or false (JSON booleans, not ${JSON.stringify(value)})`
+              : 'must be true or false',
+          person: 'Choose Yes or No.',
+        };
       return { value };
     default:
       return { api: 'takes no answer', person: 'This part of the form takes no answer.' };
@@ -432,6 +484,20 @@ function numberRange(min: number | undefined, max: number | undefined): string |
   if (min !== undefined) return `no less than ${readable(min)}`;
   if (max !== undefined) return `no greater than ${readable(max)}`;
   return undefined;
+}
+
+/** For a number sent as a string ("4"), what to send instead; '' otherwise. */
+function quotedNumber(value: unknown): string {
+  return typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value))
+    ? ` (send ${Number(value)}, not ${JSON.stringify(value)})`
+    : '';
+}
+
+/** "; did you mean "Yes"?" when a label differs from one of the block's only by case, spacing or a typo. */
+function meantChoice(block: Block, value: string): string {
+  const labels = (block.choices ?? []).map((c) => c.label);
+  const meant = closestKnownArgument(value, labels);
+  return meant === undefined ? '' : `; did you mean ${JSON.stringify(meant)}?`;
 }
 
 function findChoice(block: Block, value: string): Choice | undefined {

@@ -134,6 +134,94 @@ describe('validateResponse', () => {
     expect(api.details.map((d) => d.path)).toEqual(['/hidden/utm_source', '/answers/b']);
     expect(api.notShown).toBe('"B" (b) is shown only when {"block":"a","op":"equals","value":true}');
   });
+
+  describe('names each answer as the caller did', () => {
+    const survey = form(
+      [
+        { ref: 'sat', type: 'rating', title: 'Satisfied?', required: true },
+        { type: 'short_text', title: 'Name', required: true },
+        { ref: 'why', type: 'long_text', title: 'Why?', required: true, showIf: { block: 'sat', op: 'lte', value: 2 } },
+      ],
+      ['source'],
+    );
+    const [sat, name] = survey;
+    const paths = (answers: Record<string, unknown>, source?: 'web') =>
+      validateResponse({ blocks: survey, hiddenFields: ['source'] }, answers, undefined, { source }).details.map(
+        (d) => d.path,
+      );
+
+    it('by the key sent (ref or id), and a block left out by its ref where it has one, by id else', () => {
+      expect(paths({ sat: 9 })).toEqual(['/answers/sat', `/answers/${name.id}`]);
+      expect(paths({ [sat.id]: 9, [name.id]: 'Ada' })).toEqual([`/answers/${sat.id}`]);
+      expect(paths({ sat: null, [name.id]: 'Ada' })).toEqual(['/answers/sat']);
+      expect(paths({})).toEqual(['/answers/sat', `/answers/${name.id}`]);
+      // On a form with rules: required on a shown block left out, and an answer not shown.
+      expect(paths({ sat: 1, [name.id]: 'Ada' })).toEqual(['/answers/why']);
+      expect(paths({ sat: 5, [name.id]: 'Ada', why: 'x' })).toEqual(['/answers/why']);
+      expect(paths({ [sat.id]: 5, [name.id]: 'Ada', [survey[2].id]: 'x' })).toEqual([`/answers/${survey[2].id}`]);
+    });
+
+    it('by id on the respondent page, whose fields are named by id', () => {
+      expect(paths({}, 'web')).toEqual([`/answers/${sat.id}`, `/answers/${name.id}`]);
+    });
+  });
+
+  describe('an answer that names no block says what was meant', () => {
+    const survey = form(
+      [
+        { ref: 'sat', type: 'rating', title: 'Satisfied?' },
+        { ref: 'comment', type: 'long_text', title: 'Anything else?' },
+      ],
+      ['source'],
+    );
+    const check = (answers: Record<string, unknown>) => {
+      const r = validateResponse({ blocks: survey, hiddenFields: ['source'] }, answers, undefined);
+      return { details: r.details, hint: r.hint };
+    };
+
+    it('a hidden field sent in answers belongs in hidden', () => {
+      expect(check({ sat: 4, source: 'newsletter' })).toEqual({
+        details: [
+          {
+            path: '/answers/source',
+            message: 'is a hidden field of this form, not a block: send it in hidden, beside answers',
+          },
+        ],
+        hint: 'Send hidden field values in hidden, beside answers: "hidden": { "source": "newsletter" }.',
+      });
+    });
+
+    it('a misspelt ref (or hidden field) gets "did you mean"', () => {
+      expect(check({ stat: 4 })).toEqual({
+        details: [
+          { path: '/answers/stat', message: 'this form has no block with this id or ref; did you mean `sat`?' },
+        ],
+        hint: 'Did you mean `sat`? Answers are keyed by block id or ref, as get_form shows them.',
+      });
+      expect(check({ Comment: 'Fine' }).details[0].message).toBe(
+        'this form has no block with this id or ref; did you mean `comment`?',
+      );
+      expect(check({ sources: 'x' }).details[0].message).toBe(
+        'this form has no block with this id or ref; did you mean the hidden field `source` (send it in hidden, beside answers)?',
+      );
+    });
+
+    it('a key like none of them lists the refs', () => {
+      expect(check({ colour: 'red' })).toEqual({
+        details: [{ path: '/answers/colour', message: 'this form has no block with this id or ref' }],
+        hint: "Answers are keyed by block id or ref, as get_form shows them (this form's refs: sat, comment).",
+      });
+    });
+
+    it('the page keeps its own wording', () => {
+      const r = validateResponse({ blocks: survey, hiddenFields: ['source'] }, { source: 'x' }, undefined, {
+        wording: 'person',
+        source: 'web',
+      });
+      expect(r.details).toEqual([{ path: '/answers/source', message: 'This form has no question with this id.' }]);
+      expect(r.hint).toBeUndefined();
+    });
+  });
 });
 
 describe('blocksView', () => {

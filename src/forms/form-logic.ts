@@ -6,8 +6,19 @@
  * themselves are the condition language's (./conditions).
  */
 import { ErrorDetail, pointerSegment } from '../common/errors/api-error';
-import { isStorableText } from '../common/validation/schema-validator';
-import { Block, BlockInput, blockView, isBlank, Jump, AnswerWording, normalizeBlocks, validateAnswers } from './blocks';
+import { closestKnownArgument, isStorableText } from '../common/validation/schema-validator';
+import {
+  AnswerWording,
+  Block,
+  BlockInput,
+  blockView,
+  isBlank,
+  Jump,
+  normalizeBlocks,
+  Refusal,
+  takesAnswer,
+  validateAnswers,
+} from './blocks';
 import {
   checkCondition,
   Condition,
@@ -330,6 +341,8 @@ export interface CheckedResponse {
   details: ErrorDetail[];
   /** Why answers to blocks not shown are refused (the first one), for the error's hint. */
   notShown?: string;
+  /** The likely fix of the first answer refused with one ('api'): a hidden field sent in answers, a misspelt ref. */
+  hint?: string;
 }
 
 /**
@@ -338,7 +351,9 @@ export interface CheckedResponse {
  * shown is refused ('api', at its path, saying which rule hid it) or dropped ('web': a person who
  * went back and changed an earlier answer must not be blocked by a stale value); unknown hidden
  * field names are refused ('api') or ignored ('web': utm tags must not break a page). Details
- * point at the key the caller used. Without rules or hidden fields this is validateAnswers.
+ * point at the key the caller used; a block the caller left out, by its ref where it has one
+ * (the page, 'web', names its fields by id, so it keeps ids). Without rules or hidden fields this
+ * is validateAnswers.
  */
 export function validateResponse(
   form: { blocks: Block[]; hiddenFields?: string[] },
@@ -352,7 +367,7 @@ export function validateResponse(
   const details: ErrorDetail[] = [];
 
   // Answers by ref become answers by id; details go back to the key the caller used.
-  const { byRef, loose, logic } = prepare(blocks);
+  const { byRef, loose, logic, name } = prepare(blocks);
   let byId = answers;
   const keyOf = new Map<string, string>();
   if (byRef.size) {
@@ -391,16 +406,17 @@ export function validateResponse(
     else if (value !== '') hidden[name] = value;
   }
 
-  let checked: { stored: Record<string, unknown>; details: ErrorDetail[] };
+  let checked: { stored: Record<string, unknown>; details: ErrorDetail[]; hint?: string };
   let shownIds: string[] | null;
   let notShown: string | undefined;
+  const unknown = (key: string) => unknownKey(blocks, declared, key, answers[key]);
   if (!logic) {
-    checked = validateAnswers(blocks, byId, '/answers', wording);
+    checked = validateAnswers(blocks, byId, '/answers', wording, unknown);
     shownIds = null;
   } else {
     // One pass over the answers without `required` gives what the path is computed from; then
     // answers to blocks not shown are refused (or dropped), and required applies to shown blocks.
-    const all = validateAnswers(loose, byId, '/answers', wording);
+    const all = validateAnswers(loose, byId, '/answers', wording, unknown);
     const path = walk(
       blocks,
       (id) => all.stored[id],
@@ -427,6 +443,7 @@ export function validateResponse(
     }
     checked = {
       stored,
+      hint: all.hint,
       details: [
         ...all.details.filter((d) => !offPath.has(d.path)),
         // required, worded as validateAnswers words it, for the shown blocks left blank
@@ -435,14 +452,56 @@ export function validateResponse(
     };
   }
   details.push(...checked.details);
-  if (keyOf.size) {
-    for (const d of details) {
-      const m = /^\/answers\/(.*)$/.exec(d.path);
-      const key = m && keyOf.get(m[1].replace(/~1/g, '/').replace(/~0/g, '~'));
-      if (key) d.path = `/answers/${pointerSegment(key)}`;
-    }
+  for (const d of details) {
+    const m = /^\/answers\/(.+)$/.exec(d.path);
+    if (!m) continue;
+    const id = m[1].replace(/~1/g, '/').replace(/~0/g, '~');
+    // The key the caller sent; for a block left out, its ref (except on the page, whose fields are ids).
+    const key = keyOf.get(id) ?? (lenient || Object.hasOwn(answers, id) ? undefined : name(id));
+    if (key && key !== id) d.path = `/answers/${pointerSegment(key)}`;
   }
-  return { answers: checked.stored, hidden, shown: shownIds, details, notShown };
+  return {
+    answers: checked.stored,
+    hidden,
+    shown: shownIds,
+    details,
+    notShown,
+    ...(checked.hint ? { hint: checked.hint } : {}),
+  };
+}
+
+/**
+ * Why an answer's key names no block of the form, pointing at the likely fix ('api'): a hidden
+ * field sent in answers belongs in `hidden`; a key one typo away from a ref or id is that one.
+ */
+function unknownKey(blocks: Block[], hiddenFields: Set<string>, key: string, value: unknown): Refusal {
+  const person = 'This form has no question with this id.';
+  if (hiddenFields.has(key)) {
+    const sample = typeof value === 'string' && value.length <= 40 ? JSON.stringify(value) : '"..."';
+    return {
+      api: `is a hidden field of this form, not a block: send it in hidden, beside answers`,
+      person,
+      hint: `Send hidden field values in hidden, beside answers: "hidden": { ${JSON.stringify(key)}: ${sample} }.`,
+    };
+  }
+  const keys = blocks.filter((b) => takesAnswer(b.type)).flatMap((b) => (b.ref ? [b.ref, b.id] : [b.id]));
+  const meant = closestKnownArgument(key, keys) ?? closestKnownArgument(key, [...hiddenFields]);
+  if (meant === undefined) {
+    const refs = blocks.filter((b) => b.ref && takesAnswer(b.type)).map((b) => b.ref!);
+    return {
+      api: 'this form has no block with this id or ref',
+      person,
+      hint: `Answers are keyed by block id or ref, as get_form shows them${refs.length ? ` (this form's refs: ${refs.slice(0, 20).join(', ')}${refs.length > 20 ? ', ...' : ''})` : ''}.`,
+    };
+  }
+  const what = hiddenFields.has(meant)
+    ? `the hidden field \`${meant}\` (send it in hidden, beside answers)`
+    : `\`${meant}\``;
+  return {
+    api: `this form has no block with this id or ref; did you mean ${what}?`,
+    person,
+    hint: `Did you mean ${what}? Answers are keyed by block id or ref, as get_form shows them.`,
+  };
 }
 
 /**

@@ -418,11 +418,13 @@ function validated(checked: CheckedResponse, wording: AnswerWording = 'api'): Ch
         }
       : {
           message: 'Some answers are not valid.',
-          ...(checked.notShown
-            ? {
-                hint: `Leave out answers to blocks these answers do not show (or change the answers that decide it): ${checked.notShown}.`,
-              }
-            : {}),
+          ...(checked.hint
+            ? { hint: checked.hint }
+            : checked.notShown
+              ? {
+                  hint: `Leave out answers to blocks these answers do not show (or change the answers that decide it): ${checked.notShown}.`,
+                }
+              : {}),
           details,
         },
   );

@@ -299,7 +299,7 @@ describe('forms that branch', () => {
         400,
         'invalid_arguments',
       );
-      expect(bad.details).toEqual([{ path: '/answers/name', message: 'must be a string' }]);
+      expect(bad.details).toEqual([{ path: '/answers/name', message: 'must be a string (send "5")' }]);
       const twice = expectError(
         await call('create_response', { publicId, answers: { name: 'A', [blocks[0].id]: 'B' } }),
         400,
@@ -371,7 +371,8 @@ describe('forms that branch', () => {
         400,
         'invalid_arguments',
       );
-      expect(low.details).toEqual([{ path: `/answers/${idOf(form, 'why')}`, message: 'is required' }]);
+      // Left out, it is named by its ref (the caller's convention for blocks that have one).
+      expect(low.details).toEqual([{ path: '/answers/why', message: 'is required' }]);
       // "why" answered on a high score: refused, naming its condition.
       const stale = expectError(
         await call('create_response', { publicId, answers: { happy: true, score: 5, why: 'x' } }),
@@ -385,7 +386,7 @@ describe('forms that branch', () => {
         400,
         'invalid_arguments',
       );
-      expect(support.details).toEqual([{ path: `/answers/${idOf(form, 'ticket')}`, message: 'is required' }]);
+      expect(support.details).toEqual([{ path: '/answers/ticket', message: 'is required' }]);
       const ticket = await call('create_response', {
         publicId,
         answers: { happy: true, score: 5, ticket: 'T-1' },
@@ -424,13 +425,87 @@ describe('forms that branch', () => {
         400,
         'invalid_arguments',
       );
-      expect(company.details!.map((d) => d.path)).toEqual([`/answers/${created.body.blocks[2].id}`]);
+      expect(company.details!.map((d) => d.path)).toEqual(['/answers/company']);
       const skipped = expectError(
         await call('create_response', { publicId, answers: { kind: 'Person', company: 'X', email: 'a@b.co' } }),
         400,
         'invalid_arguments',
       );
       expect(skipped.details).toEqual([{ path: '/answers/company', message: expect.stringContaining('"Contact"') }]);
+    });
+  });
+
+  describe('errors an agent can act on (issue 34)', () => {
+    const refused = async (body: unknown) => expectError(await call('create_response', body), 400, 'invalid_arguments');
+    const stored = async (publicId: string) =>
+      Number(
+        (
+          await db.query(
+            'SELECT count(*) AS n FROM responses r JOIN forms f ON f.id = r.form_id WHERE f.public_id = $1',
+            [publicId],
+          )
+        )[0].n,
+      );
+
+    it('names answers by the key the caller used, and a required block left out by its ref', async () => {
+      const form = await survey();
+      const publicId = form.publicId;
+      // The agent's case: answers by ref, the required rating left out.
+      const missing = await refused({ publicId, answers: { happy: true, name: 'Ada' } });
+      expect(missing.details).toEqual([{ path: '/answers/score', message: 'is required' }]);
+      // Out of range by ref, and by id: each at the key sent.
+      expect((await refused({ publicId, answers: { happy: true, score: 0 } })).details).toEqual([
+        { path: '/answers/score', message: 'must be an integer from 1 to 5 (this rating runs from 1 to its max, 5)' },
+      ]);
+      const scoreId = idOf(form, 'score');
+      expect((await refused({ publicId, answers: { happy: true, [scoreId]: '4' } })).details).toEqual([
+        { path: `/answers/${scoreId}`, message: 'must be an integer from 1 to 5 (send 4, not "4")' },
+      ]);
+      expect(await stored(publicId)).toBe(0);
+    });
+
+    it('points at the fix: a hidden field sent in answers, a misspelt ref', async () => {
+      const { publicId } = await survey();
+      const hidden = await refused({ publicId, answers: { happy: false, source: 'newsletter' } });
+      expect(hidden.details).toEqual([
+        {
+          path: '/answers/source',
+          message: 'is a hidden field of this form, not a block: send it in hidden, beside answers',
+        },
+      ]);
+      expect(hidden.hint).toBe(
+        'Send hidden field values in hidden, beside answers: "hidden": { "source": "newsletter" }.',
+      );
+      const typo = await refused({ publicId, answers: { hapy: false } });
+      expect(typo.details).toEqual([
+        { path: '/answers/hapy', message: 'this form has no block with this id or ref; did you mean `happy`?' },
+        { path: '/answers/happy', message: 'is required' },
+        // (Not answered, so no jump to end: the next page's required rating too.)
+        { path: '/answers/score', message: 'is required' },
+      ]);
+      expect(typo.hint).toBe('Did you mean `happy`? Answers are keyed by block id or ref, as get_form shows them.');
+      expect(await stored(publicId)).toBe(0);
+    });
+
+    it('min on a rating: ratings run from 1 to their max', async () => {
+      const error = expectError(
+        await call('create_form', {
+          title: 'Stars',
+          blocks: [{ ref: 'sat', type: 'rating', title: 'Rate us', min: 0 }],
+        }),
+        400,
+        'invalid_arguments',
+      );
+      expect(error.details).toEqual([
+        {
+          path: '/blocks/0/min',
+          message:
+            'is not a setting of rating blocks: a rating runs from 1 to its max (3 to 10, default 5); for a scale from 0, use linear_scale',
+        },
+      ]);
+      expect(error.hint).toBe(
+        'A rating runs from 1 to its max (3 to 10, default 5); for a scale from 0, use linear_scale.',
+      );
     });
   });
 
