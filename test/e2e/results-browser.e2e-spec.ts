@@ -4,7 +4,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { Browser, Page } from 'playwright-core';
+import { Browser, Locator, Page } from 'playwright-core';
 import { Role } from '../../src/common/access/roles';
 import { FormRecord } from '../../src/forms/forms.service';
 import { OAuthService } from '../../src/oauth/oauth.service';
@@ -91,11 +91,38 @@ describe('results pages in a real browser (Debian chromium), with JavaScript on 
     if (js) await axe(page);
     if (opts.shots) {
       await page.screenshot({ path: join(SHOTS, `results-${name}-desktop.png`), fullPage: true });
-      const size = page.viewportSize()!;
-      await page.setViewportSize({ width: 390, height: 844 });
-      await page.screenshot({ path: join(SHOTS, `results-${name}-phone.png`), fullPage: true });
+      await onPhone(page, async () => {
+        await page.screenshot({ path: join(SHOTS, `results-${name}-phone.png`), fullPage: true });
+        expect({ name, ...(await overflow(page)) }).toEqual({ name, page: 0, regions: [] });
+      });
+    }
+  }
+
+  /** Runs `fn` with the page 390 px wide (a phone), then gives the page its width back. */
+  async function onPhone(page: Page, fn: () => Promise<void>) {
+    const size = page.viewportSize()!;
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      await fn();
+    } finally {
       await page.setViewportSize(size);
     }
+  }
+
+  /** How far the page scrolls sideways, and which scrolling regions (tables) have more than they show. */
+  function overflow(page: Page) {
+    return page.evaluate(() => ({
+      page: Math.max(0, document.documentElement.scrollWidth - window.innerWidth),
+      regions: Array.from(document.querySelectorAll('.scroll'))
+        .filter((e) => e.scrollWidth > e.clientWidth)
+        .map((e) => e.getAttribute('aria-label')),
+    }));
+  }
+
+  /** Whether the element is wholly inside the 390 px wide viewport, left to right. */
+  async function inView(locator: Locator) {
+    const box = (await locator.boundingBox())!;
+    return box.width > 0 && box.x >= 0 && box.x + box.width <= 390;
   }
 
   /** forms -> results -> responses -> one response -> filter -> download -> share, as one person. */
@@ -110,6 +137,18 @@ describe('results pages in a real browser (Debian chromium), with JavaScript on 
     expect(await share.getAttribute('readonly')).not.toBeNull();
     expect(await row.getByRole('button', { name: /Copy/ }).isVisible()).toBe(js);
     await check(page, 'forms', js, { shots });
+    // On a phone each form is a card: its response count is on screen, named, nothing scrolls sideways.
+    await onPhone(page, async () => {
+      expect(await overflow(page)).toEqual({ page: 0, regions: [] });
+      expect(await inView(row.locator('td').nth(2))).toBe(true);
+      expect(await inView(share)).toBe(true);
+      expect(
+        await row
+          .locator('td')
+          .nth(2)
+          .evaluate((td) => getComputedStyle(td, '::before').content),
+      ).toBe('"Responses"');
+    });
 
     // Summary.
     await page.getByRole('link', { name: /^Survey/ }).click();
@@ -119,7 +158,7 @@ describe('results pages in a real browser (Debian chromium), with JavaScript on 
     const actions = await page.getByRole('navigation', { name: 'Form actions' }).count();
     const links = actions ? await page.getByRole('navigation', { name: 'Form actions' }).innerText() : '';
     if (role === 'viewer') expect(actions).toBe(0);
-    if (role === 'editor') expect(links).toMatch(/Close/);
+    if (role === 'editor') expect(links).toMatch(/Close form/);
     expect(links.includes('Delete form')).toBe(role === 'admin');
     await check(page, 'summary', js, { shots });
 
@@ -129,6 +168,10 @@ describe('results pages in a real browser (Debian chromium), with JavaScript on 
     expect(await page.getByRole('status').innerText()).toContain('60 responses; 1 to 50 shown');
     expect(await page.locator('tbody tr').count()).toBe(50);
     await check(page, 'responses', js, { shots, xss: true });
+    await onPhone(page, async () => {
+      expect(await overflow(page)).toEqual({ page: 0, regions: [] });
+      expect(await inView(page.locator('tbody tr').first().getByRole('link', { name: /View/ }))).toBe(true);
+    });
     await page.getByRole('link', { name: 'Older' }).click();
     expect(await page.locator('tbody tr').count()).toBe(10);
     // One response in full: the oldest, whose name and hidden field hold the XSS.
@@ -208,10 +251,10 @@ describe('results pages in a real browser (Debian chromium), with JavaScript on 
     const f = await createForm(app, ws, { title: `Close me ${XSS}`, status: 'published' });
     const page = await signIn('editor', true);
     await page.goto(`${base}/settings/w/${ws.slug}/forms/${f.publicId}`);
-    await page.getByRole('link', { name: 'Close', exact: true }).click();
+    await page.getByRole('link', { name: 'Close form', exact: true }).click();
     await page.getByRole('heading', { name: 'Close this form?' }).waitFor();
     await check(page, 'close-confirm', true, { shots: true });
-    await page.getByRole('button', { name: 'Close', exact: true }).click();
+    await page.getByRole('button', { name: 'Close form', exact: true }).click();
     await page.getByText('Form closed: it takes no more responses.').waitFor();
     await check(page, 'forms-notice', true, { xss: true });
 
@@ -230,5 +273,63 @@ describe('results pages in a real browser (Debian chromium), with JavaScript on 
     await admin.getByRole('heading', { name: 'Delete this form?' }).waitFor();
     await admin.getByRole('link', { name: 'Cancel' }).click();
     await admin.getByRole('heading', { name: /^Close me/ }).waitFor();
+  });
+
+  it('the filter: conditions and value follow the question (JavaScript on), a mismatch is refused in words (off); a hidden field filters Responses and Summary', async () => {
+    for (const js of [true, false]) {
+      const page = await signIn('viewer', js);
+      const responses = `${base}/settings/w/${ws.slug}/forms/${form.publicId}/responses`;
+      await page.goto(responses);
+      const question = page.getByLabel('Question');
+      const condition = page.getByLabel('Condition');
+      const value = page.getByLabel('Value');
+      const choiceOps = ['is', 'is not', 'is answered', 'is not answered'];
+      await question.selectOption({ label: 'Colour' });
+      if (js) {
+        // The script: Colour's conditions, and its choices as a select; Rating back to a text field.
+        expect(await condition.locator('option').allInnerTexts()).toEqual(choiceOps);
+        expect(await value.evaluate((e) => e.tagName)).toBe('SELECT');
+        expect(await value.locator('option').allInnerTexts()).toEqual([XSS, 'Green', 'Blue']);
+        await question.selectOption({ label: 'Rating' });
+        expect(await condition.locator('option').allInnerTexts()).toContain('is more than');
+        expect(await value.evaluate((e) => e.tagName)).toBe('INPUT');
+        await question.selectOption({ label: 'Colour' });
+        await value.selectOption('Green');
+        await page.getByRole('button', { name: 'Filter' }).click();
+        await page.getByText('Clear the filter').waitFor();
+        expect(await page.getByRole('status').innerText()).toContain('20 responses match');
+        await check(page, 'filter-choice', js, { xss: false, shots: true });
+      } else {
+        // Without it: "is more than" on a choice is refused in the page's words, which then offers Colour's.
+        await condition.selectOption('gt');
+        await value.fill('3');
+        await page.getByRole('button', { name: 'Filter' }).click();
+        await page.getByText('There is a problem').waitFor();
+        expect(await page.locator('#errors').innerText()).toContain(
+          '“Colour” takes these conditions: is, is not, is answered or is not answered.',
+        );
+        expect(await page.getByText(/responses match/).count()).toBe(0);
+        expect(await condition.locator('option').allInnerTexts()).toEqual(choiceOps);
+        expect(await value.evaluate((e) => e.tagName)).toBe('SELECT');
+        await page.goto(responses);
+      }
+      // A hidden field: its own group in Question, a column in the table.
+      await question.selectOption({ label: 'source' });
+      await condition.selectOption({ label: 'is' });
+      await value.fill('newsletter');
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await page.getByText('Clear the filter').waitFor();
+      expect(await page.getByRole('status').innerText()).toContain('30 responses match');
+      expect(await page.locator('thead th').allInnerTexts()).toContain('source');
+      expect(await page.locator('tbody tr').first().innerText()).toContain('newsletter');
+      await check(page, 'filter-hidden', js, { xss: false, shots: js });
+      // The Summary tab keeps the filter, and counts what it shows.
+      await page.getByRole('link', { name: 'Summary', exact: true }).click();
+      await page.getByRole('heading', { name: 'Summary' }).waitFor();
+      expect(await page.getByRole('status').innerText()).toContain('30 responses match');
+      expect(await question.inputValue()).toBe('hidden:source');
+      await check(page, 'summary-filtered', js, { xss: false, shots: js });
+      await page.context().close();
+    }
   });
 });
