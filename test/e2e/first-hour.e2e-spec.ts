@@ -85,16 +85,46 @@ describe('the first hour on the embedded database (npm start, no DATABASE_URL)',
     const password = /password: (\S+)/.exec(printed)![1];
 
     // Sign in with the printed password.
-    const signInForm = await page('/settings/sign-in', '');
-    const signedIn = await page('/settings/sign-in', signInForm.cookies.join('; '), {
-      csrf: field(signInForm.text, 'csrf'),
-      email,
-      password,
-      next: '/settings',
-    });
+    const signIn = async (withPassword: string) => {
+      const signInForm = await page('/settings/sign-in', '');
+      return page('/settings/sign-in', signInForm.cookies.join('; '), {
+        csrf: field(signInForm.text, 'csrf'),
+        email,
+        password: withPassword,
+        next: '/settings',
+      });
+    };
+    const signedIn = await signIn(password);
     expect(signedIn.status).toBe(303);
-    const session = signedIn.cookies.find((c) => c.startsWith('fw_session='))!;
-    expect(session).toBeDefined();
+    const once = signedIn.cookies.find((c) => c.startsWith('fw_session='))!;
+    expect(once).toBeDefined();
+
+    // The printed password works once: every page and post leads to choosing a new one first.
+    for (const path of ['/settings', '/settings/w/demo/tokens', '/settings/w/demo/forms'])
+      expect(await page(path, once)).toMatchObject({ status: 303, location: '/settings/account' });
+    const choose = await page('/settings/account', once);
+    expect(choose.status).toBe(200);
+    expect(choose.text).toContain('Choose a new password');
+    const sneaked = await page('/settings/w/demo/tokens', once, { csrf: field(choose.text, 'csrf'), name: 'x' });
+    expect(sneaked).toMatchObject({ status: 303, location: '/settings/account' });
+    const same = await page('/settings/account/password', once, {
+      csrf: field(choose.text, 'csrf'),
+      current: password,
+      password,
+    });
+    expect(same.status).toBe(400); // the printed password again is no new password
+    const mine = 'my own first-hour passphrase';
+    const chosen = await page('/settings/account/password', once, {
+      csrf: field(choose.text, 'csrf'),
+      current: password,
+      password: mine,
+    });
+    expect(chosen).toMatchObject({ status: 303, location: '/settings?done=password-chosen' });
+    const session = chosen.cookies.find((c) => c.startsWith('fw_session='))!;
+    expect((await page('/settings', session)).text).toContain('the printed one no longer works');
+    expect((await page('/settings', once)).location).toMatch(/^\/settings\/sign-in/); // signed out
+    expect((await signIn(password)).status).toBe(401);
+    expect((await signIn(mine)).status).toBe(303);
 
     // Create an API token on the settings page: the step that froze the embedded database.
     const tokens = await page('/settings/w/demo/tokens', session);
@@ -123,6 +153,17 @@ describe('the first hour on the embedded database (npm start, no DATABASE_URL)',
     });
     expect(added.status).toBe(303);
     expect((await page(added.location!, session)).text).toContain('/settings/set-password/');
+
+    // The results pages, where the README's first session leads: the demo's feedback form
+    // filtered by its hidden field (where people came from), on Responses and on the Summary.
+    const forms = await page('/settings/w/demo/forms', session);
+    const feedback = /href="\/settings\/w\/demo\/forms\/([^"/?]+)">Customer feedback</.exec(forms.text)![1];
+    const segment = 'block=hidden%3Asource&op=equals&value=newsletter';
+    for (const tab of ['/responses', '']) {
+      const filtered = await page(`/settings/w/demo/forms/${feedback}${tab}?${segment}`, session);
+      expect(filtered.status).toBe(200);
+      expect(filtered.text).toContain('52 responses match');
+    }
 
     // Create, edit and publish a form; submit, list and summarize its answers.
     const made = await tool('create_form', {
