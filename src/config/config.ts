@@ -117,6 +117,13 @@ export class EnvSchema {
   @IsOptional()
   @Transform(toInt)
   @IsInt()
+  @Min(1000)
+  @Max(600_000)
+  EXPORT_IDLE_TIMEOUT_MS?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
   @Min(100)
   @Max(600_000)
   DATABASE_CONNECT_TIMEOUT_MS?: number;
@@ -216,6 +223,8 @@ export interface AppConfig {
     /** Client metadata documents (CIMD) on loopback, private, link-local or metadata addresses (tests only). */
     cimdAllowPrivateUrls: boolean;
   };
+  /** An export download whose client has taken nothing for this long is ended, its long-read slot freed. */
+  exportIdleMs: number;
   webhooks: {
     /** Endpoints on loopback, private, link-local or metadata addresses, and http:// URLs (development and tests). */
     allowPrivateUrls: boolean;
@@ -391,6 +400,7 @@ export function demoOnFirstStart(config: Pick<AppConfig, 'bootstrapDemo'>, embed
 }
 
 /** Whether the first start also prints the demo owner's email and a generated password: embedded database, never production. */
+    exportIdleMs: parsed.EXPORT_IDLE_TIMEOUT_MS ?? 30_000,
 export function demoSignInOnFirstStart(config: Pick<AppConfig, 'production'>, embedded: boolean): boolean {
   return embedded && !config.production;
 }

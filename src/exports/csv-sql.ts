@@ -53,15 +53,17 @@ function taken(i: number, block: Block, params: unknown[], alias: string): strin
 /**
  * The field of one block's answer from what `taken` took, as answerCell() writes the answer
  * get_response shows. Answers are stored as their block's type requires (checked on every
- * write), so the type says how: choices by label (an unknown choice: empty), numbers and yes/no
- * as JSON writes them, checkboxes' joined labels and every other answer (texts, dates) as text.
+ * write), so the type says how: choices by label (an unknown choice: empty), numbers as JSON
+ * writes them, yes/no as Yes/No, checkboxes' joined labels and every other answer (texts, dates)
+ * as text.
  */
 function answerField(i: number, block: Block, params: unknown[]): string {
   const t = `v.t${i}`;
   if (block.type === 'multiple_choice' || block.type === 'dropdown') {
     return labelCase(t, block, params, (label) => csvRecord([textCell(label)]).slice(0, -2));
   }
-  if (NUMERIC_TYPES.includes(block.type) || block.type === 'yes_no') return t;
+  if (NUMERIC_TYPES.includes(block.type)) return t;
+  if (block.type === 'yes_no') return `CASE ${t} WHEN 'true' THEN 'Yes' WHEN 'false' THEN 'No' END`;
   return textField(t);
 }
 

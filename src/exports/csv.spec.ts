@@ -17,8 +17,8 @@ describe('export CSV', () => {
     expect(answerCell(-5)).toBe('-5');
     expect(answerCell(3.25)).toBe('3.25');
     expect(answerCell('-5')).toBe("'-5"); // text that looks like a number is still text
-    expect(answerCell(true)).toBe('true');
-    expect(answerCell(false)).toBe('false');
+    expect(answerCell(true)).toBe('Yes'); // as the pages say it
+    expect(answerCell(false)).toBe('No');
     expect(answerCell(['Cat', 'Dog'])).toBe('Cat; Dog');
     expect(answerCell(['=cmd', 'Dog'])).toBe("'=cmd; Dog");
     expect(answerCell(undefined)).toBe('');

@@ -52,11 +52,11 @@ export function csvRecord(fields: string[]): string {
   return fields.map((f) => (/[",\r\n]/.test(f) ? `"${f.replaceAll('"', '""')}"` : f)).join(',') + EOL;
 }
 
-/** An answer as a cell: numbers as numbers, yes/no as true/false, checkboxes' labels joined by "; ". */
+/** An answer as a cell: numbers as numbers, yes/no as Yes/No (as the pages say), checkboxes' labels joined by "; ". */
 export function answerCell(value: unknown): string {
   if (value === undefined || value === null) return '';
   if (typeof value === 'number') return Number.isFinite(value) ? String(value) : '';
-  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  if (typeof value === 'boolean') return value ? 'Yes' : 'No';
   if (Array.isArray(value)) return textCell(value.map(String).join('; '));
   return textCell(String(value));
 }

@@ -77,7 +77,9 @@ export class ExportsRepository {
    * revoked, not expired, whose creator (if any) is still a member; an OAuth grant not revoked
    * whose person is still a member (and may still use it: see OAuthRepository.findAccessToken),
    * and whose access token is still stored (revoking it deletes it; the token is recognised by its
-   * grant and expiry, the link holding no secret); a signed-in person still a member.
+   * grant and its payload's `exp`, the whole seconds the principal's expiry was made from, the
+   * link holding no secret: the row's expires_at is the database's clock with microseconds, which
+   * no value in the link equals); a signed-in person still a member.
    */
   async credentialActs(manager: EntityManager, grant: Pick<ExportGrant, 'w' | 'c'>): Promise<boolean> {
     const { k: kind, i: id, x: expiry } = grant.c;
@@ -91,7 +93,7 @@ export class ExportsRepository {
                      AND (u.password_workspace_id IS NULL OR u.password_workspace_id = g.workspace_id)
                      AND ($3::bigint IS NULL OR EXISTS (
                        SELECT 1 FROM oauth_models a
-                        WHERE a.grant_id = g.grant_id AND a.model = 'AccessToken' AND a.expires_at = to_timestamp($3::bigint)
+                        WHERE a.grant_id = g.grant_id AND a.model = 'AccessToken' AND (a.payload ->> 'exp')::bigint = $3::bigint
                           AND a.expires_at > now())) AS ok
                 FROM oauth_grants g
                 LEFT JOIN memberships m ON m.workspace_id = g.workspace_id AND m.user_id = g.user_id

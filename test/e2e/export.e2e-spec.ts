@@ -98,7 +98,7 @@ describe('export_responses', () => {
     expect(res.statusCode).toBe(200);
     await new Promise((resolve) => res.once('data', resolve));
     res.pause();
-    return req;
+    return Object.assign(req, { response: res });
   };
 
   beforeAll(async () => {
@@ -198,7 +198,8 @@ describe('export_responses', () => {
       const blocks = form.blocks.filter((b) => b.type !== 'statement');
       const cell = (v: unknown): string => {
         if (v === undefined) return '';
-        if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+        if (typeof v === 'number') return String(v);
+        if (typeof v === 'boolean') return v ? 'Yes' : 'No';
         const text = Array.isArray(v) ? v.join('; ') : String(v);
         return /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
       };
@@ -219,7 +220,8 @@ describe('export_responses', () => {
       expect(rows[2][col('Name, first')]).toBe("'-minus");
       expect(rows[2][col('Comment')]).toBe("'@cmd");
       expect(rows[2][col('Pets')]).toBe('Cat; Ünïcorn');
-      expect(rows[2][col('Subscribe?')]).toBe('true');
+      expect(rows[2][col('Subscribe?')]).toBe('Yes'); // as the pages say
+      expect(rows[3][col('Subscribe?')]).toBe('No');
       // Text answers are stored trimmed: a leading tab or CR survives only inside a hidden value.
       expect(rows[3][col('source')]).toBe("'\tTab =1+1");
       expect(rows[3][col('When')]).toBe('2026-02-28');
@@ -731,6 +733,67 @@ describe('export_responses', () => {
     exports.batchSeqRange = 1000;
     // Slots are given back after a refused or failed read too: none is left taken.
     expect(longReads.runningFor(ws.id)).toBe(0);
+  }, 60_000);
+
+  it('ends a download whose client stopped reading, within 5 s of its token being revoked or after EXPORT_IDLE_TIMEOUT_MS, and frees its slot', async () => {
+    const longReads = app.get(LongReads);
+    const exports = app.get(ExportsService);
+    exports.batchSeqRange = 10;
+    const big = await bigForm(ws.id, 3000); // 12 MB: more than the kernel's buffers hold
+    const where = { block: 'rating', op: 'lte', value: 2 };
+    const filtered = () => callTool(app, token, 'list_responses', { publicId: form.publicId, where });
+    /** Two downloads their client stopped reading, holding the workspace's two slots. */
+    const holdBoth = async (bearer: string) => {
+      const held = [
+        await pausedDownload((await exportLink({ publicId: big.publicId }, bearer)).url),
+        await pausedDownload((await exportLink({ publicId: big.publicId, format: 'ndjson' }, bearer)).url),
+      ];
+      expect(longReads.runningFor(ws.id)).toBe(2);
+      expectError(await filtered(), 429, 'rate_limited');
+      return held;
+    };
+    /** Whether each client, reading again, gets its download to its end (never, when the server cut it). */
+    const completed = (held: Array<{ response: http.IncomingMessage }>) =>
+      Promise.all(
+        held.map(
+          ({ response }) =>
+            new Promise<boolean>((resolve) => {
+              response.once('close', () => resolve(response.complete));
+              response.resume();
+            }),
+        ),
+      );
+    /** Waits (at most `limitMs`) for the workspace's slots to come back; the time it took. */
+    const freedWithin = async (limitMs: number) => {
+      const start = Date.now();
+      while (longReads.runningFor(ws.id) > 0 && Date.now() - start < limitMs)
+        await new Promise((r) => setTimeout(r, 50));
+      expect(longReads.runningFor(ws.id)).toBe(0);
+      return Date.now() - start;
+    };
+    try {
+      // Revoked mid-download: both cut within the 5 s the docs promise, however long the clients would wait.
+      exports.idleMs = 600_000;
+      const doomed = await createToken(app, ws, { role: 'viewer' });
+      const revoked = await holdBoth(doomed.token);
+      await app.get(TokensService).revoke(doomed.id);
+      await freedWithin(5_000);
+      expect(await completed(revoked)).toEqual([false, false]);
+      expect((await filtered()).status).toBe(200);
+
+      // A credential still valid whose clients read nothing more: ended after the idle bound.
+      exports.idleMs = 2_000;
+      const idle = await holdBoth(token);
+      await freedWithin(2_000 + 5_000);
+      expect(await completed(idle)).toEqual([false, false]);
+      const again = await filtered();
+      expect(again.status).toBe(200);
+      expect(again.body.total).toBe(2);
+      expect(exports.openDownloads).toBe(0);
+    } finally {
+      exports.batchSeqRange = 1000;
+      exports.idleMs = 30_000;
+    }
   }, 60_000);
 
   it('over MCP, carries the link as a resource_link content item with its mimeType', async () => {

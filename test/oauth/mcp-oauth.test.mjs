@@ -88,11 +88,41 @@ describe('MCP: the SDK client signs in with OAuth and calls a tool', { timeout: 
     const result = await client.callTool({ name: 'list_forms', arguments: {} });
     assert.equal(result.isError, undefined);
     assert.equal(result.structuredContent.total, 0);
-    await client.close();
 
     // The same token works on the REST API: one credential for both.
-    const rest = await callTool(base, provider.saved.tokens.access_token, 'list_forms');
+    const accessToken = provider.saved.tokens.access_token;
+    const rest = await callTool(base, accessToken, 'list_forms');
     assert.equal(rest.status, 200);
+
+    // Export links made with this token download, over MCP and over REST (they were 404: the link
+    // named the token by an expiry that never equalled the stored one, issue 34 item 1.2).
+    const made = await callTool(base, accessToken, 'create_form', {
+      title: 'Export check',
+      blocks: [{ type: 'short_text', title: 'Name', ref: 'name' }],
+    });
+    assert.equal(made.status, 200, made.text);
+    const { publicId } = made.body;
+    assert.equal((await callTool(base, accessToken, 'publish_form', { publicId })).status, 200);
+    const answered = await callTool(base, accessToken, 'create_response', { publicId, answers: { name: 'Ada' } });
+    assert.equal(answered.status, 200, answered.text);
+    const exported = await client.callTool({
+      name: 'export_responses',
+      arguments: { publicId, format: 'ndjson', answersBy: 'ref' },
+    });
+    assert.equal(exported.isError, undefined);
+    const byMcp = await fetch(exported.structuredContent.url);
+    assert.equal(byMcp.status, 200, await byMcp.clone().text());
+    const lines = (await byMcp.text()).trimEnd().split('\n');
+    assert.deepEqual(
+      lines.map((l) => JSON.parse(l).answers),
+      [{ name: 'Ada' }],
+    );
+    const byRest = await callTool(base, accessToken, 'export_responses', { publicId });
+    assert.equal(byRest.status, 200);
+    const csv = await fetch(byRest.body.url);
+    assert.equal(csv.status, 200);
+    assert.match(await csv.text(), /Ada/);
+    await client.close();
   });
 
   test('/docs "Authorize": the built-in public client signs in with PKCE and its token calls a tool', async () => {
