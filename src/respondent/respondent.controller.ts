@@ -147,10 +147,11 @@ export class RespondentController {
    * - Next: when the answers show blocks on this page that it did not show (nor its script, which
    *   lists those it showed in _seen), the same page again (a person sees the new questions before
    *   moving on); else the page's problems with the error summary; else the next page on the path;
-   *   else, when the form ends there (last page or a jump to end) but the button said Next, the
-   *   same page again with Submit (a person is not sent off by a button that said Next); else the
-   *   submission, stored once per nonce (a double click or a replayed post finds its nonce used,
-   *   in the same transaction as the response, and gets the thank-you page).
+   *   else (the answers end the form there: last page, or a jump to end) the submission, whether
+   *   the button said Next or Submit: the person saw every question these answers ask, and
+   *   showing the page again only to change the button was a step for nothing (issue 34). It is
+   *   stored once per nonce (a double click or a replayed post finds its nonce used, in the same
+   *   transaction as the response, and gets the thank-you page).
    * - Both: when the answers have grown too large to carry in the page (stateTooLarge), the same
    *   page with a problem on its longest answer, rather than a next post over the body limit.
    * A post without a valid state (an old page, another form's) starts the walk again with the
@@ -204,18 +205,6 @@ export class RespondentController {
       state.s = [...state.s, next.key];
       return [200, await this.drawStep(form, state, next, r)];
     }
-    if (action === 'next')
-      return [
-        200,
-        await this.drawStep(
-          form,
-          state,
-          current,
-          r,
-          [],
-          'Your answers end the form on this page. Check them, then submit.',
-        ),
-      ];
 
     // The end of the path: submit, once per nonce.
     if (Date.now() - state.t > STATE_MAX_AGE_MS) {

@@ -97,6 +97,7 @@ describe("the page script's evaluator", () => {
     const handlers: Record<string, () => void> = {};
     const button = { value: 'next', textContent: 'Next' };
     const live = { textContent: '' };
+    const progress = { textContent: 'Page 1 of 3' };
     const boxes: Record<string, { hidden: boolean }> = {};
     const elements: Array<Record<string, unknown>> = [...fields];
     const form = {
@@ -107,8 +108,10 @@ describe("the page script's evaluator", () => {
       addEventListener: (type: string, f: () => void) => (handlers[type] = f),
     };
     const document = {
+      title: 'Page 1 of 3: Party',
       querySelector: () => form,
-      getElementById: (id: string) => (id === 'announce' ? live : (boxes[id.slice(2)] ??= { hidden: true })),
+      getElementById: (id: string) =>
+        id === 'announce' ? live : id === 'progress' ? progress : (boxes[id.slice(2)] ??= { hidden: true }),
       createElement: () => ({}),
     };
     runInNewContext(RESPONDENT_SCRIPT, { document });
@@ -123,6 +126,8 @@ describe("the page script's evaluator", () => {
       },
       button,
       live,
+      progress,
+      title: () => document.title,
       shown: () => Object.keys(boxes).filter((id) => !boxes[id].hidden),
       seen: () => elements.find((e) => e.name === '_seen')?.value,
     };
@@ -198,6 +203,34 @@ describe("the page script's evaluator", () => {
     p.set('b_a', 'c_cat');
     expect(p.button.textContent).toBe('Submit');
     p.set('b_a', 'c_dog');
+    expect(p.button.textContent).toBe('Next');
+  });
+  it('counts the pages the answers now lead through in "Page 1 of 3" and the title (issue 34)', () => {
+    const logic = {
+      position: 1,
+      blocks: [{ id: 'b_a', type: 'yes_no', title: 'Coming?' }],
+      answers: {},
+      hidden: { source: 'ad' },
+      breaks: [
+        { id: 'b_p2', jumps: [{ if: { block: 'b_a', op: 'equals', value: false }, to: 'end' }] },
+        // Page 3 only for the newsletter's readers; page 4 jumps over page 5 for those coming.
+        { id: 'b_p3', showIf: { hidden: 'source', op: 'equals', value: 'mail' } },
+        { id: 'b_p4' },
+        { id: 'b_p5', jumps: [{ if: { block: 'b_a', op: 'equals', value: true }, to: 'end' }] },
+        { id: 'b_p6' },
+      ],
+    };
+    const p = page(logic, yesNo('b_a'));
+    // Nothing changed yet: the server's count stands.
+    expect(p.progress.textContent).toBe('Page 1 of 3');
+    p.set('b_a', 'false');
+    expect(p.progress.textContent).toBe('Page 1 of 1');
+    expect(p.title()).toBe('Page 1 of 1: Party');
+    expect(p.button.textContent).toBe('Submit');
+    // Yes: page 2, page 3 skipped (source is "ad"), page 4, then the jump on page 5's break ends it.
+    p.set('b_a', 'true');
+    expect(p.progress.textContent).toBe('Page 1 of 3');
+    expect(p.title()).toBe('Page 1 of 3: Party');
     expect(p.button.textContent).toBe('Next');
   });
 });

@@ -87,8 +87,9 @@ function compare(x, v) {
  * earlier pages, and the page_breaks from the one closing this page on (their showIf and jumps).
  * On each input it walks the page as walk() does (a block is shown when its showIf holds on the
  * blocks shown before it), shows or hides each question's wrapper (q-{id}, drawn with `hidden`
- * when not shown), sets the button to Next or Submit, and says what changed in a polite live
- * region: the focus stays where the person is typing, and a new question comes next in tab order
+ * when not shown), sets the button to Next or Submit and "Page 2 of 4" (in #progress and the
+ * title; the page's position is in data-logic) to the pages the answers now lead through, and
+ * says what changed in a polite live region: the focus stays where the person is typing, and a new question comes next in tab order
  * (a rule names only blocks before it). The ids of the questions it showed go back in _seen, so
  * the server does not show the page again for questions the person already saw.
  */
@@ -131,21 +132,32 @@ if (logic) {
     return b.type === 'long_text' ? text : text.trim();
   };
 
-  var endsHere = function (facts) {
-    var breaks = logic.breaks;
-    if (!breaks.length) return true;
-    var from = 0;
-    var jumps = breaks[0].jumps || [];
+  // Leaving the page that breaks[k] closes: the index of the break starting the next page (a
+  // jump's target, or breaks[k] itself), or breaks.length for the end.
+  var leave = function (k, facts) {
+    var jumps = (k < logic.breaks.length && logic.breaks[k].jumps) || [];
     for (var j = 0; j < jumps.length; j++) {
       if (!evaluate(jumps[j].if, facts)) continue;
-      if (jumps[j].to === 'end') return true;
-      from = breaks.findIndex(function (p) { return p.id === jumps[j].to; });
-      break;
+      if (jumps[j].to === 'end') return logic.breaks.length;
+      var to = logic.breaks.findIndex(function (p) { return p.id === jumps[j].to; });
+      return to < 0 ? k : to;
     }
-    for (var i = Math.max(from, 0); i < breaks.length; i++)
-      if (!breaks[i].showIf || evaluate(breaks[i].showIf, facts)) return false;
-    return true;
+    return k;
   };
+  // How many pages the walk shows after this one, as walk() goes: a page whose showIf fails is
+  // skipped (the jumps closing it not tried); a shown page's closing jumps decide where it goes.
+  // Answers to later pages are not known here (they count as not answered).
+  var pagesAfter = function (facts) {
+    var breaks = logic.breaks;
+    var n = 0;
+    for (var i = leave(0, facts); i < breaks.length; ) {
+      if (breaks[i].showIf && !evaluate(breaks[i].showIf, facts)) { i++; continue; }
+      n++;
+      i = leave(i + 1, facts);
+    }
+    return n;
+  };
+  var progress = document.getElementById('progress');
 
   var update = function (say) {
     var shown = {};
@@ -166,7 +178,16 @@ if (logic) {
       (on ? added : removed).push(b.title);
     });
     seen.value = Object.keys(shown).join(' ');
-    var ends = endsHere(facts);
+    var after = pagesAfter(facts);
+    var ends = after === 0;
+    // "Page 1 of 3" follows the answers on the page (the server's count stands until one changes).
+    if (say && progress && logic.position) {
+      var count = 'Page ' + logic.position + ' of ' + (logic.position + after);
+      if (progress.textContent !== count) {
+        progress.textContent = count;
+        document.title = document.title.replace(/^Page \\d+ of \\d+/, count);
+      }
+    }
     var turned = button && (button.value === 'submit') !== ends;
     if (turned) {
       button.value = ends ? 'submit' : 'next';

@@ -136,11 +136,13 @@ export function hiddenFromQuery(declared: string[] | null | undefined, query: un
 
 /**
  * What the page's script needs to walk the page as walk() does (respondent.script.ts): the page's
- * blocks in order (id, type, title, showIf; a number's bounds), the stored answers and hidden
+ * position on the path, its blocks in order (id, type, title, showIf; a number's bounds), the stored answers and hidden
  * values that the rules name from elsewhere (only those), and the page_breaks from the one that
  * closes this page on, with their showIf and jumps, which decide whether the form ends here.
  */
 export interface PageLogic {
+  /** The page's place on the path ("Page {position} of ..."), from which the script counts the pages after it. */
+  position: number;
   blocks: Array<{ id: string; type: string; title: string; showIf?: Condition; min?: number; max?: number }>;
   answers: Record<string, unknown>;
   hidden: Record<string, string>;
@@ -176,6 +178,7 @@ export function pageLogic(page: Page, r: Route): PageLogic {
   const hidden: Record<string, string> = {};
   for (const name of names.hidden) if (Object.hasOwn(r.hidden, name)) hidden[name] = r.hidden[name];
   return {
+    position: Math.max(1, r.onPath.indexOf(page) + 1),
     blocks,
     answers,
     hidden,

@@ -217,6 +217,39 @@ describe('respondent page in a real browser (Debian chromium)', () => {
     expect(list.body.responses[0].answers.attend).toBe('Yes');
     expect(list.body.responses[1].answers.attend).toBe('No');
   });
+  it('with JavaScript off, a No that ends the form is sent by the Next it pressed (issue 34)', async () => {
+    const ws = await createWorkspace(app, 'pro');
+    const { token } = await createToken(app, ws, { role: 'admin' });
+    // The worked example of docs/tools.md.
+    const created = await callTool(app, token, 'create_form', {
+      title: 'Workshop feedback',
+      blocks: [
+        { ref: 'came', type: 'yes_no', title: 'Did you come to the workshop?', required: true },
+        {
+          type: 'page_break',
+          title: 'About the workshop',
+          jumps: [{ if: { block: 'came', op: 'equals', value: false }, to: 'end' }],
+        },
+        { ref: 'score', type: 'rating', title: 'How useful was it?', required: true },
+      ],
+    });
+    const { publicId } = created.body;
+    await callTool(app, token, 'publish_form', { publicId });
+    const results = join(__dirname, '..', '..', 'test-results'); // git-ignored
+    mkdirSync(results, { recursive: true });
+    const context = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 800, height: 700 } });
+    const page = await context.newPage();
+    await page.goto(`${base}/f/${publicId}`);
+    expect(await page.title()).toBe('Page 1 of 2: Workshop feedback');
+    await page.getByLabel('No').check();
+    await page.screenshot({ path: join(results, 'respondent-nojs-no.png'), fullPage: true });
+    await page.getByRole('button', { name: 'Next' }).click();
+    await page.getByRole('heading', { name: 'Thank you!' }).waitFor();
+    await page.screenshot({ path: join(results, 'respondent-nojs-no-sent.png'), fullPage: true });
+    await context.close();
+    const list = await callTool(app, token, 'list_responses', { publicId, answersBy: 'ref' });
+    expect(list.body.responses.map((r: { answers: unknown }) => r.answers)).toEqual([{ came: false }]);
+  });
   it('walks the same form with JavaScript on: a same-page question appears at once (focus stays, the change is announced), Next turns into Submit, Back included', async () => {
     const ws = await createWorkspace(app, 'pro');
     const { token } = await createToken(app, ws, { role: 'admin' });
@@ -279,6 +312,9 @@ describe('respondent page in a real browser (Debian chromium)', () => {
       'A question was added below: What keeps you away? Your answers end the form on this page: the button now submits them.',
     );
     expect(await button.textContent()).toBe('Submit');
+    // The page count follows: this page is now the last (issue 34).
+    expect(await page.locator('#progress').textContent()).toBe('Page 1 of 1');
+    expect(await page.title()).toBe('Page 1 of 1: Summer party');
     await page.screenshot({ path: join(results, 'respondent-js-shown.png'), fullPage: true });
     // It comes next in tab order.
     await page.keyboard.press('Tab');
@@ -290,6 +326,8 @@ describe('respondent page in a real browser (Debian chromium)', () => {
     expect(await announced()).toBe(
       'A question was removed: What keeps you away? The form goes on after this page: the button now says Next.',
     );
+    expect(await page.locator('#progress').textContent()).toBe('Page 1 of 3');
+    expect(await page.title()).toBe('Page 1 of 3: Summer party');
     await page.screenshot({ path: join(results, 'respondent-js-hidden.png'), fullPage: true });
 
     // Page 2: a number above 0 shows the next question as it is typed; an error, Back, and on.

@@ -239,6 +239,7 @@ describe('respondent page: forms of several pages, rules and hidden fields', () 
         .replace(/&amp;/g, '&'),
     );
     expect(logic).toEqual({
+      position: 1,
       blocks: [
         { id: ids.attend, type: 'multiple_choice', title: 'Are you coming?' },
         {
@@ -257,31 +258,19 @@ describe('respondent page: forms of several pages, rules and hidden fields', () 
     });
   });
 
-  it('does not show the page again for questions its script showed (_seen), and turns a Next that would end the form into Submit first', async () => {
+  it('does not show the page again for questions its script showed (_seen), and a Next whose answers end the form submits them', async () => {
     const before = (await rows()).length;
     const first = await request(app.getHttpServer()).get(`/f/${publicId}`);
     expect(first.text).toContain('value="next" name="_action">Next</button>');
-    // The script showed "What keeps you away?" (listed in _seen) and was answered, but the button still said Next (no script to turn it).
-    const check = await post([
+    // The script showed "What keeps you away?" (listed in _seen) and it was answered; the button said Next.
+    const done = await post([
       ['_state', stateOf(first.text)],
       [ids.attend, choice.No],
       [ids.why_not, 'Rain'],
       ['_seen', `${ids.attend} ${ids.why_not}`],
       ['_action', 'next'],
     ]);
-    expect(check.status).toBe(200);
-    expect(check.text).toContain(
-      '<p class="notice" role="status">Your answers end the form on this page. Check them, then submit.</p>',
-    );
-    expect(check.text).toContain('<button type="submit" value="submit" name="_action">Submit</button>');
-    expect(check.text).toContain(`name="${ids.why_not}" value="Rain"`);
-    expect(await rows()).toHaveLength(before);
-    const done = await post([
-      ['_state', stateOf(check.text)],
-      [ids.attend, choice.No],
-      [ids.why_not, 'Rain'],
-      ['_action', 'submit'],
-    ]);
+    expect(done.status).toBe(200);
     expect(done.text).toContain('Thank you!');
     const stored = await rows();
     expect(stored).toHaveLength(before + 1);
@@ -295,6 +284,56 @@ describe('respondent page: forms of several pages, rules and hidden fields', () 
       ['_action', 'next'],
     ]);
     expect(shown.text).toContain('Your answers added questions to this page.');
+  });
+
+  it('without JavaScript, a No that jumps to the end is sent by the Next it pressed: one post, no second look at the page (issue 34)', async () => {
+    // The worked example of docs/tools.md: "Did you come?" No ends the form.
+    const created = await callTool(app, token, 'create_form', {
+      title: 'Workshop feedback',
+      blocks: [
+        { ref: 'came', type: 'yes_no', title: 'Did you come to the workshop?', required: true },
+        {
+          type: 'page_break',
+          title: 'About the workshop',
+          jumps: [{ if: { block: 'came', op: 'equals', value: false }, to: 'end' }],
+        },
+        { ref: 'score', type: 'rating', title: 'How useful was it?', required: true },
+      ],
+    });
+    const workshop = created.body.publicId as string;
+    const came = created.body.blocks[0].id as string;
+    await callTool(app, token, 'publish_form', { publicId: workshop });
+    const send = (fields: Array<[string, string]>) =>
+      request(app.getHttpServer()).post(`/f/${workshop}`).type('form').send(new URLSearchParams(fields).toString());
+    const stored = async () =>
+      (await app
+        .get(DataSource)
+        .query('SELECT r.answers FROM responses r JOIN forms f ON f.id = r.form_id WHERE f.public_id = $1', [
+          workshop,
+        ])) as Array<{ answers: Record<string, unknown> }>;
+
+    const first = await request(app.getHttpServer()).get(`/f/${workshop}`);
+    expect(first.text).toContain('<p class="muted" id="progress">Page 1 of 2</p>');
+    expect(first.text).toContain('<button type="submit" value="next" name="_action">Next</button>');
+    const done = await send([
+      ['_state', stateOf(first.text)],
+      [came, 'false'],
+      ['_action', 'next'],
+    ]);
+    expect(done.status).toBe(200);
+    expect(done.text).toContain('Thank you!');
+    expect(await stored()).toEqual([{ answers: { [came]: false } }]);
+
+    // Yes goes on to page 2, where the form ends: Submit there.
+    const again = await request(app.getHttpServer()).get(`/f/${workshop}`);
+    const second = await send([
+      ['_state', stateOf(again.text)],
+      [came, 'true'],
+      ['_action', 'next'],
+    ]);
+    expect(second.text).toContain('<p class="muted" id="progress">Page 2 of 2</p>');
+    expect(second.text).toContain('<button type="submit" value="submit" name="_action">Submit</button>');
+    expect(await stored()).toHaveLength(1);
   });
 
   it('keeps the signed state under its bound: answers too long to carry give a problem on the page, not a post over the body limit', async () => {
