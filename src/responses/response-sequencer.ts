@@ -9,6 +9,11 @@ import { ResponseStatsRepository } from './response-stats.repository';
 export const SEQUENCE_EVERY_MS = 100;
 /** SQLSTATE lock_not_available: a lock wait ran out (lock_timeout). */
 const LOCK_NOT_AVAILABLE = '55P03';
+/**
+ * The longest a read waits for a form's sequencer lock that another session holds (at most
+ * DATABASE_LOCK_TIMEOUT_MS): then it answers 503 with Retry-After (see settle).
+ */
+export const SEQUENCER_WAIT_MS = 2000;
 /** Forms one background pass takes at most (the rest wait for the next pass). */
 const FORMS_PER_PASS = 200;
 
@@ -31,26 +36,30 @@ export class ResponseSequencer {
    * Sequences the form's waiting responses now, waiting for a sequencing of the form under way
    * elsewhere. Returns how many it sequenced.
    *
-   * That wait is bounded: the sessions' lock timeout (DATABASE_LOCK_TIMEOUT_MS) ends it with
-   * 55P03, which the error filter answers as 503 with Retry-After, so a read never answers
-   * without having settled (it stays exact), and a silent session elsewhere that holds the lock
-   * (a paused instance, until PostgreSQL ends it as idle in transaction) costs reads a quick 503
-   * rather than a hang. Within this instance, the reads of one form share their waits: at most one
+   * That wait is bounded: after SEQUENCER_WAIT_MS (or the sessions' lock timeout,
+   * DATABASE_LOCK_TIMEOUT_MS, if shorter) it ends with 55P03, which the error filter answers as
+   * 503 with Retry-After. A read never answers without having settled, rather than from what is
+   * already sequenced: a response committed before it would be missing from its total and its
+   * summary, and from the end of a walk (paging stays exact). A silent session elsewhere that holds
+   * the lock (a paused instance, until PostgreSQL ends it as idle in transaction) costs reads a
+   * quick 503 rather than a hang. Within this instance, the reads of one form share their waits: at most one
    * settling of a form runs at a time, and readers that arrive meanwhile share the next one, which
    * starts after they arrived (so it counts every response committed before they did). Readers of
    * a form whose lock is held elsewhere therefore hold one pooled connection, not one each, and the
    * instance's other requests keep their connections.
    */
   settle(formId: string, manager?: EntityManager): Promise<number> {
-    const run = async (tx: EntityManager) =>
-      (await this.stats.lockSequencer(tx, formId)) ? this.stats.sequenceResponses(tx, [formId]) : 0;
+    const run = async (tx: EntityManager, waitMs?: number) =>
+      (await this.stats.lockSequencer(tx, formId, waitMs)) ? this.stats.sequenceResponses(tx, [formId]) : 0;
     if (manager) return run(manager);
     // Inside a caller's transaction the work joins it, and commits with it: not shareable.
     const open = openTransaction();
     if (open) return run(open);
+    // A transaction of its own, where the shorter lock wait ends with it.
+    const read = () => inTransaction(this.db, (tx) => run(tx, SEQUENCER_WAIT_MS));
     const settling = this.settling.get(formId);
-    if (!settling) return this.start(formId, () => inTransaction(this.db, run));
-    const next = () => this.start(formId, () => inTransaction(this.db, run));
+    if (!settling) return this.start(formId, read);
+    const next = () => this.start(formId, read);
     // A lock wait that ran out (55P03) ends the readers queued behind it too: the lock was held
     // elsewhere all the while they waited, and a second full wait would only double theirs.
     settling.next ??= settling.current.then(next, (err: { code?: unknown }) =>

@@ -317,9 +317,17 @@ export class ResponseStatsRepository {
   /**
    * Takes the form's row (KEY SHARE, which submissions' share locks allow) and then its sequencer
    * lock, both until the transaction ends, waiting for either as needed. Returns false for a form
-   * that is gone.
+   * that is gone. With `waitMs`, each wait lasts at most that long (or the session's lock timeout,
+   * if shorter), for the rest of the transaction, then fails with 55P03 (lock_not_available).
    */
-  async lockSequencer(tx: EntityManager, formId: string): Promise<boolean> {
+  async lockSequencer(tx: EntityManager, formId: string, waitMs?: number): Promise<boolean> {
+    if (waitMs !== undefined)
+      await tx.query(
+        `SELECT set_config('lock_timeout', CASE WHEN current_setting('lock_timeout') <> '0'
+                AND current_setting('lock_timeout')::interval < $1::int * interval '1 ms' THEN current_setting('lock_timeout')
+                ELSE $1::int::text END, true)`,
+        [Math.floor(waitMs)],
+      );
     const rows: unknown[] = await tx.query(
       `SELECT pg_advisory_xact_lock(${SEQUENCER_KEY}) FROM (SELECT id FROM forms WHERE id = $1 FOR KEY SHARE) f`,
       [formId],

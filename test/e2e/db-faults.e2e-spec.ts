@@ -8,6 +8,7 @@ import { allowLongStatements } from '../../src/database/long-statements';
 import { inTransaction } from '../../src/database/transaction';
 import { FormRecord } from '../../src/forms/forms.service';
 import { ResponseStatsRepository } from '../../src/responses/response-stats.repository';
+import { SEQUENCER_WAIT_MS } from '../../src/responses/response-sequencer';
 import { createForm, createResponses, createToken, createWorkspace, TestWorkspace } from '../factories';
 import { createTestApp, testDatabaseUrl } from '../utils/create-test-app';
 import { callTool, expectError } from '../utils/http';
@@ -146,6 +147,68 @@ describe('database faults', () => {
         await silent.ds.destroy().catch(() => undefined);
       }
     });
+  });
+
+  describe('a silent session holds a form’s sequencer lock, and the lock timeout is long', () => {
+    let app: NestFastifyApplication;
+    let token: string;
+    let form: FormRecord;
+
+    beforeAll(async () => {
+      // Far longer than the sequencer's own bound: a read that waited for either would not answer
+      // within this test's time.
+      app = await createTestApp({ DATABASE_LOCK_TIMEOUT_MS: '60000', DATABASE_STATEMENT_TIMEOUT_MS: '60000' });
+      const ws = await createWorkspace(app, 'pro');
+      ({ token } = await createToken(app, ws));
+      form = await createForm(app, ws, { status: 'published' });
+      await createResponses(app, form, 2);
+    });
+    afterAll(() => app.close());
+
+    it(`reads wait at most ${SEQUENCER_WAIT_MS / 1000} s for it, then answer 503 busy with Retry-After; the edits' lock timeout is unchanged`, async () => {
+      const silent = await silentSessionHoldingSequencerLock({ kind: 'maintenance' }, form);
+      try {
+        const submitted = await callTool(app, token, 'create_response', {
+          publicId: form.publicId,
+          answers: { [form.blocks[0].id]: 'During' },
+        });
+        expect(submitted.status).toBe(200);
+        for (const [tool, args] of [
+          ['list_responses', {}],
+          ['list_responses', { where: { block: form.blocks[0].id, op: 'answered' } }],
+          ['summarize_responses', {}],
+          ['export_responses', {}],
+        ] as const) {
+          const started = Date.now();
+          const res = await callTool(app, token, tool, { publicId: form.publicId, ...args });
+          process.stdout.write(
+            `[db-faults] ${tool} with the sequencer lock held elsewhere: ${res.status} after ${Date.now() - started} ms\n`,
+          );
+          if (tool === 'export_responses') {
+            // The link is made without settling; its download settles.
+            expect(res.status).toBe(200);
+            const download = await request(app.getHttpServer()).get(
+              new URL(res.body.url).pathname + new URL(res.body.url).search,
+            );
+            expectUnavailable(download);
+            continue;
+          }
+          expectUnavailable(res);
+          expect(res.body.error.message).toMatch(/held by another request/);
+          expect(res.headers['retry-after']).toBe('2');
+        }
+        // The shorter wait was the read's own transaction's: the pool's sessions keep the configured one.
+        const [{ lock_timeout }] = await app.get(DataSource).query('SHOW lock_timeout');
+        expect(lock_timeout).toBe('1min');
+      } finally {
+        await silent.runner.rollbackTransaction().catch(() => undefined);
+        await silent.runner.release();
+        await silent.ds.destroy();
+      }
+      const page = await callTool(app, token, 'list_responses', { publicId: form.publicId });
+      expect(page.status).toBe(200);
+      expect(page.body.total).toBe(3);
+    }, 30_000);
   });
 
   describe('the database is away, frozen or slow', () => {
