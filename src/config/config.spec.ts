@@ -21,6 +21,9 @@ function configError(env: NodeJS.ProcessEnv): ConfigError {
   throw new Error(`loadConfig accepted ${JSON.stringify(env)}`);
 }
 
+/** A webhook secret key (32 bytes): production refuses to start without one. */
+const KEY = 'Zm9ybXdvcmsgdGVzdCB3ZWJob29rIHNlY3JldCBrZXk=';
+
 describe('loadConfig', () => {
   describe('defaults', () => {
     const config = loadConfig({});
@@ -59,6 +62,7 @@ describe('loadConfig', () => {
         NODE_ENV: 'production',
         PUBLIC_URL: 'http://formwork.example',
         BOOTSTRAP_DEMO: 'true',
+        WEBHOOK_SECRET_KEY: KEY,
       });
       expect(demoSignInOnFirstStart(production, true)).toBe(false);
     });
@@ -223,14 +227,14 @@ describe('loadConfig', () => {
     const demo = (env: Record<string, string>, embedded: boolean) => demoOnFirstStart(loadConfig(env), embedded);
 
     it('is off in production even when asked for, on any database', () => {
-      const config = loadConfig({ NODE_ENV: 'production', BOOTSTRAP_DEMO: 'true' });
+      const config = loadConfig({ NODE_ENV: 'production', BOOTSTRAP_DEMO: 'true', WEBHOOK_SECRET_KEY: KEY });
       expect(config.production).toBe(true);
       expect(demoOnFirstStart(config, true)).toBe(false);
       expect(demoOnFirstStart(config, false)).toBe(false);
     });
 
     it('is off in production by default', () => {
-      expect(demo({ NODE_ENV: 'production' }, true)).toBe(false);
+      expect(demo({ NODE_ENV: 'production', WEBHOOK_SECRET_KEY: KEY }, true)).toBe(false);
     });
 
     it('is on by default for the embedded database only, never for a DATABASE_URL server', () => {
@@ -272,6 +276,23 @@ describe('loadConfig', () => {
 
     it('says what kind of value is wanted when it is not a number at all', () => {
       expect(configError({ PORT: 'abc' }).message).toMatch(/integer/);
+    });
+
+    it('refuses production without WEBHOOK_SECRET_KEY (every instance must share it), and a key that is not 32 bytes, never echoing it', () => {
+      expect(configError({ NODE_ENV: 'production' }).message).toMatch(/WEBHOOK_SECRET_KEY must be set in production/);
+      const short = Buffer.alloc(16, 9).toString('base64');
+      expect(configError({ WEBHOOK_SECRET_KEY: short }).message).toMatch(/WEBHOOK_SECRET_KEY must be the base64 of 32/);
+      expect(configError({ WEBHOOK_SECRET_KEY: short }).message).not.toContain(short);
+      expect(configError({ WEBHOOK_SECRET_KEY: KEY, WEBHOOK_SECRET_KEY_PREVIOUS: `${KEY},${short}` }).message).toMatch(
+        /WEBHOOK_SECRET_KEY_PREVIOUS must be the base64 of 32/,
+      );
+      const config = loadConfig({
+        NODE_ENV: 'production',
+        WEBHOOK_SECRET_KEY: KEY,
+        WEBHOOK_SECRET_KEY_PREVIOUS: ` ${KEY} ,`,
+      });
+      expect(config.webhooks.secretKey).toEqual(Buffer.from(KEY, 'base64'));
+      expect(config.webhooks.previousSecretKeys).toEqual([Buffer.from(KEY, 'base64')]);
     });
 
     it('refuses an https PUBLIC_URL without TRUST_PROXY (secure cookies need the proxy believed)', () => {

@@ -173,6 +173,14 @@ export class EnvSchema {
   @Min(10)
   @Max(60_000)
   WEBHOOKS_RETRY_BASE_MS?: number;
+
+  @IsOptional()
+  @IsString()
+  WEBHOOK_SECRET_KEY?: string;
+
+  @IsOptional()
+  @IsString()
+  WEBHOOK_SECRET_KEY_PREVIOUS?: string;
 }
 
 export type TrustProxy = boolean | number | string;
@@ -232,6 +240,10 @@ export interface AppConfig {
     deliver: boolean;
     /** The first retry delay; the whole schedule scales with it (5 s; lower only in tests). */
     retryBaseMs: number;
+    /** Seals the endpoints' signing secrets at rest (WEBHOOK_SECRET_KEY); unset, see webhookSecretBox. */
+    secretKey: Buffer | undefined;
+    /** Older keys that still open secrets sealed under them (WEBHOOK_SECRET_KEY_PREVIOUS, comma-separated). */
+    previousSecretKeys: Buffer[];
   };
 }
 
@@ -310,6 +322,14 @@ function parseOrigins(raw: string | undefined): string[] {
     });
 }
 
+/** A key of 32 bytes in base64 (openssl rand -base64 32); the value is never echoed. */
+function parseKey(name: string, raw: string): Buffer {
+  const key = Buffer.from(raw.trim(), 'base64');
+  if (key.length !== 32 || !/^[A-Za-z0-9+/_-]+=*$/.test(raw.trim()))
+    throw new ConfigError(`${name} must be the base64 of 32 random bytes (make one with: openssl rand -base64 32)`);
+  return key;
+}
+
 function parseDate(name: string, raw: string | undefined): Date | undefined {
   if (!raw) return undefined;
   const d = new Date(raw);
@@ -339,6 +359,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   }
   const publicUrl = (parsed.PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/+$/, '');
   const trustProxy = parseTrustProxy(parsed.TRUST_PROXY);
+  const secretKey = parsed.WEBHOOK_SECRET_KEY ? parseKey('WEBHOOK_SECRET_KEY', parsed.WEBHOOK_SECRET_KEY) : undefined;
+  if (production && !secretKey)
+    // Every instance must read what another sealed: a key made per instance would not do.
+    throw new ConfigError(
+      'WEBHOOK_SECRET_KEY must be set in production, the same on every instance: it encrypts the webhook signing secrets (make one with: openssl rand -base64 32)',
+    );
   if (publicUrl.startsWith('https://') && trustProxy === false) {
     // The service speaks plain HTTP: an https address means TLS ends at a proxy, which must be
     // trusted to say so (X-Forwarded-Proto), or the sign-in's secure cookies cannot be set.
@@ -386,6 +412,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       allowPrivateUrls: parsed.WEBHOOKS_ALLOW_PRIVATE_URLS ?? false,
       deliver: parsed.WEBHOOKS_DELIVERY ?? true,
       retryBaseMs: parsed.WEBHOOKS_RETRY_BASE_MS ?? 5000,
+      secretKey,
+      previousSecretKeys: (parsed.WEBHOOK_SECRET_KEY_PREVIOUS ?? '')
+        .split(',')
+        .filter((k) => k.trim() !== '')
+        .map((k) => parseKey('WEBHOOK_SECRET_KEY_PREVIOUS', k)),
     },
   };
 }

@@ -14,6 +14,7 @@ import {
 import { SendResult } from './sender';
 
 type Item = { claimed: ClaimedDelivery; attempt: AttemptRecord };
+const KEY = Buffer.alloc(32, 7).toString('base64');
 
 /** The record of a batch of successes when the database refuses one of its rows. */
 describe('DeliveryLoop records a batch of successes', () => {
@@ -32,7 +33,9 @@ describe('DeliveryLoop records a batch of successes', () => {
       },
     } as unknown as DeliveryLoopRepository;
     const warnings: string[] = [];
-    const loop = new DeliveryLoop(repository, { allowPrivateUrls: true, retryBaseMs: 100 }, (m) => warnings.push(m));
+    const loop = new DeliveryLoop(repository, { allowPrivateUrls: true, retryBaseMs: 100, secretKeys: [KEY] }, (m) =>
+      warnings.push(m),
+    );
     const recordBatch = (loop as unknown as { recordBatch: (items: Item[]) => Promise<void> }).recordBatch.bind(loop);
 
     await recordBatch([item('a', 'ok'), item('b', 'refused'), item('c', 'ok')]);
@@ -124,8 +127,10 @@ function loopOn(
   send: (url: string) => Promise<SendResult>,
   abortAll: () => void = () => undefined,
 ): DeliveryLoop {
-  const loop = new DeliveryLoop(index.repository(), { allowPrivateUrls: true, retryBaseMs: 100 }, (m) =>
-    warnings.push(m),
+  const loop = new DeliveryLoop(
+    index.repository(),
+    { allowPrivateUrls: true, retryBaseMs: 100, secretKeys: [KEY] },
+    (m) => warnings.push(m),
   );
   (loop as unknown as { sender: unknown }).sender = { send, abortAll, close: async () => undefined };
   return loop;

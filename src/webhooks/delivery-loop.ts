@@ -1,6 +1,7 @@
 import { inBatches } from '../database/in-batches';
 import { nextDelayMs, parseRetryAfter } from './schedule';
 import { SendResult, storableText, TIMEOUT_MS, WebhookSender } from './sender';
+import { WebhookSecretBox } from './secret-box';
 import { signedHeaders } from './signing';
 import { AttemptOutcome, AttemptRecord, ClaimedDelivery, DeliveryLoopRepository } from './delivery-loop.repository';
 
@@ -144,6 +145,7 @@ interface DeliveredBatch {
  */
 export class DeliveryLoop {
   private readonly sender: WebhookSender;
+  private readonly box: WebhookSecretBox;
   private running = false;
   /** Set once the loop stops: an attempt that ends after this is released, not recorded. */
   private stopping = false;
@@ -166,10 +168,12 @@ export class DeliveryLoop {
 
   constructor(
     private readonly repository: DeliveryLoopRepository,
-    private readonly options: { allowPrivateUrls: boolean; retryBaseMs: number },
+    /** `secretKeys`: the keys that open the endpoints' secrets (base64; the first is WEBHOOK_SECRET_KEY's, see secret-box.ts). */
+    private readonly options: { allowPrivateUrls: boolean; retryBaseMs: number; secretKeys: string[] },
     private readonly warn: (message: string) => void,
   ) {
     this.sender = new WebhookSender(options.allowPrivateUrls, TIMEOUT_MS, MAX_IN_FLIGHT);
+    this.box = new WebhookSecretBox(options.secretKeys.map((k) => Buffer.from(k, 'base64')));
   }
 
   /**
@@ -364,12 +368,11 @@ export class DeliveryLoop {
 
   private async attempt(delivery: ClaimedDelivery): Promise<void> {
     const attemptedAt = new Date();
-    const secrets = delivery.previous_secret ? [delivery.secret, delivery.previous_secret] : [delivery.secret];
     let result: SendResult | undefined;
     try {
       result = await this.sender.send(
         delivery.url,
-        signedHeaders(secrets, delivery.event_id, delivery.payload, attemptedAt),
+        signedHeaders(this.secretsOf(delivery), delivery.event_id, delivery.payload, attemptedAt),
         delivery.payload,
       );
     } finally {
@@ -393,6 +396,23 @@ export class DeliveryLoop {
       // What the receiver answered could not be stored: the attempt is recorded without it, with a note.
       await this.repository.recordAttempt(delivery, unstorable(attempt, err), outcome, next, DISABLE_AFTER_DAYS);
     }
+  }
+
+  /**
+   * The secrets that sign a delivery, opened. One that no configured key opens throws (the
+   * delivery is claimed again after its lease, and delivered once the key is back or the secret
+   * rotated); a previous secret that does not open (a rotation after a lost key) is left out.
+   */
+  private secretsOf(delivery: ClaimedDelivery): string[] {
+    const secrets = [this.box.open(delivery.secret)];
+    if (delivery.previous_secret) {
+      try {
+        secrets.push(this.box.open(delivery.previous_secret));
+      } catch (err) {
+        this.warn(`webhook ${delivery.endpoint_id} is signed with its current secret only: ${(err as Error).message}`);
+      }
+    }
+    return secrets;
   }
 
   /** Queues a success for the next batch; resolves once the batch is recorded. */

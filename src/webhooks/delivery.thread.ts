@@ -14,6 +14,8 @@ export interface DeliveryThreadData {
   databaseUrl: string;
   allowPrivateUrls: boolean;
   retryBaseMs: number;
+  /** The keys that open the endpoints' secrets, base64, WEBHOOK_SECRET_KEY's first. */
+  secretKeys: string[];
 }
 
 /** What the host may ask of the thread. */

@@ -7,6 +7,7 @@ import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { DeliveryLoop } from './delivery-loop';
 import { DeliveryLoopRepository } from './delivery-loop.repository';
+import { WebhookSecretBox } from './secret-box';
 import type {
   DeliveryThreadData,
   DeliveryThreadRequest,
@@ -42,6 +43,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly box: WebhookSecretBox,
   ) {}
 
   onApplicationBootstrap() {
@@ -82,7 +84,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
   private here(): DeliveryLoop {
     this.local ??= new DeliveryLoop(
       new DeliveryLoopRepository(this.databaseUrl(), (m) => this.logger.warn(m)),
-      this.config.webhooks,
+      { ...this.config.webhooks, secretKeys: this.box.exportKeys() },
       (m) => this.logger.warn(m),
     );
     return this.local;
@@ -94,6 +96,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
       databaseUrl: this.databaseUrl(),
       allowPrivateUrls: this.config.webhooks.allowPrivateUrls,
       retryBaseMs: this.config.webhooks.retryBaseMs,
+      secretKeys: this.box.exportKeys(),
     };
     const thread = new Worker(THREAD_ENTRY, { workerData: data });
     this.thread = thread;

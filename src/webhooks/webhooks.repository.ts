@@ -223,6 +223,34 @@ export class WebhooksRepository {
     return rows[0];
   }
 
+  /** A page of endpoints (by id, after `afterId`) whose secrets are not all stored under `prefix` (the current key's). */
+  async secretsNotUnder(
+    prefix: string,
+    afterId: string | null,
+    limit: number,
+  ): Promise<Array<{ id: string; secret: string; previous_secret: string | null }>> {
+    return currentManager(this.db).query(
+      `SELECT id, secret, previous_secret FROM webhook_endpoints
+        WHERE ($2::uuid IS NULL OR id > $2) AND NOT (starts_with(secret, $1) AND starts_with(coalesce(previous_secret, $1), $1))
+        ORDER BY id LIMIT $3`,
+      [prefix, afterId, limit],
+    );
+  }
+
+  /** Stores an endpoint's secrets anew unless they changed meanwhile (a rotation): whether it did. */
+  async replaceSecrets(
+    id: string,
+    was: { secret: string; previous_secret: string | null },
+    now: { secret: string; previous_secret: string | null },
+  ): Promise<boolean> {
+    const [, affected] = await currentManager(this.db).query(
+      `UPDATE webhook_endpoints SET secret = $4, previous_secret = $5
+        WHERE id = $1 AND secret = $2 AND previous_secret IS NOT DISTINCT FROM $3`,
+      [id, was.secret, was.previous_secret, now.secret, now.previous_secret],
+    );
+    return affected === 1;
+  }
+
   // --- deliveries ----------------------------------------------------------------------------------
 
   /** A page of the workspace's deliveries, newest first, with their attempts, and their total. */

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
@@ -12,6 +12,7 @@ import { FormRecord, formView, FormsService } from '../forms/forms.service';
 import { ResponsesService, ResponseView } from '../responses/responses.service';
 import { eventBody, newEventId, WebhookEvent } from './events';
 import { DeliveryRow, EndpointRow, Redacted, WebhooksRepository } from './webhooks.repository';
+import { SealedSecretError, WebhookSecretBox } from './secret-box';
 import { newSecret } from './signing';
 import { hostOf, hostProblem, urlProblem } from './url-safety';
 
@@ -36,7 +37,9 @@ export interface WebhookUpdate {
 
 /** Webhook endpoints and their deliveries: the rules of the webhook tools (the outbox and the loop live beside). */
 @Injectable()
-export class WebhooksService {
+export class WebhooksService implements OnApplicationBootstrap {
+  private readonly logger = new Logger('Webhooks');
+
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -44,7 +47,44 @@ export class WebhooksService {
     private readonly forms: FormsService,
     private readonly responses: ResponsesService,
     private readonly repository: WebhooksRepository,
+    private readonly box: WebhookSecretBox,
   ) {}
+
+  /** Each start seals what is not under the current key yet: secrets stored before encryption, or under an older key. */
+  async onApplicationBootstrap() {
+    const { resealed, unreadable } = await this.resealSecrets();
+    if (resealed) this.logger.log(`sealed ${resealed} webhook signing secret(s) under WEBHOOK_SECRET_KEY`);
+    if (unreadable.length)
+      this.logger.warn(
+        `no configured key opens the signing secret of webhook(s) ${unreadable.join(', ')}: put the key they were sealed under in WEBHOOK_SECRET_KEY_PREVIOUS, or rotate each one's secret (rotate_webhook_secret)`,
+      );
+  }
+
+  /** Reseals every endpoint's secrets under the current key; how many it resealed, and which endpoints no key opens. */
+  async resealSecrets(): Promise<{ resealed: number; unreadable: string[] }> {
+    let resealed = 0;
+    const unreadable: string[] = [];
+    for (let after: string | null = null; ;) {
+      const page = await this.repository.secretsNotUnder(this.box.currentPrefix, after, 500);
+      if (!page.length) return { resealed, unreadable };
+      for (const row of page) {
+        let now;
+        try {
+          now = {
+            secret: this.box.seal(this.box.open(row.secret)),
+            previous_secret: row.previous_secret === null ? null : this.box.seal(this.box.open(row.previous_secret)),
+          };
+        } catch (err) {
+          if (!(err instanceof SealedSecretError)) throw err;
+          unreadable.push(row.id);
+          continue;
+        }
+        // A row rotated meanwhile was sealed by its rotation: nothing lost when this one is skipped.
+        if (await this.repository.replaceSecrets(row.id, row, now)) resealed++;
+      }
+      after = page[page.length - 1].id;
+    }
+  }
 
   async create(actor: Principal, input: WebhookInput): Promise<ReturnType<typeof endpointView> & { secret: string }> {
     const url = await this.checkUrl(input.url);
@@ -63,7 +103,7 @@ export class WebhooksService {
         url,
         description: input.description ?? null,
         events: input.events,
-        secret,
+        secret: this.box.seal(secret),
       });
       await this.audit.record(tx, actor, 'webhook.create', row.id, {
         host: hostOf(new URL(url)),
@@ -111,7 +151,7 @@ export class WebhooksService {
     return inTransaction(this.db, async (tx) => {
       await this.lock(tx, actor.workspace.id, webhookId);
       const secret = newSecret();
-      const row = await this.repository.rotateSecret(tx, webhookId, secret, ROTATION_OVERLAP_HOURS);
+      const row = await this.repository.rotateSecret(tx, webhookId, this.box.seal(secret), ROTATION_OVERLAP_HOURS);
       await this.audit.record(tx, actor, 'webhook.rotate_secret', webhookId);
       return { ...endpointView(row), secret };
     });

@@ -26,6 +26,7 @@ import {
   requireRedis,
   ROOT,
   sleep,
+  TEST_WEBHOOK_SECRET_KEY,
   waitUntil,
 } from '../utils/cluster';
 import { createTestApp, testDatabaseUrl } from '../utils/create-test-app';
@@ -324,7 +325,12 @@ describe('two instances behind nginx, sharing PostgreSQL and Redis', () => {
       process.execPath,
       [join(ROOT, 'dist', 'src', 'cli', 'main.js'), 'token', 'revoke', '--id', id, '--json'],
       {
-        env: { PATH: process.env.PATH ?? '', DATABASE_URL: testDatabaseUrl(), NODE_ENV: 'production' },
+        env: {
+          PATH: process.env.PATH ?? '',
+          DATABASE_URL: testDatabaseUrl(),
+          NODE_ENV: 'production',
+          WEBHOOK_SECRET_KEY: TEST_WEBHOOK_SECRET_KEY,
+        },
       },
     );
     expect(JSON.parse(stdout).revokedAt).toEqual(expect.any(String));

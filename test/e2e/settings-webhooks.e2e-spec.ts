@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { Role } from '../../src/common/access/roles';
 import { SessionsService } from '../../src/settings/sessions.service';
+import { WebhookSecretBox } from '../../src/webhooks/secret-box';
 import { WorkspacesService } from '../../src/workspaces/workspaces.service';
 import { createForm, createWorkspace, TestWorkspace } from '../factories';
 import { waitUntil } from '../utils/cluster';
@@ -56,11 +57,20 @@ describe('settings: the Webhooks page', () => {
     });
   const nonceIn = (html: string) => /name="nonce" value="([^"]+)"/.exec(html)![1];
   const secretIn = (html: string) => /id="secret">(whsec_[^<]+)</.exec(html)?.[1];
-  const endpoints = (workspaceId: string) =>
-    db.query(
+  /** The stored endpoints, their secrets opened (they are stored sealed, never as shown: see webhook-secrets.e2e-spec). */
+  const endpoints = async (workspaceId: string) => {
+    const box = app.get(WebhookSecretBox);
+    const rows = await db.query(
       'SELECT id, url, events, enabled, description, secret, previous_secret FROM webhook_endpoints WHERE workspace_id = $1 ORDER BY created_at',
       [workspaceId],
     );
+    for (const row of rows) expect(`${row.secret} ${row.previous_secret}`).not.toContain('whsec_');
+    return rows.map((row: { secret: string; previous_secret: string | null }) => ({
+      ...row,
+      secret: box.open(row.secret),
+      previous_secret: row.previous_secret && box.open(row.previous_secret),
+    }));
+  };
   const audit = (workspaceId: string, action: string) =>
     db.query(
       'SELECT subject_id, actor_kind, actor_id, actor_user_id FROM audit_events WHERE workspace_id = $1 AND action = $2 ORDER BY at',

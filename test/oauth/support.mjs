@@ -25,6 +25,8 @@ export const SCOPES = [
 ];
 /** oauth4webapi insists on https; the test instance is plain http on loopback. */
 export const insecure = { [oauth.allowInsecureRequests]: true };
+/** The webhook secret key of the built instances and the CLI, in production (which refuses to start without one). */
+const WEBHOOK_SECRET_KEY = Buffer.alloc(32, 'formwork test key').toString('base64');
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -145,7 +147,7 @@ export function cli(databaseUrl, args, { input } = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [join(ROOT, 'dist', 'src', 'cli', 'main.js'), ...args], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl, NODE_ENV: 'production' },
+      env: { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl, NODE_ENV: 'production', WEBHOOK_SECRET_KEY },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -236,6 +238,7 @@ export async function startInstance(databaseUrl, { port, publicUrl, env = {} } =
       PUBLIC_URL: base,
       PORT: String(port),
       NODE_ENV: 'production',
+      WEBHOOK_SECRET_KEY,
       BOOTSTRAP_DEMO: 'false',
       DATABASE_POOL_SIZE: '4',
       LOG_LEVEL: 'info',

@@ -193,6 +193,9 @@ export function callToolAt(
   });
 }
 
+/** The webhook secret key of every test instance started in production (which refuses to start without one). */
+export const TEST_WEBHOOK_SECRET_KEY = Buffer.alloc(32, 'formwork test key').toString('base64');
+
 /** A built instance of the service (node dist/src/main.js), its output kept. */
 export class Instance {
   readonly lines: string[] = [];
@@ -206,7 +209,12 @@ export class Instance {
   ) {
     this.child = spawn(process.execPath, [join(ROOT, 'dist', 'src', 'main.js')], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', ...env, PORT: String(port) },
+      env: {
+        PATH: process.env.PATH ?? '',
+        ...(env.NODE_ENV === 'production' ? { WEBHOOK_SECRET_KEY: TEST_WEBHOOK_SECRET_KEY } : {}),
+        ...env,
+        PORT: String(port),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let partial = '';

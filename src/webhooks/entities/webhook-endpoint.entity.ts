@@ -2,9 +2,10 @@ import { Column, Entity, Index, JoinColumn, ManyToOne, PrimaryGeneratedColumn } 
 import { WorkspaceEntity } from '../../workspaces/entities/workspace.entity';
 
 /**
- * Where a workspace's events are sent. The signing secret is stored as it is: an HMAC key must be
- * usable, so it cannot be hashed like an API token (see docs/webhooks.md, "Secrets"). After a rotation the
- * previous secret signs beside the new one until previous_secret_expires_at.
+ * Where a workspace's events are sent. The signing secret must be usable (an HMAC key), so it
+ * cannot be hashed like an API token: it is stored encrypted under WEBHOOK_SECRET_KEY (secret-box.ts,
+ * docs/webhooks.md, "Secrets"). After a rotation the previous secret signs beside the new one until
+ * previous_secret_expires_at.
  */
 @Entity({ name: 'webhook_endpoints' })
 @Index('IDX_webhook_endpoints_workspace', ['workspaceId', 'createdAt'])
@@ -35,7 +36,7 @@ export class WebhookEndpointEntity {
   @Column({ name: 'disabled_at', type: 'timestamptz', nullable: true })
   disabledAt: Date | null;
 
-  /** whsec_<base64 of 32 random bytes>. */
+  /** whsec_<base64 of 32 random bytes>, sealed: fwse1:<key id>:<nonce, ciphertext, tag>. */
   @Column({ type: 'text' })
   secret: string;
 
