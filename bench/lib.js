@@ -137,8 +137,13 @@ function cleanEnv() {
     )
       delete env[k];
   }
+  // Production refuses to start without it (it encrypts the webhook secrets); one for every bench instance.
+  env.WEBHOOK_SECRET_KEY ??= BENCH_WEBHOOK_SECRET_KEY;
   return env;
 }
+
+/** The webhook secret key of the instances under test (and their CLI), in production. */
+const BENCH_WEBHOOK_SECRET_KEY = Buffer.alloc(32, 'formwork bench key').toString('base64');
 
 /** The environment of the built service under test: production, quiet, no demo bootstrap; `extra` on top. */
 const serviceEnv = (base, port, dbUrl, extra = {}) => ({
@@ -771,6 +776,7 @@ module.exports = {
   runJson,
   freePort,
   cleanEnv,
+  BENCH_WEBHOOK_SECRET_KEY,
   serviceEnv,
   Server,
   post,

@@ -60,6 +60,7 @@ const {
   loadText,
   autocannonVersion,
   writeReport,
+  BENCH_WEBHOOK_SECRET_KEY,
 } = require('./lib');
 
 const OPTS = {
@@ -141,7 +142,7 @@ async function main() {
   teardown.database = database;
   await database.create();
 
-  const baseEnv = { PATH: process.env.PATH, HOME: process.env.HOME };
+  const baseEnv = { PATH: process.env.PATH, HOME: process.env.HOME, WEBHOOK_SECRET_KEY: BENCH_WEBHOOK_SECRET_KEY };
   const cliEnv = { ...baseEnv, DATABASE_URL: dbUrl, NODE_ENV: 'production', LOG_LEVEL: 'warn' };
   await runJson('migrate (CLI)', [CLI, 'migrate', '--json'], cliEnv);
   const demo = await runJson('demo (CLI)', [CLI, 'demo', '--json'], cliEnv);
