@@ -16,7 +16,7 @@ const input = Type.Object(
       StringEnum(FORMATS, {
         default: 'csv',
         description:
-          'csv: one row per response (id, submittedAt, a column per block headed by its title, or ref with answersBy "ref", then a column per hidden field), UTF-8 with a byte order mark, opens in a spreadsheet. ndjson: one get_response object per line.',
+          'csv: a row per response (id, submittedAt, a column per block headed by its title, or ref with answersBy "ref", then per hidden field), UTF-8 with a byte order mark. ndjson: a get_response object per line.',
       }),
     ),
     ...responseFilterArguments,
@@ -29,7 +29,7 @@ const output = Type.Object(
     url: Type.String({
       format: 'uri',
       description:
-        'A signed link that downloads the export with a plain GET and no other credential. It acts for the credential that made it: treat it as a secret, and expect it to stop when that credential is revoked.',
+        'A link that downloads the export with a plain GET and no other credential. It acts for the credential that made it: treat it as a secret, and expect it to stop when that credential is revoked.',
     }),
     expiresAt: Type.String({ format: 'date-time', description: 'When the link stops serving (15 minutes).' }),
     format: StringEnum(FORMATS),
@@ -42,7 +42,7 @@ type Output = Static<typeof output>;
   name: 'export_responses',
   title: 'Export responses',
   description:
-    "Makes a link to download a form's responses as CSV or NDJSON, all of them or those matching the filter (where, since, until, as list_responses takes them), in submission order. The link serves 15 minutes on a plain GET, streams any number of responses, and acts for your credential. Use it for spreadsheets and bulk reads instead of paging list_responses.",
+    "Makes a link that downloads a form's responses (all, or those the filter matches) as CSV or NDJSON, in submission order, with a plain GET: any number of responses. For spreadsheets and bulk reads instead of paging list_responses.",
   scope: 'responses:read',
   write: false,
   input,

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { StringEnum } from '../common/validation/schema-validator';
 import { BLOCK_TYPES } from './blocks';
-import { CONDITION_DESCRIPTION, ConditionOutputSchema, ConditionSchema } from './conditions';
+import { ConditionOutputSchema, ConditionSchema } from './conditions';
 import { MAX_HIDDEN_FIELDS, MAX_JUMPS, REF_PATTERN } from './form-logic';
 import { FORM_STATUSES } from './entities/form.entity';
 
@@ -9,42 +9,27 @@ import { FORM_STATUSES } from './entities/form.entity';
 export const PublicId = Type.String({
   minLength: 1,
   maxLength: 64,
-  description: 'Public identifier of the form (from list_forms or create_form).',
+  description: 'From list_forms or create_form.',
 });
 
 export const ChoiceSchema = Type.Object({ id: Type.String(), label: Type.String() }, { additionalProperties: false });
 
 export const BlockSchema = Type.Object(
   {
-    id: Type.String({ description: 'Stable id; answers are keyed by it.' }),
-    ref: Type.Optional(
-      Type.String({ description: "The block's ref, when it has one: answers may be keyed by it too." }),
-    ),
-    type: StringEnum(BLOCK_TYPES),
-    title: Type.Optional(Type.String({ description: 'Every block has one, except a page_break created without.' })),
+    id: Type.String(),
+    ref: Type.Optional(Type.String()),
+    type: Type.String(),
+    title: Type.Optional(Type.String()),
     description: Type.Optional(Type.String()),
     required: Type.Boolean(),
-    choices: Type.Optional(Type.Array(ChoiceSchema, { description: 'multiple_choice, checkboxes, dropdown' })),
-    min: Type.Optional(Type.Number({ description: 'number, linear_scale' })),
-    max: Type.Optional(Type.Number({ description: 'number, rating, linear_scale' })),
-    minLabel: Type.Optional(Type.String({ description: 'rating, linear_scale: label of the low end' })),
-    maxLabel: Type.Optional(Type.String({ description: 'rating, linear_scale: label of the high end' })),
-    showIf: Type.Optional(
-      ConditionOutputSchema(
-        'Shown only when this condition holds (blocks named by ref where they have one, choices by id).',
-      ),
-    ),
+    choices: Type.Optional(Type.Array(ChoiceSchema)),
+    min: Type.Optional(Type.Number()),
+    max: Type.Optional(Type.Number()),
+    minLabel: Type.Optional(Type.String()),
+    maxLabel: Type.Optional(Type.String()),
+    showIf: Type.Optional(ConditionOutputSchema()),
     jumps: Type.Optional(
-      Type.Array(
-        Type.Object(
-          {
-            if: ConditionOutputSchema('A condition.'),
-            to: Type.String({ description: 'A later page_break\'s ref (or id), or "end".' }),
-          },
-          { additionalProperties: false },
-        ),
-        { description: 'page_break: jumps tried in order when leaving the page this page_break closes.' },
-      ),
+      Type.Array(Type.Object({ if: ConditionOutputSchema(), to: Type.String() }, { additionalProperties: false })),
     ),
   },
   { additionalProperties: false },
@@ -57,14 +42,12 @@ const formFields = {
   publicId: Type.String(),
   url: Type.String({
     format: 'uri',
-    description: "The form's share link (PUBLIC_URL/f/{publicId}), where people answer it while it is published.",
+    description: "The form's share link; it takes answers while the form is published.",
   }),
   title: Type.String(),
   description: Type.Union([Type.String(), Type.Null()]),
   status: FormStatusSchema,
-  version: Type.Integer({
-    description: 'Bumped on every change; send it back to update_form to detect conflicting edits.',
-  }),
+  version: Type.Integer(),
   createdAt: Timestamp,
   updatedAt: Timestamp,
   publishedAt: Type.Union([Timestamp, Type.Null()]),
@@ -84,11 +67,7 @@ export const FormSummarySchema = Type.Object(
 export const FormSchema = Type.Object(
   {
     ...formFields,
-    hiddenFields: Type.Optional(
-      Type.Array(Type.String(), {
-        description: 'Names of the hidden fields responses carry (present when there are any).',
-      }),
-    ),
+    hiddenFields: Type.Optional(Type.Array(Type.String())),
     blocks: Type.Array(BlockSchema),
   },
   { additionalProperties: false },
@@ -104,16 +83,16 @@ export const BlockInputSchema = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: 64,
-        description: 'Keep the id of an existing block to keep its answers; omit it for a new block.',
+        description: "An existing block's id, to keep the block and its answers; omitted for a new block.",
       }),
     ),
     ref: Type.Optional(
       Type.Union([Type.String({ pattern: REF_PATTERN, maxLength: 64 }), Type.Null()], {
         description:
-          'Your own stable key for the block (lower-case letters, digits, _; not starting with b_), unique in the form. Conditions, jumps and answers may name the block by it; in update_form a block sent with a known ref and no id is that block. Kept when omitted; null removes it.',
+          'Your own key for the block, unique in the form, not starting with b_: conditions, jumps and answers may name the block by it before it has an id. In update_form a known ref without id is that block; omitted: kept; null removes it.',
       }),
     ),
-    type: StringEnum(BLOCK_TYPES),
+    type: StringEnum(BLOCK_TYPES, { description: 'statement: text, no answer; page_break: starts a new page.' }),
     title: Type.Optional(
       Type.String({ minLength: 1, maxLength: 1000, description: 'Required on every block except a page_break.' }),
     ),
@@ -133,8 +112,7 @@ export const BlockInputSchema = Type.Object(
         ]),
         {
           maxItems: 200,
-          description:
-            'multiple_choice, checkboxes, dropdown: labels, or { id, label } to keep (or rename) an existing choice.',
+          description: 'multiple_choice, checkboxes, dropdown: labels, or { id, label } to keep (or rename) a choice.',
         },
       ),
     ),
@@ -144,26 +122,26 @@ export const BlockInputSchema = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: 100,
-        description: 'rating, linear_scale: label of the low end ("Unlikely")',
+        description: 'rating, linear_scale: label of the low end',
       }),
     ),
     maxLabel: Type.Optional(
       Type.String({
         minLength: 1,
         maxLength: 100,
-        description: 'rating, linear_scale: label of the high end ("Very likely")',
+        description: 'rating, linear_scale: label of the high end',
       }),
     ),
     showIf: Type.Optional(
       ConditionSchema(
-        `The block (or, on a page_break, the page it starts) is shown only when this condition holds; it may name only blocks before it. ${CONDITION_DESCRIPTION}`,
+        'The block (on a page_break: its page) is shown only when this condition holds; it names only blocks before it.',
       ),
     ),
     jumps: Type.Optional(
       Type.Array(
         Type.Object(
           {
-            if: ConditionSchema('Condition on blocks before this page_break (and hidden fields), as in showIf.'),
+            if: ConditionSchema('Names only blocks before this page_break.'),
             to: Type.String({
               minLength: 1,
               maxLength: 64,
@@ -175,7 +153,7 @@ export const BlockInputSchema = Type.Object(
         {
           maxItems: MAX_JUMPS,
           description:
-            'page_break only: tried in order when the respondent leaves the page this page_break closes (the blocks before it); the first whose if holds is taken; none: the next page follows.',
+            'page_break only: tried in order when the respondent leaves the page this page_break closes; the first whose if holds is taken, else the next page follows.',
         },
       ),
     ),
@@ -189,7 +167,9 @@ export const HiddenFieldsSchema = (description?: string) =>
     maxItems: MAX_HIDDEN_FIELDS,
     description:
       description ??
-      `Names of values a response carries besides its answers (like refs; at most ${MAX_HIDDEN_FIELDS}): the respondent page takes them from its URL (?source=newsletter), create_response from hidden. Conditions test them with { "hidden": name, "op", "value" }.`,
+      'Names of values a response carries besides its answers, e.g. ["campaign"]. People bring them in the share link\'s query: ' +
+        "/f/{publicId}?campaign=newsletter (the form's url, then ?name=value&...); create_response takes them in hidden; " +
+        'conditions test them as { "hidden": "campaign", "op", "value" }.',
   });
 
 export const FormTitle = Type.String({ minLength: 1, maxLength: 500 });

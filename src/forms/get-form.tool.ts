@@ -9,7 +9,7 @@ const output = FormSchema;
 @Tool({
   name: 'get_form',
   title: 'Get a form',
-  description: 'Returns one form with its blocks in order; each block has a stable id that answers are keyed by.',
+  description: 'Returns one form with its blocks in order.',
   scope: 'forms:read',
   write: false,
   input,

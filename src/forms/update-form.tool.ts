@@ -19,14 +19,10 @@ const input = Type.Object(
       Type.Array(BlockInputSchema, {
         maxItems: 200,
         description:
-          "The whole new block list, in order. Keep a block's id (or send its ref without id), and a choice's id, to keep its answers; renaming is fine. Blocks left out are removed. A form read with get_form can be sent back as is.",
+          "The whole new block list, in order: keep a block's id (or ref) and a choice's id to keep their answers; blocks left out are removed. A form read with get_form can be sent back as is.",
       }),
     ),
-    hiddenFields: Type.Optional(
-      HiddenFieldsSchema(
-        'The whole new list of hidden fields (omitted: kept). Removing one that a rule names is refused unless the same update changes the rule.',
-      ),
-    ),
+    hiddenFields: Type.Optional(HiddenFieldsSchema('The whole new list of hidden fields, as in create_form.')),
     acceptAnswerLoss: Type.Optional(
       Type.Boolean({
         default: false,
@@ -43,7 +39,7 @@ const output = FormSchema;
   name: 'update_form',
   title: 'Update a form',
   description:
-    "Changes a form's title, description, hidden fields or blocks (the list replaces the old one; blocks, refs, pages, showIf and jumps as in create_form). A change that would discard answers is refused (400 tool_error, details say which) unless acceptAnswerLoss is true. Removing or retyping a block a rule names, or removing a choice or hidden field a rule names, is refused (400 invalid_arguments at the rule's path) unless the same update changes the rule; acceptAnswerLoss does not lift that. Send the version you read to avoid overwriting someone else's edit.",
+    "Changes a form's title, description, hidden fields or blocks (as in create_form); what is omitted is kept. A change that would discard answers is refused (400 tool_error, details say which) unless acceptAnswerLoss is true. Removing or retyping a block, or removing a choice or hidden field, that a rule names is refused (400 invalid_arguments at the rule's path) unless the same update changes the rule, whatever acceptAnswerLoss says.",
   scope: 'forms:write',
   write: true,
   input,

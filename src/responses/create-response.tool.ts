@@ -7,14 +7,16 @@ import { ResponsesService } from './responses.service';
 const input = Type.Object(
   {
     publicId: PublicId,
-    answers: Type.Record(Type.String(), Type.Unknown(), {
+    answers: Type.Unsafe<Record<string, unknown>>({
+      type: 'object',
       description:
         'Answers by block id or ref: a string for text types, a number for number, the chosen label (or choice id) for multiple_choice and dropdown, a list of them for checkboxes, an integer for rating and linear_scale, "YYYY-MM-DD" for date, true/false for yes_no.',
     }),
     hidden: Type.Optional(
-      Type.Record(Type.String(), Type.String({ maxLength: 1000 }), {
-        description:
-          "Values of the form's hidden fields: { name: value } (names the form does not declare are refused). Conditions may test them.",
+      Type.Unsafe<Record<string, string>>({
+        type: 'object',
+        additionalProperties: { type: 'string', maxLength: 1000 },
+        description: "Values of the form's hidden fields: { name: value } (undeclared names are refused).",
       }),
     ),
   },
@@ -26,7 +28,7 @@ const output = ResponseSchema;
   name: 'create_response',
   title: 'Create a response',
   description:
-    "Stores a response to a form (scripted imports and tests; people answer on the form's page). Each answer is checked against its block; if any is invalid nothing is stored and details name each one. On a form with rules, answers follow their own path: required applies only to blocks shown, and an answer to a block the answers do not show (its showIf fails, or a jump skips its page) is refused, with a hint naming the rule. Works on drafts and closed forms too.",
+    "Stores a response to a form (scripted imports and tests; people answer on the form's page), on any status. Each answer is checked against its block; if any is invalid nothing is stored and details name each one. On a form with rules, required applies only to blocks shown, and an answer to a block the answers do not show (its showIf fails, or a jump skips its page) is refused, with a hint naming the rule.",
   scope: 'responses:write',
   write: true,
   input,

@@ -13,8 +13,7 @@ const output = ResponseSchema;
 @Tool({
   name: 'get_response',
   title: 'Get a response',
-  description:
-    'Returns one response of a form with its answers by block id (answersBy "ref": by block ref) and its hidden field values.',
+  description: 'Returns one response of a form with its answers and hidden field values.',
   scope: 'responses:read',
   write: false,
   input,

@@ -10,7 +10,7 @@ import { ResponsesService } from './responses.service';
 const input = Type.Object(
   {
     publicId: PublicId,
-    ...pageArguments(200, 50, "Start position; add the previous page's count to get the next page."),
+    ...pageArguments(200, 50),
     order: Type.Optional(
       StringEnum(['oldest', 'newest'] as const, {
         default: 'oldest',
@@ -28,9 +28,9 @@ const output = Type.Object({ ...pageFields, responses: Type.Array(ResponseSchema
   name: 'list_responses',
   title: 'List responses',
   description:
-    'Pages through the responses of a form, ordered by submission time. To read them all, start at offset 0 and add count to offset until offset reaches total. ' +
-    'Filter with where (a condition on answers or hidden fields, the language of form logic: e.g. people who rated 2 or less, { "block": "rating", "op": "lte", "value": 2 }), since (inclusive) and until (exclusive) on submittedAt: total is then the number of matches, and the same walk sees each exactly once. ' +
-    'For counts and averages use summarize_responses (it takes the same filters), which is much cheaper.',
+    'Pages through the responses of a form in submission order. To read them all, start at offset 0 and add count to offset until offset reaches total; ' +
+    'with a filter (where, since, until), total counts the matches and the walk sees each exactly once. ' +
+    'For counts and averages, summarize_responses (same filters) is much cheaper; for bulk reads, export_responses.',
   scope: 'responses:read',
   write: false,
   input,

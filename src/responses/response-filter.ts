@@ -26,14 +26,7 @@ export const MAX_FILTER_LEAVES = 100;
 export const MAX_FILTER_BYTES = 16 * 1024;
 
 export const WHERE_DESCRIPTION =
-  'Only responses for which this condition holds: the language of form logic (showIf, jumps). ' +
-  '{ "block": "(id or ref of any block)", "op", "value"? }, { "hidden": "(hidden field name)", "op", "value"? }, ' +
-  'or { "all": [...] }, { "any": [...] }, { "not": {...} }, nested at most 3 levels. ' +
-  'ops: equals, not_equals, in (value a list), contains, not_contains (text: substring ignoring case; checkboxes: that choice is ticked), ' +
-  'gt, gte, lt, lte (number, rating, linear_scale, date as YYYY-MM-DD), answered, not_answered (no value). ' +
-  'multiple_choice/dropdown: equals, not_equals, in (choices by label or id); checkboxes: contains, not_contains (one choice), equals, not_equals (the exact set, a list), in (any of a list); yes_no: equals, not_equals (true/false). ' +
-  'A block not answered makes every op false except not_answered. ' +
-  'Example, people who rated 2 or less: { "block": "rating", "op": "lte", "value": 2 }. ' +
+  'Only responses for which this condition (on any block of the form) holds; e.g. people who rated 2 or less: { "block": "rating", "op": "lte", "value": 2 }. ' +
   `At most ${MAX_FILTER_LEAVES} conditions and ${MAX_FILTER_BYTES / 1024} KB of JSON. ` +
   'A workspace runs a few filtered reads and export downloads at once (2 by default): more get 429 rate_limited with Retry-After.';
 
@@ -45,11 +38,7 @@ export const responseFilterArguments = {
     Type.String({ format: 'date-time', description: 'Only responses submitted at or after this time (inclusive).' }),
   ),
   until: Type.Optional(
-    Type.String({
-      format: 'date-time',
-      description:
-        'Only responses submitted before this time (exclusive): since/until of one day and the next never overlap.',
-    }),
+    Type.String({ format: 'date-time', description: 'Only responses submitted before this time (exclusive).' }),
   ),
 };
 

@@ -5,20 +5,23 @@ import { PublicId } from '../forms/form.schemas';
 export const ResponseId = Type.String({
   minLength: 1,
   maxLength: 64,
-  description: 'Id of the response (from list_responses).',
+  description: 'From list_responses.',
 });
 
 export const ResponseSchema = Type.Object(
   {
     id: Type.String(),
     submittedAt: Type.String({ format: 'date-time' }),
-    answers: Type.Record(Type.String(), Type.Unknown(), {
+    answers: Type.Unsafe<Record<string, unknown>>({
+      type: 'object',
       description:
-        'Answers by block id (or by ref with answersBy "ref"): text, number, the chosen label, a list of labels (checkboxes), an integer (rating, scale), a date, or a boolean. Blocks not shown on the response\'s path have no answer.',
+        'By block id (or ref, with answersBy "ref"), in the shapes create_response takes (choices by label); blocks not shown on its path have none.',
     }),
     hidden: Type.Optional(
-      Type.Record(Type.String(), Type.String(), {
-        description: 'Hidden field values the response came with (on forms with hiddenFields).',
+      Type.Unsafe<Record<string, string>>({
+        type: 'object',
+        additionalProperties: { type: 'string' },
+        description: 'The hidden field values it came with.',
       }),
     ),
   },
@@ -28,8 +31,7 @@ export const ResponseSchema = Type.Object(
 /** How read tools key answers. */
 export const AnswersBy = StringEnum(['id', 'ref'] as const, {
   default: 'id',
-  description:
-    'Key answers by block id (default) or by the block\'s ref ("ref"; a block without a ref stays under its id).',
+  description: 'Key answers by block id or by ref (a block without one stays under its id).',
 });
 
 /** The arguments of the tools that act on one response. */

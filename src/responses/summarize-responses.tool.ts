@@ -77,9 +77,9 @@ const output = Type.Object(
   name: 'summarize_responses',
   title: 'Summarize responses',
   description:
-    "Aggregates of a form's responses per block: answered and skipped counts, counts and shares per choice, min/max/mean of numbers, ratings and scales, the answers per value of a rating or scale (distribution), the latest text answers. Much cheaper than paging. " +
-    'With where, since or until (as list_responses takes them), the same summary of the matching responses only, a segment: e.g. how did the people who answered Yes rate us, where { "block": "recommend", "op": "equals", "value": true }. ' +
-    'Unfiltered it reads maintained totals (instant); filtered it reads the matching responses.',
+    "Aggregates of a form's responses per block: answered and skipped counts, counts and shares per choice, min/max/mean of numbers, ratings and scales, the latest text answers. Much cheaper than paging. " +
+    'With where, since or until, the same summary of the matching responses (a segment: e.g. how the people who answered Yes rated us). ' +
+    'Unfiltered it is instant (maintained totals).',
   scope: 'responses:read',
   write: false,
   input,

@@ -238,6 +238,19 @@ export function docsContentSecurityPolicy(config: AppConfig): string {
 }
 
 /**
+ * A tool's input schema for the OpenAPI document: its shared definitions ($defs) moved into
+ * `schemas` (components/schemas), where the document's own references point, because a `#/...`
+ * reference in an OpenAPI document is resolved from the document's root, not the schema's.
+ */
+function inComponents(input: Record<string, unknown>, schemas: Record<string, unknown>): Record<string, unknown> {
+  const { $defs, ...schema } = input as { $defs?: Record<string, unknown> };
+  const moved = (x: unknown) =>
+    JSON.parse(JSON.stringify(x).replaceAll('"#/$defs/', '"#/components/schemas/')) as Record<string, unknown>;
+  for (const [name, definition] of Object.entries($defs ?? {})) schemas[name] = moved(definition);
+  return moved(schema);
+}
+
+/**
  * The OpenAPI 3.1 document: the routes Nest knows through @nestjs/swagger, plus one operation per
  * tool at its literal path, whose request and 200 schemas are the tool's own input and output schemas.
  */
@@ -295,6 +308,7 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
 
   for (const tool of registry.all()) {
     const d = tool.definition;
+    const input = inComponents(tool.input, document.components.schemas as Record<string, unknown>);
     document.paths[`/api/v1/tools/${d.name}`] = {
       post: {
         operationId: d.name,
@@ -316,7 +330,7 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
           required: false,
           content: {
             'application/json': {
-              schema: plainSchema(d.input) as never,
+              schema: input as never,
               ...(TOOL_EXAMPLES[d.name] ? { examples: { example: TOOL_EXAMPLES[d.name] } } : {}),
             },
           },

@@ -2,20 +2,25 @@
 import { Type } from '@sinclair/typebox';
 
 /** The `limit` (1 to `max`, `byDefault` when left out) and `offset` arguments of a list tool. */
-export function pageArguments(max: number, byDefault: number, offsetDescription = 'Start position of the page.') {
+export function pageArguments(max: number, byDefault: number) {
   return {
     limit: Type.Optional(
       Type.Integer({ minimum: 1, maximum: max, default: byDefault, description: `Page size, 1 to ${max}.` }),
     ),
     offset: Type.Optional(
-      Type.Integer({ minimum: 0, maximum: 1_000_000_000, default: 0, description: offsetDescription }),
+      Type.Integer({
+        minimum: 0,
+        maximum: 1_000_000_000,
+        default: 0,
+        description: "Start position; add the previous page's count for the next page.",
+      }),
     ),
   };
 }
 
 /** The paging members every list tool answers with. */
 export const pageFields = {
-  total: Type.Integer({ minimum: 0, description: 'Number of items in the whole list.' }),
-  offset: Type.Integer({ minimum: 0, description: 'Offset of this page.' }),
-  count: Type.Integer({ minimum: 0, description: 'Number of items in this page; add it to offset for the next page.' }),
+  total: Type.Integer({ minimum: 0, description: 'Items in the whole list.' }),
+  offset: Type.Integer({ minimum: 0 }),
+  count: Type.Integer({ minimum: 0, description: 'Items in this page.' }),
 };

@@ -2,11 +2,14 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import type { RequiredPlan, ToolRequirement } from '../common/access/tool-requirement';
+import { gatherDefinitions } from '../common/validation/schema-definitions';
 import { createAjv, ValidateFunction } from '../common/validation/schema-validator';
 import { TOOL_METADATA, ToolAnnotations, ToolDefinition, ToolHandler } from './tool.decorator';
 
 export interface RegisteredTool {
   definition: ToolDefinition;
+  /** The input schema as validated and published: plain JSON, shared definitions gathered at its root. */
+  input: Record<string, unknown>;
   requirement: ToolRequirement;
   handler: ToolHandler;
   validate: ValidateFunction;
@@ -19,12 +22,10 @@ export interface ToolDescriptor {
   description: string;
   inputSchema: object;
   outputSchema: object;
-  annotations: ToolAnnotations & { title: string };
+  annotations: ToolAnnotations;
   /** Formwork's access rules, so a caller can tell up front what a tool takes. */
   'x-formwork': { scope: string; write: boolean; minRole: string; plan: RequiredPlan };
 }
-
-const JSON_SCHEMA_2020 = 'https://json-schema.org/draft/2020-12/schema';
 
 /**
  * Every tool of the service, found at boot among the providers marked @Tool: adding a tool is
@@ -51,8 +52,10 @@ export class ToolRegistry implements OnModuleInit {
         throw new Error(`Tool "${definition.name}" has no input or output schema`);
       if (typeof (instance as ToolHandler).run !== 'function')
         throw new Error(`Tool "${definition.name}" has no run() method`);
+      const input = gatherDefinitions(plainSchema(definition.input));
       this.tools.set(definition.name, {
         definition,
+        input,
         requirement: {
           name: definition.name,
           scope: definition.scope,
@@ -60,16 +63,19 @@ export class ToolRegistry implements OnModuleInit {
           minRole: definition.minRole,
         },
         handler: instance as ToolHandler,
-        validate: ajv.compile(definition.input),
+        validate: ajv.compile(input),
       });
     }
-    this.descriptors = [...this.tools.values()].map(({ definition: d }) => ({
+    this.descriptors = [...this.tools.values()].map(({ definition: d, input }) => ({
       name: d.name,
       title: d.title,
       description: d.description,
-      inputSchema: { $schema: JSON_SCHEMA_2020, ...plainSchema(d.input) },
-      outputSchema: { $schema: JSON_SCHEMA_2020, ...plainSchema(d.output) },
-      annotations: { title: d.title, ...d.annotations },
+      // JSON Schema 2020-12 without a $schema keyword: it is MCP's default dialect, some clients
+      // refuse the keyword, and it would be written out 42 times in a list an agent pays for.
+      inputSchema: input,
+      outputSchema: plainSchema(d.output),
+      // The title once, beside the name (MCP shows it before annotations.title, which it would repeat).
+      annotations: d.annotations,
       'x-formwork': { scope: d.scope, write: d.write, minRole: d.minRole, plan: d.plan },
     }));
   }

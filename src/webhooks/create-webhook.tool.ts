@@ -13,7 +13,7 @@ const output = WebhookWithSecretSchema;
   name: 'create_webhook',
   title: 'Create a webhook endpoint',
   description:
-    'Subscribes a URL to events of the workspace (response.created, response.deleted, form.created, form.updated, form.published, form.closed, form.deleted). Each event is POSTed as JSON { type, timestamp, data }, signed per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature). The answer holds the signing secret (whsec_...), shown only this once. The URL must be https and resolve to public addresses.',
+    'Subscribes a URL to events of the workspace. Each event is POSTed as JSON { type, timestamp, data }, signed per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature) with the secret in the answer.',
   ...WEBHOOK_WRITE,
   input,
   output,

@@ -22,7 +22,7 @@ const output = Type.Object({ ...pageFields, deliveries: Type.Array(DeliverySchem
   name: 'list_webhook_deliveries',
   title: 'List webhook deliveries',
   description:
-    'The delivery log of the last 30 days, newest first, for one endpoint or all: each delivery (one event for one endpoint) with its status, payload and every attempt (time, HTTP status, duration, error, first 2 KB of the answer, next retry).',
+    'The delivery log of the last 30 days, newest first, for one endpoint or all: each delivery (one event for one endpoint) with its status, payload and every attempt.',
   ...WEBHOOK_READ,
   input,
   output,

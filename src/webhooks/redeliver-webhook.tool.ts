@@ -10,7 +10,7 @@ const output = DeliverySchema;
   name: 'redeliver_webhook',
   title: 'Send a webhook delivery again',
   description:
-    "Sends a delivery's event again, with the same webhook-id (so a receiver that already has it can tell), on a fresh retry schedule. It is sent within a second or so; list_webhook_deliveries shows the attempt.",
+    "Sends a delivery's event again with the same webhook-id (a receiver that has it can tell), on a fresh retry schedule, within a second or so; list_webhook_deliveries shows the attempt.",
   ...WEBHOOK_WRITE,
   input,
   output,

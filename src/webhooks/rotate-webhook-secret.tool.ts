@@ -10,7 +10,7 @@ const output = WebhookWithSecretSchema;
   name: 'rotate_webhook_secret',
   title: 'Rotate a webhook signing secret',
   description:
-    'Gives the endpoint a new signing secret (shown only in this answer). For 24 hours the old secret keeps signing too: webhook-signature carries both signatures, space-separated, so the receiver can switch secrets without losing an event.',
+    'Gives the endpoint a new signing secret. For 24 hours the old secret signs too (webhook-signature carries both, space-separated), so the receiver can switch without losing an event.',
   ...WEBHOOK_WRITE,
   input,
   output,

@@ -24,7 +24,7 @@ const output = WebhookSchema;
   name: 'update_webhook',
   title: 'Update a webhook endpoint',
   description:
-    "Changes an endpoint's URL, events, description, or enables or disables it. Enabling an endpoint that Formwork disabled (410 Gone, 5 days of failures) resumes its pending deliveries.",
+    "Changes an endpoint's URL, events or description, or enables or disables it. Enabling an endpoint that Formwork disabled resumes its pending deliveries.",
   ...WEBHOOK_WRITE,
   input,
   output,

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { StringEnum } from '../common/validation/schema-validator';
 import { WEBHOOK_EVENTS } from './events';
 import { MAX_URL_LENGTH } from './url-safety';
 
@@ -8,25 +9,22 @@ export const WEBHOOK_WRITE = { scope: 'webhooks:write', write: true, minRole: 'a
 
 export const WebhookId = Type.String({
   format: 'uuid',
-  description: 'Id of the webhook endpoint (from list_webhooks).',
+  description: 'From list_webhooks.',
 });
 export const DeliveryId = Type.String({
   format: 'uuid',
-  description: 'Id of a delivery (from list_webhook_deliveries).',
+  description: 'From list_webhook_deliveries.',
 });
-export const EventType = Type.Union(
-  WEBHOOK_EVENTS.map((e) => Type.Literal(e)),
-  { description: `An event type: ${WEBHOOK_EVENTS.join(', ')}.` },
-);
+export const EventType = StringEnum(WEBHOOK_EVENTS);
 export const EventList = Type.Array(EventType, {
   minItems: 1,
   uniqueItems: true,
-  description: 'The events to send to this endpoint (at least one).',
+  description: 'The events to send to this endpoint.',
 });
 export const WebhookUrl = Type.String({
   minLength: 1,
   maxLength: MAX_URL_LENGTH,
-  description: 'Where to POST the events: an https:// URL whose host resolves to public addresses only.',
+  description: 'The https URL to POST events to; its host must resolve to public addresses only.',
 });
 /** The longest description an endpoint may carry (the tools' schema and the settings page). */
 export const MAX_DESCRIPTION_LENGTH = 500;
@@ -46,15 +44,14 @@ export const WebhookSchema = Type.Object(
     events: Type.Array(Type.String()),
     enabled: Type.Boolean(),
     disabledReason: Type.Union([Type.String(), Type.Null()], {
-      description: 'Why Formwork disabled the endpoint (410 Gone, or 5 days of failures); null otherwise.',
+      description: 'Why Formwork disabled it (410 Gone, or failing for 5 days).',
     }),
     disabledAt: NullableTimestamp,
     failingSince: Type.Union([Timestamp, Type.Null()], {
-      description:
-        'The first failed attempt since the last success; after 5 days of failures the endpoint is disabled.',
+      description: 'The first failed attempt since the last success.',
     }),
     previousSecretExpiresAt: Type.Union([Timestamp, Type.Null()], {
-      description: 'After a rotation: until when the previous secret still signs beside the new one.',
+      description: 'After a rotation: until when the previous secret signs too.',
     }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
@@ -76,13 +73,13 @@ export const AttemptSchema = Type.Object(
   {
     attemptedAt: Timestamp,
     statusCode: Type.Union([Type.Integer(), Type.Null()], {
-      description: 'The HTTP status the endpoint answered; null when no answer came.',
+      description: 'null when no answer came.',
     }),
     durationMs: Type.Integer({ minimum: 0 }),
     error: Type.Union([Type.String(), Type.Null()]),
     responseBody: Type.Union([Type.String(), Type.Null()], { description: "The first 2 KB of the endpoint's answer." }),
     nextAttemptAt: Type.Union([Timestamp, Type.Null()], {
-      description: 'When the next attempt was scheduled after this one; null when none was.',
+      description: 'When the next attempt was due after this one.',
     }),
   },
   { additionalProperties: false },
@@ -94,14 +91,14 @@ export const DeliverySchema = Type.Object(
     webhookId: Type.String(),
     eventId: Type.String({ description: 'The webhook-id header: the same on every attempt and redelivery.' }),
     type: Type.String(),
-    status: Type.Union([Type.Literal('pending'), Type.Literal('delivered'), Type.Literal('failed')]),
+    status: StringEnum(['pending', 'delivered', 'failed'] as const),
     createdAt: Timestamp,
     attemptCount: Type.Integer({ minimum: 0 }),
     nextAttemptAt: Type.Union([Timestamp, Type.Null()]),
     payload: Type.Unknown({ description: 'The event as sent: { type, timestamp, data }.' }),
-    redacted: Type.Union([Type.Literal('response_deleted'), Type.Literal('form_deleted'), Type.Null()], {
+    redacted: Type.Union([StringEnum(['response_deleted', 'form_deleted'] as const), Type.Null()], {
       description:
-        "Set when the answers this delivery carried were deleted (delete_response, delete_form): the payload keeps the response's id and submittedAt only, and the delivery is not sent again.",
+        "The answers it carried were deleted: the payload keeps the response's id and submittedAt; not sent again.",
     }),
     attempts: Type.Array(AttemptSchema, { description: 'Every attempt, oldest first.' }),
   },

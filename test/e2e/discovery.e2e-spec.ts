@@ -52,8 +52,8 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
   it("publishes every tool's plan, role and annotations as derived from its declaration (a diff here is an access or hint change)", async () => {
     const res = await request(app.getHttpServer()).get('/api/v1/tools');
     const table = (res.body.tools as ToolDescriptor[])
-      .map(({ name, title, annotations: { title: annotationTitle, ...annotations }, 'x-formwork': access }) => {
-        expect(annotationTitle).toBe(title);
+      .map(({ name, title, annotations, 'x-formwork': access }) => {
+        expect(title).toEqual(expect.any(String));
         return { name, plan: access.plan, minRole: access.minRole, annotations };
       })
       .sort((a, b) => a.name.localeCompare(b.name));
@@ -208,7 +208,8 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
           annotations: expect.any(Object),
         }),
       );
-      expect(tool.inputSchema.$schema).toBe('https://json-schema.org/draft/2020-12/schema');
+      // JSON Schema 2020-12, MCP's default dialect: no $schema keyword in each schema.
+      expect(tool.inputSchema.$schema).toBeUndefined();
       expect(tool.inputSchema.type).toBe('object');
       expect(() => ajv.compile(tool.inputSchema)).not.toThrow();
       expect(() => ajv.compile(tool.outputSchema)).not.toThrow();
@@ -230,9 +231,13 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
       const published = (await request(app.getHttpServer()).get('/api/v1/tools')).body.tools.find(
         (t: { name: string }) => t.name === tool.definition.name,
       );
-      const { $schema: _in, ...input } = published.inputSchema;
-      const { $schema: _out, ...output } = published.outputSchema;
-      expect(op.requestBody.content['application/json'].schema).toEqual(input);
+      const { $defs, ...input } = published.inputSchema;
+      const output = published.outputSchema;
+      // Shared definitions ($defs, such as the condition) live in components/schemas, where the document's references point.
+      const inDocument = (x: unknown) => JSON.parse(JSON.stringify(x).replaceAll('#/$defs/', '#/components/schemas/'));
+      expect(op.requestBody.content['application/json'].schema).toEqual(inDocument(input));
+      for (const [name, definition] of Object.entries($defs ?? {}))
+        expect(res.body.components.schemas[name]).toEqual(inDocument(definition));
       expect(op.responses['200'].content['application/json'].schema).toEqual(output);
       for (const status of ['400', '401', '403', '404', '429', '500']) {
         expect(op.responses[status].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });

@@ -1,3 +1,4 @@
+import { gatherDefinitions } from '../../common/validation/schema-definitions';
 import { createAjv } from '../../common/validation/schema-validator';
 import {
   ConditionSchema,
@@ -234,16 +235,20 @@ describe('the condition language', () => {
     );
   });
 
-  it('has a JSON Schema nested to a fixed depth, not recursive, that Ajv compiles strictly', () => {
-    const schema = ConditionSchema();
-    expect(JSON.stringify(schema)).not.toContain('$ref');
+  it('has one recursive JSON Schema definition, gathered at the root of the schema using it, that Ajv compiles strictly', () => {
+    const schema = gatherDefinitions({ type: 'object', properties: { a: ConditionSchema(), b: ConditionSchema('b') } });
+    // Written out once, however many arguments take a condition.
+    expect(JSON.stringify(schema).split('"not_answered"')).toHaveLength(2);
     const validate = createAjv().compile(schema);
+    const ok = (c: unknown) => validate({ a: c });
     const leaf = { block: 'short', op: 'answered' };
-    expect(validate({ all: [leaf, { any: [leaf, { hidden: 'source', op: 'in', value: ['a', 'b'] }] }] })).toBe(true);
+    expect(ok({ all: [leaf, { any: [leaf, { hidden: 'source', op: 'in', value: ['a', 'b'] }] }] })).toBe(true);
     // Too deep: taken by the schema, refused by checkCondition with a message about depth.
+    expect(ok({ all: [{ any: [{ not: leaf }] }] })).toBe(true);
     expect(paths({ all: [{ any: [{ not: leaf }] }] })).toEqual(['/c/all/0/any/0']);
-    expect(validate({ block: 'short', op: 'like' })).toBe(false);
-    expect(validate({ block: 'short', op: 'answered', extra: 1 })).toBe(false);
+    expect(ok({ block: 'short', op: 'like' })).toBe(false);
+    expect(ok({ block: 'short', op: 'answered', extra: 1 })).toBe(false);
+    expect(ok({ all: [{ any: [{ not: { block: 'short', op: 'answered', extra: 1 } }] }] })).toBe(false);
   });
 
   it('ignores case beyond ASCII as SQL does (final sigma, ẞ, İ, accents, emoji: the shared FOLDING cases)', () => {
