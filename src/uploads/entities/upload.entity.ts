@@ -1,0 +1,59 @@
+import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
+import { FormEntity } from '../../forms/entities/form.entity';
+import { ResponseEntity } from '../../responses/entities/response.entity';
+import { WorkspaceEntity } from '../../workspaces/entities/workspace.entity';
+
+/**
+ * A file sent for a file_upload block. `pending` (response_id null) until a response names it;
+ * then held by that response and deleted with it. The object lives in FileStorage under
+ * objectKey(workspace_id, form_id, id). A response deleted without its uploads (any path) sets
+ * response_id back to null, so the sweep of pending uploads collects what is left.
+ */
+@Entity({ name: 'uploads' })
+@Index('IDX_uploads_pending', ['createdAt'], { where: 'response_id IS NULL' })
+@Index('IDX_uploads_response', ['responseId'], { where: 'response_id IS NOT NULL' })
+@Index('IDX_uploads_form', ['formId'])
+export class UploadEntity {
+  /** `upl_` + 22 base62 characters. */
+  @PrimaryColumn({ type: 'text', primaryKeyConstraintName: 'PK_uploads' })
+  id: string;
+
+  @Column({ name: 'workspace_id', type: 'uuid' })
+  workspaceId: string;
+
+  @Column({ name: 'form_id', type: 'uuid' })
+  formId: string;
+
+  @Column({ name: 'block_id', type: 'text' })
+  blockId: string;
+
+  /** The filename as cleaned (cleanFilename): safe for a page, a header and a CSV cell. */
+  @Column({ type: 'text' })
+  name: string;
+
+  /** The declared type (checked against the bytes when a response names the upload). */
+  @Column({ name: 'content_type', type: 'text' })
+  contentType: string;
+
+  /** The declared size in bytes (the stored object must have exactly this size). */
+  @Column({ type: 'bigint' })
+  size: string;
+
+  @Column({ name: 'response_id', type: 'uuid', nullable: true })
+  responseId: string | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @ManyToOne(() => WorkspaceEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'workspace_id' })
+  workspace?: WorkspaceEntity;
+
+  @ManyToOne(() => FormEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'form_id' })
+  form?: FormEntity;
+
+  @ManyToOne(() => ResponseEntity, { onDelete: 'SET NULL' })
+  @JoinColumn({ name: 'response_id' })
+  response?: ResponseEntity;
+}
