@@ -47,7 +47,7 @@ export class InteractionController {
     // One sign-in serves both: a person signed in to the settings skips this sign-in.
     if (details.prompt.name === 'login') {
       const session = await this.sessions.find(readCookie(req.headers.cookie, SESSION_COOKIE));
-      if (session)
+      if (session && !session.mustChangePassword)
         return this.provider.interactionFinished(
           req.raw,
           res.raw,
@@ -84,6 +84,14 @@ export class InteractionController {
           })
         : this.render(res, 401, details, { email, error: 'Email or password is wrong.' });
     }
+    // A password that works once (the demo owner's printed one) connects no app: it only leads to
+    // choosing a new one, on the settings pages.
+    if (result.mustChange)
+      return this.render(res, 403, details, {
+        email,
+        error:
+          'This password works once, to choose your own: sign in at /settings first, then connect the app with it.',
+      });
     // ... and signs in to the settings too (a new session id: rotated at every sign-in).
     const cookie = await this.sessions.start(result.userId, readCookie(req.headers.cookie, SESSION_COOKIE));
     res.raw.setHeader(

@@ -80,28 +80,36 @@ export class OAuthRepository {
   async findUserByEmail(
     manager: EntityManager,
     email: string,
-  ): Promise<Pick<UserEntity, 'id' | 'passwordHash'> | undefined> {
-    const [user] = await manager.query(`SELECT id, password_hash AS "passwordHash" FROM users WHERE email = $1`, [
-      email,
-    ]);
+  ): Promise<Pick<UserEntity, 'id' | 'passwordHash' | 'passwordMustChange'> | undefined> {
+    const [user] = await manager.query(
+      `SELECT id, password_hash AS "passwordHash", password_must_change AS "passwordMustChange" FROM users WHERE email = $1`,
+      [email],
+    );
     return user;
   }
 
-  /** Sets the password's hash and the workspace it is bound to ('unchanged': keeps the binding). */
+  /**
+   * Sets the password's hash, whether it must be changed at its first sign-in, and the workspace
+   * it is bound to ('unchanged': keeps the binding).
+   */
   async setPasswordHash(
     manager: EntityManager,
     userId: string,
     passwordHash: string,
     boundTo: string | null | 'unchanged',
+    mustChange: boolean,
   ): Promise<void> {
     if (boundTo === 'unchanged')
-      await manager.query('UPDATE users SET password_hash = $2 WHERE id = $1', [userId, passwordHash]);
-    else
-      await manager.query('UPDATE users SET password_hash = $2, password_workspace_id = $3 WHERE id = $1', [
+      await manager.query('UPDATE users SET password_hash = $2, password_must_change = $3 WHERE id = $1', [
         userId,
         passwordHash,
-        boundTo,
+        mustChange,
       ]);
+    else
+      await manager.query(
+        'UPDATE users SET password_hash = $2, password_must_change = $3, password_workspace_id = $4 WHERE id = $1',
+        [userId, passwordHash, mustChange, boundTo],
+      );
   }
 
   /**

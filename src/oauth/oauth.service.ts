@@ -22,7 +22,9 @@ export const FAILURE_RETENTION_HOURS = 1;
 const PURGE_EVERY_MS = 10 * 60_000;
 
 export type SignInResult =
-  { ok: true; userId: string } | { ok: false; reason: 'wrong' } | { ok: false; reason: 'locked'; minutes: number };
+  | { ok: true; userId: string; mustChange: boolean }
+  | { ok: false; reason: 'wrong' }
+  | { ok: false; reason: 'locked'; minutes: number };
 
 export interface GrantView {
   id: string;
@@ -118,7 +120,7 @@ export class OAuthService implements OnModuleInit, OnModuleDestroy {
     const ok = await verifyPassword(password, user?.passwordHash ?? null);
     if (!user || !ok) return { ok: false, reason: 'wrong' };
     await this.repo.clearFailures(currentManager(this.db), normalized);
-    return { ok: true, userId: user.id };
+    return { ok: true, userId: user.id, mustChange: user.passwordMustChange };
   }
 
   /**
@@ -127,12 +129,15 @@ export class OAuthService implements OnModuleInit, OnModuleDestroy {
    * workspace's admin was shown (the password then acts only there); null when the operator sets
    * it (CLI, or a link the CLI printed), which clears a binding; 'unchanged' (the default) when the
    * person changes their own password, which keeps it: whoever set the first one may know the
-   * account, so only the operator lifts a binding.
+   * account, so only the operator lifts a binding. `mustChange`: the password works for one
+   * sign-in, which asks for a new one (the demo owner's printed password); any other new password
+   * clears that.
    */
   async setPassword(
     email: string,
     password: string,
     boundTo: string | null | 'unchanged' = 'unchanged',
+    mustChange = false,
   ): Promise<{ userId: string; email: string }> {
     if (password.length < MIN_PASSWORD_LENGTH) {
       throw new ApiError('invalid_arguments', {
@@ -147,7 +152,13 @@ export class OAuthService implements OnModuleInit, OnModuleDestroy {
         message: `No user with the email "${email}".`,
         hint: '`member add` or `workspace create` makes one.',
       });
-    await this.repo.setPasswordHash(currentManager(this.db), user.id, await hashPassword(password), boundTo);
+    await this.repo.setPasswordHash(
+      currentManager(this.db),
+      user.id,
+      await hashPassword(password),
+      boundTo,
+      mustChange,
+    );
     await this.repo.clearFailures(currentManager(this.db), user.email);
     return { userId: user.id, email: user.email };
   }

@@ -36,18 +36,35 @@ const password = (autoComplete: string) => (x: object) => (
   <input type="password" {...x} autoComplete={autoComplete} required />
 );
 
-function AccountPage({ chrome, errors, notice }: { chrome: Chrome; errors: FieldErrors; notice?: string }) {
+/**
+ * The account page; `mustChange`: the person signed in with a password that works once (the
+ * demo owner's printed one), and this page, asking for a new one, is the only one they may see.
+ */
+function AccountPage(props: { chrome: Chrome; errors: FieldErrors; notice?: string; mustChange?: boolean }) {
+  const { chrome, errors, notice, mustChange } = props;
   return (
-    <Layout title="Account" chrome={{ ...chrome, current: 'account' }}>
-      <h1>Account</h1>
+    <Layout title={mustChange ? 'Choose a new password' : 'Account'} chrome={{ ...chrome, current: 'account' }}>
+      <h1>{mustChange ? 'Choose a new password' : 'Account'}</h1>
       <p>
         Signed in as <strong>{chrome.email}</strong>.
       </p>
+      {mustChange ? (
+        <p className="notice" role="note">
+          The password printed at the first start works once: choose your own before anything else. The printed one
+          stops working then.
+        </p>
+      ) : null}
       <Notice text={notice} />
       <Summary errors={errors} />
-      <h2>Change password</h2>
+      {mustChange ? null : <h2>Change password</h2>}
       <PostForm action="/settings/account/password" csrf={chrome.csrf}>
-        <Field id="current" label="Current password" errors={errors} control={password('current-password')} />
+        <Field
+          id="current"
+          label="Current password"
+          errors={errors}
+          hint={mustChange ? 'The one you signed in with.' : undefined}
+          control={password('current-password')}
+        />
         <Field
           id="password"
           label="New password"
@@ -89,8 +106,12 @@ export class AccountController {
 
   @Get('account')
   account(@Req() req: Request, @Res() res: Response) {
-    return this.http.run(req, res, 'viewer', ({ chrome }) =>
-      this.http.send(res, 200, render(<AccountPage chrome={chrome} errors={{}} />)),
+    return this.http.run(req, res, 'viewer', ({ chrome, session }) =>
+      this.http.send(
+        res,
+        200,
+        render(<AccountPage chrome={chrome} errors={{}} mustChange={session.mustChangePassword} />),
+      ),
     );
   }
 
@@ -113,13 +134,20 @@ export class AccountController {
               ? `Too many attempts: try again in ${check.minutes} minute(s).`
               : 'This is not your current password.';
       }
+      if (!errors.password && next === current) errors.password = 'Choose a password other than the current one.';
       if (Object.keys(errors).length)
-        return this.http.send(res, 400, render(<AccountPage chrome={chrome} errors={errors} />));
+        return this.http.send(
+          res,
+          400,
+          render(<AccountPage chrome={chrome} errors={errors} mustChange={session.mustChangePassword} />),
+        );
       await this.oauth.setPassword(session.email, next);
       // Other browsers signed in with the old password are signed out; this one gets a new session.
       await this.sessions.endAll(session.userId);
       const value = await this.sessions.start(session.userId);
       res.header('Set-Cookie', this.http.cookie(SESSION_COOKIE, value, SESSION_ABSOLUTE_HOURS * 3600));
+      // The once-only password replaced: on to the workspaces, which were held back until now.
+      if (session.mustChangePassword) return this.http.seeOther(res, '/settings', 'password-chosen');
       const fresh = (await this.sessions.find(value))!;
       const notice = 'Your password is changed. Other browsers were signed out.';
       this.http.send(

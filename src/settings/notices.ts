@@ -19,6 +19,7 @@ export const NOTICES = {
   'form-closed': 'Form closed: it takes no more responses. Its responses stay.',
   'form-deleted': 'Form deleted, with all its responses.',
   'response-deleted': 'Response deleted.',
+  'password-chosen': 'Your password is set: the printed one no longer works. Other browsers were signed out.',
 } as const;
 
 export type NoticeKey = keyof typeof NOTICES;

@@ -4,7 +4,11 @@ import { EntityManager } from 'typeorm';
 import type { SettingsSessionEntity } from './entities/settings-session.entity';
 
 /** A live session as read with its person's email, and whether its last-seen time is over a minute old. */
-export type SessionRow = Pick<SettingsSessionEntity, 'id' | 'userId' | 'csrf'> & { email: string; stale: boolean };
+export type SessionRow = Pick<SettingsSessionEntity, 'id' | 'userId' | 'csrf'> & {
+  email: string;
+  mustChangePassword: boolean;
+  stale: boolean;
+};
 
 /** The SQL of the tables settings_sessions, settings_once and password_links. */
 @Injectable()
@@ -43,7 +47,8 @@ export class SessionsRepository {
     limits: { idleMinutes: number; absoluteHours: number },
   ): Promise<SessionRow | undefined> {
     const [row] = await manager.query(
-      `SELECT s.id, s.user_id AS "userId", s.csrf, u.email, s.last_seen_at < now() - interval '1 minute' AS stale
+      `SELECT s.id, s.user_id AS "userId", s.csrf, u.email, u.password_must_change AS "mustChangePassword",
+              s.last_seen_at < now() - interval '1 minute' AS stale
          FROM settings_sessions s JOIN users u ON u.id = s.user_id
         WHERE s.id = $1 AND s.last_seen_at > now() - make_interval(mins => $2) AND s.created_at > now() - make_interval(hours => $3)`,
       [id, limits.idleMinutes, limits.absoluteHours],

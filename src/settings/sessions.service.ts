@@ -22,6 +22,8 @@ export interface Session {
   userId: string;
   email: string;
   csrf: string;
+  /** The person signed in with a password that works once: nothing but choosing a new one until then. */
+  mustChangePassword: boolean;
 }
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -82,7 +84,13 @@ export class SessionsService implements OnModuleInit, OnModuleDestroy {
     });
     if (!row) return undefined;
     if (row.stale) await this.repo.touchSession(currentManager(this.db), row.id);
-    return { id: row.id, userId: row.userId, email: row.email, csrf: row.csrf };
+    return {
+      id: row.id,
+      userId: row.userId,
+      email: row.email,
+      csrf: row.csrf,
+      mustChangePassword: row.mustChangePassword,
+    };
   }
 
   /**

@@ -44,6 +44,10 @@ export function safeNext(next: unknown): string {
     : '/settings';
 }
 
+/** The pages a person whose password works once may reach: choosing a new one (the account page). */
+export const CHOOSE_PASSWORD_PAGE = '/settings/account';
+const WHILE_MUST_CHANGE = new Set([CHOOSE_PASSWORD_PAGE, `${CHOOSE_PASSWORD_PAGE}/password`]);
+
 /** The page of a paged list (?page=, from 1). */
 export const pageNumber = (query: Record<string, unknown>) =>
   Math.min(Math.max(1, Math.floor(Number(text(query.page))) || 1), 10_000);
@@ -86,7 +90,9 @@ export class SettingsHttp {
   /**
    * Runs a signed-in page: a signed-out visitor is sent to sign in (and back here after); a POST
    * without the session's CSRF token changes nothing (403); the workspace of the path (:slug), when
-   * there is one, must be one of the person's with at least `minimum` (else 404 or 403).
+   * there is one, must be one of the person's with at least `minimum` (else 404 or 403). A person
+   * who signed in with a password that works once (the demo owner's printed one) is sent to choose
+   * a new one, whatever the page or post (which then changes nothing).
    */
   async run(req: Request, res: Response, minimum: Role, fn: (ctx: Ctx) => Promise<unknown> | unknown): Promise<void> {
     const session = await this.session(req);
@@ -94,6 +100,8 @@ export class SettingsHttp {
       const next = req.method === 'GET' ? req.url : '/settings';
       return this.seeOther(res, `/settings/sign-in?next=${encodeURIComponent(safeNext(next))}`);
     }
+    if (session.mustChangePassword && !WHILE_MUST_CHANGE.has(req.url.split('?')[0]))
+      return this.seeOther(res, CHOOSE_PASSWORD_PAGE);
     const slug = (req.params as { slug?: string }).slug;
     let chrome: Chrome = { email: session.email, csrf: session.csrf };
     const body = (req.body ?? {}) as Body;

@@ -5,6 +5,7 @@ import { createServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
+import { DataSource } from 'typeorm';
 import { runCli } from '../../src/cli/cli';
 import { ensureBuilt, ROOT } from '../utils/cluster';
 import { FormsService } from '../../src/forms/forms.service';
@@ -290,8 +291,12 @@ describe('admin CLI', () => {
         env(),
         password === undefined ? {} : { readStdin: async () => `${password}\n` },
       );
+    // A password that works once (the demo owner's printed one): the operator's new one lifts that.
+    const must = `SELECT password_must_change AS must FROM users WHERE email = 'boss@acme.test'`;
+    await app.get(DataSource).query(`UPDATE users SET password_must_change = true WHERE email = 'boss@acme.test'`);
     const ok = await set('a long enough passphrase', '--password-stdin');
     expect(ok.code).toBe(0);
+    expect((await app.get(DataSource).query(must))[0].must).toBe(false);
     expect(JSON.parse(ok.stdout)).toMatchObject({ user: { email: 'boss@acme.test' }, passwordSet: true });
     expect(ok.stdout).not.toContain('passphrase');
     const short = await set('short', '--password-stdin');

@@ -79,6 +79,61 @@ describe('workspace settings: sessions and role checks', () => {
     expect((await get('/settings', owner.cookie)).statusCode).toBe(303); // the session it replaced
   });
 
+  it("a password that works once (the demo owner's printed one) leads only to choosing a new one, in every workspace of the person", async () => {
+    const person = await signedIn('owner');
+    await app.get(WorkspacesService).addMember(other.slug, person.email, 'viewer');
+    await app.get(OAuthService).setPassword(person.email, PASSWORD, 'unchanged', true);
+    const form = await get('/settings/sign-in');
+    const signed = await post('/settings/sign-in', String(form.headers['set-cookie']).split(';')[0], {
+      csrf: /name="csrf" value="([^"]+)"/.exec(form.body)![1],
+      email: person.email,
+      password: PASSWORD,
+      next: `/settings/w/${ws.slug}/tokens`,
+    });
+    expect(signed.statusCode).toBe(303);
+    const once = ([] as string[])
+      .concat(signed.headers['set-cookie'] as string[])
+      .find((c) => c.startsWith('fw_session='))!
+      .split(';')[0];
+    const { csrf } = (await app.get(SessionsService).find(once.slice('fw_session='.length)))!;
+    // Every page of either workspace, and every post, leads to choosing a password (and changes nothing).
+    for (const path of ['/settings', `/settings/w/${ws.slug}/tokens`, `/settings/w/${other.slug}/apps`]) {
+      const res = await get(path, once);
+      expect({ path, status: res.statusCode, to: res.headers.location }).toEqual({
+        path,
+        status: 303,
+        to: '/settings/account',
+      });
+    }
+    const made = await post(`/settings/w/${ws.slug}/tokens`, once, { csrf, name: 'once', role: 'viewer' });
+    expect(made.headers.location).toBe('/settings/account');
+    const tokens = `SELECT count(*)::int AS n FROM api_tokens WHERE name = 'once'`;
+    expect((await db.query(tokens))[0].n).toBe(0);
+    const choose = await get('/settings/account', once);
+    expect(choose.statusCode).toBe(200);
+    expect(choose.body).toContain('Choose a new password');
+    const same = await post('/settings/account/password', once, { csrf, current: PASSWORD, password: PASSWORD });
+    expect(same.statusCode).toBe(400);
+    expect(same.body).toContain('Choose a password other than the current one.');
+    const chosen = await post('/settings/account/password', once, {
+      csrf,
+      current: PASSWORD,
+      password: 'a passphrase of my own',
+    });
+    expect(chosen.statusCode).toBe(303);
+    expect(chosen.headers.location).toBe('/settings?done=password-chosen');
+    const flag = `SELECT password_must_change AS must FROM users WHERE id = $1`;
+    expect((await db.query(flag, [person.userId]))[0].must).toBe(false);
+    const session = String(chosen.headers['set-cookie']).split(';')[0];
+    expect((await get(`/settings/w/${ws.slug}/tokens`, session)).statusCode).toBe(200);
+    expect((await get(`/settings/w/${other.slug}/apps`, session)).statusCode).toBe(200);
+    expect((await app.get(OAuthService).signIn(person.email, PASSWORD)).ok).toBe(false);
+    expect(await app.get(OAuthService).signIn(person.email, 'a passphrase of my own')).toMatchObject({
+      ok: true,
+      mustChange: false,
+    });
+  });
+
   it('refuses a sign-in post without its CSRF token, even with the right password', async () => {
     const person = await signedIn('viewer');
     await app.get(OAuthService).setPassword(person.email, PASSWORD);

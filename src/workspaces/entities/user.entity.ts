@@ -27,6 +27,14 @@ export class UserEntity {
   @Column({ name: 'password_workspace_id', type: 'uuid', nullable: true })
   passwordWorkspaceId: string | null;
 
+  /**
+   * The password works once: its first sign-in asks for a new one before anything else (the demo
+   * owner's password, printed at the first start). Any new password clears it (migration
+   * 1796000050360-PasswordMustChange).
+   */
+  @Column({ name: 'password_must_change', type: 'boolean', default: false })
+  passwordMustChange: boolean;
+
   @ManyToOne(() => WorkspaceEntity, { onDelete: 'SET NULL' })
   @JoinColumn({ name: 'password_workspace_id' })
   passwordWorkspace?: WorkspaceEntity;
