@@ -29,6 +29,9 @@ export const when = (d: Date | string | null | undefined) =>
 
 export const render = renderPage;
 
+/** The columns a table's cards name on a phone (see Table); a column past these shows no name there. */
+const TABLE_COLUMNS = 16;
+
 /** The settings pages' own rules, after the shared ones of html.tsx. */
 const SETTINGS_STYLE = `
   header.top { background: #fff; border-bottom: 1px solid #d5d9e2; }
@@ -46,11 +49,18 @@ const SETTINGS_STYLE = `
   .scroll { overflow-x: auto; margin-bottom: 1.5rem; position: relative; } .scroll table { margin-bottom: 0; }
   .scroll:focus { outline: 3px solid #2b59c3; outline-offset: 2px; }
   td .row-actions { display: flex; flex-wrap: wrap; gap: .25rem .75rem; align-items: center; }
+  .scroll .wide-cell { min-width: 16rem; } h1, h2, h3 { overflow-wrap: break-word; }
   @media (max-width: 640px) {
     main, main.wide { margin: 0; padding: 1rem; border-radius: 0; }
     header.top .bar, nav.sections { padding-left: 1rem; padding-right: 1rem; }
-    /* A wide table keeps its rows short and scrolls sideways, rather than stacking each cell. */
-    .scroll table { width: max-content; min-width: 100%; } .scroll td { max-width: 16rem; overflow-wrap: anywhere; }
+    /* A table's rows become cards: each cell on its own line, its column's name beside it (see Table). */
+    .scroll table, .scroll tbody, .scroll tr, .scroll td { display: block; }
+    .scroll thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+    .scroll tr { border: 1px solid #d5d9e2; border-radius: 6px; padding: .4rem .75rem; margin-bottom: .75rem; }
+    .scroll td { display: flow-root; border: 0; padding: .2rem 0 .2rem 7.5rem; overflow-wrap: anywhere; }
+    .scroll td::before { float: left; width: 7rem; margin-left: -7.5rem; font-weight: 600; color: #4a5263; }
+    .scroll .wide-cell { min-width: 0; } .scroll td button { overflow-wrap: normal; flex: none; }
+${Array.from({ length: TABLE_COLUMNS }, (_, i) => `    .scroll td:nth-child(${i + 1})::before { content: var(--c${i + 1}); }`).join('\n')}
   }`;
 
 /** A settings page for someone not signed in (sign-in, set password, a refusal). */
@@ -263,11 +273,21 @@ export function Select(
   );
 }
 
-/** A table that scrolls sideways on a narrow screen instead of squeezing its columns. */
+/** Text as a CSS string: quotes, backslashes and control characters escaped. */
+const cssString = (s: string) =>
+  `"${[...s].map((c) => (c < ' ' || c === '\u007f' ? `\\${c.charCodeAt(0).toString(16)} ` : c === '"' || c === '\\' ? `\\${c}` : c)).join('')}"`;
+
+/**
+ * A table; on a phone (SETTINGS_STYLE) each row is a card, a cell a line with its column's name
+ * beside it. The names reach the cells' ::before as custom properties of the table (--c1, --c2,
+ * ...), so rows rendered anywhere (a row component, a column added later) get them with no
+ * attribute per cell. The header row stays for screen readers.
+ */
 export function Table(props: { label: string; head: string[]; children: ReactNode }) {
+  const names = Object.fromEntries(props.head.map((h, i) => [`--c${i + 1}`, cssString(h)]));
   return (
     <div className="scroll" role="region" aria-label={props.label} tabIndex={0}>
-      <table>
+      <table style={names}>
         <thead>
           <tr>
             {props.head.map((h, i) =>

@@ -96,7 +96,15 @@ describe('workspace settings in a real browser (Debian chromium)', () => {
     const desktop = page.viewportSize();
     await page.setViewportSize({ width: 390, height: 844 });
     await page.screenshot({ path: join(RESULTS, `settings-${name}-390.png`), fullPage: true });
+    // Nothing scrolls sideways on a phone: not the page, not a table (whose rows are cards there).
+    const overflow = await page.evaluate(() => ({
+      page: Math.max(0, document.documentElement.scrollWidth - window.innerWidth),
+      regions: Array.from(document.querySelectorAll('.scroll'))
+        .filter((e) => e.scrollWidth > e.clientWidth)
+        .map((e) => e.getAttribute('aria-label')),
+    }));
     if (desktop) await page.setViewportSize(desktop);
+    expect({ page: name, overflow }).toEqual({ page: name, overflow: { page: 0, regions: [] } });
   }
   const me = (token: string) => request(app.getHttpServer()).get('/api/v1').set('Authorization', `Bearer ${token}`);
 
