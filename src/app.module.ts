@@ -29,6 +29,7 @@ import { ResponseSequencerWorker } from './responses/response-sequencer';
 import { FormAnswersModule } from './responses/form-answers.module';
 import { ResponsesModule } from './responses/responses.module';
 import { SessionsModule } from './settings/sessions.module';
+import { StorageModule } from './storage/storage.module';
 import { SettingsModule } from './settings/settings.module';
 import { TokensModule } from './tokens/tokens.module';
 import { TokensService } from './tokens/tokens.service';
@@ -61,6 +62,7 @@ export class AppModule {
           dataSourceFactory: openGuardedDataSource,
         }),
         AuditModule,
+        StorageModule,
         WorkspacesModule,
         TokensModule,
         RateLimitModule,

@@ -155,6 +155,41 @@ describe('loadConfig', () => {
       );
     });
 
+    it('keeps files on disk without STORAGE_S3_BUCKET, and in the bucket with it (region us-east-1 by default)', () => {
+      expect(loadConfig({}).storage.s3).toBeUndefined();
+      expect(
+        loadConfig({
+          STORAGE_S3_BUCKET: 'forms',
+          STORAGE_S3_ENDPOINT: 'http://minio:9000/',
+          STORAGE_S3_ACCESS_KEY_ID: 'id',
+          STORAGE_S3_SECRET_ACCESS_KEY: 'secret',
+          STORAGE_S3_FORCE_PATH_STYLE: 'true',
+        }).storage.s3,
+      ).toEqual({
+        bucket: 'forms',
+        endpoint: 'http://minio:9000',
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'id', secretAccessKey: 'secret' },
+        forcePathStyle: true,
+      });
+      expect(loadConfig({ STORAGE_S3_BUCKET: 'forms', STORAGE_S3_REGION: 'auto' }).storage.s3).toMatchObject({
+        endpoint: undefined,
+        region: 'auto',
+        credentials: undefined,
+        forcePathStyle: false,
+      });
+    });
+
+    it('refuses S3 settings without a bucket, half a key pair, or a bad bucket name, without echoing the secret', () => {
+      expect(configError({ STORAGE_S3_ENDPOINT: 'http://minio:9000' }).message).toMatch(
+        /STORAGE_S3_BUCKET must be set/,
+      );
+      const half = configError({ STORAGE_S3_BUCKET: 'forms', STORAGE_S3_SECRET_ACCESS_KEY: 'sup3rs3cret' });
+      expect(half.message).toMatch(/must be set together/);
+      expect(half.message).not.toContain('sup3rs3cret');
+      expect(configError({ STORAGE_S3_BUCKET: 'Forms_1' }).message).toMatch(/STORAGE_S3_BUCKET.*bucket name/);
+    });
+
     it('treats empty values as unset', () => {
       const config = loadConfig({
         PORT: '',

@@ -181,6 +181,38 @@ export class EnvSchema {
   @IsOptional()
   @IsString()
   WEBHOOK_SECRET_KEY_PREVIOUS?: string;
+
+  @IsOptional()
+  @Transform(emptyToUndefined)
+  @Matches(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, {
+    message: 'must be a bucket name: 3-63 lowercase letters, digits, dots and hyphens',
+  })
+  STORAGE_S3_BUCKET?: string;
+
+  @IsOptional()
+  @Transform(emptyToUndefined)
+  @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] })
+  STORAGE_S3_ENDPOINT?: string;
+
+  @IsOptional()
+  @Transform(emptyToUndefined)
+  @Matches(/^[a-z0-9-]{1,64}$/, { message: 'must be a region name, e.g. us-east-1 or auto' })
+  STORAGE_S3_REGION?: string;
+
+  @IsOptional()
+  @Transform(emptyToUndefined)
+  @IsString()
+  STORAGE_S3_ACCESS_KEY_ID?: string;
+
+  @IsOptional()
+  @Transform(emptyToUndefined)
+  @IsString()
+  STORAGE_S3_SECRET_ACCESS_KEY?: string;
+
+  @IsOptional()
+  @Transform(toBool)
+  @IsBoolean()
+  STORAGE_S3_FORCE_PATH_STYLE?: boolean;
 }
 
 export type TrustProxy = boolean | number | string;
@@ -223,6 +255,8 @@ export interface AppConfig {
   databasePoolSize: number;
   /** Filtered reads and export downloads one workspace runs at once on one instance (see LongReads). */
   longReadsPerWorkspace: number;
+  /** An export download whose client has taken nothing for this long is ended, its long-read slot freed. */
+  exportIdleMs: number;
   /** How long the service waits on the database before it answers 503 (see database/data-source.ts). */
   databaseTimeouts: DatabaseTimeouts;
   /** Browser origins allowed to call /mcp besides PUBLIC_URL's (MCP_ALLOWED_ORIGINS), normalised. */
@@ -231,8 +265,6 @@ export interface AppConfig {
     /** Client metadata documents (CIMD) on loopback, private, link-local or metadata addresses (tests only). */
     cimdAllowPrivateUrls: boolean;
   };
-  /** An export download whose client has taken nothing for this long is ended, its long-read slot freed. */
-  exportIdleMs: number;
   webhooks: {
     /** Endpoints on loopback, private, link-local or metadata addresses, and http:// URLs (development and tests). */
     allowPrivateUrls: boolean;
@@ -245,6 +277,19 @@ export interface AppConfig {
     /** Older keys that still open secrets sealed under them (WEBHOOK_SECRET_KEY_PREVIOUS, comma-separated). */
     previousSecretKeys: Buffer[];
   };
+  /** Where uploaded files live: DATA_DIR/uploads, or the S3-compatible bucket STORAGE_S3_BUCKET names. */
+  storage: { s3: S3Settings | undefined };
+}
+
+export interface S3Settings {
+  bucket: string;
+  /** Unset: AWS S3 of the region. */
+  endpoint: string | undefined;
+  region: string;
+  /** Unset: the AWS SDK's default chain (environment, instance role). */
+  credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
+  /** Path-style addressing (endpoint/bucket/key), which MinIO, Ceph RGW and Garage usually need. */
+  forcePathStyle: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -338,6 +383,28 @@ function parseDate(name: string, raw: string | undefined): Date | undefined {
   return d;
 }
 
+/** STORAGE_S3_*: set together, or not at all (then files live on disk). */
+function parseS3(parsed: EnvSchema): S3Settings | undefined {
+  const keyId = parsed.STORAGE_S3_ACCESS_KEY_ID;
+  const secret = parsed.STORAGE_S3_SECRET_ACCESS_KEY;
+  if (!parsed.STORAGE_S3_BUCKET) {
+    if (parsed.STORAGE_S3_ENDPOINT || keyId || secret)
+      throw new ConfigError(
+        'STORAGE_S3_BUCKET must be set when other STORAGE_S3_* settings are (without a bucket, files are kept under DATA_DIR/uploads)',
+      );
+    return undefined;
+  }
+  if (!keyId !== !secret)
+    throw new ConfigError('STORAGE_S3_ACCESS_KEY_ID and STORAGE_S3_SECRET_ACCESS_KEY must be set together');
+  return {
+    bucket: parsed.STORAGE_S3_BUCKET,
+    endpoint: parsed.STORAGE_S3_ENDPOINT?.replace(/\/+$/, ''),
+    region: parsed.STORAGE_S3_REGION ?? 'us-east-1',
+    credentials: keyId && secret ? { accessKeyId: keyId, secretAccessKey: secret } : undefined,
+    forcePathStyle: parsed.STORAGE_S3_FORCE_PATH_STYLE ?? false,
+  };
+}
+
 /** Validates the environment; throws ConfigError with one clear line on the first bad value. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const parsed = plainToInstance(EnvSchema, { ...env }, { excludeExtraneousValues: false });
@@ -400,6 +467,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     logLevel: (parsed.LOG_LEVEL as AppConfig['logLevel']) ?? 'info',
     databasePoolSize: parsed.DATABASE_POOL_SIZE ?? 10,
     longReadsPerWorkspace: parsed.LONG_READS_PER_WORKSPACE ?? 2,
+    exportIdleMs: parsed.EXPORT_IDLE_TIMEOUT_MS ?? 30_000,
     databaseTimeouts: {
       connectMs: parsed.DATABASE_CONNECT_TIMEOUT_MS ?? 3000,
       statementMs: parsed.DATABASE_STATEMENT_TIMEOUT_MS ?? 5000,
@@ -418,6 +486,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         .filter((k) => k.trim() !== '')
         .map((k) => parseKey('WEBHOOK_SECRET_KEY_PREVIOUS', k)),
     },
+    storage: { s3: parseS3(parsed) },
   };
 }
 
@@ -431,7 +500,6 @@ export function demoOnFirstStart(config: Pick<AppConfig, 'bootstrapDemo'>, embed
 }
 
 /** Whether the first start also prints the demo owner's email and a generated password: embedded database, never production. */
-    exportIdleMs: parsed.EXPORT_IDLE_TIMEOUT_MS ?? 30_000,
 export function demoSignInOnFirstStart(config: Pick<AppConfig, 'production'>, embedded: boolean): boolean {
   return embedded && !config.production;
 }

@@ -1,0 +1,134 @@
+/** Files on disk under DATA_DIR/uploads (the embedded default): several instances may share the path. */
+import { randomUUID } from 'node:crypto';
+import { constants, createReadStream, createWriteStream } from 'node:fs';
+import { access, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { FileStorage, FileTooLargeError, UploadTarget } from './file-storage';
+import { UploadGrant, UploadUrlSigner } from './upload-url';
+
+/** A key is segments of letters, digits, `_` and `-` (ids): nothing that could leave the root. */
+const KEY = /^[A-Za-z0-9_-]+(?:\/[A-Za-z0-9_-]+)*$/;
+/** Bytes being written, renamed into place once whole (so a reader never sees half a file). */
+const PARTIAL = '.partial';
+
+export class DiskFileStorage extends FileStorage {
+  readonly kind = 'disk';
+
+  constructor(
+    /** DATA_DIR/uploads */
+    readonly root: string,
+    private readonly publicUrl: string,
+    readonly signer: UploadUrlSigner,
+  ) {
+    super();
+  }
+
+  /** The service's own upload endpoint (disk-upload.route.ts), signed. */
+  async uploadTarget(key: string, o: { size: number; contentType: string; expiresAt: Date }): Promise<UploadTarget> {
+    this.path(key);
+    const grant: UploadGrant = { key, ...o };
+    return {
+      url: `${this.publicUrl}/api/v1/uploads/${key}?${await this.signer.query(grant)}`,
+      method: 'PUT',
+      headers: { 'Content-Type': o.contentType },
+    };
+  }
+
+  async head(key: string): Promise<{ size: number } | undefined> {
+    try {
+      const s = await stat(this.path(key));
+      return s.isFile() ? { size: s.size } : undefined;
+    } catch (e) {
+      if (isAbsent(e)) return undefined;
+      throw e;
+    }
+  }
+
+  async readStart(key: string, bytes: number): Promise<Buffer> {
+    const file = await open(this.path(key), 'r');
+    try {
+      const buffer = Buffer.alloc(bytes);
+      const { bytesRead } = await file.read(buffer, 0, bytes, 0);
+      return buffer.subarray(0, bytesRead);
+    } finally {
+      await file.close();
+    }
+  }
+
+  async write(
+    key: string,
+    body: NodeJS.ReadableStream,
+    o: { contentType: string; maxBytes: number },
+  ): Promise<{ size: number }> {
+    const target = this.path(key);
+    const partial = join(this.root, PARTIAL, randomUUID());
+    await mkdir(dirname(partial), { recursive: true });
+    let size = 0;
+    const limit = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        size += chunk.length;
+        done(size > o.maxBytes ? new FileTooLargeError(o.maxBytes) : null, chunk);
+      },
+    });
+    try {
+      await pipeline(body, limit, createWriteStream(partial));
+      await mkdir(dirname(target), { recursive: true });
+      await rename(partial, target);
+      return { size };
+    } catch (e) {
+      await rm(partial, { force: true });
+      throw e;
+    }
+  }
+
+  async read(key: string): Promise<NodeJS.ReadableStream> {
+    const path = this.path(key);
+    await access(path, constants.R_OK); // absent: fails here, not on the stream's first read
+    return createReadStream(path);
+  }
+
+  async downloadRedirect(): Promise<string | undefined> {
+    return undefined;
+  }
+
+  async delete(keys: string[]): Promise<void> {
+    for (const key of keys) await rm(this.path(key), { force: true });
+  }
+
+  async *list(prefix: string): AsyncIterable<string> {
+    for await (const key of this.walk('')) if (key.startsWith(prefix)) yield key;
+  }
+
+  async ready(): Promise<void> {
+    await mkdir(this.root, { recursive: true });
+    await access(this.root, constants.W_OK);
+  }
+
+  private async *walk(dir: string): AsyncIterable<string> {
+    let entries;
+    try {
+      entries = await readdir(join(this.root, dir), { withFileTypes: true });
+    } catch (e) {
+      if (isAbsent(e)) return;
+      throw e;
+    }
+    for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      if (entry.name.startsWith('.')) continue;
+      const key = dir ? `${dir}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) yield* this.walk(key);
+      else if (entry.isFile()) yield key;
+    }
+  }
+
+  private path(key: string): string {
+    if (!KEY.test(key)) throw new Error(`not a storage key: ${JSON.stringify(key.slice(0, 100))}`);
+    return join(this.root, ...key.split('/'));
+  }
+}
+
+function isAbsent(e: unknown): boolean {
+  const code = (e as NodeJS.ErrnoException)?.code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
