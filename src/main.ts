@@ -10,6 +10,7 @@ import { createApp } from './app';
 import { ConfigError, demoOnFirstStart, demoSignInOnFirstStart, listenAddress, loadConfig } from './config/config';
 import { openDatabase } from './database/database-url';
 import { runMigrations } from './database/migrate';
+import { QueryLogger } from './database/query-logger';
 import { DemoService } from './demo/demo.service';
 import { WorkspacesService } from './workspaces/workspaces.service';
 
@@ -38,7 +39,8 @@ async function main() {
   try {
     if (database.embedded) {
       logger.log(`Using the embedded PostgreSQL under ${config.dataDir} (set DATABASE_URL for a real server)`);
-      const ran = await runMigrations(ds, database.url);
+      // A first start's migrations and seeding may be slow on the embedded database: no warning for them.
+      const ran = await QueryLogger.expectingSlowQueries(() => runMigrations(ds, database.url));
       if (ran.length) logger.log(`Applied migrations: ${ran.join(', ')}`);
     } else if (await ds.showMigrations()) {
       process.stderr.write(
@@ -71,7 +73,7 @@ async function main() {
   logger.log(`Formwork listening on ${config.publicUrl} (port ${config.port}, ${on})`);
 
   if (firstStart) {
-    const demo = await app.get(DemoService).create();
+    const demo = await QueryLogger.expectingSlowQueries(() => app.get(DemoService).create());
     // A password for the demo owner, so a newcomer can sign in to the settings at once: only on
     // the embedded database and never in production (a shared database gets no known password).
     const signIn = printsPassword ? await app.get(DemoService).ownerPassword() : undefined;
@@ -88,7 +90,7 @@ async function main() {
               '  settings (API tokens, members, connected apps):',
               `    ${config.publicUrl}/settings`,
               `    email: ${signIn.email}`,
-              `    password: ${signIn.password}`,
+              `    password: ${signIn.password} (works once: signing in asks for a new password)`,
               `  Listening on ${addresses.join(' and ')} only (this machine), since this password is printed;`,
               '  later starts listen on every interface, and HOST=0.0.0.0 (or ::) does so now.',
             ]
