@@ -10,6 +10,7 @@ import {
   OPERATOR_TABLE,
   OPERATORS as ALL_OPERATORS,
   Operator,
+  operatorsOf,
   SUBJECT_KINDS,
   SubjectKind,
 } from '../forms/conditions';
@@ -47,15 +48,16 @@ const KIND_LABELS: Partial<Record<SubjectKind | 'hidden', Partial<Record<Operato
 /**
  * The conditions the page offers per kind: those the condition language takes (OPERATOR_TABLE)
  * that one text field or one select can express. Choices are picked one at a time, so `in` and
- * the exact set of checkboxes are left to the tools.
+ * the exact set of checkboxes are left to the tools. A kind not listed offers all of its own.
  */
-export const PAGE_OPERATORS: Record<SubjectKind, Operator[]> = {
+export const PAGE_OPERATORS: Partial<Record<SubjectKind, Operator[]>> = {
   text: ['equals', 'not_equals', 'contains', 'not_contains', 'in', 'answered', 'not_answered'],
   number: ['equals', 'not_equals', 'gt', 'gte', 'lt', 'lte', 'in', 'answered', 'not_answered'],
   date: ['equals', 'not_equals', 'gt', 'gte', 'lt', 'lte', 'answered', 'not_answered'],
   choice: ['equals', 'not_equals', 'answered', 'not_answered'],
   choices: ['contains', 'not_contains', 'answered', 'not_answered'],
   boolean: ['equals', 'not_equals', 'answered', 'not_answered'],
+  files: ['answered', 'not_answered'],
 };
 
 /** Whether a condition compares with a value. */
@@ -77,11 +79,14 @@ export interface Question {
 }
 
 const opsOf = (kind: SubjectKind, hidden: boolean): Array<[Operator, string]> =>
-  PAGE_OPERATORS[kind].map((op) => [op, KIND_LABELS[hidden ? 'hidden' : kind]?.[op] ?? LABELS[op]]);
+  (PAGE_OPERATORS[kind] ?? operatorsOf(kind)).map((op) => [
+    op,
+    KIND_LABELS[hidden ? 'hidden' : kind]?.[op] ?? LABELS[op],
+  ]);
 
 /** Every condition the page offers, for "Any question" (the page script narrows them to a question's). */
 export const ANY_OPS: Array<[Operator, string]> = ALL_OPERATORS.filter((op) =>
-  Object.values(PAGE_OPERATORS).some((ops) => ops.includes(op)),
+  Object.values(PAGE_OPERATORS).some((ops) => ops?.includes(op)),
 ).map((op) => [op, LABELS[op]]);
 
 /** The questions of a form the filter offers, in the form's order, then its hidden fields. */
