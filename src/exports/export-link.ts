@@ -1,10 +1,10 @@
-/** The signed link of an export: what it grants, and the signing and checking of it. */
+/** The link of an export: what it grants, and the making and reading of it. */
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import type { Principal } from '../common/access/principal';
-import { sharedSecret } from '../oauth/shared-secret';
+import { currentManager } from '../database/transaction';
 import type { ResponseFilter } from '../responses/response-filter';
 import type { AnswersBy } from '../responses/responses.service';
 
@@ -33,53 +33,45 @@ export interface ExportGrant {
   exp: number;
 }
 
+/** How many expired grants making one link sweeps, at most: the table stays at about the links of the last 15 minutes. */
+const SWEEP_ROWS = 100;
+
 /**
- * Signs and checks export links. A link is `<payload>.<mac>`: the grant as base64url JSON, and an
- * HMAC-SHA256 of it under a key every instance shares (kept in oauth_secrets, like the respondent
- * page's state key), so any instance serves a link another made, and nothing is stored per export.
- * The grant is readable by whoever holds the link (it names ids and the filter, no secret); the MAC
- * makes it unforgeable, and a link altered in one character is no link at all.
+ * Makes and reads export links. A link is a random token (32 bytes, base64url: 43 characters
+ * whatever the filter); its grant is stored in export_links under the token's SHA-256, so any
+ * instance serves a link another made, and the table holds no link (a database dump gives none).
+ * A link altered in one character is no link at all. Each new link sweeps expired grants.
  */
 @Injectable()
-export class ExportLinkSigner {
-  private key?: Buffer;
+export class ExportLinkStore {
   /** The clock links are made and checked by (tests move it instead of waiting 15 minutes). */
   now: () => number = Date.now;
 
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  async sign(grant: ExportGrant): Promise<string> {
-    const body = Buffer.from(JSON.stringify(grant)).toString('base64url');
-    return `${body}.${this.mac(await this.secret(), body)}`;
+  async create(grant: ExportGrant): Promise<string> {
+    const token = randomBytes(32).toString('base64url');
+    const manager = currentManager(this.db);
+    await manager.query(
+      `DELETE FROM export_links WHERE id IN (SELECT id FROM export_links WHERE expires_at < now() LIMIT ${SWEEP_ROWS})`,
+    );
+    await manager.query(
+      `INSERT INTO export_links (id, payload, expires_at) VALUES ($1, $2::jsonb, to_timestamp($3::float8 / 1000))`,
+      [keyOf(token), JSON.stringify(grant), grant.exp],
+    );
+    return token;
   }
 
-  /** The grant of a link this service signed and that has not expired; undefined for anything else. */
-  async verify(link: unknown): Promise<ExportGrant | undefined> {
-    if (typeof link !== 'string' || link.length > 16_384) return undefined;
-    const [body, mac, extra] = link.split('.');
-    if (!body || !mac || extra !== undefined) return undefined;
-    const expected = Buffer.from(this.mac(await this.secret(), body));
-    const given = Buffer.from(mac);
-    if (expected.length !== given.length || !timingSafeEqual(expected, given)) return undefined;
-    let grant: ExportGrant;
-    try {
-      grant = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as ExportGrant;
-    } catch {
-      return undefined;
-    }
+  /** The grant of a link this service made and that has not expired; undefined for anything else. */
+  async find(link: unknown): Promise<ExportGrant | undefined> {
+    if (typeof link !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(link)) return undefined;
+    const [row] = await currentManager(this.db).query(`SELECT payload FROM export_links WHERE id = $1`, [keyOf(link)]);
+    const grant = row?.payload as ExportGrant | undefined;
     return typeof grant?.exp === 'number' && grant.exp > this.now() ? grant : undefined;
   }
+}
 
-  private mac(key: Buffer, body: string): string {
-    // A prefix of its own, so that no other signature under a shared key could pass for a link.
-    return createHmac('sha256', key).update(`export-link.${body}`).digest('base64url');
-  }
-
-  private async secret(): Promise<Buffer> {
-    this.key ??= Buffer.from(
-      await sharedSecret(this.db, 'export-link-key', () => randomBytes(32).toString('base64url')),
-      'base64url',
-    );
-    return this.key;
-  }
+/** Where a link's grant is stored: the SHA-256 of its token (a lookup by key, so no timing to compare). */
+function keyOf(token: string): string {
+  return createHash('sha256').update(token).digest('base64url');
 }

@@ -16,7 +16,7 @@ import { ResponseSequencer } from '../responses/response-sequencer';
 import { AnswersBy, responseViewer } from '../responses/responses.service';
 import { contentDisposition, csvLayout } from './csv';
 import { csvLinesSql } from './csv-sql';
-import { EXPORT_LINK_TTL_MS, ExportFormat, ExportGrant, ExportLinkSigner } from './export-link';
+import { EXPORT_LINK_TTL_MS, ExportFormat, ExportGrant, ExportLinkStore } from './export-link';
 import { EXPORT_PART_ROWS, ExportsRepository } from './exports.repository';
 
 /** The path that serves export links (the link itself travels in the query, which no log line holds). */
@@ -53,7 +53,7 @@ export function linkNotFound(): ApiError {
 }
 
 /**
- * Exports: making the signed link (export_responses), and serving it (GET EXPORT_PATH) as a stream
+ * Exports: making the link (export_responses), and serving it (GET EXPORT_PATH) as a stream
  * read from PostgreSQL in batches by key.
  *
  * Why batches by key rather than a cursor or COPY: a cursor holds a transaction, and its session,
@@ -86,7 +86,7 @@ export class ExportsService {
     private readonly repo: ExportsRepository,
     private readonly forms: FormsService,
     private readonly sequencer: ResponseSequencer,
-    private readonly signer: ExportLinkSigner,
+    private readonly links: ExportLinkStore,
     private readonly longReads: LongReads,
     private readonly audit: AuditService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -106,9 +106,9 @@ export class ExportsService {
     const form = await this.forms.get(principal.workspace.id, publicId);
     const q = checkResponseFilter(form, opts.filter);
     // Never longer than the credential itself lives.
-    const exp = Math.min(this.signer.now() + EXPORT_LINK_TTL_MS, principal.expiresAt?.getTime() ?? Infinity);
+    const exp = Math.min(this.links.now() + EXPORT_LINK_TTL_MS, principal.expiresAt?.getTime() ?? Infinity);
     const { kind, id } = principal.credential;
-    const link = await this.signer.sign({
+    const link = await this.links.create({
       w: principal.workspace.id,
       c: {
         k: kind,
@@ -141,7 +141,7 @@ export class ExportsService {
 
   /** The grant of a link, or 404 (expired, altered, not a link). */
   async grantOf(token: unknown): Promise<ExportGrant> {
-    const grant = await this.signer.verify(token);
+    const grant = await this.links.find(token);
     if (!grant) throw linkNotFound();
     return grant;
   }
