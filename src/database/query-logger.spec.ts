@@ -48,6 +48,34 @@ describe('QueryLogger', () => {
     expect(JSON.stringify(warn.mock.calls[0])).not.toContain('secret');
   });
 
+  it('warns of a slow query, except one that began during expectingSlowQueries (a first start): a debug line', async () => {
+    jest.useFakeTimers({ now: new Date('2026-11-27T12:00:00Z'), doNotFake: ['nextTick', 'setImmediate'] });
+    try {
+      const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+      const debug = jest.spyOn(Logger.prototype, 'debug').mockImplementation(() => undefined);
+      const logger = new QueryLogger();
+      logger.logQuerySlow(2500, 'CREATE TABLE forms (id uuid)');
+      expect(warn.mock.calls[0][0]).toEqual({ msg: 'slow query', ms: 2500, query: 'CREATE TABLE forms (id uuid)' });
+      const result = await QueryLogger.expectingSlowQueries(async () => {
+        jest.setSystemTime(Date.now() + 10_000);
+        logger.logQuerySlow(3100, 'INSERT INTO responses (answers) VALUES ($1)'); // its own
+        return 'seeded';
+      });
+      expect(result).toBe('seeded');
+      // One that waited for the seeding's session, and ends just after it.
+      jest.setSystemTime(Date.now() + 100);
+      logger.logQuerySlow(7000, 'SELECT 1');
+      expect(warn).toHaveBeenCalledTimes(1);
+      expect(debug.mock.calls.map((c) => c[0].ms)).toEqual([3100, 7000]);
+      // One that began after it: a warning again.
+      jest.setSystemTime(Date.now() + 5000);
+      logger.logQuerySlow(2600, 'SELECT 1');
+      expect(warn).toHaveBeenCalledTimes(2);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('does not log successful queries', () => {
     const log = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
     new QueryLogger().logQuery();

@@ -10,6 +10,22 @@ import { sqlText } from './prepared';
 export class QueryLogger implements TypeOrmLogger {
   private readonly logger = new Logger('Database');
 
+  /**
+   * Runs `work` (a first start's migrations and demo seeding) with slow queries logged at debug,
+   * not as warnings: those that began while it ran, its own and those that waited for it (the
+   * embedded database has one session, which seeding holds). They are expected once, and are no
+   * sign of trouble to an operator.
+   */
+  static async expectingSlowQueries<T>(work: () => Promise<T>): Promise<T> {
+    expected.running += 1;
+    try {
+      return await work();
+    } finally {
+      expected.running -= 1;
+      expected.endedAt = Date.now();
+    }
+  }
+
   logQueryError(error: string | Error, query: string, _parameters?: unknown[], _runner?: QueryRunner) {
     const e = error as Error & { code?: string };
     // A database away or a bounded wait run out (503 to the client, logged by the error filter too)
@@ -26,7 +42,9 @@ export class QueryLogger implements TypeOrmLogger {
   }
 
   logQuerySlow(time: number, query: string) {
-    this.logger.warn({ msg: 'slow query', ms: time, query: sqlText(query).replace(/\s+/g, ' ').slice(0, 300) });
+    const entry = { msg: 'slow query', ms: time, query: sqlText(query).replace(/\s+/g, ' ').slice(0, 300) };
+    if (expected.running > 0 || Date.now() - time <= expected.endedAt) this.logger.debug(entry);
+    else this.logger.warn(entry);
   }
 
   logSchemaBuild(message: string) {
@@ -43,3 +61,6 @@ export class QueryLogger implements TypeOrmLogger {
 
   logQuery() {}
 }
+
+/** Whether slow queries are expected now (see expectingSlowQueries), and when they last stopped being. */
+const expected = { running: 0, endedAt: 0 };
