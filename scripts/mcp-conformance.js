@@ -17,10 +17,14 @@
  * MCP_CONFORMANCE_SCENARIO=<name> runs only that scenario (at each revision that has it).
  *
  * The suite needs Node 22 or newer (fs.globSync): run this with Node 24 on PATH (as .ci/run does), or
- * it uses the Node 24 that .ci/run installs into ~/.cache/formwork-node24.
+ * it uses the Node 24 that .ci/run installs into ~/.cache/formwork-node24. So that Formwork's own
+ * `npm ci` (Node 20.19 and newer) neither installs it nor warns about its engines, the suite has
+ * its own package.json and lockfile in scripts/mcp-conformance/, installed there (`npm ci
+ * --prefix scripts/mcp-conformance`) by this script when it is missing or its lockfile changed.
  */
 const { spawn, spawnSync } = require('node:child_process');
-const { existsSync, mkdtempSync, rmSync } = require('node:fs');
+const { randomBytes } = require('node:crypto');
+const { existsSync, mkdtempSync, rmSync, statSync } = require('node:fs');
 const http = require('node:http');
 const net = require('node:net');
 const os = require('node:os');
@@ -29,7 +33,9 @@ const { join } = require('node:path');
 const ROOT = join(__dirname, '..');
 const MAIN = join(ROOT, 'dist/src/main.js');
 const CLI = join(ROOT, 'dist/src/cli/main.js');
-const SUITE = join(ROOT, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
+/** The suite's own install (its package.json and lockfile), apart from Formwork's node_modules. */
+const SUITE_DIR = join(__dirname, 'mcp-conformance');
+const SUITE = join(SUITE_DIR, 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
 /** The checks that need the suite's own fixture tools (see the file). */
 const BASELINE = join(__dirname, 'mcp-conformance-baseline.yml');
 
@@ -60,6 +66,21 @@ function suiteNode() {
   );
 }
 
+/** Installs the suite from its lockfile, with `node`'s npm, unless the install is newer than the lockfile. */
+function installSuite(node) {
+  const installed = join(SUITE_DIR, 'node_modules/.package-lock.json');
+  const lock = join(SUITE_DIR, 'package-lock.json');
+  if (existsSync(SUITE) && existsSync(installed) && statSync(installed).mtimeMs >= statSync(lock).mtimeMs) return;
+  log(`installing the suite into ${SUITE_DIR} (npm ci)`);
+  const run = spawnSync('npm', ['ci', '--prefix', SUITE_DIR, '--no-audit', '--no-fund'], {
+    cwd: ROOT,
+    stdio: 'inherit',
+    // The suite's Node first on PATH: npm runs on it, and checks the suite's engines against it.
+    env: { ...process.env, PATH: `${join(node, '..')}:${process.env.PATH ?? ''}` },
+  });
+  if (run.status !== 0) throw new Error(`npm ci --prefix ${SUITE_DIR} failed (${run.status ?? run.signal})`);
+}
+
 function freePort() {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
@@ -85,6 +106,8 @@ function serviceEnv(dataDir, port) {
     PORT: String(port),
     PUBLIC_URL: `http://127.0.0.1:${port}`,
     NODE_ENV: 'production',
+    // Production refuses to start without it; a fresh one, as the database is.
+    WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
     LOG_LEVEL: 'warn',
     BOOTSTRAP_DEMO: 'false',
     RATE_LIMIT_CREDENTIAL_PER_MIN: '100000',
@@ -177,6 +200,7 @@ async function main() {
       throw new Error(`${file} is missing: run npm run build first (npm run test:mcp-conformance does)`);
   }
   const node = suiteNode();
+  installSuite(node);
   const dataDir = mkdtempSync(join(os.tmpdir(), 'formwork-mcp-conformance-'));
   const port = await freePort();
   const env = serviceEnv(dataDir, port);

@@ -6,11 +6,7 @@ import { MAX_HIDDEN_FIELDS, MAX_JUMPS, REF_PATTERN } from './form-logic';
 import { FORM_STATUSES } from './entities/form.entity';
 
 /** JSON Schemas of forms and blocks, shared by the form tools' inputs and outputs. */
-export const PublicId = Type.String({
-  minLength: 1,
-  maxLength: 64,
-  description: 'From list_forms or create_form.',
-});
+export const PublicId = Type.String({ minLength: 1, maxLength: 64 });
 
 export const ChoiceSchema = Type.Object({ id: Type.String(), label: Type.String() }, { additionalProperties: false });
 

@@ -2,11 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { StringEnum } from '../common/validation/schema-validator';
 import { PublicId } from '../forms/form.schemas';
 
-export const ResponseId = Type.String({
-  minLength: 1,
-  maxLength: 64,
-  description: 'From list_responses.',
-});
+export const ResponseId = Type.String({ minLength: 1, maxLength: 64 });
 
 export const ResponseSchema = Type.Object(
   {

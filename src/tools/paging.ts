@@ -4,9 +4,7 @@ import { Type } from '@sinclair/typebox';
 /** The `limit` (1 to `max`, `byDefault` when left out) and `offset` arguments of a list tool. */
 export function pageArguments(max: number, byDefault: number) {
   return {
-    limit: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: max, default: byDefault, description: `Page size, 1 to ${max}.` }),
-    ),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: max, default: byDefault })),
     offset: Type.Optional(
       Type.Integer({
         minimum: 0,
@@ -20,7 +18,7 @@ export function pageArguments(max: number, byDefault: number) {
 
 /** The paging members every list tool answers with. */
 export const pageFields = {
-  total: Type.Integer({ minimum: 0, description: 'Items in the whole list.' }),
+  total: Type.Integer({ minimum: 0 }),
   offset: Type.Integer({ minimum: 0 }),
-  count: Type.Integer({ minimum: 0, description: 'Items in this page.' }),
+  count: Type.Integer({ minimum: 0 }),
 };

@@ -7,14 +7,8 @@ import { MAX_URL_LENGTH } from './url-safety';
 export const WEBHOOK_READ = { scope: 'webhooks:read', write: false, minRole: 'admin' } as const;
 export const WEBHOOK_WRITE = { scope: 'webhooks:write', write: true, minRole: 'admin' } as const;
 
-export const WebhookId = Type.String({
-  format: 'uuid',
-  description: 'From list_webhooks.',
-});
-export const DeliveryId = Type.String({
-  format: 'uuid',
-  description: 'From list_webhook_deliveries.',
-});
+export const WebhookId = Type.String({ format: 'uuid' });
+export const DeliveryId = Type.String({ format: 'uuid' });
 export const EventType = StringEnum(WEBHOOK_EVENTS);
 export const EventList = Type.Array(EventType, {
   minItems: 1,
@@ -47,12 +41,8 @@ export const WebhookSchema = Type.Object(
       description: 'Why Formwork disabled it (410 Gone, or failing for 5 days).',
     }),
     disabledAt: NullableTimestamp,
-    failingSince: Type.Union([Timestamp, Type.Null()], {
-      description: 'The first failed attempt since the last success.',
-    }),
-    previousSecretExpiresAt: Type.Union([Timestamp, Type.Null()], {
-      description: 'After a rotation: until when the previous secret signs too.',
-    }),
+    failingSince: NullableTimestamp,
+    previousSecretExpiresAt: NullableTimestamp,
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },
@@ -72,15 +62,11 @@ export const WebhookWithSecretSchema = Type.Object(
 export const AttemptSchema = Type.Object(
   {
     attemptedAt: Timestamp,
-    statusCode: Type.Union([Type.Integer(), Type.Null()], {
-      description: 'null when no answer came.',
-    }),
+    statusCode: Type.Union([Type.Integer(), Type.Null()]),
     durationMs: Type.Integer({ minimum: 0 }),
     error: Type.Union([Type.String(), Type.Null()]),
     responseBody: Type.Union([Type.String(), Type.Null()], { description: "The first 2 KB of the endpoint's answer." }),
-    nextAttemptAt: Type.Union([Timestamp, Type.Null()], {
-      description: 'When the next attempt was due after this one.',
-    }),
+    nextAttemptAt: NullableTimestamp,
   },
   { additionalProperties: false },
 );
@@ -100,7 +86,7 @@ export const DeliverySchema = Type.Object(
       description:
         "The answers it carried were deleted: the payload keeps the response's id and submittedAt; not sent again.",
     }),
-    attempts: Type.Array(AttemptSchema, { description: 'Every attempt, oldest first.' }),
+    attempts: Type.Array(AttemptSchema),
   },
   { additionalProperties: false },
 );
