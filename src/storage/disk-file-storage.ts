@@ -3,9 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { constants, createReadStream, createWriteStream } from 'node:fs';
 import { access, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { FileStorage, FileTooLargeError, UploadTarget } from './file-storage';
+import { FileStorage, UploadTarget } from './file-storage';
+import { limitedBody } from './limited-body';
 import { UploadGrant, UploadUrlSigner } from './upload-url';
 
 /** A key is segments of letters, digits, `_` and `-` (ids): nothing that could leave the root. */
@@ -65,21 +65,17 @@ export class DiskFileStorage extends FileStorage {
     const target = this.path(key);
     const partial = join(this.root, PARTIAL, randomUUID());
     await mkdir(dirname(partial), { recursive: true });
-    let size = 0;
-    const limit = new Transform({
-      transform(chunk: Buffer, _encoding, done) {
-        size += chunk.length;
-        done(size > o.maxBytes ? new FileTooLargeError(o.maxBytes) : null, chunk);
-      },
-    });
+    const limited = limitedBody(body, o.maxBytes);
     try {
-      await pipeline(body, limit, createWriteStream(partial));
+      await pipeline(limited.stream, createWriteStream(partial));
       await mkdir(dirname(target), { recursive: true });
       await rename(partial, target);
-      return { size };
+      return { size: limited.bytes() };
     } catch (e) {
       await rm(partial, { force: true });
       throw e;
+    } finally {
+      limited.release();
     }
   }
 

@@ -27,7 +27,10 @@ export abstract class FileStorage {
   abstract head(key: string): Promise<{ size: number } | undefined>;
   /** The first `bytes` bytes (fewer when the object is shorter), for type sniffing. */
   abstract readStart(key: string, bytes: number): Promise<Buffer>;
-  /** Streams `body` into `key`; past maxBytes it stops reading, leaves nothing stored and throws FileTooLargeError. */
+  /**
+   * Streams `body` into `key`; past maxBytes it stops reading, leaves nothing stored and throws
+   * FileTooLargeError. `body` is never destroyed, only left unread: a request can still be answered.
+   */
   abstract write(
     key: string,
     body: NodeJS.ReadableStream,

@@ -6,6 +6,7 @@ import type { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { DiskFileStorage } from './disk-file-storage';
 import { FileStorage } from './file-storage';
+import { S3FileStorage } from './s3-file-storage';
 import { UploadUrlSigner } from './upload-url';
 
 @Global()
@@ -15,7 +16,9 @@ import { UploadUrlSigner } from './upload-url';
       provide: FileStorage,
       inject: [APP_CONFIG, getDataSourceToken()],
       useFactory: (config: AppConfig, db: DataSource): FileStorage =>
-        new DiskFileStorage(join(config.dataDir, 'uploads'), config.publicUrl, new UploadUrlSigner(db)),
+        config.storage.s3
+          ? new S3FileStorage(config.storage.s3)
+          : new DiskFileStorage(join(config.dataDir, 'uploads'), config.publicUrl, new UploadUrlSigner(db)),
     },
   ],
   exports: [FileStorage],

@@ -1,0 +1,197 @@
+/** Files in an S3-compatible bucket (AWS S3, MinIO, Ceph RGW, Cloudflare R2, Garage). */
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+  S3ServiceException,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { Readable } from 'node:stream';
+import type { S3Settings } from '../config/config';
+import { attachmentDisposition } from './content-disposition';
+import { FileStorage, UploadTarget } from './file-storage';
+import { limitedBody } from './limited-body';
+
+/** Bytes held in memory per part of a streamed write (S3's smallest part is 5 MiB). */
+const PART_BYTES = 8 * 1024 * 1024;
+
+export class S3FileStorage extends FileStorage {
+  readonly kind = 's3';
+  private readonly client: S3Client;
+  private readonly bucket: string;
+
+  constructor(settings: S3Settings) {
+    super();
+    this.bucket = settings.bucket;
+    this.client = new S3Client({
+      endpoint: settings.endpoint,
+      region: settings.region,
+      credentials: settings.credentials,
+      forcePathStyle: settings.forcePathStyle,
+      // The SDK's default (a CRC32 on every request) breaks several S3-compatible stores.
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+    });
+  }
+
+  /**
+   * A presigned PUT straight to the bucket, with the Content-Type signed. It cannot enforce the
+   * size (and some stores check no signature at all): the service checks the stored object later.
+   */
+  async uploadTarget(key: string, o: { size: number; contentType: string; expiresAt: Date }): Promise<UploadTarget> {
+    const command = new PutObjectCommand({ Bucket: this.bucket, Key: key, ContentType: o.contentType });
+    const url = await getSignedUrl(this.client, command, {
+      expiresIn: secondsUntil(o.expiresAt),
+      signableHeaders: new Set(['content-type']),
+    });
+    return { url, method: 'PUT', headers: { 'Content-Type': o.contentType } };
+  }
+
+  async head(key: string): Promise<{ size: number } | undefined> {
+    try {
+      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return { size: head.ContentLength ?? 0 };
+    } catch (e) {
+      if (isNotFound(e)) return undefined;
+      throw e;
+    }
+  }
+
+  async readStart(key: string, bytes: number): Promise<Buffer> {
+    try {
+      const object = await this.client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=0-${bytes - 1}` }),
+      );
+      // A store that ignores Range sends it all: keep the first bytes only.
+      return Buffer.from(await object.Body!.transformToByteArray()).subarray(0, bytes);
+    } catch (e) {
+      // An empty object has no byte 0: S3 answers 416, some stores break the connection.
+      if ((await this.head(key))?.size === 0) return Buffer.alloc(0);
+      throw e;
+    }
+  }
+
+  /** One PutObject up to 8 MiB; past that a multipart upload of 8 MiB parts, aborted on failure. */
+  async write(
+    key: string,
+    body: NodeJS.ReadableStream,
+    o: { contentType: string; maxBytes: number },
+  ): Promise<{ size: number }> {
+    const limited = limitedBody(body, o.maxBytes);
+    let uploadId: string | undefined;
+    const parts: { PartNumber: number; ETag: string | undefined }[] = [];
+    const sendPart = async (part: Buffer) => {
+      uploadId ??= (
+        await this.client.send(
+          new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: o.contentType }),
+        )
+      ).UploadId;
+      const PartNumber = parts.length + 1;
+      const { ETag } = await this.client.send(
+        new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber, Body: part }),
+      );
+      parts.push({ PartNumber, ETag });
+    };
+    try {
+      let chunks: Buffer[] = [];
+      let buffered = 0;
+      for await (const chunk of limited.stream as AsyncIterable<Buffer>) {
+        chunks.push(chunk);
+        buffered += chunk.length;
+        if (buffered < PART_BYTES) continue;
+        await sendPart(Buffer.concat(chunks));
+        chunks = [];
+        buffered = 0;
+      }
+      const rest = Buffer.concat(chunks);
+      if (uploadId === undefined) {
+        await this.client.send(
+          new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: rest, ContentType: o.contentType }),
+        );
+      } else {
+        if (rest.length > 0) await sendPart(rest);
+        await this.client.send(
+          new CompleteMultipartUploadCommand({
+            Bucket: this.bucket,
+            Key: key,
+            UploadId: uploadId,
+            MultipartUpload: { Parts: parts },
+          }),
+        );
+      }
+      return { size: limited.bytes() };
+    } catch (e) {
+      if (uploadId !== undefined)
+        await this.client
+          .send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }))
+          .catch(() => undefined); // the bucket's lifecycle rule for incomplete uploads is the backstop
+      throw e;
+    } finally {
+      limited.release();
+    }
+  }
+
+  async read(key: string): Promise<NodeJS.ReadableStream> {
+    const object = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+    return object.Body as Readable;
+  }
+
+  /** A presigned GET whose answer is an attachment of the stored type, whatever the object's metadata says. */
+  async downloadRedirect(
+    key: string,
+    o: { filename: string; contentType: string; expiresInSeconds: number },
+  ): Promise<string | undefined> {
+    const command = new GetObjectCommand({
+      Bucket: this.bucket,
+      Key: key,
+      ResponseContentDisposition: attachmentDisposition(o.filename),
+      ResponseContentType: o.contentType,
+    });
+    return getSignedUrl(this.client, command, { expiresIn: o.expiresInSeconds });
+  }
+
+  async delete(keys: string[]): Promise<void> {
+    for (let i = 0; i < keys.length; i += 1000) {
+      const batch = keys.slice(i, i + 1000);
+      const answer = await this.client.send(
+        new DeleteObjectsCommand({
+          Bucket: this.bucket,
+          Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
+        }),
+      );
+      const failed = (answer.Errors ?? []).filter((e) => e.Code !== 'NoSuchKey');
+      if (failed.length > 0) throw new Error(`the store kept ${failed.length} object(s): ${failed[0].Code}`);
+    }
+  }
+
+  async *list(prefix: string): AsyncIterable<string> {
+    let token: string | undefined;
+    do {
+      const page = await this.client.send(
+        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }),
+      );
+      for (const object of page.Contents ?? []) if (object.Key) yield object.Key;
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+  }
+
+  async ready(): Promise<void> {
+    await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+  }
+}
+
+function secondsUntil(when: Date): number {
+  return Math.max(1, Math.ceil((when.getTime() - Date.now()) / 1000));
+}
+
+function isNotFound(e: unknown): boolean {
+  return e instanceof S3ServiceException && (e.$metadata.httpStatusCode === 404 || e.name === 'NotFound');
+}
