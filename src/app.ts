@@ -26,6 +26,9 @@ import { ipRateLimit, settleDeferredIpBudget } from './rate-limit/ip-rate-limit.
 import { RateLimitService } from './rate-limit/rate-limit.service';
 import { mcpOriginCheck } from './mcp/mcp-origin.hook';
 import { prefersJson } from './respondent/page-headers';
+import { DiskFileStorage } from './storage/disk-file-storage';
+import { diskUploadRoute } from './storage/disk-upload.route';
+import { FileStorage } from './storage/file-storage';
 import { buildOpenApiDocument, docsContentSecurityPolicy } from './tools/openapi';
 import { apiV1VersionHeaders, deprecationHeaders } from './versioning/version-headers';
 
@@ -191,6 +194,9 @@ export async function createApp(
     }),
   );
   await app.register(middie);
+  // Files on disk arrive through the service's own upload endpoint (with S3 they go to the bucket).
+  const storage = app.get(FileStorage);
+  if (storage instanceof DiskFileStorage) await fastify.register(diskUploadRoute(storage));
   if (options.oauth !== false) await mountOAuth(app, config);
 
   app.useGlobalFilters(new ApiExceptionFilter((path) => routes.allowed(path)));

@@ -7,6 +7,7 @@ import { DataSource } from 'typeorm';
 import { Public } from '../auth/public.decorator';
 import { RateLimitService } from '../rate-limit/rate-limit.service';
 import { currentManager } from '../database/transaction';
+import { FileStorage } from '../storage/file-storage';
 
 type Check = 'ok' | 'unreachable';
 
@@ -18,6 +19,7 @@ export class HealthController {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly rateLimit: RateLimitService,
+    private readonly files: FileStorage,
   ) {}
 
   /** The process is up and serving HTTP. */
@@ -28,35 +30,41 @@ export class HealthController {
   }
 
   /**
-   * Whether to send traffic here. 503 only without the database: no request can be served without
-   * it. Redis down is `degraded` with 200: the service fails open and counts rate limits per
+   * Whether to send traffic here. 503 without the database, or without the file storage (disk or
+   * bucket): no request, or no upload or download, can be served without it. Redis down is `degraded` with 200: the service fails open and counts rate limits per
    * instance until Redis is back. (A stopping instance closes its listener: probes then fail to
    * connect, which is the signal a load balancer needs.)
    */
   @Get('readyz')
   async ready(@Res({ passthrough: true }) res: FastifyReply) {
-    const [database, store] = await Promise.all([
+    const [database, store, filesOk] = await Promise.all([
       withTimeout(currentManager(this.db).query('SELECT 1'), 2000).then(
         (): Check => 'ok',
         (): Check => 'unreachable',
       ),
       this.rateLimit.storeHealth(),
+      withTimeout(this.files.ready(), 2000).then(
+        () => true,
+        () => false,
+      ),
     ]);
     const checks = { database, redis: store.redis };
     const rateLimits = store.counting;
-    if (database !== 'ok') {
+    const storage = { kind: this.files.kind, ok: filesOk };
+    if (database !== 'ok' || !filesOk) {
       res.status(503);
-      return { status: 'unavailable', checks, rateLimits };
+      return { status: 'unavailable', checks, storage, rateLimits };
     }
     if (store.redis === 'unreachable') {
       return {
         status: 'degraded',
         checks,
+        storage,
         rateLimits,
         note: `Redis has been unreachable since ${store.unreachableSince}: each instance counts rate limits on its own until it is back.`,
       };
     }
-    return { status: 'ok', checks, rateLimits };
+    return { status: 'ok', checks, storage, rateLimits };
   }
 }
 

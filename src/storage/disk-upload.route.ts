@@ -1,0 +1,74 @@
+/** The disk adapter's upload endpoint: PUT {PUBLIC_URL}/api/v1/uploads/<key>?exp&size&type&sig. */
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../common/errors/api-error';
+import { sendError } from '../common/errors/api-exception.filter';
+import { DiskFileStorage } from './disk-file-storage';
+import { FileTooLargeError } from './file-storage';
+
+const NEW_URL =
+  'Ask for a new upload URL (create_upload) and send the bytes to it unchanged, with the headers it gave.';
+
+/**
+ * Public (the URL is the credential), spending the IP budget like every public route. Refuses an
+ * altered or expired URL and a Content-Type other than the one signed (403), and a body larger
+ * than the signed size (413: at once when Content-Length says so, else where it passes the size,
+ * keeping nothing). Registered in a plugin of its own so that its catch-all body parser, which
+ * hands the request over as a stream of any type, applies to this route alone.
+ */
+export function diskUploadRoute(storage: DiskFileStorage): FastifyPluginAsync {
+  return async (instance) => {
+    instance.removeAllContentTypeParsers();
+    instance.addContentTypeParser('*', (_req, payload, done) => done(null, payload));
+    instance.put('/api/v1/uploads/*', (req, reply) => receive(storage, req, reply));
+  };
+}
+
+async function receive(storage: DiskFileStorage, req: FastifyRequest, reply: FastifyReply) {
+  const key = (req.params as Record<string, string>)['*'];
+  const grant = await storage.signer.verify(key, req.query as Record<string, unknown>);
+  if (!grant) {
+    return refuse(req, reply, 'forbidden', 'This upload URL is not valid: it was altered or not made by this service.');
+  }
+  if (grant.expiresAt.getTime() <= Date.now()) {
+    return refuse(req, reply, 'forbidden', `This upload URL expired at ${grant.expiresAt.toISOString()}.`);
+  }
+  const type = req.headers['content-type']?.trim();
+  if (type?.toLowerCase() !== grant.contentType.toLowerCase()) {
+    return refuse(
+      req,
+      reply,
+      'forbidden',
+      `This upload URL takes Content-Type: ${grant.contentType} only (got ${type ? type.slice(0, 100) : 'none'}).`,
+      `Send the header exactly as create_upload gave it: Content-Type: ${grant.contentType}.`,
+    );
+  }
+  const tooLarge = () =>
+    refuse(
+      req,
+      reply,
+      'payload_too_large',
+      `This upload URL takes at most ${grant.size} bytes: the size declared for it.`,
+      'Ask for a new upload URL with the file’s exact size in bytes.',
+    );
+  const declared = Number(req.headers['content-length']);
+  if (declared > grant.size) return tooLarge();
+  try {
+    return await storage.write(key, req.raw, { contentType: grant.contentType, maxBytes: grant.size });
+  } catch (e) {
+    if (e instanceof FileTooLargeError) return tooLarge();
+    throw e;
+  }
+}
+
+function refuse(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  code: 'forbidden' | 'payload_too_large',
+  message: string,
+  hint = NEW_URL,
+) {
+  // The rest of the body is not read: the connection closes after the answer.
+  reply.header('Connection', 'close');
+  sendError(reply, new ApiError(code, { message, hint }), req.id);
+  return reply;
+}
