@@ -18,12 +18,13 @@ import { conditionSql } from '../forms/conditions/sql';
 
 /**
  * The most leaves (conditions naming a block or hidden field) one filter may have. Each leaf is
- * evaluated on every row a filtered read scans and binds at most 3 parameters (a list is one
- * array parameter), so this also keeps every filtered statement far below PostgreSQL's 65,535.
+ * evaluated on every row a filtered read scans (a text contains costs some microseconds a row),
+ * and binds at most 3 parameters (a list is one array parameter), so this also keeps every
+ * filtered statement far below PostgreSQL's 65,535. docs/tools.md has the figures.
  */
-export const MAX_FILTER_LEAVES = 100;
+export const MAX_FILTER_LEAVES = 20;
 /** The most bytes `where` may take as JSON, as sent and as stored (blocks and choices by id). */
-export const MAX_FILTER_BYTES = 16 * 1024;
+export const MAX_FILTER_BYTES = 8 * 1024;
 
 export const WHERE_DESCRIPTION =
   'Only responses for which this condition (on any block of the form) holds; e.g. people who rated 2 or less: { "block": "rating", "op": "lte", "value": 2 }. ' +

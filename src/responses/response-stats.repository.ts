@@ -45,7 +45,7 @@ function valuesOf(source: string, formExpr: string, formColumn?: string): string
       UNION ALL
       SELECT e FROM jsonb_array_elements_text(CASE WHEN b.type = 'checkboxes' AND jsonb_typeof(s.answers -> b.id) = 'array' THEN s.answers -> b.id ELSE '[]'::jsonb END) e
     ) v
-    WHERE b.form_id = ${formExpr} AND b.type NOT IN ${TEXT}`;
+    WHERE b.form_id = ${formExpr} AND b.type NOT IN ${TEXT} AND b.type <> 'file_upload'`; // no histogram of upload ids
 }
 
 /** (block_id, type, num) for every block the rows of `source` answered (arguments as valuesOf's). */
@@ -226,9 +226,9 @@ export class ResponseStatsRepository {
    * The aggregates readSummary reads, computed from the form's sequenced responses that match
    * `filter` (SQL over the row r; its params start with the form's id, $1) rather than maintained:
    * one scan of the matches (which PostgreSQL may run in parallel) takes every aggregate at once,
-   * each as `count(*) FILTER (...)`, sum, min or max, as one would write it by hand; each text
-   * block's latest answers are one more walk of the seq index backwards, stopping at the fifth
-   * match. The values counted are the ones a summary shows (`counted`: each block's choice ids,
+   * each as `count(*) FILTER (...)`, sum, min or max, as one would write it by hand; the text
+   * blocks' latest answers come from one more walk of the seq index backwards, shared by every text
+   * block, stopping where the last of them has its fifth match. The values counted are the ones a summary shows (`counted`: each block's choice ids,
    * true/false, the scale's values, as summaryFromStats asks for them), answered is answeredOf's
    * (the key is there), sums and ranges are valuesOf's (numbers as float8, dates as text), and a
    * block is shown to a response whose recorded path holds it (shownOf), so a segment is counted
@@ -267,12 +267,12 @@ export class ResponseStatsRepository {
             ? [take(`min(r.answers ->> ${key})`), take(`max(r.answers ->> ${key})`)]
             : undefined,
         counts: counted(b).map((v) => ({ value: v, at: take(`count(*) FILTER (WHERE ${value(v)})`) })),
-        // Uncorrelated: computed once (an InitPlan), not per row.
+        // Uncorrelated: computed once (an InitPlan), not per row. From the one walk of the matches
+        // (below), newest first, as far as this block's fifth answer.
         latest: TEXT.includes(`'${b.type}'`)
           ? take(`(SELECT COALESCE(json_agg(json_build_object('value', l.v, 'submittedAt', l.at) ORDER BY l.seq DESC), '[]')
-                     FROM (SELECT r.answers ->> ${key} AS v, ${isoText('r.submitted_at')} AS at, r.seq FROM responses r
-                            WHERE r.form_id = $1 AND r.seq IS NOT NULL AND ${filter.sql} AND r.answers ? ${key}
-                            ORDER BY r.seq DESC LIMIT ${LATEST_TEXTS}) l)`)
+                     FROM (SELECT w.answers ->> ${key} AS v, ${isoText('w.submitted_at')} AS at, w.seq FROM walk w
+                            WHERE w.answers ? ${key} LIMIT ${LATEST_TEXTS}) l)`)
           : undefined,
       };
     });
@@ -280,8 +280,18 @@ export class ResponseStatsRepository {
     const columns: string[] = [];
     for (let i = 0; i < aggregates.length; i += 90)
       columns.push(`json_build_array(${aggregates.slice(i, i + 90).join(', ')})`);
+    // The text blocks' latest answers share one walk of the matches, newest first: a materialized
+    // CTE is computed once, only as far as its furthest reader reads (the block whose fifth answer
+    // lies deepest), and read in the order it produced its rows. So the filter is evaluated at most
+    // twice per response (the scan and the walk), not once more per text block.
+    const walk = per.some((p) => p.latest !== undefined)
+      ? `WITH walk AS MATERIALIZED (
+           SELECT r.seq, r.submitted_at, r.answers FROM responses r
+            WHERE r.form_id = $1 AND r.seq IS NOT NULL AND ${filter.sql} ORDER BY r.seq DESC)`
+      : '';
     const [row] = await manager.query(
-      `SELECT count(*)::int AS total, count(r.shown)::int AS recorded, min(r.submitted_at) AS first, max(r.submitted_at) AS last,
+      `${walk}
+       SELECT count(*)::int AS total, count(r.shown)::int AS recorded, min(r.submitted_at) AS first, max(r.submitted_at) AS last,
               ${columns.length ? `json_build_array(${columns.join(', ')})` : `'[]'::json`} AS aggregates
          FROM responses r
         WHERE r.form_id = $1 AND r.seq IS NOT NULL AND ${filter.sql}`,

@@ -1,10 +1,16 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { BlockInput } from '../../src/forms/blocks';
 import { Condition, evaluate, Facts } from '../../src/forms/conditions';
 import { conditionSql } from '../../src/forms/conditions/sql';
 import { FormRecord, FormsService } from '../../src/forms/forms.service';
-import { checkResponseFilter, ResponseFilter } from '../../src/responses/response-filter';
+import {
+  checkResponseFilter,
+  MAX_FILTER_BYTES,
+  MAX_FILTER_LEAVES,
+  ResponseFilter,
+} from '../../src/responses/response-filter';
 import { ResponsesService } from '../../src/responses/responses.service';
 import { StoredResponse, summarize } from '../../src/responses/summarize';
 import { createForm, createResponses, createToken, createWorkspace, TestWorkspace } from '../factories';
@@ -144,6 +150,69 @@ describe('response filters: where, since and until on list_responses and summari
         });
     }
     expect(disagreements).toEqual([]);
+  });
+
+  it('takes the largest filter it accepts on a form of twelve text questions (list, summary equal to a recount, export); one condition more is 400', async () => {
+    const forms = app.get(FormsService);
+    const created = await forms.create(ws.id, {
+      title: 'Twelve texts',
+      blocks: [
+        ...Array.from({ length: 12 }, (_, k) => ({ ref: `t${k}`, type: 'short_text' as const, title: `Text ${k}` })),
+        { ref: 'r', type: 'rating', title: 'Rating', max: 5 },
+      ],
+    });
+    const form = await forms.get(ws.id, created.publicId);
+    for (let i = 0; i < 30; i++) {
+      const answers = Object.fromEntries(
+        form.blocks.map((b, k) => [b.id, b.type === 'rating' ? 1 + (i % 5) : `Answer ${i} to ${k}, ΣΑΣ`]),
+      );
+      await app.get(ResponsesService).create(form, answers, {
+        source: 'import',
+        submittedAt: new Date(Date.UTC(2026, 0, 1) + i * 1000),
+      });
+    }
+    const rows = await stored(form);
+    // Every condition a text contains (the costliest kind), its value as long as the bytes allow;
+    // the last one matches answers 1 and 10..19.
+    const leaves = Array.from({ length: MAX_FILTER_LEAVES }, (_, i) => ({
+      block: `t${i % 12}`,
+      op: 'contains',
+      value: `no such text ${i} `.padEnd(340, 'x'),
+    }));
+    leaves[MAX_FILTER_LEAVES - 1] = { block: 't0', op: 'contains', value: 'ANSWER 1' };
+    const where = { any: leaves };
+    const condition = checked(form, { where: where as Condition });
+    const bytes = Math.max(JSON.stringify(where).length, JSON.stringify(condition).length);
+    expect(bytes).toBeLessThanOrEqual(MAX_FILTER_BYTES);
+    expect(bytes).toBeGreaterThan(MAX_FILTER_BYTES * 0.8);
+    const matching = rows.filter((r) => evaluate(condition, facts(r.answers, r.hidden)));
+    expect(matching).toHaveLength(11);
+
+    const started = Date.now();
+    const page = await callTool(app, token, 'list_responses', { publicId: form.publicId, where, limit: 200 });
+    const summary = await callTool(app, token, 'summarize_responses', { publicId: form.publicId, where });
+    process.stdout.write(`[response-filters] the largest filter, list and summary: ${Date.now() - started} ms\n`);
+    expect(page.status).toBe(200);
+    expect(idsOf(page)).toEqual(matching.map((r) => r.id));
+    expect(summary.status).toBe(200);
+    expect(summary.body).toEqual({ publicId: form.publicId, ...summarize(form.blocks, matching) });
+    const link = await callTool(app, token, 'export_responses', { publicId: form.publicId, where, format: 'ndjson' });
+    expect(link.status).toBe(200);
+    const url = new URL(link.body.url);
+    const download = await request(app.getHttpServer()).get(url.pathname + url.search);
+    expect(download.status).toBe(200);
+    expect(download.text.trim().split('\n')).toHaveLength(matching.length);
+
+    for (const tool of ['list_responses', 'summarize_responses', 'export_responses']) {
+      const more = { any: [...leaves, { block: 't1', op: 'answered' }] };
+      const error = expectError(
+        await callTool(app, token, tool, { publicId: form.publicId, where: more }),
+        400,
+        'invalid_arguments',
+      );
+      expect(error.hint).toContain(`at most ${MAX_FILTER_LEAVES} conditions`);
+      expect(error.details).toEqual([{ path: '/where', message: expect.any(String) }]);
+    }
   });
 
   describe('on a form with a block of every kind, refs and a hidden field', () => {

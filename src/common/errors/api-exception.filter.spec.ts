@@ -58,6 +58,22 @@ describe('ApiExceptionFilter.toApiError', () => {
         parameters: ['fw_secretsecret'],
         driverError: Object.assign(new Error(message), { code }),
       });
+    /** Runs the filter's catch on `err` for a POST to `url`; returns the reply it answered on. */
+    const catchFor = (err: unknown, url: string, id: string) => {
+      const reply = {
+        sent: false,
+        raw: { headersSent: false },
+        headers: jest.fn(),
+        status: jest.fn().mockReturnThis(),
+        type: jest.fn().mockReturnThis(),
+        send: jest.fn(),
+      };
+      const host = {
+        switchToHttp: () => ({ getRequest: () => ({ ...req('POST', url), id }), getResponse: () => reply }),
+      } as unknown as ArgumentsHost;
+      filter.catch(err, host);
+      return reply;
+    };
     const unavailable = [
       ['statement timeout', queryFailed('57014', 'canceling statement due to statement timeout')],
       ['lock timeout', queryFailed('55P03', 'canceling statement due to lock timeout')],
@@ -114,21 +130,11 @@ describe('ApiExceptionFilter.toApiError', () => {
     it('logs a protocol violation as a failed request at error, with its SQLSTATE and stack, never its SQL or parameters', () => {
       const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
       const error = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
-      const reply = {
-        sent: false,
-        raw: { headersSent: false },
-        headers: jest.fn(),
-        status: jest.fn().mockReturnThis(),
-        type: jest.fn().mockReturnThis(),
-        send: jest.fn(),
-      };
-      const host = {
-        switchToHttp: () => ({
-          getRequest: () => ({ ...req('POST', '/api/v1/tools/list_responses'), id: 'req-2' }),
-          getResponse: () => reply,
-        }),
-      } as unknown as ArgumentsHost;
-      filter.catch(queryFailed('08P01', 'bind message supplies 4464 parameters'), host);
+      const reply = catchFor(
+        queryFailed('08P01', 'bind message supplies 4464 parameters'),
+        '/api/v1/tools/list_responses',
+        'req-2',
+      );
       expect(warn).not.toHaveBeenCalled();
       expect(error).toHaveBeenCalledTimes(1);
       expect(error.mock.calls[0][0]).toEqual({
@@ -148,21 +154,11 @@ describe('ApiExceptionFilter.toApiError', () => {
     it('logs a database failure at warn with its SQLSTATE, never its SQL or parameters', () => {
       const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
       const error = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
-      const reply = {
-        sent: false,
-        raw: { headersSent: false },
-        headers: jest.fn(),
-        status: jest.fn().mockReturnThis(),
-        type: jest.fn().mockReturnThis(),
-        send: jest.fn(),
-      };
-      const host = {
-        switchToHttp: () => ({
-          getRequest: () => ({ ...req('POST', '/api/v1/tools/list_forms?x=1'), id: 'req-1' }),
-          getResponse: () => reply,
-        }),
-      } as unknown as ArgumentsHost;
-      filter.catch(queryFailed('57014', 'canceling statement due to statement timeout'), host);
+      const reply = catchFor(
+        queryFailed('57014', 'canceling statement due to statement timeout'),
+        '/api/v1/tools/list_forms?x=1',
+        'req-1',
+      );
       expect(error).not.toHaveBeenCalled();
       expect(warn).toHaveBeenCalledTimes(1);
       expect(warn.mock.calls[0][0]).toEqual({
