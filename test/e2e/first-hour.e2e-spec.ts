@@ -121,7 +121,7 @@ describe('the first hour on the embedded database (npm start, no DATABASE_URL)',
     });
     expect(chosen).toMatchObject({ status: 303, location: '/settings?done=password-chosen' });
     const session = chosen.cookies.find((c) => c.startsWith('fw_session='))!;
-    expect((await page('/settings', session)).text).toContain('the printed one no longer works');
+    expect((await page(chosen.location!, session)).text).toContain('the printed one no longer works');
     expect((await page('/settings', once)).location).toMatch(/^\/settings\/sign-in/); // signed out
     expect((await signIn(password)).status).toBe(401);
     expect((await signIn(mine)).status).toBe(303);
