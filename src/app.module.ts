@@ -30,6 +30,7 @@ import { FormAnswersModule } from './responses/form-answers.module';
 import { ResponsesModule } from './responses/responses.module';
 import { SessionsModule } from './settings/sessions.module';
 import { StorageModule } from './storage/storage.module';
+import { UploadToolsModule } from './uploads/upload-tools.module';
 import { SettingsModule } from './settings/settings.module';
 import { TokensModule } from './tokens/tokens.module';
 import { TokensService } from './tokens/tokens.service';
@@ -71,6 +72,7 @@ export class AppModule {
         FormsModule,
         FormAnswersModule,
         ResponsesModule,
+        UploadToolsModule,
         ExportsModule,
         RespondentModule,
         WebhooksModule,

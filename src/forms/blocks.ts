@@ -1,3 +1,4 @@
+import type { Plan } from '../common/access/roles';
 import { ErrorDetail, pointerSegment } from '../common/errors/api-error';
 import { newBlockId, newChoiceId } from '../common/ids';
 import { closestKnownArgument, isStorableText } from '../common/validation/schema-validator';
@@ -24,6 +25,7 @@ export const BLOCK_TYPES = [
   'yes_no',
   'statement',
   'page_break',
+  'file_upload',
 ] as const;
 export type BlockType = (typeof BLOCK_TYPES)[number];
 
@@ -61,6 +63,10 @@ export interface Block {
   jumps?: Jump[];
   minLabel?: string;
   maxLabel?: string;
+  /** file_upload only (issue 35): how many files, each at most maxSizeMb, of the types in accept (none: any). */
+  maxFiles?: number;
+  maxSizeMb?: number;
+  accept?: string[];
 }
 
 /** A block as a caller sends it: choices may be plain labels, ids are optional. */
@@ -80,6 +86,9 @@ export interface BlockInput {
   jumps?: Array<{ if: unknown; to: string }>;
   minLabel?: string;
   maxLabel?: string;
+  maxFiles?: number;
+  maxSizeMb?: number;
+  accept?: string[];
 }
 
 /** Settings each type accepts beyond id, type, title, description and required. */
@@ -99,7 +108,22 @@ const SETTINGS: Record<BlockType, readonly ('choices' | 'min' | 'max')[]> = {
   yes_no: [],
   statement: [],
   page_break: [],
+  file_upload: [],
 };
+
+/**
+ * Files (issue 35). The per-file limit of each plan, in MB (10^6 bytes): a block's maxSizeMb may
+ * not exceed the largest, and an upload is held to the smaller of the block's and its plan's.
+ */
+export const FILE_SIZE_LIMIT_MB: Record<Plan, number> = { free: 10, pro: 100 };
+const MAX_FILE_SIZE_MB = Math.max(...Object.values(FILE_SIZE_LIMIT_MB));
+export const MAX_FILES = 10;
+const FILE_SETTINGS = ['maxFiles', 'maxSizeMb', 'accept'] as const;
+/** An accept entry: `type/subtype`, `type/*` or `.ext`, lowercase. */
+const ACCEPT_ENTRY =
+  /^(\.[a-z0-9][a-z0-9_-]{0,15}|[a-z0-9][a-z0-9!#$&^_.+-]{0,63}\/(\*|[a-z0-9][a-z0-9!#$&^_.+-]{0,126}))$/;
+/** An upload id as answers carry it. */
+export const UPLOAD_ID = /^upl_[0-9A-Za-z]{22}$/;
 
 export const MAX_BLOCKS = 200;
 /** Number answers stay within ±10^15: exact in a double, and sums of a million of them stay finite. */
@@ -154,6 +178,10 @@ export function normalizeBlocks(
         bad(setting, `is not a setting of ${raw.type} blocks${settingHint(raw.type, setting)}`);
       }
     }
+    for (const setting of FILE_SETTINGS) {
+      if (raw[setting] !== undefined && raw.type !== 'file_upload')
+        bad(setting, `is not a setting of ${raw.type} blocks: ${setting} goes on file_upload blocks`);
+    }
     if (raw.type === 'statement' && raw.required)
       bad('required', 'a statement takes no answer, so it cannot be required');
     if (raw.type === 'page_break' && raw.required)
@@ -203,12 +231,38 @@ export function normalizeBlocks(
         block.max = max;
         break;
       }
+      case 'file_upload': {
+        Object.assign(block, normalizeFileSettings(raw, bad));
+        break;
+      }
       default:
         break;
     }
     blocks.push(block);
   });
   return { blocks, details };
+}
+
+/** A file_upload block's settings with their defaults (1 file, 10 MB, any type). */
+function normalizeFileSettings(
+  raw: BlockInput,
+  bad: (field: string, message: string) => void,
+): Pick<Block, 'maxFiles' | 'maxSizeMb' | 'accept'> {
+  const maxFiles = raw.maxFiles ?? 1;
+  const maxSizeMb = raw.maxSizeMb ?? FILE_SIZE_LIMIT_MB.free;
+  if (!Number.isInteger(maxFiles) || maxFiles < 1 || maxFiles > MAX_FILES)
+    bad('maxFiles', `must be an integer from 1 to ${MAX_FILES}`);
+  if (!Number.isInteger(maxSizeMb) || maxSizeMb < 1 || maxSizeMb > MAX_FILE_SIZE_MB)
+    bad(
+      'maxSizeMb',
+      `must be an integer from 1 to ${MAX_FILE_SIZE_MB} (per file; the plan's limit applies: Free ${FILE_SIZE_LIMIT_MB.free}, Pro ${FILE_SIZE_LIMIT_MB.pro})`,
+    );
+  const accept = (raw.accept ?? []).map((a) => a.trim().toLowerCase());
+  accept.forEach((a, i) => {
+    if (!ACCEPT_ENTRY.test(a))
+      bad(`accept/${i}`, 'must be a MIME type ("application/pdf"), a wildcard ("image/*") or an extension (".docx")');
+  });
+  return { maxFiles, maxSizeMb, ...(accept.length ? { accept: [...new Set(accept)] } : {}) };
 }
 
 /** Where a setting sent to a type that does not take it belongs (appended to the detail). */
@@ -266,6 +320,11 @@ export function blockView(b: Block): Record<string, unknown> {
   if (b.choices) view.choices = b.choices;
   if (b.min !== undefined) view.min = b.min;
   if (b.max !== undefined) view.max = b.max;
+  if (b.type === 'file_upload') {
+    view.maxFiles = b.maxFiles ?? 1;
+    view.maxSizeMb = b.maxSizeMb ?? FILE_SIZE_LIMIT_MB.free;
+    if (b.accept) view.accept = b.accept;
+  }
   return view;
 }
 
@@ -473,9 +532,32 @@ function checkAnswer(block: Block, value: unknown): { value: unknown } | Refusal
           person: 'Choose Yes or No.',
         };
       return { value };
+    case 'file_upload':
+      return checkUploadIds(block, value);
     default:
       return { api: 'takes no answer', person: 'This part of the form takes no answer.' };
   }
+}
+
+/**
+ * A file_upload answer's shape: upload ids (a single id when maxFiles is 1), stored as a list.
+ * Whether each upload exists, fits the block and is free is checked by UploadsService.attach.
+ */
+function checkUploadIds(block: Block, value: unknown): { value: unknown } | Refusal {
+  const maxFiles = block.maxFiles ?? 1;
+  const ids = typeof value === 'string' && maxFiles === 1 ? [value] : value;
+  const shape = maxFiles === 1 ? 'an upload id ("upl_...") or a list of one' : `a list of upload ids ("upl_...")`;
+  const hint = 'Make each file with create_upload, PUT its bytes to the url it gives, then send its uploadId here.';
+  if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string' || !UPLOAD_ID.test(id)))
+    return { api: `must be ${shape} from create_upload`, person: 'Choose the file again.', hint };
+  if (ids.length > maxFiles)
+    return {
+      api: `takes at most ${maxFiles} file${maxFiles === 1 ? '' : 's'}`,
+      person: `Choose at most ${maxFiles} file${maxFiles === 1 ? '' : 's'}.`,
+    };
+  if (new Set(ids).size !== ids.length)
+    return { api: 'names the same upload twice', person: 'Choose each file only once.' };
+  return { value: ids };
 }
 
 /** A number block's bounds for people ("from 1 to 5", "no greater than 5"), undefined without bounds. */

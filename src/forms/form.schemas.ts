@@ -23,6 +23,9 @@ export const BlockSchema = Type.Object(
     max: Type.Optional(Type.Number()),
     minLabel: Type.Optional(Type.String()),
     maxLabel: Type.Optional(Type.String()),
+    maxFiles: Type.Optional(Type.Integer()),
+    maxSizeMb: Type.Optional(Type.Integer()),
+    accept: Type.Optional(Type.Array(Type.String())),
     showIf: Type.Optional(ConditionOutputSchema()),
     jumps: Type.Optional(
       Type.Array(Type.Object({ if: ConditionOutputSchema(), to: Type.String() }, { additionalProperties: false })),
@@ -88,7 +91,10 @@ export const BlockInputSchema = Type.Object(
           'Your own key for the block, unique in the form, not starting with b_: conditions, jumps and answers may name the block by it before it has an id. In update_form a known ref without id is that block; omitted: kept; null removes it.',
       }),
     ),
-    type: StringEnum(BLOCK_TYPES, { description: 'statement: text, no answer; page_break: starts a new page.' }),
+    type: StringEnum(BLOCK_TYPES, {
+      description:
+        'statement: text, no answer; page_break: starts a new page; file_upload: answered with create_upload ids.',
+    }),
     title: Type.Optional(
       Type.String({ minLength: 1, maxLength: 1000, description: 'Required on every block except a page_break.' }),
     ),
@@ -126,6 +132,16 @@ export const BlockInputSchema = Type.Object(
         minLength: 1,
         maxLength: 100,
         description: 'rating, linear_scale: label of the high end',
+      }),
+    ),
+    maxFiles: Type.Optional(Type.Integer({ description: 'file_upload: files per answer, 1..10 (1)' })),
+    maxSizeMb: Type.Optional(
+      Type.Integer({ description: "file_upload: MB per file (10), at most the plan's: Free 10, Pro 100" }),
+    ),
+    accept: Type.Optional(
+      Type.Array(Type.String({ maxLength: 200 }), {
+        maxItems: 50,
+        description: 'file_upload: types taken, as "application/pdf", "image/*" or ".docx" (default any)',
       }),
     ),
     showIf: Type.Optional(

@@ -4,6 +4,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { BlockEntity } from './entities/block.entity';
 import { FormEntity } from './entities/form.entity';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
+import { UploadsModule } from '../uploads/uploads.module';
 import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module';
 import { CloseFormTool } from './close-form.tool';
 import { CreateFormTool } from './create-form.tool';
@@ -17,7 +18,7 @@ import { UpdateFormTool } from './update-form.tool';
 
 /** Forms and their blocks: the service, its repository and the form tools. Answers are reached through FormAnswers. */
 @Module({
-  imports: [TypeOrmModule.forFeature([FormEntity, BlockEntity]), IdempotencyModule, WebhookOutboxModule],
+  imports: [TypeOrmModule.forFeature([FormEntity, BlockEntity]), IdempotencyModule, WebhookOutboxModule, UploadsModule],
   providers: [
     FormsService,
     FormsRepository,

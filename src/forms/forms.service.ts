@@ -14,6 +14,7 @@ import { blocksView, checkHiddenFields, checkHiddenStillNamed, normalizeForm } f
 import { FormStatus } from './entities/form.entity';
 import { FormAnswers } from './form-answers';
 import { FormListItem, FormRecord, FormsRepository } from './forms.repository';
+import { UploadsService } from '../uploads/uploads.service';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service';
 
 export interface FormInput {
@@ -67,6 +68,7 @@ export class FormsService {
     private readonly audit: AuditService,
     private readonly idempotency: IdempotencyService,
     private readonly webhooks: WebhookOutbox,
+    private readonly uploads: UploadsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -274,6 +276,8 @@ export class FormsService {
       const n = await this.answers.count(tx, form.id);
       // The answers of its responses leave the delivery log too (read before the form row goes).
       await this.webhooks.forgetAnswers(tx, actor.workspace.id, { formPublicId: publicId });
+      // Its files too: the rows now, the objects once this commits.
+      await this.uploads.deleteForForm(tx, form.id);
       await this.repo.delete(tx, form.id);
       await this.idempotency.forgetDeleted(tx, { workspaceId: actor.workspace.id, formPublicId: publicId });
       await this.audit.record(tx, actor, 'form.delete', publicId, { title: form.title, responsesDeleted: n });

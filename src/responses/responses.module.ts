@@ -13,6 +13,7 @@ import {
 } from './entities/response-stats.entity';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { FormsModule } from '../forms/forms.module';
+import { UploadsModule } from '../uploads/uploads.module';
 import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module';
 import { CreateResponseTool } from './create-response.tool';
 import { DeleteResponseTool } from './delete-response.tool';
@@ -36,6 +37,7 @@ import { SummarizeResponsesTool } from './summarize-responses.tool';
     FormsModule,
     IdempotencyModule,
     WebhookOutboxModule,
+    UploadsModule,
   ],
   providers: [
     ResponsesService,

@@ -15,6 +15,7 @@ import { FormRecord, FormsService, notFoundForm } from '../forms/forms.service';
 import { ResponseStatsRepository } from './response-stats.repository';
 import { NewResponse, ResponseRow, ResponsesRepository } from './responses.repository';
 import { ResponseInsertBatcher } from './response-insert-batcher';
+import { UploadsService } from '../uploads/uploads.service';
 import { ResponseSequencer } from './response-sequencer';
 import { LongReads } from './long-reads';
 import { countedValues, FormSummary, summaryFromStats } from './summarize';
@@ -56,6 +57,7 @@ export class ResponsesService {
     private readonly sequencer: ResponseSequencer,
     private readonly longReads: LongReads,
     private readonly inserts: ResponseInsertBatcher,
+    private readonly uploads: UploadsService,
   ) {}
 
   /**
@@ -225,8 +227,10 @@ export class ResponsesService {
       return row && { ...view, submittedAt: row.submittedAt.toISOString() };
     };
     const known = this.forms.recent(publicId);
+    // A submission naming files takes the transactional path: their checks (attach) hold their rows.
     if (
       known &&
+      !namedFiles(known.blocks, answers).length &&
       (workspaceId === undefined || known.workspaceId === workspaceId) &&
       (!how.published || known.status === 'published')
     ) {
@@ -239,9 +243,18 @@ export class ResponsesService {
         ? await this.forms.lock(tx, workspaceId, publicId, 'SHARE')
         : await this.forms.getPublic(publicId, tx, 'SHARE');
       if (how.published && form.status !== 'published') throw notAccepting(form.status);
-      const response = await insert(tx, form, validated(check(form), wording));
+      const checked = validated(check(form), wording);
+      const response = await insert(tx, form, checked);
       // Cannot happen: the form row is locked and was read after the lock.
       if (!response) throw new Error(`form ${form.id} changed under its lock`);
+      const files = namedFiles(form.blocks, answers, checked.answers);
+      if (files.length)
+        await this.uploads.attach(tx, {
+          workspaceId: form.workspaceId,
+          formId: form.id,
+          responseId: response.id,
+          files,
+        });
       return response;
     });
   }
@@ -257,6 +270,8 @@ export class ResponsesService {
       }));
       // Its answers leave the delivery log too (that event's included: it is sent without them).
       await this.webhooks.forgetAnswers(tx, form.workspaceId, { responseId });
+      // Its files, before the row (whose deletion would set them pending); rolled back with a 404.
+      await this.uploads.deleteForResponses(tx, [responseId]);
       if (!(await this.stats.deleteResponse(tx, form.id, responseId))) throw notFoundResponse(publicId, responseId);
       await this.idempotency.forgetDeleted(tx, { workspaceId: actor.workspace.id, responseId });
       await this.audit.record(tx, actor, 'response.delete', responseId, { form: publicId });
@@ -454,4 +469,24 @@ export function responseViewer(form: FormRecord, answersBy: AnswersBy = 'id'): (
 function answeredRefs(blocks: Block[], answers: Record<string, unknown>): Record<string, string> | undefined {
   const refs = blocks.filter((b) => b.ref && Object.hasOwn(answers, b.id)).map((b) => [b.id, b.ref!]);
   return refs.length ? Object.fromEntries(refs) : undefined;
+}
+
+/**
+ * The file_upload answers of a submission: per block, the key the caller used (id or ref, for
+ * error paths) and the upload ids as stored. Without `stored`, whether any file block is answered.
+ */
+function namedFiles(
+  blocks: Block[],
+  answers: Record<string, unknown>,
+  stored: Record<string, unknown> = answers,
+): Array<{ blockId: string; key: string; uploadIds: string[] }> {
+  return blocks.flatMap((b) => {
+    if (b.type !== 'file_upload') return [];
+    const key = b.id in answers || !b.ref || !(b.ref in answers) ? b.id : b.ref;
+    const value = stored === answers ? answers[key] : stored[b.id];
+    const uploadIds = (
+      Array.isArray(value) ? value : value === undefined || value === null || value === '' ? [] : [value]
+    ) as string[];
+    return uploadIds.length ? [{ blockId: b.id, key, uploadIds }] : [];
+  });
 }

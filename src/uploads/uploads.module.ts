@@ -2,11 +2,12 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { UploadEntity } from './entities/upload.entity';
+import { UploadsRepository } from './uploads.repository';
 import { UploadsService } from './uploads.service';
 
 @Module({
   imports: [TypeOrmModule.forFeature([UploadEntity])],
-  providers: [UploadsService],
+  providers: [UploadsService, UploadsRepository],
   exports: [UploadsService],
 })
 export class UploadsModule {}

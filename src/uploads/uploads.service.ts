@@ -2,11 +2,18 @@
  * Uploads (issue 35): a file sent for a file_upload block is `pending` until a response names it,
  * then held by that response and deleted with it (rows and objects). See docs/tools.md, "Files".
  */
-import { Injectable } from '@nestjs/common';
-import type { EntityManager } from 'typeorm';
+import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource, EntityManager, EntitySubscriberInterface, QueryRunner } from 'typeorm';
 import type { Plan } from '../common/access/roles';
-import type { Block } from '../forms/blocks';
-import { FileStorage } from '../storage/file-storage';
+import { ApiError, ErrorDetail, pointerSegment } from '../common/errors/api-error';
+import { randomBase62 } from '../common/ids';
+import { currentManager } from '../database/transaction';
+import { inBatches } from '../database/in-batches';
+import { Block, FILE_SIZE_LIMIT_MB } from '../forms/blocks';
+import { FileStorage, FileTooLargeError, objectKey } from '../storage/file-storage';
+import { accepts, cleanFilename, normalizeContentType, SNIFF_BYTES, typeMismatch } from './file-checks';
+import { UploadKeyParts, UploadRow, UploadsRepository } from './uploads.repository';
 
 export interface UploadForm {
   id: string;
@@ -49,57 +56,282 @@ export interface AttachInput {
   files: Array<{ blockId: string; key: string; uploadIds: string[] }>;
 }
 
-@Injectable()
-export class UploadsService {
-  constructor(private readonly storage: FileStorage) {}
+/** 1 MB, as maxSizeMb and the plans count it. */
+export const MB = 1024 * 1024;
+/** How long an upload URL takes bytes. */
+export const UPLOAD_URL_MINUTES = 15;
+/** An upload no response names within this long is deleted (rows and objects). */
+export const PENDING_HOURS = 24;
+const SWEEP_EVERY_MS = 10 * 60_000;
+const SWEEP_BATCH = 500;
 
-  /** A pending upload and where to send its bytes (valid 15 minutes). */
-  create(input: CreateUploadInput): Promise<CreatedUpload> {
-    void input;
-    throw new Error('not implemented yet');
+const newUploadId = () => `upl_${randomBase62(22)}`;
+
+/** The largest file a block takes on a plan, in bytes: the smaller of the block's and the plan's limit. */
+export function fileLimitBytes(block: Block, plan: Plan): number {
+  return Math.min(block.maxSizeMb ?? FILE_SIZE_LIMIT_MB.free, FILE_SIZE_LIMIT_MB[plan]) * MB;
+}
+
+@Injectable()
+export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubscriberInterface {
+  private readonly logger = new Logger('Uploads');
+  private timer?: NodeJS.Timeout;
+  /** Object keys to delete once the transaction that deleted their rows commits (dropped on rollback). */
+  private readonly afterCommit = new WeakMap<QueryRunner, string[]>();
+
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly repo: UploadsRepository,
+    private readonly storage: FileStorage,
+  ) {}
+
+  onModuleInit() {
+    // Told of every commit and rollback (see afterTransactionCommit).
+    this.db.subscribers.push(this);
+    this.timer = setInterval(
+      () => void this.sweep().catch((err: Error) => this.logger.warn(`sweep failed: ${err.message}`)),
+      SWEEP_EVERY_MS,
+    );
+    this.timer.unref();
   }
 
-  /** The same, but the bytes come through the service (the respondent page without JavaScript). */
-  createFromStream(
+  onModuleDestroy() {
+    clearInterval(this.timer);
+  }
+
+  /** A pending upload and where to send its bytes (valid 15 minutes). */
+  async create(input: CreateUploadInput): Promise<CreatedUpload> {
+    const { block, name, contentType } = this.checkFile(input);
+    const limit = fileLimitBytes(block, input.plan);
+    if (input.size > limit)
+      throw invalid(
+        '/size',
+        `is over this block's limit of ${limit} bytes (${limit / MB} MB)`,
+        limitHint(block, input.plan),
+      );
+    const uploadId = newUploadId();
+    const expiresAt = new Date(Date.now() + UPLOAD_URL_MINUTES * 60_000);
+    await this.repo.insert(currentManager(this.db), {
+      id: uploadId,
+      workspaceId: input.workspaceId,
+      formId: input.form.id,
+      blockId: block.id,
+      name,
+      contentType,
+      size: input.size,
+    });
+    const target = await this.storage.uploadTarget(objectKey(input.workspaceId, input.form.id, uploadId), {
+      size: input.size,
+      contentType,
+      expiresAt,
+    });
+    return { uploadId, ...target, expiresAt: expiresAt.toISOString() };
+  }
+
+  /**
+   * The same, but the bytes come through the service (the respondent page without JavaScript):
+   * streamed to storage, which stops reading past the limit (413, nothing kept).
+   */
+  async createFromStream(
     input: Omit<CreateUploadInput, 'size'>,
     body: NodeJS.ReadableStream,
   ): Promise<{ uploadId: string; size: number }> {
-    void input;
-    void body;
-    throw new Error('not implemented yet');
+    const { block, name, contentType } = this.checkFile(input);
+    const limit = fileLimitBytes(block, input.plan);
+    const uploadId = newUploadId();
+    const key = objectKey(input.workspaceId, input.form.id, uploadId);
+    let size: number;
+    try {
+      ({ size } = await this.storage.write(key, body, { contentType, maxBytes: limit }));
+    } catch (err) {
+      if (err instanceof FileTooLargeError)
+        throw new ApiError('payload_too_large', {
+          message: `The file is larger than this question takes: at most ${limit / MB} MB.`,
+          hint: limitHint(block, input.plan),
+        });
+      throw err;
+    }
+    try {
+      const row = { id: uploadId, workspaceId: input.workspaceId, formId: input.form.id, blockId: block.id };
+      await this.repo.insert(currentManager(this.db), { ...row, name, contentType, size });
+    } catch (err) {
+      await this.storage.delete([key]); // no row would ever name the object
+      throw err;
+    }
+    return { uploadId, size };
   }
 
-  /** Inside the submission's transaction: checks each named upload and marks it held by responseId. */
-  attach(manager: EntityManager, input: AttachInput): Promise<void> {
-    void manager;
-    void input;
-    throw new Error('not implemented yet');
+  /** The block, the cleaned name and the declared type of a new upload, or a 400 saying what to fix. */
+  private checkFile(input: Omit<CreateUploadInput, 'size'>): { block: Block; name: string; contentType: string } {
+    const block = input.form.blocks.find((b) => b.id === input.block || (b.ref && b.ref === input.block));
+    const fileBlocks = input.form.blocks.filter((b) => b.type === 'file_upload').map((b) => b.ref ?? b.id);
+    if (!block || block.type !== 'file_upload')
+      throw invalid(
+        '/block',
+        block ? `is a ${block.type} block, not a file_upload block` : 'names no block of this form',
+        fileBlocks.length
+          ? `Name a file_upload block of this form: ${fileBlocks.join(', ')}.`
+          : 'This form has no file_upload block; add one with update_form.',
+      );
+    const name = cleanFilename(input.filename);
+    if (!name)
+      throw invalid(
+        '/filename',
+        'has nothing left once path, control and bidi characters are removed',
+        'Send the file\'s own name, such as "cv.pdf".',
+      );
+    const contentType = normalizeContentType(input.contentType);
+    if (!contentType)
+      throw invalid(
+        '/contentType',
+        'must be a MIME type such as "application/pdf"',
+        'Send the type of the file, e.g. "image/png".',
+      );
+    if (!accepts(block.accept, contentType, name))
+      throw invalid(
+        '/contentType',
+        `${contentType} ("${name}") is not a type this block takes`,
+        `This block takes ${block.accept!.join(', ')}.`,
+      );
+    return { block, name, contentType };
   }
 
-  /** name, size, contentType of uploads (for reads). */
-  describe(manager: EntityManager, uploadIds: string[]): Promise<Map<string, UploadDescription>> {
-    void manager;
-    void uploadIds;
-    throw new Error('not implemented yet');
+  /**
+   * Inside the submission's transaction: checks each named upload (its row, then the stored object:
+   * exists, size as declared and within the limits, first bytes agreeing with the declared type)
+   * and marks it held by responseId. Every problem is reported at `/answers/<key>`.
+   */
+  async attach(manager: EntityManager, input: AttachInput): Promise<void> {
+    const ids = input.files.flatMap((f) => f.uploadIds);
+    if (!ids.length) return;
+    const rows = new Map((await this.repo.findForUpdate(manager, ids)).map((r) => [r.id, r]));
+    const named = input.files.flatMap((file) => file.uploadIds.map((id) => ({ id, file })));
+    const problems = await Promise.all(named.map(({ id, file }) => this.problemOf(rows.get(id), file.blockId, input)));
+    const details: ErrorDetail[] = [];
+    let hint: string | undefined;
+    problems.forEach((problem, i) => {
+      if (!problem) return;
+      const { id, file } = named[i];
+      details.push({ path: `/answers/${pointerSegment(file.key)}`, message: `${id}: ${problem.message}` });
+      hint ??= problem.hint;
+    });
+    if (details.length)
+      throw new ApiError('invalid_arguments', {
+        message: 'A file named in the answers cannot be taken; nothing was stored.',
+        details,
+        hint,
+      });
+    await this.repo.hold(manager, input.responseId, ids);
   }
 
-  /** Deletes the uploads (rows, then objects after commit) held by these responses. */
-  deleteForResponses(manager: EntityManager, responseIds: string[]): Promise<void> {
-    void manager;
-    void responseIds;
-    throw new Error('not implemented yet');
+  private async problemOf(
+    row: UploadRow | undefined,
+    blockId: string,
+    input: AttachInput,
+  ): Promise<{ message: string; hint: string } | undefined> {
+    const again = 'Make a new upload with create_upload, PUT the bytes to its url, and name its uploadId.';
+    // Another workspace's or form's upload is not found either: its existence is not told.
+    if (!row || row.workspaceId !== input.workspaceId || row.formId !== input.formId)
+      return { message: 'is not an upload of this form (or was deleted after 24 hours unused)', hint: again };
+    if (row.blockId !== blockId)
+      return {
+        message: `was made for another block (${row.blockId})`,
+        hint: 'Name each upload in the answer of the block it was made for.',
+      };
+    if (row.responseId) return { message: 'is already held by another response', hint: again };
+    const key = objectKey(row.workspaceId, row.formId, row.id);
+    const stored = await this.storage.head(key);
+    if (!stored)
+      return {
+        message: 'has no bytes stored yet',
+        hint: 'PUT the file to the url create_upload gave (with its headers) before naming the upload.',
+      };
+    if (stored.size !== row.size)
+      return { message: `the stored file has ${stored.size} bytes, but ${row.size} were declared`, hint: again };
+    const mismatch = typeMismatch(await this.storage.readStart(key, SNIFF_BYTES), row.contentType, row.name);
+    if (mismatch)
+      return {
+        message: mismatch,
+        hint: 'Declare the type the file really has, in create_upload, with a name that fits it.',
+      };
+    return undefined;
   }
 
-  /** Deletes the uploads (rows, then objects after commit) of this form. */
-  deleteForForm(manager: EntityManager, formId: string): Promise<void> {
-    void manager;
-    void formId;
-    throw new Error('not implemented yet');
+  /** name, size, contentType of uploads (for reads); ids not found are left out. */
+  async describe(manager: EntityManager, uploadIds: string[]): Promise<Map<string, UploadDescription>> {
+    if (!uploadIds.length) return new Map();
+    const rows = await this.repo.find(manager, uploadIds);
+    return new Map(rows.map((r) => [r.id, { uploadId: r.id, name: r.name, size: r.size, contentType: r.contentType }]));
   }
 
-  /** Deletes uploads no response named within 24 hours (rows and objects), in bounded batches. */
+  /** Deletes the uploads held by these responses: the rows now, the objects once the transaction commits. */
+  async deleteForResponses(manager: EntityManager, responseIds: string[]): Promise<void> {
+    if (!responseIds.length) return;
+    await this.deleteObjectsAfterCommit(manager, await this.repo.deleteForResponses(manager, responseIds));
+  }
+
+  /** Deletes the uploads of this form (held or pending): the rows now, the objects once the transaction commits. */
+  async deleteForForm(manager: EntityManager, formId: string): Promise<void> {
+    await this.deleteObjectsAfterCommit(manager, await this.repo.deleteForForm(manager, formId));
+  }
+
+  /**
+   * Deletes uploads no response named within 24 hours (rows and objects), in bounded batches. Each
+   * batch is its own statement, skipping rows another instance's sweep holds; its objects go after.
+   */
   sweep(now = new Date()): Promise<number> {
-    void now;
-    throw new Error('not implemented yet');
+    const before = new Date(now.getTime() - PENDING_HOURS * 3600_000);
+    return inBatches(async () => {
+      const gone = await this.repo.deletePending(currentManager(this.db), before, SWEEP_BATCH);
+      await this.storage.delete(gone.map(keyOf));
+      return gone.length;
+    }, SWEEP_BATCH);
   }
+
+  /**
+   * An object deleted for a transaction that then rolls back would lose a file that a row still
+   * names, so objects go after the commit. A failure then leaves an object no row names (logged).
+   */
+  private async deleteObjectsAfterCommit(manager: EntityManager, rows: UploadKeyParts[]): Promise<void> {
+    if (!rows.length) return;
+    const runner = manager.queryRunner;
+    if (!runner?.isTransactionActive) return this.storage.delete(rows.map(keyOf));
+    const keys = this.afterCommit.get(runner) ?? [];
+    keys.push(...rows.map(keyOf));
+    this.afterCommit.set(runner, keys);
+  }
+
+  async afterTransactionCommit(event: { queryRunner: QueryRunner }): Promise<void> {
+    const runner = event.queryRunner;
+    if (runner.isTransactionActive) return; // a savepoint: the transaction goes on
+    const keys = this.afterCommit.get(runner);
+    if (!keys) return;
+    this.afterCommit.delete(runner);
+    await this.storage
+      .delete(keys)
+      .catch((err: Error) =>
+        this.logger.warn(`${keys.length} deleted uploads' objects left in storage: ${err.message}`),
+      );
+  }
+
+  afterTransactionRollback(event: { queryRunner: QueryRunner }): void {
+    this.afterCommit.delete(event.queryRunner);
+  }
+}
+
+const keyOf = (r: UploadKeyParts) => objectKey(r.workspaceId, r.formId, r.id);
+
+function invalid(path: string, message: string, hint: string): ApiError {
+  return new ApiError('invalid_arguments', {
+    message: `${path.slice(1)} ${message}.`,
+    details: [{ path, message }],
+    hint,
+  });
+}
+
+function limitHint(block: Block, plan: Plan): string {
+  return (
+    `This block takes files up to ${block.maxSizeMb ?? FILE_SIZE_LIMIT_MB.free} MB (maxSizeMb); the ${plan === 'pro' ? 'Pro' : 'Free'} plan ` +
+    `takes up to ${FILE_SIZE_LIMIT_MB[plan]} MB per file (Free ${FILE_SIZE_LIMIT_MB.free}, Pro ${FILE_SIZE_LIMIT_MB.pro}).`
+  );
 }

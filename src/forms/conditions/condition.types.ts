@@ -53,10 +53,11 @@ export const isHiddenLeaf = (c: Condition): c is HiddenLeaf => 'hidden' in c;
  *  - choice (one choice): equals / not_equals (a choice), in (a list of choices);
  *  - choices (checkboxes): contains / not_contains (a choice is / is not ticked), equals /
  *    not_equals (the exact set ticked, a list), in (at least one of a list);
- *  - boolean (yes_no): equals / not_equals.
+ *  - boolean (yes_no): equals / not_equals;
+ *  - files (file_upload): answered / not_answered only.
  * Every kind takes answered / not_answered (no value).
  */
-export type SubjectKind = 'text' | 'number' | 'date' | 'choice' | 'choices' | 'boolean';
+export type SubjectKind = 'text' | 'number' | 'date' | 'choice' | 'choices' | 'boolean' | 'files';
 
 /** The value an operator takes: none, one, or a non-empty list. */
 export type ValueShape = 'none' | 'one' | 'list';
@@ -97,6 +98,7 @@ export const OPERATOR_TABLE: Record<SubjectKind, Partial<Record<Operator, ValueS
     not_answered: 'none',
   },
   boolean: { equals: 'one', not_equals: 'one', answered: 'none', not_answered: 'none' },
+  files: { answered: 'none', not_answered: 'none' },
 };
 
 /** The kind of each block type that takes an answer (statement and page_break take none). */
@@ -114,6 +116,7 @@ export const SUBJECT_KINDS: Readonly<Record<string, SubjectKind>> = {
   dropdown: 'choice',
   checkboxes: 'choices',
   yes_no: 'boolean',
+  file_upload: 'files',
 };
 
 /** The operators a kind takes, for messages. */

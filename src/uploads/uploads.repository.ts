@@ -1,0 +1,79 @@
+/** The SQL of uploads (UploadsRepository). */
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+
+export interface UploadRow {
+  id: string;
+  workspaceId: string;
+  formId: string;
+  blockId: string;
+  name: string;
+  contentType: string;
+  size: number;
+  responseId: string | null;
+}
+
+/** What an object key is made of. */
+export type UploadKeyParts = Pick<UploadRow, 'id' | 'workspaceId' | 'formId'>;
+
+const COLUMNS = `id, workspace_id AS "workspaceId", form_id AS "formId", block_id AS "blockId", name,
+  content_type AS "contentType", size::float8 AS size, response_id AS "responseId"`;
+const KEY_COLUMNS = `id, workspace_id AS "workspaceId", form_id AS "formId"`;
+
+@Injectable()
+export class UploadsRepository {
+  async insert(m: EntityManager, u: Omit<UploadRow, 'responseId'>): Promise<void> {
+    await m.query(
+      `INSERT INTO uploads (id, workspace_id, form_id, block_id, name, content_type, size) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [u.id, u.workspaceId, u.formId, u.blockId, u.name, u.contentType, u.size],
+    );
+  }
+
+  /** The uploads of these ids, locked until the transaction ends (two submissions naming one wait for each other). */
+  findForUpdate(m: EntityManager, ids: string[]): Promise<UploadRow[]> {
+    return m.query(`SELECT ${COLUMNS} FROM uploads WHERE id = ANY($1::text[]) FOR UPDATE`, [ids]);
+  }
+
+  find(m: EntityManager, ids: string[]): Promise<UploadRow[]> {
+    return m.query(`SELECT ${COLUMNS} FROM uploads WHERE id = ANY($1::text[])`, [ids]);
+  }
+
+  async hold(m: EntityManager, responseId: string, ids: string[]): Promise<void> {
+    await m.query(`UPDATE uploads SET response_id = $1 WHERE id = ANY($2::text[]) AND response_id IS NULL`, [
+      responseId,
+      ids,
+    ]);
+  }
+
+  deleteForResponses(m: EntityManager, responseIds: string[]): Promise<UploadKeyParts[]> {
+    return returning(m, `DELETE FROM uploads WHERE response_id = ANY($1::uuid[]) RETURNING ${KEY_COLUMNS}`, [
+      responseIds,
+    ]);
+  }
+
+  deleteForForm(m: EntityManager, formId: string): Promise<UploadKeyParts[]> {
+    return returning(m, `DELETE FROM uploads WHERE form_id = $1 RETURNING ${KEY_COLUMNS}`, [formId]);
+  }
+
+  /** Deletes up to `limit` uploads pending since before `before`, oldest first, skipping rows another instance holds. */
+  deletePending(m: EntityManager, before: Date, limit: number): Promise<UploadKeyParts[]> {
+    return returning(
+      m,
+      `DELETE FROM uploads WHERE id IN (
+         SELECT id FROM uploads WHERE response_id IS NULL AND created_at < $1
+         ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+       RETURNING ${KEY_COLUMNS}`,
+      [before, limit],
+    );
+  }
+
+  async deleteOne(m: EntityManager, id: string): Promise<void> {
+    await m.query(`DELETE FROM uploads WHERE id = $1`, [id]);
+  }
+}
+
+/** A DELETE ... RETURNING's rows (TypeORM's postgres driver answers [rows, count] for it). */
+async function returning(m: EntityManager, sql: string, params: unknown[]): Promise<UploadKeyParts[]> {
+  const result: unknown = await m.query(sql, params);
+  return (Array.isArray(result) && Array.isArray(result[0]) ? result[0] : result) as UploadKeyParts[];
+}

@@ -1,0 +1,354 @@
+/**
+ * Uploads (issue 35, part U): create_upload, then the bytes PUT where it says, then create_response
+ * naming the upload, on disk and on an S3-protocol server (s3rver, on the PostgreSQL server run).
+ * Every bad input of the issue is refused with a 4xx and stores nothing; deleting a response, a
+ * form, and the 24-hour sweep leave no object behind (listed after); another workspace can neither
+ * attach nor delete an upload.
+ */
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DataSource } from 'typeorm';
+import { FileStorage } from '../../src/storage/file-storage';
+import { UploadsService } from '../../src/uploads/uploads.service';
+import { createForm, createToken, createWorkspace, TestWorkspace } from '../factories';
+import { createTestApp } from '../utils/create-test-app';
+import { callTool, expectError } from '../utils/http';
+import { startS3, TestS3 } from '../utils/s3';
+
+const onServer = process.env.FORMWORK_TEST_DATABASE_KIND === 'server';
+const kinds = onServer ? (['disk', 's3'] as const) : (['disk'] as const);
+
+const PDF = Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.alloc(2000, 0x20)]);
+const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
+const EXE = Buffer.concat([Buffer.from('MZ\x90\x00\x03\x00\x00\x00'), Buffer.alloc(500, 1)]);
+const HTML = Buffer.from('<!DOCTYPE html><html><body><script>alert(document.cookie)</script></body></html>');
+
+describe.each(kinds)('uploads on %s', (kind) => {
+  let app: NestFastifyApplication;
+  let base: string;
+  let dataDir: string;
+  let s3: TestS3 | undefined;
+  let storage: FileStorage;
+  let db: DataSource;
+  let ws: TestWorkspace;
+  let token: string;
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'formwork-uploads-'));
+    s3 = kind === 's3' ? await startS3() : undefined;
+    app = await createTestApp({ DATA_DIR: dataDir, ...(s3?.env ?? {}) });
+    await app.listen(0, '127.0.0.1');
+    base = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
+    storage = app.get(FileStorage);
+    db = app.get(DataSource);
+    ws = await createWorkspace(app, 'pro');
+    token = (await createToken(app, ws)).token;
+  });
+  afterAll(async () => {
+    await app?.close();
+    await s3?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const fileForm = (w = ws, accept?: string[]) =>
+    createForm(app, w, {
+      status: 'published',
+      blocks: [
+        { type: 'short_text', title: 'Name', ref: 'name' } as never,
+        { type: 'file_upload', title: 'CV', ref: 'cv', maxSizeMb: 1, ...(accept ? { accept } : {}) } as never,
+        { type: 'file_upload', title: 'Photos', ref: 'photos', maxFiles: 3 } as never,
+      ],
+    });
+
+  /** Every key under the workspace, from the store itself. */
+  async function objects(w = ws): Promise<string[]> {
+    const found: string[] = [];
+    for await (const key of storage.list(`${w.id}/`)) found.push(key);
+    return found.sort();
+  }
+  const rows = (where: string, params: unknown[]) =>
+    db.query(`SELECT id, name, response_id AS "responseId" FROM uploads WHERE ${where}`, params);
+
+  /** create_upload, then PUT `bytes` where it says (the service's own URL reached at the listening address). */
+  async function upload(
+    publicId: string,
+    block: string,
+    bytes: Buffer,
+    o: { filename?: string; contentType?: string; size?: number; token?: string } = {},
+  ): Promise<{ uploadId: string; put: number }> {
+    const res = await callTool(app, o.token ?? token, 'create_upload', {
+      publicId,
+      block,
+      filename: o.filename ?? 'cv.pdf',
+      contentType: o.contentType ?? 'application/pdf',
+      size: o.size ?? bytes.length,
+    });
+    expect(res.status).toBe(200);
+    const url = new URL(res.body.url);
+    const address = kind === 'disk' ? `${base}${url.pathname}${url.search}` : res.body.url;
+    const put = await fetch(address, { method: 'PUT', headers: res.body.headers, body: bytes });
+    return { uploadId: res.body.uploadId, put: put.status };
+  }
+
+  it('takes a file: create_upload, PUT, create_response names it; the upload is held by the response', async () => {
+    const form = await fileForm();
+    const res = await callTool(app, token, 'create_upload', {
+      publicId: form.publicId,
+      block: 'cv',
+      filename: 'cv.pdf',
+      contentType: 'application/pdf',
+      size: PDF.length,
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      uploadId: expect.stringMatching(/^upl_[0-9A-Za-z]{22}$/),
+      url: expect.any(String),
+      method: 'PUT',
+      headers: expect.objectContaining({ 'Content-Type': 'application/pdf' }),
+      expiresAt: expect.any(String),
+    });
+    const minutes = (Date.parse(res.body.expiresAt) - Date.now()) / 60_000;
+    expect(minutes).toBeGreaterThan(14);
+    expect(minutes).toBeLessThanOrEqual(15);
+    const url = new URL(res.body.url);
+    const put = await fetch(kind === 'disk' ? `${base}${url.pathname}${url.search}` : res.body.url, {
+      method: 'PUT',
+      headers: res.body.headers,
+      body: PDF,
+    });
+    expect(put.status).toBe(200);
+    const photo = await upload(form.publicId, 'photos', PNG, { filename: 'a.png', contentType: 'image/png' });
+
+    // A single id for a one-file block; a list for the other; by ref.
+    const created = await callTool(app, token, 'create_response', {
+      publicId: form.publicId,
+      answers: { name: 'Ada', cv: res.body.uploadId, photos: [photo.uploadId] },
+    });
+    expect(created.status).toBe(200);
+    const held = await rows('id = ANY($1)', [[res.body.uploadId, photo.uploadId]]);
+    expect(held.map((r: { responseId: string }) => r.responseId)).toEqual([created.body.id, created.body.id]);
+    const [stored] = await db.query(`SELECT answers FROM responses WHERE id = $1`, [created.body.id]);
+    const [cv, photos] = form.blocks.slice(1).map((b) => b.id);
+    expect(stored.answers).toMatchObject({ [cv]: [res.body.uploadId], [photos]: [photo.uploadId] });
+    expect(await objects()).toEqual(
+      expect.arrayContaining([`${ws.id}/${form.id}/${res.body.uploadId}`, `${ws.id}/${form.id}/${photo.uploadId}`]),
+    );
+  });
+
+  /** create_response naming `answers` is refused at /answers/<key>, and nothing is stored. */
+  async function refused(publicId: string, formId: string, answers: Record<string, unknown>, key: string) {
+    const res = await callTool(app, token, 'create_response', { publicId, answers });
+    const error = expectError(res, 400, 'invalid_arguments');
+    expect(error.details?.map((d) => d.path)).toContain(`/answers/${key}`);
+    const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM responses WHERE form_id = $1`, [formId]);
+    expect(n).toBe(0);
+    return error;
+  }
+
+  it('refuses a declared size over the block or plan limit, and a type outside accept, storing nothing', async () => {
+    const form = await fileForm(ws, ['application/pdf', '.docx']);
+    const ask = (args: Record<string, unknown>) =>
+      callTool(app, token, 'create_upload', {
+        publicId: form.publicId,
+        block: 'cv',
+        filename: 'cv.pdf',
+        contentType: 'application/pdf',
+        size: 100,
+        ...args,
+      });
+    const tooBig = expectError(await ask({ size: 1024 * 1024 + 1 }), 400, 'invalid_arguments');
+    expect(tooBig.details).toEqual([{ path: '/size', message: expect.stringContaining('1 MB') }]);
+    expect(tooBig.hint).toMatch(/maxSizeMb/);
+    const wrongType = expectError(await ask({ contentType: 'image/png', filename: 'a.png' }), 400, 'invalid_arguments');
+    expect(wrongType.details?.[0].path).toBe('/contentType');
+    expect(wrongType.hint).toContain('application/pdf, .docx');
+    expectError(await ask({ contentType: 'not a type' }), 400, 'invalid_arguments');
+    expectError(await ask({ block: 'name' }), 400, 'invalid_arguments');
+    expect((await ask({ contentType: 'application/msword', filename: 'cv.docx' })).status).toBe(200);
+    // The plan's limit: Free takes 10 MB per file whatever the block says.
+    const free = await createWorkspace(app, 'free');
+    const freeForm = await createForm(app, free, {
+      blocks: [{ type: 'file_upload', title: 'Video', maxSizeMb: 100 } as never],
+    });
+    const uploads = app.get(UploadsService);
+    const input = {
+      workspaceId: free.id,
+      plan: 'free' as const,
+      form: freeForm,
+      block: freeForm.blocks[0].id,
+      filename: 'v.mp4',
+      contentType: 'video/mp4',
+    };
+    await expect(uploads.create({ ...input, size: 10 * 1024 * 1024 + 1 })).rejects.toMatchObject({
+      code: 'invalid_arguments',
+      details: [{ path: '/size' }],
+    });
+    await expect(uploads.create({ ...input, size: 10 * 1024 * 1024 })).resolves.toBeDefined();
+    expect(await rows('form_id = $1 AND size > 1000', [form.id])).toEqual([]);
+  });
+
+  it('refuses bytes that contradict the declared type: an .exe named .pdf, HTML named .png', async () => {
+    const form = await fileForm();
+    const exe = await upload(form.publicId, 'cv', EXE);
+    const e1 = await refused(form.publicId, form.id, { cv: exe.uploadId }, 'cv');
+    expect(e1.details![0].message).toMatch(/exe/);
+    expect(e1.hint).toMatch(/Declare the type/);
+    const html = await upload(form.publicId, 'photos', HTML, { filename: 'cat.png', contentType: 'image/png' });
+    const e2 = await refused(form.publicId, form.id, { photos: [html.uploadId] }, 'photos');
+    expect(e2.details![0].message).toMatch(/HTML/);
+    // Declared as HTML but named .png: still refused (the name would present it as an image).
+    const html2 = await upload(form.publicId, 'photos', HTML, { filename: 'cat.png', contentType: 'text/html' });
+    await refused(form.publicId, form.id, { photos: [html2.uploadId] }, 'photos');
+    // Nothing held: all three still pending.
+    const pending = await rows('form_id = $1 AND response_id IS NULL', [form.id]);
+    expect(pending).toHaveLength(3);
+  });
+
+  it('refuses a PUT larger or smaller than declared, and an upload never PUT', async () => {
+    const form = await fileForm();
+    const larger = await upload(form.publicId, 'cv', PDF, { size: PDF.length - 10 });
+    if (larger.put === 200) await refused(form.publicId, form.id, { cv: larger.uploadId }, 'cv');
+    else expect(larger.put).toBe(413); // the disk endpoint stops reading past the signed size
+    const smaller = await upload(form.publicId, 'cv', PDF, { size: PDF.length + 10 });
+    expect(smaller.put).toBe(200);
+    const e = await refused(form.publicId, form.id, { cv: smaller.uploadId }, 'cv');
+    expect(e.details![0].message).toContain(`${PDF.length} bytes`);
+    const never = await callTool(app, token, 'create_upload', {
+      publicId: form.publicId,
+      block: 'cv',
+      filename: 'cv.pdf',
+      contentType: 'application/pdf',
+      size: 10,
+    });
+    const e2 = await refused(form.publicId, form.id, { cv: never.body.uploadId }, 'cv');
+    expect(e2.details![0].message).toMatch(/no bytes stored/);
+  });
+
+  it('refuses an upload of another workspace, form or block, and one already held by a response', async () => {
+    const form = await fileForm();
+    const other = await fileForm();
+    const otherWs = await createWorkspace(app, 'pro');
+    const otherToken = (await createToken(app, otherWs)).token;
+    const theirForm = await fileForm(otherWs);
+    const theirs = await upload(theirForm.publicId, 'cv', PDF, { token: otherToken });
+    const e = await refused(form.publicId, form.id, { cv: theirs.uploadId }, 'cv');
+    expect(e.details![0].message).toMatch(/not an upload of this form/);
+    const otherForms = await upload(other.publicId, 'cv', PDF);
+    await refused(form.publicId, form.id, { cv: otherForms.uploadId }, 'cv');
+    const photos = await upload(form.publicId, 'photos', PDF);
+    const e2 = await refused(form.publicId, form.id, { cv: photos.uploadId }, 'cv');
+    expect(e2.details![0].message).toMatch(/another block/);
+    // The same upload named by a second response.
+    const mine = await upload(form.publicId, 'cv', PDF);
+    const first = await callTool(app, token, 'create_response', {
+      publicId: form.publicId,
+      answers: { cv: mine.uploadId },
+    });
+    expect(first.status).toBe(200);
+    const second = await callTool(app, token, 'create_response', {
+      publicId: form.publicId,
+      answers: { cv: mine.uploadId },
+    });
+    expect(expectError(second, 400, 'invalid_arguments').details![0].message).toMatch(/already held/);
+    // A malformed id, and two ids in a one-file block, are refused by the block's answer check.
+    await refused(other.publicId, other.id, { cv: 'upl_../../etc/passwd' }, 'cv');
+    await refused(other.publicId, other.id, { cv: [otherForms.uploadId, mine.uploadId] }, 'cv');
+    // Their upload is still theirs, pending, its object in place.
+    expect(await rows('id = $1 AND response_id IS NULL', [theirs.uploadId])).toHaveLength(1);
+    expect(await objects(otherWs)).toEqual([`${otherWs.id}/${theirForm.id}/${theirs.uploadId}`]);
+  });
+
+  it('cleans a filename of 5,000 characters, with ../, an RTL override or a NUL, before it reaches a path or a row', async () => {
+    const form = await fileForm();
+    const names = [`${'a'.repeat(5000)}.pdf`, '../../etc/passwd.pdf', 'invoice\u202Efdp.exe', 'a\u0000b.pdf'];
+    for (const filename of names) {
+      const res = await callTool(app, token, 'create_upload', {
+        publicId: form.publicId,
+        block: 'cv',
+        filename,
+        contentType: 'application/pdf',
+        size: PDF.length,
+      });
+      if (res.status !== 200) {
+        expectError(res, 400, 'invalid_arguments'); // refusing is fine too (JSON with a NUL)
+        continue;
+      }
+      const [row] = await rows('id = $1', [res.body.uploadId]);
+      expect(row.name.length).toBeLessThanOrEqual(255);
+      for (const bad of ['/', '\\', '\u0000', '\u202E']) expect(row.name).not.toContain(bad);
+      expect(row.name === filename).toBe(false);
+      if (filename.startsWith('aaa')) expect(row.name).toMatch(/^a+\.pdf$/);
+      // The object key is the upload's id, never the name.
+      expect(new URL(res.body.url).pathname + res.body.url).not.toContain('passwd');
+    }
+  });
+
+  it('deletes the objects with the response, with the form, and with the 24-hour sweep; another workspace deletes nothing', async () => {
+    const form = await fileForm();
+    const a = await upload(form.publicId, 'cv', PDF);
+    const created = await callTool(app, token, 'create_response', {
+      publicId: form.publicId,
+      answers: { cv: a.uploadId },
+    });
+    expect(created.status).toBe(200);
+    const keyA = `${ws.id}/${form.id}/${a.uploadId}`;
+    expect(await objects()).toContain(keyA);
+
+    // Another workspace cannot delete it: 404, and the object stays.
+    const otherWs = await createWorkspace(app, 'pro');
+    const otherToken = (await createToken(app, otherWs)).token;
+    const theirs = await callTool(app, otherToken, 'delete_response', {
+      publicId: form.publicId,
+      responseId: created.body.id,
+    });
+    expectError(theirs, 404, 'not_found');
+    expect(await objects()).toContain(keyA);
+
+    expect(
+      (await callTool(app, token, 'delete_response', { publicId: form.publicId, responseId: created.body.id })).status,
+    ).toBe(200);
+    expect(await objects()).not.toContain(keyA);
+    expect(await rows('id = $1', [a.uploadId])).toEqual([]);
+
+    // delete_form: held and pending uploads alike.
+    const form2 = await fileForm();
+    const held = await upload(form2.publicId, 'cv', PDF);
+    await callTool(app, token, 'create_response', { publicId: form2.publicId, answers: { cv: held.uploadId } });
+    await upload(form2.publicId, 'photos', PNG, { filename: 'p.png', contentType: 'image/png' });
+    expect((await objects()).filter((k) => k.includes(form2.id))).toHaveLength(2);
+    expect((await callTool(app, token, 'delete_form', { publicId: form2.publicId })).status).toBe(200);
+    expect((await objects()).filter((k) => k.includes(form2.id))).toEqual([]);
+
+    // The sweep: an upload no response named within 24 hours goes; a held one stays.
+    const form3 = await fileForm();
+    const pending = await upload(form3.publicId, 'cv', PDF);
+    const kept = await upload(form3.publicId, 'photos', PNG, { filename: 'p.png', contentType: 'image/png' });
+    await callTool(app, token, 'create_response', { publicId: form3.publicId, answers: { photos: [kept.uploadId] } });
+    const uploads = app.get(UploadsService);
+    await uploads.sweep(new Date(Date.now() + 23 * 3600_000));
+    expect((await objects()).filter((k) => k.includes(form3.id))).toHaveLength(2);
+    expect(await uploads.sweep(new Date(Date.now() + 25 * 3600_000))).toBeGreaterThanOrEqual(1);
+    expect((await objects()).filter((k) => k.includes(form3.id))).toEqual([`${ws.id}/${form3.id}/${kept.uploadId}`]);
+    expect(await rows('id = $1', [pending.uploadId])).toEqual([]);
+  });
+
+  it('keeps the objects when the transaction that deleted their rows rolls back', async () => {
+    const form = await fileForm();
+    const a = await upload(form.publicId, 'cv', PDF);
+    const created = await callTool(app, token, 'create_response', {
+      publicId: form.publicId,
+      answers: { cv: a.uploadId },
+    });
+    const uploads = app.get(UploadsService);
+    await expect(
+      db.transaction(async (tx) => {
+        await uploads.deleteForResponses(tx, [created.body.id]);
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    expect(await objects()).toContain(`${ws.id}/${form.id}/${a.uploadId}`);
+    expect(await rows('id = $1', [a.uploadId])).toHaveLength(1);
+  });
+});
