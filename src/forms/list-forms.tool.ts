@@ -16,8 +16,7 @@ const output = Type.Object({ ...pageFields, forms: Type.Array(FormSummarySchema)
 @Tool({
   name: 'list_forms',
   title: 'List forms',
-  description:
-    'Lists the forms of the workspace, oldest first, a page at a time, each with its response count and last response time (blocks are not included; use get_form).',
+  description: "Lists the workspace's forms, oldest first, a page at a time, with response counts (blocks: get_form).",
   scope: 'forms:read',
   write: false,
   input,

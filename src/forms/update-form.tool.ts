@@ -9,8 +9,7 @@ const input = Type.Object(
     version: Type.Optional(
       Type.Integer({
         minimum: 1,
-        description:
-          'The version you read; if the form changed since, the update is refused (409 version_conflict) instead of overwriting.',
+        description: 'The version you read; if the form changed since, the update is refused (409 version_conflict).',
       }),
     ),
     title: Type.Optional(FormTitle),

@@ -22,8 +22,7 @@ const output = Type.Object(
           shown: Type.Optional(
             Type.Integer({
               minimum: 0,
-              description:
-                'On forms with rules: how many responses were shown this block (skipped = shown - answered). Absent: every response was shown it.',
+              description: 'On forms with rules: responses shown this block (skipped = shown - answered); absent: all.',
             }),
           ),
           skipped: Type.Integer({ minimum: 0 }),
@@ -77,7 +76,7 @@ const output = Type.Object(
   name: 'summarize_responses',
   title: 'Summarize responses',
   description:
-    "Aggregates of a form's responses per block: answered and skipped counts, counts and shares per choice, min/max/mean of numbers, ratings and scales, the latest text answers. Much cheaper than paging. " +
+    "Aggregates of a form's responses per block: answered and skipped counts, counts and shares per choice, min/max/mean of numbers, ratings and scales, the latest text answers. " +
     'With where, since or until, the same summary of the matching responses (a segment: e.g. how the people who answered Yes rated us). ' +
     'Unfiltered it is instant (maintained totals).',
   scope: 'responses:read',

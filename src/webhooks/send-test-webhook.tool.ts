@@ -18,7 +18,7 @@ const output = DeliverySchema;
   name: 'send_test_webhook',
   title: 'Send a test webhook',
   description:
-    'Sends one event (default response.created) to an endpoint, whatever it subscribes to, built from a real form of the workspace (publicId, or the form changed last) and marked "test": true. Response events carry the form\'s latest response, or a sample one. list_webhook_deliveries shows how the endpoint answered.',
+    'Sends one event (default response.created) to an endpoint, whatever it subscribes to, built from a form of the workspace (publicId, or the one changed last; its latest response or a sample) and marked "test": true. list_webhook_deliveries shows how the endpoint answered.',
   ...WEBHOOK_WRITE,
   input,
   output,

@@ -81,7 +81,10 @@ export const DeliverySchema = Type.Object(
     createdAt: Timestamp,
     attemptCount: Type.Integer({ minimum: 0 }),
     nextAttemptAt: Type.Union([Timestamp, Type.Null()]),
-    payload: Type.Unknown({ description: 'The event as sent: { type, timestamp, data }.' }),
+    payload: Type.Unsafe<Record<string, unknown>>({
+      type: 'object',
+      description: 'The event as sent: { type, timestamp, data }.',
+    }),
     redacted: Type.Union([StringEnum(['response_deleted', 'form_deleted'] as const), Type.Null()], {
       description:
         "The answers it carried were deleted: the payload keeps the response's id and submittedAt; not sent again.",
