@@ -92,8 +92,7 @@ export const BlockInputSchema = Type.Object(
       }),
     ),
     type: StringEnum(BLOCK_TYPES, {
-      description:
-        'statement: text, no answer; page_break: starts a new page; file_upload: answered with create_upload ids.',
+      description: 'statement: text, no answer; page_break: starts a new page; file_upload: see create_upload.',
     }),
     title: Type.Optional(
       Type.String({ minLength: 1, maxLength: 1000, description: 'Required on every block except a page_break.' }),
@@ -134,14 +133,12 @@ export const BlockInputSchema = Type.Object(
         description: 'rating, linear_scale: label of the high end',
       }),
     ),
-    maxFiles: Type.Optional(Type.Integer({ description: 'file_upload: files per answer, 1..10 (1)' })),
-    maxSizeMb: Type.Optional(
-      Type.Integer({ description: "file_upload: MB per file (10), at most the plan's: Free 10, Pro 100" }),
-    ),
+    maxFiles: Type.Optional(Type.Integer({ description: 'file_upload: 1..10 (1)' })),
+    maxSizeMb: Type.Optional(Type.Integer({ description: 'file_upload: MB per file (10); plans: Free 10, Pro 100' })),
     accept: Type.Optional(
       Type.Array(Type.String({ maxLength: 200 }), {
         maxItems: 50,
-        description: 'file_upload: types taken, as "application/pdf", "image/*" or ".docx" (default any)',
+        description: 'file_upload: e.g. "application/pdf", "image/*", ".docx" (any)',
       }),
     ),
     showIf: Type.Optional(

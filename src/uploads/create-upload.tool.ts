@@ -7,9 +7,9 @@ import { UploadsService } from './uploads.service';
 const input = Type.Object(
   {
     publicId: PublicId,
-    block: Type.String({ minLength: 1, maxLength: 64, description: 'A file_upload block: id or ref.' }),
+    block: Type.String({ minLength: 1, maxLength: 64, description: 'Id or ref.' }),
     filename: Type.String({ minLength: 1, maxLength: 10000 }),
-    contentType: Type.String({ minLength: 1, maxLength: 255, description: 'e.g. "application/pdf".' }),
+    contentType: Type.String({ minLength: 1, maxLength: 255 }),
     size: Type.Integer({ minimum: 1, description: 'Bytes.' }),
   },
   { additionalProperties: false },
@@ -29,7 +29,7 @@ const output = Type.Object(
   name: 'create_upload',
   title: 'Create an upload',
   description:
-    "Starts a file for a file_upload block. Your HTTP client (not this tool) then PUTs the file's exact bytes to url with the headers given, within 15 minutes; then name uploadId in create_response's answer to the block. The file is checked then (size, type by its bytes); unnamed uploads are deleted after 24 hours.",
+    "A file for a file_upload block: your HTTP client (not a tool) PUTs its exact bytes to url with headers within 15 minutes, then create_response names uploadId as the block's answer, which checks size and type. Unnamed uploads go after 24 hours.",
   scope: 'responses:write',
   write: true,
   input,

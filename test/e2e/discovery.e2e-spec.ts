@@ -28,6 +28,7 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
       { name: 'close_form', scope: 'forms:write', write: true, minRole: 'editor' },
       { name: 'create_form', scope: 'forms:write', write: true, minRole: 'editor' },
       { name: 'create_response', scope: 'responses:write', write: true, minRole: 'editor' },
+      { name: 'create_upload', scope: 'responses:write', write: true, minRole: 'editor' },
       { name: 'create_webhook', scope: 'webhooks:write', write: true, minRole: 'admin' },
       { name: 'delete_form', scope: 'forms:write', write: true, minRole: 'admin' },
       { name: 'delete_response', scope: 'responses:write', write: true, minRole: 'editor' },
@@ -72,6 +73,12 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
       },
       {
         name: 'create_response',
+        plan: 'pro',
+        minRole: 'editor',
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+      },
+      {
+        name: 'create_upload',
         plan: 'pro',
         minRole: 'editor',
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
@@ -198,7 +205,7 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
         .map((t) => t.definition.name)
         .sort(),
     );
-    expect(names).toHaveLength(21);
+    expect(names).toHaveLength(22);
     const ajv = addFormats(new Ajv2020({ strict: false }));
     for (const tool of res.body.tools) {
       expect(tool).toEqual(
