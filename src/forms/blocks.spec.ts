@@ -760,3 +760,38 @@ describe('validateAnswers: common misses get a message that says what to send', 
     expect(details).toEqual([{ path: '/answers/ok', message: 'Choose Yes or No.' }]);
   });
 });
+
+describe('file_upload blocks (issue 35)', () => {
+  it('defaults to one file of 10 MB of any type, and checks each setting', () => {
+    expect(oneBlock({ type: 'file_upload', title: 'CV' })).toMatchObject({ maxFiles: 1, maxSizeMb: 10 });
+    expect(
+      oneBlock({ type: 'file_upload', title: 'CV', accept: ['Application/PDF', '.docx', 'image/*'] }).accept,
+    ).toEqual(['application/pdf', '.docx', 'image/*']);
+    const { details } = normalizeBlocks([
+      { type: 'file_upload', title: 'A', maxFiles: 11, maxSizeMb: 101, accept: ['pdf', 'image/'] },
+      { type: 'short_text', title: 'B', maxFiles: 2 },
+    ]);
+    expect(paths(details)).toEqual([
+      '/blocks/0/maxFiles',
+      '/blocks/0/maxSizeMb',
+      '/blocks/0/accept/0',
+      '/blocks/0/accept/1',
+      '/blocks/1/maxFiles',
+    ]);
+  });
+
+  it('takes upload ids as a list, and a single id when maxFiles is 1; stores a list', () => {
+    const one = oneBlock({ type: 'file_upload', title: 'CV' });
+    const many = oneBlock({ type: 'file_upload', title: 'Photos', maxFiles: 2 });
+    const id = 'upl_0123456789ABCDEFGHIJKL';
+    const id2 = 'upl_0123456789ABCDEFGHIJKM';
+    expect(validateAnswers([one], { [one.id]: id }).stored).toEqual({ [one.id]: [id] });
+    expect(validateAnswers([many], { [many.id]: [id, id2] }).stored).toEqual({ [many.id]: [id, id2] });
+    for (const bad of ['upl_short', [id, id2], ['../etc/passwd'], 42]) {
+      expect(paths(validateAnswers([one], { [one.id]: bad }).details)).toEqual([`/answers/${one.id}`]);
+    }
+    expect(paths(validateAnswers([many], { [many.id]: id }).details)).toEqual([`/answers/${many.id}`]);
+    expect(paths(validateAnswers([many], { [many.id]: [id, id] }).details)).toEqual([`/answers/${many.id}`]);
+    expect(validateAnswers([many], { [many.id]: 'x' }).hint).toMatch(/create_upload/);
+  });
+});

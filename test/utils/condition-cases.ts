@@ -48,6 +48,7 @@ export const BLOCKS: BlockSubject[] = [
     ],
   },
   { id: 'b_yn', type: 'yes_no', title: 'Agree', ref: 'agree' },
+  { id: 'b_file', type: 'file_upload', title: 'CV', ref: 'cv' },
   { id: 'b_st', type: 'statement', title: 'Hello', ref: 'hello' },
   { id: 'b_pb', type: 'page_break', title: 'Page 2', ref: 'page2' },
 ];
@@ -169,6 +170,11 @@ export const CASES: Record<string, { answer: unknown; ops: Partial<Record<Operat
       not_answered: [[undefined, false]],
     },
   },
+  // file_upload: whether a file was given, nothing else (no value comparisons).
+  files: {
+    answer: ['upl_0123456789ABCDEFGHIJKL'],
+    ops: { answered: [[undefined, true]], not_answered: [[undefined, false]] },
+  },
 };
 
 /** A block of each kind the generic cases apply to, with a stored sample of the right type. */
@@ -183,6 +189,7 @@ export const GENERIC: Array<[string, string, unknown?]> = [
   ['scale', 'number'],
   ['date', 'date'],
   ['agree', 'boolean'],
+  ['cv', 'files'],
 ];
 
 /** A condition (as sent: blocks by ref, choices by label or id), a row (answers as stored, by block id), and whether it holds. */

@@ -1,0 +1,80 @@
+import { accepts, cleanFilename, normalizeContentType, typeMismatch } from './file-checks';
+
+const PDF = Buffer.from('%PDF-1.7\n%âãÏÓ\n');
+const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
+const EXE = Buffer.from('4d5a90000300000004000000ffff0000', 'hex');
+const ZIP = Buffer.from('504b0304140000000800', 'hex');
+
+describe('cleanFilename', () => {
+  it('keeps the last path segment and drops control, format and bidi characters', () => {
+    expect(cleanFilename('../../etc/passwd')).toBe('passwd');
+    expect(cleanFilename('C:\\Users\\me\\cv.pdf')).toBe('cv.pdf');
+    expect(cleanFilename('invoice\u202Efdp.exe')).toBe('invoicefdp.exe');
+    expect(cleanFilename('a\u0000b\r\n.pdf')).toBe('ab.pdf');
+    expect(cleanFilename('  two   spaces\t.pdf ')).toBe('two spaces.pdf'); // a tab is a control character
+    expect(cleanFilename('...hidden')).toBe('hidden');
+    expect(cleanFilename('../')).toBe('');
+  });
+
+  it('cuts a long name to 255 characters, keeping its extension and whole characters', () => {
+    const long = cleanFilename(`${'a'.repeat(5000)}.pdf`);
+    expect(long).toHaveLength(255);
+    expect(long.endsWith('.pdf')).toBe(true);
+    const emoji = cleanFilename(`${'😀'.repeat(300)}.png`);
+    expect(emoji.length).toBeLessThanOrEqual(255);
+    expect(emoji.endsWith('.png')).toBe(true);
+    expect(emoji).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
+  });
+});
+
+describe('normalizeContentType and accepts', () => {
+  it('lowercases, drops parameters, folds aliases, refuses what is no MIME type', () => {
+    expect(normalizeContentType('Text/CSV; charset=utf-8')).toBe('text/csv');
+    expect(normalizeContentType('image/jpg')).toBe('image/jpeg');
+    expect(normalizeContentType('pdf')).toBeUndefined();
+    expect(normalizeContentType('a/b\r\nX-Evil: 1')).toBeUndefined();
+  });
+
+  it('takes a type, a wildcard or an extension; nothing listed takes anything', () => {
+    expect(accepts(undefined, 'application/x-anything', 'a.bin')).toBe(true);
+    expect(accepts(['image/*'], 'image/png', 'a.png')).toBe(true);
+    expect(accepts(['image/*'], 'application/pdf', 'a.pdf')).toBe(false);
+    expect(accepts(['application/pdf'], 'application/pdf', 'a')).toBe(true);
+    expect(accepts(['.docx'], 'application/octet-stream', 'CV.DOCX')).toBe(true);
+    expect(accepts(['.docx'], 'application/octet-stream', 'cv.doc')).toBe(false);
+  });
+});
+
+describe('typeMismatch', () => {
+  it('takes bytes that are the declared type', () => {
+    expect(typeMismatch(PDF, 'application/pdf', 'cv.pdf')).toBeUndefined();
+    expect(typeMismatch(PNG, 'image/png', 'a.png')).toBeUndefined();
+    expect(
+      typeMismatch(ZIP, 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', 'cv.docx'),
+    ).toBeUndefined();
+  });
+
+  it('refuses an .exe named .pdf and a PNG declared as a PDF', () => {
+    expect(typeMismatch(EXE, 'application/pdf', 'cv.pdf')).toMatch(/exe/);
+    expect(typeMismatch(PNG, 'application/pdf', 'cv.pdf')).toMatch(/png \(image\/png\), not application\/pdf/);
+  });
+
+  it('refuses HTML or SVG unless declared and named as such', () => {
+    const html = Buffer.from('\ufeff  <!doctype HTML><script>alert(1)</script>');
+    expect(typeMismatch(html, 'image/png', 'cat.png')).toMatch(/HTML/);
+    expect(typeMismatch(html, 'text/plain', 'notes.txt')).toMatch(/HTML/);
+    expect(typeMismatch(html, 'text/html', 'cat.png')).toMatch(/HTML/);
+    expect(typeMismatch(html, 'text/html', 'page.html')).toBeUndefined();
+    const svg = Buffer.from('<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>');
+    expect(typeMismatch(svg, 'image/png', 'logo.png')).toMatch(/SVG/);
+    expect(typeMismatch(svg, 'image/svg+xml', 'logo.svg')).toBeUndefined();
+  });
+
+  it('takes text formats it cannot sniff by their declared type, only when the bytes are text', () => {
+    expect(typeMismatch(Buffer.from('a,b\n1,2\n'), 'text/csv', 'a.csv')).toBeUndefined();
+    expect(typeMismatch(Buffer.from('{"a":1}'), 'application/json', 'a.json')).toBeUndefined();
+    expect(typeMismatch(PDF, 'text/csv', 'a.csv')).toMatch(/pdf/);
+    expect(typeMismatch(Buffer.from([1, 0, 2, 3]), 'text/plain', 'a.txt')).toMatch(/not text/);
+    expect(typeMismatch(Buffer.from('plain words'), 'application/pdf', 'a.pdf')).toMatch(/not those of/);
+  });
+});
