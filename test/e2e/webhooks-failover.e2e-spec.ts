@@ -1,7 +1,7 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DataSource } from 'typeorm';
 import { createForm, createToken, createWorkspace } from '../factories';
-import { callToolAt, destroyAgents, ensureBuilt, Instance, waitUntil } from '../utils/cluster';
+import { callToolAt, destroyAgents, ensureBuilt, Instance, TEST_WEBHOOK_SECRET_KEY, waitUntil } from '../utils/cluster';
 import { callTool } from '../utils/http';
 import { createAppOn, isolatedDatabaseUrl, WebhookReceiver } from '../utils/webhooks';
 
@@ -34,7 +34,12 @@ describe('webhooks across instances', () => {
     const isolated = await isolatedDatabaseUrl('hooks_failover');
     url = isolated.url;
     drop = isolated.drop;
-    setup = await createAppOn(url, { WEBHOOKS_DELIVERY: 'false', WEBHOOKS_ALLOW_PRIVATE_URLS: 'true' });
+    // Seals the endpoints' secrets with the key of the built instances (production), which deliver.
+    setup = await createAppOn(url, {
+      WEBHOOKS_DELIVERY: 'false',
+      WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
+      WEBHOOK_SECRET_KEY: TEST_WEBHOOK_SECRET_KEY,
+    });
     await setup.init();
     receiver = await WebhookReceiver.start();
   }, 120_000);
