@@ -132,11 +132,11 @@ describe.each(['disk', 's3'] as const)('FileStorage on %s', (kind) => {
     const workspace = randomUUID();
     for (const size of [1000, 9 * 1024 * 1024]) {
       const key = newKey(workspace);
-      // Without end, like a client that keeps sending.
+      // 16 MiB more than the limit, so the body is still being sent when the limit stops it.
       const chunk = randomBytes(65536);
       const body = Readable.from(
         (function* () {
-          for (;;) yield chunk;
+          for (let sent = 0; sent <= size + 16 * 1024 * 1024; sent += chunk.length) yield chunk;
         })(),
       );
       await expect(
