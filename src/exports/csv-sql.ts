@@ -40,12 +40,17 @@ function labelCase(value: string, block: Block, params: unknown[], field: (label
 /**
  * A block's answer as the inner query takes it out of the row, once: `t<i>` its text (->>: a
  * choice id, a number or true/false as JSON writes them, a string); for checkboxes the ticked
- * choices' labels joined by "; " in the order stored (unknown choices left out).
+ * choices' labels joined by "; " in the order stored (unknown choices left out), for files their names.
  */
 function taken(i: number, block: Block, params: unknown[], alias: string): string {
   const key = bind(params, block.id);
-  if (block.type !== 'checkboxes') return `${alias}.answers ->> ${key} AS t${i}`;
   const a = `${alias}.answers -> ${key}`;
+  // Files: their names (as uploaded, cleaned), joined as checkbox labels are.
+  if (block.type === 'file_upload')
+    return `(SELECT string_agg(u.name, '; ' ORDER BY x.o)
+      FROM jsonb_array_elements_text(CASE WHEN jsonb_typeof(${a}) = 'array' THEN ${a} END) WITH ORDINALITY x(e, o)
+      JOIN uploads u ON u.id = x.e) AS t${i}`;
+  if (block.type !== 'checkboxes') return `${alias}.answers ->> ${key} AS t${i}`;
   return `(SELECT string_agg(${labelCase('x.e', block, params, (label) => label)}, '; ' ORDER BY x.o)
       FROM jsonb_array_elements_text(CASE WHEN jsonb_typeof(${a}) = 'array' THEN ${a} END) WITH ORDINALITY x(e, o)) AS t${i}`;
 }

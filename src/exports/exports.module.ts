@@ -1,5 +1,6 @@
 /** Exports of responses (issue 26): the export_responses tool, its link (stored grant), and the route that streams it. */
 import { Module } from '@nestjs/common';
+import { FilesModule } from '../files/files.module';
 import { FormsModule } from '../forms/forms.module';
 import { RateLimitModule } from '../rate-limit/rate-limit.module';
 import { ResponsesModule } from '../responses/responses.module';
@@ -12,7 +13,7 @@ import { ExportsRepository } from './exports.repository';
 import { ExportsService } from './exports.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([ExportLinkEntity]), FormsModule, ResponsesModule, RateLimitModule],
+  imports: [TypeOrmModule.forFeature([ExportLinkEntity]), FormsModule, ResponsesModule, RateLimitModule, FilesModule],
   controllers: [ExportsController],
   providers: [ExportsService, ExportsRepository, ExportLinkStore, ExportResponsesTool],
   // The results pages' downloads make the same links (src/results).

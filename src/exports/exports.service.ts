@@ -14,6 +14,7 @@ import { checkResponseFilter, ResponseFilter, responseFilterSql } from '../respo
 import { LongReads } from '../responses/long-reads';
 import { ResponseSequencer } from '../responses/response-sequencer';
 import { AnswersBy, responseViewer } from '../responses/responses.service';
+import { FileAnswers } from '../files/file-answers.service';
 import { contentDisposition, csvLayout } from './csv';
 import { csvLinesSql } from './csv-sql';
 import { EXPORT_LINK_TTL_MS, ExportFormat, ExportGrant, ExportLinkStore } from './export-link';
@@ -90,6 +91,7 @@ export class ExportsService {
     private readonly longReads: LongReads,
     private readonly audit: AuditService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly files: FileAnswers,
   ) {
     this.idleMs = config.exportIdleMs;
   }
@@ -220,14 +222,17 @@ export class ExportsService {
         after = end;
         const manager = currentManager(this.db);
         if (lines) return this.repo.readCsvBatch(manager, form.id, batch, filter, lines);
-        return this.repo.readBatch(manager, form.id, batch, filter).then((rows) => {
+        return this.repo.readBatch(manager, form.id, batch, filter).then(async (rows) => {
+          const views = rows.map(view!);
+          // File answers with links bound to the link's credential, as get_response shows them.
+          await this.files.show(views, form, grant.a, { w: grant.w, c: grant.c, until: grant.exp });
           // Parts of EXPORT_PART_ROWS lines, as the CSV's (see readCsvBatch): strings that die young.
           const parts: string[] = [];
-          for (let i = 0; i < rows.length; i += EXPORT_PART_ROWS)
+          for (let i = 0; i < views.length; i += EXPORT_PART_ROWS)
             parts.push(
-              rows
+              views
                 .slice(i, i + EXPORT_PART_ROWS)
-                .map((r) => `${JSON.stringify(view!(r))}\n`)
+                .map((v) => `${JSON.stringify(v)}\n`)
                 .join(''),
             );
           return parts;

@@ -6,6 +6,7 @@ import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import { responseFilterArguments } from './response-filter';
 import { AnswersBy, ResponseSchema } from './response.schemas';
 import { ResponsesService } from './responses.service';
+import { readerOf } from '../files/file-links';
 
 const input = Type.Object(
   {
@@ -47,6 +48,7 @@ export class ListResponsesTool implements ToolHandler<typeof input, typeof outpu
       order: args.order ?? 'oldest',
       filter: { where: args.where, since: args.since, until: args.until },
       answersBy: args.answersBy,
+      reader: readerOf(ctx.principal),
     });
     return { total, offset, count: responses.length, responses };
   }

@@ -14,6 +14,7 @@ import {
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { FormsModule } from '../forms/forms.module';
 import { UploadsModule } from '../uploads/uploads.module';
+import { FilesModule } from '../files/files.module';
 import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module';
 import { CreateResponseTool } from './create-response.tool';
 import { DeleteResponseTool } from './delete-response.tool';
@@ -38,6 +39,7 @@ import { SummarizeResponsesTool } from './summarize-responses.tool';
     IdempotencyModule,
     WebhookOutboxModule,
     UploadsModule,
+    FilesModule,
   ],
   providers: [
     ResponsesService,

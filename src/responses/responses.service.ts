@@ -16,6 +16,9 @@ import { ResponseStatsRepository } from './response-stats.repository';
 import { NewResponse, ResponseRow, ResponsesRepository } from './responses.repository';
 import { ResponseInsertBatcher } from './response-insert-batcher';
 import { UploadsService } from '../uploads/uploads.service';
+import { FileAnswers } from '../files/file-answers.service';
+import { fileKeys, namedUploads, showFiles } from '../files/file-answers';
+import type { FileReader } from '../files/file-links';
 import { ResponseSequencer } from './response-sequencer';
 import { LongReads } from './long-reads';
 import { countedValues, FormSummary, summaryFromStats } from './summarize';
@@ -58,6 +61,7 @@ export class ResponsesService {
     private readonly longReads: LongReads,
     private readonly inserts: ResponseInsertBatcher,
     private readonly uploads: UploadsService,
+    private readonly files: FileAnswers,
   ) {}
 
   /**
@@ -72,7 +76,15 @@ export class ResponsesService {
   async list(
     workspaceId: string,
     publicId: string,
-    opts: { limit: number; offset: number; order: 'oldest' | 'newest'; filter?: ResponseFilter; answersBy?: AnswersBy },
+    opts: {
+      limit: number;
+      offset: number;
+      order: 'oldest' | 'newest';
+      filter?: ResponseFilter;
+      answersBy?: AnswersBy;
+      /** Who reads: file answers get download links bound to it. */
+      reader?: FileReader;
+    },
   ): Promise<{ total: number; responses: ResponseView[] }> {
     const form = await this.forms.get(workspaceId, publicId);
     const filter = checkResponseFilter(form, opts.filter ?? {});
@@ -98,7 +110,11 @@ export class ResponsesService {
       if (count === 0) return undefined;
       return { start: opts.order === 'newest' ? total - opts.offset - count : opts.offset, count };
     };
-    const page = (rows: ResponseRow[]) => (opts.order === 'newest' ? rows.reverse() : rows).map(view);
+    const page = async (rows: ResponseRow[]) => {
+      const views = (opts.order === 'newest' ? rows.reverse() : rows).map(view);
+      if (opts.reader) await this.files.show(views, form, opts.answersBy, opts.reader);
+      return views;
+    };
     if (filter.where) {
       // Sequenced responses that match, in seq order: the order only grows at its end, so a walk
       // stays exact under a filter too.
@@ -109,14 +125,14 @@ export class ResponsesService {
         const counted = known && (await this.stats.countAnswers(tx, form.id, known.blockId, known.values));
         return this.repo.filteredPage(tx, { sql, params }, range, counted);
       });
-      return { total, responses: page(rows) };
+      return { total, responses: await page(rows) };
     }
     const { skipped } = at;
     const total = Math.max(0, at.upto - skipped);
     const r = range(total);
     if (!r) return { total, responses: [] };
     const rows = await this.repo.readPage(currentManager(this.db), form.id, skipped + r.start, r.count);
-    return { total, responses: page(rows) };
+    return { total, responses: await page(rows) };
   }
 
   /**
@@ -134,8 +150,17 @@ export class ResponsesService {
     );
   }
 
-  async get(workspaceId: string, publicId: string, responseId: string, answersBy?: AnswersBy): Promise<ResponseView> {
-    return this.read(currentManager(this.db), await this.forms.get(workspaceId, publicId), responseId, answersBy);
+  async get(
+    workspaceId: string,
+    publicId: string,
+    responseId: string,
+    answersBy?: AnswersBy,
+    reader?: FileReader,
+  ): Promise<ResponseView> {
+    const form = await this.forms.get(workspaceId, publicId);
+    const view = await this.read(currentManager(this.db), form, responseId, answersBy);
+    if (reader) await this.files.show([view], form, answersBy, reader);
+    return view;
   }
 
   private async read(
@@ -216,7 +241,7 @@ export class ResponsesService {
           id: newEventId(),
           ...responseCreatedBody(form, {
             id,
-            answers: view.answers,
+            answers: await this.filesDescribed(m ?? currentManager(this.db), form, view.answers),
             ...(refs ? { refs } : {}),
             ...(view.hidden ? { hidden: view.hidden } : {}),
           }),
@@ -259,6 +284,17 @@ export class ResponsesService {
     });
   }
 
+  /** Answers (keyed by block id) with each file answer as `[{ uploadId, name, size, contentType }]`, as webhook payloads carry them. */
+  private async filesDescribed(
+    manager: EntityManager,
+    form: FormRecord,
+    answers: Record<string, unknown>,
+  ): Promise<Record<string, unknown>> {
+    const keys = fileKeys(form.blocks);
+    const ids = namedUploads([answers], keys);
+    return ids.length ? showFiles(answers, keys, await this.uploads.describe(manager, ids)) : answers;
+  }
+
   async removeAs(actor: Principal, publicId: string, responseId: string): Promise<{ id: string; deleted: true }> {
     return inTransaction(this.db, async (tx) => {
       const form = await this.forms.lock(tx, actor.workspace.id, publicId, 'SHARE');
@@ -266,7 +302,10 @@ export class ResponsesService {
       // Emitted before the delete, which it reads (only when an endpoint wants it); the transaction makes it one change.
       await this.webhooks.emit(tx, form.workspaceId, 'response.deleted', async () => ({
         form: { publicId, title: form.title },
-        response: await this.read(tx, form, responseId),
+        response: await this.read(tx, form, responseId).then(async (view) => ({
+          ...view,
+          answers: await this.filesDescribed(tx, form, view.answers),
+        })),
       }));
       // Its answers leave the delivery log too (that event's included: it is sent without them).
       await this.webhooks.forgetAnswers(tx, form.workspaceId, { responseId });

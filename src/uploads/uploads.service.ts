@@ -264,6 +264,17 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
     return new Map(rows.map((r) => [r.id, { uploadId: r.id, name: r.name, size: r.size, contentType: r.contentType }]));
   }
 
+  /** Where a held upload's bytes are, with its workspace, cleaned name and type (downloads); undefined when none is held. */
+  async heldObject(
+    manager: EntityManager,
+    uploadId: string,
+  ): Promise<{ key: string; workspaceId: string; name: string; contentType: string; size: number } | undefined> {
+    const [row] = await this.repo.find(manager, [uploadId]);
+    if (!row?.responseId) return undefined;
+    const { workspaceId, name, contentType, size } = row;
+    return { key: keyOf(row), workspaceId, name, contentType, size };
+  }
+
   /** Deletes the uploads held by these responses: the rows now, the objects once the transaction commits. */
   async deleteForResponses(manager: EntityManager, responseIds: string[]): Promise<void> {
     if (!responseIds.length) return;
