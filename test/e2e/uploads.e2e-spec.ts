@@ -9,6 +9,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { DataSource } from 'typeorm';
 import { FileStorage } from '../../src/storage/file-storage';
 import { UploadsService } from '../../src/uploads/uploads.service';
@@ -332,6 +333,40 @@ describe.each(kinds)('uploads on %s', (kind) => {
     expect(await uploads.sweep(new Date(Date.now() + 25 * 3600_000))).toBeGreaterThanOrEqual(1);
     expect((await objects()).filter((k) => k.includes(form3.id))).toEqual([`${ws.id}/${form3.id}/${kept.uploadId}`]);
     expect(await rows('id = $1', [pending.uploadId])).toEqual([]);
+  });
+
+  it('takes bytes streamed through the service (the page without JavaScript), stopping at the limit with 413 and nothing kept', async () => {
+    const form = await fileForm();
+    const uploads = app.get(UploadsService);
+    const input = {
+      workspaceId: ws.id,
+      plan: 'pro' as const,
+      form,
+      block: 'cv',
+      filename: 'cv.pdf',
+      contentType: 'application/pdf',
+    };
+    const ok = await uploads.createFromStream(input, Readable.from([PDF]));
+    expect(ok).toEqual({ uploadId: expect.stringMatching(/^upl_/), size: PDF.length });
+    expect(await objects()).toContain(`${ws.id}/${form.id}/${ok.uploadId}`);
+    const named = await callTool(app, token, 'create_response', {
+      publicId: form.publicId,
+      answers: { cv: ok.uploadId },
+    });
+    expect(named.status).toBe(200);
+    // cv takes 1 MB: a stream of 2 MB is stopped, and leaves neither a row nor an object.
+    const before = await objects();
+    const big = Readable.from(
+      (function* () {
+        for (let i = 0; i < 32; i++) yield Buffer.alloc(65536, 0x41);
+      })(),
+    );
+    await expect(uploads.createFromStream(input, big)).rejects.toMatchObject({
+      code: 'payload_too_large',
+      status: 413,
+    });
+    expect(await objects()).toEqual(before);
+    expect(await rows('form_id = $1 AND response_id IS NULL', [form.id])).toEqual([]);
   });
 
   it('keeps the objects when the transaction that deleted their rows rolls back', async () => {
