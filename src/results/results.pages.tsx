@@ -4,6 +4,7 @@
  */
 import type { ReactNode } from 'react';
 import { esc } from '../common/html';
+import type { FileAnswer } from '../files/file-answers';
 import type { FormListItem } from '../forms/forms.repository';
 import type { FormRecord } from '../forms/forms.service';
 import type { ResponseView } from '../responses/responses.service';
@@ -28,12 +29,46 @@ const NOT_SHARED: Record<string, string> = {
   closed: 'None: the form is closed',
 };
 
-/** An answer as text: choices by label, lists joined, yes/no in words. */
+/** An answer as text: choices by label, lists joined, yes/no in words, files by name. */
 export function answerText(v: unknown): string {
   if (v === undefined || v === null) return '—';
   if (Array.isArray(v)) return v.map(answerText).join(', ');
+  if (isFile(v)) return v.name;
   if (typeof v === 'boolean') return v ? 'Yes' : 'No';
   return String(v);
+}
+
+/** A file answer as reads show it (see src/files/file-answers.ts). */
+function isFile(v: unknown): v is FileAnswer {
+  return typeof v === 'object' && v !== null && typeof (v as FileAnswer).uploadId === 'string';
+}
+
+/** A size in words: 2.4 MB, 310 KB, 12 bytes. */
+export function sizeText(bytes: number): string {
+  if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+  if (bytes >= 1024) return `${Math.round(bytes / 1024)} KB`;
+  return `${bytes} bytes`;
+}
+
+/** A file answer on a response's page: each file's name as a download link, with its size. */
+function FilesAnswer({ files }: { files: FileAnswer[] }) {
+  if (!files.length) return <>—</>;
+  return (
+    <ul style={{ margin: 0, paddingLeft: '1.2rem' }}>
+      {files.map((f) => (
+        <li key={f.uploadId}>
+          {f.url ? (
+            <a href={f.url} download={f.name}>
+              {f.name}
+            </a>
+          ) : (
+            f.name
+          )}{' '}
+          ({sizeText(f.size)})
+        </li>
+      ))}
+    </ul>
+  );
 }
 
 /**
@@ -460,7 +495,11 @@ export function ResponsePage({ ctx, form, response }: { ctx: Ctx; form: FormReco
           <div key={b.id} style={{ marginBottom: '1rem' }}>
             <dt style={{ fontWeight: 600, overflowWrap: 'anywhere' }}>{b.title}</dt>
             <dd style={{ margin: 0, whiteSpace: 'pre-wrap', overflowWrap: 'anywhere' }}>
-              {answerText(response.answers[b.id])}
+              {b.type === 'file_upload' && Array.isArray(response.answers[b.id]) ? (
+                <FilesAnswer files={(response.answers[b.id] as unknown[]).filter(isFile)} />
+              ) : (
+                answerText(response.answers[b.id])
+              )}
             </dd>
           </div>
         ))}

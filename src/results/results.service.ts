@@ -13,6 +13,7 @@ import { GetFormTool } from '../forms/get-form.tool';
 import { ListFormsTool } from '../forms/list-forms.tool';
 import { PublishFormTool } from '../forms/publish-form.tool';
 import { DeleteResponseTool } from '../responses/delete-response.tool';
+import { readerOf } from '../files/file-links';
 import { GetResponseTool } from '../responses/get-response.tool';
 import { ListResponsesTool } from '../responses/list-responses.tool';
 import { ResponseFilter } from '../responses/response-filter';
@@ -91,12 +92,15 @@ export class ResultsService {
   /** A page of responses, newest first, under the filter. */
   page(a: Access, publicId: string, opts: { offset: number; limit: number; filter: ResponseFilter }) {
     return this.as(a, 'listResponses', (p) =>
-      this.responses.list(p.workspace.id, publicId, { ...opts, order: 'newest' }),
+      this.responses.list(p.workspace.id, publicId, { ...opts, order: 'newest', reader: readerOf(p) }),
     );
   }
 
   response(a: Access, publicId: string, responseId: string) {
-    return this.as(a, 'getResponse', (p) => this.responses.get(p.workspace.id, publicId, responseId));
+    // File answers link to downloads bound to the signed-in person (re-checked on use, as export links are).
+    return this.as(a, 'getResponse', (p) =>
+      this.responses.get(p.workspace.id, publicId, responseId, 'id', readerOf(p)),
+    );
   }
 
   /** CSV columns headed by titles, as the pages show them; NDJSON answers keyed by ref where blocks have one. */

@@ -24,6 +24,7 @@ import { SignInController } from './sign-in.controller';
 import { TokensController } from './tokens.controller';
 import { WebhooksController } from './webhooks.controller';
 import { SettingsRepository } from './settings.repository';
+import { UploadsModule } from '../uploads/uploads.module';
 import { SettingsService } from './settings.service';
 import { WebhooksPageService } from './webhooks-page.service';
 
@@ -41,6 +42,7 @@ import { WebhooksPageService } from './webhooks-page.service';
     FormsModule,
     ResponsesModule,
     ExportsModule,
+    UploadsModule,
   ],
   controllers: [
     SignInController,

@@ -67,6 +67,15 @@ export class UploadsRepository {
     );
   }
 
+  /** The bytes of a workspace's held uploads (pending ones go within 24 hours). */
+  async heldBytes(m: EntityManager, workspaceId: string): Promise<number> {
+    const [row] = await m.query(
+      `SELECT COALESCE(sum(size), 0)::float8 AS bytes FROM uploads WHERE workspace_id = $1 AND response_id IS NOT NULL`,
+      [workspaceId],
+    );
+    return row.bytes;
+  }
+
   async deleteOne(m: EntityManager, id: string): Promise<void> {
     await m.query(`DELETE FROM uploads WHERE id = $1`, [id]);
   }

@@ -275,6 +275,11 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
     return { key: keyOf(row), workspaceId, name, contentType, size };
   }
 
+  /** A workspace's total storage: the sizes of the files its responses hold (the Plan page). */
+  storedBytes(manager: EntityManager, workspaceId: string): Promise<number> {
+    return this.repo.heldBytes(manager, workspaceId);
+  }
+
   /** Deletes the uploads held by these responses: the rows now, the objects once the transaction commits. */
   async deleteForResponses(manager: EntityManager, responseIds: string[]): Promise<void> {
     if (!responseIds.length) return;

@@ -12,9 +12,13 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { FILE_LINK_TTL_MS, FileLinks } from '../../src/files/file-links';
+import { Role } from '../../src/common/access/roles';
 import { FormRecord } from '../../src/forms/forms.service';
+import { SessionsService } from '../../src/settings/sessions.service';
+import { WorkspacesService } from '../../src/workspaces/workspaces.service';
 import { TokensService } from '../../src/tokens/tokens.service';
 import { createForm, createToken, createWorkspace, TestWorkspace } from '../factories';
+import { randomBytes } from 'node:crypto';
 import { createTestApp } from '../utils/create-test-app';
 import { callTool, expectError } from '../utils/http';
 import { startS3, TestS3 } from '../utils/s3';
@@ -69,8 +73,15 @@ describe.each(kinds)('reading files on %s', (kind) => {
   }
 
   /** create_upload, then PUT the bytes where it says. */
-  async function upload(publicId: string, block: string, bytes: Buffer, filename: string, contentType: string) {
-    const res = await callTool(app, token, 'create_upload', {
+  async function upload(
+    publicId: string,
+    block: string,
+    bytes: Buffer,
+    filename: string,
+    contentType: string,
+    bearer = token,
+  ) {
+    const res = await callTool(app, bearer, 'create_upload', {
       publicId,
       block,
       filename,
@@ -320,5 +331,54 @@ describe.each(kinds)('reading files on %s', (kind) => {
     });
     expect(deleted.status).toBe(200);
     expectError(await refusal(got.body.answers.cv[0].url), 404, 'not_found');
+  });
+
+  /** A member with a role and a signed-in session cookie. */
+  async function signedIn(role: Role, workspace: TestWorkspace) {
+    const email = `${role}-${randomBytes(4).toString('hex')}@example.com`;
+    const { user } = await app.get(WorkspacesService).addMember(workspace.slug, email, role);
+    return { email, cookie: `fw_session=${await app.get(SessionsService).start(user.id)}` };
+  }
+  const page = (path: string, cookie: string) => request(app.getHttpServer()).get(path).set('Cookie', cookie);
+
+  it("the results pages show a response's files as download links bound to the session, the table their names", async () => {
+    const viewer = await signedIn('viewer', ws);
+    const here = `/settings/w/${ws.slug}/forms/${form.publicId}/responses`;
+    const table = await page(here, viewer.cookie);
+    expect(table.status).toBe(200);
+    expect(table.text).toContain('CV, &quot;final&quot; é.pdf');
+    expect(table.text).toContain('a.png');
+    const one = await page(`${here}/${responseId}`, viewer.cookie);
+    expect(one.status).toBe(200);
+    const links = [...one.text.matchAll(/<a href="([^"]*\/api\/v1\/files\/[^"]+)" download="([^"]+)">/g)];
+    expect(links.map((l) => l[2])).toEqual(['CV, &quot;final&quot; é.pdf', 'a.png']);
+    expect(one.text).toContain('(3 KB)');
+    expect(one.text).toContain('(29 bytes)');
+    const url = links[0][1].replaceAll('&amp;', '&');
+    expect((await bytesOf(url)).equals(PDF)).toBe(true);
+    // The person leaves the workspace: the link their session got stops working.
+    await app.get(WorkspacesService).removeMember(ws.slug, viewer.email);
+    expectError(await refusal(url), 404, 'not_found');
+  });
+
+  it("the Plan page shows the workspace's total storage: the files its responses hold, not pending ones", async () => {
+    const own = await createWorkspace(app, 'pro');
+    const ownToken = (await createToken(app, own)).token;
+    const owner = await signedIn('owner', own);
+    const plan = () => page(`/settings/w/${own.slug}/plan`, owner.cookie);
+    expect((await plan()).text).toContain('<strong>0 bytes</strong>');
+    const f = await fileForm(own);
+    const cv = await upload(f.publicId, 'cv', PDF, 'cv.pdf', 'application/pdf', ownToken);
+    const photo = await upload(f.publicId, 'photos', PNG, 'a.png', 'image/png', ownToken);
+    await upload(f.publicId, 'photos', Buffer.alloc(9000, 0x41), 'pending.txt', 'text/plain', ownToken);
+    const created = await callTool(app, ownToken, 'create_response', {
+      publicId: f.publicId,
+      answers: { cv, photos: [photo] },
+    });
+    expect(created.status).toBe(200);
+    const res = await plan();
+    expect(res.status).toBe(200);
+    expect(res.text).toContain(`<strong>3 KB</strong>`); // 3,009 + 29 bytes; the 9,000 pending ones are not counted
+    expect(res.text).toContain('Files take up to 100 MB each on this plan');
   });
 });
