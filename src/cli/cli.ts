@@ -15,6 +15,7 @@ import { Plan, Role, Scope } from '../common/access/roles';
 import { ApiError } from '../common/errors/api-error';
 import { AppConfig, ConfigError, loadConfig } from '../config/config';
 import { SessionsModule } from '../settings/sessions.module';
+import { StorageModule } from '../storage/storage.module';
 import { PASSWORD_LINK_HOURS, SessionsService } from '../settings/sessions.service';
 import { ConfigModule } from '../config/config.module';
 import { dataSourceOptions } from '../database/data-source';
@@ -581,6 +582,8 @@ function cliModule(config: AppConfig, options: DataSourceOptions): Type<unknown>
         dataSourceFactory: openGuardedDataSource,
       }),
       AuditModule,
+      // Global, as in the service: deleting forms and responses deletes their files too.
+      StorageModule,
       WorkspacesModule,
       TokensModule,
       DemoModule,
