@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
+import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { FileStorage } from '../../src/storage/file-storage';
 import { UploadsService } from '../../src/uploads/uploads.service';
@@ -367,6 +368,54 @@ describe.each(kinds)('uploads on %s', (kind) => {
     });
     expect(await objects()).toEqual(before);
     expect(await rows('form_id = $1 AND response_id IS NULL', [form.id])).toEqual([]);
+  });
+
+  it('create_upload over MCP (both revisions): the same answer in structuredContent, and its upload is taken', async () => {
+    const form = await fileForm();
+    const args = {
+      publicId: form.publicId,
+      block: 'cv',
+      filename: 'cv.pdf',
+      contentType: 'application/pdf',
+      size: PDF.length,
+    };
+    const mcp = (version: string) => {
+      const req = request(app.getHttpServer())
+        .post('/mcp')
+        .set('Accept', 'application/json, text/event-stream')
+        .set('Content-Type', 'application/json')
+        .set('Authorization', `Bearer ${token}`)
+        .set('MCP-Protocol-Version', version);
+      const params: Record<string, unknown> = { name: 'create_upload', arguments: args };
+      if (version === '2026-07-28') {
+        req.set('Mcp-Method', 'tools/call').set('Mcp-Name', 'create_upload');
+        params._meta = {
+          'io.modelcontextprotocol/protocolVersion': version,
+          'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' },
+          'io.modelcontextprotocol/clientCapabilities': {},
+        };
+      }
+      return req.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params }));
+    };
+    for (const version of ['2025-11-25', '2026-07-28']) {
+      const res = await mcp(version);
+      expect(res.status).toBe(200);
+      const created = res.body.result.structuredContent;
+      expect(created).toMatchObject({ uploadId: expect.stringMatching(/^upl_/), method: 'PUT' });
+      expect(JSON.parse(res.body.result.content[0].text)).toEqual(created);
+      const url = new URL(created.url);
+      const put = await fetch(kind === 'disk' ? `${base}${url.pathname}${url.search}` : created.url, {
+        method: 'PUT',
+        headers: created.headers,
+        body: PDF,
+      });
+      expect(put.status).toBe(200);
+      const named = await callTool(app, token, 'create_response', {
+        publicId: form.publicId,
+        answers: { cv: created.uploadId },
+      });
+      expect(named.status).toBe(200);
+    }
   });
 
   it('keeps the objects when the transaction that deleted their rows rolls back', async () => {
