@@ -598,6 +598,22 @@ describe('OAuth 2.1: discovery, registration, PKCE, consent, tokens, refresh, re
     secrets.push(tokens.access_token, tokens.refresh_token);
   });
 
+  test("a password that works once (the demo owner's printed one) connects no app: 403, choose one in the settings first", async () => {
+    const sql = new pg.Client({ connectionString: db.url });
+    await sql.connect();
+    try {
+      await sql.query('UPDATE users SET password_must_change = true WHERE email = $1', [RUSHED]);
+      const { jar, page } = await signInPage();
+      const refused = await signIn(jar, page, { email: RUSHED, password: PASSWORD });
+      assert.equal(refused.status, 403);
+      assert.ok(textOf(refused.text).includes('sign in at /settings first'));
+      assert.ok(!parseForms(refused.text).some((f) => f.action?.endsWith('/confirm')), 'no consent');
+    } finally {
+      await sql.query('UPDATE users SET password_must_change = false WHERE email = $1', [RUSHED]);
+      await sql.end();
+    }
+  });
+
   test('a missing or wrong CSRF token gets 403 on the sign-in and the consent forms, and changes nothing', async () => {
     const { jar, page, request } = await signInPage();
     for (const csrf of [null, 'forged-csrf-token']) {
