@@ -16,10 +16,12 @@ const PAGE_CSP =
  * X-Frame-Options is for browsers without frame-ancestors; it cannot name a list, so it is only
  * sent when no site may frame the page.
  */
-export function pageHeaders(embedOrigins: readonly string[]): Record<string, string> {
+export function pageHeaders(embedOrigins: readonly string[], uploadOrigin?: string): Record<string, string> {
+  // A page with a file question: its script asks the page's own origin for an upload target and sends the bytes there.
+  const csp = uploadOrigin ? `${PAGE_CSP}; connect-src 'self' ${uploadOrigin}` : PAGE_CSP;
   const framing: Record<string, string> = embedOrigins.length
-    ? { 'Content-Security-Policy': `${PAGE_CSP}; frame-ancestors ${embedOrigins.join(' ')}` }
-    : { 'Content-Security-Policy': `${PAGE_CSP}; frame-ancestors 'none'`, 'X-Frame-Options': 'DENY' };
+    ? { 'Content-Security-Policy': `${csp}; frame-ancestors ${embedOrigins.join(' ')}` }
+    : { 'Content-Security-Policy': `${csp}; frame-ancestors 'none'`, 'X-Frame-Options': 'DENY' };
   return {
     ...framing,
     'X-Content-Type-Options': 'nosniff',

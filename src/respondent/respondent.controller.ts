@@ -4,19 +4,32 @@ import { DataSource } from 'typeorm';
 import { RouteConfig } from '@nestjs/platform-fastify';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { FastifyReply as Response, FastifyRequest as Request } from 'fastify';
-import { formPost, isFormPost, isJsonRequest, parseJson } from '../common/http/body';
+import { formPost, isFormPost, isJsonRequest, isMultipart, MultipartConfig, parseJson } from '../common/http/body';
 import { Public } from '../auth/public.decorator';
-import { ApiError, ErrorDetail } from '../common/errors/api-error';
+import { ApiError, ErrorDetail, pointerSegment } from '../common/errors/api-error';
 import { sendScript } from '../common/html';
-import { inTransaction } from '../database/transaction';
+import { currentManager, inTransaction } from '../database/transaction';
+import type { Readable } from 'node:stream';
 import { blocksView } from '../forms/form-logic';
 import { FormRecord, FormsService } from '../forms/forms.service';
 import { SessionsService } from '../settings/sessions.service';
 import { notAccepting, ResponsesService } from '../responses/responses.service';
 import { WorkspacesService } from '../workspaces/workspaces.service';
+import { Block, UPLOAD_ID } from '../forms/blocks';
+import { fileLimitBytes, MB, UploadsService } from '../uploads/uploads.service';
+import { FileStorage } from '../storage/file-storage';
+import { FilePart, readMultipartPost } from './multipart-post';
 import { pageHeaders, prefersJson } from './page-headers';
 import { PageState, PageStateSigner, STATE_MAX_AGE_MS } from './page-state';
-import { answersFromFormPost, formPage, messagePage, RawAnswers, stepPage, thankYouPage } from './respondent.page';
+import {
+  answersFromFormPost,
+  FileView,
+  formPage,
+  messagePage,
+  RawAnswers,
+  stepPage,
+  thankYouPage,
+} from './respondent.page';
 import { RESPONDENT_SCRIPT } from './respondent.script';
 import {
   blockIdOf,
@@ -56,6 +69,8 @@ export class RespondentController {
     private readonly workspaces: WorkspacesService,
     private readonly states: PageStateSigner,
     private readonly sessions: SessionsService,
+    private readonly uploads: UploadsService,
+    private readonly storage: FileStorage,
     @InjectDataSource() private readonly db: DataSource,
   ) {}
 
@@ -76,17 +91,56 @@ export class RespondentController {
       return;
     }
     if (!form) return sendPage(res, 404, notFoundPage());
-    const headers = pageHeaders(await this.workspaces.embedOriginsOf(form.workspaceId));
+    const headers = await this.headersFor(form);
     if (form.status !== 'published') return sendPage(res, 409, notAcceptingPage(form.status), headers);
-    if (!walksPages(form)) return sendPage(res, 200, formPage(form), headers);
+    if (!walksPages(form)) return sendPage(res, 200, formPage(form, {}, [], await this.fileView(form, {})), headers);
     const state = this.newState(form, {}, hiddenFromQuery(form.hiddenFields, req.query));
     const r = route(form, state.a, state.h);
     sendPage(res, 200, await this.drawStep(form, state, r.onPath[0] ?? r.pages[0], r), headers);
   }
 
-  /** Form posts: flat fields (repeated names, as checkboxes send them, become lists), 200 KB, 1,000 fields. */
+  /**
+   * Where the page's script sends a chosen file (JSON `{ block, filename, contentType, size }`):
+   * a pending upload and its target, as create_upload answers, on the form's workspace's plan. The
+   * browser then PUTs the bytes straight there and the form posts the upload id.
+   */
+  @Post(':publicId/uploads')
+  async createUpload(@Param('publicId') publicId: string, @Req() req: Request, @Res() res: Response) {
+    const form = await this.findForm(publicId);
+    if (!form) throw formNotFound();
+    if (form.status !== 'published') throw notAccepting(form.status);
+    const body = isJsonRequest(req) ? parseJson(String(req.body ?? '')) : undefined;
+    const { block, filename, contentType, size } = (body ?? {}) as Record<string, unknown>;
+    const bad = [
+      typeof block !== 'string' && { path: '/block', message: 'must be the block id' },
+      typeof filename !== 'string' && { path: '/filename', message: 'must be the file name' },
+      typeof contentType !== 'string' && { path: '/contentType', message: 'must be the file type' },
+      !(Number.isInteger(size) && (size as number) > 0) && { path: '/size', message: 'must be the size in bytes' },
+    ].filter((d): d is ErrorDetail => !!d);
+    if (bad.length)
+      throw new ApiError('invalid_arguments', {
+        message: 'The body must be { "block", "filename", "contentType", "size" } of the chosen file.',
+        hint: 'Send the block id, the file name, its type and its size in bytes, as JSON.',
+        details: bad,
+      });
+    const created = await this.uploads.create({
+      workspaceId: form.workspaceId,
+      plan: await this.workspaces.planOf(form.workspaceId),
+      form,
+      block: block as string,
+      filename: filename as string,
+      contentType: contentType as string,
+      size: size as number,
+    });
+    res.status(201).header('Cache-Control', 'no-store').send(created);
+  }
+
+  /**
+   * Form posts: flat fields (repeated names, as checkboxes send them, become lists), 200 KB, 1,000
+   * fields; a form with file questions posts multipart/form-data, its files streamed to storage.
+   */
   @Post(':publicId')
-  @RouteConfig(formPost(200 * 1024, 1000))
+  @RouteConfig({ ...formPost(200 * 1024, 1000), multipart: true } satisfies MultipartConfig & object)
   async submit(@Param('publicId') publicId: string, @Req() req: Request, @Res() res: Response) {
     if (!PUBLIC_ID.test(publicId)) {
       if (isJsonRequest(req)) throw formNotFound();
@@ -119,19 +173,34 @@ export class RespondentController {
 
     // A browser's form post.
     const form = await this.findForm(publicId);
-    if (!form) return sendPage(res, 404, notFoundPage());
-    const raw = (isFormPost(req) ? req.body : {}) as RawAnswers;
-    const headers = pageHeaders(await this.workspaces.embedOriginsOf(form.workspaceId));
+    if (!form) return sendPage(res, 404, notFoundPage(), closing());
+    const headers = await this.headersFor(form);
+    let raw = (isFormPost(req) ? req.body : {}) as RawAnswers;
+    const fileProblems: ErrorDetail[] = [];
+    if (isMultipart(req)) {
+      // Nothing is stored for a form that takes no answers; the unread body closes the connection.
+      if (form.status !== 'published')
+        return sendPage(res, 409, notAcceptingPage(form.status), { ...headers, ...closing() });
+      try {
+        raw = await this.receiveFiles(form, req, fileProblems);
+      } catch (err) {
+        if (err instanceof ApiError && err.code === 'payload_too_large')
+          return sendPage(res, 413, tooLargePage(form, err.message), { ...headers, ...closing() });
+        throw err;
+      }
+    }
     if (walksPages(form)) {
       if (form.status !== 'published') return sendPage(res, 409, notAcceptingPage(form.status), headers);
-      const [status, html] = await this.step(form, raw);
+      const [status, html] = await this.step(form, raw, fileProblems);
       return sendPage(res, status, html, headers);
     }
+    const fileView = () => this.fileView(form, raw);
+    if (fileProblems.length) return sendPage(res, 400, formPage(form, raw, fileProblems, await fileView()), headers);
     try {
       await this.responses.submit(publicId, answersFromFormPost(form.blocks, raw));
     } catch (err) {
       if (err instanceof ApiError && err.code === 'invalid_arguments')
-        return sendPage(res, 400, formPage(form, raw, err.details ?? []), headers);
+        return sendPage(res, 400, formPage(form, raw, err.details ?? [], await fileView()), headers);
       if (err instanceof ApiError && err.code === 'form_not_accepting_responses')
         return sendPage(res, 409, notAcceptingPage(form.status), headers);
       throw err;
@@ -157,7 +226,7 @@ export class RespondentController {
    * A post without a valid state (an old page, another form's) starts the walk again with the
    * answers it carries.
    */
-  private async step(form: FormRecord, raw: RawAnswers): Promise<[number, string]> {
+  private async step(form: FormRecord, raw: RawAnswers, fileProblems: ErrorDetail[] = []): Promise<[number, string]> {
     const pages = pagesOf(form.blocks);
     const verified = await this.states.verify(raw._state, form.id);
     const state = verified ?? this.newState(form, {}, {});
@@ -171,6 +240,11 @@ export class RespondentController {
     state.a = keepPage(current, state.a, raw);
     const action = Array.isArray(raw._action) ? raw._action[0] : raw._action;
     const tooLarge = stateTooLarge(state, current);
+    if (fileProblems.length) {
+      // A file the post carried was refused (its type, its name): this page again, saying so.
+      const r = route(form, state.a, state.h);
+      return [400, await this.drawStep(form, state, current, r, fileProblems)];
+    }
     if (tooLarge) {
       // Signed with the answers before this page's (so the next post fits), drawn with what was typed.
       const kept = { ...state, a: before };
@@ -253,6 +327,7 @@ export class RespondentController {
     const blocks = shownBlocks(page, r);
     const position = Math.max(1, r.onPath.indexOf(page) + 1);
     const signed = await this.states.sign({ ...state, t: Date.now(), r: blocks.map((b) => b.id) });
+    const files = await this.fileView(form, values);
     return stepPage(
       form,
       {
@@ -266,10 +341,87 @@ export class RespondentController {
         back: state.s.length > 1,
         last: !nextPage(page.key, r),
         notice,
+        files,
       },
       values,
       errors,
     );
+  }
+
+  /**
+   * Reads a multipart post: its fields, and each file part for a file question of the form
+   * streamed to storage (UploadsService.createFromStream, which stops at the block's limit: a 413
+   * for the whole post), its upload id kept as the question's value. A file the block does not
+   * take (type, name) is left out with a problem for the page; a part for anything else is read
+   * and dropped.
+   */
+  private async receiveFiles(form: FormRecord, req: Request, problems: ErrorDetail[]): Promise<RawAnswers> {
+    const fileBlocks = new Map(form.blocks.filter((b) => b.type === 'file_upload').map((b) => [b.id, b]));
+    const plan = await this.workspaces.planOf(form.workspaceId);
+    const files = [...fileBlocks.values()].reduce((n, b) => n + (b.maxFiles ?? 1), 0);
+    const onFile = async (part: FilePart) => {
+      const block = fileBlocks.get(part.field);
+      if (!block) return void part.body.resume();
+      try {
+        const input = { workspaceId: form.workspaceId, plan, form, block: block.id };
+        const { uploadId } = await this.uploads.createFromStream(
+          { ...input, filename: part.filename, contentType: part.contentType || 'application/octet-stream' },
+          part.body,
+        );
+        return uploadId;
+      } catch (err) {
+        if (!(err instanceof ApiError) || err.code !== 'invalid_arguments') throw err;
+        part.body.resume();
+        problems.push({ path: `/answers/${pointerSegment(block.id)}`, message: fileRefused(block, part.filename) });
+        return undefined;
+      }
+    };
+    return readMultipartPost(req.headers, req.body as Readable, { bytes: 200 * 1024, fields: 1000, files }, onFile);
+  }
+
+  /** The files the values name (this form's, not yet held by a response) and each file question's limit. */
+  private async fileView(form: FormRecord, values: RawAnswers): Promise<FileView | undefined> {
+    const fileBlocks = form.blocks.filter((b) => b.type === 'file_upload');
+    if (!fileBlocks.length) return undefined;
+    const plan = await this.workspaces.planOf(form.workspaceId);
+    const ids = fileBlocks.flatMap((b) => [values[b.id] ?? []].flat()).filter((id) => UPLOAD_ID.test(id));
+    return {
+      kept: await this.pendingUploads(form.id, ids),
+      limitMb: Object.fromEntries(fileBlocks.map((b) => [b.id, fileLimitBytes(b, plan) / MB])),
+    };
+  }
+
+  /**
+   * The names and sizes of the uploads among `ids` that belong to this form and no response holds
+   * yet: a walk's files, shown by the ids its posts carried (an id of another form, which a post
+   * could name, shows nothing here and is refused by the submission's checks).
+   */
+  private async pendingUploads(formId: string, ids: string[]): Promise<FileView['kept']> {
+    if (!ids.length) return new Map();
+    const rows: Array<{ id: string; name: string; size: string }> = await currentManager(this.db).query(
+      'SELECT id, name, size FROM uploads WHERE id = ANY($1::text[]) AND form_id = $2 AND response_id IS NULL',
+      [ids, formId],
+    );
+    return new Map(rows.map((r) => [r.id, { name: r.name, size: Number(r.size) }]));
+  }
+
+  /**
+   * The page's headers; with a file question, the page's script may also reach the storage's
+   * upload origin (an S3 bucket takes the bytes straight from the browser).
+   */
+  private async headersFor(form: FormRecord): Promise<Record<string, string>> {
+    const origins = await this.workspaces.embedOriginsOf(form.workspaceId);
+    if (!form.blocks.some((b) => b.type === 'file_upload')) return pageHeaders(origins);
+    return pageHeaders(origins, await this.uploadOrigin());
+  }
+
+  private uploadOriginOnce?: Promise<string>;
+  /** The origin upload targets point to: signing one (no request is made) tells it, whichever store runs. */
+  private uploadOrigin(): Promise<string> {
+    this.uploadOriginOnce ??= this.storage
+      .uploadTarget('origin/probe/upl_0', { size: 1, contentType: 'application/octet-stream', expiresAt: new Date() })
+      .then((t) => new URL(t.url).origin);
+    return this.uploadOriginOnce;
   }
 
   /** The form, or undefined when there is none (any other failure, say the database, stays an error). */
@@ -316,6 +468,27 @@ function notAcceptingPage(status: string): string {
         'This form is not open yet',
         'This form is not accepting responses yet. Try again later, or contact the person or organisation who sent you the form.',
       );
+}
+
+/** A file the block does not take, said to the person who chose it. */
+function fileRefused(block: Block, filename: string): string {
+  const name = filename.length > 80 ? `${filename.slice(0, 77)}…` : filename;
+  return block.accept?.length
+    ? `The file “${name}” is not a type this question takes (${block.accept.join(', ')}). Choose another file.`
+    : `The file “${name}” could not be taken. Rename it or choose another file.`;
+}
+
+/** The page for a file over its question's limit (the post stops there: nothing of it is kept). */
+function tooLargePage(form: FormRecord, message: string): string {
+  return messagePage(
+    'The file is too large',
+    `${message} Go back, choose a smaller file, and send the form again. (“${form.title}”)`,
+  );
+}
+
+/** The answer to a post whose body is not read to the end: the connection closes after it. */
+function closing(): Record<string, string> {
+  return { Connection: 'close' };
 }
 
 /** Without the form's headers (an unknown form, say), no site may frame the page. */

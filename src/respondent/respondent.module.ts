@@ -3,11 +3,12 @@ import { Module } from '@nestjs/common';
 import { FormsModule } from '../forms/forms.module';
 import { ResponsesModule } from '../responses/responses.module';
 import { WorkspacesModule } from '../workspaces/workspaces.module';
+import { UploadsModule } from '../uploads/uploads.module';
 import { PageStateSigner } from './page-state';
 import { RespondentController } from './respondent.controller';
 
 @Module({
-  imports: [FormsModule, ResponsesModule, WorkspacesModule],
+  imports: [FormsModule, ResponsesModule, WorkspacesModule, UploadsModule],
   controllers: [RespondentController],
   providers: [PageStateSigner],
 })

@@ -16,6 +16,19 @@ export type RawAnswers = Record<string, string | string[] | undefined>;
 
 const NL = '\n';
 
+/**
+ * What the page shows of file questions (issue 35): the files already uploaded for them (named in
+ * the answers so far, of this form only), and each question's size limit on the form's plan.
+ */
+export interface FileView {
+  kept: Map<string, { name: string; size: number }>;
+  /** The largest file each file_upload block takes, in MB, by block id. */
+  limitMb: Record<string, number>;
+}
+
+const NO_FILES: FileView = { kept: new Map(), limitMb: {} };
+const hasFiles = (blocks: Block[]) => blocks.some((b) => b.type === 'file_upload');
+
 /** A respondent page: the shared shell, one main column. */
 function Page(props: { title: string; script?: string; children: ReactNode }): string {
   return renderPage(
@@ -36,19 +49,32 @@ const RequiredNote = () => (
  * The error summary takes the focus when the page loads (autofocus: the CSP allows no script), so
  * a keyboard or screen-reader user starts at the list of problems, each a link to its field.
  */
-export function formPage(form: FormRecord, values: RawAnswers = {}, errors: ErrorDetail[] = []): string {
+export function formPage(
+  form: FormRecord,
+  values: RawAnswers = {},
+  errors: ErrorDetail[] = [],
+  files: FileView = NO_FILES,
+): string {
   const errorFor = errorsByBlock(errors);
+  const withFiles = hasFiles(form.blocks);
   return Page({
     title: form.title,
+    script: withFiles ? SCRIPT_PATH : undefined,
     children: (
       <>
         <h1>{form.title}</h1>
         {form.description ? <p className="desc">{form.description}</p> : null}
         <ErrorSummary blocks={form.blocks} errorFor={errorFor} />
-        <form method="post" action={`/f/${form.publicId}`} noValidate>
+        <form
+          method="post"
+          action={`/f/${form.publicId}`}
+          encType={withFiles ? 'multipart/form-data' : undefined}
+          data-uploads={withFiles ? `/f/${form.publicId}/uploads` : undefined}
+          noValidate
+        >
           <RequiredNote />
           {form.blocks.map((b) => (
-            <Field key={b.id} b={b} value={values[b.id]} error={errorFor.get(b.id)} />
+            <Field key={b.id} b={b} value={values[b.id]} error={errorFor.get(b.id)} files={files} />
           ))}
           <button type="submit">Submit</button>
         </form>
@@ -78,6 +104,7 @@ export interface StepView {
   last: boolean;
   /** Said once at the top (role=status), e.g. when answers showed more questions on this page. */
   notice?: string;
+  files?: FileView;
 }
 
 /**
@@ -99,9 +126,10 @@ export function stepPage(
   const progress = `Page ${step.position} of ${step.total}`;
   const shown = new Set(step.blocks.map((b) => b.id));
   const all = step.all ?? step.blocks;
+  const withFiles = hasFiles(all);
   return Page({
     title: `${progress}: ${form.title}`,
-    script: step.logic ? SCRIPT_PATH : undefined,
+    script: step.logic || withFiles ? SCRIPT_PATH : undefined,
     children: (
       <>
         <h1>{form.title}</h1>
@@ -119,6 +147,8 @@ export function stepPage(
         <form
           method="post"
           action={`/f/${form.publicId}`}
+          encType={withFiles ? 'multipart/form-data' : undefined}
+          data-uploads={withFiles ? `/f/${form.publicId}/uploads` : undefined}
           noValidate
           data-logic={step.logic ? JSON.stringify(step.logic) : undefined}
         >
@@ -131,7 +161,7 @@ export function stepPage(
             .filter((b) => b.type !== 'page_break')
             .map((b) => (
               <div key={b.id} id={`q-${b.id}`} hidden={!shown.has(b.id)}>
-                <Field b={b} value={values[b.id]} error={errorFor.get(b.id)} />
+                <Field b={b} value={values[b.id]} error={errorFor.get(b.id)} files={step.files ?? NO_FILES} />
               </div>
             ))}
           <div className="actions" style={{ flexDirection: 'row-reverse', justifyContent: 'flex-end' }}>
@@ -211,7 +241,7 @@ const INPUT_TYPES: Record<string, string> = {
 };
 
 /** One question: its label (or legend), description, error and input, wired by ids and ARIA. */
-function Field(props: { b: Block; value: string | string[] | undefined; error: string | undefined }) {
+function Field(props: { b: Block; value: string | string[] | undefined; error: string | undefined; files: FileView }) {
   const { b, value, error } = props;
   // A page_break takes no answer: it only starts a page (its title heads the page), never an input.
   if (b.type === 'page_break') return null;
@@ -332,6 +362,8 @@ function Field(props: { b: Block; value: string | string[] | undefined; error: s
       {mark}
     </label>
   );
+  if (b.type === 'file_upload')
+    return <FileField b={b} value={value} files={props.files} aria={aria} err={err} desc={desc} label={label} />;
   if (b.type === 'long_text') {
     return (
       <div className="field">
@@ -356,6 +388,80 @@ function Field(props: { b: Block; value: string | string[] | undefined; error: s
       {desc}
       {err}
       <input type={INPUT_TYPES[b.type] ?? 'text'} id={id} name={b.id} defaultValue={one ?? ''} {...extra} {...aria} />
+    </div>
+  );
+}
+
+/** 1536 → "1.5 KB": a file's size as people read it. */
+export function sizeText(bytes: number): string {
+  if (bytes < 1024) return `${bytes} bytes`;
+  const [n, unit] = bytes < 1024 * 1024 ? [bytes / 1024, 'KB'] : [bytes / (1024 * 1024), 'MB'];
+  return `${Number(n.toFixed(1)).toLocaleString('en-US')} ${unit}`;
+}
+
+/** What a file question takes, said under its label: "PDF or .docx files, up to 10 MB each; at most 3 files." */
+function fileRules(b: Block, limitMb: number | undefined): string {
+  const max = b.maxFiles ?? 1;
+  const types = b.accept?.length ? `Accepted: ${b.accept.join(', ')}. ` : 'Any type of file. ';
+  const size = `Up to ${limitMb ?? b.maxSizeMb ?? 10} MB${max > 1 ? ' each' : ''}`;
+  return `${types}${size}${max > 1 ? `; at most ${max} files.` : '.'}`;
+}
+
+/**
+ * A file question (file_upload): its label, what it takes (types, size limit: read with the input
+ * through aria-describedby), the files already uploaded for it, each a ticked "Keep" box (untick
+ * to remove it: the post drops it), and the file input. Without JavaScript the form posts the file
+ * (multipart); with it, the page's script sends the file straight to storage and keeps its id in
+ * a field of the same name (respondent.script.ts), so the post carries ids only.
+ */
+function FileField(props: {
+  b: Block;
+  value: string | string[] | undefined;
+  files: FileView;
+  aria: { 'aria-describedby'?: string; 'aria-invalid'?: 'true'; 'aria-required'?: 'true'; required?: boolean };
+  err: ReactNode;
+  desc: ReactNode;
+  label: ReactNode;
+}) {
+  const { b, files } = props;
+  const ids = (Array.isArray(props.value) ? props.value : props.value ? [props.value] : []).filter((id) =>
+    files.kept.has(id),
+  );
+  const max = b.maxFiles ?? 1;
+  const rulesId = `a-${b.id}`;
+  const describedBy = [rulesId, props.aria['aria-describedby']].filter(Boolean).join(' ');
+  return (
+    <div className="field">
+      {props.label}
+      {props.desc}
+      <p className="desc" id={rulesId}>
+        {fileRules(b, files.limitMb[b.id])}
+      </p>
+      {props.err}
+      {ids.length ? (
+        <ul className="files" id={`k-${b.id}`} aria-label="Uploaded files">
+          {ids.map((id) => (
+            <li key={id}>
+              <label>
+                <input type="checkbox" name={b.id} value={id} defaultChecked /> Keep {files.kept.get(id)!.name} (
+                {sizeText(files.kept.get(id)!.size)})
+              </label>
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      {NL}
+      <input
+        type="file"
+        id={`f-${b.id}`}
+        name={b.id}
+        accept={b.accept?.join(',') || undefined}
+        multiple={max > 1 || undefined}
+        data-max-files={max}
+        {...props.aria}
+        aria-describedby={describedBy}
+        required={props.aria.required && !ids.length ? true : undefined}
+      />
     </div>
   );
 }
@@ -413,9 +519,9 @@ export function answersFromFormPost(blocks: Block[], raw: RawAnswers): Record<st
   for (const b of blocks) {
     const value = raw[b.id];
     if (value === undefined) continue;
-    if (b.type === 'checkboxes') {
+    if (b.type === 'checkboxes' || b.type === 'file_upload') {
       const list = (Array.isArray(value) ? value : [value]).filter((v) => v !== '');
-      if (list.length) answers[b.id] = list;
+      if (list.length) answers[b.id] = b.type === 'file_upload' ? [...new Set(list)] : list;
       continue;
     }
     const text = Array.isArray(value) ? value[0] : value;

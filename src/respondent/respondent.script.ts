@@ -207,10 +207,110 @@ if (logic) {
 }
 `;
 
+/**
+ * File questions (issue 35). The form carries data-uploads (the page's own endpoint for upload
+ * targets). Choosing a file asks it for a target ({ block, filename, contentType, size }), PUTs
+ * the bytes straight there (XMLHttpRequest, for the progress bar), and keeps the upload id in a
+ * hidden field named after the question, which the form posts like any answer; the file input is
+ * emptied so the post never carries the bytes. Each file gets a Remove button (dropping its field,
+ * or stopping its upload). The buttons that send the form wait while a file is on its way.
+ * Without the script the form posts the file itself (multipart), and the server streams it.
+ */
+const FILES_JS = `var upForm = document.querySelector('form[data-uploads]');
+if (upForm) {
+  var endpoint = upForm.getAttribute('data-uploads');
+  var busy = 0;
+  var setBusy = function (d) {
+    busy += d;
+    Array.prototype.forEach.call(upForm.querySelectorAll('button[type=submit]'), function (b) { b.disabled = busy > 0; });
+  };
+  Array.prototype.forEach.call(upForm.querySelectorAll('input[type=file]'), function (input) {
+    var block = input.name;
+    var list = document.createElement('ul');
+    list.className = 'files';
+    list.setAttribute('aria-live', 'polite');
+    input.parentNode.insertBefore(list, input.nextSibling);
+    var send = function (file) {
+      var li = document.createElement('li');
+      var label = document.createElement('span');
+      label.textContent = file.name + ' ';
+      var bar = document.createElement('progress');
+      bar.max = 100;
+      bar.value = 0;
+      bar.setAttribute('aria-label', 'Sending ' + file.name);
+      var remove = document.createElement('button');
+      remove.type = 'button';
+      remove.className = 'secondary';
+      remove.textContent = 'Remove';
+      remove.setAttribute('aria-label', 'Remove ' + file.name);
+      li.appendChild(label);
+      li.appendChild(bar);
+      li.appendChild(document.createTextNode(' '));
+      li.appendChild(remove);
+      list.appendChild(li);
+      var xhr;
+      var pending = true;
+      var settle = function () { if (pending) { pending = false; setBusy(-1); } };
+      var fail = function (message) {
+        settle();
+        bar.remove();
+        var p = document.createElement('span');
+        p.className = 'error';
+        p.textContent = message + ' ';
+        li.insertBefore(p, remove);
+      };
+      remove.addEventListener('click', function () {
+        if (xhr) xhr.abort();
+        settle();
+        li.remove();
+        input.focus();
+      });
+      setBusy(1);
+      fetch(endpoint, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+        body: JSON.stringify({ block: block, filename: file.name, contentType: file.type || 'application/octet-stream', size: file.size }),
+      })
+        .then(function (r) { return r.json().then(function (b) { return { ok: r.ok, b: b }; }); })
+        .then(function (res) {
+          if (!res.ok) return fail(res.b.message + (res.b.hint ? ' ' + res.b.hint : ''));
+          if (!pending) return;
+          xhr = new XMLHttpRequest();
+          xhr.open('PUT', res.b.url);
+          Object.keys(res.b.headers).forEach(function (h) {
+            if (!/^(content-length|host)$/i.test(h)) xhr.setRequestHeader(h, res.b.headers[h]);
+          });
+          xhr.upload.onprogress = function (e) { if (e.lengthComputable) bar.value = Math.round((e.loaded * 100) / e.total); };
+          xhr.onload = function () {
+            if (xhr.status < 200 || xhr.status >= 300) return fail('The file could not be sent (' + xhr.status + '). Choose it again.');
+            settle();
+            bar.remove();
+            label.textContent = file.name + ' (sent) ';
+            var kept = document.createElement('input');
+            kept.type = 'hidden';
+            kept.name = block;
+            kept.value = res.b.uploadId;
+            li.appendChild(kept);
+          };
+          xhr.onerror = function () { fail('The file could not be sent. Check your connection and choose it again.'); };
+          xhr.send(file);
+        })
+        .catch(function () { fail('The file could not be sent. Check your connection and choose it again.'); });
+    };
+    input.addEventListener('change', function () {
+      var files = Array.prototype.slice.call(input.files || []);
+      input.value = '';
+      files.forEach(send);
+    });
+  });
+}
+`;
+
 /** The file served at SCRIPT_PATH. */
 export const RESPONDENT_SCRIPT = `(function () {
 'use strict';
 ${CONDITIONS_JS}
 ${PAGE_JS}
+${FILES_JS}
 })();
 `;

@@ -102,6 +102,15 @@ export class WorkspacesService {
     return this.repo.embedOriginsOf(currentManager(this.db), workspaceId);
   }
 
+  /** A workspace's plan (the respondent page's file limits); 'free' for an unknown workspace. */
+  async planOf(workspaceId: string): Promise<Plan> {
+    const w = await currentManager(this.db).findOne(WorkspaceEntity, {
+      where: { id: workspaceId },
+      select: { plan: true },
+    });
+    return w?.plan ?? 'free';
+  }
+
   async requireBySlug(slug: string, manager: EntityManager = currentManager(this.db)): Promise<WorkspaceEntity> {
     const workspace = await this.findBySlug(slug, manager);
     if (!workspace) {

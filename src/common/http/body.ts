@@ -22,6 +22,19 @@ export function formPost(bytes: number, fields: number): FormPostConfig {
   return { formPost: { bytes, fields } };
 }
 
+/**
+ * A route that takes multipart/form-data (the respondent page's file questions) says so in its
+ * route config; it gets the body unread, as a stream, and reads it itself (files are streamed to
+ * storage, never held in memory). Elsewhere a multipart body is read like any other (1 MB).
+ */
+export interface MultipartConfig {
+  multipart: true;
+}
+
+export function isMultipart(req: FastifyRequest): boolean {
+  return mediaType(req.headers['content-type']) === 'multipart/form-data';
+}
+
 /** application/json and application/<anything>+json, with or without parameters (Fastify matches the whole header). */
 const JSON_TYPE = /^application\/(?:[a-z0-9!#$&^_.-]+\+)?json\s*(?:;|$)/i;
 
@@ -83,6 +96,20 @@ export function registerBodyParsers(app: FastifyInstance): void {
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: JSON_BODY_LIMIT }, (_req, bytes, done) =>
     done(null, bytes),
   );
+  app.addContentTypeParser('multipart/form-data', (req, payload, done) => {
+    if ((req.routeOptions.config as Partial<MultipartConfig>).multipart) return done(null, payload);
+    // As the catch-all above: the bytes, up to 1 MB.
+    const chunks: Buffer[] = [];
+    let size = 0;
+    payload.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= JSON_BODY_LIMIT) chunks.push(chunk);
+    });
+    payload.on('error', (err) => done(err, undefined));
+    payload.on('end', () =>
+      size > JSON_BODY_LIMIT ? done(payloadTooLarge(JSON_BODY_LIMIT), undefined) : done(null, Buffer.concat(chunks)),
+    );
+  });
 }
 
 /** The body as parsed by the route: JSON text to a value; an empty body is undefined. */

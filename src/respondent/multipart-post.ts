@@ -1,0 +1,96 @@
+/** The respondent page's multipart/form-data posts (a form with file questions, without JavaScript). */
+import Busboy from '@fastify/busboy';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
+import { ApiError } from '../common/errors/api-error';
+import type { RawAnswers } from './respondent.page';
+
+export interface MultipartLimits {
+  /** Bytes of all the text fields together (the form post's limit). */
+  bytes: number;
+  fields: number;
+  files: number;
+}
+
+/** A file part: the field it came in, the name and type the browser gave, and its bytes (to be read once). */
+export interface FilePart {
+  field: string;
+  filename: string;
+  contentType: string;
+  body: Readable;
+}
+
+/**
+ * Reads a multipart post: the text fields as a form post's (repeated names become lists), and each
+ * file part, in order, through `onFile`, which streams it somewhere and answers the value to keep
+ * under the part's field name (an upload id), or undefined to drop it. Files are never held in
+ * memory: the next part is not read until onFile has read this one. A part without a filename (a
+ * file input left empty) is skipped. The first error (onFile's, a limit's, a malformed body)
+ * rejects, and nothing more is read.
+ */
+export function readMultipartPost(
+  headers: IncomingHttpHeaders,
+  body: Readable,
+  limits: MultipartLimits,
+  onFile: (part: FilePart) => Promise<string | undefined>,
+): Promise<RawAnswers> {
+  return new Promise((resolve, reject) => {
+    const raw: RawAnswers = {};
+    const add = (name: string, value: string) => {
+      const had = raw[name];
+      raw[name] = had === undefined ? value : [...(Array.isArray(had) ? had : [had]), value];
+    };
+    let textBytes = 0;
+    let failed = false;
+    let files = Promise.resolve();
+    const fail = (err: unknown) => {
+      if (failed) return;
+      failed = true;
+      body.unpipe(parser);
+      reject(err instanceof Error ? err : new Error(String(err)));
+    };
+    const tooLarge = (message: string) =>
+      fail(new ApiError('payload_too_large', { message, hint: 'Send only the fields of the form.' }));
+
+    let parser: ReturnType<typeof Busboy>;
+    try {
+      parser = Busboy({
+        headers: headers as IncomingHttpHeaders & { 'content-type': string },
+        limits: { fields: limits.fields, files: limits.files, fieldSize: limits.bytes, fieldNameSize: 200 },
+      });
+    } catch {
+      return reject(malformed());
+    }
+    parser.on('field', (name, value) => {
+      textBytes += Buffer.byteLength(name) + Buffer.byteLength(value);
+      if (textBytes > limits.bytes) return tooLarge(`The form post's answers are larger than this page takes.`);
+      add(name, value);
+    });
+    parser.on('file', (field, stream, filename, _encoding, mimeType) => {
+      if (failed || !filename) return stream.resume();
+      files = files.then(async () => {
+        if (failed) return void stream.resume();
+        try {
+          const value = await onFile({ field, filename, contentType: mimeType, body: stream });
+          if (value !== undefined) add(field, value);
+        } catch (err) {
+          stream.resume();
+          fail(err);
+        }
+      });
+    });
+    parser.on('fieldsLimit', () => tooLarge(`The form post has too many fields (this page takes ${limits.fields}).`));
+    parser.on('filesLimit', () => tooLarge(`The form post has too many files (this form takes ${limits.files}).`));
+    parser.on('error', () => fail(malformed()));
+    parser.on('finish', () => void files.then(() => !failed && resolve(raw)));
+    body.on('error', fail);
+    body.pipe(parser);
+  });
+}
+
+function malformed(): ApiError {
+  return new ApiError('invalid_arguments', {
+    message: 'The form post is not a valid multipart/form-data body.',
+    hint: 'Send the form as the page gives it.',
+  });
+}
