@@ -396,18 +396,30 @@ export class ResponsesService {
     tx?: EntityManager,
   ): Promise<ResponseView> {
     const checked = validated(validateResponse(form, answers, opts.hidden, { source: opts.source }));
-    const [row] = await this.repo.insertMany(tx ?? currentManager(this.db), [
-      {
-        id: uuidv7(),
-        form,
-        answers: checked.answers,
-        hidden: checked.hidden,
-        shown: checked.shown,
-        source: opts.source,
-        submittedAt: opts.submittedAt,
-      },
-    ]);
-    if (!row) throw new Error(`form ${form.id} is gone or changed since it was read`);
+    const files = namedFiles(form.blocks, answers, checked.answers);
+    const insert = async (m: EntityManager) => {
+      const [row] = await this.repo.insertMany(m, [
+        {
+          id: uuidv7(),
+          form,
+          answers: checked.answers,
+          hidden: checked.hidden,
+          shown: checked.shown,
+          source: opts.source,
+          submittedAt: opts.submittedAt,
+        },
+      ]);
+      if (!row) throw new Error(`form ${form.id} is gone or changed since it was read`);
+      // Files an import names are checked and held as a submission's are, in its transaction.
+      if (files.length)
+        await this.uploads.attach(m, { workspaceId: form.workspaceId, formId: form.id, responseId: row.id, files });
+      return row;
+    };
+    const row = tx
+      ? await insert(tx)
+      : files.length
+        ? await inTransaction(this.db, insert)
+        : await insert(currentManager(this.db));
     return responseViewer(form)({ ...row, answers: checked.answers, hidden: checked.hidden });
   }
 }

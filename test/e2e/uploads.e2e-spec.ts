@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
+import { ResponsesService } from '../../src/responses/responses.service';
 import { FileStorage } from '../../src/storage/file-storage';
 import { UploadsService } from '../../src/uploads/uploads.service';
 import { createForm, createToken, createWorkspace, TestWorkspace } from '../factories';
@@ -368,6 +369,22 @@ describe.each(kinds)('uploads on %s', (kind) => {
     });
     expect(await objects()).toEqual(before);
     expect(await rows('form_id = $1 AND response_id IS NULL', [form.id])).toEqual([]);
+  });
+
+  it('checks and holds the files an import names (ResponsesService.create), as a submission does', async () => {
+    const form = await fileForm();
+    const other = await fileForm();
+    const responses = app.get(ResponsesService);
+    const [, cv] = form.blocks;
+    const theirs = await upload(other.publicId, 'cv', PDF);
+    await expect(responses.create(form, { [cv.id]: theirs.uploadId }, { source: 'import' })).rejects.toMatchObject({
+      code: 'invalid_arguments',
+    });
+    const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM responses WHERE form_id = $1`, [form.id]);
+    expect(n).toBe(0);
+    const mine = await upload(form.publicId, 'cv', PDF);
+    const imported = await responses.create(form, { [cv.id]: mine.uploadId }, { source: 'import' });
+    expect(await rows('id = $1', [mine.uploadId])).toEqual([expect.objectContaining({ responseId: imported.id })]);
   });
 
   it('create_upload over MCP (both revisions): the same answer in structuredContent, and its upload is taken', async () => {
