@@ -109,7 +109,7 @@ describe("the page script's evaluator", () => {
     };
     const document = {
       title: 'Page 1 of 3: Party',
-      querySelector: () => form,
+      querySelector: (selector: string) => (selector.includes('data-uploads') ? null : form),
       getElementById: (id: string) =>
         id === 'announce' ? live : id === 'progress' ? progress : (boxes[id.slice(2)] ??= { hidden: true }),
       createElement: () => ({}),
