@@ -28,11 +28,7 @@ export class ExportsController {
   @Get('download')
   async download(@Query('token') token: unknown, @Req() req: FastifyRequest, @Res() res: FastifyReply) {
     const grant = await this.exports.grantOf(token);
-    const budget = await this.rateLimit.consume('credential', grant.c.b);
-    if (budget) {
-      this.rateLimit.writeHeaders(res.raw, [req.ipBudget, budget]);
-      if (budget.exceeded) throw this.rateLimit.rateLimited(budget);
-    }
+    await this.rateLimit.spendForLink(req.ipBudget, grant.c.b, res.raw);
     // HEAD: the checks and the headers, and no read (Fastify would read a body to its end to drop
     // it). An empty stream, not no body, so that no "Content-Length: 0" claims the GET is empty.
     const download = await this.exports.open(grant, req.method === 'HEAD');

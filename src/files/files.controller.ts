@@ -50,11 +50,7 @@ export class FilesController {
   ) {
     const grant = await this.links.verify(uploadId, query);
     if (!grant) throw fileLinkNotFound();
-    const budget = await this.rateLimit.consume('credential', grant.c.b);
-    if (budget) {
-      this.rateLimit.writeHeaders(res.raw, [req.ipBudget, budget]);
-      if (budget.exceeded) throw this.rateLimit.rateLimited(budget);
-    }
+    await this.rateLimit.spendForLink(req.ipBudget, grant.c.b, res.raw);
     const manager = currentManager(this.db);
     if (!(await this.access.credentialActs(manager, grant))) throw fileLinkNotFound();
     // Another workspace's upload, or one whose response was deleted, is not found either.

@@ -55,6 +55,18 @@ export class RateLimitService {
   }
 
   /**
+   * A link used without a bearer (an export's, a file's) spends one request of the budget of the
+   * credential that made it, so links cannot go around that credential's rate limit; the headers
+   * show the tighter of it and the IP's (spent by the early hook). Throws 429 when it is exceeded.
+   */
+  async spendForLink(ipBudget: BudgetState | undefined, credentialKey: string, res: HeaderTarget): Promise<void> {
+    const budget = await this.consume('credential', credentialKey);
+    if (!budget) return;
+    this.writeHeaders(res, [ipBudget, budget]);
+    if (budget.exceeded) throw this.rateLimited(budget);
+  }
+
+  /**
    * Both budgets of an authenticated request in one call to the store (one Redis round trip): the
    * IP's first, then the credential's only when the IP's is not exceeded, so that an IP refusal
    * does not spend the credential's budget (it is then missing from the result). Undefined when

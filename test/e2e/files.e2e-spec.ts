@@ -17,7 +17,7 @@ import { FormRecord } from '../../src/forms/forms.service';
 import { SessionsService } from '../../src/settings/sessions.service';
 import { WorkspacesService } from '../../src/workspaces/workspaces.service';
 import { TokensService } from '../../src/tokens/tokens.service';
-import { createForm, createToken, createWorkspace, TestWorkspace } from '../factories';
+import { createForm, createOAuthAccessToken, createToken, createWorkspace, TestWorkspace } from '../factories';
 import { randomBytes } from 'node:crypto';
 import { createTestApp } from '../utils/create-test-app';
 import { callTool, expectError } from '../utils/http';
@@ -205,6 +205,8 @@ describe.each(kinds)('reading files on %s', (kind) => {
   it('serves a download as an attachment of the stored type: nosniff and a sandbox on what the service serves, never inline', async () => {
     const got = await callTool(app, token, 'get_response', { publicId: form.publicId, responseId, answersBy: 'ref' });
     const res = await download(got.body.answers.cv[0].url);
+    // A request of the reading credential's budget, shown beside the IP's.
+    expect(res.headers['ratelimit-policy']).toMatch(/^"[^"]+";q=\d+;w=\d+, "[^"]+";q=\d+;w=\d+$/);
     if (kind === 'disk') {
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toBe('application/pdf');
@@ -314,6 +316,26 @@ describe.each(kinds)('reading files on %s', (kind) => {
 
     await app.get(TokensService).revoke(reader.id);
     expectError(await refusal(url.href), 404, 'not_found');
+  });
+
+  it("stops serving an OAuth connection's link when its grant or its access token is revoked", async () => {
+    const oauth = () =>
+      createOAuthAccessToken(app, { workspaceId: ws.id, userId: ws.ownerId, scope: 'responses:read' });
+    const linkOf = async (bearer: string) =>
+      (await callTool(app, bearer, 'get_response', { publicId: form.publicId, responseId, answersBy: 'ref' })).body
+        .answers.cv[0].url as string;
+
+    const a = await oauth();
+    const byGrant = await linkOf(a.token);
+    expect((await bytesOf(byGrant)).equals(PDF)).toBe(true);
+    await db.query('UPDATE oauth_grants SET revoked_at = now() WHERE grant_id = $1', [a.grantId]);
+    expectError(await refusal(byGrant), 404, 'not_found');
+
+    const b = await oauth();
+    const byToken = await linkOf(b.token);
+    expect((await bytesOf(byToken)).equals(PDF)).toBe(true);
+    await db.query(`DELETE FROM oauth_models WHERE model = 'AccessToken' AND id = $1`, [b.token]); // RFC 7009 revocation
+    expectError(await refusal(byToken), 404, 'not_found');
   });
 
   it('stops serving a file once its response is deleted', async () => {
