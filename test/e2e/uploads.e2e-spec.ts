@@ -91,7 +91,7 @@ describe.each(kinds)('uploads on %s', (kind) => {
     expect(res.status).toBe(200);
     const url = new URL(res.body.url);
     const address = kind === 'disk' ? `${base}${url.pathname}${url.search}` : res.body.url;
-    const put = await fetch(address, { method: 'PUT', headers: res.body.headers, body: bytes });
+    const put = await fetch(address, { method: 'PUT', headers: res.body.headers, body: new Uint8Array(bytes) });
     return { uploadId: res.body.uploadId, put: put.status };
   }
 
