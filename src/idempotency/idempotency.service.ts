@@ -37,6 +37,13 @@ export interface KeyedOutcome {
   replayed: boolean;
 }
 
+/** Seals a stored answer that holds a secret, and opens it for a replay (see IdempotencyService.sealAnswersOf). */
+export interface AnswerSeal {
+  seal(body: string): string;
+  /** The answer as first sent; a body stored unsealed (before its tool was registered) as it is. */
+  open(stored: string): string;
+}
+
 /**
  * Idempotent retries of tool calls (Idempotency-Key). A key is claimed atomically per (credential,
  * tool, key) with the SHA-256 of the canonical arguments, by one INSERT ... ON CONFLICT that leaves
@@ -53,6 +60,8 @@ export interface KeyedOutcome {
 export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('Idempotency');
   private purgeTimer?: NodeJS.Timeout;
+  /** The tools whose answers are stored sealed, and their seal. */
+  private readonly seals = new Map<string, AnswerSeal>();
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -73,6 +82,15 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
       });
     }
     return key;
+  }
+
+  /**
+   * The answers of these tools hold a secret (a webhook's signing secret, which the database holds
+   * only sealed): they are stored sealed too, so that a dump does not give it through a stored
+   * answer either, and a replay opens them.
+   */
+  sealAnswersOf(tools: string[], seal: AnswerSeal): void {
+    for (const tool of tools) this.seals.set(tool, seal);
   }
 
   /** Runs the tool once per key: the first call runs it, a retry with the same arguments replays its answer. */
@@ -97,7 +115,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
         ran = true;
         const result = await runTool(); // the tool's writes join this transaction (inTransaction)
         const body = JSON.stringify(result ?? null);
-        await this.complete(tx, call, token, 200, null, body, subjectsOf(call.args, result));
+        await this.complete(tx, call, token, 200, null, this.sealed(call.tool, body), subjectsOf(call.args, result));
         return { status: 200, headers: {}, body, replayed: false } satisfies KeyedOutcome;
       });
       return 'claimed' in outcome ? this.existing(call, print, outcome) : outcome;
@@ -137,7 +155,8 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     }
     const body = JSON.stringify(result ?? null);
     // A read has no effect to protect: if storing fails, answer anyway (a retry runs it again once the lock expires).
-    await this.complete(currentManager(this.db), call, token, 200, null, body, subjectsOf(call.args, result)).catch(
+    const stored = this.sealed(call.tool, body);
+    await this.complete(currentManager(this.db), call, token, 200, null, stored, subjectsOf(call.args, result)).catch(
       (e) => this.logger.warn(`could not store the answer for an Idempotency-Key: ${(e as Error).message}`),
     );
     return { status: 200, headers: {}, body, replayed: false };
@@ -206,9 +225,17 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     return {
       status: claim.responseStatus,
       headers: claim.responseHeaders ?? {},
-      body: claim.responseBody,
+      body: claim.responseStatus < 300 ? this.opened(call.tool, claim.responseBody) : claim.responseBody,
       replayed: true,
     };
+  }
+
+  private sealed(tool: string, body: string): string {
+    return this.seals.get(tool)?.seal(body) ?? body;
+  }
+
+  private opened(tool: string, stored: string): string {
+    return this.seals.get(tool)?.open(stored) ?? stored;
   }
 
   /**

@@ -18,6 +18,9 @@ export const WEBHOOK_SECRET_KEY_BYTES = 32;
 /** Where a key is kept when WEBHOOK_SECRET_KEY is unset outside production (made by the first start). */
 export const GENERATED_KEY_FILE = 'webhook-secret.key';
 
+/** Whether a stored value is sealed (by any key), as opposed to stored as it is. */
+export const isSealed = (stored: string): boolean => stored.startsWith(`${PREFIX}:`);
+
 /** A stored secret that no configured key opens (a lost or unlisted key, or a changed value). */
 export class SealedSecretError extends Error {}
 

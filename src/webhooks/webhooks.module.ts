@@ -2,6 +2,7 @@
 import { Module } from '@nestjs/common';
 import { APP_CONFIG } from '../config/config';
 import { FormsModule } from '../forms/forms.module';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { ResponsesModule } from '../responses/responses.module';
 import { CreateWebhookTool } from './create-webhook.tool';
 import { WebhookDeliveryWorker } from './delivery.worker';
@@ -17,7 +18,7 @@ import { WebhookOutboxModule } from './webhook-outbox.module';
 import { WebhooksService } from './webhooks.service';
 
 @Module({
-  imports: [FormsModule, ResponsesModule, WebhookOutboxModule],
+  imports: [FormsModule, ResponsesModule, WebhookOutboxModule, IdempotencyModule],
   providers: [
     { provide: WebhookSecretBox, useFactory: webhookSecretBox, inject: [APP_CONFIG] },
     WebhooksService,

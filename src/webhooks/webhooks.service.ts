@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
@@ -12,7 +12,8 @@ import { FormRecord, formView, FormsService } from '../forms/forms.service';
 import { ResponsesService, ResponseView } from '../responses/responses.service';
 import { eventBody, newEventId, WebhookEvent } from './events';
 import { DeliveryRow, EndpointRow, Redacted, WebhooksRepository } from './webhooks.repository';
-import { SealedSecretError, WebhookSecretBox } from './secret-box';
+import { IdempotencyService } from '../idempotency/idempotency.service';
+import { isSealed, SealedSecretError, WebhookSecretBox } from './secret-box';
 import { newSecret } from './signing';
 import { hostOf, hostProblem, urlProblem } from './url-safety';
 
@@ -37,7 +38,7 @@ export interface WebhookUpdate {
 
 /** Webhook endpoints and their deliveries: the rules of the webhook tools (the outbox and the loop live beside). */
 @Injectable()
-export class WebhooksService implements OnApplicationBootstrap {
+export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
   private readonly logger = new Logger('Webhooks');
 
   constructor(
@@ -48,7 +49,16 @@ export class WebhooksService implements OnApplicationBootstrap {
     private readonly responses: ResponsesService,
     private readonly repository: WebhooksRepository,
     private readonly box: WebhookSecretBox,
+    private readonly idempotency: IdempotencyService,
   ) {}
+
+  /** The answers that show a secret are stored for Idempotency-Key replays sealed, as the secret itself is. */
+  onModuleInit() {
+    this.idempotency.sealAnswersOf(['create_webhook', 'rotate_webhook_secret'], {
+      seal: (body) => this.box.seal(body),
+      open: (stored) => (isSealed(stored) ? this.box.open(stored) : stored),
+    });
+  }
 
   /** Each start seals what is not under the current key yet: secrets stored before encryption, or under an older key. */
   async onApplicationBootstrap() {

@@ -106,6 +106,42 @@ describe('webhook secrets at rest', () => {
     expect(await deliveredVerifiedBy()).toEqual([hook.secret]);
   });
 
+  it('stores the answer of create_webhook and rotate_webhook_secret under an Idempotency-Key sealed: a replay shows the secret, a dump does not', async () => {
+    const once = (key: string) => ({ 'Idempotency-Key': `${key}-${randomBytes(4).toString('hex')}` });
+    const createKey = once('create');
+    const args = { url: receiver.url('/idempotent'), events: ['form.updated'] };
+    const created = await callTool(app!, admin, 'create_webhook', args, createKey);
+    expect(created.status).toBe(200);
+    const rotateKey = once('rotate');
+    const rotated = await callTool(app!, admin, 'rotate_webhook_secret', { webhookId: created.body.id }, rotateKey);
+    expect(rotated.status).toBe(200);
+
+    const db = app!.get(DataSource);
+    const [{ text }] = await db.query(
+      `SELECT coalesce(string_agg(k::text, E'\\n'), '') AS text FROM idempotency_keys k WHERE tool IN ('create_webhook', 'rotate_webhook_secret')`,
+    );
+    expect(text).toContain('fwse1:');
+    for (const secret of [created.body.secret, rotated.body.secret])
+      expect(text).not.toContain(secret.slice('whsec_'.length));
+
+    // A retry gets the first answer, byte for byte, its secret included.
+    const again = await callTool(app!, admin, 'create_webhook', args, createKey);
+    expect([again.status, again.headers['idempotency-replayed'], again.text]).toEqual([200, 'true', created.text]);
+    const rotatedAgain = await callTool(
+      app!,
+      admin,
+      'rotate_webhook_secret',
+      { webhookId: created.body.id },
+      rotateKey,
+    );
+    expect([rotatedAgain.status, rotatedAgain.headers['idempotency-replayed'], rotatedAgain.text]).toEqual([
+      200,
+      'true',
+      rotated.text,
+    ]);
+    expect((await callTool(app!, admin, 'delete_webhook', { webhookId: created.body.id })).status).toBe(200);
+  });
+
   it('rotates the key: a start with a new key and the old one as previous reseals every secret, and deliveries verify', async () => {
     // A rotated endpoint has two secrets stored: both are resealed.
     const rotated = await callTool(app!, admin, 'rotate_webhook_secret', { webhookId: hook.id });
