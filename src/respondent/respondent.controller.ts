@@ -173,7 +173,8 @@ export class RespondentController {
 
     // A browser's form post.
     const form = await this.findForm(publicId);
-    if (!form) return sendPage(res, 404, notFoundPage(), closing());
+    if (!form)
+      return sendPage(res, 404, notFoundPage(), { ...pageHeaders([]), ...(isMultipart(req) ? closing() : {}) });
     const headers = await this.headersFor(form);
     let raw = (isFormPost(req) ? req.body : {}) as RawAnswers;
     const fileProblems: ErrorDetail[] = [];
