@@ -79,6 +79,9 @@ describe('client metadata documents', () => {
     ['https://agent.example/alice\\..\\shared.json', /without \. or \.\. segments/],
     ['https://agent.example/alice/.\t./shared.json', /must be written as it is fetched/],
     ['https://agent.example/alice\\shared.json', /must be written as it is fetched/],
+    ['https://agent.example/alice%2F..%2Fshared.json', /without \. or \.\. segments/],
+    ['https://agent.example/alice%5c%2e%2e%5cshared.json', /without \. or \.\. segments/],
+    ['https://agent.example/alice%2fshared.json', /written as %2f or %5c/],
     ['https://user:pw@agent.example/client.json', /user name or password/],
     ['https://agent.example/client.json#x', /fragment/],
   ])('refuses the client_id %s before any request', async (id, message) => {

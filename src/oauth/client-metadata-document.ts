@@ -72,8 +72,10 @@ function documentUrl(id: string): URL {
   if (url.hash || id.includes('#')) fail('must not have a #fragment');
   // The path as written: the URL parser decodes %2e in dot segments and drops them, so the raw text is checked.
   const path = /^https:\/\/[^/\\?#]*(.*)$/is.exec(id)?.[1] ?? '';
-  if (url.pathname === '/' || /(^|[/\\])(\.|%2e){1,2}([/\\]|$)/i.test(path.split('?')[0]))
+  if (url.pathname === '/' || /(^|[/\\]|%2f|%5c)(\.|%2e){1,2}([/\\]|%2f|%5c|$)/i.test(path.split('?')[0]))
     fail('must have a path (like https://app.example/oauth/client.json) without . or .. segments, plain or as %2e');
+  // A server that decodes %2f or %5c before it resolves the path would see segments here.
+  if (/%2f|%5c/i.test(path.split('?')[0])) fail('must not have a / or \\ written as %2f or %5c in its path');
   // What is fetched is what the id says: a path the parser would rewrite (backslashes, tabs, other encodings) is refused.
   if (path !== url.pathname + url.search)
     fail(`must be written as it is fetched: ${JSON.stringify(url.pathname + url.search)}, not ${JSON.stringify(path)}`);
