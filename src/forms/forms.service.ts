@@ -173,7 +173,7 @@ export class FormsService {
     return inTransaction(this.db, async (tx) => {
       const form = await this.create(actor.workspace.id, input, tx);
       await this.audit.record(tx, actor, 'form.create', form.publicId, { version: form.version });
-      await this.webhooks.emit(tx, actor.workspace.id, 'form.created', formView(form, true));
+      await this.webhooks.emit(tx, actor.workspace.id, 'form.created', this.view(form, true));
       return form;
     });
   }
@@ -225,7 +225,7 @@ export class FormsService {
         ...(discarded ? { answersDiscarded: discarded } : {}),
       });
       const updated = await this.get(actor.workspace.id, form.publicId, tx);
-      await this.webhooks.emit(tx, actor.workspace.id, 'form.updated', formView(updated, true));
+      await this.webhooks.emit(tx, actor.workspace.id, 'form.updated', this.view(updated, true));
       return updated;
     });
   }
@@ -257,7 +257,7 @@ export class FormsService {
         tx,
         actor.workspace.id,
         to === 'published' ? 'form.published' : 'form.closed',
-        formView(changed, true),
+        this.view(changed, true),
       );
       return changed;
     });
@@ -282,7 +282,7 @@ export class FormsService {
       await this.idempotency.forgetDeleted(tx, { workspaceId: actor.workspace.id, formPublicId: publicId });
       await this.audit.record(tx, actor, 'form.delete', publicId, { title: form.title, responsesDeleted: n });
       // One event for the form, none for its responses; the form as it was before the deletion.
-      await this.webhooks.emit(tx, actor.workspace.id, 'form.deleted', formView(form, true));
+      await this.webhooks.emit(tx, actor.workspace.id, 'form.deleted', this.view(form, true));
       return { publicId, deleted: true as const, responsesDeleted: n };
     });
   }

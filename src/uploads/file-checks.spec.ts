@@ -77,4 +77,13 @@ describe('typeMismatch', () => {
     expect(typeMismatch(Buffer.from([1, 0, 2, 3]), 'text/plain', 'a.txt')).toMatch(/not text/);
     expect(typeMismatch(Buffer.from('plain words'), 'application/pdf', 'a.pdf')).toMatch(/not those of/);
   });
+
+  it('takes bytes of no known signature under a type that has none, and anything but markup as octet-stream', () => {
+    const unknown = Buffer.from([0x41, 0x43, 0x31, 0x30, 0x33, 0x32, 0, 0, 7, 9]); // a DWG's first bytes
+    expect(typeMismatch(unknown, 'image/vnd.dwg', 'plan.dwg')).toMatch(/not those of/);
+    expect(typeMismatch(unknown, 'application/acad', 'plan.dwg')).toBeUndefined();
+    expect(typeMismatch(unknown, 'application/octet-stream', 'plan.dwg')).toBeUndefined();
+    expect(typeMismatch(EXE, 'application/octet-stream', 'tool.exe')).toBeUndefined();
+    expect(typeMismatch(Buffer.from('<html><script>1</script>'), 'application/octet-stream', 'a.bin')).toMatch(/HTML/);
+  });
 });

@@ -75,6 +75,10 @@ export function accepts(accept: string[] | undefined, contentType: string, filen
 const TEXT_TYPES = /^(text\/(?!html$)[a-z0-9.+-]+|application\/(json|xml|csv|[a-z0-9.-]+\+(json|xml)))$/;
 const HTML_TYPES = ['text/html', 'application/xhtml+xml'];
 const SVG_TYPE = 'image/svg+xml';
+const OCTET_STREAM = 'application/octet-stream';
+/** Declared types whose files start with a signature magic-bytes knows: unknown bytes contradict them. */
+const SIGNED_TYPES =
+  /^(image|audio|video|font)\/|^application\/(pdf|zip|gzip|x-7z-compressed|x-rar-compressed|vnd\.rar)$/;
 
 /** Markup a browser would run, by its opening text: 'html', 'svg', or undefined. */
 function markupOf(bytes: Buffer): 'html' | 'svg' | undefined {
@@ -94,8 +98,10 @@ function markupOf(bytes: Buffer): 'html' | 'svg' | undefined {
 /**
  * Whether the first bytes of a file agree with its declared type (and, for markup, its name):
  * undefined when they do, else what was found, for the error. Markup (HTML, SVG) must be declared
- * as such and named so; a known binary type (magic bytes) must be the declared type; bytes of no
- * known type are taken only for a declared text type (csv, plain, json, ...) and only as text.
+ * as such and named so; a known binary type (magic bytes) must be the declared type, unless that is
+ * application/octet-stream (which claims nothing); bytes of no known type are refused only for a
+ * declared type that has a signature (images, audio, video, PDF, archives) or, when not text, for a
+ * declared text type (csv, plain, json, ...): a .dwg or a vendor format has no signature to check.
  */
 export function typeMismatch(bytes: Buffer, contentType: string, filename: string): string | undefined {
   const markup = markupOf(bytes);
@@ -107,6 +113,7 @@ export function typeMismatch(bytes: Buffer, contentType: string, filename: strin
       ? undefined
       : `the file is ${markup === 'svg' ? 'SVG' : 'HTML'} markup, declared as ${contentType} and named "${filename}"`;
   }
+  if (contentType === OCTET_STREAM) return undefined;
   const found = filetypeinfo(bytes);
   if (found.length) {
     const mimes = found.flatMap((f) => (f.mime ? [ALIASES[f.mime] ?? f.mime] : []));
@@ -114,8 +121,7 @@ export function typeMismatch(bytes: Buffer, contentType: string, filename: strin
     const what = found[0].mime ? `${found[0].typename} (${found[0].mime})` : `${found[0].typename}`;
     return `the file's bytes are ${what}, not ${contentType}`;
   }
-  if (TEXT_TYPES.test(contentType) && !bytes.includes(0)) return undefined;
-  return TEXT_TYPES.test(contentType)
-    ? `the file's bytes are not text, so not ${contentType}`
-    : `the file's first bytes are not those of ${contentType}`;
+  if (TEXT_TYPES.test(contentType))
+    return bytes.includes(0) ? `the file's bytes are not text, so not ${contentType}` : undefined;
+  return SIGNED_TYPES.test(contentType) ? `the file's first bytes are not those of ${contentType}` : undefined;
 }

@@ -198,7 +198,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
       if (!endpoint.enabled) throw disabledEndpoint();
       const form = await this.sampleForm(tx, actor.workspace.id, input.publicId);
       const data = type.startsWith('form.')
-        ? formView(form, true)
+        ? formView(form, true, this.config.publicUrl)
         : { form: { publicId: form.publicId, title: form.title }, response: await this.sampleResponse(form) };
       const id = await this.repository.insertDelivery(tx, {
         workspaceId: actor.workspace.id,
