@@ -205,10 +205,11 @@ describe.each(kinds)('respondent page: files on %s', (kind) => {
 
   it('an upload id of another form posted as kept shows nothing and is refused on submission', async () => {
     const a = await publish([{ ref: 'cv', type: 'file_upload', title: 'CV' }]);
-    await request(app.getHttpServer())
-      .post(`/f/${a.publicId}`)
-      .attach(a.ids.cv, PDF, { filename: 'secret-name.pdf', contentType: 'application/pdf' });
-    const [theirs] = await uploadsOf(a.publicId);
+    // A pending upload of form a (as the page's script makes them).
+    const theirs = await request(app.getHttpServer())
+      .post(`/f/${a.publicId}/uploads`)
+      .send({ block: a.ids.cv, filename: 'secret-name.pdf', contentType: 'application/pdf', size: PDF.length });
+    expect(theirs.status).toBe(201);
     const b = await publish([
       { ref: 'cv', type: 'file_upload', title: 'CV' },
       { ref: 'p2', type: 'page_break', title: 'Two' },
@@ -219,12 +220,24 @@ describe.each(kinds)('respondent page: files on %s', (kind) => {
       .post(`/f/${b.publicId}`)
       .field('_state', stateOf(first.text))
       .field('_action', 'next')
-      .field(b.ids.cv, theirs.id);
+      .field(b.ids.cv, theirs.body.uploadId);
     const back = await request(app.getHttpServer())
       .post(`/f/${b.publicId}`)
       .field('_state', stateOf(next.text))
       .field('_action', 'back');
     expect(back.text).not.toContain('secret-name');
+    // Submitting it anyway (the id posted again): the submission's checks refuse it, nothing stored.
+    const again = await request(app.getHttpServer())
+      .post(`/f/${b.publicId}`)
+      .field('_state', stateOf(back.text))
+      .field('_action', 'next')
+      .field(b.ids.cv, theirs.body.uploadId);
+    const submitted = await request(app.getHttpServer())
+      .post(`/f/${b.publicId}`)
+      .field('_state', stateOf(again.text))
+      .field('_action', 'submit');
+    expect(submitted.status).toBe(400);
+    expect(submitted.text).toContain('There is a problem with your answers');
     expect(await answersOf(b.publicId)).toEqual([]);
   });
 
