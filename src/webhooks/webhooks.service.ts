@@ -52,9 +52,21 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
     private readonly idempotency: IdempotencyService,
   ) {}
 
-  /** The answers that show a secret are stored for Idempotency-Key replays sealed, as the secret itself is. */
+  /**
+   * The answers that show a secret are stored for Idempotency-Key replays sealed, as the secret
+   * itself is: a webhook's signing secret, and the links that serve without a token for 15 minutes
+   * (an export's, a file answer's) in the answers of the reads that make them. This key is the
+   * service's one key at rest that every instance shares.
+   */
   onModuleInit() {
-    this.idempotency.sealAnswersOf(['create_webhook', 'rotate_webhook_secret'], {
+    const secretAnswers = [
+      'create_webhook',
+      'rotate_webhook_secret',
+      'export_responses',
+      'get_response',
+      'list_responses',
+    ];
+    this.idempotency.sealAnswersOf(secretAnswers, {
       seal: (body) => this.box.seal(body),
       open: (stored) => (isSealed(stored) ? this.box.open(stored) : stored),
     });

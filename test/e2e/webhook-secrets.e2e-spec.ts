@@ -142,6 +142,28 @@ describe('webhook secrets at rest', () => {
     expect((await callTool(app!, admin, 'delete_webhook', { webhookId: created.body.id })).status).toBe(200);
   });
 
+  it('stores the answer of export_responses under an Idempotency-Key sealed: a replay gives the same link, a dump gives none', async () => {
+    const form = await callTool(app!, admin, 'create_form', {
+      title: 'Kept',
+      blocks: [{ type: 'short_text', title: 'Name' }],
+    });
+    const key = { 'Idempotency-Key': `export-${randomBytes(4).toString('hex')}` };
+    const args = { publicId: form.body.publicId, format: 'csv' };
+    const exported = await callTool(app!, admin, 'export_responses', args, key);
+    expect(exported.status).toBe(200);
+    const token = new URL(exported.body.url).searchParams.get('token')!;
+    expect(token.length).toBeGreaterThan(40);
+    const [{ text }] = await app!
+      .get(DataSource)
+      .query(
+        `SELECT coalesce(string_agg(k::text, E'\\n'), '') AS text FROM idempotency_keys k WHERE tool = 'export_responses'`,
+      );
+    expect(text).toContain('fwse1:');
+    expect(text).not.toContain(token);
+    const again = await callTool(app!, admin, 'export_responses', args, key);
+    expect([again.status, again.headers['idempotency-replayed'], again.text]).toEqual([200, 'true', exported.text]);
+  });
+
   it('rotates the key: a start with a new key and the old one as previous reseals every secret, and deliveries verify', async () => {
     // A rotated endpoint has two secrets stored: both are resealed.
     const rotated = await callTool(app!, admin, 'rotate_webhook_secret', { webhookId: hook.id });
