@@ -32,6 +32,7 @@ describe('operations', () => {
         status: 'ok',
         checks: { database: 'ok', redis: 'not configured' },
         rateLimits: 'per instance',
+        storage: { kind: 'disk', ok: true },
       });
     });
 
