@@ -87,7 +87,7 @@ describe.each(kinds)('respondent page files in Chromium, storage on %s', (kind) 
     [true, 'first'],
     [false, 'second'],
   ] as const)(
-    'JavaScript %s: a file on the %s page, none on the other; the file is stored byte-identical',
+    'JavaScript %s: a file on the %s page, none on the other; the file is stored and downloads byte-identical',
     async (javaScript, withFile) => {
       const ws = await createWorkspace(app, 'pro');
       const { token } = await createToken(app, ws, { role: 'admin' });
@@ -156,6 +156,13 @@ describe.each(kinds)('respondent page files in Chromium, storage on %s', (kind) 
         .query('SELECT id, form_id AS "formId", response_id AS "responseId" FROM uploads WHERE block_id = $1', [file]);
       expect(held.responseId).toBe(list.body.responses[0].id ?? list.body.responses[0].responseId);
       expect((await stored(ws.id, held.formId, held.id)).equals(bytes)).toBe(true);
+      // And it downloads byte-identical through the answer's link, as an attachment (S3: by redirect).
+      const [answer] = answers[file] as Array<{ uploadId: string; url: string }>;
+      expect(answer.uploadId).toBe(held.id);
+      const download = await fetch(answer.url);
+      expect(download.status).toBe(200);
+      expect(download.headers.get('content-disposition')).toMatch(/^attachment/);
+      expect(Buffer.from(await download.arrayBuffer()).equals(bytes)).toBe(true);
     },
   );
 });
