@@ -20,6 +20,7 @@ import { FileAnswers } from '../files/file-answers.service';
 import { fileKeys, namedUploads, showFiles } from '../files/file-answers';
 import type { FileReader } from '../files/file-links';
 import { ResponseSequencer } from './response-sequencer';
+import { responseRefusal } from './response-refusal';
 import { LongReads } from './long-reads';
 import { countedValues, FormSummary, summaryFromStats } from './summarize';
 import { checkResponseFilter, isFiltered, ResponseFilter, responseFilterSql } from './response-filter';
@@ -219,38 +220,8 @@ export class ResponsesService {
     // The respondent page's answers are read by the person filling in the form, not by a program.
     const wording: AnswerWording = how.source === 'web' ? 'person' : 'api';
     const check = (form: FormRecord) => validateResponse(form, answers, hidden, { wording, source: how.source });
-    const insert = async (m: EntityManager | undefined, form: FormRecord, checked: CheckedResponse) => {
-      const id = uuidv7();
-      const view = responseViewer(form)({
-        id,
-        submittedAt: new Date(0),
-        answers: checked.answers,
-        hidden: checked.hidden,
-      });
-      const refs = answeredRefs(form.blocks, checked.answers);
-      const response: NewResponse = {
-        id,
-        form,
-        answers: checked.answers,
-        hidden: checked.hidden,
-        shown: checked.shown,
-        source: how.source,
-        published: how.published,
-        audit: how.actor && this.audit.recordJson(how.actor, 'response.create', { form: publicId }),
-        event: {
-          id: newEventId(),
-          ...responseCreatedBody(form, {
-            id,
-            answers: await this.filesDescribed(m ?? currentManager(this.db), form, view.answers),
-            ...(refs ? { refs } : {}),
-            ...(view.hidden ? { hidden: view.hidden } : {}),
-          }),
-        },
-      };
-      // Outside a transaction, with the submissions of other requests (see ResponseInsertBatcher).
-      const row = m ? (await this.repo.insertMany(m, [response]))[0] : await this.inserts.insert(response);
-      return row && { ...view, submittedAt: row.submittedAt.toISOString() };
-    };
+    const insert = (m: EntityManager | undefined, form: FormRecord, checked: CheckedResponse) =>
+      this.insertChecked(m, form, checked, { ...how, publicId });
     const known = this.forms.recent(publicId);
     // A submission naming files takes the transactional path: their checks (attach) hold their rows.
     if (
@@ -282,6 +253,52 @@ export class ResponsesService {
         });
       return response;
     });
+  }
+
+  /**
+   * Inserts a validated response (with its audit record and response.created event, one
+   * statement): in `m`'s transaction, or batched with other submissions when `m` is undefined.
+   * `partial` is the partial response it completes (issue 36): its id, start and page. Undefined
+   * when the form changed since it was read (see ResponsesRepository.insertMany).
+   */
+  async insertChecked(
+    m: EntityManager | undefined,
+    form: FormRecord,
+    checked: CheckedResponse,
+    how: { publicId: string; source: 'api' | 'web'; actor?: Principal; published?: boolean },
+    partial?: { id: string; startedAt: Date; lastPage: string; resumeHash: Buffer | null },
+  ): Promise<ResponseView | undefined> {
+    const id = partial?.id ?? uuidv7();
+    const view = responseViewer(form)({
+      id,
+      submittedAt: new Date(0),
+      answers: checked.answers,
+      hidden: checked.hidden,
+    });
+    const refs = answeredRefs(form.blocks, checked.answers);
+    const response: NewResponse = {
+      id,
+      form,
+      answers: checked.answers,
+      hidden: checked.hidden,
+      shown: checked.shown,
+      source: how.source,
+      published: how.published,
+      ...(partial ? { startedAt: partial.startedAt, lastPage: partial.lastPage, resumeHash: partial.resumeHash } : {}),
+      audit: how.actor && this.audit.recordJson(how.actor, 'response.create', { form: how.publicId }),
+      event: {
+        id: newEventId(),
+        ...responseCreatedBody(form, {
+          id,
+          answers: await this.filesDescribed(m ?? currentManager(this.db), form, view.answers),
+          ...(refs ? { refs } : {}),
+          ...(view.hidden ? { hidden: view.hidden } : {}),
+        }),
+      },
+    };
+    // Outside a transaction, with the submissions of other requests (see ResponseInsertBatcher).
+    const row = m ? (await this.repo.insertMany(m, [response]))[0] : await this.inserts.insert(response);
+    return row && { ...view, submittedAt: row.submittedAt.toISOString() };
   }
 
   /** Answers (keyed by block id) with each file answer as `[{ uploadId, name, size, contentType }]`, as webhook payloads carry them. */
@@ -467,33 +484,11 @@ function notFoundResponse(publicId: string, responseId: string): ApiError {
   });
 }
 
-/**
- * A checked response (answers as stored: choice ids), or 400 invalid_arguments with a detail per
- * answer (or hidden value) that does not fit, or that answers a block its path did not show.
- */
+/** A checked response, or its refusal thrown (see responseRefusal: check_response words it the same). */
 function validated(checked: CheckedResponse, wording: AnswerWording = 'api'): CheckedResponse {
-  const { details } = checked;
-  if (!details.length) return checked;
-  throw new ApiError(
-    'invalid_arguments',
-    wording === 'person'
-      ? {
-          message: 'Some answers need a change before the form can be sent.',
-          hint: 'Each entry in details names a question (by its block id) and says what to enter.',
-          details,
-        }
-      : {
-          message: 'Some answers are not valid.',
-          ...(checked.hint
-            ? { hint: checked.hint }
-            : checked.notShown
-              ? {
-                  hint: `Leave out answers to blocks these answers do not show (or change the answers that decide it): ${checked.notShown}.`,
-                }
-              : {}),
-          details,
-        },
-  );
+  const refused = responseRefusal(checked, wording);
+  if (refused) throw refused;
+  return checked;
 }
 
 /**
