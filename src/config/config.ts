@@ -42,6 +42,25 @@ export class EnvSchema {
   DATABASE_URL?: string;
 
   @IsOptional()
+  @IsIn(['none', 'transaction'])
+  DATABASE_POOLER?: string;
+
+  @IsOptional()
+  @IsString()
+  DATABASE_DIRECT_URL?: string;
+
+  @IsOptional()
+  @IsString()
+  DATABASE_REPLICA_URL?: string;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(60_000)
+  DATABASE_REPLICA_MAX_WAIT_MS?: number;
+
+  @IsOptional()
   @IsString()
   DATA_DIR?: string;
 
@@ -213,6 +232,13 @@ export class EnvSchema {
   @Transform(toBool)
   @IsBoolean()
   STORAGE_S3_FORCE_PATH_STYLE?: boolean;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  @Max(600_000)
+  UPLOAD_IDLE_TIMEOUT_MS?: number;
 }
 
 export type TrustProxy = boolean | number | string;
@@ -259,6 +285,14 @@ export interface AppConfig {
   exportIdleMs: number;
   /** How long the service waits on the database before it answers 503 (see database/data-source.ts). */
   databaseTimeouts: DatabaseTimeouts;
+  /** DATABASE_POOLER: 'transaction' when DATABASE_URL is a pooler in transaction mode (PgBouncer, RDS Proxy). */
+  databasePooler: 'none' | 'transaction';
+  /** DATABASE_DIRECT_URL: a session of its own (migrations' lock, the CLI); defaults to databaseUrl. */
+  databaseDirectUrl: string | undefined;
+  /** DATABASE_REPLICA_URL: a streaming replica for the long reads (see database/replica.ts). */
+  databaseReplicaUrl: string | undefined;
+  /** How long a long read waits for the replica to catch up before it reads the primary (DATABASE_REPLICA_MAX_WAIT_MS). */
+  databaseReplicaMaxWaitMs: number;
   /** Browser origins allowed to call /mcp besides PUBLIC_URL's (MCP_ALLOWED_ORIGINS), normalised. */
   mcpAllowedOrigins: string[];
   oauth: {
@@ -278,7 +312,11 @@ export interface AppConfig {
     previousSecretKeys: Buffer[];
   };
   /** Where uploaded files live: DATA_DIR/uploads, or the S3-compatible bucket STORAGE_S3_BUCKET names. */
-  storage: { s3: S3Settings | undefined };
+  storage: {
+    s3: S3Settings | undefined;
+    /** An upload whose sender sends nothing for this long is cut with a 408 (UPLOAD_IDLE_TIMEOUT_MS, 30 s). */
+    uploadIdleMs: number;
+  };
 }
 
 export interface S3Settings {
@@ -320,11 +358,11 @@ export function projectRoot(from: string = __dirname): string {
 }
 
 /** A DATABASE_URL that the driver could only fail on later, with a stack trace or a hang. */
-function checkDatabaseUrl(raw: string | undefined): void {
+function checkDatabaseUrl(raw: string | undefined, name = 'DATABASE_URL'): void {
   if (!raw) return;
   const bad = (why: string) =>
     new ConfigError(
-      `DATABASE_URL is not a valid PostgreSQL URL: ${why} (expected postgres://user:password@host:5432/database)`,
+      `${name} is not a valid PostgreSQL URL: ${why} (expected postgres://user:password@host:5432/database)`,
     );
   let url: URL;
   try {
@@ -417,6 +455,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     throw new ConfigError(`${e.property}=${JSON.stringify(env[e.property])} is not valid: ${why}`);
   }
   checkDatabaseUrl(parsed.DATABASE_URL);
+  checkDatabaseUrl(parsed.DATABASE_DIRECT_URL, 'DATABASE_DIRECT_URL');
+  checkDatabaseUrl(parsed.DATABASE_REPLICA_URL, 'DATABASE_REPLICA_URL');
   const port = parsed.PORT ?? 3000;
   const production = parsed.NODE_ENV === 'production';
   const deprecation = parseDate('API_V1_DEPRECATION', parsed.API_V1_DEPRECATION);
@@ -474,6 +514,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       lockMs: parsed.DATABASE_LOCK_TIMEOUT_MS ?? 5000,
       idleInTransactionMs: parsed.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS ?? 15_000,
     },
+    databasePooler: parsed.DATABASE_POOLER === 'transaction' ? 'transaction' : 'none',
+    databaseDirectUrl: parsed.DATABASE_DIRECT_URL || parsed.DATABASE_URL || undefined,
+    databaseReplicaUrl: parsed.DATABASE_REPLICA_URL || undefined,
+    databaseReplicaMaxWaitMs: parsed.DATABASE_REPLICA_MAX_WAIT_MS ?? 500,
     mcpAllowedOrigins: parseOrigins(parsed.MCP_ALLOWED_ORIGINS),
     oauth: { cimdAllowPrivateUrls: parsed.OAUTH_CIMD_ALLOW_PRIVATE_URLS ?? false },
     webhooks: {
@@ -486,7 +530,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         .filter((k) => k.trim() !== '')
         .map((k) => parseKey('WEBHOOK_SECRET_KEY_PREVIOUS', k)),
     },
-    storage: { s3: parseS3(parsed) },
+    storage: { s3: parseS3(parsed), uploadIdleMs: parsed.UPLOAD_IDLE_TIMEOUT_MS ?? 30_000 },
   };
 }
 
