@@ -239,6 +239,13 @@ export class EnvSchema {
   @Min(100)
   @Max(600_000)
   UPLOAD_IDLE_TIMEOUT_MS?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(3650)
+  PARTIAL_RESPONSE_RETENTION_DAYS?: number;
 }
 
 export type TrustProxy = boolean | number | string;
@@ -317,6 +324,8 @@ export interface AppConfig {
     /** An upload whose sender sends nothing for this long is cut with a 408 (UPLOAD_IDLE_TIMEOUT_MS, 30 s). */
     uploadIdleMs: number;
   };
+  /** Partial responses not updated for this many days are deleted (PARTIAL_RESPONSE_RETENTION_DAYS, 30). */
+  partialResponseRetentionDays: number;
 }
 
 export interface S3Settings {
@@ -531,6 +540,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         .map((k) => parseKey('WEBHOOK_SECRET_KEY_PREVIOUS', k)),
     },
     storage: { s3: parseS3(parsed), uploadIdleMs: parsed.UPLOAD_IDLE_TIMEOUT_MS ?? 30_000 },
+    partialResponseRetentionDays: parsed.PARTIAL_RESPONSE_RETENTION_DAYS ?? 30,
   };
 }
 

@@ -39,7 +39,7 @@ export function csvLayout(form: CsvForm, answersBy: AnswersBy = 'id') {
     record(view: ResponseView): string {
       return csvRecord([
         view.id,
-        view.submittedAt,
+        view.submittedAt ?? '',
         ...blocks.map((b) => answerCell(view.answers[b.id])),
         ...hidden.map((name) => textCell(view.hidden?.[name])),
       ]);

@@ -1,7 +1,8 @@
 import { Static, Type } from '@sinclair/typebox';
-import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
+import { APP_VIEWS, Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import { BlockInputSchema, FormDescription, FormSchema, FormTitle, HiddenFieldsSchema } from './form.schemas';
 import { FormsService } from './forms.service';
+import { PartialResponsesSetting } from './partial-setting';
 
 const input = Type.Object(
   {
@@ -14,6 +15,7 @@ const input = Type.Object(
       }),
     ),
     hiddenFields: Type.Optional(HiddenFieldsSchema()),
+    partialResponses: Type.Optional(PartialResponsesSetting),
   },
   { additionalProperties: false },
 );
@@ -32,6 +34,7 @@ const output = FormSchema;
     '{"ref":"score","type":"rating","title":"How much?","max":5},' +
     '{"ref":"why","type":"long_text","title":"What could be better?","showIf":{"any":[{"block":"score","op":"lte","value":2},{"hidden":"source","op":"equals","value":"support"}]}}]}',
   scope: 'forms:write',
+  ui: { resourceUri: APP_VIEWS.formPreview },
   write: true,
   input,
   output,

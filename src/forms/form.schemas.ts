@@ -67,6 +67,7 @@ export const FormSchema = Type.Object(
   {
     ...formFields,
     hiddenFields: Type.Optional(Type.Array(Type.String())),
+    partialResponses: Type.Optional(Type.Boolean()),
     blocks: Type.Array(BlockSchema),
   },
   { additionalProperties: false },

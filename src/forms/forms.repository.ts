@@ -19,7 +19,7 @@ type BlockRow = Pick<BlockEntity, 'id' | 'title' | 'description' | 'required' | 
 /** The columns of FormEntity, under its property names. */
 const FORM_COLUMNS = `f.id, f.public_id AS "publicId", f.workspace_id AS "workspaceId", f.title, f.description,
   f.status, f.hidden_fields AS "hiddenFields", f.version, f.created_at AS "createdAt", f.updated_at AS "updatedAt", f.published_at AS "publishedAt",
-  f.closed_at AS "closedAt"`;
+  f.closed_at AS "closedAt", f.partial_responses AS "partialResponses"`;
 
 /** Blocks in order, as one JSON value, so a form and its blocks cost one round trip. */
 const BLOCKS_JSON = `COALESCE((SELECT json_agg(json_build_object('id', b.id, 'type', b.type, 'title', b.title,
@@ -160,6 +160,11 @@ export class FormsRepository {
       `UPDATE forms SET title = $2, description = $3, hidden_fields = $4::jsonb, version = version + 1, updated_at = clock_timestamp() WHERE id = $1`,
       [formId, title, description, JSON.stringify(hiddenFields)],
     );
+  }
+
+  /** Sets the form's partialResponses setting (issue 36); the caller bumps the version (a create or updateContent). */
+  async setPartialResponses(tx: EntityManager, formId: string, on: boolean): Promise<void> {
+    await tx.query(`UPDATE forms SET partial_responses = $2 WHERE id = $1`, [formId, on]);
   }
 
   /**

@@ -23,6 +23,8 @@ export interface FormInput {
   blocks?: BlockInput[];
   /** Names of the form's hidden fields (issue 25). */
   hiddenFields?: string[];
+  /** Save answers as partial responses as people go (issue 36). */
+  partialResponses?: boolean;
 }
 
 export interface FormUpdate {
@@ -35,6 +37,7 @@ export interface FormUpdate {
   blocks?: BlockInput[];
   /** The whole new list of hidden fields; omitted: kept. */
   hiddenFields?: string[];
+  partialResponses?: boolean;
   acceptAnswerLoss?: boolean;
 }
 
@@ -162,6 +165,7 @@ export class FormsService {
         createdAt,
       );
       await this.repo.insertBlocks(tx, id, blocks);
+      if (input.partialResponses) await this.repo.setPartialResponses(tx, id, true);
       await this.answers.formCreated(tx, id);
       return this.get(workspaceId, publicId, tx);
     };
@@ -220,6 +224,8 @@ export class FormsService {
         input.description !== undefined ? input.description : form.description,
         hiddenFields,
       );
+      if (input.partialResponses !== undefined)
+        await this.repo.setPartialResponses(tx, form.id, input.partialResponses);
       await this.audit.record(tx, actor, 'form.update', form.publicId, {
         version: form.version + 1,
         ...(discarded ? { answersDiscarded: discarded } : {}),
@@ -366,6 +372,7 @@ export function formView(f: FormRecord, withBlocks = false, publicUrl?: string) 
   if (withBlocks) {
     // Only forms that have hidden fields show the list, so other forms read as they always did.
     if (f.hiddenFields?.length) view.hiddenFields = f.hiddenFields;
+    if (f.partialResponses) view.partialResponses = true;
     view.blocks = blocksView(f.blocks);
   }
   return view;

@@ -1,7 +1,8 @@
 import { Static, Type } from '@sinclair/typebox';
-import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
+import { APP_VIEWS, Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import { BlockInputSchema, FormDescription, FormSchema, FormTitle, HiddenFieldsSchema, PublicId } from './form.schemas';
 import { FormsService } from './forms.service';
+import { PartialResponsesSetting } from './partial-setting';
 
 const input = Type.Object(
   {
@@ -22,6 +23,7 @@ const input = Type.Object(
       }),
     ),
     hiddenFields: Type.Optional(HiddenFieldsSchema('The whole new list of hidden fields, as in create_form.')),
+    partialResponses: Type.Optional(PartialResponsesSetting),
     acceptAnswerLoss: Type.Optional(
       Type.Boolean({
         default: false,
@@ -40,6 +42,7 @@ const output = FormSchema;
   description:
     "Changes a form's title, description, hidden fields or blocks (as in create_form); what is omitted is kept. A change that would discard answers is refused (400 tool_error, details say which) unless acceptAnswerLoss is true. Removing or retyping a block, or removing a choice or hidden field, that a rule names is refused (400 invalid_arguments at the rule's path) unless the same update changes the rule, whatever acceptAnswerLoss says.",
   scope: 'forms:write',
+  ui: { resourceUri: APP_VIEWS.formPreview },
   write: true,
   input,
   output,

@@ -57,13 +57,14 @@ function answeredOf(source: string, formExpr: string, formColumn?: string): stri
 
 /**
  * (block_id, shown) for the rows of `source` (aliased s, exposing `shown`, the recorded path): how
- * many of them were shown each block that takes an answer (arguments as valuesOf's). Rows without
+ * many of them were shown each block that takes an answer, and each page_break (the funnel's
+ * pages reached, issue 36) (arguments as valuesOf's). Rows without
  * a recorded path count in response_counters.total - recorded instead (they were shown every block).
  */
 function shownOf(source: string, formExpr: string, formColumn?: string): string {
   return `SELECT ${formColumn ? `${formColumn} AS form_id, ` : ''}b.id AS block_id, count(*) AS shown
     FROM ${source} CROSS JOIN LATERAL jsonb_array_elements_text(CASE WHEN jsonb_typeof(s.shown) = 'array' THEN s.shown ELSE '[]'::jsonb END) e
-    JOIN blocks b ON b.form_id = ${formExpr} AND b.id = e AND b.type NOT IN ('statement', 'page_break')
+    JOIN blocks b ON b.form_id = ${formExpr} AND b.id = e AND b.type <> 'statement'
    GROUP BY ${formColumn ? '1, 2' : '1'}`;
 }
 
@@ -208,6 +209,26 @@ export class ResponseStatsRepository {
       [formId, blocks.counted, blocks.numeric, blocks.dates],
     );
     return row;
+  }
+
+  /** The form's counted responses: total, those with a recorded path, and per block how many were shown it (page_breaks included). */
+  async readShown(
+    manager: EntityManager,
+    formId: string,
+  ): Promise<{ total: number; recorded: number; shown: Map<string, number> }> {
+    const [row] = await manager.query(
+      `SELECT COALESCE((SELECT total::float8 FROM response_counters WHERE form_id = $1), 0) AS total,
+              COALESCE((SELECT recorded::float8 FROM response_counters WHERE form_id = $1), 0) AS recorded,
+              (SELECT COALESCE(json_agg(json_build_array(block_id, shown::float8)), '[]') FROM block_stats WHERE form_id = $1) AS shown`,
+      [formId],
+    );
+    return { total: row.total, recorded: row.recorded, shown: new Map(row.shown as Array<[string, number]>) };
+  }
+
+  /** The form's counted (sequenced) responses, from the maintained counter. */
+  async total(manager: EntityManager, formId: string): Promise<number> {
+    const [row] = await manager.query(`SELECT total::float8 AS n FROM response_counters WHERE form_id = $1`, [formId]);
+    return row?.n ?? 0;
   }
 
   /**

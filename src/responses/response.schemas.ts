@@ -7,11 +7,11 @@ export const ResponseId = Type.String({ minLength: 1, maxLength: 64 });
 export const ResponseSchema = Type.Object(
   {
     id: Type.String(),
-    submittedAt: Type.String({ format: 'date-time' }),
+    submittedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'null on a partial.' }),
     answers: Type.Unsafe<Record<string, unknown>>({
       type: 'object',
       description:
-        'By block id (or ref, with answersBy "ref"), in the shapes create_response takes (choices by label); blocks not shown on its path have none.',
+        'By block id (or ref: answersBy), as create_response takes them (choices by label); none for blocks off its path.',
     }),
     hidden: Type.Optional(
       Type.Unsafe<Record<string, string>>({
@@ -19,6 +19,12 @@ export const ResponseSchema = Type.Object(
         additionalProperties: { type: 'string' },
         description: 'The hidden field values it came with.',
       }),
+    ),
+    status: Type.Optional(Type.Literal('partial', { description: 'Not yet completed (absent: completed).' })),
+    startedAt: Type.Optional(Type.String({ format: 'date-time', description: 'Set when it started as a partial.' })),
+    updatedAt: Type.Optional(Type.String({ format: 'date-time' })),
+    lastPage: Type.Optional(
+      Type.String({ description: "The page it stopped on: '' the first, else a page_break id." }),
     ),
   },
   { additionalProperties: false },
@@ -32,3 +38,9 @@ export const AnswersBy = StringEnum(['id', 'ref'] as const, {
 
 /** The arguments of the tools that act on one response. */
 export const ResponseRef = Type.Object({ publicId: PublicId, responseId: ResponseId }, { additionalProperties: false });
+
+/** Which responses a read covers (issue 36). */
+export const ResponseStatus = StringEnum(['completed', 'partial', 'all'] as const, {
+  default: 'completed',
+  description: 'completed (default), partial (not yet completed) or all (completed, then partial).',
+});

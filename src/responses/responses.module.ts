@@ -5,6 +5,9 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ResponseEntity } from './entities/response.entity';
+import { PartialPageCountEntity, PartialResponseEntity } from './entities/partial-response.entity';
+import { PartialResponsesRepository } from './partial-responses.repository';
+import { PartialResponsesService } from './partial-responses.service';
 import {
   AnswerCountEntity,
   BlockStatsEntity,
@@ -16,6 +19,7 @@ import { FormsModule } from '../forms/forms.module';
 import { UploadsModule } from '../uploads/uploads.module';
 import { FilesModule } from '../files/files.module';
 import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module';
+import { CheckResponseTool } from './check-response.tool';
 import { CreateResponseTool } from './create-response.tool';
 import { DeleteResponseTool } from './delete-response.tool';
 import { GetResponseTool } from './get-response.tool';
@@ -34,6 +38,8 @@ import { SummarizeResponsesTool } from './summarize-responses.tool';
       ResponseBucketEntity,
       BlockStatsEntity,
       AnswerCountEntity,
+      PartialResponseEntity,
+      PartialPageCountEntity,
     ]),
     FormsModule,
     IdempotencyModule,
@@ -43,6 +49,8 @@ import { SummarizeResponsesTool } from './summarize-responses.tool';
   ],
   providers: [
     ResponsesService,
+    PartialResponsesService,
+    PartialResponsesRepository,
     ResponseSequencer,
     LongReads,
     ResponseInsertBatcher,
@@ -50,8 +58,9 @@ import { SummarizeResponsesTool } from './summarize-responses.tool';
     GetResponseTool,
     SummarizeResponsesTool,
     CreateResponseTool,
+    CheckResponseTool,
     DeleteResponseTool,
   ],
-  exports: [ResponsesService, ResponseSequencer, LongReads],
+  exports: [ResponsesService, PartialResponsesService, ResponseSequencer, LongReads],
 })
 export class ResponsesModule {}

@@ -12,7 +12,7 @@ export type InsertedResponse = Pick<ResponseEntity, 'id' | 'submittedAt'>;
 
 /** A response as read. */
 export type ResponseRow = Pick<ResponseEntity, 'id' | 'submittedAt' | 'answers'> &
-  Partial<Pick<ResponseEntity, 'hidden'>>;
+  Partial<Pick<ResponseEntity, 'hidden' | 'startedAt' | 'lastPage'>>;
 
 /** A response to store (see ResponsesRepository.insertMany). */
 export interface NewResponse {
@@ -25,6 +25,10 @@ export interface NewResponse {
   source: string;
   /** Now (the database's clock) unless given. */
   submittedAt?: Date;
+  /** Of a response that completes a partial (issue 36): when it started, its last page, its resume secret's hash. */
+  startedAt?: Date;
+  lastPage?: string;
+  resumeHash?: Buffer | null;
   /** Only if the form is published. */
   published?: boolean;
   audit?: AuditRecordJson;
@@ -72,7 +76,8 @@ export class ResponsesRepository {
   /** A response of the form (undefined when there is none with this id). */
   async findOne(manager: EntityManager, formId: string, responseId: string): Promise<ResponseRow | undefined> {
     const [row] = await manager.query(
-      `SELECT id, submitted_at AS "submittedAt", answers, hidden FROM responses WHERE form_id = $1 AND id = $2`,
+      `SELECT id, submitted_at AS "submittedAt", answers, hidden, started_at AS "startedAt", last_page AS "lastPage"
+         FROM responses WHERE form_id = $1 AND id = $2`,
       [formId, responseId],
     );
     return row;
@@ -196,6 +201,9 @@ function insertRow(r: NewResponse) {
     submitted_at: r.submittedAt ?? null,
     hidden: r.hidden ?? {},
     shown: r.shown ?? null,
+    started_at: r.startedAt ?? null,
+    last_page: r.lastPage ?? null,
+    resume_hash: r.resumeHash ? r.resumeHash.toString('hex') : null,
     event_id: r.event?.id ?? null,
     head: r.event?.head ?? null,
     tail: r.event?.tail ?? null,
@@ -214,11 +222,12 @@ function insertRow(r: NewResponse) {
 const INSERT_SQL = `WITH i AS (
     SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(
       id uuid, form_id uuid, version int, published boolean, answers jsonb, source text, submitted_at timestamptz,
-      hidden jsonb, shown jsonb, event_id text, head text, tail text, audit jsonb)),
+      hidden jsonb, shown jsonb, started_at timestamptz, last_page text, resume_hash text, event_id text, head text, tail text, audit jsonb)),
   f AS (SELECT id, workspace_id, version, status FROM forms WHERE id = ANY (ARRAY(SELECT form_id FROM i)) ORDER BY id FOR SHARE SKIP LOCKED),
   r AS (
-    INSERT INTO responses (id, form_id, submitted_at, answers, source, hidden, shown)
-    SELECT i.id, f.id, COALESCE(i.submitted_at, clock_timestamp()), i.answers, i.source, i.hidden, i.shown
+    INSERT INTO responses (id, form_id, submitted_at, answers, source, hidden, shown, started_at, last_page, resume_hash)
+    SELECT i.id, f.id, COALESCE(i.submitted_at, clock_timestamp()), i.answers, i.source, i.hidden, i.shown,
+           i.started_at, i.last_page, decode(i.resume_hash, 'hex')
       FROM i JOIN f ON f.id = i.form_id AND f.version = i.version AND (NOT i.published OR f.status = 'published')
     RETURNING id, submitted_at),
   e AS (

@@ -26,13 +26,21 @@ import { countedValues, FormSummary, summaryFromStats } from './summarize';
 import { checkResponseFilter, isFiltered, ResponseFilter, responseFilterSql } from './response-filter';
 import { newEventId, responseCreatedBody } from '../webhooks/events';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service';
+import { PartialResponsesRepository, PartialRow } from './partial-responses.repository';
 
 export interface ResponseView {
   id: string;
-  submittedAt: string;
+  /** Null on a partial response (issue 36). */
+  submittedAt: string | null;
   answers: Record<string, unknown>;
   /** Hidden values, on responses of forms that declare hidden fields (or that carry some). */
   hidden?: Record<string, string>;
+  /** 'partial' on a response not yet completed; absent on completed ones. */
+  status?: 'partial';
+  /** On partials and on responses that started as one: when it started, last changed, its last page. */
+  startedAt?: string;
+  updatedAt?: string;
+  lastPage?: string;
 }
 
 /** How read tools key answers: by block id (default) or by ref (a block without a ref stays under its id). */
@@ -63,7 +71,26 @@ export class ResponsesService {
     private readonly inserts: ResponseInsertBatcher,
     private readonly uploads: UploadsService,
     private readonly files: FileAnswers,
+    private readonly partials: PartialResponsesRepository,
   ) {}
+
+  /** Whether the form has a completed response with this id. */
+  async exists(m: EntityManager, formId: string, responseId: string): Promise<boolean> {
+    return (await this.repo.findOne(m, formId, responseId)) !== undefined;
+  }
+
+  /** Checks the uploads `answers` name (as the caller keyed them; `stored`: as validated) and holds them for responseId. */
+  async attachFiles(
+    tx: EntityManager,
+    form: FormRecord,
+    responseId: string,
+    answers: Record<string, unknown>,
+    stored: Record<string, unknown>,
+  ): Promise<void> {
+    const files = namedFiles(form.blocks, answers, stored);
+    if (files.length)
+      await this.uploads.attach(tx, { workspaceId: form.workspaceId, formId: form.id, responseId, files });
+  }
 
   /**
    * A page of a form's responses in seq order, which is (submittedAt, arrival) order (see
@@ -143,8 +170,8 @@ export class ResponsesService {
    * workspace's long-read slots (429 when its slots are taken: see LongReads).
    */
   private filteredRead<T>(workspaceId: string, work: (tx: EntityManager) => Promise<T>): Promise<T> {
-    return this.longReads.run(workspaceId, () =>
-      inTransaction(this.db, async (tx) => {
+    return this.longReads.run(workspaceId, (db) =>
+      inTransaction(db, async (tx) => {
         await allowLongStatements(tx, FILTERED_READ_MS);
         return work(tx);
       }),
@@ -171,8 +198,10 @@ export class ResponsesService {
     answersBy?: AnswersBy,
   ): Promise<ResponseView> {
     const row = UUID.test(responseId) ? await this.repo.findOne(manager, form.id, responseId) : undefined;
-    if (!row) throw notFoundResponse(form.publicId, responseId);
-    return responseViewer(form, answersBy)(row);
+    if (row) return responseViewer(form, answersBy)(row);
+    const partial = UUID.test(responseId) ? await this.partials.find(manager, form.id, responseId) : undefined;
+    if (!partial) throw notFoundResponse(form.publicId, responseId);
+    return partialViewer(form, answersBy)(partial);
   }
 
   /**
@@ -316,6 +345,14 @@ export class ResponsesService {
     return inTransaction(this.db, async (tx) => {
       const form = await this.forms.lock(tx, actor.workspace.id, publicId, 'SHARE');
       if (!UUID.test(responseId)) throw notFoundResponse(publicId, responseId);
+      if (await this.partials.find(tx, form.id, responseId, true)) {
+        // A partial (issue 36): its files and answers in the delivery log go with it; no response.deleted.
+        await this.webhooks.forgetAnswers(tx, form.workspaceId, { responseId });
+        await this.uploads.deleteForResponses(tx, [responseId]);
+        await this.partials.delete(tx, form.id, [responseId]);
+        await this.audit.record(tx, actor, 'response.delete', responseId, { form: publicId, partial: true });
+        return { id: responseId, deleted: true as const };
+      }
       // Emitted before the delete, which it reads (only when an endpoint wants it); the transaction makes it one change.
       await this.webhooks.emit(tx, form.workspaceId, 'response.deleted', async () => ({
         form: { publicId, title: form.title },
@@ -477,7 +514,7 @@ export function notAccepting(status: string): ApiError {
   );
 }
 
-function notFoundResponse(publicId: string, responseId: string): ApiError {
+export function notFoundResponse(publicId: string, responseId: string): ApiError {
   return new ApiError('not_found', {
     message: `No response "${responseId}" on the form "${publicId}".`,
     hint: 'list_responses shows the responses of a form with their ids.',
@@ -485,7 +522,7 @@ function notFoundResponse(publicId: string, responseId: string): ApiError {
 }
 
 /** A checked response, or its refusal thrown (see responseRefusal: check_response words it the same). */
-function validated(checked: CheckedResponse, wording: AnswerWording = 'api'): CheckedResponse {
+export function validated(checked: CheckedResponse, wording: AnswerWording = 'api'): CheckedResponse {
   const refused = responseRefusal(checked, wording);
   if (refused) throw refused;
   return checked;
@@ -507,8 +544,26 @@ export function responseViewer(form: FormRecord, answersBy: AnswersBy = 'id'): (
     const view: ResponseView = { id: row.id, submittedAt: row.submittedAt.toISOString(), answers };
     const hidden = row.hidden ?? {};
     if (declared || Object.keys(hidden).length) view.hidden = hidden;
+    if (row.startedAt) {
+      // A response that started as a partial (issue 36): get_response shows when, and its last page.
+      view.startedAt = row.startedAt.toISOString();
+      view.lastPage = row.lastPage ?? '';
+    }
     return view;
   };
+}
+
+/** Shows partial responses as responseViewer shows completed ones, with status "partial" and their times. */
+export function partialViewer(form: FormRecord, answersBy: AnswersBy = 'id'): (row: PartialRow) => ResponseView {
+  const view = responseViewer(form, answersBy);
+  return (row) => ({
+    ...view({ id: row.id, submittedAt: row.updatedAt, answers: row.answers, hidden: row.hidden }),
+    submittedAt: null,
+    status: 'partial',
+    startedAt: row.startedAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+    lastPage: row.lastPage,
+  });
 }
 
 /** { blockId: ref } of the answered blocks that have a ref, for webhooks; undefined when none has. */

@@ -4,6 +4,8 @@ import { randomBase62, randomIdBytes } from '../common/ids';
 export const WEBHOOK_EVENTS = [
   'response.created',
   'response.deleted',
+  /** A partial response reached a new page (issue 36); sent only to endpoints that list it. */
+  'response.partial_saved',
   'form.created',
   'form.updated',
   'form.published',

@@ -53,6 +53,16 @@ export const ERROR_CATALOG = {
     message: 'This form is not accepting responses.',
     hint: 'Only a published form takes responses; publish it with publish_form.',
   },
+  response_completed: {
+    status: 409,
+    message: 'This response is completed; its answers no longer change.',
+    hint: 'delete_response removes it; create_response stores a new one.',
+  },
+  partial_responses_off: {
+    status: 409,
+    message: 'This form does not save partial responses.',
+    hint: 'Turn it on with update_form { "partialResponses": true }.',
+  },
   not_found: {
     status: 404,
     message: 'Not found.',

@@ -40,6 +40,10 @@ export class FormEntity {
   @Column({ name: 'hidden_fields', type: 'jsonb', default: () => "'[]'" })
   hiddenFields: string[];
 
+  /** Whether the respondent page saves answers as a partial response as people go (issue 36). */
+  @Column({ name: 'partial_responses', type: 'boolean', default: false })
+  partialResponses: boolean;
+
   /** Bumped on every change; update_form can require the version the caller read. */
   @Column({ type: 'integer', default: 1 })
   version: number;

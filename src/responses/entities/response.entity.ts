@@ -7,6 +7,7 @@ import { FormEntity } from '../../forms/entities/form.entity';
 @Index('IDX_responses_form_submitted', ['formId', 'submittedAt', 'seq'], { where: 'seq IS NOT NULL' })
 @Index('IDX_responses_form_seq', ['formId', 'seq'], { unique: true, where: 'seq IS NOT NULL' })
 @Index('IDX_responses_unsequenced', ['formId', 'submittedAt', 'arrival'], { where: 'seq IS NULL' })
+@Index('IDX_responses_resume', ['resumeHash'], { unique: true, where: 'resume_hash IS NOT NULL' })
 export class ResponseEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
@@ -38,6 +39,18 @@ export class ResponseEntity {
   /** Ids of the blocks its path showed; NULL when every block was shown (a form without rules, or stored before forms had them). */
   @Column({ type: 'jsonb', nullable: true })
   shown: string[] | null;
+
+  /** When it started as a partial response (issue 36); NULL: it did not (it started when submitted). */
+  @Column({ name: 'started_at', type: 'timestamptz', nullable: true })
+  startedAt: Date | null;
+
+  /** The page it was completed on, when it started as a partial ('' the first page, else a page_break id). */
+  @Column({ name: 'last_page', type: 'text', nullable: true })
+  lastPage: string | null;
+
+  /** SHA-256 of the resume secret of the partial it completed (its link then says "already submitted"). */
+  @Column({ name: 'resume_hash', type: 'bytea', nullable: true })
+  resumeHash: Buffer | null;
 
   /** How it arrived: "api" (create_response), "web" (the respondent page), "import". */
   @Column({ type: 'text', default: 'api' })

@@ -1,13 +1,12 @@
 import { Column, CreateDateColumn, Entity, Index, JoinColumn, ManyToOne, PrimaryColumn } from 'typeorm';
 import { FormEntity } from '../../forms/entities/form.entity';
-import { ResponseEntity } from '../../responses/entities/response.entity';
 import { WorkspaceEntity } from '../../workspaces/entities/workspace.entity';
 
 /**
  * A file sent for a file_upload block. `pending` (response_id null) until a response names it;
- * then held by that response and deleted with it. The object lives in FileStorage under
- * objectKey(workspace_id, form_id, id). A response deleted without its uploads (any path) sets
- * response_id back to null, so the sweep of pending uploads collects what is left.
+ * then held by that response (or by a partial response, whose id it keeps on completion: no
+ * foreign key, issue 36) and deleted with it. The object lives in FileStorage under
+ * objectKey(workspace_id, form_id, id). Every path that deletes responses deletes their uploads.
  */
 @Entity({ name: 'uploads' })
 @Index('IDX_uploads_pending', ['createdAt'], { where: 'response_id IS NULL' })
@@ -52,8 +51,4 @@ export class UploadEntity {
   @ManyToOne(() => FormEntity, { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'form_id' })
   form?: FormEntity;
-
-  @ManyToOne(() => ResponseEntity, { onDelete: 'SET NULL' })
-  @JoinColumn({ name: 'response_id' })
-  response?: ResponseEntity;
 }

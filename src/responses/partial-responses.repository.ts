@@ -1,0 +1,168 @@
+/** The SQL of partial responses (issue 36): partial_responses and its per-page counts, partial_page_counts. */
+import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+
+/** A partial as read. */
+export interface PartialRow {
+  id: string;
+  formId: string;
+  answers: Record<string, unknown>;
+  hidden: Record<string, string>;
+  pagesReached: string[];
+  lastPage: string;
+  source: string;
+  resumeHash: Buffer | null;
+  startedAt: Date;
+  updatedAt: Date;
+}
+
+const COLUMNS = `p.id, p.form_id AS "formId", p.answers, p.hidden, p.pages_reached AS "pagesReached", p.last_page AS "lastPage",
+  p.source, p.resume_hash AS "resumeHash", p.started_at AS "startedAt", p.updated_at AS "updatedAt"`;
+
+/** The key of partial_page_counts that counts a form's partials (page keys are '' or block ids). */
+export const ALL_PAGES = '*';
+
+@Injectable()
+export class PartialResponsesRepository {
+  /** The partial of the form with this id, locked for the caller's transaction with `lock`. */
+  async find(m: EntityManager, formId: string, id: string, lock = false): Promise<PartialRow | undefined> {
+    const [row] = await m.query(
+      `SELECT ${COLUMNS} FROM partial_responses p WHERE p.form_id = $1 AND p.id = $2${lock ? ' FOR UPDATE' : ''}`,
+      [formId, id],
+    );
+    return row;
+  }
+
+  /** The partial, or the completed response's id, that this resume secret's hash names on this form. */
+  async findByResume(
+    m: EntityManager,
+    formId: string,
+    hash: Buffer,
+    lock = false,
+  ): Promise<{ partial?: PartialRow; completedId?: string }> {
+    const [row] = await m.query(
+      `SELECT ${COLUMNS} FROM partial_responses p WHERE p.resume_hash = $1 AND p.form_id = $2${lock ? ' FOR UPDATE' : ''}`,
+      [hash, formId],
+    );
+    if (row) return { partial: row };
+    const [done] = await m.query(`SELECT id FROM responses WHERE resume_hash = $1 AND form_id = $2`, [hash, formId]);
+    return done ? { completedId: done.id } : {};
+  }
+
+  /** Stores a new partial and counts it on its pages (one statement). */
+  async insert(m: EntityManager, p: Omit<PartialRow, 'startedAt' | 'updatedAt'>): Promise<PartialRow> {
+    const [row] = await m.query(
+      `WITH p AS (
+         INSERT INTO partial_responses (id, form_id, answers, hidden, pages_reached, last_page, source, resume_hash)
+         VALUES ($1, $2, $3::jsonb, $4::jsonb, $5::text[], $6, $7, $8) RETURNING *),
+       c AS (${countPages('$2', `array_append($5::text[], '${ALL_PAGES}')`, '1')})
+       SELECT ${COLUMNS} FROM p`,
+      [
+        p.id,
+        p.formId,
+        JSON.stringify(p.answers),
+        JSON.stringify(p.hidden),
+        p.pagesReached,
+        p.lastPage,
+        p.source,
+        p.resumeHash,
+      ],
+    );
+    return row;
+  }
+
+  /** Changes a partial (locked by the caller) and counts it on the pages it newly reached. */
+  async update(
+    m: EntityManager,
+    p: Pick<PartialRow, 'id' | 'formId' | 'answers' | 'hidden' | 'pagesReached' | 'lastPage'>,
+    newPages: string[],
+  ): Promise<PartialRow> {
+    const [row] = await m.query(
+      `WITH p AS (
+         UPDATE partial_responses SET answers = $3::jsonb, hidden = $4::jsonb, pages_reached = $5::text[], last_page = $6,
+                updated_at = clock_timestamp()
+          WHERE id = $1 AND form_id = $2 RETURNING *),
+       c AS (${countPages('$2', '$7::text[]', '1')})
+       SELECT ${COLUMNS} FROM p`,
+      [p.id, p.formId, JSON.stringify(p.answers), JSON.stringify(p.hidden), p.pagesReached, p.lastPage, newPages],
+    );
+    return row;
+  }
+
+  /**
+   * Deletes partials of one form (by id) and uncounts them from their pages; returns the ids
+   * deleted. `olderThan`: only those not updated since (the retention sweep), at most `limit`,
+   * skipping rows another transaction holds.
+   */
+  async delete(m: EntityManager, formId: string, ids: string[]): Promise<string[]> {
+    const rows: Array<{ id: string }> = await m.query(
+      `WITH d AS (DELETE FROM partial_responses WHERE form_id = $1 AND id = ANY($2::uuid[]) RETURNING id, pages_reached),
+       c AS (${uncountPages('$1')})
+       SELECT id FROM d`,
+      [formId, ids],
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /** Lets go of the uploads a partial holds (pending again: the uploads sweep collects those not named again). */
+  async releaseUploads(m: EntityManager, id: string): Promise<void> {
+    await m.query(`UPDATE uploads SET response_id = NULL WHERE response_id = $1`, [id]);
+  }
+
+  /** Up to `limit` partials not updated since `before`, oldest first, locked (others' locked rows skipped). */
+  async expired(m: EntityManager, before: Date, limit: number): Promise<Array<{ id: string; formId: string }>> {
+    return m.query(
+      `SELECT id, form_id AS "formId" FROM partial_responses WHERE updated_at < $1 ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      [before, limit],
+    );
+  }
+
+  /** How many partials reached each page of the form, and ('*') how many it has. */
+  async pageCounts(m: EntityManager, formId: string): Promise<Map<string, number>> {
+    const rows: Array<{ page: string; n: number }> = await m.query(
+      `SELECT page, n::float8 AS n FROM partial_page_counts WHERE form_id = $1`,
+      [formId],
+    );
+    return new Map(rows.map((r) => [r.page, r.n]));
+  }
+
+  /** `count` partials of the form in id (start) order from `start`, filtered by `filter` (SQL over p, params from $2). */
+  page(
+    m: EntityManager,
+    formId: string,
+    start: number,
+    count: number,
+    filter?: { sql: string; params: unknown[] },
+  ): Promise<PartialRow[]> {
+    const params: unknown[] = [formId, ...(filter?.params.slice(1) ?? [])];
+    const n = params.push(start, count);
+    return m.query(
+      `SELECT ${COLUMNS} FROM partial_responses p WHERE p.form_id = $1${filter ? ` AND ${filter.sql}` : ''}
+        ORDER BY p.id OFFSET $${n - 1} LIMIT $${n}`,
+      params,
+    );
+  }
+
+  /** How many partials of the form match `filter` (as page's). */
+  async count(m: EntityManager, formId: string, filter: { sql: string; params: unknown[] }): Promise<number> {
+    const [{ n }] = await m.query(
+      `SELECT count(*)::int AS n FROM partial_responses p WHERE p.form_id = $1 AND ${filter.sql}`,
+      [formId, ...filter.params.slice(1)],
+    );
+    return n;
+  }
+}
+
+/** Adds `delta` to the counts of the pages in the text[] `pages` of form `form`. */
+function countPages(form: string, pages: string, delta: string): string {
+  return `INSERT INTO partial_page_counts (form_id, page, n)
+    SELECT ${form}::uuid, x, ${delta} FROM unnest(${pages}) x WHERE EXISTS (SELECT 1 FROM p)
+    ON CONFLICT (form_id, page) DO UPDATE SET n = partial_page_counts.n + EXCLUDED.n`;
+}
+
+/** Takes the deleted rows d (pages_reached) off their pages' counts, and off '*'. */
+function uncountPages(form: string): string {
+  return `UPDATE partial_page_counts c SET n = c.n - x.k
+      FROM (SELECT page, count(*) AS k FROM d CROSS JOIN LATERAL unnest(array_append(d.pages_reached, '${ALL_PAGES}')) page GROUP BY page) x
+     WHERE c.form_id = ${form}::uuid AND c.page = x.page`;
+}

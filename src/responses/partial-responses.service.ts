@@ -1,0 +1,492 @@
+/**
+ * Partial responses (issue 36): answers saved before a response is completed.
+ *
+ * CONTRACT for the respondent page (helper "partial-page"; keep these signatures stable):
+ * - save(form, { resumeSecret?, answers, hidden, pagesReached, lastPage, ip? })
+ *     `form` is the FormRecord the controller read (FormsService.getPublic). `answers` are in the
+ *     format ResponsesService.submit takes (answersFromFormPost / route().answers: by block id,
+ *     choices by id or label); `hidden` the state's hidden values; `pagesReached` the pages walked
+ *     (PageState.s: '' for the first page, else the page_break id); `lastPage` the page to resume
+ *     on. Without resumeSecret (or with one naming no partial of this form: expired, tampered)
+ *     a new partial is made and a new secret returned (32 random bytes, base64url, 43 characters;
+ *     only its SHA-256 is stored); with a good one, that partial is updated and the same secret
+ *     returned. Answers are validated as create_response validates them (types, sizes, logic along
+ *     the path: answers to blocks the path does not show are dropped, as on submission), except
+ *     that `required` is not enforced: a partial may lack answers to any page, reached or not.
+ *     Throws ApiError: 400 invalid_arguments (details per answer, worded for people), 409
+ *     response_completed (the secret's response was completed), 409 partial_responses_off (the
+ *     form's setting is off), 409 form_not_accepting_responses (not published).
+ * - resume(formId, resumeSecret) -> ResumeLookup: the partial (answers as stored: choice ids,
+ *     answers to blocks the form no longer has dropped), { kind: 'completed' } (nothing of the
+ *     answers), or { kind: 'unknown' } (malformed, unknown, another form's, expired).
+ * - complete(form, { resumeSecret, answers, hidden }) -> ResponseView, as submit returns: the full
+ *     create_response validation (required included), then the response is stored with the
+ *     partial's id, startedAt and lastPage, and the partial deleted, in one transaction; its
+ *     response.created webhook fires then. The same errors as save (an unknown secret: 404
+ *     not_found, start again), plus what submit throws.
+ * - ResponsesService-side numbers for the results pages: countsByStatus(formId), funnel(form).
+ */
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { createHash, randomBytes } from 'node:crypto';
+import { DataSource, EntityManager } from 'typeorm';
+import { AuditService } from '../audit/audit.service';
+import type { Principal } from '../common/access/principal';
+import { ApiError } from '../common/errors/api-error';
+import { uuidv7 } from '../common/ids';
+import { APP_CONFIG, AppConfig } from '../config/config';
+import { currentManager, inTransaction } from '../database/transaction';
+import { AnswerWording, Block } from '../forms/blocks';
+import { CheckedResponse, validateResponse } from '../forms/form-logic';
+import { FormRecord, FormsService } from '../forms/forms.service';
+import { UploadsService } from '../uploads/uploads.service';
+import { WebhookOutbox } from '../webhooks/webhook-outbox.service';
+import { ALL_PAGES, PartialResponsesRepository, PartialRow } from './partial-responses.repository';
+import {
+  notAccepting,
+  notFoundResponse,
+  partialViewer,
+  ResponsesService,
+  ResponseView,
+  validated,
+} from './responses.service';
+import { ResponseStatsRepository } from './response-stats.repository';
+
+export interface PartialSnapshot {
+  responseId: string;
+  formId: string;
+  /** Stored answers (choice ids etc.), as the response model keeps them. */
+  answers: Record<string, unknown>;
+  hidden: Record<string, string>;
+  pagesReached: string[];
+  lastPage: string;
+  startedAt: Date;
+  updatedAt: Date;
+}
+
+export type ResumeLookup =
+  | { kind: 'partial'; partial: PartialSnapshot }
+  /** The secret's response was completed: show "already submitted", nothing of the answers. */
+  | { kind: 'completed'; responseId: string }
+  /** A bad, expired, other form's or tampered secret. */
+  | { kind: 'unknown' };
+
+/** A partial as the tools show it: a response with status "partial" (see ResponsesService's views). */
+export type PartialView = ResponseView;
+
+export interface FunnelStep {
+  /** '' for the first page, else its page_break's id. */
+  page: string;
+  /** The page_break's title, when it has one. */
+  title?: string;
+  /** Responses (completed or partial) that reached the page. */
+  reached: number;
+  /** Of those, how many completed. */
+  completed: number;
+}
+
+/** A resume secret: 32 random bytes, base64url. */
+const SECRET = /^[A-Za-z0-9_-]{43}$/;
+const hashOf = (secret: string) => createHash('sha256').update(secret).digest();
+
+const SWEEP_EVERY_MS = 10 * 60_000;
+const SWEEP_BATCH = 500;
+
+/** The page keys of a form in order: '' for blocks before the first page_break, then each page_break's id. */
+export function pageKeys(blocks: Block[]): string[] {
+  const keys = blocks[0]?.type === 'page_break' ? [] : [''];
+  for (const b of blocks) if (b.type === 'page_break') keys.push(b.id);
+  return keys.length ? keys : [''];
+}
+
+/** The blocks with required off (a partial may lack any answer), kept per blocks array. */
+const looseBlocks = new WeakMap<Block[], Block[]>();
+function loose(blocks: Block[]): Block[] {
+  let l = looseBlocks.get(blocks);
+  if (!l) {
+    l = blocks.map((b) => (b.required ? { ...b, required: false } : b));
+    looseBlocks.set(blocks, l);
+  }
+  return l;
+}
+
+/** Validates a partial's answers: every check of a submission but `required`. */
+export function checkPartial(
+  form: FormRecord,
+  answers: Record<string, unknown>,
+  hidden: Record<string, unknown> | undefined,
+  source: 'api' | 'web',
+): CheckedResponse {
+  const wording: AnswerWording = source === 'web' ? 'person' : 'api';
+  const checked = validateResponse(
+    { blocks: loose(form.blocks), hiddenFields: form.hiddenFields ?? [] },
+    answers,
+    hidden,
+    { wording, source },
+  );
+  return validated(checked, wording);
+}
+
+export function responseCompleted(responseId: string): ApiError {
+  return new ApiError('response_completed', {
+    message: `The response "${responseId}" is completed; its answers no longer change.`,
+    hint: 'delete_response removes it; create_response stores a new one.',
+  });
+}
+
+function partialsOff(publicId: string): ApiError {
+  return new ApiError('partial_responses_off', {
+    message: `The form "${publicId}" does not save partial responses.`,
+    hint: 'Turn it on with update_form { "partialResponses": true } (the respondent page then says answers are saved as people go).',
+  });
+}
+
+@Injectable()
+export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('PartialResponses');
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly repo: PartialResponsesRepository,
+    private readonly stats: ResponseStatsRepository,
+    private readonly forms: FormsService,
+    private readonly responses: ResponsesService,
+    private readonly uploads: UploadsService,
+    private readonly webhooks: WebhookOutbox,
+    private readonly audit: AuditService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  onModuleInit() {
+    this.timer = setInterval(
+      () => void this.sweep().catch((err: Error) => this.logger.warn(`sweep failed: ${err.message}`)),
+      SWEEP_EVERY_MS,
+    );
+    this.timer.unref();
+  }
+
+  onModuleDestroy() {
+    clearInterval(this.timer);
+  }
+
+  // ---- The respondent page (see the contract above) ----
+
+  async save(
+    form: FormRecord,
+    input: {
+      resumeSecret?: string;
+      answers: Record<string, unknown>;
+      hidden: Record<string, string>;
+      pagesReached: string[];
+      lastPage: string;
+      ip?: string;
+    },
+  ): Promise<{ responseId: string; resumeSecret: string }> {
+    if (!form.partialResponses) throw partialsOff(form.publicId);
+    if (form.status !== 'published') throw notAccepting(form.status);
+    const checked = checkPartial(form, input.answers, input.hidden, 'web');
+    const keys = new Set(pageKeys(form.blocks));
+    const reached = [...new Set(input.pagesReached)].filter((k) => keys.has(k));
+    const lastPage = keys.has(input.lastPage)
+      ? input.lastPage
+      : (reached[reached.length - 1] ?? pageKeys(form.blocks)[0]);
+    return inTransaction(this.db, async (tx) => {
+      const given =
+        input.resumeSecret !== undefined && SECRET.test(input.resumeSecret) ? input.resumeSecret : undefined;
+      if (given) {
+        const found = await this.repo.findByResume(tx, form.id, hashOf(given), true);
+        if (found.completedId) throw responseCompleted(found.completedId);
+        if (found.partial) {
+          await this.change(tx, form, found.partial, checked, reached, lastPage);
+          return { responseId: found.partial.id, resumeSecret: given };
+        }
+      }
+      const resumeSecret = randomBytes(32).toString('base64url');
+      const row = await this.insert(
+        tx,
+        form,
+        checked,
+        reached.length ? reached : [lastPage],
+        lastPage,
+        'web',
+        hashOf(resumeSecret),
+      );
+      return { responseId: row.id, resumeSecret };
+    });
+  }
+
+  async resume(formId: string, resumeSecret: string): Promise<ResumeLookup> {
+    if (typeof resumeSecret !== 'string' || !SECRET.test(resumeSecret)) return { kind: 'unknown' };
+    const found = await this.repo.findByResume(currentManager(this.db), formId, hashOf(resumeSecret));
+    if (found.completedId) return { kind: 'completed', responseId: found.completedId };
+    if (!found.partial || this.expired(found.partial)) return { kind: 'unknown' };
+    const p = found.partial;
+    const form = this.forms.recent(p.formId);
+    // Answers to blocks the form no longer has are dropped (the page validates the rest again).
+    const ids = form?.id === formId ? new Set(form.blocks.map((b) => b.id)) : undefined;
+    const answers = ids ? Object.fromEntries(Object.entries(p.answers).filter(([k]) => ids.has(k))) : p.answers;
+    return {
+      kind: 'partial',
+      partial: {
+        responseId: p.id,
+        formId: p.formId,
+        answers,
+        hidden: p.hidden,
+        pagesReached: p.pagesReached,
+        lastPage: p.lastPage,
+        startedAt: p.startedAt,
+        updatedAt: p.updatedAt,
+      },
+    };
+  }
+
+  async complete(
+    form: FormRecord,
+    input: { resumeSecret: string; answers: Record<string, unknown>; hidden: Record<string, string> },
+  ): Promise<ResponseView> {
+    if (!SECRET.test(input.resumeSecret ?? '')) throw notFoundPartial();
+    return inTransaction(this.db, async (tx) => {
+      const locked = await this.forms.getPublic(form.publicId, tx, 'SHARE');
+      if (locked.status !== 'published') throw notAccepting(locked.status);
+      const found = await this.repo.findByResume(tx, locked.id, hashOf(input.resumeSecret), true);
+      if (found.completedId) throw responseCompleted(found.completedId);
+      if (!found.partial) throw notFoundPartial();
+      return this.finish(tx, locked, found.partial, input.answers, input.hidden, { source: 'web', published: true });
+    });
+  }
+
+  // ---- The tools ----
+
+  /** create_response { partial: true }: a partial made over the tools (no resume secret). */
+  async createAs(
+    actor: Principal,
+    publicId: string,
+    answers: Record<string, unknown>,
+    hidden?: Record<string, string>,
+  ): Promise<PartialView> {
+    return inTransaction(this.db, async (tx) => {
+      const form = await this.forms.lock(tx, actor.workspace.id, publicId, 'SHARE');
+      if (!form.partialResponses) throw partialsOff(publicId);
+      const checked = checkPartial(form, answers, hidden, 'api');
+      const reached = reachedBy(form, checked);
+      const row = await this.insert(tx, form, checked, reached, reached[reached.length - 1], 'api', null);
+      await this.audit.record(tx, actor, 'response.create', row.id, { form: publicId, partial: true });
+      return partialViewer(form)(row);
+    });
+  }
+
+  /**
+   * update_response: replaces a partial's answers (and hidden values, when given); with `complete`,
+   * completes it (the full validation of create_response). A completed response: 409.
+   */
+  async updateAs(
+    actor: Principal,
+    publicId: string,
+    responseId: string,
+    input: { answers: Record<string, unknown>; hidden?: Record<string, string>; complete?: boolean },
+  ): Promise<ResponseView> {
+    return inTransaction(this.db, async (tx) => {
+      const form = await this.forms.lock(tx, actor.workspace.id, publicId, 'SHARE');
+      const row = UUID.test(responseId) ? await this.repo.find(tx, form.id, responseId, true) : undefined;
+      if (!row) {
+        if (UUID.test(responseId) && (await this.responses.exists(tx, form.id, responseId)))
+          throw responseCompleted(responseId);
+        throw notFoundResponse(publicId, responseId);
+      }
+      const hidden = input.hidden ?? row.hidden;
+      if (input.complete) return this.finish(tx, form, row, input.answers, hidden, { source: 'api', actor }, publicId);
+      const checked = checkPartial(form, input.answers, hidden, 'api');
+      const reached = reachedBy(form, checked);
+      const changed = await this.change(tx, form, row, checked, reached, reached[reached.length - 1]);
+      await this.audit.record(tx, actor, 'response.update', row.id, { form: publicId });
+      return partialViewer(form)(changed);
+    });
+  }
+
+  /** Deletes partials of the form with their uploads (and their answers from the delivery log); the ids deleted. */
+  async remove(tx: EntityManager, form: FormRecord, ids: string[]): Promise<string[]> {
+    if (!ids.length) return [];
+    for (const id of ids) await this.webhooks.forgetAnswers(tx, form.workspaceId, { responseId: id });
+    await this.uploads.deleteForResponses(tx, ids);
+    return this.repo.delete(tx, form.id, ids);
+  }
+
+  /**
+   * Deletes partials not updated for PARTIAL_RESPONSE_RETENTION_DAYS (with their uploads), in
+   * batches of SWEEP_BATCH, each its own short transaction that skips rows a save holds: a sweep
+   * never waits for a submission nor holds one up. Returns how many went.
+   */
+  async sweep(now = new Date()): Promise<number> {
+    const before = new Date(now.getTime() - this.config.partialResponseRetentionDays * 86_400_000);
+    let total = 0;
+    for (;;) {
+      const n = await inTransaction(this.db, async (tx) => {
+        const rows = await this.repo.expired(tx, before, SWEEP_BATCH);
+        const byForm = new Map<string, string[]>();
+        for (const r of rows) byForm.set(r.formId, [...(byForm.get(r.formId) ?? []), r.id]);
+        for (const [formId, ids] of byForm) {
+          await this.uploads.deleteForResponses(tx, ids);
+          await this.repo.delete(tx, formId, ids);
+        }
+        return rows.length;
+      });
+      total += n;
+      if (n < SWEEP_BATCH) return total;
+    }
+  }
+
+  /** { completed, partial } of a form: the maintained counts (the sequenced responses: settle first for exactness). */
+  async countsByStatus(formId: string): Promise<{ completed: number; partial: number }> {
+    const m = currentManager(this.db);
+    const [completed, pages] = await Promise.all([this.stats.total(m, formId), this.repo.pageCounts(m, formId)]);
+    return { completed, partial: pages.get(ALL_PAGES) ?? 0 };
+  }
+
+  /**
+   * Per page in form order: how many responses reached it and how many of those completed. The
+   * completed side is read from the maintained aggregates (block_stats.shown of each page_break,
+   * the total for the first page), the partial side from partial_page_counts: no scan.
+   */
+  async funnel(form: FormRecord): Promise<FunnelStep[]> {
+    const m = currentManager(this.db);
+    const [row, partials] = await Promise.all([this.stats.readShown(m, form.id), this.repo.pageCounts(m, form.id)]);
+    const logic = form.blocks.some((b) => b.showIf !== undefined || (b.jumps?.length ?? 0) > 0);
+    const byId = new Map(form.blocks.map((b) => [b.id, b]));
+    return pageKeys(form.blocks).map((page) => {
+      const completed =
+        page === '' || (!logic && row.recorded === 0)
+          ? row.total
+          : (row.shown.get(page) ?? 0) + row.total - row.recorded;
+      const title = byId.get(page)?.title;
+      return { page, ...(title ? { title } : {}), reached: completed + (partials.get(page) ?? 0), completed };
+    });
+  }
+
+  // ---- Internals ----
+
+  private expired(p: PartialRow): boolean {
+    return Date.now() - p.updatedAt.getTime() > this.config.partialResponseRetentionDays * 86_400_000;
+  }
+
+  private async insert(
+    tx: EntityManager,
+    form: FormRecord,
+    checked: CheckedResponse,
+    reached: string[],
+    lastPage: string,
+    source: 'api' | 'web',
+    resumeHash: Buffer | null,
+  ): Promise<PartialRow> {
+    const row = await this.repo.insert(tx, {
+      id: uuidv7(),
+      formId: form.id,
+      answers: checked.answers,
+      hidden: checked.hidden,
+      pagesReached: reached,
+      lastPage,
+      source,
+      resumeHash,
+    });
+    await this.holdFiles(tx, form, row.id, checked.answers);
+    await this.partialSaved(tx, form, row, reached);
+    return row;
+  }
+
+  /** Updates a locked partial: its answers, pages reached (they only grow) and last page. */
+  private async change(
+    tx: EntityManager,
+    form: FormRecord,
+    row: PartialRow,
+    checked: CheckedResponse,
+    reached: string[],
+    lastPage: string,
+  ): Promise<PartialRow> {
+    const known = new Set(row.pagesReached);
+    const added = reached.filter((p) => !known.has(p));
+    const changed = await this.repo.update(
+      tx,
+      {
+        ...row,
+        answers: checked.answers,
+        hidden: checked.hidden,
+        pagesReached: [...row.pagesReached, ...added],
+        lastPage,
+      },
+      added,
+    );
+    await this.holdFiles(tx, form, row.id, checked.answers);
+    if (added.length) await this.partialSaved(tx, form, changed, added);
+    return changed;
+  }
+
+  /** Completes a locked partial: validated in full, stored as a response with its id, the partial deleted. */
+  private async finish(
+    tx: EntityManager,
+    form: FormRecord,
+    row: PartialRow,
+    answers: Record<string, unknown>,
+    hidden: Record<string, string>,
+    how: { source: 'api' | 'web'; actor?: Principal; published?: boolean },
+    publicId = form.publicId,
+  ): Promise<ResponseView> {
+    const wording: AnswerWording = how.source === 'web' ? 'person' : 'api';
+    const checked = validated(validateResponse(form, answers, hidden, { wording, source: how.source }), wording);
+    // Its uploads leave the partial first (a file kept is taken again, checked, by the response).
+    await this.repo.releaseUploads(tx, row.id);
+    await this.repo.delete(tx, form.id, [row.id]);
+    const view = await this.responses.insertChecked(
+      tx,
+      form,
+      checked,
+      { ...how, publicId },
+      {
+        id: row.id,
+        startedAt: row.startedAt,
+        lastPage: row.lastPage,
+        resumeHash: row.resumeHash,
+      },
+    );
+    if (!view) throw new Error(`form ${form.id} changed under its lock`);
+    await this.responses.attachFiles(tx, form, view.id, answers, checked.answers);
+    return view;
+  }
+
+  /** The partial's file answers: uploads it names are checked and held by it; ones it no longer names are let go. */
+  private async holdFiles(tx: EntityManager, form: FormRecord, id: string, answers: Record<string, unknown>) {
+    await this.repo.releaseUploads(tx, id);
+    await this.responses.attachFiles(tx, form, id, answers, answers);
+  }
+
+  /** response.partial_saved, for the endpoints subscribed to it by name: once per page newly reached. */
+  private async partialSaved(tx: EntityManager, form: FormRecord, row: PartialRow, added: string[]) {
+    if (!added.length) return;
+    await this.webhooks.emit(tx, form.workspaceId, 'response.partial_saved', async () => ({
+      form: { publicId: form.publicId, title: form.title },
+      response: { ...partialViewer(form)(row), pagesReached: row.pagesReached },
+    }));
+  }
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function notFoundPartial(): ApiError {
+  return new ApiError('not_found', {
+    message: 'No answers in progress with this link.',
+    hint: 'Links to answers in progress expire when unused; start the form again.',
+  });
+}
+
+/** The pages a tools' partial reached: those on its path up to the last one its answers reach (the first at least). */
+function reachedBy(form: FormRecord, checked: CheckedResponse): string[] {
+  const keys = pageKeys(form.blocks);
+  const shown = checked.shown ? new Set(checked.shown) : undefined;
+  const onPath = keys.filter((k) => k === '' || !shown || shown.has(k));
+  let page = keys[0];
+  let last = 0;
+  for (const b of form.blocks) {
+    if (b.type === 'page_break') page = b.id;
+    else if (Object.hasOwn(checked.answers, b.id)) last = Math.max(last, onPath.indexOf(page));
+  }
+  return onPath.slice(0, last + 1);
+}
