@@ -129,6 +129,10 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
   }
 
   private databaseUrl(): string {
+    // The loop's connections carry session settings and prepared statements: behind a transaction
+    // pooler they take the direct URL (docs/operating.md).
+    const { databasePooler, databaseDirectUrl } = this.config;
+    if (databasePooler === 'transaction' && databaseDirectUrl) return databaseDirectUrl;
     return String((this.db.options as { url?: string }).url);
   }
 }
