@@ -6,7 +6,7 @@
  * on the PostgreSQL run. axe-core on the page; screenshots at desktop and phone widths.
  */
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,12 +14,11 @@ import { Browser, Page } from 'playwright-core';
 import { DataSource } from 'typeorm';
 import { FileStorage } from '../../src/storage/file-storage';
 import { createToken, createWorkspace } from '../factories';
-import { launchChromium } from '../utils/browser';
+import { axeProblems, launchChromium } from '../utils/browser';
 import { createTestApp } from '../utils/create-test-app';
 import { callTool } from '../utils/http';
 import { startS3, TestS3 } from '../utils/s3';
 
-const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const onServer = process.env.FORMWORK_TEST_DATABASE_KIND === 'server';
 const kinds = onServer ? (['disk', 's3'] as const) : (['disk'] as const);
 const PDF = Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.alloc(40_000, 0x42)]);
@@ -65,15 +64,9 @@ describe.each(kinds)('respondent page files in Chromium, storage on %s', (kind) 
     rmSync(dataDir, { recursive: true, force: true });
   });
 
+  /** No serious or critical axe-core violation on the page. */
   async function axe(page: Page) {
-    await page.evaluate(AXE);
-    const result = (await page.evaluate('axe.run(document, { resultTypes: ["violations"] })')) as {
-      violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }>;
-    };
-    const bad = result.violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-    expect(bad).toEqual([]);
+    expect(await axeProblems(page)).toEqual([]);
   }
 
   async function stored(workspaceId: string, formId: string, uploadId: string): Promise<Buffer> {

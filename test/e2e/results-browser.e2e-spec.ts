@@ -10,7 +10,7 @@ import { FormRecord } from '../../src/forms/forms.service';
 import { OAuthService } from '../../src/oauth/oauth.service';
 import { WorkspacesService } from '../../src/workspaces/workspaces.service';
 import { createForm, createToken, createWorkspace, TestWorkspace } from '../factories';
-import { launchChromium } from '../utils/browser';
+import { axeProblems, launchChromium } from '../utils/browser';
 import { createTestApp } from '../utils/create-test-app';
 import { callTool } from '../utils/http';
 import { resultsForm, XSS } from './results.fixture';
@@ -18,7 +18,6 @@ import { resultsForm, XSS } from './results.fixture';
 jest.setTimeout(240_000); // a browser on a shared, slow machine
 const PASSWORD = 'correct horse battery staple';
 const SHOTS = join(__dirname, '..', '..', 'test-results'); // git-ignored
-const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 describe('results pages in a real browser (Debian chromium), with JavaScript on and off', () => {
   let app: NestFastifyApplication;
@@ -71,16 +70,9 @@ describe('results pages in a real browser (Debian chromium), with JavaScript on 
     return page;
   }
 
-  /** No serious or critical axe-core violation on the page (axe run inside it). */
+  /** No serious or critical axe-core violation on the page. */
   async function axe(page: Page) {
-    await page.evaluate(AXE);
-    const result = (await page.evaluate('axe.run(document, { resultTypes: ["violations"] })')) as {
-      violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }>;
-    };
-    const bad = result.violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-    expect(bad).toEqual([]);
+    expect(await axeProblems(page)).toEqual([]);
   }
 
   /** The page shows the XSS strings as text, runs none of them, and (JS on) passes axe; screenshots at two widths. */

@@ -1,5 +1,5 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -9,29 +9,13 @@ import { DataSource } from 'typeorm';
 import { OAuthService } from '../../src/oauth/oauth.service';
 import { WorkspacesService } from '../../src/workspaces/workspaces.service';
 import { createForm, createOAuthAccessToken, createWorkspace, TestWorkspace } from '../factories';
-import { launchChromium } from '../utils/browser';
+import { axeProblems, launchChromium } from '../utils/browser';
 import { waitUntil } from '../utils/cluster';
 import { createAppOn, isolatedDatabaseUrl, WebhookReceiver } from '../utils/webhooks';
 
 jest.setTimeout(120_000); // a browser on a shared, slow machine
 const PASSWORD = 'correct horse battery staple';
 const RESULTS = join(__dirname, '..', '..', 'test-results'); // git-ignored
-const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
-type AxeResult = {
-  violations: Array<{ id: string; impact: string | null; help: string; nodes: Array<{ target: string[] }> }>;
-};
-
-/** axe-core's serious and critical violations on the page as shown (run inside Chromium). */
-async function axeProblems(page: Page): Promise<string[]> {
-  await page.evaluate(AXE); // through the DevTools protocol: the pages' CSP allows no inline script
-  const result = await page.evaluate(() =>
-    (window as unknown as { axe: { run: (ctx: Document) => Promise<AxeResult> } }).axe.run(document),
-  );
-  return result.violations
-    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-}
-
 /** Waits until `check` holds, polling (the 5-second promise of revocation is a bound, not a timing under test). */
 async function eventually(check: () => Promise<boolean>, ms = 8000): Promise<boolean> {
   const end = Date.now() + ms;

@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
-import { Browser, chromium } from 'playwright-core';
+import { existsSync, readFileSync } from 'node:fs';
+import { Browser, chromium, Page } from 'playwright-core';
 
 /** Debian's Chromium: playwright-core never downloads a browser. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -22,4 +22,17 @@ export async function launchChromium(): Promise<Browser> {
       '--no-first-run',
     ],
   });
+}
+
+const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+/** axe-core's serious and critical violations on the page as shown (axe run inside it), as "rule: targets". */
+export async function axeProblems(page: Page): Promise<string[]> {
+  await page.evaluate(AXE);
+  const result = (await page.evaluate('axe.run(document, { resultTypes: ["violations"] })')) as {
+    violations: Array<{ id: string; impact: string; nodes: Array<{ target: string[] }> }>;
+  };
+  return result.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
