@@ -1,37 +1,21 @@
 import { Type } from '@sinclair/typebox';
 import { StringEnum } from '../common/validation/schema-validator';
 import { BLOCK_TYPES } from './blocks';
-import { ConditionOutputSchema, ConditionSchema } from './conditions';
+import { ConditionSchema } from './conditions';
 import { MAX_HIDDEN_FIELDS, MAX_JUMPS, REF_PATTERN } from './form-logic';
 import { FORM_STATUSES } from './entities/form.entity';
 
 /** JSON Schemas of forms and blocks, shared by the form tools' inputs and outputs. */
 export const PublicId = Type.String({ minLength: 1, maxLength: 64 });
 
-export const ChoiceSchema = Type.Object({ id: Type.String(), label: Type.String() }, { additionalProperties: false });
-
+/**
+ * A block as tools return it: its id, type and title; the rest (ref, description, choices with
+ * their ids, settings, rules) comes back as create_form takes it, and is not written out again in
+ * every form tool's output schema (the tool list's size budget).
+ */
 export const BlockSchema = Type.Object(
-  {
-    id: Type.String(),
-    ref: Type.Optional(Type.String()),
-    type: Type.String(),
-    title: Type.Optional(Type.String()),
-    description: Type.Optional(Type.String()),
-    required: Type.Boolean(),
-    choices: Type.Optional(Type.Array(ChoiceSchema)),
-    min: Type.Optional(Type.Number()),
-    max: Type.Optional(Type.Number()),
-    minLabel: Type.Optional(Type.String()),
-    maxLabel: Type.Optional(Type.String()),
-    maxFiles: Type.Optional(Type.Integer()),
-    maxSizeMb: Type.Optional(Type.Integer()),
-    accept: Type.Optional(Type.Array(Type.String())),
-    showIf: Type.Optional(ConditionOutputSchema()),
-    jumps: Type.Optional(
-      Type.Array(Type.Object({ if: ConditionOutputSchema(), to: Type.String() }, { additionalProperties: false })),
-    ),
-  },
-  { additionalProperties: false },
+  { id: Type.String(), type: Type.String(), title: Type.Optional(Type.String()) },
+  { description: "The rest as create_form's; choices as { id, label }." },
 );
 
 export const FormStatusSchema = StringEnum(FORM_STATUSES);
@@ -41,7 +25,7 @@ const formFields = {
   publicId: Type.String(),
   url: Type.String({
     format: 'uri',
-    description: "The form's share link; it takes answers while the form is published.",
+    description: 'Share link; takes answers while published.',
   }),
   title: Type.String(),
   description: Type.Union([Type.String(), Type.Null()]),

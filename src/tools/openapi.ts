@@ -321,6 +321,8 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
         tags: [d.write ? 'write tools' : 'read tools'],
         // Scopes are named on the oauth2 scheme (an http scheme takes none); API tokens carry them too (see the description).
         security: [{ bearer: [] }, { oauth2: [d.scope] }],
+        // Formwork's access rules, so a caller can tell up front what a tool takes.
+        'x-formwork': { scope: d.scope, write: d.write, minRole: d.minRole, plan: d.plan },
         parameters: [
           {
             name: 'Idempotency-Key',
@@ -343,6 +345,7 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
           '200': {
             description: 'The tool result.',
             headers: { ...RATE_LIMIT_HEADERS, ...REPLAY_HEADER },
+            // The declared output in full (strict, with formats), for code generators; the tool lists publish it shorter.
             content: { 'application/json': { schema: plainSchema(d.output) as never } },
           },
           ...errorResponses(TOOL_CALL_ERRORS),
@@ -398,7 +401,7 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
       operationId: 'list_tools',
       summary: 'Every tool with the JSON Schema (2020-12) of its input and output',
       description:
-        'Public: every tool with its title, description, input and output schemas, annotations and access rules (x-formwork). The MCP connector at /mcp lists the same tools.',
+        'Public: every tool with its title, description, input and output schemas and annotations; its access rules are x-formwork on its operation here. The MCP connector at /mcp lists the same tools.',
       tags: ['discovery'],
       security: [],
       responses: {

@@ -1,7 +1,8 @@
 /** The registry of every tool, found at boot, and what GET /api/v1/tools publishes of each. */
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import type { RequiredPlan, ToolRequirement } from '../common/access/tool-requirement';
+import type { ToolRequirement } from '../common/access/tool-requirement';
+import { publishedOutput } from '../common/validation/published-output';
 import { gatherDefinitions } from '../common/validation/schema-definitions';
 import { createAjv, ValidateFunction } from '../common/validation/schema-validator';
 import { TOOL_METADATA, ToolAnnotations, ToolDefinition, ToolHandler } from './tool.decorator';
@@ -23,8 +24,6 @@ export interface ToolDescriptor {
   inputSchema: object;
   outputSchema: object;
   annotations: ToolAnnotations;
-  /** Formwork's access rules, so a caller can tell up front what a tool takes. */
-  'x-formwork': { scope: string; write: boolean; minRole: string; plan: RequiredPlan };
 }
 
 /**
@@ -73,10 +72,10 @@ export class ToolRegistry implements OnModuleInit {
       // JSON Schema 2020-12 without a $schema keyword: it is MCP's default dialect, some clients
       // refuse the keyword, and it would be written out 42 times in a list an agent pays for.
       inputSchema: input,
-      outputSchema: plainSchema(d.output),
+      outputSchema: publishedOutput(plainSchema(d.output)),
       // The title once, beside the name (MCP shows it before annotations.title, which it would repeat).
       annotations: d.annotations,
-      'x-formwork': { scope: d.scope, write: d.write, minRole: d.minRole, plan: d.plan },
+      // Access rules (scope, role, plan) are in /openapi.json (x-formwork), not in the list an agent pays for.
     }));
   }
 

@@ -3,7 +3,8 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { ToolDescriptor, ToolRegistry } from '../../src/tools/tool-registry.service';
+import { publishedOutput } from '../../src/common/validation/published-output';
+import { ToolDescriptor, ToolRegistry, plainSchema } from '../../src/tools/tool-registry.service';
 import { createTestApp } from '../utils/create-test-app';
 
 describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
@@ -52,8 +53,11 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
 
   it("publishes every tool's plan, role and annotations as derived from its declaration (a diff here is an access or hint change)", async () => {
     const res = await request(app.getHttpServer()).get('/api/v1/tools');
+    // The access rules are published once, on each tool's operation in /openapi.json (x-formwork).
+    const paths = (await request(app.getHttpServer()).get('/openapi.json')).body.paths;
     const table = (res.body.tools as ToolDescriptor[])
-      .map(({ name, title, annotations, 'x-formwork': access }) => {
+      .map(({ name, title, annotations }) => {
+        const access = paths[`/api/v1/tools/${name}`].post['x-formwork'];
         expect(title).toEqual(expect.any(String));
         return { name, plan: access.plan, minRole: access.minRole, annotations };
       })
@@ -245,7 +249,9 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
       expect(op.requestBody.content['application/json'].schema).toEqual(inDocument(input));
       for (const [name, definition] of Object.entries($defs ?? {}))
         expect(res.body.components.schemas[name]).toEqual(inDocument(definition));
-      expect(op.responses['200'].content['application/json'].schema).toEqual(output);
+      // The output in full as declared (the tool lists publish it shorter: publishedOutput).
+      expect(op.responses['200'].content['application/json'].schema).toEqual(plainSchema(tool.definition.output));
+      expect(output).toEqual(publishedOutput(plainSchema(tool.definition.output)));
       for (const status of ['400', '401', '403', '404', '429', '500']) {
         expect(op.responses[status].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' });
       }

@@ -47,6 +47,3 @@ export const ConditionSchema = (description?: string) =>
   Type.Unsafe<Record<string, unknown>>(
     sharedRef('condition', CONDITION_DEFINITION, description ? { description } : {}),
   );
-
-/** A condition as read back (blocks by ref where they have one, else id; choices by id): the same language. */
-export const ConditionOutputSchema = () => Type.Unsafe<Record<string, unknown>>({ type: 'object' });
