@@ -26,13 +26,15 @@ export interface FilePart {
  * under the part's field name (an upload id), or undefined to drop it. Files are never held in
  * memory: the next part is not read until onFile has read this one. A part without a filename (a
  * file input left empty) is skipped. The first error (onFile's, a limit's, a malformed body)
- * rejects, and nothing more is read.
+ * rejects, and nothing more is read; the values onFile kept until then are handed to `discard`
+ * (the post is refused as a whole, so no one will name those uploads).
  */
 export function readMultipartPost(
   headers: IncomingHttpHeaders,
   body: Readable,
   limits: MultipartLimits,
   onFile: (part: FilePart) => Promise<string | undefined>,
+  discard: (values: string[]) => Promise<void> = async () => undefined,
 ): Promise<RawAnswers> {
   return new Promise((resolve, reject) => {
     const raw: RawAnswers = {};
@@ -43,11 +45,19 @@ export function readMultipartPost(
     let textBytes = 0;
     let failed = false;
     let files = Promise.resolve();
+    const kept: string[] = [];
     const fail = (err: unknown) => {
       if (failed) return;
       failed = true;
       body.unpipe(parser);
-      reject(err instanceof Error ? err : new Error(String(err)));
+      const error = err instanceof Error ? err : new Error(String(err));
+      // After the file being read (if any) is done: its value is kept or not by then.
+      void files
+        .then(() => discard(kept))
+        .then(
+          () => reject(error),
+          () => reject(error),
+        );
     };
     const tooLarge = (message: string) =>
       fail(new ApiError('payload_too_large', { message, hint: 'Send only the fields of the form.' }));
@@ -72,7 +82,10 @@ export function readMultipartPost(
         if (failed) return void stream.resume();
         try {
           const value = await onFile({ field, filename, contentType: mimeType, body: stream });
-          if (value !== undefined) add(field, value);
+          if (value === undefined) return;
+          kept.push(value);
+          if (failed) return; // the post failed while this file was read: discarded with the others
+          add(field, value);
         } catch (err) {
           stream.resume();
           fail(err);

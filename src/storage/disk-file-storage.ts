@@ -1,17 +1,16 @@
 /** Files on disk under DATA_DIR/uploads (the embedded default): several instances may share the path. */
-import { randomUUID } from 'node:crypto';
-import { constants, createReadStream, createWriteStream } from 'node:fs';
-import { access, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { constants, createReadStream } from 'node:fs';
+import { access, mkdir, open, readdir, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { FileStorage, UploadTarget } from './file-storage';
+import { FileStorage, ObjectExistsError, StoredBytes, UploadTarget, WriteOptions } from './file-storage';
 import { limitedBody } from './limited-body';
 import { UploadGrant, UploadUrlSigner } from './upload-url';
 
 /** A key is segments of letters, digits, `_` and `-` (ids): nothing that could leave the root. */
 const KEY = /^[A-Za-z0-9_-]+(?:\/[A-Za-z0-9_-]+)*$/;
-/** Bytes being written, renamed into place once whole (so a reader never sees half a file). */
-const PARTIAL = '.partial';
+/** Bytes moved per read and write of a stored file (Node's default, 64 KiB, costs more calls per MB). */
+const CHUNK = 1024 * 1024;
 
 export class DiskFileStorage extends FileStorage {
   readonly kind = 'disk';
@@ -57,22 +56,27 @@ export class DiskFileStorage extends FileStorage {
     }
   }
 
-  async write(
-    key: string,
-    body: NodeJS.ReadableStream,
-    o: { contentType: string; maxBytes: number },
-  ): Promise<{ size: number }> {
+  /**
+   * Straight into the key's own file, created exclusively: a key is written once, so its bytes
+   * never change after a response checked them (a second PUT is refused). A failed write removes
+   * the file; a half-written one (a crash) has no size the checks take, and the sweeps remove it.
+   */
+  async write(key: string, body: NodeJS.ReadableStream, o: WriteOptions): Promise<StoredBytes> {
     const target = this.path(key);
-    const partial = join(this.root, PARTIAL, randomUUID());
-    await mkdir(dirname(partial), { recursive: true });
-    const limited = limitedBody(body, o.maxBytes);
+    await mkdir(dirname(target), { recursive: true });
+    let file;
     try {
-      await pipeline(limited.stream, createWriteStream(partial));
-      await mkdir(dirname(target), { recursive: true });
-      await rename(partial, target);
-      return { size: limited.bytes() };
+      file = await open(target, 'wx');
     } catch (e) {
-      await rm(partial, { force: true });
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new ObjectExistsError();
+      throw e;
+    }
+    const limited = limitedBody(body, { maxBytes: o.maxBytes, idleMs: this.idleMs, startBytes: o.startBytes });
+    try {
+      await pipeline(limited.stream, file.createWriteStream({ highWaterMark: CHUNK }));
+      return { size: limited.bytes(), start: limited.start() };
+    } catch (e) {
+      await rm(target, { force: true });
       throw e;
     } finally {
       limited.release();
@@ -82,12 +86,14 @@ export class DiskFileStorage extends FileStorage {
   async read(key: string): Promise<NodeJS.ReadableStream> {
     const path = this.path(key);
     await access(path, constants.R_OK); // absent: fails here, not on the stream's first read
-    return createReadStream(path);
+    return createReadStream(path, { highWaterMark: CHUNK });
   }
 
   async downloadRedirect(): Promise<string | undefined> {
     return undefined;
   }
+
+  async seal(): Promise<void> {}
 
   async delete(keys: string[]): Promise<void> {
     for (const key of keys) await rm(this.path(key), { force: true });
@@ -95,6 +101,13 @@ export class DiskFileStorage extends FileStorage {
 
   async *list(prefix: string): AsyncIterable<string> {
     for await (const key of this.walk('')) if (key.startsWith(prefix)) yield key;
+  }
+
+  async *stale(before: Date): AsyncIterable<string> {
+    for await (const key of this.walk('')) {
+      const s = await stat(this.path(key)).catch(() => undefined);
+      if (s && s.mtimeMs < before.getTime()) yield key;
+    }
   }
 
   async ready(): Promise<void> {

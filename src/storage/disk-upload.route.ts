@@ -3,7 +3,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../common/errors/api-error';
 import { sendError } from '../common/errors/api-exception.filter';
 import { DiskFileStorage } from './disk-file-storage';
-import { FileTooLargeError } from './file-storage';
+import { FileTooLargeError, ObjectExistsError, UploadIdleError } from './file-storage';
 
 const NEW_URL =
   'Ask for a new upload URL (create_upload) and send the bytes to it unchanged, with the headers it gave.';
@@ -12,7 +12,9 @@ const NEW_URL =
  * Public (the URL is the credential), spending the IP budget like every public route. Refuses an
  * altered or expired URL and a Content-Type other than the one signed (403), and a body larger
  * than the signed size (413: at once when Content-Length says so, else where it passes the size,
- * keeping nothing). Registered in a plugin of its own so that its catch-all body parser, which
+ * keeping nothing), a second body for a key that has its bytes (403: they never change once
+ * stored), and a sender that stops sending (408 after UPLOAD_IDLE_TIMEOUT_MS, nothing kept).
+ * Registered in a plugin of its own so that its catch-all body parser, which
  * hands the request over as a stream of any type, applies to this route alone.
  */
 export function diskUploadRoute(storage: DiskFileStorage): FastifyPluginAsync {
@@ -52,10 +54,35 @@ async function receive(storage: DiskFileStorage, req: FastifyRequest, reply: Fas
     );
   const declared = Number(req.headers['content-length']);
   if (declared > grant.size) return tooLarge();
+  const stored = () =>
+    refuse(
+      req,
+      reply,
+      'forbidden',
+      'This upload already has its bytes: an upload URL takes one file, once.',
+      'To send another file, ask for a new upload URL (create_upload).',
+    );
+  if (await storage.head(key)) return stored();
   try {
-    return await storage.write(key, req.raw, { contentType: grant.contentType, maxBytes: grant.size });
+    const listener = storage.listener;
+    const written = await storage.write(key, req.raw, {
+      contentType: grant.contentType,
+      maxBytes: grant.size,
+      startBytes: listener?.startBytes,
+    });
+    await listener?.received(key, written);
+    return { size: written.size };
   } catch (e) {
     if (e instanceof FileTooLargeError) return tooLarge();
+    if (e instanceof ObjectExistsError) return stored();
+    if (e instanceof UploadIdleError)
+      return refuse(
+        req,
+        reply,
+        'request_timeout',
+        `No bytes arrived for ${e.idleMs / 1000} s: the upload was cut and nothing kept.`,
+        'Send the file again to the same URL, without pausing, before it expires.',
+      );
     throw e;
   }
 }
@@ -63,7 +90,7 @@ async function receive(storage: DiskFileStorage, req: FastifyRequest, reply: Fas
 function refuse(
   req: FastifyRequest,
   reply: FastifyReply,
-  code: 'forbidden' | 'payload_too_large',
+  code: 'forbidden' | 'payload_too_large' | 'request_timeout',
   message: string,
   hint = NEW_URL,
 ) {

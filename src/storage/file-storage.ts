@@ -14,6 +14,33 @@ export class FileTooLargeError extends Error {
   }
 }
 
+/** The sender stopped sending for longer than the idle bound (UPLOAD_IDLE_TIMEOUT_MS). */
+export class UploadIdleError extends Error {
+  constructor(readonly idleMs: number) {
+    super(`no bytes for ${idleMs} ms`);
+  }
+}
+
+/** The disk adapter writes each key once: its bytes can no longer change once stored. */
+export class ObjectExistsError extends Error {
+  constructor() {
+    super('the object exists');
+  }
+}
+
+/** What a write stored: its size, and its first bytes when asked for (the type check). */
+export interface StoredBytes {
+  size: number;
+  start: Buffer;
+}
+
+export interface WriteOptions {
+  contentType: string;
+  maxBytes: number;
+  /** How many first bytes to answer in `start` (0 by default). */
+  startBytes?: number;
+}
+
 /** `<workspaceId>/<formId>/<uploadId>`: never the respondent's filename. */
 export const objectKey = (workspaceId: string, formId: string, uploadId: string) =>
   `${workspaceId}/${formId}/${uploadId}`;
@@ -21,6 +48,13 @@ export const objectKey = (workspaceId: string, formId: string, uploadId: string)
 /** The Nest provider token; StorageModule is @Global and exports it. */
 export abstract class FileStorage {
   abstract readonly kind: 'disk' | 's3';
+  /** How long a write waits for the sender's next bytes (UPLOAD_IDLE_TIMEOUT_MS); 0: no bound. */
+  idleMs = 30_000;
+  /**
+   * Told of the bytes an upload target received through the service (the disk endpoint), with
+   * their first `startBytes`, so the upload's row records them; S3's go to the bucket unseen.
+   */
+  listener?: { startBytes: number; received(key: string, stored: StoredBytes): Promise<void> };
   /** Where a client PUTs the bytes of `key` until expiresAt; the headers must be sent as given (Content-Type at least). */
   abstract uploadTarget(key: string, o: { size: number; contentType: string; expiresAt: Date }): Promise<UploadTarget>;
   /** The stored object's size, or undefined when there is none. */
@@ -29,13 +63,16 @@ export abstract class FileStorage {
   abstract readStart(key: string, bytes: number): Promise<Buffer>;
   /**
    * Streams `body` into `key`; past maxBytes it stops reading, leaves nothing stored and throws
-   * FileTooLargeError. `body` is never destroyed, only left unread: a request can still be answered.
+   * FileTooLargeError (UploadIdleError when the sender stops). `body` is never destroyed, only left
+   * unread: a request can still be answered. On disk a key is written once (ObjectExistsError).
    */
-  abstract write(
-    key: string,
-    body: NodeJS.ReadableStream,
-    o: { contentType: string; maxBytes: number },
-  ): Promise<{ size: number }>;
+  abstract write(key: string, body: NodeJS.ReadableStream, o: WriteOptions): Promise<StoredBytes>;
+  /**
+   * Before a response holds `key`: from then on no upload URL can change its bytes. Disk: nothing
+   * (its endpoint writes a key once). S3: a presigned PUT cannot be revoked, so it targets
+   * `<key>.upload`, copied here to `key`, which no URL names.
+   */
+  abstract seal(key: string): Promise<void>;
   /** The whole object as a stream (the service serves it). */
   abstract read(key: string): Promise<NodeJS.ReadableStream>;
   /** S3: a presigned GET that answers Content-Disposition: attachment (RFC 6266 filename*=UTF-8'') and the stored type; disk: undefined (the service serves the bytes). */
@@ -47,6 +84,8 @@ export abstract class FileStorage {
   abstract delete(keys: string[]): Promise<void>;
   /** Every key under a prefix (tests and audits list the bucket or the disk with it). */
   abstract list(prefix: string): AsyncIterable<string>;
+  /** Every key (and S3 `.upload` object) last written before `before`: the orphan sweep's candidates. */
+  abstract stale(before: Date): AsyncIterable<string>;
   /** Throws when the store cannot be reached (for /readyz). */
   abstract ready(): Promise<void>;
 }

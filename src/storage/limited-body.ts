@@ -1,37 +1,72 @@
-/** A body read up to a byte limit, for both adapters' write. */
+/** A body read up to a byte limit and an idle bound, for both adapters' write. */
 import { Readable, Transform } from 'node:stream';
-import { FileTooLargeError } from './file-storage';
+import { FileTooLargeError, UploadIdleError } from './file-storage';
+
+export interface BodyLimits {
+  maxBytes: number;
+  /** No byte for this long (while the store keeps up) fails the write with UploadIdleError; 0: no bound. */
+  idleMs?: number;
+  /** How many first bytes to keep (a copy) for the type check. */
+  startBytes?: number;
+}
 
 /**
- * `body` through a counter that fails with FileTooLargeError past `maxBytes` (or with an error when
- * the body breaks off before its end). The body itself is never destroyed, only unpiped and left
- * unread: a caller reading an HTTP request can still answer it (413) afterwards.
+ * `body` through a counter that fails with FileTooLargeError past `maxBytes`, with UploadIdleError
+ * when the sender stops sending, or with an error when the body breaks off before its end. The
+ * body itself is never destroyed, only unpiped and left unread: a caller reading an HTTP request
+ * can still answer it (413, 408) afterwards.
  */
 export function limitedBody(
   body: NodeJS.ReadableStream,
-  maxBytes: number,
-): { stream: Readable; bytes: () => number; release: () => void } {
+  limits: BodyLimits,
+): { stream: Readable; bytes: () => number; start: () => Buffer; release: () => void } {
+  const { maxBytes, idleMs = 0, startBytes = 0 } = limits;
   let bytes = 0;
   let ended = false;
+  const start: Buffer[] = [];
+  let kept = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const arm = () => {
+    clearTimeout(timer);
+    if (idleMs > 0) timer = setTimeout(idle, idleMs);
+  };
+  const idle = () => {
+    // Waiting for the store (the counter is full), not for the sender: no fault of the sender.
+    if (counter.writableNeedDrain) return arm();
+    counter.destroy(new UploadIdleError(idleMs));
+  };
   const counter = new Transform({
     transform(chunk: Buffer, _encoding, done) {
       bytes += chunk.length;
-      done(bytes > maxBytes ? new FileTooLargeError(maxBytes) : null, chunk);
+      if (bytes > maxBytes) return done(new FileTooLargeError(maxBytes));
+      if (kept < startBytes) {
+        const part = chunk.subarray(0, startBytes - kept);
+        start.push(Buffer.from(part));
+        kept += part.length;
+      }
+      arm();
+      done(null, chunk);
     },
   });
   const onError = (e: Error) => counter.destroy(e);
-  const onEnd = () => (ended = true);
+  const onEnd = () => {
+    ended = true;
+    clearTimeout(timer);
+  };
   const onClose = () => ended || counter.destroy(new Error('the body broke off before its end'));
+  counter.once('close', () => clearTimeout(timer));
   body.on('error', onError);
   body.once('end', onEnd);
   body.once('close', onClose);
   body.pipe(counter);
+  arm();
   const release = () => {
+    clearTimeout(timer);
     body.unpipe(counter);
     body.off('error', onError);
     body.off('end', onEnd);
     body.off('close', onClose);
     if (!ended) body.pause();
   };
-  return { stream: counter, bytes: () => bytes, release };
+  return { stream: counter, bytes: () => bytes, start: () => Buffer.concat(start), release };
 }

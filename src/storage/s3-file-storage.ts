@@ -2,6 +2,7 @@
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
+  CopyObjectCommand,
   CreateMultipartUploadCommand,
   DeleteObjectsCommand,
   GetObjectCommand,
@@ -17,11 +18,13 @@ import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { Readable } from 'node:stream';
 import type { S3Settings } from '../config/config';
 import { attachmentDisposition } from './content-disposition';
-import { FileStorage, UploadTarget } from './file-storage';
+import { FileStorage, StoredBytes, UploadTarget, WriteOptions } from './file-storage';
 import { limitedBody } from './limited-body';
 
 /** Bytes held in memory per part of a streamed write (S3's smallest part is 5 MiB). */
 const PART_BYTES = 8 * 1024 * 1024;
+/** Where a presigned PUT puts the bytes of `key`, until seal() copies them to `key` (see FileStorage.seal). */
+const UPLOADED = '.upload';
 
 export class S3FileStorage extends FileStorage {
   readonly kind = 's3';
@@ -43,11 +46,12 @@ export class S3FileStorage extends FileStorage {
   }
 
   /**
-   * A presigned PUT straight to the bucket, with the Content-Type signed. It cannot enforce the
-   * size (and some stores check no signature at all): the service checks the stored object later.
+   * A presigned PUT straight to the bucket (to `<key>.upload`), with the Content-Type signed. It
+   * cannot enforce the size (and some stores check no signature at all): the service checks the
+   * object once sealed.
    */
   async uploadTarget(key: string, o: { size: number; contentType: string; expiresAt: Date }): Promise<UploadTarget> {
-    const command = new PutObjectCommand({ Bucket: this.bucket, Key: key, ContentType: o.contentType });
+    const command = new PutObjectCommand({ Bucket: this.bucket, Key: key + UPLOADED, ContentType: o.contentType });
     const url = await getSignedUrl(this.client, command, {
       expiresIn: secondsUntil(o.expiresAt),
       signableHeaders: new Set(['content-type']),
@@ -80,12 +84,8 @@ export class S3FileStorage extends FileStorage {
   }
 
   /** One PutObject up to 8 MiB; past that a multipart upload of 8 MiB parts, aborted on failure. */
-  async write(
-    key: string,
-    body: NodeJS.ReadableStream,
-    o: { contentType: string; maxBytes: number },
-  ): Promise<{ size: number }> {
-    const limited = limitedBody(body, o.maxBytes);
+  async write(key: string, body: NodeJS.ReadableStream, o: WriteOptions): Promise<StoredBytes> {
+    const limited = limitedBody(body, { maxBytes: o.maxBytes, idleMs: this.idleMs, startBytes: o.startBytes });
     let uploadId: string | undefined;
     const parts: { PartNumber: number; ETag: string | undefined }[] = [];
     const sendPart = async (part: Buffer) => {
@@ -127,7 +127,7 @@ export class S3FileStorage extends FileStorage {
           }),
         );
       }
-      return { size: limited.bytes() };
+      return { size: limited.bytes(), start: limited.start() };
     } catch (e) {
       if (uploadId !== undefined)
         await this.client
@@ -137,6 +137,28 @@ export class S3FileStorage extends FileStorage {
     } finally {
       limited.release();
     }
+  }
+
+  /**
+   * Copies what the presigned PUT stored to `key` (inside the store), then drops the copied object.
+   * Nothing under `<key>.upload` (never sent, or sealed before): `key` stays as it is.
+   */
+  async seal(key: string): Promise<void> {
+    try {
+      await this.client.send(
+        new CopyObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          // URL-encoded by segment: some stores (s3rver) take no encoded slash.
+          CopySource: `${this.bucket}/${(key + UPLOADED).split('/').map(encodeURIComponent).join('/')}`,
+        }),
+      );
+    } catch (e) {
+      if (isNotFound(e)) return;
+      throw e;
+    }
+    // A later PUT to the URL lands there again, where nothing reads it: the orphan sweep removes it.
+    await this.delete([key + UPLOADED]);
   }
 
   async read(key: string): Promise<NodeJS.ReadableStream> {
@@ -158,9 +180,11 @@ export class S3FileStorage extends FileStorage {
     return getSignedUrl(this.client, command, { expiresIn: o.expiresInSeconds });
   }
 
+  /** The keys and, for each, what a presigned PUT may have left under `<key>.upload`. */
   async delete(keys: string[]): Promise<void> {
-    for (let i = 0; i < keys.length; i += 1000) {
-      const batch = keys.slice(i, i + 1000);
+    const all = keys.flatMap((key) => (key.endsWith(UPLOADED) ? [key] : [key, key + UPLOADED]));
+    for (let i = 0; i < all.length; i += 1000) {
+      const batch = all.slice(i, i + 1000);
       const answer = await this.client.send(
         new DeleteObjectsCommand({
           Bucket: this.bucket,
@@ -173,12 +197,21 @@ export class S3FileStorage extends FileStorage {
   }
 
   async *list(prefix: string): AsyncIterable<string> {
+    for await (const object of this.objects(prefix)) if (object.Key) yield object.Key;
+  }
+
+  async *stale(before: Date): AsyncIterable<string> {
+    for await (const object of this.objects(''))
+      if (object.Key && object.LastModified && object.LastModified < before) yield object.Key;
+  }
+
+  private async *objects(prefix: string): AsyncIterable<{ Key?: string; LastModified?: Date }> {
     let token: string | undefined;
     do {
       const page = await this.client.send(
         new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }),
       );
-      for (const object of page.Contents ?? []) if (object.Key) yield object.Key;
+      yield* page.Contents ?? [];
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
   }
@@ -193,5 +226,8 @@ function secondsUntil(when: Date): number {
 }
 
 function isNotFound(e: unknown): boolean {
-  return e instanceof S3ServiceException && (e.$metadata.httpStatusCode === 404 || e.name === 'NotFound');
+  return (
+    e instanceof S3ServiceException &&
+    (e.$metadata.httpStatusCode === 404 || e.name === 'NotFound' || e.name === 'NoSuchKey')
+  );
 }

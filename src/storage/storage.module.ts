@@ -15,10 +15,13 @@ import { UploadUrlSigner } from './upload-url';
     {
       provide: FileStorage,
       inject: [APP_CONFIG, getDataSourceToken()],
-      useFactory: (config: AppConfig, db: DataSource): FileStorage =>
-        config.storage.s3
+      useFactory: (config: AppConfig, db: DataSource): FileStorage => {
+        const storage = config.storage.s3
           ? new S3FileStorage(config.storage.s3)
-          : new DiskFileStorage(join(config.dataDir, 'uploads'), config.publicUrl, new UploadUrlSigner(db)),
+          : new DiskFileStorage(join(config.dataDir, 'uploads'), config.publicUrl, new UploadUrlSigner(db));
+        storage.idleMs = config.storage.uploadIdleMs;
+        return storage;
+      },
     },
   ],
   exports: [FileStorage],

@@ -11,22 +11,39 @@ export interface UploadRow {
   contentType: string;
   size: number;
   responseId: string | null;
+  /** The stored bytes' size when they came through the service (then typeProblem is the type check's finding). */
+  storedSize: number | null;
+  typeProblem: string | null;
 }
 
 /** What an object key is made of. */
 export type UploadKeyParts = Pick<UploadRow, 'id' | 'workspaceId' | 'formId'>;
 
 const COLUMNS = `id, workspace_id AS "workspaceId", form_id AS "formId", block_id AS "blockId", name,
-  content_type AS "contentType", size::float8 AS size, response_id AS "responseId"`;
+  content_type AS "contentType", size::float8 AS size, response_id AS "responseId",
+  stored_size::float8 AS "storedSize", type_problem AS "typeProblem"`;
 const KEY_COLUMNS = `id, workspace_id AS "workspaceId", form_id AS "formId"`;
 
 @Injectable()
 export class UploadsRepository {
-  async insert(m: EntityManager, u: Omit<UploadRow, 'responseId'>): Promise<void> {
+  async insert(
+    m: EntityManager,
+    u: Omit<UploadRow, 'responseId' | 'storedSize' | 'typeProblem'> & Partial<UploadRow>,
+  ): Promise<void> {
     await m.query(
-      `INSERT INTO uploads (id, workspace_id, form_id, block_id, name, content_type, size) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [u.id, u.workspaceId, u.formId, u.blockId, u.name, u.contentType, u.size],
+      `INSERT INTO uploads (id, workspace_id, form_id, block_id, name, content_type, size, stored_size, type_problem)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [u.id, u.workspaceId, u.formId, u.blockId, u.name, u.contentType, u.size, u.storedSize, u.typeProblem],
     );
+  }
+
+  /** What the service saw of a pending upload's bytes (they never change after: the disk writes a key once). */
+  async recordStored(m: EntityManager, id: string, storedSize: number, typeProblem: string | null): Promise<void> {
+    await m.query(`UPDATE uploads SET stored_size = $2, type_problem = $3 WHERE id = $1 AND response_id IS NULL`, [
+      id,
+      storedSize,
+      typeProblem,
+    ]);
   }
 
   /** The uploads of these ids, locked until the transaction ends (two submissions naming one wait for each other). */
@@ -53,6 +70,22 @@ export class UploadsRepository {
 
   deleteForForm(m: EntityManager, formId: string): Promise<UploadKeyParts[]> {
     return returning(m, `DELETE FROM uploads WHERE form_id = $1 RETURNING ${KEY_COLUMNS}`, [formId]);
+  }
+
+  /** Deletes these uploads if still pending. */
+  deletePendingIds(m: EntityManager, ids: string[]): Promise<UploadKeyParts[]> {
+    return returning(
+      m,
+      `DELETE FROM uploads WHERE id = ANY($1::text[]) AND response_id IS NULL RETURNING ${KEY_COLUMNS}`,
+      [ids],
+    );
+  }
+
+  /** Which of these ids have a row, with its key's parts and whether it is pending (the orphan sweep). */
+  keysOf(m: EntityManager, ids: string[]): Promise<Array<UploadKeyParts & { pending: boolean }>> {
+    return m.query(`SELECT ${KEY_COLUMNS}, response_id IS NULL AS pending FROM uploads WHERE id = ANY($1::text[])`, [
+      ids,
+    ]);
   }
 
   /** Deletes up to `limit` uploads pending since before `before`, oldest first, skipping rows another instance holds. */

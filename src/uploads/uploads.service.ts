@@ -11,7 +11,7 @@ import { randomBase62 } from '../common/ids';
 import { currentManager } from '../database/transaction';
 import { inBatches } from '../database/in-batches';
 import { Block, FILE_SIZE_LIMIT_MB } from '../forms/blocks';
-import { FileStorage, FileTooLargeError, objectKey } from '../storage/file-storage';
+import { FileStorage, FileTooLargeError, objectKey, StoredBytes, UploadIdleError } from '../storage/file-storage';
 import { accepts, cleanFilename, normalizeContentType, SNIFF_BYTES, typeMismatch } from './file-checks';
 import { UploadKeyParts, UploadRow, UploadsRepository } from './uploads.repository';
 
@@ -63,7 +63,11 @@ export const UPLOAD_URL_MINUTES = 15;
 /** An upload no response names within this long is deleted (rows and objects). */
 export const PENDING_HOURS = 24;
 const SWEEP_EVERY_MS = 10 * 60_000;
+/** Objects without a row are looked for by listing the whole store: less often. */
+const ORPHANS_EVERY_MS = 60 * 60_000;
 const SWEEP_BATCH = 500;
+/** The keys the service makes (S3 adds `.upload` while a presigned PUT's bytes wait): the orphan sweep touches no other object. */
+const OUR_KEY = /^[0-9a-f-]{36}\/[0-9a-f-]{36}\/(upl_[A-Za-z0-9]{22})(\.upload)?$/;
 
 const newUploadId = () => `upl_${randomBase62(22)}`;
 
@@ -75,7 +79,7 @@ export function fileLimitBytes(block: Block, plan: Plan): number {
 @Injectable()
 export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubscriberInterface {
   private readonly logger = new Logger('Uploads');
-  private timer?: NodeJS.Timeout;
+  private timers: NodeJS.Timeout[] = [];
   /** Object keys to delete once the transaction that deleted their rows commits (dropped on rollback). */
   private readonly afterCommit = new WeakMap<QueryRunner, string[]>();
 
@@ -88,15 +92,37 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
   onModuleInit() {
     // Told of every commit and rollback (see afterTransactionCommit).
     this.db.subscribers.push(this);
-    this.timer = setInterval(
-      () => void this.sweep().catch((err: Error) => this.logger.warn(`sweep failed: ${err.message}`)),
-      SWEEP_EVERY_MS,
-    );
-    this.timer.unref();
+    this.storage.listener = { startBytes: SNIFF_BYTES, received: (key, stored) => this.received(key, stored) };
+    const every = (ms: number, what: string, run: () => Promise<unknown>) => {
+      const timer = setInterval(
+        () => void run().catch((err: Error) => this.logger.warn(`${what} failed: ${err.message}`)),
+        ms,
+      );
+      timer.unref();
+      this.timers.push(timer);
+    };
+    every(SWEEP_EVERY_MS, 'sweep', () => this.sweep());
+    every(ORPHANS_EVERY_MS, 'orphan sweep', () => this.sweepOrphans());
   }
 
   onModuleDestroy() {
-    clearInterval(this.timer);
+    this.timers.forEach(clearInterval);
+  }
+
+  /**
+   * The disk endpoint stored a pending upload's bytes: their size and the type check's finding go
+   * on its row, so naming it reads no file (the bytes of a key never change once stored).
+   */
+  private async received(key: string, stored: StoredBytes): Promise<void> {
+    const id = key.split('/').pop()!;
+    const [row] = await this.repo.find(currentManager(this.db), [id]);
+    if (!row || row.responseId) return;
+    await this.repo.recordStored(
+      currentManager(this.db),
+      id,
+      stored.size,
+      typeMismatch(stored.start, row.contentType, row.name) ?? null,
+    );
   }
 
   /** A pending upload and where to send its bytes (valid 15 minutes). */
@@ -130,7 +156,8 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
 
   /**
    * The same, but the bytes come through the service (the respondent page without JavaScript):
-   * streamed to storage, which stops reading past the limit (413, nothing kept).
+   * streamed to storage, which stops reading past the limit (413, nothing kept) or when the sender
+   * stops (408). Bytes that contradict the declared type are deleted at once (400).
    */
   async createFromStream(
     input: Omit<CreateUploadInput, 'size'>,
@@ -140,20 +167,28 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
     const limit = fileLimitBytes(block, input.plan);
     const uploadId = newUploadId();
     const key = objectKey(input.workspaceId, input.form.id, uploadId);
-    let size: number;
+    let stored: StoredBytes;
     try {
-      ({ size } = await this.storage.write(key, body, { contentType, maxBytes: limit }));
+      stored = await this.storage.write(key, body, { contentType, maxBytes: limit, startBytes: SNIFF_BYTES });
     } catch (err) {
       if (err instanceof FileTooLargeError)
         throw new ApiError('payload_too_large', {
           message: `The file is larger than this question takes: at most ${limit / MB} MB.`,
           hint: limitHint(block, input.plan),
         });
+      if (err instanceof UploadIdleError)
+        throw new ApiError('request_timeout', {
+          message: `No bytes of the file arrived for ${err.idleMs / 1000} s: the upload was cut and nothing kept.`,
+          hint: 'Send the form again.',
+        });
       throw err;
     }
+    const size = stored.size;
+    const mismatch = typeMismatch(stored.start, contentType, name);
     try {
+      if (mismatch) throw invalid('/file', mismatch, 'Send a file of the type its name and declared type say.');
       const row = { id: uploadId, workspaceId: input.workspaceId, formId: input.form.id, blockId: block.id };
-      await this.repo.insert(currentManager(this.db), { ...row, name, contentType, size });
+      await this.repo.insert(currentManager(this.db), { ...row, name, contentType, size, storedSize: size });
     } catch (err) {
       await this.storage.delete([key]); // no row would ever name the object
       throw err;
@@ -239,22 +274,41 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
         hint: 'Name each upload in the answer of the block it was made for.',
       };
     if (row.responseId) return { message: 'is already held by another response', hint: again };
-    const key = objectKey(row.workspaceId, row.formId, row.id);
-    const stored = await this.storage.head(key);
-    if (!stored)
+    const found = row.storedSize !== null ? row : await this.checkObject(row);
+    if (found.storedSize === null)
       return {
         message: 'has no bytes stored yet',
         hint: 'PUT the file to the url create_upload gave (with its headers) before naming the upload.',
       };
-    if (stored.size !== row.size)
-      return { message: `the stored file has ${stored.size} bytes, but ${row.size} were declared`, hint: again };
-    const mismatch = typeMismatch(await this.storage.readStart(key, SNIFF_BYTES), row.contentType, row.name);
+    if (found.storedSize !== row.size)
+      return { message: `the stored file has ${found.storedSize} bytes, but ${row.size} were declared`, hint: again };
+    const mismatch = found.typeProblem;
     if (mismatch)
       return {
         message: mismatch,
         hint: 'Declare the type the file really has, in create_upload, with a name that fits it.',
       };
     return undefined;
+  }
+
+  /**
+   * Bytes the service did not see (a presigned PUT to the bucket, or a row from before they were
+   * recorded): sealed first, so that what is checked is what the response will hold, then read.
+   */
+  private async checkObject(row: UploadRow): Promise<Pick<UploadRow, 'storedSize' | 'typeProblem'>> {
+    const key = keyOf(row);
+    await this.storage.seal(key);
+    const stored = await this.storage.head(key);
+    if (!stored) return { storedSize: null, typeProblem: null };
+    const start = await this.storage.readStart(key, SNIFF_BYTES);
+    return { storedSize: stored.size, typeProblem: typeMismatch(start, row.contentType, row.name) ?? null };
+  }
+
+  /** Deletes these uploads if still pending, rows and objects (files of a form post that was refused as a whole). */
+  async discard(uploadIds: string[]): Promise<void> {
+    if (!uploadIds.length) return;
+    const gone = await this.repo.deletePendingIds(currentManager(this.db), uploadIds);
+    await this.storage.delete(gone.map(keyOf));
   }
 
   /** name, size, contentType of uploads (for reads); ids not found are left out. */
@@ -302,6 +356,34 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
       await this.storage.delete(gone.map(keyOf));
       return gone.length;
     }, SWEEP_BATCH);
+  }
+
+  /**
+   * Deletes objects written before 24 hours ago that no uploads row names: the bytes of a row
+   * whose transaction failed, a PUT after a response took its upload (S3's `.upload` of a held
+   * upload), a crash mid-write. Lists the whole store; only keys of the service's own shape are touched.
+   */
+  async sweepOrphans(now = new Date()): Promise<number> {
+    const before = new Date(now.getTime() - PENDING_HOURS * 3600_000);
+    let deleted = 0;
+    let batch: Array<{ key: string; id: string }> = [];
+    const flush = async () => {
+      const rows = await this.repo.keysOf(currentManager(this.db), [...new Set(batch.map((b) => b.id))]);
+      // A pending upload's bytes may still wait under `.upload` (S3); a held one's were sealed.
+      const named = new Set(rows.flatMap((r) => (r.pending ? [keyOf(r), `${keyOf(r)}.upload`] : [keyOf(r)])));
+      const orphans = batch.filter((b) => !named.has(b.key)).map((b) => b.key);
+      await this.storage.delete(orphans);
+      deleted += orphans.length;
+      batch = [];
+    };
+    for await (const key of this.storage.stale(before)) {
+      const id = OUR_KEY.exec(key)?.[1];
+      if (!id) continue;
+      batch.push({ key, id });
+      if (batch.length >= SWEEP_BATCH) await flush();
+    }
+    if (batch.length) await flush();
+    return deleted;
   }
 
   /**

@@ -4,13 +4,20 @@
  */
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import request from 'supertest';
-import { FileStorage, FileTooLargeError, objectKey, UploadTarget } from '../../src/storage/file-storage';
+import {
+  FileStorage,
+  FileTooLargeError,
+  ObjectExistsError,
+  objectKey,
+  UploadIdleError,
+  UploadTarget,
+} from '../../src/storage/file-storage';
 import { createTestApp } from '../utils/create-test-app';
 import { expectError } from '../utils/http';
 import { startS3, TestS3 } from '../utils/s3';
@@ -48,10 +55,10 @@ interface Running {
   s3?: TestS3;
 }
 
-async function start(kind: 'disk' | 's3'): Promise<Running> {
+async function start(kind: 'disk' | 's3', env: Record<string, string> = {}): Promise<Running> {
   const dataDir = mkdtempSync(join(tmpdir(), 'formwork-storage-'));
   const s3 = kind === 's3' ? await startS3() : undefined;
-  const app = await createTestApp({ DATA_DIR: dataDir, ...(s3?.env ?? {}) });
+  const app = await createTestApp({ DATA_DIR: dataDir, ...(s3?.env ?? {}), ...env });
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };
   return { app, storage: app.get(FileStorage), base: `http://127.0.0.1:${port}`, dataDir, s3 };
@@ -100,6 +107,9 @@ describe.each(['disk', 's3'] as const)('FileStorage on %s', (kind) => {
     if (kind === 's3') expect(new URL(target.url).searchParams.get('X-Amz-SignedHeaders')).toBe('content-type;host');
     const res = await put(r, target, bytes);
     expect(res.status).toBe(200);
+    // S3: the PUT's bytes wait under `<key>.upload` until sealed (no URL names the key itself).
+    if (kind === 's3') expect(await r.storage.head(key)).toBeUndefined();
+    await r.storage.seal(key);
     expect(await r.storage.head(key)).toEqual({ size: bytes.length });
     expect((await r.storage.readStart(key, 4100)).equals(bytes.subarray(0, 4100))).toBe(true);
     expect((await readAll(await r.storage.read(key))).equals(bytes)).toBe(true);
@@ -114,6 +124,7 @@ describe.each(['disk', 's3'] as const)('FileStorage on %s', (kind) => {
     const empty = newKey();
     expect(await r.storage.write(empty, Readable.from([]), { contentType: 'text/plain', maxBytes: 10 })).toEqual({
       size: 0,
+      start: Buffer.alloc(0),
     });
     expect(await r.storage.readStart(empty, 4100)).toHaveLength(0);
   });
@@ -122,10 +133,59 @@ describe.each(['disk', 's3'] as const)('FileStorage on %s', (kind) => {
     const key = newKey();
     const bytes = randomBytes(9 * 1024 * 1024 + 12345); // more than one 8 MiB part on S3
     const body = bytesStream(bytes);
-    expect(await r.storage.write(key, body, { contentType: 'video/mp4', maxBytes: bytes.length })).toEqual({
-      size: bytes.length,
+    const written = await r.storage.write(key, body, {
+      contentType: 'video/mp4',
+      maxBytes: bytes.length,
+      startBytes: 4100,
     });
+    expect(written.size).toBe(bytes.length);
+    // The first bytes, for the type check, come with the write: nothing is read back.
+    expect(written.start.equals(bytes.subarray(0, 4100))).toBe(true);
     expect((await readAll(await r.storage.read(key))).equals(bytes)).toBe(true);
+  });
+
+  it('stops a write when the sender stops sending (UploadIdleError), keeping nothing', async () => {
+    const key = newKey();
+    const body = new Readable({ read() {} });
+    body.push(randomBytes(1000)); // then nothing more, and no end
+    const idleMs = r.storage.idleMs;
+    r.storage.idleMs = 300;
+    try {
+      const error = await r.storage
+        .write(key, body, { contentType: 'application/pdf', maxBytes: 10_000 })
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(UploadIdleError);
+      expect(body.destroyed).toBe(false);
+      expect(await r.storage.head(key)).toBeUndefined();
+    } finally {
+      r.storage.idleMs = idleMs;
+      body.destroy();
+    }
+  });
+
+  it("keeps a key's bytes once stored: on disk a second write is refused; on S3 a PUT after seal changes nothing", async () => {
+    const key = newKey();
+    const first = Buffer.from('%PDF-1 first');
+    if (kind === 'disk') {
+      await r.storage.write(key, Readable.from([first]), { contentType: 'application/pdf', maxBytes: 100 });
+      await expect(
+        r.storage.write(key, Readable.from([Buffer.from('second')]), { contentType: 'application/pdf', maxBytes: 100 }),
+      ).rejects.toBeInstanceOf(ObjectExistsError);
+    } else {
+      const target = await r.storage.uploadTarget(key, {
+        size: first.length,
+        contentType: 'application/pdf',
+        expiresAt: inFifteen(),
+      });
+      expect((await put(r, target, first)).status).toBe(200);
+      await r.storage.seal(key);
+      // The URL is still valid (15 minutes) and s3rver takes anything: the bytes land beside, unread.
+      expect((await put(r, target, Buffer.from('%PDF-1 other'))).status).toBe(200);
+      expect(await keys(r.storage, key)).toEqual([key, `${key}.upload`]);
+    }
+    expect((await readAll(await r.storage.read(key))).equals(first)).toBe(true);
+    await r.storage.delete([key]);
+    expect(await keys(r.storage, key)).toEqual([]);
   });
 
   it('stops a write past the limit with FileTooLargeError, stores nothing, and leaves the body undestroyed', async () => {
@@ -147,7 +207,6 @@ describe.each(['disk', 's3'] as const)('FileStorage on %s', (kind) => {
       expect(await r.storage.head(key)).toBeUndefined();
     }
     expect(await keys(r.storage, `${workspace}/`)).toEqual([]);
-    if (kind === 'disk') expect(readdirSync(join(r.dataDir, 'uploads', '.partial'))).toEqual([]);
   });
 
   it('deletes keys, absent ones included, and lists only under the prefix', async () => {
@@ -161,6 +220,19 @@ describe.each(['disk', 's3'] as const)('FileStorage on %s', (kind) => {
     expect(await keys(r.storage, `${workspace}/`)).toEqual([]);
     expect(await r.storage.head(other)).toEqual({ size: 1 });
     await r.storage.delete([]);
+  });
+
+  it("lists as stale the keys last written before a time (the orphan sweep's candidates)", async () => {
+    const key = newKey();
+    await r.storage.write(key, Readable.from([Buffer.from('x')]), { contentType: 'text/plain', maxBytes: 1 });
+    const stale = async (before: Date) => {
+      const found: string[] = [];
+      for await (const k of r.storage.stale(before)) found.push(k);
+      return found;
+    };
+    expect(await stale(new Date(Date.now() - 60_000))).not.toContain(key);
+    expect(await stale(new Date(Date.now() + 60_000))).toContain(key);
+    await r.storage.delete([key]);
   });
 
   it('downloads: on S3 a presigned GET that answers an attachment of the stored type; on disk none (the service serves)', async () => {
@@ -212,7 +284,7 @@ describe('FileStorage on S3: a store that cannot be reached', () => {
 describe('the disk upload endpoint', () => {
   let r: Running;
   beforeAll(async () => {
-    r = await start('disk');
+    r = await start('disk', { UPLOAD_IDLE_TIMEOUT_MS: '500' });
   });
   afterAll(() => stop(r));
 
@@ -297,7 +369,45 @@ describe('the disk upload endpoint', () => {
     expect(error.message).toContain('1000 bytes');
     // Chunked, no length: 5 MB against 1000 bytes; the answer comes, nothing is kept.
     await refused(await put(r, t, bytesStream(randomBytes(5 * 1024 * 1024))), 413, 'payload_too_large', key);
-    expect(readdirSync(join(r.dataDir, 'uploads', '.partial'))).toEqual([]);
+  });
+
+  it("takes a URL's bytes once: a second PUT is refused (403) and the stored bytes stay as they were", async () => {
+    const key = newKey();
+    const bytes = randomBytes(1000);
+    const t = await target(key, 1000);
+    expect((await put(r, t, bytes)).status).toBe(200);
+    const res = await put(r, t, randomBytes(1000));
+    expect(res.status).toBe(403);
+    const body = await res.json();
+    expect(body.error).toMatchObject({ code: 'forbidden', message: expect.stringMatching(/already has its bytes/) });
+    expect((await readAll(await r.storage.read(key))).equals(bytes)).toBe(true);
+  });
+
+  it('cuts a sender that stops sending: 408 request_timeout after UPLOAD_IDLE_TIMEOUT_MS, nothing kept', async () => {
+    const key = newKey();
+    const url = new URL((await target(key, 100_000)).url);
+    const started = Date.now();
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = http.request(
+        `${r.base}${url.pathname}${url.search}`,
+        { method: 'PUT', headers: { 'Content-Type': 'image/png', 'Content-Length': '100000' } },
+        (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode!, body }));
+        },
+      );
+      req.on('error', reject);
+      req.write(randomBytes(10_000)); // a tenth, then silence
+    });
+    expect(answer.status).toBe(408);
+    expect(JSON.parse(answer.body).error).toMatchObject({
+      code: 'request_timeout',
+      message: expect.stringMatching(/No bytes arrived for 0\.5 s/),
+    });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(450);
+    expect(await r.storage.head(key)).toBeUndefined();
   });
 
   it('stops reading a body past the size: the answer arrives while the client is still sending', async () => {

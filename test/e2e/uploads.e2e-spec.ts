@@ -260,7 +260,9 @@ describe.each(kinds)('uploads on %s', (kind) => {
     await refused(other.publicId, other.id, { cv: [otherForms.uploadId, mine.uploadId] }, 'cv');
     // Their upload is still theirs, pending, its object in place.
     expect(await rows('id = $1 AND response_id IS NULL', [theirs.uploadId])).toHaveLength(1);
-    expect(await objects(otherWs)).toEqual([`${otherWs.id}/${theirForm.id}/${theirs.uploadId}`]);
+    // (On S3 a PUT's bytes wait under `<key>.upload` until a response names the upload.)
+    const suffix = kind === 's3' ? '.upload' : '';
+    expect(await objects(otherWs)).toEqual([`${otherWs.id}/${theirForm.id}/${theirs.uploadId}${suffix}`]);
   });
 
   it('cleans a filename of 5,000 characters, with ../, an RTL override or a NUL, before it reaches a path or a row', async () => {
@@ -351,6 +353,22 @@ describe.each(kinds)('uploads on %s', (kind) => {
     const ok = await uploads.createFromStream(input, Readable.from([PDF]));
     expect(ok).toEqual({ uploadId: expect.stringMatching(/^upl_/), size: PDF.length });
     expect(await objects()).toContain(`${ws.id}/${form.id}/${ok.uploadId}`);
+    // What the service saw of the bytes is on the row: naming the upload reads no object.
+    const [seen] = await db.query(
+      `SELECT stored_size::int AS size, type_problem AS problem FROM uploads WHERE id = $1`,
+      [ok.uploadId],
+    );
+    expect(seen).toEqual({ size: PDF.length, problem: null });
+    // Bytes that contradict the declared type are refused at once, and nothing is kept.
+    const objectsBefore = await objects();
+    await expect(uploads.createFromStream(input, Readable.from([EXE]))).rejects.toMatchObject({
+      code: 'invalid_arguments',
+      message: expect.stringMatching(/exe/i),
+    });
+    expect(await objects()).toEqual(objectsBefore);
+    expect(await rows('form_id = $1 AND response_id IS NULL', [form.id])).toEqual([
+      expect.objectContaining({ id: ok.uploadId }),
+    ]);
     const named = await callTool(app, token, 'create_response', {
       publicId: form.publicId,
       answers: { cv: ok.uploadId },
@@ -433,6 +451,87 @@ describe.each(kinds)('uploads on %s', (kind) => {
       });
       expect(named.status).toBe(200);
     }
+  });
+
+  it('keeps a held file as it was checked: a PUT to its URL afterwards changes nothing (disk: 403)', async () => {
+    const form = await fileForm();
+    const res = await callTool(app, token, 'create_upload', {
+      publicId: form.publicId,
+      block: 'cv',
+      filename: 'cv.pdf',
+      contentType: 'application/pdf',
+      size: PDF.length,
+    });
+    const url = new URL(res.body.url);
+    const address = kind === 'disk' ? `${base}${url.pathname}${url.search}` : res.body.url;
+    const putBytes = (body: Buffer) =>
+      fetch(address, { method: 'PUT', headers: res.body.headers, body: new Uint8Array(body) });
+    expect((await putBytes(PDF)).status).toBe(200);
+    if (kind === 'disk') {
+      // The disk endpoint recorded what it stored: naming the upload is a row check.
+      const [seen] = await db.query(`SELECT stored_size::int AS size FROM uploads WHERE id = $1`, [res.body.uploadId]);
+      expect(seen.size).toBe(PDF.length);
+    }
+    const named = await callTool(app, token, 'create_response', {
+      publicId: form.publicId,
+      answers: { cv: res.body.uploadId },
+    });
+    expect(named.status).toBe(200);
+    // Within the URL's 15 minutes, other bytes of the same size: an HTML page instead of the PDF.
+    const swap = Buffer.concat([HTML, Buffer.alloc(PDF.length - HTML.length, 0x20)]);
+    const again = await putBytes(swap);
+    if (kind === 'disk') {
+      expect(again.status).toBe(403);
+      expect((await again.json()).error.message).toMatch(/already has its bytes/);
+    } else expect(again.status).toBe(200); // s3rver takes it, under `<key>.upload`, where nothing reads it
+    const stream = await storage.read(`${ws.id}/${form.id}/${res.body.uploadId}`);
+    const chunks: Buffer[] = [];
+    for await (const chunk of stream) chunks.push(chunk as Buffer);
+    expect(Buffer.concat(chunks).equals(PDF)).toBe(true);
+    // The download link serves the checked bytes too.
+    const got = await callTool(app, token, 'get_response', { publicId: form.publicId, responseId: named.body.id });
+    const [cvId] = form.blocks.slice(1).map((b) => b.id);
+    const link = new URL(got.body.answers[cvId][0].url);
+    const download = await fetch(`${base}${link.pathname}${link.search}`);
+    expect(Buffer.from(await download.arrayBuffer()).equals(PDF)).toBe(true);
+    // Deleting the response leaves nothing, the late PUT's bytes included.
+    await callTool(app, token, 'delete_response', { publicId: form.publicId, responseId: named.body.id });
+    expect((await objects()).filter((k) => k.includes(res.body.uploadId))).toEqual([]);
+  });
+
+  it('sweeps objects older than 24 hours that no row names (a failed transaction, a late PUT), and nothing else', async () => {
+    const form = await fileForm();
+    const uploads = app.get(UploadsService);
+    const write = (key: string) =>
+      storage.write(key, Readable.from([PDF]), { contentType: 'application/pdf', maxBytes: PDF.length });
+    // An object whose row never committed, beside a pending and a held upload.
+    const orphan = `${ws.id}/${form.id}/upl_${'o'.repeat(22)}`;
+    await write(orphan);
+    const pending = await upload(form.publicId, 'photos', PNG, { filename: 'p.png', contentType: 'image/png' });
+    const held = await upload(form.publicId, 'cv', PDF);
+    expect(
+      (await callTool(app, token, 'create_response', { publicId: form.publicId, answers: { cv: held.uploadId } }))
+        .status,
+    ).toBe(200);
+    // S3: bytes PUT to a held upload's URL after its response took it land beside, never read.
+    const late = `${ws.id}/${form.id}/${held.uploadId}.upload`;
+    if (kind === 's3') await write(late);
+    // An object of another shape (another application's, in a shared bucket or folder) is never touched.
+    const foreign = `${ws.id}/not-ours/readme`;
+    await write(foreign);
+    const ours = () => objects().then((all) => all.filter((k) => k.includes(form.id) || k === foreign));
+    const before = await ours();
+    // Younger than 24 hours: kept.
+    await uploads.sweepOrphans(new Date(Date.now() + 23 * 3600_000));
+    expect(await ours()).toEqual(before);
+    expect(await uploads.sweepOrphans(new Date(Date.now() + 25 * 3600_000))).toBeGreaterThanOrEqual(1);
+    const after = await ours();
+    expect(after).not.toContain(orphan);
+    expect(after).toEqual(before.filter((k) => k !== orphan && k !== late));
+    expect(after).toContain(`${ws.id}/${form.id}/${held.uploadId}`);
+    expect(after.some((k) => k.includes(pending.uploadId))).toBe(true);
+    expect(after).toContain(foreign);
+    await storage.delete([foreign]);
   });
 
   it('keeps the objects when the transaction that deleted their rows rolls back', async () => {

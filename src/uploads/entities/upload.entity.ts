@@ -38,6 +38,14 @@ export class UploadEntity {
   @Column({ type: 'bigint' })
   size: string;
 
+  /** The stored bytes' size, when they came through the service (else NULL: checked on the object). */
+  @Column({ name: 'stored_size', type: 'bigint', nullable: true })
+  storedSize: string | null;
+
+  /** What the type check found wrong in the bytes that came through the service (NULL: nothing, or not seen). */
+  @Column({ name: 'type_problem', type: 'text', nullable: true })
+  typeProblem: string | null;
+
   @Column({ name: 'response_id', type: 'uuid', nullable: true })
   responseId: string | null;
 
