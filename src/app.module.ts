@@ -13,6 +13,7 @@ import { ProtectedResourceController } from './auth/protected-resource.controlle
 import { AppConfig } from './config/config';
 import { ConfigModule } from './config/config.module';
 import { dataSourceOptions } from './database/data-source';
+import { ReadReplicaModule } from './database/replica';
 import { openGuardedDataSource } from './database/transaction';
 import { DemoModule } from './demo/demo.module';
 import { ExportsModule } from './exports/exports.module';
@@ -57,11 +58,13 @@ export class AppModule {
             ...dataSourceOptions(databaseUrl, config.databasePoolSize, true, {
               kind: 'request',
               timeouts: config.databaseTimeouts,
+              pooler: config.databasePooler,
             }),
             autoLoadEntities: true,
           }),
           dataSourceFactory: openGuardedDataSource,
         }),
+        ReadReplicaModule,
         AuditModule,
         StorageModule,
         WorkspacesModule,

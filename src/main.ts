@@ -34,13 +34,13 @@ async function main() {
   // DATABASE_URL server they are a deliberate step, and a pending one stops start-up here, before
   // the app (the OAuth keys, the CSRF key) touches a table that may not exist yet.
   const ds = await new DataSource(
-    (await import('./database/data-source')).dataSourceOptions(database.url, 1),
+    (await import('./database/data-source')).dataSourceOptions(database.directUrl, 1),
   ).initialize();
   try {
     if (database.embedded) {
       logger.log(`Using the embedded PostgreSQL under ${config.dataDir} (set DATABASE_URL for a real server)`);
       // A first start's migrations and seeding may be slow on the embedded database: no warning for them.
-      const ran = await QueryLogger.expectingSlowQueries(() => runMigrations(ds, database.url));
+      const ran = await QueryLogger.expectingSlowQueries(() => runMigrations(ds, database.directUrl));
       if (ran.length) logger.log(`Applied migrations: ${ran.join(', ')}`);
     } else if (await ds.showMigrations()) {
       process.stderr.write(

@@ -398,8 +398,9 @@ export async function runCli(
     const config = loadConfig(env);
     const database = await openDatabase(config);
     try {
-      if (!database.embedded) await checkDatabaseReachable(database.url);
-      const out = await execute(picked.spec, args, config, database.url, input);
+      // Admin commands (migrate's advisory lock) need a session: the direct URL, not a pooler's.
+      if (!database.embedded) await checkDatabaseReachable(database.directUrl);
+      const out = await execute(picked.spec, args, config, database.directUrl, input);
       return {
         code: 0,
         stdout: asJson ? `${JSON.stringify(out.json)}\n` : `${out.text}\n`,

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { DataSourceOptions } from 'typeorm';
 import type { DatabaseTimeouts } from '../config/config';
 import { SHARED_SESSION_MARK } from './embedded-postgres';
+import { transactionPooledClient } from './pooler';
 import { QueryLogger } from './query-logger';
 
 /**
@@ -18,7 +19,8 @@ export const CLIENT_TIMEOUT_MARGIN_MS = 2000;
  * big table or wait for a lock; a session left idle in a transaction is still ended, and
  * connecting is still bounded.
  */
-export type SessionBounds = { kind: 'request'; timeouts: DatabaseTimeouts } | { kind: 'maintenance' };
+export type SessionBounds =
+  { kind: 'request'; timeouts: DatabaseTimeouts; pooler?: 'none' | 'transaction' } | { kind: 'maintenance' };
 
 export const MAINTENANCE: SessionBounds = { kind: 'maintenance' };
 
@@ -82,6 +84,13 @@ export function poolBounds(url: string, bounds: SessionBounds): Record<string, u
     // session everyone shares. A lock wait cannot happen there either: whole transactions queue
     // (embedded-postgres.ts). Only the client-side bounds apply.
     return { ...keepAlive, connectionTimeoutMillis, ...(query_timeout ? { query_timeout } : {}) };
+  }
+  if (bounds.kind === 'request' && bounds.pooler === 'transaction') {
+    // A transaction pooler (DATABASE_POOLER=transaction) takes no session settings: each
+    // transaction sets the same bounds with SET LOCAL (pooler.ts).
+    const { statementMs, lockMs, idleInTransactionMs } = bounds.timeouts;
+    const Client = transactionPooledClient({ statementMs, lockMs, idleInTransactionMs });
+    return { ...keepAlive, connectionTimeoutMillis, query_timeout, Client };
   }
   return {
     ...keepAlive,

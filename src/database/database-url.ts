@@ -7,6 +7,8 @@ import { startEmbeddedPostgres } from './embedded-postgres';
 
 export interface DatabaseHandle {
   url: string;
+  /** A session of its own, for migrations' advisory lock and the CLI: DATABASE_DIRECT_URL, else `url`. */
+  directUrl: string;
   embedded: boolean;
   close(): Promise<void>;
 }
@@ -17,18 +19,22 @@ export interface DatabaseHandle {
  * DATA_DIR/embedded.json, and others (the CLI while the server runs) connect to it instead.
  */
 export async function openDatabase(config: AppConfig): Promise<DatabaseHandle> {
-  if (config.databaseUrl) return { url: config.databaseUrl, embedded: false, close: async () => undefined };
+  if (config.databaseUrl) {
+    const directUrl = config.databaseDirectUrl ?? config.databaseUrl;
+    return { url: config.databaseUrl, directUrl, embedded: false, close: async () => undefined };
+  }
   const dir = resolve(config.dataDir);
   mkdirSync(dir, { recursive: true });
   const marker = join(dir, 'embedded.json');
   const running = readMarker(marker);
   if (running && isAlive(running.pid) && (await answers(running.url))) {
-    return { url: running.url, embedded: true, close: async () => undefined };
+    return { url: running.url, directUrl: running.url, embedded: true, close: async () => undefined };
   }
   const pg = await startEmbeddedPostgres(dir);
   writeFileSync(marker, JSON.stringify({ pid: process.pid, url: pg.url }));
   return {
     url: pg.url,
+    directUrl: pg.url,
     embedded: true,
     async close() {
       if (readMarker(marker)?.pid === process.pid) rmSync(marker, { force: true });

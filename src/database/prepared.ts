@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { SHARED_SESSION_MARK } from './embedded-postgres';
+import { isTransactionPooled } from './pooler';
 
 /** The prepared statements of this process, by SQL text. */
 const statements = new Map<string, { name: string; text: string }>();
@@ -11,10 +12,11 @@ const sharedSession = new WeakMap<DataSource, boolean>();
  * submission. Pass the result as the query to EntityManager.query(): TypeORM hands it to
  * node-postgres, which prepares it on a connection's first use. The embedded PostgreSQL gets the
  * plain text: its connections share one session, where a name one prepared already exists for
- * the next. (Nor is this for a pooler in transaction mode, which does not keep prepared statements.)
+ * the next. Nor does a pooler in transaction mode (DATABASE_POOLER=transaction), whose next
+ * transaction may run on a server session that never saw the name.
  */
 export function prepared(manager: EntityManager, text: string): string {
-  if (sharesOneSession(manager.connection)) return text;
+  if (takesPlainText(manager.connection)) return text;
   let statement = statements.get(text);
   if (!statement) {
     statement = { name: `formwork_${statements.size + 1}`, text };
@@ -23,10 +25,11 @@ export function prepared(manager: EntityManager, text: string): string {
   return statement as unknown as string;
 }
 
-function sharesOneSession(db: DataSource): boolean {
+function takesPlainText(db: DataSource): boolean {
   let shared = sharedSession.get(db);
   if (shared === undefined) {
-    shared = String((db.options as { url?: string }).url ?? '').includes(SHARED_SESSION_MARK);
+    const { url, extra } = db.options as { url?: string; extra?: unknown };
+    shared = String(url ?? '').includes(SHARED_SESSION_MARK) || isTransactionPooled(extra);
     sharedSession.set(db, shared);
   }
   return shared;

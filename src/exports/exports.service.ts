@@ -180,9 +180,11 @@ export class ExportsService {
       // Responses committed before the download wait for their seq: give it, then read up to the last.
       await this.sequencer.settle(form.id);
       const upTo = await this.repo.lastSeq(currentManager(this.db), form.id);
+      // The batches read the replica once it holds everything up to upTo, else the primary (LongReads).
+      const on = await this.longReads.source();
       // CSV: the records are written by PostgreSQL (see csvLinesSql); their values follow the filter's.
       const lines = grant.fmt === 'csv' ? csvLinesSql(form, params, 'r') : undefined;
-      const chunks = this.chunks(grant, form, upTo, { sql, params: params.slice(3) }, lines);
+      const chunks = this.chunks(grant, form, upTo, { sql, params: params.slice(3) }, lines, on);
       // Bytes, not objects: the stream asks for the next batch once its 64 KiB buffer has drained.
       const body = Readable.from(chunks, { objectMode: false, highWaterMark: 64 * 1024 });
       const unwatch = this.watch(grant, body);
@@ -203,6 +205,7 @@ export class ExportsService {
     upTo: string,
     filter: { sql: string; params: unknown[] },
     lines: ReturnType<typeof csvLinesSql> | undefined,
+    on: Awaited<ReturnType<LongReads['source']>>,
   ): AsyncGenerator<string> {
     this.openDownloads++;
     let ahead: Promise<string[]> | undefined;
@@ -220,9 +223,8 @@ export class ExportsService {
         const end = after + range < last ? after + range : last;
         const batch = { after: after.toString(), upTo: end.toString() };
         after = end;
-        const manager = currentManager(this.db);
-        if (lines) return this.repo.readCsvBatch(manager, form.id, batch, filter, lines);
-        return this.repo.readBatch(manager, form.id, batch, filter).then(async (rows) => {
+        if (lines) return on((db) => this.repo.readCsvBatch(currentManager(db), form.id, batch, filter, lines));
+        return on((db) => this.repo.readBatch(currentManager(db), form.id, batch, filter)).then(async (rows) => {
           const views = rows.map(view!);
           // File answers with links bound to the link's credential, as get_response shows them.
           await this.files.show(views, form, grant.a, { w: grant.w, c: grant.c, until: grant.exp });

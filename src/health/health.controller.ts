@@ -1,11 +1,12 @@
 /** /healthz and /readyz for the load balancer. */
-import { Controller, Get, HttpCode, Res } from '@nestjs/common';
+import { Controller, Get, HttpCode, Optional, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { FastifyReply } from 'fastify';
 import { DataSource } from 'typeorm';
 import { Public } from '../auth/public.decorator';
 import { RateLimitService } from '../rate-limit/rate-limit.service';
+import { ReadReplica } from '../database/replica';
 import { currentManager } from '../database/transaction';
 import { FileStorage } from '../storage/file-storage';
 
@@ -20,6 +21,7 @@ export class HealthController {
     @InjectDataSource() private readonly db: DataSource,
     private readonly rateLimit: RateLimitService,
     private readonly files: FileStorage,
+    @Optional() private readonly replica?: ReadReplica,
   ) {}
 
   /** The process is up and serving HTTP. */
@@ -33,11 +35,12 @@ export class HealthController {
    * Whether to send traffic here. 503 without the database, or without the file storage (disk or
    * bucket): no request, or no upload or download, can be served without it. Redis down is `degraded` with 200: the service fails open and counts rate limits per
    * instance until Redis is back. (A stopping instance closes its listener: probes then fail to
-   * connect, which is the signal a load balancer needs.)
+   * connect, which is the signal a load balancer needs.) A read replica (DATABASE_REPLICA_URL) down or
+   * behind never fails it: long reads then go to the primary; `replica: { ok, lagMs? }` says so.
    */
   @Get('readyz')
   async ready(@Res({ passthrough: true }) res: FastifyReply) {
-    const [database, store, filesOk] = await Promise.all([
+    const [database, store, filesOk, replica] = await Promise.all([
       withTimeout(currentManager(this.db).query('SELECT 1'), 2000).then(
         (): Check => 'ok',
         (): Check => 'unreachable',
@@ -47,13 +50,15 @@ export class HealthController {
         () => true,
         () => false,
       ),
+      this.replica?.status(),
     ]);
     const checks = { database, redis: store.redis };
     const rateLimits = store.counting;
     const storage = { kind: this.files.kind, ok: filesOk };
+    const reads = replica ? { replica } : {};
     if (database !== 'ok' || !filesOk) {
       res.status(503);
-      return { status: 'unavailable', checks, storage, rateLimits };
+      return { status: 'unavailable', checks, storage, rateLimits, ...reads };
     }
     if (store.redis === 'unreachable') {
       return {
@@ -61,10 +66,11 @@ export class HealthController {
         checks,
         storage,
         rateLimits,
+        ...reads,
         note: `Redis has been unreachable since ${store.unreachableSince}: each instance counts rate limits on its own until it is back.`,
       };
     }
-    return { status: 'ok', checks, storage, rateLimits };
+    return { status: 'ok', checks, storage, rateLimits, ...reads };
   }
 }
 

@@ -1,6 +1,12 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
 import { ApiError } from '../common/errors/api-error';
 import { APP_CONFIG, AppConfig } from '../config/config';
+import { ReadReplica } from '../database/replica';
+
+/** Runs a read on the database it is given (the replica's or the primary's DataSource). */
+export type LongRead<T> = (db: DataSource) => Promise<T>;
 
 /** Seconds a refused long read is told to wait: the reads it queues behind take seconds, not minutes. */
 export const LONG_READ_RETRY_AFTER_S = 2;
@@ -19,6 +25,10 @@ export const LONG_READ_RETRY_AFTER_S = 2;
  * past either cap is refused at once with 429 `rate_limited` and Retry-After, the answer a script
  * already handles, rather than queued (a queued read would still hold its caller's connection
  * and time). Counted per instance, on purpose: what the caps protect is this instance's pool.
+ *
+ * With a read replica (DATABASE_REPLICA_URL, see ReadReplica) the reads run there once it holds
+ * everything committed before they started, else on the primary: each read is given the
+ * DataSource to use, and is run again on the primary when the replica fails it.
  */
 @Injectable()
 export class LongReads {
@@ -27,7 +37,11 @@ export class LongReads {
   readonly perWorkspace: number;
   readonly perInstance: number;
 
-  constructor(@Inject(APP_CONFIG) config: Pick<AppConfig, 'longReadsPerWorkspace' | 'databasePoolSize'>) {
+  constructor(
+    @Inject(APP_CONFIG) config: Pick<AppConfig, 'longReadsPerWorkspace' | 'databasePoolSize'>,
+    @Optional() @InjectDataSource() private readonly db?: DataSource,
+    @Optional() private readonly replica?: ReadReplica,
+  ) {
     this.perWorkspace = config.longReadsPerWorkspace;
     this.perInstance = Math.max(1, config.databasePoolSize - 2);
   }
@@ -66,14 +80,27 @@ export class LongReads {
     };
   }
 
-  /** Runs `read` in a slot of the workspace (429 when none is free). */
-  async run<T>(workspaceId: string, read: () => Promise<T>): Promise<T> {
+  /** Runs `read` in a slot of the workspace (429 when none is free), on the replica when it has caught up. */
+  async run<T>(workspaceId: string, read: LongRead<T>): Promise<T> {
     const giveBack = this.take(workspaceId);
     try {
-      return await read();
+      return await (
+        await this.source()
+      )(read);
     } finally {
       giveBack();
     }
+  }
+
+  /**
+   * Where the reads of one long read (an export's batches) run, chosen now: the replica once it has
+   * replayed everything committed until now (bounded wait), else the primary. Take a slot first.
+   */
+  async source(): Promise<<T>(read: LongRead<T>) => Promise<T>> {
+    const { replica, db } = this;
+    if (!replica?.configured) return (read) => read(db!);
+    const chosen = await replica.source();
+    return (read) => replica.read(chosen, read);
   }
 }
 
