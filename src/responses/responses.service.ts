@@ -1,0 +1,593 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { AuditService } from '../audit/audit.service';
+import type { Principal } from '../common/access/principal';
+import { uuidv7 } from '../common/ids';
+import { ApiError } from '../common/errors/api-error';
+import { allowLongStatements } from '../database/long-statements';
+import { currentManager, inTransaction, openTransaction } from '../database/transaction';
+import { IdempotencyService } from '../idempotency/idempotency.service';
+import { AnswerWording, answersViewer, Block, CHOICE_TYPES, NUMERIC_TYPES, takesAnswer } from '../forms/blocks';
+import { isBlockLeaf } from '../forms/conditions';
+import { CheckedResponse, hasLogic, validateResponse } from '../forms/form-logic';
+import { FormRecord, FormsService, notFoundForm } from '../forms/forms.service';
+import { ResponseStatsRepository } from './response-stats.repository';
+import { NewResponse, ResponseRow, ResponsesRepository } from './responses.repository';
+import { ResponseInsertBatcher } from './response-insert-batcher';
+import { UploadsService } from '../uploads/uploads.service';
+import { FileAnswers } from '../files/file-answers.service';
+import { fileKeys, namedUploads, showFiles } from '../files/file-answers';
+import type { FileReader } from '../files/file-links';
+import { ResponseSequencer } from './response-sequencer';
+import { responseRefusal } from './response-refusal';
+import { LongReads } from './long-reads';
+import { countedValues, FormSummary, summaryFromStats } from './summarize';
+import { checkResponseFilter, isFiltered, ResponseFilter, responseFilterSql } from './response-filter';
+import { newEventId, responseCreatedBody } from '../webhooks/events';
+import { WebhookOutbox } from '../webhooks/webhook-outbox.service';
+import { PartialResponsesRepository, PartialRow } from './partial-responses.repository';
+
+export interface ResponseView {
+  id: string;
+  /** Null on a partial response (issue 36). */
+  submittedAt: string | null;
+  answers: Record<string, unknown>;
+  /** Hidden values, on responses of forms that declare hidden fields (or that carry some). */
+  hidden?: Record<string, string>;
+  /** 'partial' on a response not yet completed; absent on completed ones. */
+  status?: 'partial';
+  /** On partials and on responses that started as one: when it started, last changed, its last page. */
+  startedAt?: string;
+  updatedAt?: string;
+  lastPage?: string;
+}
+
+/** How read tools key answers: by block id (default) or by ref (a block without a ref stays under its id). */
+export type AnswersBy = 'id' | 'ref';
+
+/** How long one statement of a filtered read may take (see filteredRead). */
+export const FILTERED_READ_MS = 60_000;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The rules of responses: listing in seq order, reading, submitting (validated against the form,
+ * in one statement when it can), deleting, and summaries from the maintained aggregates. The SQL is
+ * in ResponsesRepository and ResponseStatsRepository.
+ */
+@Injectable()
+export class ResponsesService {
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly repo: ResponsesRepository,
+    private readonly stats: ResponseStatsRepository,
+    private readonly forms: FormsService,
+    private readonly audit: AuditService,
+    private readonly idempotency: IdempotencyService,
+    private readonly webhooks: WebhookOutbox,
+    private readonly sequencer: ResponseSequencer,
+    private readonly longReads: LongReads,
+    private readonly inserts: ResponseInsertBatcher,
+    private readonly uploads: UploadsService,
+    private readonly files: FileAnswers,
+    private readonly partials: PartialResponsesRepository,
+  ) {}
+
+  /** Whether the form has a completed response with this id. */
+  async exists(m: EntityManager, formId: string, responseId: string): Promise<boolean> {
+    return (await this.repo.findOne(m, formId, responseId)) !== undefined;
+  }
+
+  /** Checks the uploads `answers` name (as the caller keyed them; `stored`: as validated) and holds them for responseId. */
+  async attachFiles(
+    tx: EntityManager,
+    form: FormRecord,
+    responseId: string,
+    answers: Record<string, unknown>,
+    stored: Record<string, unknown>,
+  ): Promise<void> {
+    const files = namedFiles(form.blocks, answers, stored);
+    if (files.length)
+      await this.uploads.attach(tx, { workspaceId: form.workspaceId, formId: form.id, responseId, files });
+  }
+
+  /**
+   * A page of a form's responses in seq order, which is (submittedAt, arrival) order (see
+   * response-stats.repository.ts). Responses committed before this call that still wait for their seq are
+   * sequenced first, and the page is read after that: new responses only ever append, so a walk
+   * from offset 0 to total sees every response committed before it began exactly once. The total
+   * is the maintained count, and an offset deep into a big form is reached by summing the bucket
+   * counts (a few hundred small rows per million responses) and walking at most one bucket, not by
+   * skipping offset rows.
+   */
+  async list(
+    workspaceId: string,
+    publicId: string,
+    opts: {
+      limit: number;
+      offset: number;
+      order: 'oldest' | 'newest';
+      filter?: ResponseFilter;
+      answersBy?: AnswersBy;
+      /** Who reads: file answers get download links bound to it. */
+      reader?: FileReader;
+    },
+  ): Promise<{ total: number; responses: ResponseView[] }> {
+    const form = await this.forms.get(workspaceId, publicId);
+    const filter = checkResponseFilter(form, opts.filter ?? {});
+    // Without `where`, the page covers the part of the order between the first response since
+    // `since` and the first since `until`, both found through the buckets.
+    const position = () =>
+      this.repo
+        .pagePosition(currentManager(this.db), form.id, filter.since ?? null, filter.until ?? null)
+        .then((row) => {
+          if (!row) throw notFoundForm(publicId); // deleted meanwhile
+          return row;
+        });
+    let at = await position();
+    if (at.waiting) {
+      // Responses committed before this call wait for their seq: give it, then count again.
+      await this.sequencer.settle(form.id);
+      at = await position();
+    }
+    const view = responseViewer(form, opts.answersBy);
+    // Positions in oldest-first order; newest-first reads the mirrored range and reverses it.
+    const range = (total: number) => {
+      const count = Math.min(opts.limit, Math.max(0, total - opts.offset));
+      if (count === 0) return undefined;
+      return { start: opts.order === 'newest' ? total - opts.offset - count : opts.offset, count };
+    };
+    const page = async (rows: ResponseRow[]) => {
+      const views = (opts.order === 'newest' ? rows.reverse() : rows).map(view);
+      if (opts.reader) await this.files.show(views, form, opts.answersBy, opts.reader);
+      return views;
+    };
+    if (filter.where) {
+      // Sequenced responses that match, in seq order: the order only grows at its end, so a walk
+      // stays exact under a filter too.
+      const params: unknown[] = [form.id]; // $1: the form
+      const sql = responseFilterSql(form, filter, params, 'r');
+      const { total, rows } = await this.filteredRead(workspaceId, async (tx) => {
+        const known = countedFilter(form, filter);
+        const counted = known && (await this.stats.countAnswers(tx, form.id, known.blockId, known.values));
+        return this.repo.filteredPage(tx, { sql, params }, range, counted);
+      });
+      return { total, responses: await page(rows) };
+    }
+    const { skipped } = at;
+    const total = Math.max(0, at.upto - skipped);
+    const r = range(total);
+    if (!r) return { total, responses: [] };
+    const rows = await this.repo.readPage(currentManager(this.db), form.id, skipped + r.start, r.count);
+    return { total, responses: await page(rows) };
+  }
+
+  /**
+   * A read under `where`: its statements read the form's rows, so on a big form they may take
+   * longer than a request's statement timeout (DATABASE_STATEMENT_TIMEOUT_MS); they get
+   * FILTERED_READ_MS, in a transaction of their own (SET LOCAL ends with it), and in one of the
+   * workspace's long-read slots (429 when its slots are taken: see LongReads).
+   */
+  private filteredRead<T>(workspaceId: string, work: (tx: EntityManager) => Promise<T>): Promise<T> {
+    return this.longReads.run(workspaceId, (db) =>
+      inTransaction(db, async (tx) => {
+        await allowLongStatements(tx, FILTERED_READ_MS);
+        return work(tx);
+      }),
+    );
+  }
+
+  async get(
+    workspaceId: string,
+    publicId: string,
+    responseId: string,
+    answersBy?: AnswersBy,
+    reader?: FileReader,
+  ): Promise<ResponseView> {
+    const form = await this.forms.get(workspaceId, publicId);
+    const view = await this.read(currentManager(this.db), form, responseId, answersBy);
+    if (reader) await this.files.show([view], form, answersBy, reader);
+    return view;
+  }
+
+  private async read(
+    manager: EntityManager,
+    form: FormRecord,
+    responseId: string,
+    answersBy?: AnswersBy,
+  ): Promise<ResponseView> {
+    const row = UUID.test(responseId) ? await this.repo.findOne(manager, form.id, responseId) : undefined;
+    if (row) return responseViewer(form, answersBy)(row);
+    const partial = UUID.test(responseId) ? await this.partials.find(manager, form.id, responseId) : undefined;
+    if (!partial) throw notFoundResponse(form.publicId, responseId);
+    return partialViewer(form, answersBy)(partial);
+  }
+
+  /**
+   * create_response: validated like every submission and stored with its audit record, in one
+   * statement. Works on a form in any state (imports); the respondent page takes published forms only.
+   */
+  createAs(
+    actor: Principal,
+    publicId: string,
+    answers: Record<string, unknown>,
+    hidden?: Record<string, string>,
+  ): Promise<ResponseView> {
+    return this.store(publicId, answers, { source: 'api', actor }, hidden);
+  }
+
+  /**
+   * A submission from the respondent page (form post or JSON): the same validation as
+   * create_response, but only a published form takes it.
+   */
+  submit(publicId: string, answers: Record<string, unknown>, hidden?: Record<string, string>): Promise<ResponseView> {
+    return this.store(publicId, answers, { source: 'web', published: true }, hidden);
+  }
+
+  /**
+   * Validates a submission against the form's blocks as of after the form lock, and stores it.
+   * The form as this instance last read it is tried first: one statement share-locks the form,
+   * checks that it is still at that version and inserts the response (and its audit record), so a
+   * concurrent edit of the blocks cannot slip in between. When the form is not known here, has
+   * changed, or the answers do not fit it, the form is locked, read again after the lock, and the
+   * answers validated against that, in one transaction. Nothing is stored when an answer is refused.
+   *
+   * Webhooks: the response.created event is written by that same statement (ResponsesRepository.insertMany), one
+   * delivery per subscribed endpoint, so it commits with the response or not at all. Its body is
+   * the response as get_response shows it right after the insert ({ id, submittedAt, answers }: no
+   * position, which the sequencer gives later), labelled from the form version the statement
+   * checks; only submittedAt comes from the statement (the database's clock).
+   */
+  private async store(
+    publicId: string,
+    answers: Record<string, unknown>,
+    how: { source: 'api' | 'web'; actor?: Principal; published?: boolean },
+    hidden?: Record<string, string>,
+  ): Promise<ResponseView> {
+    const workspaceId = how.actor?.workspace.id;
+    // The respondent page's answers are read by the person filling in the form, not by a program.
+    const wording: AnswerWording = how.source === 'web' ? 'person' : 'api';
+    const check = (form: FormRecord) => validateResponse(form, answers, hidden, { wording, source: how.source });
+    const insert = (m: EntityManager | undefined, form: FormRecord, checked: CheckedResponse) =>
+      this.insertChecked(m, form, checked, { ...how, publicId });
+    const known = this.forms.recent(publicId);
+    // A submission naming files takes the transactional path: their checks (attach) hold their rows.
+    if (
+      known &&
+      !namedFiles(known.blocks, answers).length &&
+      (workspaceId === undefined || known.workspaceId === workspaceId) &&
+      (!how.published || known.status === 'published')
+    ) {
+      const checked = check(known);
+      const response = checked.details.length ? undefined : await insert(openTransaction(), known, checked);
+      if (response) return response;
+    }
+    return inTransaction(this.db, async (tx) => {
+      const form = workspaceId
+        ? await this.forms.lock(tx, workspaceId, publicId, 'SHARE')
+        : await this.forms.getPublic(publicId, tx, 'SHARE');
+      if (how.published && form.status !== 'published') throw notAccepting(form.status);
+      const checked = validated(check(form), wording);
+      const response = await insert(tx, form, checked);
+      // Cannot happen: the form row is locked and was read after the lock.
+      if (!response) throw new Error(`form ${form.id} changed under its lock`);
+      const files = namedFiles(form.blocks, answers, checked.answers);
+      if (files.length)
+        await this.uploads.attach(tx, {
+          workspaceId: form.workspaceId,
+          formId: form.id,
+          responseId: response.id,
+          files,
+        });
+      return response;
+    });
+  }
+
+  /**
+   * Inserts a validated response (with its audit record and response.created event, one
+   * statement): in `m`'s transaction, or batched with other submissions when `m` is undefined.
+   * `partial` is the partial response it completes (issue 36): its id, start and page. Undefined
+   * when the form changed since it was read (see ResponsesRepository.insertMany).
+   */
+  async insertChecked(
+    m: EntityManager | undefined,
+    form: FormRecord,
+    checked: CheckedResponse,
+    how: { publicId: string; source: 'api' | 'web'; actor?: Principal; published?: boolean },
+    partial?: { id: string; startedAt: Date; lastPage: string; resumeHash: Buffer | null },
+  ): Promise<ResponseView | undefined> {
+    const id = partial?.id ?? uuidv7();
+    const view = responseViewer(form)({
+      id,
+      submittedAt: new Date(0),
+      answers: checked.answers,
+      hidden: checked.hidden,
+    });
+    const refs = answeredRefs(form.blocks, checked.answers);
+    const response: NewResponse = {
+      id,
+      form,
+      answers: checked.answers,
+      hidden: checked.hidden,
+      shown: checked.shown,
+      source: how.source,
+      published: how.published,
+      ...(partial ? { startedAt: partial.startedAt, lastPage: partial.lastPage, resumeHash: partial.resumeHash } : {}),
+      audit: how.actor && this.audit.recordJson(how.actor, 'response.create', { form: how.publicId }),
+      event: {
+        id: newEventId(),
+        ...responseCreatedBody(form, {
+          id,
+          answers: await this.filesDescribed(m ?? currentManager(this.db), form, view.answers),
+          ...(refs ? { refs } : {}),
+          ...(view.hidden ? { hidden: view.hidden } : {}),
+        }),
+      },
+    };
+    // Outside a transaction, with the submissions of other requests (see ResponseInsertBatcher).
+    const row = m ? (await this.repo.insertMany(m, [response]))[0] : await this.inserts.insert(response);
+    return row && { ...view, submittedAt: row.submittedAt.toISOString() };
+  }
+
+  /** Answers (keyed by block id) with each file answer as `[{ uploadId, name, size, contentType }]`, as webhook payloads carry them. */
+  private async filesDescribed(
+    manager: EntityManager,
+    form: FormRecord,
+    answers: Record<string, unknown>,
+  ): Promise<Record<string, unknown>> {
+    const keys = fileKeys(form.blocks);
+    const ids = namedUploads([answers], keys);
+    return ids.length ? showFiles(answers, keys, await this.uploads.describe(manager, ids)) : answers;
+  }
+
+  async removeAs(actor: Principal, publicId: string, responseId: string): Promise<{ id: string; deleted: true }> {
+    return inTransaction(this.db, async (tx) => {
+      const form = await this.forms.lock(tx, actor.workspace.id, publicId, 'SHARE');
+      if (!UUID.test(responseId)) throw notFoundResponse(publicId, responseId);
+      if (await this.partials.find(tx, form.id, responseId, true)) {
+        // A partial (issue 36): its files and answers in the delivery log go with it; no response.deleted.
+        await this.webhooks.forgetAnswers(tx, form.workspaceId, { responseId });
+        await this.uploads.deleteForResponses(tx, [responseId]);
+        await this.partials.delete(tx, form.id, [responseId]);
+        await this.audit.record(tx, actor, 'response.delete', responseId, { form: publicId, partial: true });
+        return { id: responseId, deleted: true as const };
+      }
+      // Emitted before the delete, which it reads (only when an endpoint wants it); the transaction makes it one change.
+      await this.webhooks.emit(tx, form.workspaceId, 'response.deleted', async () => ({
+        form: { publicId, title: form.title },
+        response: await this.read(tx, form, responseId).then(async (view) => ({
+          ...view,
+          answers: await this.filesDescribed(tx, form, view.answers),
+        })),
+      }));
+      // Its answers leave the delivery log too (that event's included: it is sent without them).
+      await this.webhooks.forgetAnswers(tx, form.workspaceId, { responseId });
+      // Its files, before the row (whose deletion would set them pending); rolled back with a 404.
+      await this.uploads.deleteForResponses(tx, [responseId]);
+      if (!(await this.stats.deleteResponse(tx, form.id, responseId))) throw notFoundResponse(publicId, responseId);
+      await this.idempotency.forgetDeleted(tx, { workspaceId: actor.workspace.id, responseId });
+      await this.audit.record(tx, actor, 'response.delete', responseId, { form: publicId });
+      return { id: responseId, deleted: true as const };
+    });
+  }
+
+  /**
+   * Per-block aggregates from the maintained stats: a handful of index lookups whatever the number
+   * of responses (one statement, so one consistent snapshot). Responses committed before this call
+   * that still wait for their seq are sequenced (counted) first, so the summary counts every one.
+   */
+  async summarize(
+    workspaceId: string,
+    publicId: string,
+    filter: ResponseFilter = {},
+  ): Promise<FormSummary & { publicId: string }> {
+    const form = await this.forms.get(workspaceId, publicId);
+    const checked = checkResponseFilter(form, filter);
+    let row = await this.readSummary(form);
+    if (row.waiting) {
+      await this.sequencer.settle(form.id);
+      row = await this.readSummary(form);
+    }
+    if (isFiltered(checked)) {
+      // A segment: the same summary, computed from the sequenced responses that match (counted
+      // above: the ones committed before this call).
+      const params: unknown[] = [form.id]; // $1: the form
+      const sql = responseFilterSql(form, checked, params, 'r');
+      const answerable = form.blocks.filter((b) => takesAnswer(b.type));
+      row = await this.filteredRead(workspaceId, (tx) =>
+        this.stats.readFilteredSummary(tx, { sql, params }, answerable, countedValues),
+      );
+    }
+    const stats = new Map(row.stats.map((s) => [s.blockId, s]));
+    const total = row.total ?? 0;
+    const recorded = row.recorded ?? 0;
+    const counts = new Map(row.counts.map((c) => [`${c.blockId}\u0000${c.value}`, Number(c.count)]));
+    const ranges = new Map([...row.numeric, ...row.dates].map((r) => [r.blockId, r]));
+    return {
+      publicId,
+      ...summaryFromStats(form.blocks, {
+        total,
+        // Responses without a recorded path were shown every block (see ResponseStatsRepository's shownOf).
+        shown:
+          hasLogic(form.blocks) || recorded > 0
+            ? (id) => Number(stats.get(id)?.shown ?? 0) + total - recorded
+            : undefined,
+        first: row.first,
+        last: row.last,
+        answered: (id) => Number(stats.get(id)?.answered ?? 0),
+        sum: (id) => Number(stats.get(id)?.sum ?? 0),
+        count: (id, value) => counts.get(`${id}\u0000${value}`) ?? 0,
+        range: (id) => ranges.get(id) ?? { min: null, max: null },
+        latest: (id) => stats.get(id)?.latest ?? [],
+      }),
+    };
+  }
+
+  /** The maintained aggregates of a form in one statement, and whether responses wait for their seq. */
+  private async readSummary(form: FormRecord) {
+    return this.stats.readSummary(currentManager(this.db), form.id, this.summarized(form));
+  }
+
+  /** The blocks whose values a summary counts (choices, yes/no, the scales' distribution), and those it takes ranges of. */
+  private summarized(form: FormRecord) {
+    const ids = (types: readonly string[]) => form.blocks.filter((b) => types.includes(b.type)).map((b) => b.id);
+    return {
+      counted: ids([...CHOICE_TYPES, 'yes_no', 'rating', 'linear_scale']),
+      numeric: ids(NUMERIC_TYPES),
+      dates: ids(['date']),
+    };
+  }
+
+  /**
+   * Imports a response into a form (the demo, tests): validated like every submission, with the
+   * given time. `form` was read in the caller's transaction `tx`, if any.
+   */
+  async create(
+    form: FormRecord,
+    answers: Record<string, unknown>,
+    opts: { source: 'api' | 'web' | 'import'; submittedAt?: Date; hidden?: Record<string, string> },
+    tx?: EntityManager,
+  ): Promise<ResponseView> {
+    const checked = validated(validateResponse(form, answers, opts.hidden, { source: opts.source }));
+    const files = namedFiles(form.blocks, answers, checked.answers);
+    const insert = async (m: EntityManager) => {
+      const [row] = await this.repo.insertMany(m, [
+        {
+          id: uuidv7(),
+          form,
+          answers: checked.answers,
+          hidden: checked.hidden,
+          shown: checked.shown,
+          source: opts.source,
+          submittedAt: opts.submittedAt,
+        },
+      ]);
+      if (!row) throw new Error(`form ${form.id} is gone or changed since it was read`);
+      // Files an import names are checked and held as a submission's are, in its transaction.
+      if (files.length)
+        await this.uploads.attach(m, { workspaceId: form.workspaceId, formId: form.id, responseId: row.id, files });
+      return row;
+    };
+    const row = tx
+      ? await insert(tx)
+      : files.length
+        ? await inTransaction(this.db, insert)
+        : await insert(currentManager(this.db));
+    return responseViewer(form)({ ...row, answers: checked.answers, hidden: checked.hidden });
+  }
+}
+
+/**
+ * A filter whose number of matches the maintained answer counts hold: one choice (multiple_choice,
+ * dropdown) or yes/no block, equals or in, no since/until. Its total is then read, not counted,
+ * and its first pages read only the rows before them. Those counts are kept by the same statement
+ * that gives responses their seq, so they count exactly the sequenced responses the page reads.
+ */
+function countedFilter(form: FormRecord, filter: ResponseFilter): { blockId: string; values: string[] } | undefined {
+  const where = filter.where;
+  if (!where || filter.since !== undefined || filter.until !== undefined || !isBlockLeaf(where)) return undefined;
+  const block = form.blocks.find((b) => b.id === where.block);
+  if (!block || !['multiple_choice', 'dropdown', 'yes_no'].includes(block.type)) return undefined;
+  if (where.op === 'equals' && !Array.isArray(where.value)) return { blockId: block.id, values: [String(where.value)] };
+  if (where.op === 'in' && Array.isArray(where.value)) return { blockId: block.id, values: where.value.map(String) };
+  return undefined;
+}
+
+/**
+ * A draft or closed form refusing a submission on the respondent paths (the page's post and its
+ * JSON answer): worded for the person answering the form, who cannot reopen it. API callers get the
+ * catalog's wording, which points at publish_form.
+ */
+export function notAccepting(status: string): ApiError {
+  return new ApiError(
+    'form_not_accepting_responses',
+    status === 'closed'
+      ? {
+          message: 'This form is no longer accepting responses.',
+          hint: 'If you still need to answer it, contact the person or organisation who sent you the form.',
+        }
+      : {
+          message: 'This form is not accepting responses yet.',
+          hint: 'Try again later, or contact the person or organisation who sent you the form.',
+        },
+  );
+}
+
+export function notFoundResponse(publicId: string, responseId: string): ApiError {
+  return new ApiError('not_found', {
+    message: `No response "${responseId}" on the form "${publicId}".`,
+    hint: 'list_responses shows the responses of a form with their ids.',
+  });
+}
+
+/** A checked response, or its refusal thrown (see responseRefusal: check_response words it the same). */
+export function validated(checked: CheckedResponse, wording: AnswerWording = 'api'): CheckedResponse {
+  const refused = responseRefusal(checked, wording);
+  if (refused) throw refused;
+  return checked;
+}
+
+/**
+ * Shows stored responses of a form: answers with labels, keyed by block id or (answersBy "ref")
+ * by ref where the block has one; hidden values on forms that declare hidden fields (or when the
+ * response carries some). Built once per form.
+ */
+export function responseViewer(form: FormRecord, answersBy: AnswersBy = 'id'): (row: ResponseRow) => ResponseView {
+  const labelled = answersViewer(form.blocks);
+  const refs = new Map(form.blocks.filter((b) => b.ref).map((b) => [b.id, b.ref!]));
+  const byRef = answersBy === 'ref' && refs.size > 0;
+  const declared = (form.hiddenFields?.length ?? 0) > 0;
+  return (row) => {
+    let answers = labelled(row.answers);
+    if (byRef) answers = Object.fromEntries(Object.entries(answers).map(([id, v]) => [refs.get(id) ?? id, v]));
+    const view: ResponseView = { id: row.id, submittedAt: row.submittedAt.toISOString(), answers };
+    const hidden = row.hidden ?? {};
+    if (declared || Object.keys(hidden).length) view.hidden = hidden;
+    if (row.startedAt) {
+      // A response that started as a partial (issue 36): get_response shows when, and its last page.
+      view.startedAt = row.startedAt.toISOString();
+      view.lastPage = row.lastPage ?? '';
+    }
+    return view;
+  };
+}
+
+/** Shows partial responses as responseViewer shows completed ones, with status "partial" and their times. */
+export function partialViewer(form: FormRecord, answersBy: AnswersBy = 'id'): (row: PartialRow) => ResponseView {
+  const view = responseViewer(form, answersBy);
+  return (row) => ({
+    ...view({ id: row.id, submittedAt: row.updatedAt, answers: row.answers, hidden: row.hidden }),
+    submittedAt: null,
+    status: 'partial',
+    startedAt: row.startedAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+    lastPage: row.lastPage,
+  });
+}
+
+/** { blockId: ref } of the answered blocks that have a ref, for webhooks; undefined when none has. */
+function answeredRefs(blocks: Block[], answers: Record<string, unknown>): Record<string, string> | undefined {
+  const refs = blocks.filter((b) => b.ref && Object.hasOwn(answers, b.id)).map((b) => [b.id, b.ref!]);
+  return refs.length ? Object.fromEntries(refs) : undefined;
+}
+
+/**
+ * The file_upload answers of a submission: per block, the key the caller used (id or ref, for
+ * error paths) and the upload ids as stored. Without `stored`, whether any file block is answered.
+ */
+function namedFiles(
+  blocks: Block[],
+  answers: Record<string, unknown>,
+  stored: Record<string, unknown> = answers,
+): Array<{ blockId: string; key: string; uploadIds: string[] }> {
+  return blocks.flatMap((b) => {
+    if (b.type !== 'file_upload') return [];
+    const key = b.id in answers || !b.ref || !(b.ref in answers) ? b.id : b.ref;
+    const value = stored === answers ? answers[key] : stored[b.id];
+    const uploadIds = (
+      Array.isArray(value) ? value : value === undefined || value === null || value === '' ? [] : [value]
+    ) as string[];
+    return uploadIds.length ? [{ blockId: b.id, key, uploadIds }] : [];
+  });
+}
