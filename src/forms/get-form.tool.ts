@@ -1,4 +1,5 @@
 import { Static } from '@sinclair/typebox';
+import { APP_VIEWS } from '../apps/view-uris';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import { FormRef, FormSchema } from './form.schemas';
 import { FormsService } from './forms.service';
@@ -11,6 +12,7 @@ const output = FormSchema;
   title: 'Get a form',
   description: 'Returns one form with its blocks in order.',
   scope: 'forms:read',
+  ui: { resourceUri: APP_VIEWS.formPreview },
   write: false,
   input,
   output,

@@ -13,6 +13,7 @@ import {
   ProtocolError,
   ProtocolErrorCode,
   RequestId,
+  ResourceNotFoundError,
   Server,
   Tool,
   UnsupportedProtocolVersionError,
@@ -20,6 +21,7 @@ import {
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import type { FastifyRequest } from 'fastify';
 import type { Principal } from '../common/access/principal';
+import { APP_MIME_TYPE, appViewHtml, appViewList } from '../apps/app-views';
 import { ApiError } from '../common/errors/api-error';
 import { databaseErrorCode, databaseUnavailable, databaseUnavailableKind } from '../common/errors/database-unavailable';
 import { isJsonRequest } from '../common/http/body';
@@ -38,6 +40,9 @@ export const MCP_MODERN_PROTOCOL_VERSIONS = ['2026-07-28'];
 const ALL_PROTOCOL_VERSIONS = [...MCP_MODERN_PROTOCOL_VERSIONS, ...MCP_PROTOCOL_VERSIONS];
 
 const SCHEMA_VALIDATOR = new AjvJsonSchemaValidator();
+
+/** The MCP Apps extension's id (EXTENSION_ID of ext-apps' server entry, which is ESM only). */
+export const UI_EXTENSION = 'io.modelcontextprotocol/ui';
 
 /**
  * The caching hint of tools/list on 2026-07-28. The list is the registry's, fixed at boot and the
@@ -131,10 +136,9 @@ export class McpService {
   /** A server of 2026-07-28: the tools, and empty lists of what a client may list besides. */
   private modernEraServer(context: () => (id: RequestId) => CallContext): Server {
     const server = this.server(ALL_PROTOCOL_VERSIONS, context(), TOOLS_LIST_CACHE);
-    // What a client of 2026-07-28 may list besides tools, answered as empty lists (with their
-    // caching hints) rather than errors: this server has no prompts or resources.
+    // What a client of 2026-07-28 may list besides tools and resources, answered as empty lists
+    // (with their caching hints) rather than errors: this server has no prompts or templates.
     server.setRequestHandler('prompts/list', () => ({ prompts: [] }));
-    server.setRequestHandler('resources/list', () => ({ resources: [] }));
     server.setRequestHandler('resources/templates/list', () => ({ resourceTemplates: [] }));
     return server;
   }
@@ -145,9 +149,13 @@ export class McpService {
     const server = new Server(
       { name: 'formwork', title: 'Formwork', version: VERSION },
       {
-        capabilities: modern
-          ? { tools: { listChanged: false }, prompts: { listChanged: false }, resources: { listChanged: false } }
-          : { tools: { listChanged: false } },
+        // resources: the MCP Apps views (src/apps/), under the ui extension they belong to.
+        capabilities: {
+          tools: { listChanged: false },
+          ...(modern ? { prompts: { listChanged: false } } : {}),
+          resources: { listChanged: false },
+          extensions: { [UI_EXTENSION]: { mimeTypes: [APP_MIME_TYPE] } },
+        },
         instructions: INSTRUCTIONS,
         // One validator for every server (an Ajv instance costs more to build than a request).
         jsonSchemaValidator: SCHEMA_VALIDATOR,
@@ -156,24 +164,39 @@ export class McpService {
       },
     );
     server.setRequestHandler('tools/list', () => ({ tools: this.toolList() }));
+    server.setRequestHandler('resources/list', () => ({ resources: appViewList() }));
+    server.setRequestHandler('resources/read', (request) => {
+      const { uri } = request.params;
+      const text = appViewHtml(uri);
+      if (text === undefined)
+        throw new ResourceNotFoundError(uri, `No resource "${uri}"; resources/list lists the views there are.`);
+      return { contents: [{ uri, mimeType: APP_MIME_TYPE, text, _meta: { ui: { prefersBorder: true } } }] };
+    });
     server.setRequestHandler('tools/call', (request, extra) =>
       this.callTool(request.params.name, request.params.arguments, context(extra.mcpReq.id)),
     );
     return server;
   }
 
-  /** tools/list: GET /api/v1/tools without Formwork's x-formwork extension, in the registry's order. */
+  /**
+   * tools/list: GET /api/v1/tools without Formwork's x-formwork extension, in the registry's order,
+   * with the MCP Apps view a tool opens (`_meta.ui`, and the flat key older hosts read).
+   */
   private toolList(): Tool[] {
     return (this.tools ??= this.registry
       .describe()
-      .map(({ name, title, description, inputSchema, outputSchema, annotations }) => ({
-        name,
-        title,
-        description,
-        inputSchema: inputSchema as Tool['inputSchema'],
-        outputSchema: outputSchema as Tool['outputSchema'],
-        annotations,
-      })));
+      .map(({ name, title, description, inputSchema, outputSchema, annotations }) => {
+        const ui = this.registry.get(name)?.definition.ui;
+        return {
+          name,
+          title,
+          description,
+          inputSchema: inputSchema as Tool['inputSchema'],
+          outputSchema: outputSchema as Tool['outputSchema'],
+          annotations,
+          ...(ui ? { _meta: { ui, ...(ui.resourceUri ? { 'ui/resourceUri': ui.resourceUri } : {}) } } : {}),
+        };
+      }));
   }
 
   async handle(req: FastifyRequest): Promise<McpAnswer> {

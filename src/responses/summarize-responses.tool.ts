@@ -1,5 +1,6 @@
 import { Static, Type } from '@sinclair/typebox';
 import { PublicId } from '../forms/form.schemas';
+import { APP_VIEWS } from '../apps/view-uris';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import { responseFilterArguments } from './response-filter';
 import { ResponsesService } from './responses.service';
@@ -80,6 +81,7 @@ const output = Type.Object(
     'With where, since or until, the same summary of the matching responses (a segment: e.g. how the people who answered Yes rated us). ' +
     'Unfiltered it is instant (maintained totals).',
   scope: 'responses:read',
+  ui: { resourceUri: APP_VIEWS.results },
   write: false,
   input,
   output,

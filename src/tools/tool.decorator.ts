@@ -6,6 +6,7 @@ import { applyDecorators, Injectable, SetMetadata } from '@nestjs/common';
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { Principal } from '../common/access/principal';
 import type { Role, Scope } from '../common/access/roles';
+import type { AppView } from '../apps/view-uris';
 import type { RequiredPlan } from '../common/access/tool-requirement';
 
 /** MCP tool annotations (hints for agents; not enforced). */
@@ -30,6 +31,11 @@ export interface ToolDeclaration<I extends TSchema = TSchema, O extends TSchema 
   output: O;
   /** Only the hints that differ from the defaults below (readOnlyHint always says `!write`). */
   annotations?: Partial<Omit<ToolAnnotations, 'readOnlyHint'>>;
+  /**
+   * MCP Apps (io.modelcontextprotocol/ui): the view a host opens beside the tool's result, and who
+   * may call the tool (default both; ["app"]: only a view, the host keeps it from the model).
+   */
+  ui?: { resourceUri?: AppView; visibility?: Array<'model' | 'app'> };
 }
 
 /** A tool as the registry, the access checks and the discovery documents know it: nothing left to default. */

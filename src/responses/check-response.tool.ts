@@ -1,0 +1,94 @@
+import { Static, Type } from '@sinclair/typebox';
+import type { Block } from '../forms/blocks';
+import { evaluate } from '../forms/conditions/evaluate';
+import { PublicId } from '../forms/form.schemas';
+import { CheckedResponse, validateResponse } from '../forms/form-logic';
+import { FormsService } from '../forms/forms.service';
+import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
+import { responseRefusal } from './response-refusal';
+
+const input = Type.Object(
+  {
+    publicId: PublicId,
+    answers: Type.Unsafe<Record<string, unknown>>({ type: 'object', description: 'As create_response takes them.' }),
+    hidden: Type.Optional(
+      Type.Unsafe<Record<string, string>>({ type: 'object', additionalProperties: { type: 'string' } }),
+    ),
+  },
+  { additionalProperties: false },
+);
+const output = Type.Object(
+  {
+    ok: Type.Boolean({ description: 'Whether create_response would store it.' }),
+    shown: Type.Array(Type.String(), { description: 'Ids of the blocks shown, in order.' }),
+    pages: Type.Array(Type.Integer(), { description: 'Pages visited (1 = first).' }),
+    endedBy: Type.Optional(Type.String({ description: 'The page_break whose jump ended the form.' })),
+    errors: Type.Array(
+      Type.Object({ code: Type.String(), path: Type.String(), message: Type.String(), hint: Type.String() }),
+    ),
+  },
+  { additionalProperties: false },
+);
+type Output = Static<typeof output>;
+
+@Tool({
+  name: 'check_response',
+  title: 'Check a response (dry run)',
+  description:
+    'Dry run of create_response: the path the answers take and every error it would give (same codes and paths). Stores nothing. Share links take hidden fields as query parameters: {url}?src=ad.',
+  scope: 'responses:read',
+  write: false,
+  input,
+  output,
+})
+export class CheckResponseTool implements ToolHandler<typeof input, typeof output> {
+  constructor(private readonly forms: FormsService) {}
+
+  async run(args: Static<typeof input>, ctx: ToolContext): Promise<Output> {
+    const form = await this.forms.get(ctx.principal.workspace.id, args.publicId);
+    return checkResponse(form, args.answers, args.hidden);
+  }
+}
+
+/** What create_response would make of these answers: validated by the same function, worded by the same refusal. */
+export function checkResponse(
+  form: { blocks: Block[]; hiddenFields?: string[] },
+  answers: Record<string, unknown>,
+  hidden?: Record<string, string>,
+): Output {
+  const checked = validateResponse(form, answers, hidden, { wording: 'api', source: 'api' });
+  const refused = responseRefusal(checked);
+  const shown = checked.shown ?? form.blocks.map((b) => b.id);
+  const { pages, endedBy } = route(form.blocks, new Set(shown), checked);
+  return {
+    ok: !refused,
+    shown,
+    pages,
+    ...(endedBy ? { endedBy } : {}),
+    errors: (refused?.details ?? []).map((d) => ({
+      code: refused!.code,
+      path: d.path,
+      message: d.message,
+      hint: refused!.hint,
+    })),
+  };
+}
+
+/**
+ * The pages a path visits (a page is visited when its page_break is shown; the first always is),
+ * and the page_break whose jump to "end" closed the last page visited, if one did: the first of
+ * its jumps that holds on the answers shown (walk() tries them in that order).
+ */
+function route(blocks: Block[], shown: Set<string>, checked: CheckedResponse): { pages: number[]; endedBy?: string } {
+  const breaks = blocks.filter((b) => b.type === 'page_break');
+  const pages = [1, ...breaks.flatMap((b, k) => (shown.has(b.id) ? [k + 2] : []))];
+  // The break right after the last page visited closes it (the pages after it were all skipped).
+  const closing = breaks[pages.at(-1)! - 1];
+  if (!closing) return { pages };
+  const facts = {
+    answer: (id: string) => (shown.has(id) ? checked.answers[id] : undefined),
+    hidden: (name: string) => checked.hidden[name],
+  };
+  const jump = (closing.jumps ?? []).find((j) => evaluate(j.if, facts));
+  return jump?.to === 'end' ? { pages, endedBy: closing.id } : { pages };
+}
