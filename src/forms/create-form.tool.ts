@@ -1,6 +1,6 @@
 import { Static, Type } from '@sinclair/typebox';
 import { APP_VIEWS } from '../apps/view-uris';
-import { APP_VIEWS, Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
+import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import { BlockInputSchema, FormDescription, FormSchema, FormTitle, HiddenFieldsSchema } from './form.schemas';
 import { FormsService } from './forms.service';
 import { PartialResponsesSetting } from './partial-setting';
@@ -35,7 +35,6 @@ const output = FormSchema;
     '{"ref":"score","type":"rating","title":"How much?","max":5},' +
     '{"ref":"why","type":"long_text","title":"What could be better?","showIf":{"any":[{"block":"score","op":"lte","value":2},{"hidden":"source","op":"equals","value":"support"}]}}]}',
   scope: 'forms:write',
-  ui: { resourceUri: APP_VIEWS.formPreview },
   ui: { resourceUri: APP_VIEWS.formPreview },
   write: true,
   input,

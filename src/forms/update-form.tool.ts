@@ -1,6 +1,6 @@
 import { Static, Type } from '@sinclair/typebox';
 import { APP_VIEWS } from '../apps/view-uris';
-import { APP_VIEWS, Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
+import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import { BlockInputSchema, FormDescription, FormSchema, FormTitle, HiddenFieldsSchema, PublicId } from './form.schemas';
 import { FormsService } from './forms.service';
 import { PartialResponsesSetting } from './partial-setting';
@@ -43,7 +43,6 @@ const output = FormSchema;
   description:
     "Changes a form's title, description, hidden fields or blocks (as in create_form); what is omitted is kept. A change that would discard answers is refused (400 tool_error, details say which) unless acceptAnswerLoss is true. Removing or retyping a block, or removing a choice or hidden field, that a rule names is refused (400 invalid_arguments at the rule's path) unless the same update changes the rule, whatever acceptAnswerLoss says.",
   scope: 'forms:write',
-  ui: { resourceUri: APP_VIEWS.formPreview },
   ui: { resourceUri: APP_VIEWS.formPreview },
   write: true,
   input,
