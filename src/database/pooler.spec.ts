@@ -1,0 +1,85 @@
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { databaseUnavailableKind } from '../common/errors/database-unavailable';
+import { dataSourceOptions, poolBounds, SessionBounds } from './data-source';
+import { allowLongStatements } from './long-statements';
+import { prepared } from './prepared';
+import { currentManager, inTransaction, openGuardedDataSource } from './transaction';
+
+/**
+ * DATABASE_POOLER=transaction against the test PostgreSQL: what a transaction pooler cannot carry
+ * (startup settings, named statements) is not used, and every statement is still bounded.
+ */
+describe('transaction pooler mode', () => {
+  const url = process.env.FORMWORK_TEST_DATABASE_URL!;
+  const timeouts = { connectMs: 3000, statementMs: 300, lockMs: 200, idleInTransactionMs: 1500 };
+  const bounds: SessionBounds = { kind: 'request', timeouts, pooler: 'transaction' };
+  let db: DataSource;
+
+  beforeAll(async () => {
+    // One connection: what one statement leaves in the session, the next one sees.
+    db = await openGuardedDataSource(dataSourceOptions(url, 1, false, bounds));
+  });
+  afterAll(() => db?.destroy());
+
+  const setting = async (name: string) =>
+    (await currentManager(db).query(`SELECT current_setting('${name}') AS v`))[0].v as string;
+
+  it('sends no session setting in the startup message (PgBouncer 1.18 refuses them)', () => {
+    const options = poolBounds('postgres://u@pgbouncer:6432/app', bounds);
+    expect(options).not.toHaveProperty('statement_timeout');
+    expect(options).not.toHaveProperty('lock_timeout');
+    expect(options).not.toHaveProperty('idle_in_transaction_session_timeout');
+    expect(options).toHaveProperty('query_timeout', timeouts.statementMs + 2000);
+  });
+
+  it('bounds a lone statement and every transaction with SET LOCAL, which ends with them', async () => {
+    expect(await setting('statement_timeout')).toBe('300ms');
+    expect(await setting('lock_timeout')).toBe('200ms');
+    expect(await setting('idle_in_transaction_session_timeout')).toBe('1500ms');
+    await inTransaction(db, async (tx) => {
+      expect((await tx.query(`SELECT current_setting('statement_timeout') AS v`))[0].v).toBe('300ms');
+      await allowLongStatements(tx, 60_000);
+      expect((await tx.query(`SELECT current_setting('statement_timeout') AS v`))[0].v).toBe('1min');
+    });
+    // The raised bound ended with its transaction: nothing stayed in the session.
+    expect(await setting('statement_timeout')).toBe('300ms');
+  });
+
+  it('cancels a statement past the timeout, alone or in a transaction, as a 503 timeout', async () => {
+    const alone = await db.query('SELECT pg_sleep(2)').catch((e: unknown) => e);
+    expect(databaseUnavailableKind(alone)).toBe('timeout');
+    const inside = await inTransaction(db, (tx) => tx.query('SELECT pg_sleep(2)')).catch((e: unknown) => e);
+    expect(databaseUnavailableKind(inside)).toBe('timeout');
+    expect(await setting('statement_timeout')).toBe('300ms'); // the connection still serves
+  });
+
+  it('gives up a lock wait past lock_timeout (busy)', async () => {
+    const holder = new Client({ connectionString: url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT pg_advisory_xact_lock(3707)');
+      const err = await db.query('SELECT pg_advisory_xact_lock(3707)').catch((e: unknown) => e);
+      expect(databaseUnavailableKind(err)).toBe('busy');
+    } finally {
+      await holder.query('ROLLBACK');
+      await holder.end();
+    }
+  });
+
+  it('prepares no named statement: prepared() gives the text, and a named query is sent unnamed', async () => {
+    const text = 'SELECT $1::int + 1 AS n';
+    expect(prepared(db.manager, text)).toBe(text);
+    const named = { name: 'formwork_named', text } as unknown as string;
+    expect(await db.query(named, [1])).toEqual([{ n: 2 }]);
+    expect(await db.query(prepared(db.manager, text), [2])).toEqual([{ n: 3 }]);
+    expect(await db.query('SELECT count(*)::int AS n FROM pg_prepared_statements')).toEqual([{ n: 0 }]);
+  });
+
+  it('rolls back a failed lone statement: the connection serves the next one', async () => {
+    await expect(db.query('SELECT 1/0')).rejects.toThrow(/division by zero/);
+    // Left open, the aborted transaction would refuse this (25P02).
+    expect(await db.query('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+  });
+});
