@@ -64,6 +64,8 @@ function pgCtl(state, which, action, extra = []) {
     // Long reads on the replica are not cancelled for the primary's vacuum (see docs/operating.md).
     '-c hot_standby_feedback=on',
     '-c fsync=off',
+    // The tests read the replica's log to see which reads it served.
+    ...(which === 'replica' ? ['-c log_statement=all'] : []),
   ].join(' ');
   const args = ['-D', dataDir, '-l', path.join(state.dir, `${which}.log`), '-w', '-t', '60'];
   if (action === 'start') args.push('-o', options);
@@ -207,6 +209,13 @@ async function stopReplica(state) {
   pgCtl(state, 'replica', 'stop', ['-m', 'fast']);
 }
 
+/** The statements the replica logged since `offset` (its log's length then: see replicaLogSize). */
+function replicaStatements(state, offset = 0) {
+  return readFileSync(path.join(state.dir, 'replica.log'), 'utf8').slice(offset);
+}
+
+const replicaLogSize = (state) => replicaStatements(state).length;
+
 async function startReplica(state) {
   pgCtl(state, 'replica', 'start');
 }
@@ -236,7 +245,17 @@ async function resumeReplica(state) {
   for (const pid of replicaProcesses(state)) process.kill(pid, 'SIGCONT');
 }
 
-module.exports = { startPostgres, stopPostgres, restartPooler, stopReplica, startReplica, pauseReplica, resumeReplica };
+module.exports = {
+  startPostgres,
+  stopPostgres,
+  restartPooler,
+  stopReplica,
+  startReplica,
+  pauseReplica,
+  resumeReplica,
+  replicaStatements,
+  replicaLogSize,
+};
 
 // By hand: node scripts/topology/postgres.js <dir> [primary replica pooler] prints the env and state.
 if (require.main === module) {
