@@ -6,6 +6,7 @@
  */
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
@@ -21,6 +22,9 @@ const kinds = onServer ? (['disk', 's3'] as const) : (['disk'] as const);
 
 const PDF = Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.alloc(3000, 0x41)]);
 const EXE = Buffer.concat([Buffer.from('MZ\x90\x00\x03\x00\x00\x00'), Buffer.alloc(500, 1)]);
+const HTML = Buffer.from('<!DOCTYPE html><html><body><script>alert(document.cookie)</script></body></html>');
+/** A short idle bound, for the test of a sender that stops. */
+const IDLE_MS = 1000;
 
 describe.each(kinds)('respondent page: files on %s', (kind) => {
   let app: NestFastifyApplication;
@@ -32,7 +36,11 @@ describe.each(kinds)('respondent page: files on %s', (kind) => {
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'formwork-page-files-'));
     s3 = kind === 's3' ? await startS3() : undefined;
-    app = await createTestApp({ DATA_DIR: dataDir, ...(s3?.env ?? {}) });
+    app = await createTestApp({
+      DATA_DIR: dataDir,
+      UPLOAD_IDLE_TIMEOUT_MS: String(IDLE_MS),
+      ...(s3?.env ?? {}),
+    });
     ws = await createWorkspace(app, 'pro');
     token = (await createToken(app, ws, { role: 'admin' })).token;
   });
@@ -259,5 +267,61 @@ describe.each(kinds)('respondent page: files on %s', (kind) => {
     expect(bad.status).toBe(400);
     expect(bad.body.error.details.map((d: { path: string }) => d.path)).toEqual(['/filename', '/contentType', '/size']);
     expect((await uploadsOf(publicId)).length).toBe(1);
+  });
+
+  it('one file among several whose bytes contradict its type: refused at once (no row, no object); the good one is kept', async () => {
+    const { publicId, ids } = await publish([
+      { ref: 'cv', type: 'file_upload', title: 'CV', accept: ['application/pdf'] },
+      { ref: 'photos', type: 'file_upload', title: 'Photos', maxFiles: 3 },
+    ]);
+    const before = await objects();
+    const res = await request(app.getHttpServer())
+      .post(`/f/${publicId}`)
+      .attach(ids.cv, PDF, { filename: 'cv.pdf', contentType: 'application/pdf' })
+      .attach(ids.photos, HTML, { filename: 'cat.png', contentType: 'image/png' });
+    expect(res.status).toBe(400);
+    expect(res.text).toContain('There is a problem with your answers');
+    expect(res.text).toContain('cat.png');
+    const uploads = await uploadsOf(publicId);
+    expect(uploads).toEqual([expect.objectContaining({ name: 'cv.pdf', blockId: ids.cv, responseId: null })]);
+    expect(res.text).toContain('Keep cv.pdf');
+    const added = (await objects()).filter((k) => !before.includes(k));
+    expect(added).toEqual([expect.stringMatching(new RegExp(`/${uploads[0].id}$`))]);
+    expect(await answersOf(publicId)).toEqual([]);
+  });
+
+  it('a sender that stops in the middle of a file is cut (408) after the idle bound, and nothing is kept', async () => {
+    const { publicId, ids } = await publish([{ ref: 'cv', type: 'file_upload', title: 'CV', maxSizeMb: 1 }]);
+    if (!app.getHttpServer().listening) await app.listen(0, '127.0.0.1');
+    const { port } = app.getHttpServer().address() as { port: number };
+    const boundary = 'formwork-idle-test';
+    const head =
+      `--${boundary}\r\nContent-Disposition: form-data; name="${ids.cv}"; filename="cv.pdf"\r\n` +
+      'Content-Type: application/pdf\r\n\r\n';
+    const before = await objects();
+    const started = Date.now();
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = http.request(
+        `http://127.0.0.1:${port}/f/${publicId}`,
+        {
+          method: 'POST',
+          headers: { 'Content-Type': `multipart/form-data; boundary=${boundary}`, 'Content-Length': '500000' },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            resolve(res.statusCode!);
+            req.destroy(); // the rest of the body will never come
+          });
+        },
+      );
+      req.on('error', reject);
+      req.write(head);
+      req.write(PDF); // then silence, the body far from its length
+    });
+    expect(status).toBe(408);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(IDLE_MS - 50);
+    expect(await uploadsOf(publicId)).toEqual([]);
+    expect(await objects()).toEqual(before);
   });
 });
