@@ -146,6 +146,30 @@ describe('loadConfig', () => {
       );
     });
 
+    it('takes a Redis Cluster as startup nodes, TLS and credentials from a URL entry, never with REDIS_URL', () => {
+      expect(loadConfig({ REDIS_CLUSTER_NODES: '10.0.0.1:6379, [::1]:7000' }).redisCluster).toEqual({
+        nodes: [
+          { host: '10.0.0.1', port: 6379 },
+          { host: '::1', port: 7000 },
+        ],
+        username: undefined,
+        password: undefined,
+        tls: false,
+      });
+      expect(
+        loadConfig({ REDIS_CLUSTER_NODES: 'rediss://app:s%40cret@a.cache.example.com:6379,b.cache.example.com:6379' })
+          .redisCluster,
+      ).toMatchObject({ username: 'app', password: 's@cret', tls: true, nodes: [{ port: 6379 }, { port: 6379 }] });
+      expect(loadConfig({}).redisCluster).toBeUndefined();
+      // The entry's number, not its text (a URL may hold the password).
+      expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'redis://:hunter2@cache,other:1' })).toThrow(
+        /^REDIS_CLUSTER_NODES: entry 1 is not host:port/,
+      );
+      expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'redis://:hunter2@cache' })).not.toThrow(/hunter2/);
+      expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'a:1', REDIS_URL: 'redis://b:6379' })).toThrow(/not both/);
+      expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'rediss://a:1,redis://b:1' })).toThrow(/different/);
+    });
+
     it('points the deprecation link at the docs unless told otherwise', () => {
       expect(loadConfig({ PUBLIC_URL: 'https://forms.example.com', TRUST_PROXY: '1' }).apiV1DeprecationLink).toBe(
         'https://forms.example.com/docs',

@@ -74,6 +74,10 @@ export class EnvSchema {
 
   @IsOptional()
   @IsString()
+  REDIS_CLUSTER_NODES?: string;
+
+  @IsOptional()
+  @IsString()
   TRUST_PROXY?: string;
 
   @IsOptional()
@@ -274,6 +278,8 @@ export interface AppConfig {
   /** Absolute: a relative DATA_DIR is resolved against the project root (see projectRoot). */
   dataDir: string;
   redisUrl: string | undefined;
+  /** REDIS_CLUSTER_NODES: budgets on a Redis Cluster (instead of REDIS_URL). */
+  redisCluster: RedisClusterSettings | undefined;
   trustProxy: TrustProxy;
   /** `enabled: false` (RATE_LIMIT_ENABLED=false) counts nothing and sends no RateLimit headers. */
   rateLimit: { credentialPerMin: number; ipPerMin: number; enabled: boolean };
@@ -340,6 +346,50 @@ export interface S3Settings {
 }
 
 export class ConfigError extends Error {}
+
+export interface RedisClusterSettings {
+  /** Startup nodes: the client learns the others (and the slots) from them. */
+  nodes: Array<{ host: string; port: number }>;
+  username?: string;
+  password?: string;
+  tls: boolean;
+}
+
+/**
+ * REDIS_CLUSTER_NODES: `host:port,host:port,...`, each entry also as a redis:// or rediss:// URL;
+ * the user, password and TLS written on any entry apply to every node (they must agree).
+ */
+function parseRedisCluster(raw: string | undefined, redisUrl: string | undefined): RedisClusterSettings | undefined {
+  if (!raw) return undefined;
+  if (redisUrl) throw new ConfigError('Set REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a Redis Cluster), not both');
+  const urls: URL[] = [];
+  const nodes = raw.split(',').map((entry, i) => {
+    const text = entry.trim();
+    const written = /^rediss?:\/\//.test(text);
+    let url: URL | undefined;
+    try {
+      url = new URL(written ? text : `redis://${text}`);
+    } catch {
+      url = undefined;
+    }
+    if (!url || !url.hostname || !url.port || !['redis:', 'rediss:'].includes(url.protocol))
+      // The entry's number, not its text: a URL may hold the password.
+      throw new ConfigError(
+        `REDIS_CLUSTER_NODES: entry ${i + 1} is not host:port (or a redis:// or rediss:// URL with a port)`,
+      );
+    if (written) urls.push(url);
+    return { host: url.hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(url.port) };
+  });
+  if (new Set(urls.map((u) => `${u.protocol}${u.username}:${u.password}`)).size > 1)
+    throw new ConfigError('REDIS_CLUSTER_NODES: the entries give different schemes or credentials');
+  const first = urls[0];
+  return {
+    nodes,
+    username: first?.username ? decodeURIComponent(first.username) : undefined,
+    password: first?.password ? decodeURIComponent(first.password) : undefined,
+    tls: first?.protocol === 'rediss:',
+  };
+}
 
 function parseTrustProxy(raw: string | undefined): TrustProxy {
   if (raw === undefined || raw === '') return false;
@@ -495,6 +545,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     databaseUrl: parsed.DATABASE_URL || undefined,
     dataDir: resolve(projectRoot(), parsed.DATA_DIR || './data'),
     redisUrl: parsed.REDIS_URL || undefined,
+    redisCluster: parseRedisCluster(parsed.REDIS_CLUSTER_NODES, parsed.REDIS_URL || undefined),
     trustProxy,
     rateLimit: {
       credentialPerMin: parsed.RATE_LIMIT_CREDENTIAL_PER_MIN ?? 120,

@@ -4,15 +4,14 @@
  */
 import { Inject, Injectable, Logger, Module, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { ThrottlerStorage } from '@nestjs/throttler';
-import type Redis from 'ioredis';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { CredentialRateLimitGuard } from './credential-rate-limit.guard';
 import { FailOpenThrottlerStorage } from './fail-open.storage';
 import { FixedWindowThrottlerStorage } from './fixed-window.storage';
 import { RateLimitService } from './rate-limit.service';
-import { createRedisClient, RedisThrottlerStorage } from './redis.storage';
+import { BudgetRedis, createRedisClient, createRedisClusterClient, RedisThrottlerStorage } from './redis.storage';
 
-/** The Redis client of the budgets, or null when REDIS_URL is unset (one instance, in-process counters). */
+/** The Redis client of the budgets (one Redis or a cluster), or null when neither REDIS_URL nor REDIS_CLUSTER_NODES is set (in-process counters). */
 export const RATE_LIMIT_REDIS = Symbol('RATE_LIMIT_REDIS');
 const LOCAL_STORAGE = Symbol('LOCAL_STORAGE');
 
@@ -22,7 +21,7 @@ class RedisConnection implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('RateLimit');
 
   constructor(
-    @Inject(RATE_LIMIT_REDIS) private readonly redis: Redis | null,
+    @Inject(RATE_LIMIT_REDIS) private readonly redis: BudgetRedis | null,
     @Inject(ThrottlerStorage) private readonly storage: ThrottlerStorage,
   ) {}
 
@@ -46,14 +45,17 @@ class RedisConnection implements OnModuleInit, OnApplicationShutdown {
   providers: [
     {
       provide: RATE_LIMIT_REDIS,
-      useFactory: (config: AppConfig) =>
-        config.redisUrl && config.rateLimit.enabled ? createRedisClient(config.redisUrl) : null,
+      useFactory: (config: AppConfig): BudgetRedis | null => {
+        if (!config.rateLimit.enabled) return null;
+        if (config.redisCluster) return createRedisClusterClient(config.redisCluster);
+        return config.redisUrl ? createRedisClient(config.redisUrl) : null;
+      },
       inject: [APP_CONFIG],
     },
     { provide: LOCAL_STORAGE, useFactory: () => new FixedWindowThrottlerStorage() },
     {
       provide: ThrottlerStorage,
-      useFactory: (redis: Redis | null, local: FixedWindowThrottlerStorage) =>
+      useFactory: (redis: BudgetRedis | null, local: FixedWindowThrottlerStorage) =>
         redis ? new FailOpenThrottlerStorage(new RedisThrottlerStorage(redis), local) : local,
       inject: [RATE_LIMIT_REDIS, LOCAL_STORAGE],
     },

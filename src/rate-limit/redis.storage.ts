@@ -1,5 +1,6 @@
 /** Budgets counted in Redis, shared by every instance. */
-import Redis from 'ioredis';
+import Redis, { Cluster } from 'ioredis';
+import type { RedisClusterSettings } from '../config/config';
 import type { BudgetStorage, PairRecord, ThrottlerStorageRecord } from './budget-storage';
 
 /**
@@ -19,31 +20,22 @@ return { hits, ttl }
 `;
 
 /**
- * Two budgets in one round trip (KEYS[1] the IP's, KEYS[2] the credential's): the first is counted
- * as above; the second only when the first is within its limit ARGV[2], so that a refusal by the
- * first does not spend the second. Returns { hits1, ttl1 } or { hits1, ttl1, hits2, ttl2 }.
+ * Takes back a hit counted on a budget that the request's other budget refused (see incrementPair):
+ * only while its window lives, so an expired one is not recreated at -1.
  */
-const HIT_PAIR_SCRIPT = `
-local function hit(key)
-  local hits = redis.call('INCR', key)
-  local ttl = redis.call('PTTL', key)
-  if ttl < 0 then
-    redis.call('PEXPIRE', key, ARGV[1])
-    ttl = tonumber(ARGV[1])
-  end
-  return hits, ttl
+const REFUND_SCRIPT = `
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return redis.call('DECR', KEYS[1])
 end
-local hits1, ttl1 = hit(KEYS[1])
-if hits1 > tonumber(ARGV[2]) then
-  return { hits1, ttl1 }
-end
-local hits2, ttl2 = hit(KEYS[2])
-return { hits1, ttl1, hits2, ttl2 }
+return 0
 `;
 
-type RedisWithHit = Redis & {
+/** One Redis, or a Redis Cluster (REDIS_CLUSTER_NODES): both take the same commands here. */
+export type BudgetRedis = Redis | Cluster;
+
+type RedisWithHit = BudgetRedis & {
   formworkHit(key: string, ttlMs: number): Promise<[number, number]>;
-  formworkHitPair(first: string, second: string, ttlMs: number, firstLimit: number): Promise<number[]>;
+  formworkRefund(key: string): Promise<number>;
 };
 
 function record(hits: number, ttlMs: number, limit: number): ThrottlerStorageRecord {
@@ -56,6 +48,14 @@ function record(hits: number, ttlMs: number, limit: number): ThrottlerStorageRec
 export const REDIS_KEY_PREFIX = 'formwork:';
 
 /**
+ * A budget's key in Redis: the budget's name is its hash tag (`formwork:{rl:credential:<key>}`), so
+ * each budget's counter has one slot on a Redis Cluster and different budgets spread over the nodes.
+ */
+export function budgetRedisKey(key: string): string {
+  return `${REDIS_KEY_PREFIX}{${key}}`;
+}
+
+/**
  * Budgets counted in Redis, so that every instance spends the same ones. Throws when Redis does
  * not answer; FailOpenThrottlerStorage decides what happens then.
  */
@@ -63,10 +63,10 @@ export class RedisThrottlerStorage implements BudgetStorage {
   private readonly redis: RedisWithHit;
   private lastError = 'not connected yet';
 
-  constructor(redis: Redis) {
+  constructor(redis: BudgetRedis) {
     // defineCommand sends EVALSHA (the script's text only once per connection, on NOSCRIPT).
     redis.defineCommand('formworkHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
-    redis.defineCommand('formworkHitPair', { numberOfKeys: 2, lua: HIT_PAIR_SCRIPT });
+    redis.defineCommand('formworkRefund', { numberOfKeys: 1, lua: REFUND_SCRIPT });
     // The client retries on its own and reports every failed attempt; the last one says why Redis is unreachable.
     redis.on('error', (err: Error) => (this.lastError = err.message));
     this.redis = redis as RedisWithHit;
@@ -80,10 +80,15 @@ export class RedisThrottlerStorage implements BudgetStorage {
     _throttlerName: string,
   ): Promise<ThrottlerStorageRecord> {
     this.assertConnected();
-    const [hits, ttlMs] = await this.redis.formworkHit(REDIS_KEY_PREFIX + key, ttl);
+    const [hits, ttlMs] = await this.redis.formworkHit(budgetRedisKey(key), ttl);
     return record(hits, ttlMs, limit);
   }
 
+  /**
+   * Both budgets at once, one script call per budget (their keys live on different slots of a
+   * cluster), sent together (auto-pipelining: one write per node). When the first refuses, the
+   * second's hit is taken back, so that an IP refusal does not spend the credential's budget.
+   */
   async incrementPair(
     firstKey: string,
     secondKey: string,
@@ -91,15 +96,14 @@ export class RedisThrottlerStorage implements BudgetStorage {
     firstLimit: number,
     secondLimit: number,
   ): Promise<PairRecord> {
-    this.assertConnected();
-    const [hits1, ttl1, hits2, ttl2] = await this.redis.formworkHitPair(
-      REDIS_KEY_PREFIX + firstKey,
-      REDIS_KEY_PREFIX + secondKey,
-      ttl,
-      firstLimit,
-    );
-    const first = record(hits1, ttl1, firstLimit);
-    return hits2 === undefined ? { first } : { first, second: record(hits2, ttl2, secondLimit) };
+    const [first, second] = await Promise.all([
+      this.increment(firstKey, ttl, firstLimit, 0, ''),
+      this.increment(secondKey, ttl, secondLimit, 0, ''),
+    ]);
+    if (!first.isBlocked) return { first, second };
+    // Best effort: the refusal stands whatever happens to the refund.
+    await this.redis.formworkRefund(budgetRedisKey(secondKey)).catch(() => undefined);
+    return { first };
   }
 
   /** Resolves when Redis answers a PING within `timeoutMs`. */
@@ -110,7 +114,10 @@ export class RedisThrottlerStorage implements BudgetStorage {
       timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
     });
     try {
-      await Promise.race([this.redis.ping(), timeout]);
+      // On a cluster every master must answer: budgets are back only when all their slots are.
+      const nodes = this.redis instanceof Cluster ? this.redis.nodes('master') : [this.redis];
+      if (nodes.length === 0) throw new Error('no master known');
+      await Promise.race([Promise.all(nodes.map((n) => n.ping())), timeout]);
     } finally {
       clearTimeout(timer);
     }
@@ -121,6 +128,19 @@ export class RedisThrottlerStorage implements BudgetStorage {
   }
 }
 
+/** How the budgets' client behaves, single or cluster: fail fast, never queue, never resend. */
+function clientOptions(commandTimeoutMs: number) {
+  return {
+    enableOfflineQueue: false,
+    // A command is sent once: one that may have run (a connection lost after sending) is not
+    // retried, so that a hit is never counted twice.
+    maxRetriesPerRequest: 0,
+    commandTimeout: commandTimeoutMs,
+    connectTimeout: 2_000,
+    disconnectTimeout: 200,
+  };
+}
+
 /**
  * The client for the budgets: it never queues commands while disconnected and gives up on a
  * command after `commandTimeoutMs`, so that a Redis outage costs a request a few milliseconds,
@@ -128,13 +148,37 @@ export class RedisThrottlerStorage implements BudgetStorage {
  */
 export function createRedisClient(url: string, commandTimeoutMs = 500): Redis {
   return new Redis(url, {
+    ...clientOptions(commandTimeoutMs),
     lazyConnect: true,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: commandTimeoutMs,
-    connectTimeout: 2_000,
-    disconnectTimeout: 200,
     retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
     enableAutoPipelining: true,
+  });
+}
+
+/**
+ * The same on a Redis Cluster (REDIS_CLUSTER_NODES). A command on a slot whose master is down
+ * fails at once (the budgets fail open); the slots are refreshed every second, so a promoted
+ * replica takes its master's slots within a second of the failover. Redirections (MOVED, ASK) and
+ * TRYAGAIN are followed: the command did not run. A lost connection or CLUSTERDOWN is not retried.
+ */
+export function createRedisClusterClient(settings: RedisClusterSettings, commandTimeoutMs = 500): Cluster {
+  return new Cluster(settings.nodes, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    enableAutoPipelining: true,
+    scaleReads: 'master',
+    retryDelayOnFailover: 0,
+    retryDelayOnClusterDown: 0,
+    slotsRefreshInterval: 1_000,
+    slotsRefreshTimeout: 1_000,
+    clusterRetryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+    // Managed clusters with TLS (ElastiCache) give certificates for their host names, not addresses.
+    dnsLookup: settings.tls ? (address, callback) => callback(null, address) : undefined,
+    redisOptions: {
+      ...clientOptions(commandTimeoutMs),
+      username: settings.username,
+      password: settings.password,
+      tls: settings.tls ? {} : undefined,
+    },
   });
 }
