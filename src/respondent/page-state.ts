@@ -32,6 +32,13 @@ export interface PageState {
   s: string[];
   /** The blocks of the current page shown when it was drawn (so Next can tell when answers show new ones). */
   r: string[];
+  /**
+   * With the form's partialResponses on, the resume secret of the partial this walk saves to
+   * (also in the page's cookie): the walk keeps one partial where cookies are refused too.
+   */
+  p?: string;
+  /** That partial's id: the files it holds are this walk's files too (shown with Keep boxes). */
+  i?: string;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { Controller, Get, Param, Post, Req, Res } from '@nestjs/common';
+import { Controller, Get, Inject, Param, Post, Req, Res } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { RouteConfig } from '@nestjs/platform-fastify';
@@ -14,6 +14,8 @@ import { blocksView } from '../forms/form-logic';
 import { FormRecord, FormsService } from '../forms/forms.service';
 import { SessionsService } from '../settings/sessions.service';
 import { notAccepting, ResponsesService } from '../responses/responses.service';
+import { PartialResponsesService } from '../responses/partial-responses.service';
+import { APP_CONFIG, AppConfig } from '../config/config';
 import { WorkspacesService } from '../workspaces/workspaces.service';
 import { Block, UPLOAD_ID } from '../forms/blocks';
 import { fileLimitBytes, MB, UploadsService } from '../uploads/uploads.service';
@@ -21,12 +23,15 @@ import { FileStorage } from '../storage/file-storage';
 import { FilePart, readMultipartPost } from './multipart-post';
 import { pageHeaders, prefersJson } from './page-headers';
 import { PageState, PageStateSigner, STATE_MAX_AGE_MS } from './page-state';
+import { partialAnswers, resumeCookie, resumedWalk, resumeSecretOf, savesPartials } from './partial-walk';
 import {
+  alreadySubmittedPage,
   answersFromFormPost,
   FileView,
   formPage,
   messagePage,
   RawAnswers,
+  savedPage,
   stepPage,
   thankYouPage,
 } from './respondent.page';
@@ -71,6 +76,8 @@ export class RespondentController {
     private readonly sessions: SessionsService,
     private readonly uploads: UploadsService,
     private readonly storage: FileStorage,
+    private readonly partials: PartialResponsesService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
     @InjectDataSource() private readonly db: DataSource,
   ) {}
 
@@ -94,6 +101,8 @@ export class RespondentController {
     const headers = await this.headersFor(form);
     if (form.status !== 'published') return sendPage(res, 409, notAcceptingPage(form.status), headers);
     if (!walksPages(form)) return sendPage(res, 200, formPage(form, {}, [], await this.fileView(form, {})), headers);
+    const resumed = savesPartials(form) ? await this.resume(form, req) : undefined;
+    if (resumed) return sendPage(res, 200, resumed.html, { ...headers, 'Set-Cookie': resumed.cookie });
     const state = this.newState(form, {}, hiddenFromQuery(form.hiddenFields, req.query));
     const r = route(form, state.a, state.h);
     sendPage(res, 200, await this.drawStep(form, state, r.onPath[0] ?? r.pages[0], r), headers);
@@ -192,8 +201,8 @@ export class RespondentController {
     }
     if (walksPages(form)) {
       if (form.status !== 'published') return sendPage(res, 409, notAcceptingPage(form.status), headers);
-      const [status, html] = await this.step(form, raw, fileProblems);
-      return sendPage(res, status, html, headers);
+      const [status, html, cookie] = await this.step(form, raw, fileProblems, req);
+      return sendPage(res, status, html, cookie ? { ...headers, 'Set-Cookie': cookie } : headers);
     }
     const fileView = () => this.fileView(form, raw);
     if (fileProblems.length) return sendPage(res, 400, formPage(form, raw, fileProblems, await fileView()), headers);
@@ -227,7 +236,12 @@ export class RespondentController {
    * A post without a valid state (an old page, another form's) starts the walk again with the
    * answers it carries.
    */
-  private async step(form: FormRecord, raw: RawAnswers, fileProblems: ErrorDetail[] = []): Promise<[number, string]> {
+  private async step(
+    form: FormRecord,
+    raw: RawAnswers,
+    fileProblems: ErrorDetail[],
+    req: Request,
+  ): Promise<[number, string, string?]> {
     const pages = pagesOf(form.blocks);
     const verified = await this.states.verify(raw._state, form.id);
     const state = verified ?? this.newState(form, {}, {});
@@ -253,10 +267,19 @@ export class RespondentController {
       return [400, await this.drawStep(form, kept, current, r, [tooLarge], undefined, state.a)];
     }
 
+    if (action === 'save' && savesPartials(form)) {
+      // Save and finish later: this page's answers kept unchecked (as Back keeps them), and the resume link.
+      const saved = await this.savePartial(form, state, route(form, state.a, state.h), req);
+      if (!saved.state.p) return [200, await this.drawStep(form, state, current, saved.r, [], saved.notice)];
+      const link = `${this.config.publicUrl}/f/${form.publicId}?resume=${saved.state.p}`;
+      return [200, savedPage(form, link, this.config.partialResponseRetentionDays), saved.cookie];
+    }
+
     if (action === 'back' && state.s.length > 1) {
       state.s = state.s.slice(0, -1);
       const back = pages.find((p) => p.key === state.s[state.s.length - 1]) ?? pages[0];
-      return [200, await this.drawStep(form, state, back, route(form, state.a, state.h))];
+      const saved = await this.savePartial(form, state, route(form, state.a, state.h), req);
+      return [200, await this.drawStep(form, saved.state, back, saved.r, [], saved.notice), saved.cookie];
     }
 
     const r = route(form, state.a, state.h);
@@ -278,7 +301,8 @@ export class RespondentController {
     const next = nextPage(current.key, r);
     if (next) {
       state.s = [...state.s, next.key];
-      return [200, await this.drawStep(form, state, next, r)];
+      const saved = await this.savePartial(form, state, r, req);
+      return [200, await this.drawStep(form, saved.state, next, r, [], saved.notice), saved.cookie];
     }
 
     // The end of the path: submit, once per nonce.
@@ -290,10 +314,10 @@ export class RespondentController {
     try {
       await inTransaction(this.db, async () => {
         // (useNonce and submit both use the transaction's manager: currentManager.)
-        if (await this.sessions.useNonce(`respondent:${state.n}`))
-          await this.responses.submit(form.publicId, r.answers, state.h);
+        if (await this.sessions.useNonce(`respondent:${state.n}`)) await this.finish(form, state, r);
       });
     } catch (err) {
+      if (err instanceof ApiError && err.code === 'response_completed') return [200, alreadySubmittedPage(form)];
       if (err instanceof ApiError && err.code === 'invalid_arguments') {
         // The form changed under the walk (or a state from before): show the first page with a problem.
         const details = err.details ?? [];
@@ -307,7 +331,90 @@ export class RespondentController {
         return [409, notAcceptingPage(form.status)];
       throw err;
     }
-    return [200, thankYouPage(form)];
+    // Submitted: this browser forgets the partial's secret.
+    const forget = state.p ? resumeCookie(form.publicId, undefined, req.protocol === 'https') : undefined;
+    return [200, thankYouPage(form), forget];
+  }
+
+  /** Stores the submission: the walk's partial completed when it saved one, else a new response. */
+  private async finish(form: FormRecord, state: PageState, r: Route): Promise<void> {
+    if (state.p && savesPartials(form)) {
+      try {
+        await this.partials.complete(form, { resumeSecret: state.p, answers: r.answers, hidden: state.h });
+        return;
+      } catch (err) {
+        // A partial deleted meanwhile (retention) or unknown: the answers are submitted as a new response.
+        if (!(err instanceof ApiError) || err.code !== 'not_found') throw err;
+      }
+    }
+    await this.responses.submit(form.publicId, r.answers, state.h);
+  }
+
+  /**
+   * With partial responses on, saves the walk so far (the valid answers on the pages visited, the
+   * pages, the page now shown, the last in state.s) and keeps its resume secret in the state and the
+   * cookie. A save the service refuses never stops the walk: the page says the answers were not
+   * saved for later, and the person can still go on and submit.
+   */
+  private async savePartial(
+    form: FormRecord,
+    state: PageState,
+    r: Route,
+    req: Request,
+  ): Promise<{ state: PageState; r: Route; cookie?: string; notice?: string }> {
+    if (!savesPartials(form)) return { state, r };
+    try {
+      const saved = await this.partials.save(form, {
+        resumeSecret: state.p,
+        answers: partialAnswers(state, r),
+        hidden: state.h,
+        pagesReached: state.s,
+        lastPage: state.s[state.s.length - 1],
+        ip: req.ip,
+      });
+      const cookie = this.keepCookie(form, saved.resumeSecret, req);
+      return { state: { ...state, p: saved.resumeSecret, i: saved.responseId }, r, cookie };
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status >= 500) throw err;
+      const notice =
+        err.code === 'response_completed'
+          ? 'These answers were already submitted (from the link to finish later): what you send now is a new response.'
+          : 'Your answers could not be saved for later. You can still go on and submit them.';
+      return { state: { ...state, p: err.code === 'response_completed' ? undefined : state.p }, r, notice };
+    }
+  }
+
+  /**
+   * GET of a form that saves partials, with a resume link (?resume=) or this browser's cookie: the
+   * walk where the person stopped, every answer and the hidden values fixed at the start in place
+   * (the form as it is now: see resumedWalk). A completed response's secret shows only that it was
+   * submitted; an unknown one (a guess, another form's, tampered, expired) the first page, fresh,
+   * and is forgotten. Each attempt is a request of the per-IP budget, spent before the route runs.
+   * Undefined when there is nothing to resume.
+   */
+  private async resume(form: FormRecord, req: Request): Promise<{ html: string; cookie: string } | undefined> {
+    const { secret, fromLink } = resumeSecretOf(req.query, req.headers.cookie);
+    if (!secret && !fromLink) return undefined;
+    const secure = req.protocol === 'https';
+    const forget = resumeCookie(form.publicId, undefined, secure);
+    const found = secret ? await this.partials.resume(form.id, secret) : ({ kind: 'unknown' } as const);
+    if (found.kind === 'completed') return { html: alreadySubmittedPage(form), cookie: forget };
+    if (found.kind === 'unknown') {
+      const state = this.newState(form, {}, hiddenFromQuery(form.hiddenFields, req.query));
+      const r = route(form, state.a, state.h);
+      const notice = fromLink
+        ? 'This link to finish later does not open any answers (it may have expired): the form starts again here.'
+        : undefined;
+      return { html: await this.drawStep(form, state, r.onPath[0] ?? r.pages[0], r, [], notice), cookie: forget };
+    }
+    const w = resumedWalk(form, found.partial);
+    const state: PageState = { ...this.newState(form, w.a, w.h), s: w.s, p: secret, i: found.partial.responseId };
+    const html = await this.drawStep(form, state, w.page, w.r, [], 'Welcome back: your answers so far are filled in.');
+    return { html, cookie: this.keepCookie(form, secret!, req) };
+  }
+
+  private keepCookie(form: FormRecord, secret: string, req: Request): string {
+    return resumeCookie(form.publicId, secret, req.protocol === 'https', this.config.partialResponseRetentionDays);
   }
 
   private newState(form: FormRecord, answers: RawAnswers, hidden: Record<string, string>): PageState {
@@ -328,7 +435,7 @@ export class RespondentController {
     const blocks = shownBlocks(page, r);
     const position = Math.max(1, r.onPath.indexOf(page) + 1);
     const signed = await this.states.sign({ ...state, t: Date.now(), r: blocks.map((b) => b.id) });
-    const files = await this.fileView(form, values);
+    const files = await this.fileView(form, values, state.i);
     return stepPage(
       form,
       {
@@ -343,6 +450,7 @@ export class RespondentController {
         last: !nextPage(page.key, r),
         notice,
         files,
+        saves: savesPartials(form),
       },
       values,
       errors,
@@ -380,28 +488,28 @@ export class RespondentController {
     return readMultipartPost(req.headers, req.body as Readable, { bytes: 200 * 1024, fields: 1000, files }, onFile);
   }
 
-  /** The files the values name (this form's, not yet held by a response) and each file question's limit. */
-  private async fileView(form: FormRecord, values: RawAnswers): Promise<FileView | undefined> {
+  /** The files the values name (this form's, held by no response but this walk's partial) and each file question's limit. */
+  private async fileView(form: FormRecord, values: RawAnswers, partialId?: string): Promise<FileView | undefined> {
     const fileBlocks = form.blocks.filter((b) => b.type === 'file_upload');
     if (!fileBlocks.length) return undefined;
     const plan = await this.workspaces.planOf(form.workspaceId);
     const ids = fileBlocks.flatMap((b) => [values[b.id] ?? []].flat()).filter((id) => UPLOAD_ID.test(id));
     return {
-      kept: await this.pendingUploads(form.id, ids),
+      kept: await this.pendingUploads(form.id, ids, partialId),
       limitMb: Object.fromEntries(fileBlocks.map((b) => [b.id, fileLimitBytes(b, plan) / MB])),
     };
   }
 
   /**
    * The names and sizes of the uploads among `ids` that belong to this form and no response holds
-   * yet: a walk's files, shown by the ids its posts carried (an id of another form, which a post
+   * yet, or the walk's own partial holds (its id signed in the state): a walk's files, shown by the ids its posts carried (an id of another form, which a post
    * could name, shows nothing here and is refused by the submission's checks).
    */
-  private async pendingUploads(formId: string, ids: string[]): Promise<FileView['kept']> {
+  private async pendingUploads(formId: string, ids: string[], partialId?: string): Promise<FileView['kept']> {
     if (!ids.length) return new Map();
     const rows: Array<{ id: string; name: string; size: string }> = await currentManager(this.db).query(
-      'SELECT id, name, size FROM uploads WHERE id = ANY($1::text[]) AND form_id = $2 AND response_id IS NULL',
-      [ids, formId],
+      'SELECT id, name, size FROM uploads WHERE id = ANY($1::text[]) AND form_id = $2 AND (response_id IS NULL OR response_id = $3::uuid)',
+      [ids, formId, partialId ?? null],
     );
     return new Map(rows.map((r) => [r.id, { name: r.name, size: Number(r.size) }]));
   }

@@ -105,6 +105,8 @@ export interface StepView {
   /** Said once at the top (role=status), e.g. when answers showed more questions on this page. */
   notice?: string;
   files?: FileView;
+  /** The form saves partial responses: the first page says so, every page offers "Save and finish later". */
+  saves?: boolean;
 }
 
 /**
@@ -134,6 +136,9 @@ export function stepPage(
       <>
         <h1>{form.title}</h1>
         {step.position === 1 && form.description ? <p className="desc">{form.description}</p> : null}
+        {step.saves && step.position === 1 ? (
+          <p className="desc">Your answers are saved as you go on this device.</p>
+        ) : null}
         <p className="muted" id="progress">
           {progress}
         </p>
@@ -174,6 +179,13 @@ export function stepPage(
               </button>
             ) : null}
           </div>
+          {step.saves ? (
+            <p>
+              <button type="submit" name="_action" value="save" className="secondary">
+                Save and finish later
+              </button>
+            </p>
+          ) : null}
         </form>
       </>
     ),
@@ -546,6 +558,53 @@ export function thankYouPage(form: FormRecord): string {
       <>
         <h1>Thank you!</h1>
         <p role="status">Your answers to “{form.title}” were received.</p>
+      </>
+    ),
+  });
+}
+
+/**
+ * After "Save and finish later": the resume link to copy (a read-only field), what it gives its
+ * holder, and a link to go on now.
+ */
+export function savedPage(form: FormRecord, link: string, days: number): string {
+  return Page({
+    title: `Answers saved: ${form.title}`,
+    children: (
+      <>
+        <h1>Your answers are saved</h1>
+        <p role="status">Your answers to “{form.title}” so far are saved.</p>
+        <p>
+          In this browser, open the form again to go on where you stopped. To finish on another device, copy this link:
+        </p>
+        <div className="field">
+          <label htmlFor="resume-link">Link to finish later</label>
+          {/* A text area, so the whole link shows on a phone too (it wraps). */}
+          <textarea id="resume-link" readOnly rows={3} defaultValue={link} style={{ wordBreak: 'break-all' }} />
+        </div>
+        <p className="desc">
+          Anyone with this link can see and change your answers, so keep it to yourself. It stops working once you
+          submit, or after {days} days without a change.
+        </p>
+        <p>
+          <a href={link}>Go on now</a>
+        </p>
+      </>
+    ),
+  });
+}
+
+/** A resume link (or this browser's saved answers) of a response already submitted: nothing of its answers. */
+export function alreadySubmittedPage(form: FormRecord): string {
+  return Page({
+    title: `Already submitted: ${form.title}`,
+    children: (
+      <>
+        <h1>Already submitted</h1>
+        <p role="status">These answers to “{form.title}” were already submitted: the link no longer opens them.</p>
+        <p>
+          <a href={`/f/${form.publicId}`}>Fill in the form again</a>
+        </p>
       </>
     ),
   });

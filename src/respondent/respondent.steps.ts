@@ -19,10 +19,20 @@ export interface Page {
   blocks: Block[];
 }
 
-/** A form that needs the page walk: pages, rules or hidden fields. Any other form is one page, drawn as it always was. */
-export function walksPages(form: { blocks: Block[]; hiddenFields?: string[] | null }): boolean {
+/**
+ * A form that needs the page walk: pages, rules, hidden fields, or partial responses saved as
+ * people go (each post of the walk saves). Any other form is one page, drawn as it always was.
+ */
+export function walksPages(form: {
+  blocks: Block[];
+  hiddenFields?: string[] | null;
+  partialResponses?: boolean;
+}): boolean {
   return (
-    form.blocks.some((b) => b.type === 'page_break') || hasLogic(form.blocks) || (form.hiddenFields?.length ?? 0) > 0
+    form.blocks.some((b) => b.type === 'page_break') ||
+    hasLogic(form.blocks) ||
+    (form.hiddenFields?.length ?? 0) > 0 ||
+    form.partialResponses === true
   );
 }
 

@@ -6,7 +6,7 @@
  */
 import type { ReactNode } from 'react';
 import type { BlockSummary } from '../responses/summarize';
-import { Hidden, when } from '../settings/ui';
+import { Hidden, Table, when } from '../settings/ui';
 
 const BAR = '#2b59c3';
 const TRACK = '#e6e8ee';
@@ -214,5 +214,62 @@ export function BlockCounts({ b, total }: { b: BlockSummary; total: number }) {
       )}{' '}
       · {fmt(b.skipped)} skipped
     </p>
+  );
+}
+
+/** One page of the drop-off funnel (PartialResponsesService.funnel). */
+export interface FunnelRow {
+  page: string;
+  title?: string;
+  reached: number;
+  completed: number;
+}
+
+/**
+ * Drop-off (issue 36): per page, a bar of the responses that reached it (its share of those that
+ * started) with the completed part darker, then a table of the same numbers, shown (a person on
+ * a phone or a screen reader reads the table; the bars are for the eye).
+ */
+export function FunnelChart({ rows }: { rows: FunnelRow[] }) {
+  const started = rows[0]?.reached ?? 0;
+  const name = (r: FunnelRow, i: number) => r.title ?? (i === 0 ? 'First page' : `Page ${i + 1}`);
+  return (
+    <>
+      <div aria-hidden="true">
+        {rows.map((r, i) => (
+          <div key={r.page} style={{ marginBottom: '.5rem' }}>
+            <div style={{ display: 'flex', justifyContent: 'space-between', gap: '1rem' }}>
+              <span style={{ overflowWrap: 'anywhere' }}>
+                {i + 1}. {name(r, i)}
+              </span>
+              <span style={{ whiteSpace: 'nowrap' }}>
+                {fmt(r.reached)} · {percent(r.reached, started)}%
+              </span>
+            </div>
+            <svg width="100%" height="14" viewBox="0 0 100 14" preserveAspectRatio="none" focusable="false">
+              <rect x="0" y="2" width="100" height="10" rx="2" fill={TRACK} />
+              <rect x="0" y="2" width={percent(r.reached, started)} height="10" rx="2" fill="#8fa7e0" />
+              <rect x="0" y="2" width={percent(r.completed, started)} height="10" rx="2" fill={BAR} />
+            </svg>
+          </div>
+        ))}
+        <p className="desc">
+          <span style={{ color: BAR }}>■</span> completed · <span style={{ color: '#8fa7e0' }}>■</span> still in
+          progress
+        </p>
+      </div>
+      <Table label="Drop-off by page" head={['Page', 'Reached', 'Share of those who started', 'Completed']}>
+        {rows.map((r, i) => (
+          <tr key={r.page}>
+            <td style={{ overflowWrap: 'anywhere' }}>
+              {i + 1}. {name(r, i)}
+            </td>
+            <td>{fmt(r.reached)}</td>
+            <td>{percent(r.reached, started)}%</td>
+            <td>{fmt(r.completed)}</td>
+          </tr>
+        ))}
+      </Table>
+    </>
   );
 }

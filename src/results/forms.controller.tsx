@@ -106,7 +106,10 @@ export class FormsResultsController {
       const { found, errors } = await underFilter(form, fields, (filter) =>
         this.results.summary(ctx.access, form.publicId, filter),
       );
-      const page = <SummaryPage ctx={ctx} form={form} fields={fields} errors={errors} summary={found} />;
+      const progress = await this.results.progress(ctx.access, form);
+      const page = (
+        <SummaryPage ctx={ctx} form={form} fields={fields} errors={errors} summary={found} progress={progress} />
+      );
       this.http.send(res, found ? 200 : 400, render(page));
     });
   }

@@ -88,7 +88,7 @@ export class ResponsesResultsController {
     req: Request,
     res: Response,
     p: { formId: string; responseId: string },
-    fn: (ctx: Ctx, here: string, submittedAt: string) => Promise<void>,
+    fn: (ctx: Ctx, here: string, submittedAt: string | null) => Promise<void>,
   ) {
     return this.http.run(req, res, minRoleOf('deleteResponse'), async (ctx) => {
       const response = await this.results.response(ctx.access, p.formId, p.responseId);

@@ -11,7 +11,7 @@ import type { ResponseView } from '../responses/responses.service';
 import type { FormSummary } from '../responses/summarize';
 import { Ctx } from '../settings/settings-http';
 import { Field, FieldErrors, Hidden, Layout, Pager, PostForm, Select, Summary, Table, when } from '../settings/ui';
-import { BlockChart, BlockCounts } from './charts';
+import { BlockChart, BlockCounts, FunnelChart, FunnelRow } from './charts';
 import { ANY_OPS, choiceOf, FilterFields, filterQuery, Question, questionsOf } from './filter';
 import { mayShow } from './results.service';
 
@@ -344,17 +344,45 @@ export function SummaryPage(props: {
   errors: FieldErrors;
   /** Absent under a refused filter. */
   summary?: FormSummary;
+  /** On a form that saves partial responses (or holds some): completed and in progress, and the drop-off by page. */
+  progress?: { completed: number; partial: number; funnel: FunnelRow[] };
 }) {
-  const { ctx, form, summary, errors } = props;
+  const { ctx, form, summary, errors, progress } = props;
   const query = filterQuery(props.fields);
   const filtered = Object.keys(query).length > 0;
   return (
     <FormFrame ctx={ctx} form={form} tab="summary" title="Summary" query={summary ? query : {}}>
       <h2>Summary</h2>
+      {progress ? <Progress {...progress} /> : null}
       <Summary errors={errors} />
       <FilterForm action={`${ctx.base}/forms/${form.publicId}`} form={form} fields={props.fields} errors={errors} />
       {summary ? <SummaryBody summary={summary} filtered={filtered} /> : null}
     </FormFrame>
+  );
+}
+
+/**
+ * "12 completed · 3 in progress" and the drop-off by page (issue 36). The summary and filter below
+ * cover completed responses only, as the tools do by default.
+ */
+function Progress(props: { completed: number; partial: number; funnel: FunnelRow[] }) {
+  const n = (x: number) => x.toLocaleString('en-US');
+  return (
+    <section aria-labelledby="progress-title" style={{ marginBottom: '1.5rem' }}>
+      <p>
+        <strong id="progress-title">
+          {n(props.completed)} completed · {n(props.partial)} in progress
+        </strong>
+      </p>
+      {props.funnel.length > 1 && props.funnel[0].reached > 0 ? (
+        <details open>
+          <summary>Drop-off by page</summary>
+          <p className="desc">How many people reached each page, and how many of them completed the form.</p>
+          <FunnelChart rows={props.funnel} />
+        </details>
+      ) : null}
+      <p className="desc">The summary below counts completed responses only.</p>
+    </section>
   );
 }
 

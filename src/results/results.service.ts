@@ -8,7 +8,7 @@ import { ExportResponsesTool } from '../exports/export-responses.tool';
 import { ExportsService } from '../exports/exports.service';
 import { CloseFormTool } from '../forms/close-form.tool';
 import { DeleteFormTool } from '../forms/delete-form.tool';
-import { FormsService } from '../forms/forms.service';
+import { FormRecord, FormsService } from '../forms/forms.service';
 import { GetFormTool } from '../forms/get-form.tool';
 import { ListFormsTool } from '../forms/list-forms.tool';
 import { PublishFormTool } from '../forms/publish-form.tool';
@@ -18,6 +18,7 @@ import { GetResponseTool } from '../responses/get-response.tool';
 import { ListResponsesTool } from '../responses/list-responses.tool';
 import { ResponseFilter } from '../responses/response-filter';
 import { ResponsesService } from '../responses/responses.service';
+import { PartialResponsesService } from '../responses/partial-responses.service';
 import { SummarizeResponsesTool } from '../responses/summarize-responses.tool';
 import { PageError, notFound } from '../settings/settings.service';
 import type { Access } from '../settings/settings.service';
@@ -73,6 +74,7 @@ export class ResultsService {
     private readonly forms: FormsService,
     private readonly responses: ResponsesService,
     private readonly exports: ExportsService,
+    private readonly partials: PartialResponsesService,
   ) {}
 
   listForms(a: Access, page: number, perPage: number) {
@@ -87,6 +89,18 @@ export class ResultsService {
 
   summary(a: Access, publicId: string, filter: ResponseFilter = {}) {
     return this.as(a, 'summarize', (p) => this.responses.summarize(p.workspace.id, publicId, filter));
+  }
+
+  /**
+   * Completed and in-progress counts and the drop-off by page (as summarize_responses' funnel), on
+   * a form that saves partial responses or still holds some; undefined on any other.
+   */
+  progress(a: Access, form: FormRecord) {
+    return this.as(a, 'summarize', async () => {
+      const counts = await this.partials.countsByStatus(form.id);
+      if (!form.partialResponses && !counts.partial) return undefined;
+      return { ...counts, funnel: await this.partials.funnel(form) };
+    });
   }
 
   /** A page of responses, newest first, under the filter. */
