@@ -1,0 +1,205 @@
+'use strict';
+/**
+ * PostgreSQL topology bench (issue 37), on a primary, a streaming replica and PgBouncer in
+ * transaction mode started by scripts/topology/postgres.js:
+ *  1. get_form and create_response through PgBouncer (DATABASE_POOLER=transaction: no prepared
+ *     statements, SET LOCAL bounds) against the same through a direct connection, two instances of
+ *     the built service side by side, in alternated rounds. Target: pooled / direct >= 0.8 (req/s).
+ *  2. With the replica: create_response's median latency while an export of BENCH_EXPORT_N
+ *     responses streams (read on the replica) against the same load without it, alternated.
+ *     Target: within 1.2x.
+ *
+ *   npm run build && node bench/topology-pg.js
+ *   BENCH_ROUNDS=3 BENCH_SECONDS=6 BENCH_CONNECTIONS=10 BENCH_EXPORT_N=1000000 BENCH_DIST=dist
+ */
+const { spawn, spawnSync } = require('node:child_process');
+const { mkdtempSync } = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const autocannon = require('autocannon');
+const { Client } = require('pg');
+const { startPostgres } = require('../scripts/topology/postgres');
+
+const ROOT = path.join(__dirname, '..');
+const DIST = path.resolve(ROOT, process.env.BENCH_DIST || 'dist');
+const ROUNDS = Number(process.env.BENCH_ROUNDS || 3);
+const SECONDS = Number(process.env.BENCH_SECONDS || 6);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS || 10);
+const EXPORT_N = Number(process.env.BENCH_EXPORT_N || 200_000);
+const log = (m) => process.stderr.write(`bench: ${m}\n`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+function cli(env, ...args) {
+  const r = spawnSync(process.execPath, [path.join(DIST, 'src/cli/main.js'), ...args, '--json'], {
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) throw new Error(`cli ${args.join(' ')}: ${r.stdout}${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+async function instance(name, port, env) {
+  const child = spawn(process.execPath, [path.join(DIST, 'src/main.js')], {
+    env: {
+      ...process.env,
+      ...env,
+      PORT: String(port),
+      RATE_LIMIT_ENABLED: 'false',
+      BOOTSTRAP_DEMO: 'false',
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 200; i++) {
+    if (
+      await fetch(`${url}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return { name, url, child };
+    await sleep(100);
+  }
+  throw new Error(`${name} did not start`);
+}
+
+const tool = (url, token, name, body) => ({
+  url: `${url}/api/v1/tools/${name}`,
+  method: 'POST',
+  headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
+
+async function load(request, seconds = SECONDS) {
+  const r = await autocannon({ ...request, connections: CONNECTIONS, duration: seconds });
+  if (r.non2xx || r.errors) log(`${request.url}: ${r.non2xx} non-2xx, ${r.errors} errors`);
+  return { rps: r.requests.average, p50: r.latency.p50 };
+}
+
+async function main() {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'formwork-bench-pg-'));
+  const pg = await startPostgres({ dir, ports: { primary: 55532, replica: 55533, pooler: 56532 } });
+  const instances = [];
+  try {
+    const direct = { DATABASE_URL: pg.env.DATABASE_DIRECT_URL, REDIS_URL: '' };
+    cli(direct, 'migrate');
+    cli(
+      direct,
+      'workspace',
+      'create',
+      '--name',
+      'Bench',
+      '--slug',
+      'bench',
+      '--plan',
+      'pro',
+      '--owner-email',
+      'b@example.com',
+    );
+    const token = cli(direct, 'token', 'create', '--workspace', 'bench', '--name', 'bench').token;
+    const pooled = await instance('pgbouncer', 3811, pg.env);
+    const plain = await instance('direct', 3812, direct);
+    instances.push(pooled, plain);
+    const made = await fetch(
+      pooled.url + '/api/v1/tools/create_form',
+      tool(pooled.url, token, 'create_form', {
+        title: 'Bench',
+        blocks: [
+          { type: 'short_text', title: 'Name', ref: 'name' },
+          { type: 'multiple_choice', title: 'Colour', ref: 'colour', choices: ['Red', 'Blue'] },
+        ],
+      }),
+    ).then((r) => r.json());
+    const publicId = made.publicId;
+    const getForm = (i) => tool(i.url, token, 'get_form', { publicId });
+    const create = (i) => tool(i.url, token, 'create_response', { publicId, answers: { name: 'x', colour: 'Red' } });
+
+    const rows = { get_form: [], create_response: [] };
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 ? [plain, pooled] : [pooled, plain];
+      for (const [name, req] of [
+        ['get_form', getForm],
+        ['create_response', create],
+      ]) {
+        const r = {};
+        for (const i of order) r[i.name] = await load(req(i));
+        rows[name].push(r);
+        log(
+          `round ${round + 1} ${name}: pgbouncer ${r.pgbouncer.rps.toFixed(0)} req/s, direct ${r.direct.rps.toFixed(0)} req/s`,
+        );
+      }
+    }
+
+    // An export of EXPORT_N responses, inserted at once and read on the replica.
+    log(`inserting ${EXPORT_N} responses`);
+    const admin = new Client({ connectionString: pg.env.DATABASE_DIRECT_URL });
+    await admin.connect();
+    const big = await fetch(
+      pooled.url + '/api/v1/tools/create_form',
+      tool(pooled.url, token, 'create_form', { title: 'Big', blocks: [{ type: 'long_text', title: 'Essay' }] }),
+    ).then((r) => r.json());
+    const block = big.blocks[0].id;
+    const [{ id }] = (await admin.query('SELECT id FROM forms WHERE public_id = $1', [big.publicId])).rows;
+    await admin.query('BEGIN');
+    await admin.query(
+      `INSERT INTO responses (form_id, seq, submitted_at, answers, source)
+       SELECT $1, g, timestamptz '2026-01-01' + g * interval '1 second', jsonb_build_object($3::text, repeat('x', 200) || g), 'import'
+         FROM generate_series(1, $2::int) g`,
+      [id, EXPORT_N, block],
+    );
+    await admin.query(
+      `UPDATE response_counters SET last_seq = $2::int, total = $2::int, last_submitted_at = timestamptz '2026-01-01' + $2::int * interval '1 second' WHERE form_id = $1`,
+      [id, EXPORT_N],
+    );
+    await admin.query('COMMIT');
+    await admin.end();
+    const exportOnce = async () => {
+      const link = await fetch(
+        pooled.url + '/api/v1/tools/export_responses',
+        tool(pooled.url, token, 'export_responses', { publicId: big.publicId }),
+      ).then((r) => r.json());
+      const started = Date.now();
+      const res = await fetch(link.url.replace(/^https?:\/\/[^/]+/, pooled.url));
+      let bytes = 0;
+      for await (const chunk of res.body) bytes += chunk.length;
+      return { ms: Date.now() - started, bytes };
+    };
+    const exportRows = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const without = await load(create(pooled));
+      let exported;
+      const running = exportOnce().then((e) => (exported = e));
+      const during = await load(create(pooled));
+      await running;
+      exportRows.push({ without: without.p50, during: during.p50, exportMs: exported.ms, exportBytes: exported.bytes });
+      log(
+        `round ${round + 1} export: p50 ${without.p50} ms without, ${during.p50} ms during (export ${exported.ms} ms)`,
+      );
+    }
+
+    const ratio = (name) => median(rows[name].map((r) => r.pgbouncer.rps / r.direct.rps));
+    const lines = [
+      `PostgreSQL topology bench (${ROUNDS} alternated rounds of ${SECONDS} s, ${CONNECTIONS} connections, ${os.cpus().length} CPUs, load ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join('/')})`,
+      ...['get_form', 'create_response'].map(
+        (n) =>
+          `${n}: pgbouncer ${median(rows[n].map((r) => r.pgbouncer.rps)).toFixed(0)} req/s, direct ${median(rows[n].map((r) => r.direct.rps)).toFixed(0)} req/s, ratio ${ratio(n).toFixed(2)} (target >= 0.8)`,
+      ),
+      `create_response p50 with an export of ${EXPORT_N} responses running (replica): ${median(exportRows.map((r) => r.during))} ms vs ${median(exportRows.map((r) => r.without))} ms without, ratio ${median(exportRows.map((r) => r.during / r.without)).toFixed(2)} (target <= 1.2); export ${median(exportRows.map((r) => r.exportMs))} ms, ${median(exportRows.map((r) => r.exportBytes))} bytes`,
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+  } finally {
+    for (const i of instances) i.child.kill('SIGTERM');
+    await sleep(500);
+    await pg.stop();
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`${err.stack}\n`);
+  process.exit(1);
+});
