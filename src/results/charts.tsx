@@ -254,8 +254,8 @@ export function FunnelChart({ rows }: { rows: FunnelRow[] }) {
           </div>
         ))}
         <p className="desc">
-          <span style={{ color: BAR }}>■</span> completed · <span style={{ color: '#8fa7e0' }}>■</span> still in
-          progress
+          <span style={{ color: BAR }}>■</span> completed · <span style={{ color: '#8fa7e0' }}>■</span> not (yet)
+          completed
         </p>
       </div>
       <Table label="Drop-off by page" head={['Page', 'Reached', 'Share of those who started', 'Completed']}>

@@ -10,7 +10,9 @@ import { mkdirSync } from 'node:fs';
 import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Browser, Page } from 'playwright-core';
-import { createToken, createWorkspace } from '../factories';
+import { SessionsService } from '../../src/settings/sessions.service';
+import { WorkspacesService } from '../../src/workspaces/workspaces.service';
+import { createToken, createWorkspace, TestWorkspace } from '../factories';
 import { axeProblems, launchChromium } from '../utils/browser';
 import { createTestApp } from '../utils/create-test-app';
 import { callTool } from '../utils/http';
@@ -23,6 +25,7 @@ describe.each([true, false])('save and resume in Chromium (JavaScript on: %s)', 
   let browser: Browser;
   let base: string;
   let token: string;
+  let ws: TestWorkspace;
 
   beforeAll(async () => {
     app = await createTestApp();
@@ -30,7 +33,7 @@ describe.each([true, false])('save and resume in Chromium (JavaScript on: %s)', 
     base = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
     browser = await launchChromium();
     mkdirSync(SHOTS, { recursive: true });
-    const ws = await createWorkspace(app, 'pro');
+    ws = await createWorkspace(app, 'pro');
     token = (await createToken(app, ws, { role: 'admin' })).token;
   });
   afterAll(async () => {
@@ -132,5 +135,31 @@ describe.each([true, false])('save and resume in Chromium (JavaScript on: %s)', 
     }
     await look(page, 'already-submitted');
     await again.close();
+
+    // Someone else stops on page 2; the owner's Summary: the counts and the drop-off, chart and table.
+    const later = await browser.newContext(options);
+    const page3 = await later.newPage();
+    await page3.goto(`${base}/f/${publicId}`);
+    await page3.getByLabel('Your name').fill('Grace');
+    await page3.getByLabel('Basic').check();
+    await page3.getByRole('button', { name: 'Next' }).click();
+    await page3.getByText('Page 2 of 3').waitFor();
+    await later.close();
+    const owner = await browser.newContext(options);
+    const email = `owner-${javaScript}@example.com`;
+    const { user } = await app.get(WorkspacesService).addMember(ws.slug, email, 'viewer');
+    const session = await app.get(SessionsService).start(user.id);
+    await owner.addCookies([{ name: 'fw_session', value: session, url: base }]);
+    const results = await owner.newPage();
+    await results.goto(`${base}/settings/w/${ws.slug}/forms/${publicId}`);
+    await results.getByText('1 completed · 1 in progress').waitFor();
+    const table = results.getByRole('region', { name: 'Drop-off by page' });
+    expect(await table.locator('tbody tr').allInnerTexts()).toEqual([
+      expect.stringMatching(/^1\. First page\s+2\s+100%\s+1$/),
+      expect.stringMatching(/^2\. About you\s+2\s+100%\s+1$/),
+      expect.stringMatching(/^3\. Last page\s+1\s+50%\s+1$/),
+    ]);
+    await look(results, 'results-summary');
+    await owner.close();
   });
 });
