@@ -31,6 +31,8 @@ export interface ExportGrant {
   q: ResponseFilter;
   /** When the link stops serving (ms since the epoch). */
   exp: number;
+  /** Partial responses too ('all': after the completed ones) or only ('partial'); absent: completed only (issue 36). */
+  s?: 'partial' | 'all';
 }
 
 /** How many expired grants making one link sweeps, at most: the table stays at about the links of the last 15 minutes. */

@@ -2,7 +2,7 @@ import { Static, Type } from '@sinclair/typebox';
 import { StringEnum } from '../common/validation/schema-validator';
 import { PublicId } from '../forms/form.schemas';
 import { responseFilterArguments } from '../responses/response-filter';
-import { AnswersBy } from '../responses/response.schemas';
+import { AnswersBy, ResponseStatus } from '../responses/response.schemas';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import { ExportsService } from './exports.service';
 
@@ -21,6 +21,7 @@ const input = Type.Object(
     ),
     ...responseFilterArguments,
     answersBy: Type.Optional(AnswersBy),
+    status: Type.Optional(ResponseStatus),
   },
   { additionalProperties: false },
 );
@@ -52,11 +53,12 @@ export class ExportResponsesTool implements ToolHandler<typeof input, typeof out
   constructor(private readonly exports: ExportsService) {}
 
   run(args: Static<typeof input>, ctx: ToolContext): Promise<Output> {
-    const { publicId, format, answersBy, ...filter } = args;
+    const { publicId, format, answersBy, status, ...filter } = args;
     return this.exports.createLink(ctx.principal, publicId, {
       format: format ?? 'csv',
       answersBy: answersBy ?? 'id',
       filter,
+      status: status ?? 'completed',
     });
   }
 

@@ -2,6 +2,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import type { ResponseRow } from '../responses/responses.repository';
+import type { PartialRow } from '../responses/partial-responses.repository';
 import type { ExportGrant } from './export-link';
 
 /** A response as a batch reads it: with its seq, the key of the next batch. */
@@ -70,6 +71,28 @@ export class ExportsRepository {
       [formId, range.after, range.upTo, ...filter.params],
     );
     return rows.map((r) => r.csv);
+  }
+
+  /**
+   * Up to `limit` partial responses of the form after the id `after` (null: from the first), in id
+   * order, that match `filter` (SQL over r as readBatch's, params from $4; since/until apply to when
+   * a partial started).
+   */
+  readPartialBatch(
+    manager: EntityManager,
+    formId: string,
+    after: string | null,
+    limit: number,
+    filter: { sql: string; params: unknown[] },
+  ): Promise<PartialRow[]> {
+    return manager.query(
+      `${EXPORT_QUERY_TAG} SELECT r.id, r.form_id AS "formId", r.answers, r.hidden, r.pages_reached AS "pagesReached",
+              r.last_page AS "lastPage", r.source, r.started_at AS "startedAt", r.updated_at AS "updatedAt"
+         FROM (SELECT *, started_at AS submitted_at FROM partial_responses WHERE form_id = $1) r
+        WHERE ($2::uuid IS NULL OR r.id > $2::uuid) AND (${filter.sql})
+        ORDER BY r.id LIMIT $3`,
+      [formId, after, limit, ...filter.params],
+    );
   }
 
   /**

@@ -13,12 +13,15 @@ import { FormRecord, FormsService } from '../forms/forms.service';
 import { checkResponseFilter, ResponseFilter, responseFilterSql } from '../responses/response-filter';
 import { LongReads } from '../responses/long-reads';
 import { ResponseSequencer } from '../responses/response-sequencer';
-import { AnswersBy, responseViewer } from '../responses/responses.service';
+import { AnswersBy, partialViewer, ResponseStatus, responseViewer } from '../responses/responses.service';
 import { FileAnswers } from '../files/file-answers.service';
 import { contentDisposition, csvLayout } from './csv';
 import { csvLinesSql } from './csv-sql';
 import { EXPORT_LINK_TTL_MS, ExportFormat, ExportGrant, ExportLinkStore } from './export-link';
 import { EXPORT_PART_ROWS, ExportsRepository } from './exports.repository';
+
+/** How many partial responses an export reads per statement (see partialChunks). */
+const EXPORT_PARTIAL_BATCH = 1000;
 
 /** The path that serves export links (the link itself travels in the query, which no log line holds). */
 export const EXPORT_PATH = '/api/v1/exports/download';
@@ -103,7 +106,7 @@ export class ExportsService {
   async createLink(
     principal: Principal,
     publicId: string,
-    opts: { format: ExportFormat; answersBy: AnswersBy; filter: ResponseFilter },
+    opts: { format: ExportFormat; answersBy: AnswersBy; filter: ResponseFilter; status?: ResponseStatus },
   ): Promise<{ url: string; expiresAt: string; format: ExportFormat }> {
     const form = await this.forms.get(principal.workspace.id, publicId);
     const q = checkResponseFilter(form, opts.filter);
@@ -125,12 +128,14 @@ export class ExportsService {
       a: opts.answersBy,
       q,
       exp,
+      ...(opts.status && opts.status !== 'completed' ? { s: opts.status } : {}),
     });
     // Who took which responses out: recorded with the filter as checked, never the link (a credential).
     await this.audit.record(currentManager(this.db), principal, 'responses.export', form.id, {
       publicId: form.publicId,
       format: opts.format,
       answersBy: opts.answersBy,
+      ...(opts.status && opts.status !== 'completed' ? { status: opts.status } : {}),
       ...q,
       expiresAt: new Date(exp).toISOString(),
     });
@@ -179,7 +184,7 @@ export class ExportsService {
     try {
       // Responses committed before the download wait for their seq: give it, then read up to the last.
       await this.sequencer.settle(form.id);
-      const upTo = await this.repo.lastSeq(currentManager(this.db), form.id);
+      const upTo = grant.s === 'partial' ? '0' : await this.repo.lastSeq(currentManager(this.db), form.id);
       // The batches read the replica once it holds everything up to upTo, else the primary (LongReads).
       const on = await this.longReads.source();
       // CSV: the records are written by PostgreSQL (see csvLinesSql); their values follow the filter's.
@@ -248,6 +253,7 @@ export class ExportsService {
         ahead = read();
         for (const part of parts) if (part) yield part;
       }
+      if (grant.s) yield* this.partialChunks(grant, form, filter, on);
     } catch (err) {
       // The answer's headers are gone: the stream is cut (the client sees no final chunk), and
       // Fastify logs nothing of a cut stream here (request logging is ours): say why, without the link.
@@ -264,6 +270,31 @@ export class ExportsService {
       // failure, if any, is nobody's to handle.
       ahead?.catch(() => undefined);
       this.openDownloads--;
+    }
+  }
+
+  /**
+   * The form's partial responses (issue 36) after the completed ones, in start (id) order, in
+   * batches keyed by id, written in JS (get_response's objects, or csvLayout's records).
+   */
+  private async *partialChunks(
+    grant: ExportGrant,
+    form: FormRecord,
+    filter: { sql: string; params: unknown[] },
+    on: Awaited<ReturnType<LongReads['source']>>,
+  ): AsyncGenerator<string> {
+    const view = partialViewer(form, grant.a);
+    const csv = grant.fmt === 'csv' ? csvLayout(form, grant.a) : undefined;
+    for (let after: string | null = null; ;) {
+      const rows = await on((db) =>
+        this.repo.readPartialBatch(currentManager(db), form.id, after, EXPORT_PARTIAL_BATCH, filter),
+      );
+      if (!rows.length) return;
+      after = rows[rows.length - 1].id;
+      const views = rows.map(view);
+      await this.files.show(views, form, grant.a, { w: grant.w, c: grant.c, until: grant.exp });
+      yield views.map((v) => (csv ? csv.record(v) : `${JSON.stringify(v)}\n`)).join('');
+      if (rows.length < EXPORT_PARTIAL_BATCH) return;
     }
   }
 

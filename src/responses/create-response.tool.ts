@@ -3,6 +3,7 @@ import { PublicId } from '../forms/form.schemas';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import { ResponseSchema } from './response.schemas';
 import { ResponsesService } from './responses.service';
+import { PartialResponsesService } from './partial-responses.service';
 
 const input = Type.Object(
   {
@@ -17,6 +18,12 @@ const input = Type.Object(
         type: 'object',
         additionalProperties: { type: 'string', maxLength: 1000 },
         description: "Values of the form's hidden fields: { name: value } (undeclared names are refused).",
+      }),
+    ),
+    partial: Type.Optional(
+      Type.Boolean({
+        description:
+          'Store a partial response (form setting partialResponses on): checked the same, but required is not enforced; continue it with update_response.',
       }),
     ),
   },
@@ -35,9 +42,13 @@ const output = ResponseSchema;
   output,
 })
 export class CreateResponseTool implements ToolHandler<typeof input, typeof output> {
-  constructor(private readonly responses: ResponsesService) {}
+  constructor(
+    private readonly responses: ResponsesService,
+    private readonly partials: PartialResponsesService,
+  ) {}
 
   run(args: Static<typeof input>, ctx: ToolContext): Promise<Static<typeof output>> {
+    if (args.partial) return this.partials.createAs(ctx.principal, args.publicId, args.answers, args.hidden);
     return this.responses.createAs(ctx.principal, args.publicId, args.answers, args.hidden);
   }
 }

@@ -4,7 +4,7 @@ import { StringEnum } from '../common/validation/schema-validator';
 import { pageArguments, pageFields } from '../tools/paging';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import { responseFilterArguments } from './response-filter';
-import { AnswersBy, ResponseSchema } from './response.schemas';
+import { AnswersBy, ResponseSchema, ResponseStatus } from './response.schemas';
 import { ResponsesService } from './responses.service';
 import { readerOf } from '../files/file-links';
 
@@ -20,6 +20,7 @@ const input = Type.Object(
     ),
     ...responseFilterArguments,
     answersBy: Type.Optional(AnswersBy),
+    status: Type.Optional(ResponseStatus),
   },
   { additionalProperties: false },
 );
@@ -49,6 +50,7 @@ export class ListResponsesTool implements ToolHandler<typeof input, typeof outpu
       filter: { where: args.where, since: args.since, until: args.until },
       answersBy: args.answersBy,
       reader: readerOf(ctx.principal),
+      status: args.status,
     });
     return { total, offset, count: responses.length, responses };
   }

@@ -49,6 +49,12 @@ export class PartialResponsesRepository {
     return done ? { completedId: done.id } : {};
   }
 
+  /** The ids of the form's blocks now. */
+  async blockIds(m: EntityManager, formId: string): Promise<string[]> {
+    const rows: Array<{ id: string }> = await m.query(`SELECT id FROM blocks WHERE form_id = $1`, [formId]);
+    return rows.map((r) => r.id);
+  }
+
   /** Stores a new partial and counts it on its pages (one statement). */
   async insert(m: EntityManager, p: Omit<PartialRow, 'startedAt' | 'updatedAt'>): Promise<PartialRow> {
     const [row] = await m.query(
@@ -126,32 +132,42 @@ export class PartialResponsesRepository {
     return new Map(rows.map((r) => [r.page, r.n]));
   }
 
-  /** `count` partials of the form in id (start) order from `start`, filtered by `filter` (SQL over p, params from $2). */
+  /**
+   * `count` partials of the form $1 in start (id) order from `start` that match `filter` (SQL over
+   * the row p as responseFilterSql writes it: since/until apply to when a partial started).
+   */
   page(
     m: EntityManager,
-    formId: string,
+    filter: { sql: string; params: unknown[] },
     start: number,
     count: number,
-    filter?: { sql: string; params: unknown[] },
   ): Promise<PartialRow[]> {
-    const params: unknown[] = [formId, ...(filter?.params.slice(1) ?? [])];
+    const params = [...filter.params];
     const n = params.push(start, count);
     return m.query(
-      `SELECT ${COLUMNS} FROM partial_responses p WHERE p.form_id = $1${filter ? ` AND ${filter.sql}` : ''}
-        ORDER BY p.id OFFSET $${n - 1} LIMIT $${n}`,
+      `SELECT ${COLUMNS} FROM ${FILTERABLE} WHERE ${filter.sql} ORDER BY p.id OFFSET $${n - 1} LIMIT $${n}`,
       params,
     );
   }
 
-  /** How many partials of the form match `filter` (as page's). */
-  async count(m: EntityManager, formId: string, filter: { sql: string; params: unknown[] }): Promise<number> {
-    const [{ n }] = await m.query(
-      `SELECT count(*)::int AS n FROM partial_responses p WHERE p.form_id = $1 AND ${filter.sql}`,
-      [formId, ...filter.params.slice(1)],
-    );
+  /** How many partials of the form $1 match `filter` (as page's). */
+  async count(m: EntityManager, filter: { sql: string; params: unknown[] }): Promise<number> {
+    const [{ n }] = await m.query(`SELECT count(*)::int AS n FROM ${FILTERABLE} WHERE ${filter.sql}`, filter.params);
     return n;
   }
 }
+
+/** The form $1's partials as p, with submitted_at (when it started) for the filters' since/until. */
+const FILTERABLE = `(SELECT *, started_at AS submitted_at FROM partial_responses WHERE form_id = $1) p`;
+
+/** The form $1's partials as readFilteredSummary reads rows (r): no recorded path, ordered by start. */
+export const PARTIAL_SOURCE = `(SELECT id, answers, hidden, NULL::jsonb AS shown, started_at AS submitted_at,
+    row_number() OVER (ORDER BY id) AS seq FROM partial_responses WHERE form_id = $1) r`;
+
+/** The form $1's sequenced responses, then its partials, as readFilteredSummary reads rows (r). */
+export const ALL_SOURCE = `(SELECT id, answers, hidden, shown, submitted_at, seq FROM responses WHERE form_id = $1 AND seq IS NOT NULL
+  UNION ALL SELECT id, answers, hidden, NULL::jsonb, started_at, 1000000000000000 + row_number() OVER (ORDER BY id)
+    FROM partial_responses WHERE form_id = $1) r`;
 
 /** Adds `delta` to the counts of the pages in the text[] `pages` of form `form`. */
 function countPages(form: string, pages: string, delta: string): string {

@@ -41,7 +41,10 @@ import { CheckedResponse, validateResponse } from '../forms/form-logic';
 import { FormRecord, FormsService } from '../forms/forms.service';
 import { UploadsService } from '../uploads/uploads.service';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service';
-import { ALL_PAGES, PartialResponsesRepository, PartialRow } from './partial-responses.repository';
+import { PartialResponsesRepository, PartialRow } from './partial-responses.repository';
+import { FunnelStep, pageKeys } from './pages';
+
+export type { FunnelStep } from './pages';
 import {
   notAccepting,
   notFoundResponse,
@@ -50,7 +53,6 @@ import {
   ResponseView,
   validated,
 } from './responses.service';
-import { ResponseStatsRepository } from './response-stats.repository';
 
 export interface PartialSnapshot {
   responseId: string;
@@ -74,30 +76,12 @@ export type ResumeLookup =
 /** A partial as the tools show it: a response with status "partial" (see ResponsesService's views). */
 export type PartialView = ResponseView;
 
-export interface FunnelStep {
-  /** '' for the first page, else its page_break's id. */
-  page: string;
-  /** The page_break's title, when it has one. */
-  title?: string;
-  /** Responses (completed or partial) that reached the page. */
-  reached: number;
-  /** Of those, how many completed. */
-  completed: number;
-}
-
 /** A resume secret: 32 random bytes, base64url. */
 const SECRET = /^[A-Za-z0-9_-]{43}$/;
 const hashOf = (secret: string) => createHash('sha256').update(secret).digest();
 
 const SWEEP_EVERY_MS = 10 * 60_000;
 const SWEEP_BATCH = 500;
-
-/** The page keys of a form in order: '' for blocks before the first page_break, then each page_break's id. */
-export function pageKeys(blocks: Block[]): string[] {
-  const keys = blocks[0]?.type === 'page_break' ? [] : [''];
-  for (const b of blocks) if (b.type === 'page_break') keys.push(b.id);
-  return keys.length ? keys : [''];
-}
 
 /** The blocks with required off (a partial may lack any answer), kept per blocks array. */
 const looseBlocks = new WeakMap<Block[], Block[]>();
@@ -149,7 +133,6 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly repo: PartialResponsesRepository,
-    private readonly stats: ResponseStatsRepository,
     private readonly forms: FormsService,
     private readonly responses: ResponsesService,
     private readonly uploads: UploadsService,
@@ -222,10 +205,9 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
     if (found.completedId) return { kind: 'completed', responseId: found.completedId };
     if (!found.partial || this.expired(found.partial)) return { kind: 'unknown' };
     const p = found.partial;
-    const form = this.forms.recent(p.formId);
     // Answers to blocks the form no longer has are dropped (the page validates the rest again).
-    const ids = form?.id === formId ? new Set(form.blocks.map((b) => b.id)) : undefined;
-    const answers = ids ? Object.fromEntries(Object.entries(p.answers).filter(([k]) => ids.has(k))) : p.answers;
+    const ids = new Set(await this.repo.blockIds(currentManager(this.db), formId));
+    const answers = Object.fromEntries(Object.entries(p.answers).filter(([k]) => ids.has(k)));
     return {
       kind: 'partial',
       partial: {
@@ -336,31 +318,14 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  /** { completed, partial } of a form: the maintained counts (the sequenced responses: settle first for exactness). */
-  async countsByStatus(formId: string): Promise<{ completed: number; partial: number }> {
-    const m = currentManager(this.db);
-    const [completed, pages] = await Promise.all([this.stats.total(m, formId), this.repo.pageCounts(m, formId)]);
-    return { completed, partial: pages.get(ALL_PAGES) ?? 0 };
+  /** { completed, partial } of a form (for the results pages): see ResponsesService.countsByStatus. */
+  countsByStatus(formId: string): Promise<{ completed: number; partial: number }> {
+    return this.responses.countsByStatus(formId);
   }
 
-  /**
-   * Per page in form order: how many responses reached it and how many of those completed. The
-   * completed side is read from the maintained aggregates (block_stats.shown of each page_break,
-   * the total for the first page), the partial side from partial_page_counts: no scan.
-   */
-  async funnel(form: FormRecord): Promise<FunnelStep[]> {
-    const m = currentManager(this.db);
-    const [row, partials] = await Promise.all([this.stats.readShown(m, form.id), this.repo.pageCounts(m, form.id)]);
-    const logic = form.blocks.some((b) => b.showIf !== undefined || (b.jumps?.length ?? 0) > 0);
-    const byId = new Map(form.blocks.map((b) => [b.id, b]));
-    return pageKeys(form.blocks).map((page) => {
-      const completed =
-        page === '' || (!logic && row.recorded === 0)
-          ? row.total
-          : (row.shown.get(page) ?? 0) + row.total - row.recorded;
-      const title = byId.get(page)?.title;
-      return { page, ...(title ? { title } : {}), reached: completed + (partials.get(page) ?? 0), completed };
-    });
+  /** The drop-off per page (for the results pages): see ResponsesService.funnel. */
+  funnel(form: FormRecord): Promise<FunnelStep[]> {
+    return this.responses.funnel(form);
   }
 
   // ---- Internals ----

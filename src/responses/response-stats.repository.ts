@@ -122,6 +122,9 @@ stats AS (
         latest = jsonb_path_query_array(EXCLUDED.latest || block_stats.latest, '$[0 to ${LATEST_TEXTS - 1}]'))
 SELECT form_id, n FROM per_form`;
 
+/** The rows readFilteredSummary reads by default (as r): the form $1's sequenced responses. */
+const COMPLETED_SOURCE = `(SELECT * FROM responses WHERE form_id = $1 AND seq IS NOT NULL) r`;
+
 /** A timestamptz as the ISO text the summaries show (UTC, milliseconds). */
 export function isoText(expr: string): string {
   return `to_char(${expr} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
@@ -261,6 +264,7 @@ export class ResponseStatsRepository {
     filter: { sql: string; params: unknown[] },
     blocks: Block[],
     counted: (block: Block) => string[],
+    source: string = COMPLETED_SOURCE,
   ): Promise<SummaryRow> {
     const params = [...filter.params];
     const bind = (value: string) => `$${params.push(value)}::text`;
@@ -307,15 +311,14 @@ export class ResponseStatsRepository {
     // twice per response (the scan and the walk), not once more per text block.
     const walk = per.some((p) => p.latest !== undefined)
       ? `WITH walk AS MATERIALIZED (
-           SELECT r.seq, r.submitted_at, r.answers FROM responses r
-            WHERE r.form_id = $1 AND r.seq IS NOT NULL AND ${filter.sql} ORDER BY r.seq DESC)`
+           SELECT r.seq, r.submitted_at, r.answers FROM ${source} WHERE ${filter.sql} ORDER BY r.seq DESC)`
       : '';
     const [row] = await manager.query(
       `${walk}
        SELECT count(*)::int AS total, count(r.shown)::int AS recorded, min(r.submitted_at) AS first, max(r.submitted_at) AS last,
               ${columns.length ? `json_build_array(${columns.join(', ')})` : `'[]'::json`} AS aggregates
-         FROM responses r
-        WHERE r.form_id = $1 AND r.seq IS NOT NULL AND ${filter.sql}`,
+         FROM ${source}
+        WHERE ${filter.sql}`,
       params,
     );
     const values: unknown[] = (row.aggregates as unknown[][]).flat();

@@ -29,6 +29,7 @@ import { ResponseInsertBatcher } from './response-insert-batcher';
 import { ResponseSequencer } from './response-sequencer';
 import { ResponsesService } from './responses.service';
 import { SummarizeResponsesTool } from './summarize-responses.tool';
+import { UpdateResponseTool } from './update-response.tool';
 
 @Module({
   imports: [
@@ -60,6 +61,7 @@ import { SummarizeResponsesTool } from './summarize-responses.tool';
     CreateResponseTool,
     CheckResponseTool,
     DeleteResponseTool,
+    UpdateResponseTool,
   ],
   exports: [ResponsesService, PartialResponsesService, ResponseSequencer, LongReads],
 })

@@ -26,7 +26,17 @@ import { countedValues, FormSummary, summaryFromStats } from './summarize';
 import { checkResponseFilter, isFiltered, ResponseFilter, responseFilterSql } from './response-filter';
 import { newEventId, responseCreatedBody } from '../webhooks/events';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service';
-import { PartialResponsesRepository, PartialRow } from './partial-responses.repository';
+import {
+  ALL_PAGES,
+  ALL_SOURCE,
+  PARTIAL_SOURCE,
+  PartialResponsesRepository,
+  PartialRow,
+} from './partial-responses.repository';
+import { FunnelStep, pageKeys } from './pages';
+
+/** Which responses a read covers (issue 36). */
+export type ResponseStatus = 'completed' | 'partial' | 'all';
 
 export interface ResponseView {
   id: string;
@@ -112,10 +122,13 @@ export class ResponsesService {
       answersBy?: AnswersBy;
       /** Who reads: file answers get download links bound to it. */
       reader?: FileReader;
+      /** completed (default), partial, or all: completed then partial (issue 36). */
+      status?: ResponseStatus;
     },
   ): Promise<{ total: number; responses: ResponseView[] }> {
     const form = await this.forms.get(workspaceId, publicId);
     const filter = checkResponseFilter(form, opts.filter ?? {});
+    if (opts.status && opts.status !== 'completed') return this.listWithPartials(workspaceId, form, filter, opts);
     // Without `where`, the page covers the part of the order between the first response since
     // `since` and the first since `until`, both found through the buckets.
     const position = () =>
@@ -161,6 +174,49 @@ export class ResponsesService {
     if (!r) return { total, responses: [] };
     const rows = await this.repo.readPage(currentManager(this.db), form.id, skipped + r.start, r.count);
     return { total, responses: await page(rows) };
+  }
+
+  /**
+   * list for status partial or all. Partials are in start (id) order; `all` is the completed
+   * responses (in seq order) followed by the partials, so oldest first reads completed then
+   * partial, newest first the reverse. total is the sum of both counts; a partial that completes
+   * during a walk moves from the partial part to the end of the completed part.
+   */
+  private async listWithPartials(
+    workspaceId: string,
+    form: FormRecord,
+    filter: ResponseFilter,
+    opts: Parameters<ResponsesService['list']>[2],
+  ): Promise<{ total: number; responses: ResponseView[] }> {
+    const params: unknown[] = [form.id]; // $1: the form
+    const sql = responseFilterSql(form, filter, params, 'p');
+    const read = <T>(work: (m: EntityManager) => Promise<T>) =>
+      isFiltered(filter) ? this.filteredRead(workspaceId, work) : work(currentManager(this.db));
+    const partialTotal = isFiltered(filter)
+      ? await read((m) => this.partials.count(m, { sql, params }))
+      : ((await this.partials.pageCounts(currentManager(this.db), form.id)).get(ALL_PAGES) ?? 0);
+    const completed = (offset: number, limit: number) =>
+      this.list(workspaceId, form.publicId, { ...opts, status: 'completed', offset, limit });
+    const completedTotal = opts.status === 'all' ? (await completed(0, 0)).total : 0;
+    const newest = opts.order === 'newest';
+    const partialPage = async (offset: number, limit: number) => {
+      const count = Math.min(limit, Math.max(0, partialTotal - offset));
+      if (count <= 0) return [];
+      const start = newest ? partialTotal - offset - count : offset;
+      const rows = await read((m) => this.partials.page(m, { sql, params }, start, count));
+      const views = (newest ? rows.reverse() : rows).map(partialViewer(form, opts.answersBy));
+      if (opts.reader) await this.files.show(views, form, opts.answersBy, opts.reader);
+      return views;
+    };
+    const completedPage = async (offset: number, limit: number) =>
+      limit > 0 && offset < completedTotal ? (await completed(offset, limit)).responses : [];
+    const out: ResponseView[] = [];
+    const [first, firstTotal, second] = newest
+      ? [partialPage, partialTotal, completedPage]
+      : [completedPage, completedTotal, partialPage];
+    out.push(...(await first(opts.offset, opts.limit)));
+    out.push(...(await second(Math.max(0, opts.offset - firstTotal), opts.limit - out.length)));
+    return { total: completedTotal + partialTotal, responses: out };
   }
 
   /**
@@ -381,7 +437,8 @@ export class ResponsesService {
     workspaceId: string,
     publicId: string,
     filter: ResponseFilter = {},
-  ): Promise<FormSummary & { publicId: string }> {
+    status: ResponseStatus = 'completed',
+  ): Promise<FormSummary & { publicId: string; funnel?: FunnelStep[] }> {
     const form = await this.forms.get(workspaceId, publicId);
     const checked = checkResponseFilter(form, filter);
     let row = await this.readSummary(form);
@@ -389,16 +446,18 @@ export class ResponsesService {
       await this.sequencer.settle(form.id);
       row = await this.readSummary(form);
     }
-    if (isFiltered(checked)) {
+    if (isFiltered(checked) || status !== 'completed') {
       // A segment: the same summary, computed from the sequenced responses that match (counted
-      // above: the ones committed before this call).
+      // above: the ones committed before this call); with partials, from those rows too.
       const params: unknown[] = [form.id]; // $1: the form
       const sql = responseFilterSql(form, checked, params, 'r');
       const answerable = form.blocks.filter((b) => takesAnswer(b.type));
+      const source = status === 'partial' ? PARTIAL_SOURCE : status === 'all' ? ALL_SOURCE : undefined;
       row = await this.filteredRead(workspaceId, (tx) =>
-        this.stats.readFilteredSummary(tx, { sql, params }, answerable, countedValues),
+        this.stats.readFilteredSummary(tx, { sql, params }, answerable, countedValues, source),
       );
     }
+    const funnel = form.partialResponses || pageKeys(form.blocks).length > 1 ? await this.funnel(form) : undefined;
     const stats = new Map(row.stats.map((s) => [s.blockId, s]));
     const total = row.total ?? 0;
     const recorded = row.recorded ?? 0;
@@ -421,7 +480,33 @@ export class ResponsesService {
         range: (id) => ranges.get(id) ?? { min: null, max: null },
         latest: (id) => stats.get(id)?.latest ?? [],
       }),
+      ...(funnel ? { funnel } : {}),
     };
+  }
+
+  /** { completed, partial } of a form: the maintained counts of sequenced responses and of partials (issue 36). */
+  async countsByStatus(formId: string): Promise<{ completed: number; partial: number }> {
+    const m = currentManager(this.db);
+    const [completed, pages] = await Promise.all([this.stats.total(m, formId), this.partials.pageCounts(m, formId)]);
+    return { completed, partial: pages.get(ALL_PAGES) ?? 0 };
+  }
+
+  /**
+   * Per page in form order: how many responses reached it and how many of those completed. The
+   * completed side is read from the maintained aggregates (block_stats.shown of each page_break;
+   * the total for the first page and on forms without rules), the partial side from
+   * partial_page_counts: no scan, whatever the number of responses.
+   */
+  async funnel(form: FormRecord): Promise<FunnelStep[]> {
+    const m = currentManager(this.db);
+    const [row, partials] = await Promise.all([this.stats.readShown(m, form.id), this.partials.pageCounts(m, form.id)]);
+    const byId = new Map(form.blocks.map((b) => [b.id, b]));
+    const recorded = hasLogic(form.blocks) || row.recorded > 0;
+    return pageKeys(form.blocks).map((page) => {
+      const completed = page === '' || !recorded ? row.total : (row.shown.get(page) ?? 0) + row.total - row.recorded;
+      const title = byId.get(page)?.title;
+      return { page, ...(title ? { title } : {}), reached: completed + (partials.get(page) ?? 0), completed };
+    });
   }
 
   /** The maintained aggregates of a form in one statement, and whether responses wait for their seq. */

@@ -4,8 +4,12 @@ import { APP_VIEWS } from '../apps/view-uris';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import { responseFilterArguments } from './response-filter';
 import { ResponsesService } from './responses.service';
+import { ResponseStatus } from './response.schemas';
 
-const input = Type.Object({ publicId: PublicId, ...responseFilterArguments }, { additionalProperties: false });
+const input = Type.Object(
+  { publicId: PublicId, ...responseFilterArguments, status: Type.Optional(ResponseStatus) },
+  { additionalProperties: false },
+);
 const Nullable = <T extends ReturnType<typeof Type.Number>>(t: T) => Type.Union([t, Type.Null()]);
 const output = Type.Object(
   {
@@ -69,6 +73,23 @@ const output = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    funnel: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            page: Type.String(),
+            title: Type.Optional(Type.String()),
+            reached: Type.Integer(),
+            completed: Type.Integer(),
+          },
+          { additionalProperties: false },
+        ),
+        {
+          description:
+            "Forms with pages or partialResponses: per page ('' the first, else its page_break id), responses that reached it and how many of those completed. Not filtered.",
+        },
+      ),
+    ),
   },
   { additionalProperties: false },
 );
@@ -90,10 +111,15 @@ export class SummarizeResponsesTool implements ToolHandler<typeof input, typeof 
   constructor(private readonly responses: ResponsesService) {}
 
   run(args: Static<typeof input>, ctx: ToolContext): Promise<Static<typeof output>> {
-    return this.responses.summarize(ctx.principal.workspace.id, args.publicId, {
-      where: args.where,
-      since: args.since,
-      until: args.until,
-    });
+    return this.responses.summarize(
+      ctx.principal.workspace.id,
+      args.publicId,
+      {
+        where: args.where,
+        since: args.since,
+        until: args.until,
+      },
+      args.status,
+    );
   }
 }

@@ -47,6 +47,7 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
       { name: 'send_test_webhook', scope: 'webhooks:write', write: true, minRole: 'admin' },
       { name: 'summarize_responses', scope: 'responses:read', write: false, minRole: 'viewer' },
       { name: 'update_form', scope: 'forms:write', write: true, minRole: 'editor' },
+      { name: 'update_response', scope: 'responses:write', write: true, minRole: 'editor' },
       { name: 'update_webhook', scope: 'webhooks:write', write: true, minRole: 'admin' },
     ]);
   });
@@ -190,6 +191,12 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
         annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
       },
       {
+        name: 'update_response',
+        plan: 'pro',
+        minRole: 'editor',
+        annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+      },
+      {
         name: 'update_webhook',
         plan: 'pro',
         minRole: 'admin',
@@ -209,7 +216,7 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
         .map((t) => t.definition.name)
         .sort(),
     );
-    expect(names).toHaveLength(22);
+    expect(names).toHaveLength(23);
     const ajv = addFormats(new Ajv2020({ strict: false }));
     for (const tool of res.body.tools) {
       expect(tool).toEqual(
