@@ -32,14 +32,24 @@ export interface FormKey {
   workspaceId?: string;
 }
 
+/** Forms whose blocks an instance keeps (see FormsRepository.find). */
+const KEPT_FORMS = 1000;
+
 /** The SQL of the tables forms and blocks. */
 @Injectable()
 export class FormsRepository {
   /**
-   * One form with its blocks. With a lock, the row is locked by a statement of its own and the
-   * form read by the next one: under READ COMMITTED, a statement that waited for a lock re-checks
-   * only the locked row, and a subquery in it (the blocks) still reads the snapshot taken before
-   * the wait. Reading after the lock is held sees what a concurrent edit committed.
+   * The blocks of the forms read lately, by form id, with the version they belong to, most recent
+   * last. A form's blocks change only with its version (update_form bumps it in the transaction
+   * that replaces them), so a version's blocks, once committed, are those for good.
+   */
+  private readonly blocksByForm = new Map<string, { version: number; blocks: Block[] }>();
+
+  /**
+   * One form with its blocks. Outside a transaction (committed data, no lock), the form's row is
+   * read alone, fresh on every call (status, version, settings: whatever an instance changed), and
+   * its blocks come from the instance's copy of that version when it has one, so get_form and the
+   * respondent page cost one indexed row and no join; another version is read in full and kept.
    */
   async find(manager: EntityManager, key: FormKey, lock?: 'UPDATE' | 'SHARE'): Promise<FormRecord | undefined> {
     const params: unknown[] = [key.publicId];
@@ -48,6 +58,39 @@ export class FormsRepository {
       params.push(key.workspaceId);
       where += ' AND f.workspace_id = $2';
     }
+    if (lock || manager.queryRunner) return this.findWithBlocks(manager, where, params, lock);
+    const [row]: FormRecord[] = await manager.query(
+      prepared(manager, `SELECT ${FORM_COLUMNS} FROM forms f WHERE ${where}`),
+      params,
+    );
+    if (!row) return undefined;
+    const kept = this.blocksByForm.get(row.id);
+    if (kept?.version === row.version) {
+      row.blocks = kept.blocks;
+      return row;
+    }
+    const form = await this.findWithBlocks(manager, where, params);
+    if (form) {
+      // Keyed by the version read with the blocks, in the same statement.
+      this.blocksByForm.delete(form.id);
+      this.blocksByForm.set(form.id, { version: form.version, blocks: form.blocks });
+      if (this.blocksByForm.size > KEPT_FORMS) this.blocksByForm.delete(this.blocksByForm.keys().next().value!);
+    }
+    return form;
+  }
+
+  /**
+   * The form and its blocks in one statement. With a lock, the row is locked by a statement of its
+   * own and the form read by the next one: under READ COMMITTED, a statement that waited for a lock
+   * re-checks only the locked row, and a subquery in it (the blocks) still reads the snapshot taken
+   * before the wait. Reading after the lock is held sees what a concurrent edit committed.
+   */
+  private async findWithBlocks(
+    manager: EntityManager,
+    where: string,
+    params: unknown[],
+    lock?: 'UPDATE' | 'SHARE',
+  ): Promise<FormRecord | undefined> {
     if (lock) {
       const locked: unknown[] = await manager.query(
         prepared(manager, `SELECT 1 FROM forms f WHERE ${where} FOR ${lock}`),
