@@ -15,8 +15,9 @@ describe('respondent steps', () => {
     expect(pagesOf([block('p1', 'page_break'), block('a')]).map((p) => p.key)).toEqual(['p1']);
   });
 
-  it('walks only forms with pages, rules or hidden fields', () => {
+  it('walks only forms with pages, rules, hidden fields or partial responses saved (each step saves)', () => {
     expect(walksPages({ blocks: [block('a'), block('b')] })).toBe(false);
+    expect(walksPages({ blocks: [block('a')], partialResponses: true })).toBe(true);
     expect(walksPages({ blocks: [block('a')], hiddenFields: ['source'] })).toBe(true);
     expect(walksPages({ blocks: [block('a'), block('p', 'page_break')] })).toBe(true);
   });
