@@ -457,7 +457,8 @@ export class ResponsesService {
         this.stats.readFilteredSummary(tx, { sql, params }, answerable, countedValues, source),
       );
     }
-    const funnel = form.partialResponses || pageKeys(form.blocks).length > 1 ? await this.funnel(form) : undefined;
+    // Drop-off exists only where answers are saved before completion: forms with partialResponses on.
+    const funnel = form.partialResponses ? await this.funnel(form) : undefined;
     const stats = new Map(row.stats.map((s) => [s.blockId, s]));
     const total = row.total ?? 0;
     const recorded = row.recorded ?? 0;

@@ -86,7 +86,7 @@ const output = Type.Object(
         ),
         {
           description:
-            "Forms with pages or partialResponses: per page ('' the first, else its page_break id), responses that reached it and how many of those completed. Not filtered.",
+            "Forms with partialResponses: per page ('' the first, else its page_break id), responses that reached it and how many of those completed. Not filtered.",
         },
       ),
     ),
