@@ -318,6 +318,29 @@ describe('respondent page: save as you go and resume (issue 36)', () => {
     expect(list.body.responses[0].answers[receipt]).toEqual([expect.objectContaining({ name: 'receipt.pdf' })]);
   });
 
+  it('marks the cookie Secure when the page is asked for over https (behind a trusted proxy)', async () => {
+    const behind = await createTestApp({ TRUST_PROXY: '1', PUBLIC_URL: 'https://forms.example.com' });
+    try {
+      const first = await request(behind.getHttpServer()).get(`/f/${publicId}`).set('X-Forwarded-Proto', 'https');
+      const next = await request(behind.getHttpServer())
+        .post(`/f/${publicId}`)
+        .set('X-Forwarded-Proto', 'https')
+        .type('form')
+        .send(
+          new URLSearchParams([
+            ['_state', stateOf(first.text)],
+            [ids.name, 'Secure Sam'],
+            [ids.plan, ids.family],
+            ['_action', 'next'],
+          ]).toString(),
+        );
+      expect(next.text).toContain('Page 2 of 3');
+      expect(cookieOf(next)).toMatch(/; HttpOnly; SameSite=Lax; Max-Age=\d+; Secure$/);
+    } finally {
+      await behind.close();
+    }
+  });
+
   it('spends the per-IP budget on each resume attempt', async () => {
     const one = await request(server()).get(`/f/${publicId}?resume=${'C'.repeat(43)}`);
     const two = await request(server()).get(`/f/${publicId}?resume=${'D'.repeat(43)}`);
