@@ -116,9 +116,15 @@ export class PartialResponsesRepository {
   }
 
   /** Up to `limit` partials not updated since `before`, oldest first, locked (others' locked rows skipped). */
-  async expired(m: EntityManager, before: Date, limit: number): Promise<Array<{ id: string; formId: string }>> {
+  async expired(
+    m: EntityManager,
+    before: Date,
+    limit: number,
+  ): Promise<Array<{ id: string; formId: string; workspaceId: string }>> {
     return m.query(
-      `SELECT id, form_id AS "formId" FROM partial_responses WHERE updated_at < $1 ORDER BY updated_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      `SELECT p.id, p.form_id AS "formId", f.workspace_id AS "workspaceId"
+         FROM partial_responses p JOIN forms f ON f.id = p.form_id
+        WHERE p.updated_at < $1 ORDER BY p.updated_at LIMIT $2 FOR UPDATE OF p SKIP LOCKED`,
       [before, limit],
     );
   }

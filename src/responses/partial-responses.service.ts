@@ -286,14 +286,6 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
     });
   }
 
-  /** Deletes partials of the form with their uploads (and their answers from the delivery log); the ids deleted. */
-  async remove(tx: EntityManager, form: FormRecord, ids: string[]): Promise<string[]> {
-    if (!ids.length) return [];
-    for (const id of ids) await this.webhooks.forgetAnswers(tx, form.workspaceId, { responseId: id });
-    await this.uploads.deleteForResponses(tx, ids);
-    return this.repo.delete(tx, form.id, ids);
-  }
-
   /**
    * Deletes partials not updated for PARTIAL_RESPONSE_RETENTION_DAYS (with their uploads), in
    * batches of SWEEP_BATCH, each its own short transaction that skips rows a save holds: a sweep
@@ -307,6 +299,8 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
         const rows = await this.repo.expired(tx, before, SWEEP_BATCH);
         const byForm = new Map<string, string[]>();
         for (const r of rows) byForm.set(r.formId, [...(byForm.get(r.formId) ?? []), r.id]);
+        // Their answers leave the delivery log (response.partial_saved) as a deleted response's do.
+        for (const r of rows) await this.webhooks.forgetAnswers(tx, r.workspaceId, { responseId: r.id });
         for (const [formId, ids] of byForm) {
           await this.uploads.deleteForResponses(tx, ids);
           await this.repo.delete(tx, formId, ids);

@@ -76,13 +76,13 @@ SELECT d.id, d.endpoint_id, d.event_id, d.event_type, CASE d.status WHEN 'paused
  */
 function redactSql(since: string, match: string, reason: string): string {
   return `WITH found AS (
-  SELECT d.id, d.event_type = 'response.created' AND d.status IN ('pending', 'paused')
+  SELECT d.id, d.event_type IN ('response.created', 'response.partial_saved') AND d.status IN ('pending', 'paused')
               AND (d.claimed_until IS NULL OR d.claimed_until <= now()) AS cancel
     FROM webhook_endpoints e CROSS JOIN LATERAL (
       SELECT d.id, d.event_type, d.status, d.claimed_until FROM webhook_deliveries d
        WHERE d.endpoint_id = e.id
          AND d.created_at >= COALESCE(${since} - interval '1 minute', '-infinity')
-         AND d.event_type IN ('response.created', 'response.deleted') AND d.redacted IS NULL
+         AND d.event_type IN ('response.created', 'response.deleted', 'response.partial_saved') AND d.redacted IS NULL
          AND strpos(d.payload, $2::text) > 0 AND ${match}) d
    WHERE e.workspace_id = $1),
 redacted AS (
@@ -103,7 +103,9 @@ noted AS (
 SELECT count(*)::int AS n FROM redacted`;
 }
 const REDACT_RESPONSE_SQL = redactSql(
-  '(SELECT submitted_at FROM responses WHERE id = $2::text::uuid)',
+  // A response that started as a partial (issue 36) has deliveries (response.partial_saved) from its start on.
+  `COALESCE((SELECT COALESCE(started_at, submitted_at) FROM responses WHERE id = $2::text::uuid),
+            (SELECT started_at FROM partial_responses WHERE id = $2::text::uuid))`,
   `d.payload::jsonb #>> '{data,response,id}' = $2::text`,
   'response_deleted',
 );

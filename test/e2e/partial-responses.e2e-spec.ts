@@ -376,6 +376,19 @@ describe('partial responses', () => {
       [created.id],
     );
     expect(JSON.parse(body.payload).data.response.id).toBe(p.id);
+    // A deleted partial's answers leave the delivery log: its partial_saved payload keeps only its id.
+    const q = await ok(
+      'create_response',
+      { publicId: form.publicId, answers: { a: 'secret answer' }, partial: true },
+      token,
+    );
+    await ok('delete_response', { publicId: form.publicId, responseId: q.id }, token);
+    const [kept] = await db.query(
+      `SELECT payload, redacted FROM webhook_deliveries WHERE endpoint_id = $1 AND payload LIKE '%' || $2 || '%'`,
+      [saved.id, q.id],
+    );
+    expect(kept.redacted).toBe('response_deleted');
+    expect(kept.payload).not.toContain('secret answer');
   });
 
   it('another workspace can neither read, update nor delete a partial', async () => {
