@@ -17,6 +17,11 @@ describe('transaction pooler mode', () => {
   let db: DataSource;
 
   beforeAll(async () => {
+    if (process.env.FORMWORK_TEST_DATABASE_KIND === 'embedded') {
+      throw new Error(
+        'Pooler mode is tested on a PostgreSQL server: start one at TEST_DATABASE_SERVER (127.0.0.1:5432)',
+      );
+    }
     // One connection: what one statement leaves in the session, the next one sees.
     db = await openGuardedDataSource(dataSourceOptions(url, 1, false, bounds));
   });
