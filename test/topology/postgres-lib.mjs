@@ -1,66 +1,48 @@
 /**
- * Helpers of the PostgreSQL topology tests (postgres*.test.mjs): the run's state (TOPOLOGY_STATE,
- * written by scripts/topology/run.js), a workspace and token of their own made with the CLI (on
- * DATABASE_DIRECT_URL), tool calls through the load balancer, and the fault controls of
- * scripts/topology/postgres.js.
+ * Helpers of the PostgreSQL topology tests (postgres*.test.mjs), on support.mjs (the run's state,
+ * requests through nginx from an address of their own, tokens made with the CLI): a client with
+ * budgets of its own, a form, the filtered read and the export of the long-read path, and the
+ * fault controls of scripts/topology/postgres.js.
  */
-import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { callTool, cli, clientAddress, request, require, state } from './support.mjs';
 
-const ROOT = join(import.meta.dirname, '..', '..');
-export const faults = createRequire(import.meta.url)('../../scripts/topology/postgres.js');
+export { clientAddress };
+export const faults = require('../../scripts/topology/postgres.js');
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 export function topology() {
-  const path = process.env.TOPOLOGY_STATE;
-  if (!path) throw new Error('TOPOLOGY_STATE is not set: run these tests with npm run test:topology');
-  const state = JSON.parse(readFileSync(path, 'utf8'));
-  if (!state.postgres) throw new Error(`${path} holds no postgres state (scripts/topology/postgres.js)`);
+  if (!state.postgres) throw new Error('the topology state holds no postgres state (scripts/topology/postgres.js)');
   return state;
 }
 
-export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/** A Pro workspace and an admin token of its own (the CLI, as an operator would). */
-export function workspaceToken(state, label) {
-  const cli = (...args) => {
-    const r = spawnSync(
-      process.execPath,
-      [join(state.dist ?? join(ROOT, 'dist'), 'src/cli/main.js'), ...args, '--json'],
-      {
-        env: { ...process.env, ...state.env },
-        encoding: 'utf8',
-      },
-    );
-    if (r.status !== 0) throw new Error(`cli ${args.join(' ')}: ${r.stdout}${r.stderr}`);
-    return JSON.parse(r.stdout);
-  };
-  const slug = `${label}-${Date.now().toString(36)}-${Math.floor(Math.random() * 1e6)}`;
-  cli('workspace', 'create', '--name', slug, '--slug', slug, '--plan', 'pro', '--owner-email', `${slug}@example.com`);
-  return cli('token', 'create', '--workspace', slug, '--name', 'topology').token;
+/**
+ * A client of its own: a token (its credential budget) and a loopback address (its IP budget),
+ * so that one test's load never spends another's budgets. Tokens are made one after the other
+ * (the CLI, as an operator would).
+ */
+export function client() {
+  const { token } = cli(
+    'token',
+    'create',
+    '--workspace',
+    state.workspace,
+    '--name',
+    `pg-${Date.now()}`,
+    '--role',
+    'admin',
+  );
+  return { token, from: clientAddress() };
 }
 
-/** POST /api/v1/tools/{tool} through the load balancer: { status, headers, body }. */
-export async function call(state, token, tool, args, headers = {}) {
-  const res = await fetch(`${state.url}/api/v1/tools/${tool}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
-    body: JSON.stringify(args),
-  });
-  const text = await res.text();
-  let body;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = text;
-  }
-  return { status: res.status, headers: res.headers, body };
+/** POST /api/v1/tools/{tool} through nginx: { status, headers (lower-case names), body }. */
+export async function call(who, tool, args, headers = {}) {
+  const res = await callTool(who.token, tool, args, { headers, from: who.from });
+  return { status: res.status, headers: res.headers, body: res.json ?? res.text };
 }
 
 /** A form with one short text (ref "name") and one choice (ref "colour"), published. */
-export async function makeForm(state, token) {
-  const made = await call(state, token, 'create_form', {
+export async function makeForm(who) {
+  const made = await call(who, 'create_form', {
     title: 'Topology',
     blocks: [
       { type: 'short_text', title: 'Name', ref: 'name' },
@@ -75,8 +57,8 @@ export async function makeForm(state, token) {
 export const answer = (name, colour = 'Red') => ({ name, colour });
 
 /** The filtered read of the long-read path (the replica's): total and ids of responses with colour = Red. */
-export async function redTotal(state, token, publicId) {
-  const res = await call(state, token, 'list_responses', {
+export async function redTotal(who, publicId) {
+  const res = await call(who, 'list_responses', {
     publicId,
     answersBy: 'ref',
     where: { block: 'colour', op: 'equals', value: 'Red' },
@@ -87,15 +69,15 @@ export async function redTotal(state, token, publicId) {
 }
 
 /** The records of a full CSV export of the form (its header left out). */
-export async function exportLines(state, token, publicId, where) {
-  const link = await call(state, token, 'export_responses', { publicId, ...(where ? { where } : {}) });
+export async function exportLines(who, publicId, where) {
+  const link = await call(who, 'export_responses', { publicId, ...(where ? { where } : {}) });
   if (link.status !== 200) throw new Error(`export_responses: ${link.status} ${JSON.stringify(link.body)}`);
-  const res = await fetch(link.body.url.replace(/^https?:\/\/[^/]+/, state.url));
+  const res = await request(new URL(link.body.url).pathname + new URL(link.body.url).search, { from: who.from });
   if (res.status !== 200) throw new Error(`export download: ${res.status}`);
-  return (await res.text()).split('\r\n').filter(Boolean).slice(1);
+  return res.text.split('\r\n').filter(Boolean).slice(1);
 }
 
-export async function readyz(state) {
-  const res = await fetch(`${state.url}/readyz`);
-  return { status: res.status, body: await res.json() };
+export async function readyz() {
+  const res = await request('/readyz');
+  return { status: res.status, body: res.json };
 }

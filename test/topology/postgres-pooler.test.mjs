@@ -4,48 +4,38 @@
  */
 import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
-import {
-  answer,
-  call,
-  faults,
-  exportLines,
-  makeForm,
-  readyz,
-  redTotal,
-  topology,
-  workspaceToken,
-} from './postgres-lib.mjs';
+import { answer, call, client, exportLines, faults, makeForm, readyz, redTotal, topology } from './postgres-lib.mjs';
 
 describe('PostgreSQL through PgBouncer (transaction mode) and a replica', () => {
   const state = topology();
-  let token;
+  let who;
   let publicId;
   before(async () => {
-    token = workspaceToken(state, 'pooler');
-    publicId = await makeForm(state, token);
+    who = client();
+    publicId = await makeForm(who);
   });
 
   it('runs an Idempotency-Key once when it is sent twelve times at once', async () => {
     const key = `pooler-${Date.now()}`;
     const args = { publicId, answers: answer('once') };
     const answers = await Promise.all(
-      Array.from({ length: 12 }, () => call(state, token, 'create_response', args, { 'Idempotency-Key': key })),
+      Array.from({ length: 12 }, () => call(who, 'create_response', args, { 'Idempotency-Key': key })),
     );
     const ok = answers.filter((a) => a.status === 200);
     for (const a of answers) assert.ok([200, 409].includes(a.status), `status ${a.status}`);
     assert.ok(ok.length >= 1);
     assert.equal(new Set(ok.map((a) => a.body.id)).size, 1, 'every success names the same response');
-    const again = await call(state, token, 'create_response', args, { 'Idempotency-Key': key });
+    const again = await call(who, 'create_response', args, { 'Idempotency-Key': key });
     assert.equal(again.body.id, ok[0].body.id);
-    const listed = await call(state, token, 'list_responses', { publicId, answersBy: 'ref', limit: 100 });
+    const listed = await call(who, 'list_responses', { publicId, answersBy: 'ref', limit: 100 });
     assert.equal(listed.body.responses.filter((r) => r.answers.name === 'once').length, 1);
   });
 
   it('walks every response exactly once, filtered (the replica) or not, and exports them all', async () => {
-    const before = await redTotal(state, token, publicId);
+    const before = await redTotal(who, publicId);
     const made = await Promise.all(
       Array.from({ length: 40 }, (_, i) =>
-        call(state, token, 'create_response', { publicId, answers: answer(`walk-${i}`, i % 2 ? 'Blue' : 'Red') }),
+        call(who, 'create_response', { publicId, answers: answer(`walk-${i}`, i % 2 ? 'Blue' : 'Red') }),
       ),
     );
     assert.deepEqual(
@@ -53,28 +43,28 @@ describe('PostgreSQL through PgBouncer (transaction mode) and a replica', () => 
       made.map(() => 200),
     );
     // A read right after the writes includes them: the replica waits for the primary's WAL position.
-    assert.equal(await redTotal(state, token, publicId), before + 20);
+    assert.equal(await redTotal(who, publicId), before + 20);
     const seen = [];
     for (let offset = 0; ; offset += 7) {
-      const page = await call(state, token, 'list_responses', { publicId, limit: 7, offset, answersBy: 'ref' });
+      const page = await call(who, 'list_responses', { publicId, limit: 7, offset, answersBy: 'ref' });
       assert.equal(page.status, 200);
       seen.push(...page.body.responses.map((r) => r.id));
       if (offset + 7 >= page.body.total) break;
     }
     assert.equal(new Set(seen).size, seen.length, 'no response twice');
     for (const m of made) assert.ok(seen.includes(m.body.id));
-    const exported = await exportLines(state, token, publicId);
+    const exported = await exportLines(who, publicId);
     assert.equal(exported.length, seen.length);
   });
 
   it('reads the filtered reads and exports on the replica', async () => {
     const from = faults.replicaLogSize(state.postgres);
-    await redTotal(state, token, publicId);
+    await redTotal(who, publicId);
     assert.match(faults.replicaStatements(state.postgres, from), /FROM responses/, 'the filtered read ran there');
     const next = faults.replicaLogSize(state.postgres);
-    await exportLines(state, token, publicId);
+    await exportLines(who, publicId);
     assert.match(faults.replicaStatements(state.postgres, next), /r\.seq > /, 'the export batches ran there');
-    const ready = await readyz(state);
+    const ready = await readyz();
     assert.equal(ready.status, 200);
     assert.equal(ready.body.replica.ok, true);
   });
