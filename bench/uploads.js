@@ -5,6 +5,8 @@
  *   no-JS upload   a 100 MB file posted multipart/form-data to the respondent page, streamed to
  *                  DATA_DIR/uploads; vs `cp` of the same file to the same disk
  *                  targets: throughput >= 0.5x cp's; the service's RSS grows by <= 30 MB
+ *   S3 path        the same post to an instance on S3 storage (s3rver in a process of its own) vs
+ *                  curl PUT of the file straight to a presigned URL of the same store   target: >= 0.5x
  *   create_response  naming one upload (stored beforehand, its checks: head, first bytes, type) vs
  *                  a response without files, sequentially; server CPU per call   target: <= 1.5x
  *
@@ -16,14 +18,13 @@
  * Markdown report in bench/results/uploads-<timestamp>.md. Exit code 0 whether the targets are met
  * or not; 1 when the run is not valid.
  */
-const { execFileSync } = require('node:child_process');
-const { createReadStream, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } = require('node:fs');
+const { execFile, execFileSync, spawn } = require('node:child_process');
+const { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } = require('node:fs');
 const { randomBytes } = require('node:crypto');
 const os = require('node:os');
 const { join } = require('node:path');
+const lib = require('./lib');
 const {
-  CLI,
-  MAIN,
   log,
   envNumber,
   requireBuilt,
@@ -38,7 +39,11 @@ const {
   writeReport,
   f0,
   BENCH_WEBHOOK_SECRET_KEY,
-} = require('./lib');
+} = lib;
+/** BENCH_DIST: a build elsewhere (`tsc -p tsconfig.build.json --outDir <dir>`), e.g. to profile a change beside dist/. */
+const DIST = process.env.BENCH_DIST && join(process.env.BENCH_DIST, 'src');
+const CLI = DIST ? join(DIST, 'cli', 'main.js') : lib.CLI;
+const MAIN = DIST ? join(DIST, 'main.js') : lib.MAIN;
 
 const OPTS = {
   adminUrl: process.env.BENCH_ADMIN_URL || 'postgres://postgres@127.0.0.1:5432/postgres',
@@ -64,6 +69,73 @@ async function tool(base, token, name, args) {
   return body;
 }
 
+/** curl, streaming (never blocking this process, whose timer samples the RSS): its HTTP status. */
+function curl(args) {
+  return new Promise((resolve, reject) =>
+    execFile('curl', ['-sS', '-o', '/dev/null', '-w', '%{http_code}', '-H', 'Expect:', ...args], (err, stdout) =>
+      err ? reject(err) : resolve(stdout),
+    ),
+  );
+}
+
+/** Runs `send` (then sync) against `server`: elapsed ms, the service's CPU ms and RSS growth (sampled every 20 ms). */
+async function measured(server, send) {
+  const pid = server.proc.pid;
+  const rssBefore = rssMb(pid);
+  let peak = rssBefore;
+  const sampler = setInterval(() => (peak = Math.max(peak, rssMb(pid))), 20);
+  const cpu = cpuMs(pid);
+  const t = process.hrtime.bigint();
+  const status = await send();
+  execFileSync('sync');
+  const ms = Number(process.hrtime.bigint() - t) / 1e6;
+  clearInterval(sampler);
+  return { status, ms, cpu: cpuMs(pid) - cpu, rssBefore, rssGrowth: peak - rssBefore };
+}
+
+const S3_BUCKET = 'formwork-bench';
+
+/**
+ * The floor: a bare Node HTTP server (no framework, no parsing) that pipes each request body to a
+ * file in `directory` and answers 200, in a process of its own. Node reading 100 MB off a socket
+ * grows its RSS by itself (buffers awaiting the garbage collector), whatever is done with them.
+ */
+async function startBareSink(directory) {
+  const script = `
+    const http = require('node:http'); const fs = require('node:fs'); const { pipeline } = require('node:stream/promises');
+    fs.mkdirSync(${JSON.stringify(directory)}, { recursive: true });
+    let n = 0;
+    const server = http.createServer(async (req, res) => {
+      await pipeline(req, fs.createWriteStream(${JSON.stringify(directory)} + '/' + n++));
+      res.end('ok');
+    });
+    server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));`;
+  const proc = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise((resolve, reject) => {
+    proc.stdout.once('data', (d) => resolve(Number(String(d).trim())));
+    proc.once('exit', (code) => reject(new Error(`the bare sink exited (${code})`)));
+  });
+  return { proc, url: `http://127.0.0.1:${port}/` };
+}
+
+/** s3rver in a process of its own (path-style, one bucket), storing under `directory`. */
+async function startS3rver(directory) {
+  const script = `
+    const S3rver = require('s3rver');
+    new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory: ${JSON.stringify(directory)},
+      configureBuckets: [{ name: ${JSON.stringify(S3_BUCKET)} }] })
+      .run().then(({ port }) => process.stdout.write(port + '\\n'));`;
+  const proc = spawn(process.execPath, ['-e', script], {
+    cwd: join(__dirname, '..'),
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise((resolve, reject) => {
+    proc.stdout.once('data', (d) => resolve(Number(String(d).trim())));
+    proc.once('exit', (code) => reject(new Error(`s3rver exited (${code})`)));
+  });
+  return { proc, endpoint: `http://127.0.0.1:${port}` };
+}
+
 async function main() {
   const loadBefore = os.loadavg();
   const { ts, database } = startRun('formwork_bench_uploads', { adminUrl: OPTS.adminUrl });
@@ -77,6 +149,8 @@ async function main() {
   const dataDir = join(work, 'data');
 
   const baseEnv = { PATH: process.env.PATH, HOME: process.env.HOME, WEBHOOK_SECRET_KEY: BENCH_WEBHOOK_SECRET_KEY };
+  // BENCH_SERVICE_NODE_ARGS: e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the service.
+  const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const cliEnv = { ...baseEnv, DATABASE_URL: database.url, NODE_ENV: 'production', LOG_LEVEL: 'warn' };
   await runJson('migrate (CLI)', [CLI, 'migrate', '--json'], cliEnv);
   const ws = ['--name', 'Files', '--slug', 'files', '--plan', 'pro', '--owner-email', 'files@example.com'];
@@ -89,8 +163,11 @@ async function main() {
 
   const server = new Server(
     'formwork',
-    [MAIN],
-    serviceEnv(baseEnv, await freePort(), database.url, { RATE_LIMIT_ENABLED: 'false', DATA_DIR: dataDir }),
+    [...nodeArgs, MAIN],
+    serviceEnv(baseEnv, await freePort(), database.url, {
+      RATE_LIMIT_ENABLED: 'false',
+      DATA_DIR: dataDir,
+    }),
   );
   teardown.servers.push(server);
   const base = `http://127.0.0.1:${server.port}`;
@@ -120,53 +197,18 @@ async function main() {
   execFileSync('sync');
   const cpMs = Number(process.hrtime.bigint() - t) / 1e6;
 
-  const boundary = `----bench${randomBytes(8).toString('hex')}`;
-  const head = Buffer.from(
-    `--${boundary}\r\nContent-Disposition: form-data; name="${fileBlock.id}"; filename="file.pdf"\r\n` +
-      'Content-Type: application/pdf\r\n\r\n',
+  // The post as a browser sends it (multipart/form-data), streamed from the file by curl, as the
+  // PUTs below are: the bench's own JavaScript would compete with the service for the 2 cores.
+  const post = await measured(server, () =>
+    curl(['-F', `${fileBlock.id}=@${file};type=application/pdf;filename=file.pdf`, `${base}/f/${publicId}`]),
   );
-  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
-  const body = (async function* () {
-    yield head;
-    for await (const chunk of createReadStream(file, { highWaterMark: 1024 * 1024 })) yield chunk;
-    yield tail;
-  })();
-  const rssBefore = rssMb(server.proc.pid);
-  let rssPeak = rssBefore;
-  const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, rssMb(server.proc.pid))), 20);
-  let cpu = cpuMs(server.proc.pid);
-  t = process.hrtime.bigint();
-  const res = await fetch(`${base}/f/${publicId}`, {
-    method: 'POST',
-    headers: {
-      'Content-Type': `multipart/form-data; boundary=${boundary}`,
-      'Content-Length': String(head.length + bytes + tail.length),
-    },
-    body,
-    duplex: 'half',
-    redirect: 'manual',
-  });
-  const answer = await res.text();
-  execFileSync('sync');
-  const postMs = Number(process.hrtime.bigint() - t) / 1e6;
-  const postCpu = cpuMs(server.proc.pid) - cpu;
-  clearInterval(sampler);
-  const stored = execFileSync('find', [join(dataDir, 'uploads'), '-type', 'f', '-not', '-path', '*/.partial/*'], {
-    encoding: 'utf8',
-  })
+  const stored = execFileSync('find', [join(dataDir, 'uploads'), '-type', 'f'], { encoding: 'utf8' })
     .split('\n')
     .filter(Boolean);
   const storedSize = stored.length === 1 ? statSync(stored[0]).size : -1;
-  log(`no-JS post: ${res.status} in ${f0(postMs)} ms (cp ${f0(cpMs)} ms), RSS +${f0(rssPeak - rssBefore)} MB`);
+  log(`no-JS post: ${post.status} in ${f0(post.ms)} ms (cp ${f0(cpMs)} ms), RSS +${f0(post.rssGrowth)} MB`);
   const problems = [];
-  if (res.status >= 400)
-    problems.push(
-      `the no-JS post answered ${res.status}: ${answer
-        .replace(/<style[\s\S]*?<\/style>/g, '')
-        .replace(/<[^>]+>/g, ' ')
-        .replace(/\s+/g, ' ')
-        .slice(0, 300)}`,
-    );
+  if (post.status !== '200') problems.push(`the no-JS post answered ${post.status}`);
 
   // The same file PUT to the upload URL create_upload answers (the agents' path, disk storage).
   const target = await tool(base, token, 'create_upload', {
@@ -176,30 +218,64 @@ async function main() {
     contentType: 'application/pdf',
     size: bytes,
   });
-  cpu = cpuMs(server.proc.pid);
-  t = process.hrtime.bigint();
-  // curl streams the file (-T), as an agent's HTTP client would.
-  const putStatus = execFileSync(
-    'curl',
-    [
-      '-sS',
-      '-o',
-      '/dev/null',
-      '-w',
-      '%{http_code}',
+  const put = await measured(server, () =>
+    curl([
       '-T',
       file,
       '-H',
       `Content-Type: ${target.headers['Content-Type']}`,
       target.url.replace(/^https?:\/\/[^/]+/, base),
-    ],
-    { encoding: 'utf8' },
+    ]),
   );
-  execFileSync('sync');
-  const putMs = Number(process.hrtime.bigint() - t) / 1e6;
-  const putCpu = cpuMs(server.proc.pid) - cpu;
-  if (putStatus !== '200') problems.push(`the PUT answered ${putStatus}`);
+  if (put.status !== '200') problems.push(`the PUT answered ${put.status}`);
   if (storedSize !== bytes) problems.push(`the stored file is ${storedSize} bytes, not ${bytes}`);
+
+  // The floor: the same PUT to a bare Node server writing to the same disk.
+  const sink = await startBareSink(join(work, 'sink'));
+  teardown.closers.add(async () => sink.proc.kill());
+  const bare = await measured({ proc: sink.proc }, () =>
+    curl(['-T', file, '-H', 'Content-Type: application/pdf', sink.url]),
+  );
+  sink.proc.kill();
+
+  // --- object storage: the no-JS post through the service vs a direct presigned PUT to the store ---
+  const s3 = await startS3rver(join(work, 's3'));
+  teardown.closers.add(async () => s3.proc.kill());
+  const s3Server = new Server(
+    'formwork-s3',
+    [...nodeArgs, MAIN],
+    serviceEnv(baseEnv, await freePort(), database.url, {
+      RATE_LIMIT_ENABLED: 'false',
+      DATA_DIR: join(work, 'data-s3'),
+      STORAGE_S3_BUCKET: S3_BUCKET,
+      STORAGE_S3_ENDPOINT: s3.endpoint,
+      STORAGE_S3_REGION: 'us-east-1',
+      STORAGE_S3_ACCESS_KEY_ID: 'S3RVER',
+      STORAGE_S3_SECRET_ACCESS_KEY: 'S3RVER',
+      STORAGE_S3_FORCE_PATH_STYLE: 'true',
+    }),
+  );
+  teardown.servers.push(s3Server);
+  const s3Base = `http://127.0.0.1:${s3Server.port}`;
+  await s3Server.waitUntil(() => fetch(`${s3Base}/readyz`).then((r) => r.ok));
+  const s3Post = await measured(s3Server, () =>
+    curl(['-F', `${fileBlock.id}=@${file};type=application/pdf;filename=file.pdf`, `${s3Base}/f/${publicId}`]),
+  );
+  if (s3Post.status !== '200') problems.push(`the no-JS post on S3 answered ${s3Post.status}`);
+  const s3Target = await tool(s3Base, token, 'create_upload', {
+    publicId,
+    block: 'cv',
+    filename: 'big.pdf',
+    contentType: 'application/pdf',
+    size: bytes,
+  });
+  const s3Put = await measured(s3Server, () =>
+    curl(['-T', file, '-H', `Content-Type: ${s3Target.headers['Content-Type']}`, s3Target.url]),
+  );
+  if (s3Put.status !== '200') problems.push(`the presigned PUT answered ${s3Put.status}`);
+  log(`S3: no-JS post ${f0(s3Post.ms)} ms, presigned PUT ${f0(s3Put.ms)} ms, RSS +${f0(s3Post.rssGrowth)} MB`);
+  await s3Server.stop();
+  s3.proc.kill();
 
   // --- create_response with one upload vs without ---
   const small = randomBytes(20_000);
@@ -232,23 +308,30 @@ async function main() {
   const withFile = await cpuPerCall((i) => ({ name: 'Ada', cv: uploads[i] }));
   log(`create_response CPU: ${withFile.toFixed(2)} ms with a file, ${without.toFixed(2)} ms without`);
 
-  const throughput = cpMs / postMs;
-  const growth = rssPeak - rssBefore;
+  const throughput = cpMs / post.ms;
+  const growth = post.rssGrowth;
+  const s3Ratio = s3Put.ms / s3Post.ms;
   const cpuRatio = withFile / without;
   const verdict = (ok) => (ok ? 'met' : '**not met**');
+  const rate = (ms) => `${f0(ms)} ms (${f0((OPTS.fileMb * 1000) / ms)} MB/s)`;
   const md = [
     `# Files: uploads (${ts})`,
     '',
-    `- ${OPTS.fileMb} MB, disk storage, one built instance (production, rate limits off), PostgreSQL on this machine; ${os.cpus().length} CPUs, Node ${process.version}; load average ${loadBefore.map((l) => l.toFixed(2)).join(' / ')} (1/5/15 min) at the start: above the CPU count, every time here is inflated by waiting for a core (the service CPU figures are not).`,
+    `- ${OPTS.fileMb} MB, one built instance per store (production, rate limits off), PostgreSQL and s3rver on this machine; ${os.cpus().length} CPUs, Node ${process.version}; load average ${loadBefore.map((l) => l.toFixed(2)).join(' / ')} (1/5/15 min) at the start: above the CPU count, every time here is inflated by waiting for a core (the service CPU figures are not).`,
     ...(problems.length ? ['', '**Not valid:** ' + problems.join('; ')] : []),
     '',
     '| measure | figure | target | |',
     '| --- | --- | --- | --- |',
-    `| no-JS post of ${OPTS.fileMb} MB (to disk, synced) | ${f0(postMs)} ms (${f0((OPTS.fileMb * 1000) / postMs)} MB/s); service CPU ${f0(postCpu)} ms | | |`,
-    `| PUT to create_upload's URL (to disk, synced) | ${f0(putMs)} ms (${f0((OPTS.fileMb * 1000) / putMs)} MB/s); service CPU ${f0(putCpu)} ms | | |`,
-    `| \`cp\` of the same file, same disk (synced) | ${f0(cpMs)} ms (${f0((OPTS.fileMb * 1000) / cpMs)} MB/s) | | |`,
+    `| no-JS post of ${OPTS.fileMb} MB (curl -F, to disk, synced) | ${rate(post.ms)}; service CPU ${f0(post.cpu)} ms | | |`,
+    `| PUT to create_upload's URL (curl -T, to disk, synced) | ${rate(put.ms)}; service CPU ${f0(put.cpu)} ms; RSS +${f0(put.rssGrowth)} MB | | |`,
+    `| \`cp\` of the same file, same disk (synced) | ${rate(cpMs)} | | |`,
+    `| floor: a bare Node server piping the PUT to a file (synced) | ${rate(bare.ms)}; CPU ${f0(bare.cpu)} ms; RSS +${f0(bare.rssGrowth)} MB | | |`,
+    `| no-JS post vs the bare Node floor | throughput ${(bare.ms / post.ms).toFixed(2)}x; RSS growth ${f0(growth - bare.rssGrowth)} MB above it | | |`,
     `| throughput vs cp | ${throughput.toFixed(2)}x | >= 0.5x | ${verdict(throughput >= 0.5)} |`,
-    `| service RSS growth during the post | ${f0(growth)} MB (${f0(rssBefore)} → ${f0(rssPeak)} MB) | <= 30 MB | ${verdict(growth <= 30)} |`,
+    `| service RSS growth during the post | ${f0(growth)} MB (${f0(post.rssBefore)} → ${f0(post.rssBefore + growth)} MB) | <= 30 MB | ${verdict(growth <= 30)} |`,
+    `| S3 (s3rver): no-JS post through the service | ${rate(s3Post.ms)}; service CPU ${f0(s3Post.cpu)} ms; RSS +${f0(s3Post.rssGrowth)} MB | | |`,
+    `| S3 (s3rver): presigned PUT straight to the store (curl -T) | ${rate(s3Put.ms)} | | |`,
+    `| S3 throughput vs the presigned PUT | ${s3Ratio.toFixed(2)}x | >= 0.5x | ${verdict(s3Ratio >= 0.5)} |`,
     `| create_response CPU, one upload named | ${withFile.toFixed(2)} ms/call | | |`,
     `| create_response CPU, no file | ${without.toFixed(2)} ms/call | | |`,
     `| ratio | ${cpuRatio.toFixed(2)}x | <= 1.5x | ${verdict(cpuRatio <= 1.5)} |`,

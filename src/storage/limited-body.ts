@@ -26,9 +26,14 @@ export function limitedBody(
   const start: Buffer[] = [];
   let kept = 0;
   let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  // Refreshed on every chunk (cheaper than a new timer each time).
   const arm = () => {
+    if (idleMs > 0 && !stopped) timer = timer ? timer.refresh() : setTimeout(idle, idleMs);
+  };
+  const stop = () => {
+    stopped = true;
     clearTimeout(timer);
-    if (idleMs > 0) timer = setTimeout(idle, idleMs);
   };
   const idle = () => {
     // Waiting for the store (the counter is full), not for the sender: no fault of the sender.
@@ -51,17 +56,17 @@ export function limitedBody(
   const onError = (e: Error) => counter.destroy(e);
   const onEnd = () => {
     ended = true;
-    clearTimeout(timer);
+    stop();
   };
   const onClose = () => ended || counter.destroy(new Error('the body broke off before its end'));
-  counter.once('close', () => clearTimeout(timer));
+  counter.once('close', stop);
   body.on('error', onError);
   body.once('end', onEnd);
   body.once('close', onClose);
   body.pipe(counter);
   arm();
   const release = () => {
-    clearTimeout(timer);
+    stop();
     body.unpipe(counter);
     body.off('error', onError);
     body.off('end', onEnd);

@@ -83,22 +83,28 @@ export class S3FileStorage extends FileStorage {
     }
   }
 
-  /** One PutObject up to 8 MiB; past that a multipart upload of 8 MiB parts, aborted on failure. */
+  /**
+   * One PutObject up to 8 MiB; past that a multipart upload of 8 MiB parts, one part sent while
+   * the next is read (so reading never waits for the store, and at most two parts are in memory),
+   * aborted on failure.
+   */
   async write(key: string, body: NodeJS.ReadableStream, o: WriteOptions): Promise<StoredBytes> {
     const limited = limitedBody(body, { maxBytes: o.maxBytes, idleMs: this.idleMs, startBytes: o.startBytes });
     let uploadId: string | undefined;
     const parts: { PartNumber: number; ETag: string | undefined }[] = [];
+    let sending: Promise<void> = Promise.resolve();
     const sendPart = async (part: Buffer) => {
+      await sending;
       uploadId ??= (
         await this.client.send(
           new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: o.contentType }),
         )
       ).UploadId;
-      const PartNumber = parts.length + 1;
-      const { ETag } = await this.client.send(
-        new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber, Body: part }),
-      );
-      parts.push({ PartNumber, ETag });
+      const slot = { PartNumber: parts.length + 1, ETag: undefined as string | undefined };
+      parts.push(slot);
+      const command = new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, Body: part, ...slot });
+      sending = this.client.send(command).then(({ ETag }) => void (slot.ETag = ETag));
+      sending.catch(() => undefined); // awaited by the next part or the end: not unhandled meanwhile
     };
     try {
       let chunks: Buffer[] = [];
@@ -118,6 +124,7 @@ export class S3FileStorage extends FileStorage {
         );
       } else {
         if (rest.length > 0) await sendPart(rest);
+        await sending;
         await this.client.send(
           new CompleteMultipartUploadCommand({
             Bucket: this.bucket,
@@ -129,6 +136,7 @@ export class S3FileStorage extends FileStorage {
       }
       return { size: limited.bytes(), start: limited.start() };
     } catch (e) {
+      await sending.catch(() => undefined);
       if (uploadId !== undefined)
         await this.client
           .send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }))

@@ -62,6 +62,27 @@ export class UploadsRepository {
     ]);
   }
 
+  /**
+   * Holds, in one statement, the named uploads that need no further check: pending, of this
+   * workspace, form and block, their bytes seen by the service at the declared size with no type
+   * problem. Answers the ids held.
+   */
+  async holdChecked(
+    m: EntityManager,
+    o: { responseId: string; workspaceId: string; formId: string; named: Array<{ id: string; blockId: string }> },
+  ): Promise<string[]> {
+    const rows = await returning(
+      m,
+      `UPDATE uploads u SET response_id = $1
+         FROM unnest($2::text[], $3::text[]) AS n(id, block_id)
+        WHERE u.id = n.id AND u.block_id = n.block_id AND u.workspace_id = $4 AND u.form_id = $5
+          AND u.response_id IS NULL AND u.stored_size = u.size AND u.type_problem IS NULL
+        RETURNING u.id, u.workspace_id AS "workspaceId", u.form_id AS "formId"`,
+      [o.responseId, o.named.map((n) => n.id), o.named.map((n) => n.blockId), o.workspaceId, o.formId],
+    );
+    return rows.map((r) => r.id);
+  }
+
   deleteForResponses(m: EntityManager, responseIds: string[]): Promise<UploadKeyParts[]> {
     return returning(m, `DELETE FROM uploads WHERE response_id = ANY($1::uuid[]) RETURNING ${KEY_COLUMNS}`, [
       responseIds,

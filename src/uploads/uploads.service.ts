@@ -239,14 +239,33 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
   async attach(manager: EntityManager, input: AttachInput): Promise<void> {
     const ids = input.files.flatMap((f) => f.uploadIds);
     if (!ids.length) return;
-    const rows = new Map((await this.repo.findForUpdate(manager, ids)).map((r) => [r.id, r]));
     const named = input.files.flatMap((file) => file.uploadIds.map((id) => ({ id, file })));
-    const problems = await Promise.all(named.map(({ id, file }) => this.problemOf(rows.get(id), file.blockId, input)));
+    // The common case (bytes the service saw and checked) in one statement; the rest row by row.
+    const { responseId, workspaceId, formId } = input;
+    const pairs = named.map(({ id, file }) => ({ id, blockId: file.blockId }));
+    const held = new Set(await this.repo.holdChecked(manager, { responseId, workspaceId, formId, named: pairs }));
+    if (held.size === ids.length && new Set(ids).size === ids.length) return;
+    // What is left, and any id named a second time (refused: it is held by now).
+    const seen = new Set<string>();
+    const rest = named.filter(({ id }) => {
+      const again = seen.has(id);
+      seen.add(id);
+      return again || !held.has(id);
+    });
+    const rows = new Map(
+      (
+        await this.repo.findForUpdate(
+          manager,
+          rest.map((n) => n.id),
+        )
+      ).map((r) => [r.id, r]),
+    );
+    const problems = await Promise.all(rest.map(({ id, file }) => this.problemOf(rows.get(id), file.blockId, input)));
     const details: ErrorDetail[] = [];
     let hint: string | undefined;
     problems.forEach((problem, i) => {
       if (!problem) return;
-      const { id, file } = named[i];
+      const { id, file } = rest[i];
       details.push({ path: `/answers/${pointerSegment(file.key)}`, message: `${id}: ${problem.message}` });
       hint ??= problem.hint;
     });
@@ -256,7 +275,11 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
         details,
         hint,
       });
-    await this.repo.hold(manager, input.responseId, ids);
+    await this.repo.hold(
+      manager,
+      input.responseId,
+      rest.map((n) => n.id),
+    );
   }
 
   private async problemOf(
