@@ -66,7 +66,7 @@ function startNode(state, port) {
   return waitPing(state, port);
 }
 
-async function waitPing(state, port, timeoutMs = 10_000) {
+async function waitPing(state, port, timeoutMs = 30_000) {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     if (cli(state, port, ['PING'], { allowFail: true }).trim() === 'PONG') return;
@@ -104,7 +104,7 @@ function masters(state) {
 }
 
 /** Waits until every live node says cluster_state:ok and the three masters owning slots are live ones. */
-async function waitClusterOk(state, timeoutMs = 30_000) {
+async function waitClusterOk(state, timeoutMs = 60_000) {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     const live = state.nodes.filter((n) => n.pid);

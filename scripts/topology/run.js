@@ -64,17 +64,19 @@ function newest(dir) {
   return latest;
 }
 
-/** `npm run build` when dist/ is missing or older than src/ (CI builds before; this is for local runs). */
+/**
+ * `npm run build` when dist/ is missing (CI builds before the run). A dist/ older than src/ is
+ * used as it is, with a warning: run `npm run build` first to test the latest sources.
+ */
 function ensureBuilt() {
   const main = path.join(ROOT, 'dist', 'src', 'main.js');
-  if (
-    existsSync(main) &&
-    statSync(main).mtimeMs >= Math.max(newest(path.join(ROOT, 'src')), newest(path.join(ROOT, 'migrations')))
-  )
-    return;
-  log('building (npm run build)');
-  const r = spawnSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
-  if (r.status !== 0) throw new Error('npm run build failed');
+  if (!existsSync(main)) {
+    log('dist/ is missing: npm run build');
+    const r = spawnSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
+    if (r.status !== 0) throw new Error('npm run build failed');
+  } else if (statSync(main).mtimeMs < Math.max(newest(path.join(ROOT, 'src')), newest(path.join(ROOT, 'migrations')))) {
+    log('warning: dist/ is older than src/ (npm run build to test the latest sources)');
+  }
 }
 
 function freePort() {
@@ -157,8 +159,14 @@ async function main() {
     // The tests may have restarted processes: stop those the state file holds now.
     const state = existsSync(stateFile) ? JSON.parse(readFileSync(stateFile, 'utf8')) : undefined;
     for (const step of teardown.reverse()) await step(state).catch((err) => log(`teardown: ${err.message}`));
-    if (!process.env.TOPOLOGY_KEEP) rmSync(dir, { recursive: true, force: true });
-    else log(`kept ${dir}`);
+    if (process.env.TOPOLOGY_KEEP) log(`kept ${dir}`);
+    else {
+      try {
+        rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+      } catch (err) {
+        log(`could not remove ${dir}: ${err.message}`);
+      }
+    }
   };
   process.on('SIGINT', () => {
     log('interrupted: tearing down');

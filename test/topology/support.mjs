@@ -3,7 +3,8 @@
  * through nginx from a client address of their own, the service's CLI, and a load that records
  * every answer. Run by `npm run test:topology` (scripts/topology/run.js), never alone.
  */
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
+import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
@@ -109,9 +110,25 @@ export function cli(...args) {
   return JSON.parse(r.stdout);
 }
 
+/** Fresh tokens of the run's workspace (each its own credential budget), made in parallel. */
+export function newTokens(n, role = 'admin') {
+  const one = (i) =>
+    new Promise((resolve, reject) => {
+      const args = ['token', 'create', '--workspace', state.workspace, '--name', `t${Date.now()}-${i}`, '--role', role];
+      execFile(
+        process.execPath,
+        [path.join(state.root, 'dist', 'src', 'cli', 'main.js'), ...args, '--json'],
+        { cwd: state.root, env: { PATH: process.env.PATH ?? '', ...state.env } },
+        (err, stdout, stderr) =>
+          err ? reject(new Error(`formwork token create failed: ${stderr}`)) : resolve(JSON.parse(stdout).token),
+      );
+    });
+  return Promise.all(Array.from({ length: n }, (_, i) => one(i)));
+}
+
 /** A fresh token of the run's workspace (its own credential budget). */
-export function newToken(role = 'admin') {
-  return cli('token', 'create', '--workspace', state.workspace, '--name', `t${Date.now()}`, '--role', role).token;
+export async function newToken(role = 'admin') {
+  return (await newTokens(1, role))[0];
 }
 
 /** Counts answers by status: { 200: 118, 429: 2 }. */
@@ -144,4 +161,13 @@ export async function load({ send, concurrency = 8, until }) {
     }),
   );
   return answers;
+}
+
+/** A published form with one short-text question: its publicId and the question's id. */
+export async function publishedForm(token, title = 'Topology') {
+  const created = await callTool(token, 'create_form', { title, blocks: [{ type: 'short_text', title: 'Name' }] });
+  assert.equal(created.status, 200, created.text);
+  const published = await callTool(token, 'publish_form', { publicId: created.json.publicId });
+  assert.equal(published.status, 200, published.text);
+  return { publicId: created.json.publicId, block: created.json.blocks[0].id };
 }

@@ -1,0 +1,103 @@
+'use strict';
+/**
+ * Budget checks on a Redis Cluster against one Redis (issue 37: p50 at most 1.2x). A budget check
+ * is what an authenticated request costs: RateLimitService's pair (the IP's and the credential's
+ * hits, on two slots of a cluster), through the built storage (dist/) with the service's own
+ * clients. Rounds alternate single / cluster, each BENCH_CHECKS checks with BENCH_IN_FLIGHT at once
+ * over BENCH_CREDENTIALS credentials; the ratio is of the medians of each round's p50.
+ *
+ *   npm run build && node bench/topology.js    (needs redis-server and redis-cli; REDIS_URL: the single one)
+ */
+const { mkdtempSync, rmSync } = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { DIST, envNumber, freePort, log, percentile, requireBuilt } = require('./lib');
+
+const STORAGE = path.join(DIST, 'rate-limit', 'redis.storage.js');
+requireBuilt([STORAGE], 'bench');
+const { RedisThrottlerStorage, createRedisClient, createRedisClusterClient } = require(STORAGE);
+const { startRedisCluster } = require('../scripts/topology/redis-cluster');
+
+const ROUNDS = envNumber('BENCH_ROUNDS', 6, { integer: true, min: 2 });
+const CHECKS = envNumber('BENCH_CHECKS', 5_000, { integer: true, min: 100 });
+const IN_FLIGHT = envNumber('BENCH_IN_FLIGHT', 8, { integer: true, min: 1 });
+const CREDENTIALS = envNumber('BENCH_CREDENTIALS', 200, { integer: true, min: 1 });
+const TARGET = 1.2;
+
+/** One round: CHECKS pairs, IN_FLIGHT at a time; each check's time in ms, sorted. */
+async function round(storage, label) {
+  const times = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < CHECKS) {
+      const i = next++;
+      const at = process.hrtime.bigint();
+      await storage.incrementPair(
+        `rl:ip:bench-${label}-${i % 50}`,
+        `rl:credential:bench-${label}-${i % CREDENTIALS}`,
+        60_000,
+        1e9,
+        1e9,
+      );
+      times.push(Number(process.hrtime.bigint() - at) / 1e6);
+    }
+  };
+  await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
+  return times.sort((a, b) => a - b);
+}
+
+async function main() {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'formwork-bench-topology-'));
+  const ports = [];
+  while (ports.length < 6) {
+    const port = await freePort();
+    if (!ports.includes(port)) ports.push(port);
+  }
+  const cluster = await startRedisCluster({ dir, ports });
+  const single = createRedisClient(process.env.REDIS_URL || 'redis://127.0.0.1:6379');
+  const clustered = createRedisClusterClient({ nodes: [{ host: '127.0.0.1', port: ports[0] }], tls: false });
+  try {
+    await Promise.all([single.connect(), clustered.connect()]);
+    const stores = { single: new RedisThrottlerStorage(single), cluster: new RedisThrottlerStorage(clustered) };
+    await round(stores.single, 'warm');
+    await round(stores.cluster, 'warm');
+    const p50s = { single: [], cluster: [] };
+    const rows = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      // Alternated, and the order swapped each round: neither gets the quieter moments.
+      for (const name of r % 2 ? ['cluster', 'single'] : ['single', 'cluster']) {
+        const times = await round(stores[name], `${name}${r}`);
+        p50s[name].push(percentile(times, 50));
+        rows.push(`| ${r + 1} | ${name} | ${percentile(times, 50).toFixed(3)} | ${percentile(times, 99).toFixed(3)} |`);
+      }
+    }
+    const median = (xs) =>
+      percentile(
+        [...xs].sort((a, b) => a - b),
+        50,
+      );
+    const ratio = median(p50s.cluster) / median(p50s.single);
+    process.stdout.write(
+      [
+        `Budget checks (IP + credential pair), ${CHECKS} per round, ${IN_FLIGHT} in flight, ${CREDENTIALS} credentials, ${ROUNDS} alternated rounds`,
+        '',
+        '| round | store | p50 ms | p99 ms |',
+        '| --- | --- | --- | --- |',
+        ...rows,
+        '',
+        `p50 (median of rounds): single Redis ${median(p50s.single).toFixed(3)} ms, Redis Cluster ${median(p50s.cluster).toFixed(3)} ms: ${ratio.toFixed(2)}x (target at most ${TARGET}x) ${ratio <= TARGET ? 'MET' : 'NOT MET'}`,
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    single.disconnect();
+    clustered.disconnect();
+    await cluster.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  log(err.stack || err.message);
+  process.exit(1);
+});
