@@ -100,7 +100,9 @@ function viewDocument(view: ViewSource): string {
 <body>
 <main id="app" aria-live="polite"><p role="status">Loading…</p></main>
 <script type="module">${inScript(bridgeScript())}
-${inScript(view.script)}</script>
+{
+${inScript(view.script)}
+}</script>
 </body>
 </html>
 `;

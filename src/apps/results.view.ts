@@ -78,7 +78,7 @@ function filterBox() {
     else where = { hidden: s.key.slice(2), op: 'equals', value: value.value };
     refresh();
   };
-  return h('div', { class: 'row', role: 'group', 'aria-label': 'Filter' }, h('label', { for: 'f-subject' }, 'Filter'), subject, valueBox,
+  return h('div', { class: 'row', role: 'group', 'aria-label': 'Filter responses' }, h('label', { for: 'f-subject' }, 'Filter'), subject, valueBox,
     h('button', { type: 'button', class: 'secondary', onclick: apply }, 'Apply'));
 }
 
@@ -96,7 +96,7 @@ function blockSummary(b) {
   else if (b.yes !== undefined) body = bars([{ label: 'Yes', count: b.yes }, { label: 'No', count: b.no }], b.answered);
   else if (b.distribution) body = bars(b.distribution.map((d) => ({ label: String(d.value), count: d.count })), b.answered);
   else if (b.mean !== undefined && b.mean !== null) body = h('p', {}, 'Mean ' + Math.round(b.mean * 100) / 100 + ', from ' + b.min + ' to ' + b.max);
-  else if (b.latest) body = h('ul', {}, b.latest.map((x) => h('li', {}, typeof x === 'object' ? JSON.stringify(x) : String(x))));
+  else if (b.latest) body = h('ul', {}, b.latest.map((x) => h('li', {}, answerText(x && typeof x === 'object' && 'value' in x ? x.value : x))));
   return h('section', { 'aria-label': b.title || b.blockId }, h('h2', {}, b.title || b.blockId),
     h('p', { class: 'muted' }, b.answered + ' answered, ' + b.skipped + ' skipped'), body || null);
 }

@@ -64,7 +64,7 @@ function h(tag, attrs, ...children) {
   }
   return e;
 }
-function show(...nodes) { root.replaceChildren(...nodes); }
+function show(...nodes) { root.replaceChildren(...nodes.flat(Infinity).filter((n) => n !== null && n !== undefined && n !== false)); }
 function theme(ctx) {
   if (ctx && ctx.theme) applyDocumentTheme(ctx.theme);
   if (ctx && ctx.styles && ctx.styles.variables) applyHostStyleVariables(ctx.styles.variables);

@@ -6,6 +6,7 @@ import { DataSource } from 'typeorm';
 import { createForm, createToken, createWorkspace, TestWorkspace } from '../factories';
 import { createTestApp } from '../utils/create-test-app';
 import { callTool, expectError } from '../utils/http';
+import { BRANCHING_FORM } from './apps.fixture';
 
 /**
  * Issue 39: the MCP Apps views are resources on both MCP revisions, the tools that open them say so
@@ -13,29 +14,6 @@ import { callTool, expectError } from '../utils/http';
  */
 const PREVIEW = 'ui://formwork/form-preview';
 const RESULTS = 'ui://formwork/results';
-
-/** An agent-built branching form: page 2 only for "No", and a jump on page 2's break that ends the form on "Yes". */
-export const BRANCHING_FORM = {
-  title: 'Team lunch <b>&amp;</b>',
-  hiddenFields: ['src'],
-  blocks: [
-    { ref: 'coming', type: 'yes_no', title: 'Are you coming?', required: true },
-    {
-      ref: 'p2',
-      type: 'page_break',
-      title: 'Food',
-      jumps: [{ if: { block: 'coming', op: 'equals', value: false }, to: 'end' }],
-    },
-    {
-      ref: 'dish',
-      type: 'multiple_choice',
-      title: 'Dish <img src=x onerror=alert(1)>',
-      choices: ['Pasta', 'Salad'],
-      required: true,
-    },
-    { ref: 'notes', type: 'short_text', title: 'Anything else?' },
-  ],
-};
 
 type Connected = { name: string; client: Pick<Client, 'listResources' | 'readResource' | 'listTools' | 'callTool'> };
 

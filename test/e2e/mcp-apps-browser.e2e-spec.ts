@@ -1,0 +1,283 @@
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { CallToolResult } from '@modelcontextprotocol/client';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Browser, Frame, Locator, Page } from 'playwright-core';
+import { createForm, createToken, createWorkspace, TestWorkspace } from '../factories';
+import { loadAppBridge } from '../utils/app-bridge';
+import { axeProblems, launchChromium } from '../utils/browser';
+import { createTestApp } from '../utils/create-test-app';
+import { callTool } from '../utils/http';
+import { BRANCHING_FORM } from './apps.fixture';
+
+/**
+ * Issue 39 in Chromium: a minimal MCP Apps host. The page holds the view in a sandboxed iframe
+ * (allow-scripts only: an opaque origin), its document the text of resources/read; the SDK's own
+ * AppBridge (host side, run here in Node: the package is ESM and unbundled) talks to the view's
+ * App over postMessage, which the page relays, and forwards the view's tools/call to Formwork
+ * through a real MCP client of each revision, with the person's token. Publishing asks the
+ * person: the host records the request and approves. Screenshots land in test-results/.
+ */
+const SHOTS = join(__dirname, '..', '..', 'test-results'); // git-ignored
+const PREVIEW = 'ui://formwork/form-preview';
+const RESULTS = 'ui://formwork/results';
+const { AppBridge } = loadAppBridge();
+
+const HOST_HTML = `<!doctype html><html lang="en"><head><title>Test host</title></head><body style="margin:0">
+<iframe id="view" title="Formwork view" sandbox="allow-scripts" style="width:100%;height:1400px;border:0"></iframe>
+<script>
+const frame = document.getElementById('view');
+window.addEventListener('message', (e) => { if (e.source === frame.contentWindow) window.toBridge(e.data); });
+window.toView = (m) => frame.contentWindow.postMessage(m, '*');
+</script></body></html>`;
+
+type McpClient = Pick<Client, 'callTool' | 'readResource'>;
+
+interface View {
+  page: Page;
+  frame: Frame;
+  bridge: InstanceType<typeof AppBridge>;
+  /** The tool calls the host asked the person about (publish_form), as approved. */
+  asked: Array<{ name: string; arguments?: unknown }>;
+  opened: string[];
+  /** Settles when the view asked the host to open a link. */
+  linkOpened: Promise<void>;
+  requests: string[];
+  /** Script errors of the page and the view. */
+  errors: string[];
+}
+
+describe('MCP Apps views in Chromium through a test host (issue 39)', () => {
+  let app: NestFastifyApplication;
+  let base: string;
+  let browser: Browser;
+  let token: string;
+  let otherWs: TestWorkspace;
+  const clients: Record<string, McpClient> = {};
+  const closers: Array<() => Promise<unknown>> = [];
+
+  beforeAll(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    app = await createTestApp({ RATE_LIMIT_CREDENTIAL_PER_MIN: '1000', PUBLIC_URL: 'http://formwork.test' });
+    await app.listen(0, '127.0.0.1');
+    base = await app.getUrl();
+    const ws = await createWorkspace(app, 'pro');
+    token = (await createToken(app, ws, { role: 'admin' })).token;
+    otherWs = await createWorkspace(app, 'pro');
+    browser = await launchChromium();
+    const url = new URL(`${base}/mcp`);
+    const requestInit = { headers: { Authorization: `Bearer ${token}` } };
+    const legacy = new ClientV1({ name: 'host-v1', version: '1' });
+    await legacy.connect(new TransportV1(url, { requestInit }));
+    const modern = new Client(
+      { name: 'host-v2', version: '1' },
+      { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    );
+    await modern.connect(new StreamableHTTPClientTransport(url, { requestInit }));
+    clients['2025-11-25'] = legacy as unknown as McpClient;
+    clients['2026-07-28'] = modern;
+    closers.push(
+      () => legacy.close(),
+      () => modern.close(),
+    );
+  }, 60_000);
+  afterAll(async () => {
+    for (const close of closers) await close();
+    await browser?.close();
+    await app?.close();
+  });
+
+  /** The host opens a view: reads it, connects the bridge, loads the iframe, and hands it the tool's input and result. */
+  async function openView(
+    client: McpClient,
+    uri: string,
+    call: { arguments: Record<string, unknown>; result: CallToolResult },
+    opts: { theme: 'light' | 'dark'; width: number },
+  ): Promise<View> {
+    const context = await browser.newContext({ viewport: { width: opts.width, height: 900 }, colorScheme: opts.theme });
+    closers.push(() => context.close());
+    const page = await context.newPage();
+    const requests: string[] = [];
+    page.on('request', (r) => requests.push(r.url()));
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.setContent(HOST_HTML);
+    const { contents } = await client.readResource({ uri });
+    const html = (contents[0] as { text: string }).text;
+    const bridge = new AppBridge(
+      null,
+      { name: 'formwork-test-host', version: '1.0.0' },
+      { openLinks: {}, serverTools: {} },
+      { hostContext: { theme: opts.theme, displayMode: 'inline' } },
+    );
+    const view = { page, bridge, asked: [], opened: [], requests, errors } as unknown as View;
+    bridge.oncalltool = async (params) => {
+      // The host asks the person before a tool that changes data (publish_form); this one approves.
+      if (params.name === 'publish_form') view.asked.push({ name: params.name, arguments: params.arguments });
+      return (await client.callTool(params)) as CallToolResult;
+    };
+    let opened: () => void;
+    view.linkOpened = new Promise<void>((resolve) => (opened = resolve));
+    bridge.onopenlink = async ({ url }) => {
+      view.opened.push(url);
+      opened();
+      return {};
+    };
+    const initialized = new Promise<void>((resolve) => (bridge.oninitialized = () => resolve()));
+    const transport = {
+      onmessage: undefined as undefined | ((m: unknown) => void),
+      start: async () => {},
+      close: async () => {},
+      send: async (message: unknown) => {
+        await page.evaluate((m) => (window as unknown as { toView(m: unknown): void }).toView(m), message);
+      },
+    };
+    await page.exposeFunction('toBridge', (m: unknown) => transport.onmessage?.(m));
+    await bridge.connect(transport as never);
+    await page.evaluate((doc) => ((document.getElementById('view') as HTMLIFrameElement).srcdoc = doc), html);
+    await initialized;
+    await bridge.sendToolInput({ arguments: call.arguments });
+    await bridge.sendToolResult(call.result);
+    view.frame = page.frames().find((f) => f !== page.mainFrame())!;
+    return view;
+  }
+
+  /**
+   * A person's press on a control, from the keyboard (Space checks a radio, presses a button):
+   * Playwright's mouse click never settles in the sandboxed srcdoc frame here.
+   */
+  async function press(control: Locator) {
+    await control.focus();
+    await control.press('Space');
+  }
+
+  async function checkView(view: View, name: string) {
+    expect(await axeProblems(view.frame as unknown as Page)).toEqual([]);
+    expect(view.errors).toEqual([]);
+    // The sandboxed frame paints in its own process: give it a frame before the shot.
+    await view.page.waitForTimeout(300);
+    await view.page.screenshot({ path: join(SHOTS, `mcp-app-${name}.png`), fullPage: true });
+  }
+
+  /** The view's CSP lets it reach nothing, Formwork included, and it asked nothing of the network itself. */
+  async function expectNoNetwork(view: View) {
+    const reached = await view.frame.evaluate(
+      (url) =>
+        fetch(url).then(
+          () => 'reached',
+          () => 'blocked',
+        ),
+      `${base}/healthz`,
+    );
+    expect(reached).toBe('blocked');
+    expect(view.requests.filter((u) => u.startsWith(base))).toEqual([]);
+  }
+
+  it.each(['2025-11-25', '2026-07-28'])(
+    'on %s: a branching form is previewed, the dry run follows the jump to the end, publish asks and publishes, the results show a response stored after it',
+    async (revision) => {
+      const client = clients[revision];
+      const created = (await client.callTool({ name: 'create_form', arguments: BRANCHING_FORM })) as CallToolResult;
+      const form = created.structuredContent as { publicId: string };
+      const tag = revision.slice(0, 4);
+
+      // The preview: a draft, the title as text, page 1.
+      const preview = await openView(
+        client,
+        PREVIEW,
+        { arguments: BRANCHING_FORM, result: created },
+        { theme: 'light', width: 1280 },
+      );
+      const f = preview.frame;
+      await f.getByRole('heading', { name: 'Team lunch <b>&amp;</b>' }).waitFor();
+      await f.getByText('This form is a draft').waitFor();
+      // "No": check_response says a jump ends the form here, and the answers would be taken.
+      await press(f.getByLabel('No', { exact: true }));
+      await f.getByText('A jump on these answers ends the form after this page.').waitFor();
+      await press(f.getByRole('button', { name: 'Check answers' }));
+      await f.getByText('These answers would be taken. Nothing was stored.').waitFor();
+      await checkView(preview, `preview-${tag}-desktop`);
+      // "Yes": page 2 follows; its hostile title and choice are text; an empty required answer is refused.
+      await press(f.getByLabel('Yes', { exact: true }));
+      await press(f.getByRole('button', { name: 'Next' }));
+      await f.getByRole('heading', { name: 'Food' }).waitFor();
+      await f.getByText('Dish <img src=x onerror=alert(1)> *').waitFor();
+      await f.getByLabel('<i>Salad</i>').waitFor();
+      expect(await f.locator('img, i, b').count()).toBe(0);
+      await press(f.getByRole('button', { name: 'Check answers' }));
+      await f.getByText('create_response would refuse these answers:').waitFor();
+      await expectNoNetwork(preview);
+      // Publish: the host asks (recorded, approved), then the form is published.
+      await press(f.getByRole('button', { name: 'Publish' }));
+      await f.getByText('Published. Share link:').waitFor();
+      expect(preview.asked).toEqual([{ name: 'publish_form', arguments: { publicId: form.publicId } }]);
+      expect((await callTool(app, token, 'get_form', { publicId: form.publicId })).body.status).toBe('published');
+      // The results view shows a response stored after it.
+      const stored = await callTool(app, token, 'create_response', {
+        publicId: form.publicId,
+        answers: { coming: true, dish: 'Pasta', notes: '<script>alert(1)</script>' },
+      });
+      expect(stored.status).toBe(200);
+      const summary = (await client.callTool({
+        name: 'summarize_responses',
+        arguments: { publicId: form.publicId },
+      })) as CallToolResult;
+      const results = await openView(
+        client,
+        RESULTS,
+        { arguments: { publicId: form.publicId }, result: summary },
+        { theme: 'light', width: 1280 },
+      );
+      const r = results.frame;
+      await r.getByRole('cell', { name: '<script>alert(1)</script>' }).waitFor();
+      await r.getByText('1 responses').waitFor();
+      await r.getByText('1 (100%)').first().waitFor();
+      await checkView(results, `results-${tag}-desktop`);
+      // The filter: only "<i>Salad</i>" answers, none so far.
+      await r.getByLabel('Filter', { exact: true }).selectOption({ label: 'Dish <img src=x onerror=alert(1)>' });
+      await r.getByLabel('is', { exact: true }).selectOption({ label: '<i>Salad</i>' });
+      await press(r.getByRole('button', { name: 'Apply' }));
+      await r.getByText('0 responses match the filter').waitFor();
+      // Download: the host is asked to open export_responses' link.
+      await press(r.getByRole('button', { name: 'Download CSV' }));
+      await results.linkOpened;
+      expect(results.opened[0]).toMatch(/^http:\/\/formwork\.test\/.+/);
+      await expectNoNetwork(results);
+    },
+    120_000,
+  );
+
+  it("at 390 px in the dark theme, both views fit and pass axe; a form of another workspace shows get_form's not_found", async () => {
+    const client = clients['2026-07-28'];
+    const created = (await client.callTool({ name: 'create_form', arguments: BRANCHING_FORM })) as CallToolResult;
+    const { publicId } = created.structuredContent as { publicId: string };
+    const phone = { theme: 'dark' as const, width: 390 };
+    const preview = await openView(client, PREVIEW, { arguments: { publicId }, result: created }, phone);
+    await press(preview.frame.getByLabel('Yes', { exact: true }));
+    await preview.frame.getByRole('button', { name: 'Next' }).waitFor();
+    expect(await preview.frame.evaluate(() => document.documentElement.dataset.theme)).toBe('dark');
+    expect(await preview.frame.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await checkView(preview, 'preview-phone-dark');
+    const summary = (await client.callTool({ name: 'summarize_responses', arguments: { publicId } })) as CallToolResult;
+    const results = await openView(client, RESULTS, { arguments: { publicId }, result: summary }, phone);
+    await results.frame.getByText('No responses yet.').waitFor();
+    expect(await results.frame.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await checkView(results, 'results-phone-dark');
+
+    const foreign = await createForm(app, otherWs);
+    const refused = (await client.callTool({
+      name: 'get_form',
+      arguments: { publicId: foreign.publicId },
+    })) as CallToolResult;
+    expect(refused.isError).toBe(true);
+    const lost = await openView(client, PREVIEW, { arguments: { publicId: foreign.publicId }, result: refused }, phone);
+    await lost.frame
+      .getByRole('alert')
+      .getByText(`No form with the publicId "${foreign.publicId}"`, { exact: false })
+      .waitFor();
+    await checkView(lost, 'preview-not-found');
+  }, 120_000);
+});
