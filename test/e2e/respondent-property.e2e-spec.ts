@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { createToken, createWorkspace } from '../factories';
 import { createTestApp } from '../utils/create-test-app';
 import { callTool } from '../utils/http';
+import { formAndAnswersArb, formInput, Spec } from '../utils/random-forms';
 
 /**
  * Issue 25's property: for random forms with pages, rules and a hidden field, and a random person
@@ -22,115 +23,6 @@ import { callTool } from '../utils/http';
 
 /** 60 forms on PostgreSQL (13-23 s here; the timeout leaves room for a loaded machine), 30 on the embedded database (twice as slow per form). */
 const RUNS = Number(process.env.FC_RUNS ?? (process.env.TEST_DATABASE === 'embedded' ? 30 : 60));
-
-const TYPES = ['short_text', 'number', 'multiple_choice', 'checkboxes', 'yes_no'] as const;
-type QType = (typeof TYPES)[number];
-const CHOICES = ['A', 'B', 'C'];
-
-interface Spec {
-  type: QType | 'page_break';
-  required: boolean;
-  /** For showIf and jumps: [index of an earlier question, operator, value], drawn at random. */
-  showIf?: Leaf;
-  jumps?: Array<{ if: Leaf; to: 'end' | number }>;
-}
-type Leaf = { block: number; op: string; value?: unknown } | { hidden: 'src'; op: string; value?: unknown };
-
-/** A condition that fits the type of the block it names. */
-function leafArb(types: QType[]): fc.Arbitrary<Leaf> {
-  const onHidden = fc.oneof(
-    fc.record({
-      hidden: fc.constant('src' as const),
-      op: fc.constantFrom('equals', 'contains'),
-      value: fc.constantFrom('ad', 'mail'),
-    }),
-    fc.record({ hidden: fc.constant('src' as const), op: fc.constantFrom('answered', 'not_answered') }),
-  );
-  if (!types.length) return onHidden;
-  const onBlock = fc.nat({ max: types.length - 1 }).chain((i) => {
-    const any = fc.constantFrom({ op: 'answered' }, { op: 'not_answered' });
-    const byType: Record<QType, fc.Arbitrary<{ op: string; value?: unknown }>> = {
-      short_text: fc.oneof(
-        any,
-        fc.record({ op: fc.constantFrom('equals', 'not_equals', 'contains'), value: fc.constantFrom('a', 'b') }),
-      ),
-      number: fc.oneof(
-        any,
-        fc.record({ op: fc.constantFrom('equals', 'gt', 'lte', 'not_equals'), value: fc.integer({ min: 0, max: 10 }) }),
-      ),
-      multiple_choice: fc.oneof(
-        any,
-        fc.record({ op: fc.constantFrom('equals', 'not_equals'), value: fc.constantFrom(...CHOICES) }),
-        fc.record({ op: fc.constant('in'), value: fc.subarray(CHOICES, { minLength: 1 }) }),
-      ),
-      checkboxes: fc.oneof(
-        any,
-        fc.record({ op: fc.constantFrom('contains', 'not_contains'), value: fc.constantFrom(...CHOICES) }),
-        fc.record({ op: fc.constantFrom('equals', 'in'), value: fc.subarray(CHOICES, { minLength: 1 }) }),
-      ),
-      yes_no: fc.oneof(any, fc.record({ op: fc.constantFrom('equals', 'not_equals'), value: fc.boolean() })),
-    };
-    return byType[types[i]].map((c) => ({ block: i, ...c }));
-  });
-  return fc.oneof({ weight: 4, arbitrary: onBlock }, { weight: 1, arbitrary: onHidden });
-}
-
-/** 2 to 10 blocks, about a third of them page_breaks (never two in a row, nor first); rules on about half of them. */
-const formArb: fc.Arbitrary<Spec[]> = fc
-  .array(
-    fc.record({
-      type: fc.oneof(
-        { weight: 5, arbitrary: fc.constantFrom<Spec['type']>(...TYPES) },
-        { weight: 2, arbitrary: fc.constant<Spec['type']>('page_break') },
-      ),
-      required: fc.boolean(),
-    }),
-    {
-      minLength: 2,
-      maxLength: 10,
-    },
-  )
-  .chain((raw) => {
-    const specs = raw.filter((s, i) => s.type !== 'page_break' || (i > 0 && raw[i - 1].type !== 'page_break'));
-    if (!specs.some((s) => s.type !== 'page_break')) specs.unshift({ type: 'short_text', required: false });
-    const rules = specs.map((s, i) => {
-      const before = specs.slice(0, i);
-      const questions = before.filter((b) => b.type !== 'page_break').map((b) => b.type as QType);
-      const laterBreaks = specs.map((b, k) => (k > i && b.type === 'page_break' ? k : -1)).filter((k) => k >= 0);
-      const showIf = fc.option(leafArb(questions), { freq: 2 });
-      const jumps =
-        s.type === 'page_break'
-          ? fc.option(
-              fc.array(
-                fc.record({ if: leafArb(questions), to: fc.constantFrom<'end' | number>('end', ...laterBreaks) }),
-                {
-                  minLength: 1,
-                  maxLength: 2,
-                },
-              ),
-              { freq: 2 },
-            )
-          : fc.constant(null);
-      return fc.record({ showIf, jumps });
-    });
-    return fc.tuple(...rules).map((r) =>
-      specs.map((s, i) => ({
-        ...s,
-        required: s.type !== 'page_break' && s.required,
-        ...(r[i].showIf ? { showIf: r[i].showIf } : {}),
-        ...(r[i].jumps ? { jumps: r[i].jumps } : {}),
-      })),
-    );
-  });
-
-/** What a person has ready for a question: a right answer, a wrong one, or nothing. */
-const answerArb: Record<QType, fc.Arbitrary<unknown>> = {
-  short_text: fc.constantFrom(undefined, 'a', 'b', 'Ab', 'xyz'),
-  number: fc.constantFrom(undefined, 0, 3, 7, 10, 11, 'abc'),
-  multiple_choice: fc.constantFrom(undefined, ...CHOICES),
-  checkboxes: fc.subarray(CHOICES),
-  yes_no: fc.constantFrom(undefined, true, false),
-};
 
 describe('property: the respondent page and create_response agree (fast-check)', () => {
   let app: NestFastifyApplication;
@@ -151,24 +43,9 @@ describe('property: the respondent page and create_response agree (fast-check)',
         [publicId],
       )) as Array<{ answers: Record<string, unknown>; hidden: Record<string, string>; shown: string[] | null }>;
 
-  /** Creates and publishes the form; refs q0, q1, ... name the blocks in the rules. */
+  /** Creates and publishes the form (see formInput). */
   async function create(specs: Spec[]) {
-    const ref = (i: number) => `q${i}`;
-    const questions = specs.map((s, i) => (s.type === 'page_break' ? -1 : i)).filter((i) => i >= 0);
-    const leaf = (l: Leaf) => ('block' in l ? { ...l, block: ref(questions[l.block]) } : l);
-    const created = await callTool(app, token, 'create_form', {
-      title: 'Random',
-      hiddenFields: ['src'],
-      blocks: specs.map((s, i) => ({
-        ref: ref(i),
-        type: s.type,
-        ...(s.type === 'page_break' ? {} : { title: `Question ${i}`, required: s.required }),
-        ...(s.type === 'number' ? { min: 0, max: 10 } : {}),
-        ...(s.type === 'multiple_choice' || s.type === 'checkboxes' ? { choices: CHOICES } : {}),
-        ...(s.showIf ? { showIf: leaf(s.showIf) } : {}),
-        ...(s.jumps ? { jumps: s.jumps.map((j) => ({ if: leaf(j.if), to: j.to === 'end' ? 'end' : ref(j.to) })) } : {}),
-      })),
-    });
+    const created = await callTool(app, token, 'create_form', formInput(specs));
     if (created.status !== 200) throw new Error(`create_form refused the form: ${JSON.stringify(created.body)}`);
     await callTool(app, token, 'publish_form', { publicId: created.body.publicId });
     const blocks = created.body.blocks as Array<{
@@ -213,46 +90,35 @@ describe('property: the respondent page and create_response agree (fast-check)',
     const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : undefined;
     const counts = { taken: 0, refused: 0, steps: 0, dropped: 0 };
     await fc.assert(
-      fc.asyncProperty(
-        formArb.chain((specs) =>
-          fc.record({
-            specs: fc.constant(specs),
-            answers: fc.tuple(
-              ...specs.map((s) => (s.type === 'page_break' ? fc.constant(undefined) : answerArb[s.type])),
-            ),
-            src: fc.constantFrom(undefined, 'ad', 'mail'),
-          }),
-        ),
-        async ({ specs, answers, src }) => {
-          const { publicId, blocks } = await create(specs);
-          const person = Object.fromEntries(blocks.map((b, i) => [b.id, answers[i]]));
-          const web = await walkPage(publicId, blocks, person, src);
-          counts.steps += web.steps;
-          // The tool is given every answer the person had ready; answers it refuses because their
-          // question was not shown (which the page drops: the person never saw them, or changed an
-          // earlier answer) are left out and the rest sent again, as its hint says.
-          const send = (answers: Record<string, unknown>) =>
-            callTool(app, token, 'create_response', { publicId, answers, ...(src ? { hidden: { src } } : {}) });
-          const ready = Object.fromEntries(Object.entries(person).filter(([, v]) => v !== undefined));
-          let tool = await send(ready);
-          const notShown = ((tool.body.error?.details ?? []) as Array<{ path: string; message: string }>)
-            .filter((d) => d.message.startsWith('was not shown'))
-            .map((d) => d.path.replace('/answers/', ''));
-          if (notShown.length) {
-            tool = await send(Object.fromEntries(Object.entries(ready).filter(([id]) => !notShown.includes(id))));
-            counts.dropped++;
-          }
-          expect([web.taken, tool.status]).toEqual([tool.status === 200, tool.status === 200 ? 200 : 400]);
-          if (!web.taken) {
-            counts.refused++;
-            expect(tool.body.error.code).toBe('invalid_arguments');
-            return;
-          }
-          counts.taken++;
-          const [fromPage, fromTool] = await stored(publicId);
-          expect(fromPage).toEqual(fromTool);
-        },
-      ),
+      fc.asyncProperty(formAndAnswersArb, async ({ specs, answers, src }) => {
+        const { publicId, blocks } = await create(specs);
+        const person = Object.fromEntries(blocks.map((b, i) => [b.id, answers[i]]));
+        const web = await walkPage(publicId, blocks, person, src);
+        counts.steps += web.steps;
+        // The tool is given every answer the person had ready; answers it refuses because their
+        // question was not shown (which the page drops: the person never saw them, or changed an
+        // earlier answer) are left out and the rest sent again, as its hint says.
+        const send = (answers: Record<string, unknown>) =>
+          callTool(app, token, 'create_response', { publicId, answers, ...(src ? { hidden: { src } } : {}) });
+        const ready = Object.fromEntries(Object.entries(person).filter(([, v]) => v !== undefined));
+        let tool = await send(ready);
+        const notShown = ((tool.body.error?.details ?? []) as Array<{ path: string; message: string }>)
+          .filter((d) => d.message.startsWith('was not shown'))
+          .map((d) => d.path.replace('/answers/', ''));
+        if (notShown.length) {
+          tool = await send(Object.fromEntries(Object.entries(ready).filter(([id]) => !notShown.includes(id))));
+          counts.dropped++;
+        }
+        expect([web.taken, tool.status]).toEqual([tool.status === 200, tool.status === 200 ? 200 : 400]);
+        if (!web.taken) {
+          counts.refused++;
+          expect(tool.body.error.code).toBe('invalid_arguments');
+          return;
+        }
+        counts.taken++;
+        const [fromPage, fromTool] = await stored(publicId);
+        expect(fromPage).toEqual(fromTool);
+      }),
       { numRuns: RUNS, seed, endOnFailure: true },
     );
     // Both outcomes were exercised, and pages were walked (not only one-page forms).
