@@ -107,17 +107,21 @@ export class S3FileStorage extends FileStorage {
       sending.catch(() => undefined); // awaited by the next part or the end: not unhandled meanwhile
     };
     try {
-      let chunks: Buffer[] = [];
-      let buffered = 0;
+      // Chunks are copied into the part being filled (one copy, no list of chunks kept beside it).
+      let part = Buffer.allocUnsafe(PART_BYTES);
+      let filled = 0;
       for await (const chunk of limited.stream as AsyncIterable<Buffer>) {
-        chunks.push(chunk);
-        buffered += chunk.length;
-        if (buffered < PART_BYTES) continue;
-        await sendPart(Buffer.concat(chunks));
-        chunks = [];
-        buffered = 0;
+        for (let offset = 0; offset < chunk.length;) {
+          const copied = chunk.copy(part, filled, offset);
+          filled += copied;
+          offset += copied;
+          if (filled < PART_BYTES) continue;
+          await sendPart(part);
+          part = Buffer.allocUnsafe(PART_BYTES);
+          filled = 0;
+        }
       }
-      const rest = Buffer.concat(chunks);
+      const rest = part.subarray(0, filled);
       if (uploadId === undefined) {
         await this.client.send(
           new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: rest, ContentType: o.contentType }),
