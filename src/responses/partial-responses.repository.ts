@@ -1,6 +1,8 @@
 /** The SQL of partial responses (issue 36): partial_responses and its per-page counts, partial_page_counts. */
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
+import { prepared } from '../database/prepared';
+import { isoText } from './response-stats.repository';
 
 /** A partial as read. */
 export interface PartialRow {
@@ -55,14 +57,27 @@ export class PartialResponsesRepository {
     return rows.map((r) => r.id);
   }
 
-  /** Stores a new partial and counts it on its pages (one statement). */
-  async insert(m: EntityManager, p: Omit<PartialRow, 'startedAt' | 'updatedAt'>): Promise<PartialRow> {
+  /**
+   * Stores a new partial (started and updated at `at`), counts it on its pages, and writes its
+   * response.partial_saved event (`event.body`, built beforehand) for the subscribed endpoints of
+   * `workspaceId`: one statement.
+   */
+  async insert(
+    m: EntityManager,
+    p: Omit<PartialRow, 'startedAt' | 'updatedAt'>,
+    at: Date,
+    event: { workspaceId: string; id: string; body: string },
+  ): Promise<PartialRow> {
     const [row] = await m.query(
-      `WITH p AS (
-         INSERT INTO partial_responses (id, form_id, answers, hidden, pages_reached, last_page, source, resume_hash)
-         VALUES ($1, $2, $3::jsonb, $4::jsonb, $5::text[], $6, $7, $8) RETURNING *),
-       c AS (${countPages('$2', `array_append($5::text[], '${ALL_PAGES}')`, '1')})
+      prepared(
+        m,
+        `WITH p AS (
+         INSERT INTO partial_responses (id, form_id, answers, hidden, pages_reached, last_page, source, resume_hash, started_at, updated_at)
+         VALUES ($1, $2, $3::jsonb, $4::jsonb, $5::text[], $6, $7, $8, $9, $9) RETURNING *),
+       c AS (${countPages('$2', `array_append($5::text[], '${ALL_PAGES}')`, '1')}),
+       e AS (${deliveries('$10', '$11', '$12', 'p', 'TRUE')})
        SELECT ${COLUMNS} FROM p`,
+      ),
       [
         p.id,
         p.formId,
@@ -72,6 +87,57 @@ export class PartialResponsesRepository {
         p.lastPage,
         p.source,
         p.resumeHash,
+        at,
+        event.workspaceId,
+        event.id,
+        event.body,
+      ],
+    );
+    return row;
+  }
+
+  /**
+   * The respondent page's save of a partial named by its resume secret's hash, in ONE statement:
+   * locks and updates it (its pages reached grow by the pages of `reached` it had not reached),
+   * counts it on those pages, and when there are some, writes its response.partial_saved event
+   * for the subscribed endpoints (the body around the row's id, start and pages: `event.form` and
+   * `event.response` are JSON built beforehand). Undefined when no partial of the form has it.
+   */
+  async saveByResume(
+    m: EntityManager,
+    p: { formId: string; hash: Buffer; answers: unknown; hidden: unknown; reached: string[]; lastPage: string },
+    at: Date,
+    event: { workspaceId: string; id: string; form: string; response: string },
+  ): Promise<PartialRow | undefined> {
+    const added = `ARRAY(SELECT x FROM unnest($5::text[]) x WHERE x <> ALL (old.pages_reached))`;
+    const body = `jsonb_build_object('type', 'response.partial_saved', 'timestamp', ${isoText('$7::timestamptz')},
+        'data', jsonb_build_object('form', $10::jsonb, 'response', $11::jsonb || jsonb_build_object(
+          'id', p.id, 'startedAt', ${isoText('p.started_at')}, 'pagesReached', to_jsonb(p.pages_reached))))::text`;
+    const [row] = await m.query(
+      prepared(
+        m,
+        `WITH old AS (SELECT id, pages_reached FROM partial_responses WHERE resume_hash = $1 AND form_id = $2 FOR UPDATE),
+       p AS (
+         UPDATE partial_responses p SET answers = $3::jsonb, hidden = $4::jsonb, pages_reached = old.pages_reached || ${added},
+                last_page = $6, updated_at = $7
+           FROM old WHERE p.id = old.id
+         RETURNING p.*, ${added} AS added),
+       c AS (${countPages('$2', '(SELECT added FROM p)', '1')}),
+       e AS (${deliveries('$8', '$9', body, 'p', 'cardinality(p.added) > 0')})
+       SELECT ${COLUMNS} FROM p`,
+      ),
+      [
+        p.hash,
+        p.formId,
+        JSON.stringify(p.answers),
+        JSON.stringify(p.hidden),
+        p.reached,
+        p.lastPage,
+        at,
+        event.workspaceId,
+        event.id,
+        event.form,
+        event.response,
       ],
     );
     return row;
@@ -174,6 +240,17 @@ export const PARTIAL_SOURCE = `(SELECT id, answers, hidden, NULL::jsonb AS shown
 export const ALL_SOURCE = `(SELECT id, answers, hidden, shown, submitted_at, seq FROM responses WHERE form_id = $1 AND seq IS NOT NULL
   UNION ALL SELECT id, answers, hidden, NULL::jsonb, started_at, 1000000000000000 + row_number() OVER (ORDER BY id)
     FROM partial_responses WHERE form_id = $1) r`;
+
+/**
+ * The response.partial_saved deliveries of the rows of `source` where `when`: one per enabled
+ * endpoint of the workspace `workspace` subscribed to it by name.
+ */
+function deliveries(workspace: string, eventId: string, body: string, source: string, when: string): string {
+  return `INSERT INTO webhook_deliveries (workspace_id, endpoint_id, event_id, event_type, payload, next_attempt_at)
+    SELECT w.workspace_id, w.id, ${eventId}, 'response.partial_saved', ${body}, now()
+      FROM ${source} CROSS JOIN webhook_endpoints w
+     WHERE ${when} AND w.workspace_id = ${workspace}::uuid AND w.enabled AND 'response.partial_saved' = ANY (w.events)`;
+}
 
 /** Adds `delta` to the counts of the pages in the text[] `pages` of form `form`. */
 function countPages(form: string, pages: string, delta: string): string {

@@ -41,6 +41,7 @@ import { CheckedResponse, validateResponse } from '../forms/form-logic';
 import { FormRecord, FormsService } from '../forms/forms.service';
 import { UploadsService } from '../uploads/uploads.service';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service';
+import { eventBody, newEventId } from '../webhooks/events';
 import { PartialResponsesRepository, PartialRow } from './partial-responses.repository';
 import { FunnelStep, pageKeys } from './pages';
 
@@ -174,9 +175,53 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
     const lastPage = keys.has(input.lastPage)
       ? input.lastPage
       : (reached[reached.length - 1] ?? pageKeys(form.blocks)[0]);
+    const given = input.resumeSecret !== undefined && SECRET.test(input.resumeSecret) ? input.resumeSecret : undefined;
+    if (!namesFiles(form, checked.answers)) {
+      // Without files: one statement each (the save with its counts and its event), no transaction.
+      const m = currentManager(this.db);
+      if (given) {
+        const at = new Date();
+        const view = partialViewer(form)({
+          id: '',
+          formId: form.id,
+          answers: checked.answers,
+          hidden: checked.hidden,
+          pagesReached: reached,
+          lastPage,
+          source: 'web',
+          resumeHash: null,
+          startedAt: at,
+          updatedAt: at,
+        });
+        const { id: _id, startedAt: _started, ...rest } = view;
+        const row = await this.repo.saveByResume(
+          m,
+          { formId: form.id, hash: hashOf(given), answers: checked.answers, hidden: checked.hidden, reached, lastPage },
+          at,
+          {
+            workspaceId: form.workspaceId,
+            id: newEventId(),
+            form: JSON.stringify({ publicId: form.publicId, title: form.title }),
+            response: JSON.stringify(rest),
+          },
+        );
+        if (row) return { responseId: row.id, resumeSecret: given };
+        const found = await this.repo.findByResume(m, form.id, hashOf(given));
+        if (found.completedId) throw responseCompleted(found.completedId);
+      }
+      const resumeSecret = randomBytes(32).toString('base64url');
+      const row = await this.insert(
+        m,
+        form,
+        checked,
+        reached.length ? reached : [lastPage],
+        lastPage,
+        'web',
+        hashOf(resumeSecret),
+      );
+      return { responseId: row.id, resumeSecret };
+    }
     return inTransaction(this.db, async (tx) => {
-      const given =
-        input.resumeSecret !== undefined && SECRET.test(input.resumeSecret) ? input.resumeSecret : undefined;
       if (given) {
         const found = await this.repo.findByResume(tx, form.id, hashOf(given), true);
         if (found.completedId) throw responseCompleted(found.completedId);
@@ -337,7 +382,8 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
     source: 'api' | 'web',
     resumeHash: Buffer | null,
   ): Promise<PartialRow> {
-    const row = await this.repo.insert(tx, {
+    const at = new Date();
+    const p = {
       id: uuidv7(),
       formId: form.id,
       answers: checked.answers,
@@ -346,9 +392,18 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
       lastPage,
       source,
       resumeHash,
-    });
-    await this.holdFiles(tx, form, row.id, checked.answers);
-    await this.partialSaved(tx, form, row, reached);
+    };
+    // Its response.partial_saved event, written by the insert itself (for subscribed endpoints only).
+    const body = eventBody(
+      'response.partial_saved',
+      {
+        form: { publicId: form.publicId, title: form.title },
+        response: { ...partialViewer(form)({ ...p, startedAt: at, updatedAt: at }), pagesReached: reached },
+      },
+      { at },
+    );
+    const row = await this.repo.insert(tx, p, at, { workspaceId: form.workspaceId, id: newEventId(), body });
+    if (namesFiles(form, checked.answers)) await this.holdFiles(tx, form, row.id, checked.answers);
     return row;
   }
 
@@ -434,6 +489,11 @@ function notFoundPartial(): ApiError {
     message: 'No answers in progress with this link.',
     hint: 'Links to answers in progress expire when unused; start the form again.',
   });
+}
+
+/** Whether the answers name files (their uploads are then checked and held in a transaction). */
+function namesFiles(form: FormRecord, answers: Record<string, unknown>): boolean {
+  return form.blocks.some((b) => b.type === 'file_upload' && Object.hasOwn(answers, b.id));
 }
 
 /** The pages a tools' partial reached: those on its path up to the last one its answers reach (the first at least). */
