@@ -182,20 +182,19 @@ async function main() {
       freePorts(1),
     ]);
     log('starting the Redis Cluster and PostgreSQL');
-    const redisDir = path.join(dir, 'redis');
-    const [redis, pg] = await Promise.all([
-      startRedisCluster({ dir: redisDir, ports: redisPorts }).then((r) => {
-        teardown.push((state) => stopRedisCluster(state?.redis ?? r.state));
-        return r;
-      }),
+    // Both settle before going on, so that a failure of one still finds the other in the teardown.
+    const settled = await Promise.allSettled([
+      startRedisCluster({ dir: path.join(dir, 'redis'), ports: redisPorts }),
       startPostgres({
         dir: path.join(dir, 'postgres'),
         ports: { primary: pgPorts[0], replica: pgPorts[1], pooler: pgPorts[2] },
-      }).then((p) => {
-        teardown.push(() => p.stop());
-        return p;
       }),
     ]);
+    const [redis, pg] = settled.map((s) => (s.status === 'fulfilled' ? s.value : undefined));
+    if (redis) teardown.push((state) => stopRedisCluster(state?.redis ?? redis.state));
+    if (pg) teardown.push(() => pg.stop());
+    const failed = settled.find((s) => s.status === 'rejected');
+    if (failed) throw failed.reason;
     const env = instanceEnv(pg.env, redis.env);
     log('migrating, and a workspace with a token for the tests');
     cli(env, ['migrate']);

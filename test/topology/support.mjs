@@ -110,20 +110,28 @@ export function cli(...args) {
   return JSON.parse(r.stdout);
 }
 
-/** Fresh tokens of the run's workspace (each its own credential budget), made in parallel. */
-export function newTokens(n, role = 'admin') {
+/**
+ * Fresh tokens of the run's workspace (each its own credential budget), one CLI run each, one at a
+ * time (a CLI run once hung without a connection when eight ran at once on a loaded machine: the
+ * timeout then says so rather than holding the run up).
+ */
+export async function newTokens(n, role = 'admin') {
   const one = (i) =>
     new Promise((resolve, reject) => {
       const args = ['token', 'create', '--workspace', state.workspace, '--name', `t${Date.now()}-${i}`, '--role', role];
       execFile(
         process.execPath,
         [path.join(state.root, 'dist', 'src', 'cli', 'main.js'), ...args, '--json'],
-        { cwd: state.root, env: { PATH: process.env.PATH ?? '', ...state.env } },
+        { cwd: state.root, env: { PATH: process.env.PATH ?? '', ...state.env }, timeout: 60_000 },
         (err, stdout, stderr) =>
-          err ? reject(new Error(`formwork token create failed: ${stderr}`)) : resolve(JSON.parse(stdout).token),
+          err
+            ? reject(new Error(`formwork token create failed: ${err.message} ${stderr}`))
+            : resolve(JSON.parse(stdout).token),
       );
     });
-  return Promise.all(Array.from({ length: n }, (_, i) => one(i)));
+  const tokens = [];
+  for (let i = 0; i < n; i++) tokens.push(await one(i));
+  return tokens;
 }
 
 /** A fresh token of the run's workspace (its own credential budget). */
