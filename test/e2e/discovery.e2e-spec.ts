@@ -26,6 +26,7 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
       }))
       .sort((a, b) => a.name.localeCompare(b.name));
     expect(table).toEqual([
+      { name: 'check_response', scope: 'responses:read', write: false, minRole: 'viewer' },
       { name: 'close_form', scope: 'forms:write', write: true, minRole: 'editor' },
       { name: 'create_form', scope: 'forms:write', write: true, minRole: 'editor' },
       { name: 'create_response', scope: 'responses:write', write: true, minRole: 'editor' },
@@ -64,6 +65,12 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
       })
       .sort((a, b) => a.name.localeCompare(b.name));
     expect(table).toEqual([
+      {
+        name: 'check_response',
+        plan: 'any',
+        minRole: 'viewer',
+        annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+      },
       {
         name: 'close_form',
         plan: 'pro',
@@ -216,7 +223,7 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
         .map((t) => t.definition.name)
         .sort(),
     );
-    expect(names).toHaveLength(23);
+    expect(names).toHaveLength(24);
     const ajv = addFormats(new Ajv2020({ strict: false }));
     for (const tool of res.body.tools) {
       expect(tool).toEqual(

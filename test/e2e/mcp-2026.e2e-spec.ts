@@ -95,7 +95,10 @@ describe('the MCP connector on 2026-07-28 (stateless), beside 2025-11-25', () =>
     expect(modern.getNegotiatedProtocolVersion()).toBe(MODERN);
     const rest = (await request(app.getHttpServer()).get('/api/v1/tools')).body.tools;
     const { tools } = await modern.listTools();
-    expect(tools).toEqual(rest.map(({ 'x-formwork': _, ...t }: Record<string, unknown>) => t));
+    // _meta: the MCP Apps view a tool opens (mcp-apps.e2e-spec.ts), which REST does not publish.
+    expect(tools.map(({ _meta: _m, ...t }) => t)).toEqual(
+      rest.map(({ 'x-formwork': _, ...t }: Record<string, unknown>) => t),
+    );
     // Both eras list the same tools.
     expect((await legacy.listTools()).tools).toEqual(tools);
   });
@@ -132,12 +135,14 @@ describe('the MCP connector on 2026-07-28 (stateless), beside 2025-11-25', () =>
     });
     for (const [method, key] of [
       ['prompts/list', 'prompts'],
-      ['resources/list', 'resources'],
       ['resources/templates/list', 'resourceTemplates'],
     ]) {
       const list = await post2026(app, admin, method);
       expect({ method, status: list.status, items: list.body.result[key] }).toEqual({ method, status: 200, items: [] });
     }
+    // The resources are the MCP Apps views (mcp-apps.e2e-spec.ts).
+    const resources = await post2026(app, admin, 'resources/list');
+    expect(resources.body.result.resources).toHaveLength(2);
   });
 
   it('Mcp-Method and Mcp-Name must match the body: 400 with -32020 (header names in any case, values as sent, spaces around trimmed)', async () => {

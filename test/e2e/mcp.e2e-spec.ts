@@ -106,7 +106,10 @@ describe('the MCP connector (/mcp)', () => {
       const rest = (await request(app.getHttpServer()).get('/api/v1/tools')).body.tools;
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name)).toEqual(rest.map((t: { name: string }) => t.name));
-      expect(tools).toEqual(rest.map(({ 'x-formwork': _, ...t }: Record<string, unknown>) => t));
+      // _meta: the MCP Apps view a tool opens (mcp-apps.e2e-spec.ts), which REST does not publish.
+      expect(tools.map(({ _meta: _m, ...t }) => t)).toEqual(
+        rest.map(({ 'x-formwork': _, ...t }: Record<string, unknown>) => t),
+      );
     });
 
     it('answers a client that negotiated either protocol version, and settles an older one on the latest', async () => {
@@ -443,7 +446,7 @@ describe('the MCP connector (/mcp)', () => {
       refusal(badJson, 400, ErrorCode.ParseError, /Invalid JSON$/);
       refusal(await post(app, admin, { hello: 'world' }), 400, ErrorCode.ParseError, /Invalid JSON-RPC message/);
       // An unknown method is the server's JSON-RPC error, in an answer of 200.
-      const unknown = await post(app, admin, { jsonrpc: '2.0', id: 'x', method: 'resources/list' });
+      const unknown = await post(app, admin, { jsonrpc: '2.0', id: 'x', method: 'prompts/list' });
       expect(unknown.status).toBe(200);
       expect(unknown.body).toEqual({
         jsonrpc: '2.0',
