@@ -10,10 +10,14 @@ export const RESULTS_JS = `${VIEW_COMMON_JS}
 let publicId, summary, newest, form, where, failure, busy = false;
 
 start('formwork-results', async (value, input) => {
+  // The summary the agent asked for (with its filter, if any), or, when the view opens without one, a fresh one.
   publicId = value.publicId || input.publicId;
-  if (input.where) where = input.where;
+  where = input.where;
   form = await call('get_form', { publicId });
-  if (value.blocks && !input.where === !where) { summary = value; await loadNewest(); render(); } else await refresh();
+  if (!value.blocks) return refresh();
+  summary = value;
+  await loadNewest();
+  render();
 });
 
 const filterArgs = () => (where ? { where } : {});
