@@ -50,6 +50,15 @@ export function configureServer(server: Server): ConnectionTracker {
   const sockets = new Set<Socket>();
   /** The request each connection is answering; none between requests. */
   const current = new Map<Socket, IncomingMessage>();
+  const answers = new Map<IncomingMessage, ServerResponse>();
+  let draining = false;
+  /**
+   * While draining, an answer closes its connection (`Connection: close`): a load balancer's
+   * keep-alive connection is not reused for a request the stopping instance would then drop.
+   */
+  const closeAfter = (res: ServerResponse) => {
+    if (!res.headersSent) res.setHeader('Connection', 'close');
+  };
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
     socket.once('close', () => {
@@ -59,6 +68,9 @@ export function configureServer(server: Server): ConnectionTracker {
   });
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     current.set(req.socket, req);
+    answers.set(req, res);
+    if (draining) closeAfter(res);
+    res.once('close', () => answers.delete(req));
     res.once('finish', () => {
       if (current.get(req.socket) === req) current.delete(req.socket);
     });
@@ -66,6 +78,8 @@ export function configureServer(server: Server): ConnectionTracker {
 
   return {
     drain(receiveGraceMs = DRAIN_RECEIVE_GRACE_MS, onCut) {
+      draining = true;
+      for (const res of answers.values()) closeAfter(res);
       return new Promise<void>((resolve) => {
         const sweep = setInterval(() => server.closeIdleConnections(), 50);
         const cut = setTimeout(() => {
