@@ -67,6 +67,7 @@ async function main(teardown) {
   const { ResponsesService } = require(join(DIST, 'responses', 'responses.service'));
   const { PartialResponsesService } = require(join(DIST, 'responses', 'partial-responses.service'));
   const { ResponseStatsRepository } = require(join(DIST, 'responses', 'response-stats.repository'));
+  const { allowLongStatements } = require(join(DIST, 'database', 'long-statements'));
   const { DataSource } = require('typeorm');
 
   const config = loadConfig({
@@ -140,6 +141,8 @@ async function main(teardown) {
     const choices = b.colour.choices.map((c) => c.id);
     const t0 = performance.now();
     await db.transaction(async (tx) => {
+      // A bulk load: statements as long as it takes (the service's own bound for long statements).
+      await allowLongStatements(tx, 30 * 60_000);
       await tx.query(
         `INSERT INTO responses (form_id, seq, submitted_at, answers, source)
          SELECT $1, g, timestamptz '2026-01-01' + g * interval '1 second',
