@@ -97,7 +97,10 @@ describe('MCP Apps views in Chromium through a test host (issue 39)', () => {
     call: { arguments: Record<string, unknown>; result: CallToolResult },
     opts: { theme: 'light' | 'dark'; width: number },
   ): Promise<View> {
-    const context = await browser.newContext({ viewport: { width: opts.width, height: 900 }, colorScheme: opts.theme });
+    const context = await browser.newContext({
+      viewport: { width: opts.width, height: 1400 },
+      colorScheme: opts.theme,
+    });
     closers.push(() => context.close());
     const page = await context.newPage();
     const requests: string[] = [];
@@ -157,9 +160,10 @@ describe('MCP Apps views in Chromium through a test host (issue 39)', () => {
   async function checkView(view: View, name: string) {
     expect(await axeProblems(view.frame as unknown as Page)).toEqual([]);
     expect(view.errors).toEqual([]);
-    // The sandboxed frame paints in its own process: give it a frame before the shot.
-    await view.page.waitForTimeout(300);
-    await view.page.screenshot({ path: join(SHOTS, `mcp-app-${name}.png`), fullPage: true });
+    // The sandboxed frame paints in a process of its own: two of its frames, and no full-page resize,
+    // before the shot (a resize right before it shot blank frames).
+    await view.frame.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+    await view.page.screenshot({ path: join(SHOTS, `mcp-app-${name}.png`) });
   }
 
   /** The view's CSP lets it reach nothing, Formwork included, and it asked nothing of the network itself. */
