@@ -4,7 +4,7 @@
  * is what an authenticated request costs: RateLimitService's pair (the IP's and the credential's
  * hits, on two slots of a cluster), through the built storage (dist/) with the service's own
  * clients. Rounds alternate single / cluster, each BENCH_CHECKS checks with BENCH_IN_FLIGHT at once
- * over BENCH_CREDENTIALS credentials; the ratio is of the medians of each round's p50.
+ * over BENCH_CREDENTIALS credentials (BENCH_IN_FLIGHT: 1,8 by default); the ratio is of the medians of each round's p50.
  *
  *   npm run build && node bench/topology.js    (needs redis-server and redis-cli; REDIS_URL: the single one)
  */
@@ -20,12 +20,13 @@ const { startRedisCluster } = require('../scripts/topology/redis-cluster');
 
 const ROUNDS = envNumber('BENCH_ROUNDS', 6, { integer: true, min: 2 });
 const CHECKS = envNumber('BENCH_CHECKS', 5_000, { integer: true, min: 100 });
-const IN_FLIGHT = envNumber('BENCH_IN_FLIGHT', 8, { integer: true, min: 1 });
+/** Checks in flight at once: one (a request's own latency) and several (instances under load). */
+const IN_FLIGHT = (process.env.BENCH_IN_FLIGHT || '1,8').split(',').map(Number);
 const CREDENTIALS = envNumber('BENCH_CREDENTIALS', 200, { integer: true, min: 1 });
 const TARGET = 1.2;
 
 /** One round: CHECKS pairs, IN_FLIGHT at a time; each check's time in ms, sorted. */
-async function round(storage, label) {
+async function round(storage, label, inFlight) {
   const times = [];
   let next = 0;
   const worker = async () => {
@@ -42,7 +43,7 @@ async function round(storage, label) {
       times.push(Number(process.hrtime.bigint() - at) / 1e6);
     }
   };
-  await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
+  await Promise.all(Array.from({ length: inFlight }, worker));
   return times.sort((a, b) => a - b);
 }
 
@@ -59,36 +60,40 @@ async function main() {
   try {
     await Promise.all([single.connect(), clustered.connect()]);
     const stores = { single: new RedisThrottlerStorage(single), cluster: new RedisThrottlerStorage(clustered) };
-    await round(stores.single, 'warm');
-    await round(stores.cluster, 'warm');
-    const p50s = { single: [], cluster: [] };
-    const rows = [];
-    for (let r = 0; r < ROUNDS; r++) {
-      // Alternated, and the order swapped each round: neither gets the quieter moments.
-      for (const name of r % 2 ? ['cluster', 'single'] : ['single', 'cluster']) {
-        const times = await round(stores[name], `${name}${r}`);
-        p50s[name].push(percentile(times, 50));
-        rows.push(`| ${r + 1} | ${name} | ${percentile(times, 50).toFixed(3)} | ${percentile(times, 99).toFixed(3)} |`);
-      }
-    }
+    await round(stores.single, 'warm', 8);
+    await round(stores.cluster, 'warm', 8);
     const median = (xs) =>
       percentile(
-        [...xs].sort((a, b) => a - b),
+        [...xs].sort((x, y) => x - y),
         50,
       );
-    const ratio = median(p50s.cluster) / median(p50s.single);
-    process.stdout.write(
-      [
-        `Budget checks (IP + credential pair), ${CHECKS} per round, ${IN_FLIGHT} in flight, ${CREDENTIALS} credentials, ${ROUNDS} alternated rounds`,
+    const out = [];
+    for (const inFlight of IN_FLIGHT) {
+      const p50s = { single: [], cluster: [] };
+      const rows = [];
+      for (let r = 0; r < ROUNDS; r++) {
+        // Alternated, and the order swapped each round: neither gets the quieter moments.
+        for (const name of r % 2 ? ['cluster', 'single'] : ['single', 'cluster']) {
+          const times = await round(stores[name], `${name}${inFlight}-${r}`, inFlight);
+          p50s[name].push(percentile(times, 50));
+          rows.push(
+            `| ${r + 1} | ${name} | ${percentile(times, 50).toFixed(3)} | ${percentile(times, 99).toFixed(3)} |`,
+          );
+        }
+      }
+      const ratio = median(p50s.cluster) / median(p50s.single);
+      out.push(
+        `Budget checks (IP + credential pair), ${CHECKS} per round, ${inFlight} in flight, ${CREDENTIALS} credentials, ${ROUNDS} alternated rounds`,
         '',
         '| round | store | p50 ms | p99 ms |',
         '| --- | --- | --- | --- |',
         ...rows,
         '',
-        `p50 (median of rounds): single Redis ${median(p50s.single).toFixed(3)} ms, Redis Cluster ${median(p50s.cluster).toFixed(3)} ms: ${ratio.toFixed(2)}x (target at most ${TARGET}x) ${ratio <= TARGET ? 'MET' : 'NOT MET'}`,
+        `p50 (median of rounds), ${inFlight} in flight: single Redis ${median(p50s.single).toFixed(3)} ms, Redis Cluster ${median(p50s.cluster).toFixed(3)} ms: ${ratio.toFixed(2)}x (target at most ${TARGET}x) ${ratio <= TARGET ? 'MET' : 'NOT MET'}`,
         '',
-      ].join('\n'),
-    );
+      );
+    }
+    process.stdout.write(out.join('\n'));
   } finally {
     single.disconnect();
     clustered.disconnect();
