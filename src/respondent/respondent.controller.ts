@@ -196,6 +196,9 @@ export class RespondentController {
       } catch (err) {
         if (err instanceof ApiError && err.code === 'payload_too_large')
           return sendPage(res, 413, tooLargePage(form, err.message), { ...headers, ...closing() });
+        // A sender that stopped: answer and close, so its socket does not stay open behind the page.
+        if (err instanceof ApiError && err.code === 'request_timeout')
+          return sendPage(res, 408, stalledPage(form), { ...headers, ...closing() });
         throw err;
       }
     }
@@ -485,7 +488,14 @@ export class RespondentController {
         return undefined;
       }
     };
-    return readMultipartPost(req.headers, req.body as Readable, { bytes: 200 * 1024, fields: 1000, files }, onFile);
+    // A post refused as a whole (too large, too many files, cut) leaves none of its files behind.
+    return readMultipartPost(
+      req.headers,
+      req.body as Readable,
+      { bytes: 200 * 1024, fields: 1000, files },
+      onFile,
+      (ids) => this.uploads.discard(ids),
+    );
   }
 
   /** The files the values name (this form's, held by no response but this walk's partial) and each file question's limit. */
@@ -592,6 +602,14 @@ function tooLargePage(form: FormRecord, message: string): string {
   return messagePage(
     'The file is too large',
     `${message} Go back, choose a smaller file, and send the form again. (“${form.title}”)`,
+  );
+}
+
+/** The page for a post whose bytes stopped coming (UPLOAD_IDLE_TIMEOUT_MS): nothing of it is kept. */
+function stalledPage(form: FormRecord): string {
+  return messagePage(
+    'The upload stopped',
+    `No data arrived for a while, so nothing was kept. Go back and send the form again. (“${form.title}”)`,
   );
 }
 

@@ -300,7 +300,7 @@ describe.each(kinds)('respondent page: files on %s', (kind) => {
       'Content-Type: application/pdf\r\n\r\n';
     const before = await objects();
     const started = Date.now();
-    const status = await new Promise<number>((resolve, reject) => {
+    const { status, connection } = await new Promise<{ status: number; connection?: string }>((resolve, reject) => {
       const req = http.request(
         `http://127.0.0.1:${port}/f/${publicId}`,
         {
@@ -310,7 +310,7 @@ describe.each(kinds)('respondent page: files on %s', (kind) => {
         (res) => {
           res.resume();
           res.on('end', () => {
-            resolve(res.statusCode!);
+            resolve({ status: res.statusCode!, connection: res.headers.connection });
             req.destroy(); // the rest of the body will never come
           });
         },
@@ -320,6 +320,7 @@ describe.each(kinds)('respondent page: files on %s', (kind) => {
       req.write(PDF); // then silence, the body far from its length
     });
     expect(status).toBe(408);
+    expect(connection).toBe('close'); // the stalled socket is not kept open behind the page
     expect(Date.now() - started).toBeGreaterThanOrEqual(IDLE_MS - 50);
     expect(await uploadsOf(publicId)).toEqual([]);
     expect(await objects()).toEqual(before);
