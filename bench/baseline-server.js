@@ -5,6 +5,9 @@
  *
  *   POST /form      {"id"}: ONE primary-key query returning the form row with its blocks as one JSON
  *                   value, answered as JSON (bench/get-form.js: "give me this form");
+ *   POST /stored-form {"id"}: ONE primary-key query returning a stored form document (the form as
+ *                   get_form answers it, one JSON value in bench_stored_forms, made by bench/get-form.js),
+ *                   answered as JSON: the floor of a service that keeps its forms as documents;
  *   POST /response  {"formId", "answers"}: ONE INSERT of the answers into bench_baseline_responses
  *                   (made by bench/hot-forms.js, or by this
  *                   server on start when absent, as for bench/get-form.js's create_response comparison), answered with the new row's id and time as JSON.
@@ -24,6 +27,7 @@ const pool = new Pool({
 
 const SQL = `SELECT f.*, (SELECT json_agg(b ORDER BY b.position) FROM blocks b WHERE b.form_id = f.id) AS blocks
   FROM forms f WHERE f.id = $1`;
+const STORED = 'SELECT document FROM bench_stored_forms WHERE id = $1';
 const INSERT = `INSERT INTO bench_baseline_responses (form_id, answers) VALUES ($1, $2::jsonb) RETURNING id, submitted_at`;
 
 const CREATE = `CREATE TABLE IF NOT EXISTS bench_baseline_responses (
@@ -47,7 +51,7 @@ function send(res, status, value) {
 
 const server = http.createServer((req, res) => {
   if (req.method === 'GET' && req.url === '/healthz') return send(res, 200, { status: 'ok' });
-  if (req.method !== 'POST' || (req.url !== '/form' && req.url !== '/response'))
+  if (req.method !== 'POST' || !['/form', '/stored-form', '/response'].includes(req.url))
     return send(res, 404, { error: 'not found' });
   let body = '';
   req.setEncoding('utf8');
@@ -71,9 +75,14 @@ const server = http.createServer((req, res) => {
         .then(({ rows }) => send(res, 200, rows[0]), failed);
     }
     if (typeof args.id !== 'string') return send(res, 400, { error: 'id is required' });
+    const stored = req.url === '/stored-form';
     pool
-      .query(SQL, [args.id])
-      .then(({ rows }) => (rows[0] ? send(res, 200, rows[0]) : send(res, 404, { error: 'no such form' })), failed);
+      .query(stored ? STORED : SQL, [args.id])
+      .then(
+        ({ rows }) =>
+          rows[0] ? send(res, 200, stored ? rows[0].document : rows[0]) : send(res, 404, { error: 'no such form' }),
+        failed,
+      );
   });
 });
 // The same keep-alive timeout as Formwork's main.ts.
