@@ -12,7 +12,10 @@ const input = Type.Object(
     publicId: PublicId,
     answers: Type.Unsafe<Record<string, unknown>>({ type: 'object', description: 'As create_response takes them.' }),
     hidden: Type.Optional(
-      Type.Unsafe<Record<string, string>>({ type: 'object', additionalProperties: { type: 'string' } }),
+      Type.Unsafe<Record<string, string>>({
+        type: 'object',
+        additionalProperties: { type: 'string', maxLength: 1000 },
+      }),
     ),
   },
   { additionalProperties: false },

@@ -137,6 +137,16 @@ describe('MCP Apps views and check_response (issue 39)', () => {
       ]);
     expect(count).toBe(0);
 
+    // What the schema refuses, both refuse alike: a 400 before any check.
+    const long = { answers: {}, hidden: { src: 'x'.repeat(1001) } };
+    const dryLong = expectError(await check(long), 400, 'invalid_arguments');
+    const realLong = expectError(
+      await callTool(app, admin, 'create_response', { publicId, ...long }),
+      400,
+      'invalid_arguments',
+    );
+    expect(dryLong.details).toEqual(realLong.details);
+
     // Another workspace's form is not found, on any plan (check_response is a read).
     expectError(await callTool(app, other, 'check_response', { publicId, answers: {} }), 404, 'not_found');
   });
