@@ -53,7 +53,7 @@ async function instance(name, port, env) {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < 900; i++) {
     if (
       await fetch(`${url}/readyz`).then(
         (r) => r.ok,
