@@ -123,7 +123,7 @@ describe('rate limits in Redis', () => {
     expect(readiness.body).toMatchObject({ status: 'degraded', checks: { redis: 'unreachable' } });
   });
 
-  it('counts both budgets of an authenticated request in one Redis round trip, and an IP refusal spends no credential budget', async () => {
+  it('counts both budgets of an authenticated request with one script call each, sent together, and an IP refusal spends no credential budget', async () => {
     const app = await instance({ TRUST_PROXY: '1', RATE_LIMIT_IP_PER_MIN: '3' });
     const { token } = await createToken(app, await createWorkspace(app));
     // Addresses of this run only (a budget's key outlives the test by up to a minute).
@@ -138,20 +138,21 @@ describe('rate limits in Redis', () => {
       await new Promise((resolve) => setTimeout(resolve, 200)); // the last commands reached the monitor
       expect(statuses).toEqual([200, 200, 429, 429]); // the IP's 3rd request was the last within its budget
       // Everything this instance's connection sent (found by its keys; MONITOR also shows the
-      // commands the script runs, from "lua"): one script per request.
+      // commands the scripts run, from "lua"): per request, one script per budget, each on one key
+      // (its own hash tag: a Redis Cluster slot), and for each IP refusal the credential's hit taken back.
       const ours = commands.filter((c) => c.source !== 'lua' && c.args.some((a) => a.includes(`rl:ip:${ip}`)));
       const sources = new Set(ours.map((c) => c.source));
       expect(sources.size).toBe(1);
       const sent = commands.filter((c) => sources.has(c.source));
-      expect(sent).toHaveLength(4);
-      for (const c of sent) {
-        expect(c.args[0].toLowerCase()).toBe('evalsha');
-        expect(c.args.slice(2, 5)).toEqual([
-          '2',
-          `formwork:rl:ip:${ip}`,
-          expect.stringMatching(/^formwork:rl:credential:/),
-        ]);
-      }
+      const hits = sent.filter((c) => c.args.length === 5);
+      const refunds = sent.filter((c) => c.args.length === 4);
+      expect(hits).toHaveLength(8);
+      expect(refunds).toHaveLength(2);
+      for (const c of sent) expect(c.args[0].toLowerCase()).toMatch(/^evalsha$|^eval$/);
+      expect(hits.map((c) => c.args[3].replace(/credential:.*/, 'credential:…'))).toEqual(
+        Array.from({ length: 4 }, () => [`formwork:{rl:ip:${ip}}`, 'formwork:{rl:credential:…']).flat(),
+      );
+      for (const c of refunds) expect(c.args[3]).toMatch(/^formwork:\{rl:credential:.*\}$/);
     } finally {
       monitor.destroy();
     }
