@@ -10,9 +10,9 @@ export interface PairRecord {
 }
 
 /**
- * @nestjs/throttler's storage contract (one key per hit) plus the hit on two budgets at once, in
- * one round trip to Redis: the first key is counted, and the second only when the first is within
- * its limit (an IP refusal does not spend the credential's budget).
+ * @nestjs/throttler's storage contract (one key per hit) plus the hit on two budgets at once, sent
+ * together to Redis: when the first refuses, the second is not spent (an IP refusal does not spend
+ * the credential's budget).
  */
 export interface BudgetStorage extends ThrottlerStorage {
   incrementPair(

@@ -14,7 +14,7 @@ const EXEMPT = new Set(['/healthz', '/readyz']);
  *
  * A request with a bearer credential to an API route (/api/..., /mcp) is not counted here: once the
  * credential is verified, CredentialRateLimitGuard counts the IP's and the credential's budgets in
- * one call (one Redis round trip). If the request ends before that guard (401, a refused body),
+ * one call (sent to Redis together). If the request ends before that guard (401, a refused body),
  * `settleDeferredIpBudget` counts the IP budget alone as the answer goes out.
  */
 export function ipRateLimit(rateLimit: RateLimitService): onRequestHookHandler {

@@ -67,7 +67,7 @@ export class RateLimitService {
   }
 
   /**
-   * Both budgets of an authenticated request in one call to the store (one Redis round trip): the
+   * Both budgets of an authenticated request in one call to the store (sent to Redis together): the
    * IP's first, then the credential's only when the IP's is not exceeded, so that an IP refusal
    * does not spend the credential's budget (it is then missing from the result). Undefined when
    * budgets are turned off.
