@@ -179,7 +179,7 @@ export class McpService {
   }
 
   /**
-   * tools/list: GET /api/v1/tools without Formwork's x-formwork extension, in the registry's order,
+   * tools/list: GET /api/v1/tools' entries, in the registry's order,
    * with the MCP Apps view a tool opens (`_meta.ui`, and the flat key older hosts read).
    */
   private toolList(): Tool[] {
