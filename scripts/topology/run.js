@@ -152,10 +152,10 @@ async function main() {
   chmodSync(dir, 0o755);
   const stateFile = path.join(dir, 'state.json');
   const teardown = [];
-  let tornDown = false;
-  const tearDown = async () => {
-    if (tornDown) return;
-    tornDown = true;
+  // One teardown, whoever asks (the end of the run, a signal): each waits for the same one to finish.
+  let tearing;
+  const tearDown = () => (tearing ??= stopAll());
+  const stopAll = async () => {
     // The tests may have restarted processes: stop those the state file holds now.
     const state = existsSync(stateFile) ? JSON.parse(readFileSync(stateFile, 'utf8')) : undefined;
     for (const step of teardown.reverse()) await step(state).catch((err) => log(`teardown: ${err.message}`));
