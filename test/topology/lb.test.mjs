@@ -90,10 +90,18 @@ describe('nginx → three instances', () => {
     const listed = await callTool(state.token, 'list_responses', { publicId: form.publicId, limit: 1 });
     assert.equal(listed.json.total, written.length);
     assert.equal(new Set(written).size, written.length);
-    // The restarted instance answers through nginx again.
-    const after = await Promise.all(
-      Array.from({ length: 9 }, () => callTool(state.token, 'list_forms', {}, { from: clientAddress() })),
-    );
-    assert.ok(upstreams(after).has(`127.0.0.1:${instance.port}`));
+    // The restarted instance answers through nginx again, once nginx tries it after its
+    // fail_timeout (5 s: the refused connects during the restart marked it down).
+    const seen = new Set();
+    const [probe] = await newTokens(1, 'viewer');
+    for (const until = Date.now() + 20_000; !seen.has(`127.0.0.1:${instance.port}`) && Date.now() < until;) {
+      const batch = await Promise.all(
+        Array.from({ length: 6 }, () => callTool(probe, 'list_forms', {}, { from: clientAddress() })),
+      );
+      assert.deepEqual(statuses(batch), { 200: 6 });
+      for (const u of upstreams(batch)) seen.add(u);
+      await sleep(500);
+    }
+    assert.ok(seen.has(`127.0.0.1:${instance.port}`), [...seen].join(', '));
   });
 });
