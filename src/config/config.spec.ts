@@ -146,7 +146,7 @@ describe('loadConfig', () => {
       );
     });
 
-    it('takes a Redis Cluster as startup nodes, TLS and credentials from a URL entry, never with REDIS_URL', () => {
+    it('takes a Redis Cluster as startup nodes, TLS and credentials from a URL entry', () => {
       expect(loadConfig({ REDIS_CLUSTER_NODES: '10.0.0.1:6379, [::1]:7000' }).redisCluster).toEqual({
         nodes: [
           { host: '10.0.0.1', port: 6379 },
@@ -166,7 +166,6 @@ describe('loadConfig', () => {
         /^REDIS_CLUSTER_NODES: entry 1 is not host:port/,
       );
       expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'redis://:hunter2@cache' })).not.toThrow(/hunter2/);
-      expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'a:1', REDIS_URL: 'redis://b:6379' })).toThrow(/not both/);
       expect(() => loadConfig({ REDIS_CLUSTER_NODES: 'rediss://a:1,redis://b:1' })).toThrow(/different/);
     });
 

@@ -278,7 +278,7 @@ export interface AppConfig {
   /** Absolute: a relative DATA_DIR is resolved against the project root (see projectRoot). */
   dataDir: string;
   redisUrl: string | undefined;
-  /** REDIS_CLUSTER_NODES: budgets on a Redis Cluster (instead of REDIS_URL). */
+  /** REDIS_CLUSTER_NODES: budgets on a Redis Cluster; when set, REDIS_URL is not used. */
   redisCluster: RedisClusterSettings | undefined;
   trustProxy: TrustProxy;
   /** `enabled: false` (RATE_LIMIT_ENABLED=false) counts nothing and sends no RateLimit headers. */
@@ -359,9 +359,8 @@ export interface RedisClusterSettings {
  * REDIS_CLUSTER_NODES: `host:port,host:port,...`, each entry also as a redis:// or rediss:// URL;
  * the user, password and TLS written on any entry apply to every node (they must agree).
  */
-function parseRedisCluster(raw: string | undefined, redisUrl: string | undefined): RedisClusterSettings | undefined {
+function parseRedisCluster(raw: string | undefined): RedisClusterSettings | undefined {
   if (!raw) return undefined;
-  if (redisUrl) throw new ConfigError('Set REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a Redis Cluster), not both');
   const urls: URL[] = [];
   const nodes = raw.split(',').map((entry, i) => {
     const text = entry.trim();
@@ -545,7 +544,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     databaseUrl: parsed.DATABASE_URL || undefined,
     dataDir: resolve(projectRoot(), parsed.DATA_DIR || './data'),
     redisUrl: parsed.REDIS_URL || undefined,
-    redisCluster: parseRedisCluster(parsed.REDIS_CLUSTER_NODES, parsed.REDIS_URL || undefined),
+    redisCluster: parseRedisCluster(parsed.REDIS_CLUSTER_NODES),
     trustProxy,
     rateLimit: {
       credentialPerMin: parsed.RATE_LIMIT_CREDENTIAL_PER_MIN ?? 120,
