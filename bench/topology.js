@@ -11,12 +11,12 @@
 const { mkdtempSync, rmSync } = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { DIST, envNumber, freePort, log, percentile, requireBuilt } = require('./lib');
+const { DIST, envNumber, log, percentile, requireBuilt } = require('./lib');
 
 const STORAGE = path.join(DIST, 'rate-limit', 'redis.storage.js');
 requireBuilt([STORAGE], 'bench');
 const { RedisThrottlerStorage, createRedisClient, createRedisClusterClient } = require(STORAGE);
-const { startRedisCluster } = require('../scripts/topology/redis-cluster');
+const { pickPorts, startRedisCluster } = require('../scripts/topology/redis-cluster');
 
 const ROUNDS = envNumber('BENCH_ROUNDS', 6, { integer: true, min: 2 });
 const CHECKS = envNumber('BENCH_CHECKS', 5_000, { integer: true, min: 100 });
@@ -49,11 +49,7 @@ async function round(storage, label, inFlight) {
 
 async function main() {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'formwork-bench-topology-'));
-  const ports = [];
-  while (ports.length < 6) {
-    const port = await freePort();
-    if (!ports.includes(port)) ports.push(port);
-  }
+  const { bus: ports } = await pickPorts(6, 0);
   const cluster = await startRedisCluster({ dir, ports });
   const single = createRedisClient(process.env.REDIS_URL || 'redis://127.0.0.1:6379');
   const clustered = createRedisClusterClient({ nodes: [{ host: '127.0.0.1', port: ports[0] }], tls: false });

@@ -15,6 +15,7 @@
  */
 const { spawn, spawnSync } = require('node:child_process');
 const { existsSync, mkdirSync, openSync, closeSync } = require('node:fs');
+const net = require('node:net');
 const path = require('node:path');
 
 /** A node is declared failed after this long without answering; its replica is promoted then. */
@@ -144,4 +145,46 @@ async function stopRedisCluster(state) {
   for (const node of state.nodes) killNode(state, node.port);
 }
 
-module.exports = { startRedisCluster, stopRedisCluster, startNode, killNode, masters, waitClusterOk, cli };
+/** Listens on a loopback port (0: any free one): the server, or null when the port is taken. */
+function listenOn(port) {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.once('error', () => resolve(null));
+    srv.listen(port, '127.0.0.1', () => resolve(srv));
+  });
+}
+
+/**
+ * Distinct free loopback ports: `withBus` for Redis Cluster nodes, whose port + 10000 (the
+ * cluster bus) must be free too, taken in 10000-19999 so that neither is in the ephemeral range
+ * an outgoing connection may take meanwhile; then `plain` ones of any kind. Every pick is held
+ * open until all are made, so no two picks (nor a bus port) are the same port.
+ */
+async function pickPorts(withBus, plain) {
+  const held = [];
+  try {
+    const bus = [];
+    while (bus.length < withBus) {
+      const port = 10000 + Math.floor(Math.random() * 10000);
+      const node = await listenOn(port);
+      if (!node) continue;
+      held.push(node);
+      const nodeBus = await listenOn(port + 10000);
+      if (!nodeBus) continue;
+      held.push(nodeBus);
+      bus.push(port);
+    }
+    const ports = [];
+    while (ports.length < plain) {
+      const srv = await listenOn(0);
+      if (!srv) continue;
+      held.push(srv);
+      ports.push(srv.address().port);
+    }
+    return { bus, ports };
+  } finally {
+    await Promise.all(held.map((srv) => new Promise((resolve) => srv.close(resolve))));
+  }
+}
+
+module.exports = { pickPorts, startRedisCluster, stopRedisCluster, startNode, killNode, masters, waitClusterOk, cli };

@@ -24,10 +24,9 @@ const {
   statSync,
   writeFileSync,
 } = require('node:fs');
-const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
-const { startRedisCluster, stopRedisCluster } = require('./redis-cluster');
+const { pickPorts, startRedisCluster, stopRedisCluster } = require('./redis-cluster');
 const { startInstance, stopInstance, startNginx, alive } = require('./instances');
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -77,23 +76,6 @@ function ensureBuilt() {
   } else if (statSync(main).mtimeMs < Math.max(newest(path.join(ROOT, 'src')), newest(path.join(ROOT, 'migrations')))) {
     log('warning: dist/ is older than src/ (npm run build to test the latest sources)');
   }
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-async function freePorts(n) {
-  const ports = new Set();
-  while (ports.size < n) ports.add(await freePort());
-  return [...ports];
 }
 
 const started = Date.now();
@@ -175,12 +157,8 @@ async function main() {
   process.on('SIGTERM', () => void tearDown().finally(() => process.exit(143)));
 
   try {
-    const [redisPorts, pgPorts, instancePorts, [nginxPort]] = await Promise.all([
-      freePorts(6),
-      freePorts(3),
-      freePorts(INSTANCES),
-      freePorts(1),
-    ]);
+    const { bus: redisPorts, ports } = await pickPorts(6, 3 + INSTANCES + 1);
+    const [pgPorts, instancePorts, [nginxPort]] = [ports.slice(0, 3), ports.slice(3, 3 + INSTANCES), ports.slice(-1)];
     log('starting the Redis Cluster and PostgreSQL');
     // Both settle before going on, so that a failure of one still finds the other in the teardown.
     const settled = await Promise.allSettled([

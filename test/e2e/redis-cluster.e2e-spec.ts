@@ -8,7 +8,7 @@ import {
   createRedisClusterClient,
   RedisThrottlerStorage,
 } from '../../src/rate-limit/redis.storage';
-import { freePort, REDIS_URL, requireRedis, sleep } from '../utils/cluster';
+import { REDIS_URL, requireRedis, sleep } from '../utils/cluster';
 
 // The topology run's own cluster (six redis-server, three masters and three replicas); a plain script.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -28,11 +28,8 @@ describe('budgets on a Redis Cluster (REDIS_CLUSTER_NODES)', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'formwork-redis-cluster-'));
-    const ports: number[] = [];
-    while (ports.length < 6) {
-      const port = await freePort();
-      if (!ports.includes(port)) ports.push(port);
-    }
+    // Six nodes whose cluster bus ports (port + 10000) are free too.
+    const { bus: ports } = (await redisCluster.pickPorts(6, 0)) as { bus: number[] };
     cluster = await redisCluster.startRedisCluster({ dir, ports });
     client = createRedisClusterClient({ nodes: [{ host: '127.0.0.1', port: ports[0] }], tls: false });
     storage = new RedisThrottlerStorage(client);
