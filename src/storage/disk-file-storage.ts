@@ -1,14 +1,18 @@
 /** Files on disk under DATA_DIR/uploads (the embedded default): several instances may share the path. */
 import { constants, createReadStream } from 'node:fs';
-import { access, mkdir, open, readdir, rm, stat } from 'node:fs/promises';
+import { access, link, mkdir, open, readdir, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { FileStorage, ObjectExistsError, StoredBytes, UploadTarget, WriteOptions } from './file-storage';
 import { limitedBody } from './limited-body';
 import { UploadGrant, UploadUrlSigner } from './upload-url';
 
-/** A key is segments of letters, digits, `_` and `-` (ids): nothing that could leave the root. */
-const KEY = /^[A-Za-z0-9_-]+(?:\/[A-Za-z0-9_-]+)*$/;
+/**
+ * A key is segments of letters, digits, `_` and `-` (ids): nothing that could leave the root; a
+ * write in progress is `<key>.part` (listed, so that the orphan sweep removes one a crash left).
+ */
+const KEY = /^[A-Za-z0-9_-]+(?:\/[A-Za-z0-9_-]+)*(?:\.part)?$/;
+const PART = '.part';
 /** Bytes moved per read and write of a stored file (Node's default, 64 KiB, costs more calls per MB). */
 const CHUNK = 1024 * 1024;
 
@@ -57,29 +61,28 @@ export class DiskFileStorage extends FileStorage {
   }
 
   /**
-   * Straight into the key's own file, created exclusively: a key is written once, so its bytes
-   * never change after a response checked them (a second PUT is refused). A failed write removes
-   * the file; a half-written one (a crash) has no size the checks take, and the sweeps remove it.
+   * Into `<key>.part`, created exclusively (a second writer meanwhile is refused), then linked to
+   * the key, which fails if it exists: a key is written once and only whole, so its bytes never
+   * change after a response checked them, and no check sees a file still being written. A failed
+   * write removes its part; one a crash left is removed by the orphan sweep.
    */
   async write(key: string, body: NodeJS.ReadableStream, o: WriteOptions): Promise<StoredBytes> {
     const target = this.path(key);
+    const part = this.path(key + PART);
     await mkdir(dirname(target), { recursive: true });
-    let file;
-    try {
-      file = await open(target, 'wx');
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new ObjectExistsError();
-      throw e;
-    }
+    const file = await open(part, 'wx').catch((e: NodeJS.ErrnoException) => {
+      throw e.code === 'EEXIST' ? new ObjectExistsError() : e;
+    });
     const limited = limitedBody(body, { maxBytes: o.maxBytes, idleMs: this.idleMs, startBytes: o.startBytes });
     try {
       await pipeline(limited.stream, file.createWriteStream({ highWaterMark: CHUNK }));
+      await link(part, target).catch((e: NodeJS.ErrnoException) => {
+        throw e.code === 'EEXIST' ? new ObjectExistsError() : e;
+      });
       return { size: limited.bytes(), start: limited.start() };
-    } catch (e) {
-      await rm(target, { force: true });
-      throw e;
     } finally {
       limited.release();
+      await rm(part, { force: true });
     }
   }
 

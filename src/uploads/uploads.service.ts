@@ -66,8 +66,11 @@ const SWEEP_EVERY_MS = 10 * 60_000;
 /** Objects without a row are looked for by listing the whole store: less often. */
 const ORPHANS_EVERY_MS = 60 * 60_000;
 const SWEEP_BATCH = 500;
-/** The keys the service makes (S3 adds `.upload` while a presigned PUT's bytes wait): the orphan sweep touches no other object. */
-const OUR_KEY = /^[0-9a-f-]{36}\/[0-9a-f-]{36}\/(upl_[A-Za-z0-9]{22})(\.upload)?$/;
+/**
+ * The keys the service makes (S3 adds `.upload` while a presigned PUT's bytes wait; a disk write in
+ * progress is `.part`, stale only when a crash left it): the orphan sweep touches no other object.
+ */
+const OUR_KEY = /^[0-9a-f-]{36}\/[0-9a-f-]{36}\/(upl_[A-Za-z0-9]{22})(\.upload|\.part)?$/;
 
 const newUploadId = () => `upl_${randomBase62(22)}`;
 

@@ -188,6 +188,25 @@ describe.each(['disk', 's3'] as const)('FileStorage on %s', (kind) => {
     expect(await keys(r.storage, key)).toEqual([]);
   });
 
+  it('disk: a file still being written is no key yet, and a second write of the key meanwhile is refused', async () => {
+    if (kind !== 'disk') return expect(r.storage.kind).toBe('s3'); // S3 shows an object only once written whole
+    const key = newKey();
+    const body = new Readable({ read() {} });
+    body.push(Buffer.from('%PDF-1 all the declared bytes')); // as many as declared, but not ended
+    const writing = r.storage.write(key, body, { contentType: 'application/pdf', maxBytes: 29 });
+    await new Promise((done) => setTimeout(done, 200));
+    // A check now (a response naming the upload) must not take bytes that may still change.
+    expect(await r.storage.head(key)).toBeUndefined();
+    await expect(
+      r.storage.write(key, Readable.from([Buffer.from('other')]), { contentType: 'application/pdf', maxBytes: 29 }),
+    ).rejects.toBeInstanceOf(ObjectExistsError);
+    body.push(null);
+    expect((await writing).size).toBe(29);
+    expect(await r.storage.head(key)).toEqual({ size: 29 });
+    expect(await keys(r.storage, key)).toEqual([key]);
+    await r.storage.delete([key]);
+  });
+
   it('stops a write past the limit with FileTooLargeError, stores nothing, and leaves the body undestroyed', async () => {
     const workspace = randomUUID();
     for (const size of [1000, 9 * 1024 * 1024]) {

@@ -6,7 +6,7 @@
  * attach nor delete an upload.
  */
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -516,6 +516,9 @@ describe.each(kinds)('uploads on %s', (kind) => {
     // S3: bytes PUT to a held upload's URL after its response took it land beside, never read.
     const late = `${ws.id}/${form.id}/${held.uploadId}.upload`;
     if (kind === 's3') await write(late);
+    // Disk: what a crash left of a write in progress (`<key>.part`; the write's own name for it).
+    const part = `${ws.id}/${form.id}/${pending.uploadId}.part`;
+    if (kind === 'disk') writeFileSync(join(dataDir, 'uploads', ...part.split('/')), PDF.subarray(0, 10));
     // An object of another shape (another application's, in a shared bucket or folder) is never touched.
     const foreign = `${ws.id}/not-ours/readme`;
     await write(foreign);
@@ -527,7 +530,7 @@ describe.each(kinds)('uploads on %s', (kind) => {
     expect(await uploads.sweepOrphans(new Date(Date.now() + 25 * 3600_000))).toBeGreaterThanOrEqual(1);
     const after = await ours();
     expect(after).not.toContain(orphan);
-    expect(after).toEqual(before.filter((k) => k !== orphan && k !== late));
+    expect(after).toEqual(before.filter((k) => k !== orphan && k !== late && k !== part));
     expect(after).toContain(`${ws.id}/${form.id}/${held.uploadId}`);
     expect(after.some((k) => k.includes(pending.uploadId))).toBe(true);
     expect(after).toContain(foreign);
