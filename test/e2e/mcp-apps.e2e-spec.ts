@@ -75,7 +75,14 @@ describe('MCP Apps views and check_response (issue 39)', () => {
         /http-equiv="Content-Security-Policy" content="default-src 'none';[^"]*connect-src 'none'/,
       );
     }
-    await expect(client.readResource({ uri: 'ui://formwork/nothing' })).rejects.toThrow(/ui:\/\/formwork\/nothing/);
+    // An unknown URI (of ours or any other scheme) is -32602 Invalid params (SEP-2164), never a 500.
+    for (const uri of ['ui://formwork/nothing', 'file:///etc/passwd', 'ui://formwork/form-preview/../results']) {
+      const refused = (await client.readResource({ uri }).catch((e: unknown) => e)) as {
+        code?: number;
+        message: string;
+      };
+      expect([refused.code, refused.message]).toEqual([-32602, expect.stringContaining(uri)]);
+    }
   });
 
   it.each(['2025-11-25', '2026-07-28'])('tools/list on %s: the tools that open a view name it', async (revision) => {
