@@ -169,8 +169,9 @@ export class S3FileStorage extends FileStorage {
       if (isNotFound(e)) return;
       throw e;
     }
-    // A later PUT to the URL lands there again, where nothing reads it: the orphan sweep removes it.
-    await this.delete([key + UPLOADED]);
+    // Best effort: `key` holds the bytes now, and nothing reads `<key>.upload` (nor a later PUT to
+    // the URL landing there again): the orphan sweep or the response's deletion removes it.
+    await this.delete([key + UPLOADED]).catch(() => undefined);
   }
 
   async read(key: string): Promise<NodeJS.ReadableStream> {

@@ -323,11 +323,22 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
    */
   private async checkObject(row: UploadRow): Promise<Pick<UploadRow, 'storedSize' | 'typeProblem'>> {
     const key = keyOf(row);
-    await this.storage.seal(key);
-    const stored = await this.storage.head(key);
-    if (!stored) return { storedSize: null, typeProblem: null };
-    const start = await this.storage.readStart(key, SNIFF_BYTES);
-    return { storedSize: stored.size, typeProblem: typeMismatch(start, row.contentType, row.name) ?? null };
+    try {
+      await this.storage.seal(key);
+      const stored = await this.storage.head(key);
+      if (!stored) return { storedSize: null, typeProblem: null };
+      const start = await this.storage.readStart(key, SNIFF_BYTES);
+      return { storedSize: stored.size, typeProblem: typeMismatch(start, row.contentType, row.name) ?? null };
+    } catch (e) {
+      // The store failed mid-check (a seal's copy included): the submission rolls back, its upload
+      // stays pending (a sealed copy is made again next time), and the caller may simply retry.
+      this.logger.warn(`file store failed checking an upload: ${(e as Error).message}`);
+      throw new ApiError('service_unavailable', {
+        message: 'The file store did not answer while the files were checked; nothing was stored.',
+        hint: 'Retry after 5 seconds (Retry-After), with the same answers and upload ids.',
+        headers: { 'Retry-After': '5' },
+      });
+    }
   }
 
   /** Deletes these uploads if still pending, rows and objects (files of a form post that was refused as a whole). */

@@ -229,6 +229,37 @@ describe.each(kinds)('uploads on %s', (kind) => {
     expect(e2.details![0].message).toMatch(/no bytes stored/);
   });
 
+  it('S3: a seal (copy) that fails is 503 with nothing stored, the upload still pending; a cleanup that fails refuses nothing', async () => {
+    if (kind !== 's3') return expect(storage.kind).toBe('disk'); // disk bytes are checked as they arrive: no seal
+    const form = await fileForm();
+    const a = await upload(form.publicId, 'cv', PDF);
+    const seal = jest.spyOn(storage, 'seal').mockRejectedValueOnce(new Error('socket hang up'));
+    try {
+      const res = await callTool(app, token, 'create_response', {
+        publicId: form.publicId,
+        answers: { cv: a.uploadId },
+      });
+      expectError(res, 503, 'service_unavailable');
+      expect(res.headers['retry-after']).toBe('5');
+      expect(await db.query('SELECT id FROM responses WHERE form_id = $1', [form.id])).toEqual([]);
+      expect(await rows('id = $1', [a.uploadId])).toEqual([expect.objectContaining({ responseId: null })]);
+    } finally {
+      seal.mockRestore();
+    }
+    // The copy made, the removal of `.upload` failing: the response is taken from the sealed copy.
+    const del = jest.spyOn(storage, 'delete').mockRejectedValueOnce(new Error('socket hang up'));
+    try {
+      const res = await callTool(app, token, 'create_response', {
+        publicId: form.publicId,
+        answers: { cv: a.uploadId },
+      });
+      expect(res.status).toBe(200);
+    } finally {
+      del.mockRestore();
+    }
+    expect(await objects()).toEqual(expect.arrayContaining([`${ws.id}/${form.id}/${a.uploadId}`]));
+  });
+
   it('refuses an upload of another workspace, form or block, and one already held by a response', async () => {
     const form = await fileForm();
     const other = await fileForm();
