@@ -1,10 +1,15 @@
 import { Static, Type } from '@sinclair/typebox';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import type { ApiError } from '../common/errors/api-error';
+import { currentManager } from '../database/transaction';
 import type { Block } from '../forms/blocks';
 import { evaluate } from '../forms/conditions/evaluate';
 import { PublicId } from '../forms/form.schemas';
 import { CheckedResponse, validateResponse } from '../forms/form-logic';
 import { FormsService } from '../forms/forms.service';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
+import { UploadsService } from '../uploads/uploads.service';
 import { responseRefusal } from './response-refusal';
 
 const input = Type.Object(
@@ -45,22 +50,44 @@ type Output = Static<typeof output>;
   output,
 })
 export class CheckResponseTool implements ToolHandler<typeof input, typeof output> {
-  constructor(private readonly forms: FormsService) {}
+  constructor(
+    private readonly forms: FormsService,
+    private readonly uploads: UploadsService,
+    @InjectDataSource() private readonly db: DataSource,
+  ) {}
 
   async run(args: Static<typeof input>, ctx: ToolContext): Promise<Output> {
     const form = await this.forms.get(ctx.principal.workspace.id, args.publicId);
-    return checkResponse(form, args.answers, args.hidden);
+    // The uploads named are looked at (read only) once the answers fit, as create_response does.
+    const files = (checked: CheckedResponse) =>
+      this.uploads.refusal(currentManager(this.db), {
+        workspaceId: form.workspaceId,
+        formId: form.id,
+        files: namedUploads(form.blocks, args.answers, checked.answers),
+      });
+    return checkResponse(form, args.answers, args.hidden, files);
   }
 }
 
+/** Per file_upload block answered: the key the caller used (error paths) and the upload ids as validated. */
+function namedUploads(blocks: Block[], answers: Record<string, unknown>, stored: Record<string, unknown>) {
+  return blocks.flatMap((b) => {
+    const value = stored[b.id];
+    if (b.type !== 'file_upload' || value === undefined || value === null || value === '') return [];
+    const key = b.id in answers || !b.ref || !(b.ref in answers) ? b.id : b.ref;
+    return [{ blockId: b.id, key, uploadIds: (Array.isArray(value) ? value : [value]) as string[] }];
+  });
+}
+
 /** What create_response would make of these answers: validated by the same function, worded by the same refusal. */
-export function checkResponse(
+export async function checkResponse(
   form: { blocks: Block[]; hiddenFields?: string[] },
   answers: Record<string, unknown>,
   hidden?: Record<string, string>,
-): Output {
+  files?: (checked: CheckedResponse) => Promise<ApiError | undefined>,
+): Promise<Output> {
   const checked = validateResponse(form, answers, hidden, { wording: 'api', source: 'api' });
-  const refused = responseRefusal(checked);
+  const refused = responseRefusal(checked) ?? (await files?.(checked));
   const shown = checked.shown ?? form.blocks.map((b) => b.id);
   const { pages, endedBy } = route(form.blocks, new Set(shown), checked);
   return {

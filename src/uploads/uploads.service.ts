@@ -264,20 +264,8 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
       ).map((r) => [r.id, r]),
     );
     const problems = await Promise.all(rest.map(({ id, file }) => this.problemOf(rows.get(id), file.blockId, input)));
-    const details: ErrorDetail[] = [];
-    let hint: string | undefined;
-    problems.forEach((problem, i) => {
-      if (!problem) return;
-      const { id, file } = rest[i];
-      details.push({ path: `/answers/${pointerSegment(file.key)}`, message: `${id}: ${problem.message}` });
-      hint ??= problem.hint;
-    });
-    if (details.length)
-      throw new ApiError('invalid_arguments', {
-        message: 'A file named in the answers cannot be taken; nothing was stored.',
-        details,
-        hint,
-      });
+    const refused = refusalOf(rest, problems);
+    if (refused) throw refused;
     await this.repo.hold(
       manager,
       input.responseId,
@@ -285,21 +273,42 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
     );
   }
 
+  /**
+   * check_response's read-only look at the uploads the answers name: what attach would refuse, save
+   * the bytes of an upload the service has not checked yet (none PUT, or S3's before a seal).
+   */
+  async refusal(manager: EntityManager, input: Omit<AttachInput, 'responseId'>): Promise<ApiError | undefined> {
+    const named = input.files.flatMap((file) => file.uploadIds.map((id) => ({ id, file })));
+    if (!named.length) return undefined;
+    const rows = new Map((await this.repo.find(manager, [...new Set(named.map((n) => n.id))])).map((r) => [r.id, r]));
+    const seen = new Set<string>();
+    const problems = await Promise.all(
+      named.map(({ id, file }) => {
+        // Named twice: attach holds it at the first, and refuses the second as held.
+        if (seen.has(id)) return { message: 'is already held by another response', hint: AGAIN };
+        seen.add(id);
+        return this.problemOf(rows.get(id), file.blockId, input, false);
+      }),
+    );
+    return refusalOf(named, problems);
+  }
+
   private async problemOf(
     row: UploadRow | undefined,
     blockId: string,
-    input: AttachInput,
+    input: Omit<AttachInput, 'responseId'>,
+    readObject = true,
   ): Promise<{ message: string; hint: string } | undefined> {
-    const again = 'Make a new upload with create_upload, PUT the bytes to its url, and name its uploadId.';
     // Another workspace's or form's upload is not found either: its existence is not told.
     if (!row || row.workspaceId !== input.workspaceId || row.formId !== input.formId)
-      return { message: 'is not an upload of this form (or was deleted after 24 hours unused)', hint: again };
+      return { message: 'is not an upload of this form (or was deleted after 24 hours unused)', hint: AGAIN };
     if (row.blockId !== blockId)
       return {
         message: `was made for another block (${row.blockId})`,
         hint: 'Name each upload in the answer of the block it was made for.',
       };
-    if (row.responseId) return { message: 'is already held by another response', hint: again };
+    if (row.responseId) return { message: 'is already held by another response', hint: AGAIN };
+    if (row.storedSize === null && !readObject) return undefined;
     const found = row.storedSize !== null ? row : await this.checkObject(row);
     if (found.storedSize === null)
       return {
@@ -307,7 +316,7 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
         hint: 'PUT the file to the url create_upload gave (with its headers) before naming the upload.',
       };
     if (found.storedSize !== row.size)
-      return { message: `the stored file has ${found.storedSize} bytes, but ${row.size} were declared`, hint: again };
+      return { message: `the stored file has ${found.storedSize} bytes, but ${row.size} were declared`, hint: AGAIN };
     const mismatch = found.typeProblem;
     if (mismatch)
       return {
@@ -455,6 +464,29 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
 }
 
 const keyOf = (r: UploadKeyParts) => objectKey(r.workspaceId, r.formId, r.id);
+
+const AGAIN = 'Make a new upload with create_upload, PUT the bytes to its url, and name its uploadId.';
+
+/** The refusal of these named uploads, a detail at `/answers/<key>` per problem; undefined when none has one. */
+function refusalOf(
+  named: Array<{ id: string; file: { key: string } }>,
+  problems: Array<{ message: string; hint: string } | undefined>,
+): ApiError | undefined {
+  const details: ErrorDetail[] = [];
+  let hint: string | undefined;
+  problems.forEach((problem, i) => {
+    if (!problem) return;
+    const { id, file } = named[i];
+    details.push({ path: `/answers/${pointerSegment(file.key)}`, message: `${id}: ${problem.message}` });
+    hint ??= problem.hint;
+  });
+  if (!details.length) return undefined;
+  return new ApiError('invalid_arguments', {
+    message: 'A file named in the answers cannot be taken; nothing was stored.',
+    details,
+    hint,
+  });
+}
 
 function invalid(path: string, message: string, hint: string): ApiError {
   return new ApiError('invalid_arguments', {

@@ -260,6 +260,47 @@ describe.each(kinds)('uploads on %s', (kind) => {
     expect(await objects()).toEqual(expect.arrayContaining([`${ws.id}/${form.id}/${a.uploadId}`]));
   });
 
+  it('check_response refuses the uploads create_response would (foreign, unknown, other block, held) and holds nothing', async () => {
+    const form = await fileForm();
+    const otherWs = await createWorkspace(app, 'pro');
+    const theirs = await upload((await fileForm(otherWs)).publicId, 'cv', PDF, {
+      token: (await createToken(app, otherWs)).token,
+    });
+    const photos = await upload(form.publicId, 'photos', PDF);
+    const mine = await upload(form.publicId, 'cv', PDF);
+    const check = async (cv: string) => {
+      const res = await callTool(app, token, 'check_response', { publicId: form.publicId, answers: { cv } });
+      expect(res.status).toBe(200);
+      return res.body as { ok: boolean; errors: Array<{ code: string; path: string; message: string }> };
+    };
+    for (const [id, said] of [
+      [theirs.uploadId, /not an upload of this form/],
+      [`upl_${'z'.repeat(22)}`, /not an upload of this form/],
+      [photos.uploadId, /another block/],
+    ] as const) {
+      const checked = await check(id);
+      expect(checked.ok).toBe(false);
+      expect(checked.errors).toEqual([
+        expect.objectContaining({
+          code: 'invalid_arguments',
+          path: '/answers/cv',
+          message: expect.stringMatching(said),
+        }),
+      ]);
+    }
+    // A dry run holds nothing: the upload is still free for the response that names it.
+    expect((await check(mine.uploadId)).ok).toBe(true);
+    expect(await rows('id = $1 AND response_id IS NULL', [mine.uploadId])).toHaveLength(1);
+    const created = await callTool(app, token, 'create_response', {
+      publicId: form.publicId,
+      answers: { cv: mine.uploadId },
+    });
+    expect(created.status).toBe(200);
+    expect((await check(mine.uploadId)).errors).toEqual([
+      expect.objectContaining({ path: '/answers/cv', message: expect.stringMatching(/already held/) }),
+    ]);
+  });
+
   it('refuses an upload of another workspace, form or block, and one already held by a response', async () => {
     const form = await fileForm();
     const other = await fileForm();
