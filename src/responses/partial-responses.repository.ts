@@ -101,13 +101,15 @@ export class PartialResponsesRepository {
    * locks and updates it (its pages reached grow by the pages of `reached` it had not reached),
    * counts it on those pages, and when there are some, writes its response.partial_saved event
    * for the subscribed endpoints (the body around the row's id, start and pages: `event.form` and
-   * `event.response` are JSON built beforehand). Undefined when no partial of the form has it.
+   * `event.response` are JSON built beforehand). Undefined when no partial of the form has it
+   * updated since `freshSince` (an expired one is not taken up again: the sweep removes it).
    */
   async saveByResume(
     m: EntityManager,
     p: { formId: string; hash: Buffer; answers: unknown; hidden: unknown; reached: string[]; lastPage: string },
     at: Date,
     event: { workspaceId: string; id: string; form: string; response: string },
+    freshSince: Date,
   ): Promise<PartialRow | undefined> {
     const added = `ARRAY(SELECT x FROM unnest($5::text[]) x WHERE x <> ALL (old.pages_reached))`;
     const body = `jsonb_build_object('type', 'response.partial_saved', 'timestamp', ${isoText('$7::timestamptz')},
@@ -116,7 +118,7 @@ export class PartialResponsesRepository {
     const [row] = await m.query(
       prepared(
         m,
-        `WITH old AS (SELECT id, pages_reached FROM partial_responses WHERE resume_hash = $1 AND form_id = $2 FOR UPDATE),
+        `WITH old AS (SELECT id, pages_reached FROM partial_responses WHERE resume_hash = $1 AND form_id = $2 AND updated_at >= $12 FOR UPDATE),
        p AS (
          UPDATE partial_responses p SET answers = $3::jsonb, hidden = $4::jsonb, pages_reached = old.pages_reached || ${added},
                 last_page = $6, updated_at = $7
@@ -138,6 +140,7 @@ export class PartialResponsesRepository {
         event.id,
         event.form,
         event.response,
+        freshSince,
       ],
     );
     return row;

@@ -204,6 +204,7 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
             form: JSON.stringify({ publicId: form.publicId, title: form.title }),
             response: JSON.stringify(rest),
           },
+          new Date(at.getTime() - this.config.partialResponseRetentionDays * 86_400_000),
         );
         if (row) return { responseId: row.id, resumeSecret: given };
         const found = await this.repo.findByResume(m, form.id, hashOf(given));
@@ -225,7 +226,7 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
       if (given) {
         const found = await this.repo.findByResume(tx, form.id, hashOf(given), true);
         if (found.completedId) throw responseCompleted(found.completedId);
-        if (found.partial) {
+        if (found.partial && !this.expired(found.partial)) {
           await this.change(tx, form, found.partial, checked, reached, lastPage);
           return { responseId: found.partial.id, resumeSecret: given };
         }
@@ -278,7 +279,8 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
       if (locked.status !== 'published') throw notAccepting(locked.status);
       const found = await this.repo.findByResume(tx, locked.id, hashOf(input.resumeSecret), true);
       if (found.completedId) throw responseCompleted(found.completedId);
-      if (!found.partial) throw notFoundPartial();
+      // An expired partial (not swept yet) is as unknown as it is to resume.
+      if (!found.partial || this.expired(found.partial)) throw notFoundPartial();
       return this.finish(tx, locked, found.partial, input.answers, input.hidden, { source: 'web', published: true });
     });
   }

@@ -521,6 +521,47 @@ describe('partial responses', () => {
       expect(await recount(form.id)).toEqual({ completed: 1, partial: 0 });
     });
 
+    it('an expired secret (partial idle past the retention, not swept yet) neither saves over nor completes that partial', async () => {
+      const f = await threePages();
+      const service = app.get(PartialResponsesService);
+      const form = await formRow(f.publicId);
+      const save = (resumeSecret: string, name: string) =>
+        service.save(form, {
+          resumeSecret,
+          answers: { [f.id.name]: name },
+          hidden: {},
+          pagesReached: [''],
+          lastPage: '',
+        });
+      const first = await service.save(form, {
+        answers: { [f.id.name]: 'Ann' },
+        hidden: {},
+        pagesReached: [''],
+        lastPage: '',
+      });
+      await db.query(`UPDATE partial_responses SET updated_at = now() - interval '31 days' WHERE id = $1`, [
+        first.responseId,
+      ]);
+      expect(await service.resume(form.id, first.resumeSecret)).toEqual({ kind: 'unknown' });
+      await expect(
+        service.complete(form, {
+          resumeSecret: first.resumeSecret,
+          answers: { [f.id.name]: 'Eve', [f.id.colour]: 'Red', [f.id.age]: 1, [f.id.why]: 'x' },
+          hidden: {},
+        }),
+      ).rejects.toMatchObject({ code: 'not_found' });
+      // A save starts a new partial with a new secret; the expired one is left as it was, for the sweep.
+      const again = await save(first.resumeSecret, 'Eve');
+      expect(again.responseId).not.toBe(first.responseId);
+      expect(again.resumeSecret).not.toBe(first.resumeSecret);
+      const [old] = await db.query(
+        `SELECT answers, updated_at < now() - interval '30 days' AS idle FROM partial_responses WHERE id = $1`,
+        [first.responseId],
+      );
+      expect(old).toEqual({ answers: { [f.id.name]: 'Ann' }, idle: true });
+      expect(await recount(form.id)).toEqual({ completed: 0, partial: 2 });
+    });
+
     it('refuses bad answers (worded for people), a form with the setting off, and a closed form', async () => {
       const f = await threePages();
       const service = app.get(PartialResponsesService);
