@@ -44,6 +44,20 @@ describe('the log', () => {
     ]);
   });
 
+  it('never writes a resume secret: not in a URL a message quotes, nor under a resume key', () => {
+    const { log, lines, entries } = capture();
+    const secret = 'Zm9ybXdvcmstcmVzdW1lLXNlY3JldC0xMjM0NTY3ODkw';
+    log.warn(`Reply was already sent in the "/f/abc?resume=${secret}&lang=en" (GET) route`);
+    log.info({ status: 200 }, `GET /f/abc?x=1&resume=${secret}`);
+    log.info({ query: { resume: secret } }, 'resumed');
+    expect(lines.join('')).not.toContain(secret);
+    expect(entries().map((e) => e.msg)).toEqual([
+      'Reply was already sent in the "/f/abc?resume=[redacted]&lang=en" (GET) route',
+      'GET /f/abc?x=1&resume=[redacted]',
+      'resumed',
+    ]);
+  });
+
   it('never writes authorization headers, cookies, passwords, tokens or OAuth codes', () => {
     const { log, lines } = capture();
     log.info(

@@ -22,6 +22,7 @@ const SECRET_KEYS = [
   'client_secret',
   'code_verifier',
   'csrf',
+  'resume',
 ];
 /** OAuth authorization codes: `code` at the top level or in a query or body (an error's `code` stays readable). */
 const CODE_PATHS = ['code', 'query.code', 'body.code', '*.query.code', '*.body.code'];
@@ -82,6 +83,8 @@ export function createLog(config: { logLevel: Level; production: boolean }, dest
               call = [first, msg];
             }
           } else call = [String(first)];
+          const at = typeof call[0] === 'string' ? 0 : 1;
+          call[at] = withoutQuerySecrets(call[at] as string);
           // Only the logger itself: a child's bindings would not be in the twin's line.
           if (this === log && (typeof call[0] === 'string' || nothingToRedact(call[0]))) {
             const label = this.levels.labels[level] as Level;
@@ -94,6 +97,17 @@ export function createLog(config: { logLevel: Level; production: boolean }, dest
     stream,
   );
   return log;
+}
+
+/** A secret's value in a URL's query (`?resume=`, `&code=`...), as a message may quote a URL. */
+const QUERY_SECRET = new RegExp(
+  `([?&](?:${SECRET_KEYS.filter((k) => /^\w+$/.test(k)).join('|')}|code)=)[^&#\\s"']*`,
+  'gi',
+);
+
+/** The message with the values of secret query parameters of any URL it quotes replaced. */
+export function withoutQuerySecrets(msg: string): string {
+  return msg.includes('=') ? msg.replace(QUERY_SECRET, '$1[redacted]') : msg;
 }
 
 /** Top-level keys that REDACTED_PATHS names (`["set-cookie"]` is the key set-cookie). */
