@@ -172,6 +172,19 @@ export const TOOL_EXAMPLES: Record<string, { summary: string; value: Record<stri
     summary: 'Answer a published form: replace publicId, and use its block ids (from get_form) as the keys of answers',
     value: { publicId: PUBLIC_ID, answers: { 'paste-a-block-id-from-get_form': 'Ada' } },
   },
+  update_response: {
+    summary: 'Change a partial response and complete it: replace publicId, responseId and the block ids',
+    value: {
+      publicId: PUBLIC_ID,
+      responseId: RESPONSE_ID,
+      answers: { 'paste-a-block-id-from-get_form': 'Ada' },
+      complete: true,
+    },
+  },
+  check_response: {
+    summary: 'Dry run: the path these answers take and what create_response would refuse, storing nothing',
+    value: { publicId: PUBLIC_ID, answers: { 'paste-a-block-id-from-get_form': 'Ada' } },
+  },
   create_upload: {
     summary: forAForm('Where to PUT a 2 MB PDF for a file_upload block (its id or ref)'),
     value: { publicId: PUBLIC_ID, block: 'cv', filename: 'cv.pdf', contentType: 'application/pdf', size: 2_000_000 },
