@@ -176,6 +176,13 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
       ? input.lastPage
       : (reached[reached.length - 1] ?? pageKeys(form.blocks)[0]);
     const given = input.resumeSecret !== undefined && SECRET.test(input.resumeSecret) ? input.resumeSecret : undefined;
+    /** A new partial under a new secret (none given, or the given one names nothing this save may change). */
+    const startPartial = async (m: EntityManager) => {
+      const resumeSecret = randomBytes(32).toString('base64url');
+      const reachedSoFar = reached.length ? reached : [lastPage];
+      const row = await this.insert(m, form, checked, reachedSoFar, lastPage, 'web', hashOf(resumeSecret));
+      return { responseId: row.id, resumeSecret };
+    };
     if (!namesFiles(form, checked.answers)) {
       // Without files: one statement each (the save with its counts and its event), no transaction.
       const m = currentManager(this.db);
@@ -210,17 +217,7 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
         const found = await this.repo.findByResume(m, form.id, hashOf(given));
         if (found.completedId) throw responseCompleted(found.completedId);
       }
-      const resumeSecret = randomBytes(32).toString('base64url');
-      const row = await this.insert(
-        m,
-        form,
-        checked,
-        reached.length ? reached : [lastPage],
-        lastPage,
-        'web',
-        hashOf(resumeSecret),
-      );
-      return { responseId: row.id, resumeSecret };
+      return startPartial(m);
     }
     return inTransaction(this.db, async (tx) => {
       if (given) {
@@ -231,17 +228,7 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
           return { responseId: found.partial.id, resumeSecret: given };
         }
       }
-      const resumeSecret = randomBytes(32).toString('base64url');
-      const row = await this.insert(
-        tx,
-        form,
-        checked,
-        reached.length ? reached : [lastPage],
-        lastPage,
-        'web',
-        hashOf(resumeSecret),
-      );
-      return { responseId: row.id, resumeSecret };
+      return startPartial(tx);
     });
   }
 
