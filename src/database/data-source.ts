@@ -27,6 +27,7 @@ export const MAINTENANCE: SessionBounds = { kind: 'maintenance' };
 /** Defaults of the maintenance profile (the request profile takes the configured ones). */
 const MAINTENANCE_CONNECT_MS = 10_000;
 const MAINTENANCE_IDLE_IN_TRANSACTION_MS = 60_000;
+export const MAINTENANCE_OPTIONS = '-c statement_timeout=0 -c lock_timeout=0';
 
 /**
  * The database layer: the options of the one DataSource used by the app, the CLI and the
@@ -86,16 +87,18 @@ export function poolBounds(url: string, bounds: SessionBounds): Record<string, u
     return { ...keepAlive, connectionTimeoutMillis, ...(query_timeout ? { query_timeout } : {}) };
   }
   if (bounds.kind === 'request' && bounds.pooler === 'transaction') {
-    // A transaction pooler (DATABASE_POOLER=transaction) takes no session settings: each
-    // transaction sets the same bounds with SET LOCAL (pooler.ts).
-    const { statementMs, lockMs, idleInTransactionMs } = bounds.timeouts;
-    const Client = transactionPooledClient({ statementMs, lockMs, idleInTransactionMs });
-    return { ...keepAlive, connectionTimeoutMillis, query_timeout, Client };
+    // A transaction pooler (DATABASE_POOLER=transaction) takes no session settings: its server
+    // sessions start with the same bounds as the role's defaults (setPoolerBounds, pooler.ts).
+    return { ...keepAlive, connectionTimeoutMillis, query_timeout, Client: transactionPooledClient() };
   }
   return {
     ...keepAlive,
     connectionTimeoutMillis,
     idle_in_transaction_session_timeout: request?.idleInTransactionMs ?? MAINTENANCE_IDLE_IN_TRANSACTION_MS,
-    ...(request ? { statement_timeout: request.statementMs, lock_timeout: request.lockMs, query_timeout } : {}),
+    // Maintenance says "none" itself: behind a pooler the role's defaults are the request bounds.
+    // (node-postgres sends no zero timeout, so they go in `options`.)
+    ...(request
+      ? { statement_timeout: request.statementMs, lock_timeout: request.lockMs, query_timeout }
+      : { options: MAINTENANCE_OPTIONS }),
   };
 }

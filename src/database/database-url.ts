@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { Client } from 'pg';
 import type { AppConfig } from '../config/config';
 import { startEmbeddedPostgres } from './embedded-postgres';
+import { setPoolerBounds } from './pooler';
 
 export interface DatabaseHandle {
   url: string;
@@ -14,13 +15,18 @@ export interface DatabaseHandle {
 }
 
 /**
- * The database to use: DATABASE_URL, or the embedded PostgreSQL under DATA_DIR. Only one process
+ * The database to use: DATABASE_URL, or the embedded PostgreSQL under DATA_DIR. Behind a
+ * transaction pooler, the role's bounds for the pooler's sessions are set first (setPoolerBounds). Only one process
  * may open an embedded data directory, so the one that does writes its address to
  * DATA_DIR/embedded.json, and others (the CLI while the server runs) connect to it instead.
  */
 export async function openDatabase(config: AppConfig): Promise<DatabaseHandle> {
   if (config.databaseUrl) {
     const directUrl = config.databaseDirectUrl ?? config.databaseUrl;
+    if (config.databasePooler === 'transaction') {
+      await checkDatabaseReachable(directUrl);
+      await setPoolerBounds(directUrl, config.databaseUrl, config.databaseTimeouts);
+    }
     return { url: config.databaseUrl, directUrl, embedded: false, close: async () => undefined };
   }
   const dir = resolve(config.dataDir);

@@ -1,5 +1,6 @@
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
+import { MAINTENANCE_OPTIONS } from './data-source';
 
 /** Any fixed number: the advisory lock that serialises migration runs across instances. */
 const MIGRATION_LOCK_ID = 7_140_213;
@@ -10,7 +11,8 @@ const MIGRATION_LOCK_ID = 7_140_213;
  * The lock lives on its own connection, since TypeORM picks pool connections as it likes.
  */
 export async function runMigrations(dataSource: DataSource, url: string): Promise<string[]> {
-  const lock = new Client({ connectionString: url });
+  // No lock timeout: it waits for another run's migrations however long they take.
+  const lock = new Client({ connectionString: url, options: MAINTENANCE_OPTIONS });
   await lock.connect();
   try {
     await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);

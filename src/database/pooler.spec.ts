@@ -1,14 +1,16 @@
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { databaseUnavailableKind } from '../common/errors/database-unavailable';
-import { dataSourceOptions, poolBounds, SessionBounds } from './data-source';
+import { dataSourceOptions, MAINTENANCE, poolBounds, SessionBounds } from './data-source';
 import { allowLongStatements } from './long-statements';
+import { setPoolerBounds } from './pooler';
 import { prepared } from './prepared';
 import { currentManager, inTransaction, openGuardedDataSource } from './transaction';
 
 /**
  * DATABASE_POOLER=transaction against the test PostgreSQL: what a transaction pooler cannot carry
- * (startup settings, named statements) is not used, and every statement is still bounded.
+ * (startup settings, named statements) is not used, and every statement is still bounded, by the
+ * role's defaults in the database (setPoolerBounds), which the test resets at its end.
  */
 describe('transaction pooler mode', () => {
   const url = process.env.FORMWORK_TEST_DATABASE_URL!;
@@ -22,10 +24,29 @@ describe('transaction pooler mode', () => {
         'Pooler mode is tested on a PostgreSQL server: start one at TEST_DATABASE_SERVER (127.0.0.1:5432)',
       );
     }
+    await setPoolerBounds(url, url, timeouts);
     // One connection: what one statement leaves in the session, the next one sees.
     db = await openGuardedDataSource(dataSourceOptions(url, 1, false, bounds));
   });
-  afterAll(() => db?.destroy());
+  afterAll(async () => {
+    await db?.destroy();
+    await plainQuery(
+      `DO $$ BEGIN EXECUTE format('ALTER ROLE %I IN DATABASE %I RESET ALL', current_user, current_database()); END $$`,
+    );
+  });
+
+  /** One statement on a session of its own, with no startup setting (as a pooler's server session starts). */
+  const plainQuery = async (sql: string) => {
+    const c = new Client({ connectionString: url });
+    await c.connect();
+    try {
+      return (await c.query(sql)).rows;
+    } finally {
+      await c.end();
+    }
+  };
+  const bounds3 = `SELECT current_setting('statement_timeout') AS s, current_setting('lock_timeout') AS l,
+                          current_setting('idle_in_transaction_session_timeout') AS i`;
 
   const setting = async (name: string) =>
     (await currentManager(db).query(`SELECT current_setting('${name}') AS v`))[0].v as string;
@@ -38,7 +59,39 @@ describe('transaction pooler mode', () => {
     expect(options).toHaveProperty('query_timeout', timeouts.statementMs + 2000);
   });
 
-  it('bounds a lone statement and every transaction with SET LOCAL, which ends with them', async () => {
+  it('sets the bounds as the role defaults a new session starts with, once, and a change replaces them', async () => {
+    expect(await plainQuery(bounds3)).toEqual([{ s: '300ms', l: '200ms', i: '1500ms' }]);
+    await setPoolerBounds(url, url, timeouts); // the same again: nothing to change
+    await setPoolerBounds(url, url, { ...timeouts, statementMs: 400 });
+    expect(await plainQuery(bounds3)).toEqual([{ s: '400ms', l: '200ms', i: '1500ms' }]);
+    await setPoolerBounds(url, url, timeouts);
+    const [{ setconfig }] = await plainQuery(
+      `SELECT setconfig FROM pg_db_role_setting
+        WHERE setrole = (SELECT oid FROM pg_roles WHERE rolname = current_user)
+          AND setdatabase = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+    );
+    expect([...setconfig].sort()).toEqual([
+      'idle_in_transaction_session_timeout=1500',
+      'lock_timeout=200',
+      'statement_timeout=300',
+    ]);
+  });
+
+  it('sends a lone statement alone: no transaction around it', async () => {
+    // In a transaction opened by an earlier BEGIN, now() (its start) is before the statement's start.
+    expect(await db.query('SELECT now() = statement_timestamp() AS alone')).toEqual([{ alone: true }]);
+  });
+
+  it('leaves maintenance sessions (migrations, the CLI) without a statement or lock timeout', async () => {
+    const maintenance = await openGuardedDataSource(dataSourceOptions(url, 1, false, MAINTENANCE));
+    try {
+      expect(await maintenance.query(bounds3)).toEqual([{ s: '0', l: '0', i: '1min' }]);
+    } finally {
+      await maintenance.destroy();
+    }
+  });
+
+  it('bounds a lone statement and every transaction, and SET LOCAL raises a bound for its transaction only', async () => {
     expect(await setting('statement_timeout')).toBe('300ms');
     expect(await setting('lock_timeout')).toBe('200ms');
     expect(await setting('idle_in_transaction_session_timeout')).toBe('1500ms');
