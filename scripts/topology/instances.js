@@ -4,7 +4,7 @@
  * Processes are detached with their output in a log file, so that a test process can restart one
  * (given the state file) and the run still stops it at the end, by the pid the state file holds.
  *
- *   await startInstance({ root, name, port, env, log })  → { name, port, pid, log }
+ *   await startInstance({ root, dist?, name, port, env, log })  → { name, port, pid, log, dist }
  *   await stopInstance(instance, graceMs)                  SIGTERM, then SIGKILL after graceMs
  *   nginxConfig(root, port, instancePorts, dir)            docker/nginx.conf, pointed at the instances
  *   await startNginx({ dir, port, instancePorts, root })   → { pid, port, conf, dir }
@@ -42,10 +42,10 @@ function tail(file, lines = 40) {
   return existsSync(file) ? readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n') : '';
 }
 
-/** Starts `node dist/src/main.js` on `port` and waits until /readyz answers 200. */
-async function startInstance({ root, name, port, env, log, readyWithinMs = 60_000 }) {
+/** Starts `node <dist>/src/main.js` (dist: root's dist/ unless given) on `port` and waits until /readyz answers 200. */
+async function startInstance({ root, dist = path.join(root, 'dist'), name, port, env, log, readyWithinMs = 60_000 }) {
   const fd = openSync(log, 'a');
-  const child = spawn(process.execPath, [path.join(root, 'dist', 'src', 'main.js')], {
+  const child = spawn(process.execPath, [path.join(dist, 'src', 'main.js')], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', ...env, PORT: String(port) },
     detached: true,
@@ -53,7 +53,7 @@ async function startInstance({ root, name, port, env, log, readyWithinMs = 60_00
   });
   child.unref();
   closeSync(fd);
-  const instance = { name, port, pid: child.pid, log };
+  const instance = { name, port, pid: child.pid, log, dist };
   const until = Date.now() + readyWithinMs;
   while (Date.now() < until) {
     if (!alive(child.pid) || child.exitCode !== null) {

@@ -10,6 +10,7 @@
  *
  *   npm run test:topology               every test file
  *   npm run test:topology -- redis lb   only the files whose name contains one of these words
+ *   TOPOLOGY_DIST=dist/mine npm run test:topology   a build elsewhere (tsc -p tsconfig.build.json --outDir dist/mine)
  *
  * The modules: redis-cluster.js, postgres.js, instances.js (each also usable from a test, given the state).
  */
@@ -30,6 +31,8 @@ const { pickPorts, startRedisCluster, stopRedisCluster } = require('./redis-clus
 const { startInstance, stopInstance, startNginx, alive } = require('./instances');
 
 const ROOT = path.resolve(__dirname, '..', '..');
+/** The build the run starts: dist/ (built when missing), or TOPOLOGY_DIST (used as it is). */
+const DIST = path.resolve(ROOT, process.env.TOPOLOGY_DIST || 'dist');
 const PG_BIN = '/usr/lib/postgresql/15/bin';
 const INSTANCES = 3;
 
@@ -68,8 +71,10 @@ function newest(dir) {
  * used as it is, with a warning: run `npm run build` first to test the latest sources.
  */
 function ensureBuilt() {
-  const main = path.join(ROOT, 'dist', 'src', 'main.js');
-  if (!existsSync(main)) {
+  const main = path.join(DIST, 'src', 'main.js');
+  if (process.env.TOPOLOGY_DIST) {
+    if (!existsSync(main)) throw new Error(`TOPOLOGY_DIST has no src/main.js: ${main}`);
+  } else if (!existsSync(main)) {
     log('dist/ is missing: npm run build');
     const r = spawnSync('npm', ['run', '--silent', 'build'], { cwd: ROOT, stdio: 'inherit' });
     if (r.status !== 0) throw new Error('npm run build failed');
@@ -85,7 +90,7 @@ function log(message) {
 
 /** The CLI of the built service with the topology's env; its --json answer. */
 function cli(env, args) {
-  const r = spawnSync(process.execPath, [path.join(ROOT, 'dist', 'src', 'cli', 'main.js'), ...args, '--json'], {
+  const r = spawnSync(process.execPath, [path.join(DIST, 'src', 'cli', 'main.js'), ...args, '--json'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', ...env },
     encoding: 'utf8',
@@ -193,7 +198,14 @@ async function main() {
     log(`starting ${INSTANCES} instances and nginx`);
     const instances = await Promise.all(
       instancePorts.map((port, i) =>
-        startInstance({ root: ROOT, name: `i${i + 1}`, port, env, log: path.join(dir, `instance-${i + 1}.log`) }),
+        startInstance({
+          root: ROOT,
+          dist: DIST,
+          name: `i${i + 1}`,
+          port,
+          env,
+          log: path.join(dir, `instance-${i + 1}.log`),
+        }),
       ),
     );
     teardown.push((state) => Promise.all((state?.instances ?? instances).map((i) => stopInstance(i, 10_000))));
@@ -205,6 +217,7 @@ async function main() {
     const state = {
       url: `http://127.0.0.1:${nginxPort}`,
       root: ROOT,
+      dist: DIST,
       dir,
       env,
       workspace: 'topology',

@@ -101,11 +101,15 @@ export function callTool(token, tool, body, { headers = {}, from, port } = {}) {
 
 /** The built service's CLI, with the instances' settings; its --json answer. */
 export function cli(...args) {
-  const r = spawnSync(process.execPath, [path.join(state.root, 'dist', 'src', 'cli', 'main.js'), ...args, '--json'], {
-    cwd: state.root,
-    env: { PATH: process.env.PATH ?? '', ...state.env },
-    encoding: 'utf8',
-  });
+  const r = spawnSync(
+    process.execPath,
+    [path.join(state.dist ?? path.join(state.root, 'dist'), 'src', 'cli', 'main.js'), ...args, '--json'],
+    {
+      cwd: state.root,
+      env: { PATH: process.env.PATH ?? '', ...state.env },
+      encoding: 'utf8',
+    },
+  );
   if (r.status !== 0) throw new Error(`formwork ${args.join(' ')} failed: ${r.stderr || r.stdout}`);
   return JSON.parse(r.stdout);
 }
@@ -121,7 +125,7 @@ export async function newTokens(n, role = 'admin') {
       const args = ['token', 'create', '--workspace', state.workspace, '--name', `t${Date.now()}-${i}`, '--role', role];
       execFile(
         process.execPath,
-        [path.join(state.root, 'dist', 'src', 'cli', 'main.js'), ...args, '--json'],
+        [path.join(state.dist ?? path.join(state.root, 'dist'), 'src', 'cli', 'main.js'), ...args, '--json'],
         { cwd: state.root, env: { PATH: process.env.PATH ?? '', ...state.env }, timeout: 60_000 },
         (err, stdout, stderr) =>
           err
