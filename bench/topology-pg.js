@@ -14,7 +14,7 @@
  *   BENCH_ROUNDS=3 BENCH_SECONDS=6 BENCH_CONNECTIONS=10 BENCH_EXPORT_N=1000000 BENCH_DIST=dist
  */
 const { spawn, spawnSync } = require('node:child_process');
-const { mkdtempSync } = require('node:fs');
+const { mkdtempSync, readFileSync } = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const autocannon = require('autocannon');
@@ -73,15 +73,31 @@ const tool = (url, token, name, body) => ({
   body: JSON.stringify(body),
 });
 
-async function load(request, seconds = SECONDS) {
+/** CPU time (ms) a process has used so far (utime + stime in /proc, 100 ticks a second); 0 when unknown. */
+function cpuMs(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
+/** `request` under load; with `pids` ({ name: pid }), each one's CPU ms per request meanwhile. */
+async function load(request, seconds = SECONDS, pids = {}) {
+  const before = Object.fromEntries(Object.entries(pids).map(([n, pid]) => [n, cpuMs(pid)]));
   const r = await autocannon({ ...request, connections: CONNECTIONS, duration: seconds });
+  const cpu = Object.fromEntries(
+    Object.entries(pids).map(([n, pid]) => [n, (cpuMs(pid) - before[n]) / Math.max(1, r.requests.total)]),
+  );
   // Only answers that did the work count: a refusal or an error is reported and fails the run.
   if (r.non2xx || r.errors || r.timeouts) {
     throw new Error(
       `${request.url}: ${r.non2xx} non-2xx, ${r.errors} errors, ${r.timeouts} timeouts (${JSON.stringify(r.statusCodeStats)})`,
     );
   }
-  return { rps: r.requests.average, p50: r.latency.p50 };
+  return { rps: r.requests.average, p50: r.latency.p50, cpu };
 }
 
 async function main() {
@@ -105,6 +121,7 @@ async function main() {
       'b@example.com',
     );
     const token = cli(direct, 'token', 'create', '--workspace', 'bench', '--name', 'bench').token;
+    const bouncerPid = () => Number(readFileSync(pg.state.poolerPidFile, 'utf8').split('\n')[0]);
     const pooled = await instance('pgbouncer', 3811, pg.env);
     // The replica on both: only the long reads use it, and the export below downloads through this one.
     const plain = await instance('direct', 3812, { ...direct, DATABASE_REPLICA_URL: pg.env.DATABASE_REPLICA_URL });
@@ -133,10 +150,12 @@ async function main() {
         ['create_response', create],
       ]) {
         const r = {};
-        for (const i of order) r[i.name] = await load(req(i));
+        for (const i of order)
+          r[i.name] = await load(req(i), SECONDS, { instance: i.child.pid, pgbouncer: bouncerPid() });
         rows[name].push(r);
         log(
-          `round ${round + 1} ${name}: pgbouncer ${r.pgbouncer.rps.toFixed(0)} req/s, direct ${r.direct.rps.toFixed(0)} req/s`,
+          `round ${round + 1} ${name}: pgbouncer ${r.pgbouncer.rps.toFixed(0)} req/s, direct ${r.direct.rps.toFixed(0)} req/s; ` +
+            `CPU ms/request: instance ${r.pgbouncer.cpu.instance.toFixed(2)} vs ${r.direct.cpu.instance.toFixed(2)}, PgBouncer ${r.pgbouncer.cpu.pgbouncer.toFixed(2)}`,
         );
       }
     }
@@ -198,7 +217,8 @@ async function main() {
         .join('/')})`,
       ...['get_form', 'create_response'].map(
         (n) =>
-          `${n}: pgbouncer ${median(rows[n].map((r) => r.pgbouncer.rps)).toFixed(0)} req/s, direct ${median(rows[n].map((r) => r.direct.rps)).toFixed(0)} req/s, ratio ${ratio(n).toFixed(2)} (target >= 0.8)`,
+          `${n}: pgbouncer ${median(rows[n].map((r) => r.pgbouncer.rps)).toFixed(0)} req/s, direct ${median(rows[n].map((r) => r.direct.rps)).toFixed(0)} req/s, ratio ${ratio(n).toFixed(2)} (target >= 0.8); ` +
+          `CPU ms/request: instance ${median(rows[n].map((r) => r.pgbouncer.cpu.instance)).toFixed(2)} through PgBouncer vs ${median(rows[n].map((r) => r.direct.cpu.instance)).toFixed(2)} direct, PgBouncer itself ${median(rows[n].map((r) => r.pgbouncer.cpu.pgbouncer)).toFixed(2)}`,
       ),
       `create_response p50 with an export of ${EXPORT_N} responses running (replica): ${median(exportRows.map((r) => r.during))} ms vs ${median(exportRows.map((r) => r.without))} ms without, ratio ${median(exportRows.map((r) => r.during / r.without)).toFixed(2)} (target <= 1.2); export ${median(exportRows.map((r) => r.exportMs))} ms, ${median(exportRows.map((r) => r.exportBytes))} bytes`,
     ];

@@ -7,13 +7,16 @@
  * over BENCH_CREDENTIALS credentials (BENCH_IN_FLIGHT: 1,8 by default); the ratio is of the medians of each round's p50.
  *
  *   npm run build && node bench/topology.js    (needs redis-server and redis-cli; REDIS_URL: the single one)
+ *   BENCH_DIST=dist/mine node bench/topology.js
  */
 const { mkdtempSync, rmSync } = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { DIST, envNumber, log, percentile, requireBuilt } = require('./lib');
 
-const STORAGE = path.join(DIST, 'rate-limit', 'redis.storage.js');
+/** BENCH_DIST: a build elsewhere (`tsc -p tsconfig.build.json --outDir <dir>`), measured instead of dist/. */
+const BUILT = process.env.BENCH_DIST ? path.resolve(process.env.BENCH_DIST, 'src') : DIST;
+const STORAGE = path.join(BUILT, 'rate-limit', 'redis.storage.js');
 requireBuilt([STORAGE], 'bench');
 const { RedisThrottlerStorage, createRedisClient, createRedisClusterClient } = require(STORAGE);
 const { pickPorts, startRedisCluster } = require('../scripts/topology/redis-cluster');
