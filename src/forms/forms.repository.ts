@@ -80,6 +80,19 @@ export class FormsRepository {
   }
 
   /**
+   * A form's id and version, as committed (call it outside a transaction): what tells whether a
+   * view made for that version is still the form's (FormsService.getView). Two columns of one
+   * indexed row.
+   */
+  async findVersion(manager: EntityManager, key: Required<FormKey>): Promise<{ id: string; version: number } | undefined> {
+    const [row] = await manager.query(
+      prepared(manager, 'SELECT f.id, f.version FROM forms f WHERE f.public_id = $1 AND f.workspace_id = $2'),
+      [key.publicId, key.workspaceId],
+    );
+    return row;
+  }
+
+  /**
    * The form and its blocks in one statement. With a lock, the row is locked by a statement of its
    * own and the form read by the next one: under READ COMMITTED, a statement that waited for a lock
    * re-checks only the locked row, and a subquery in it (the blocks) still reads the snapshot taken

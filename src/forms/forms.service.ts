@@ -7,6 +7,7 @@ import { ApiError, ErrorDetail } from '../common/errors/api-error';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { newFormPublicId } from '../common/ids';
 import { currentManager, inTransaction } from '../database/transaction';
+import { servedAsIs } from '../tools/served-as-is';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { AnswerLossCandidate, describeLoss, lossCandidates } from './answer-loss';
 import { BlockInput } from './blocks';
@@ -63,6 +64,8 @@ export function notFoundForm(publicId: string): ApiError {
 export class FormsService {
   /** The forms this instance read last, by publicId, most recent last (see recent()). */
   private readonly recentForms = new Map<string, FormRecord>();
+  /** get_form's answers, by form id, with the version each is of, most recent last (see getView()). */
+  private readonly formViews = new Map<string, { version: number; view: Record<string, unknown> }>();
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -92,6 +95,28 @@ export class FormsService {
     const form = await this.repo.find(manager, { workspaceId, publicId }, lock);
     if (!form) throw notFoundForm(publicId);
     return this.remember(form, manager, lock);
+  }
+
+  /**
+   * get_form's answer: the form's view with its blocks (view()), made once per version and served
+   * as it is (its JSON made once too: servedAsIs) while the form stays at that version. Every change
+   * of a form bumps its version in the transaction that makes it (edits, publish, close), so a
+   * committed version's view never changes; each call reads the row's id and version, fresh, so an
+   * edit on any instance shows at once. Inside a transaction the form is read and viewed in full.
+   */
+  async getView(workspaceId: string, publicId: string): Promise<Record<string, unknown>> {
+    const manager = currentManager(this.db);
+    if (manager.queryRunner) return this.view(await this.get(workspaceId, publicId, manager), true);
+    const current = await this.repo.findVersion(manager, { workspaceId, publicId });
+    if (!current) throw notFoundForm(publicId);
+    const kept = this.formViews.get(current.id);
+    if (kept?.version === current.version) return kept.view;
+    const form = await this.get(workspaceId, publicId, manager);
+    const view = servedAsIs(this.view(form, true));
+    this.formViews.delete(form.id);
+    this.formViews.set(form.id, { version: form.version, view });
+    if (this.formViews.size > RECENT_FORMS) this.formViews.delete(this.formViews.keys().next().value!);
+    return view;
   }
 
   /** A form by its public id alone, for the respondent page (no credential, so no workspace). */

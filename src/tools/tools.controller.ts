@@ -1,8 +1,8 @@
 /** The routes of the tools API: GET /api/v1, GET /api/v1/tools, POST /api/v1/tools/{name}. */
-import { Controller, Get, HttpCode, Post, Req, UseGuards, UseInterceptors } from '@nestjs/common';
+import { Controller, Get, HttpCode, Post, Req, Res, UseGuards, UseInterceptors } from '@nestjs/common';
 import { RouteConstraints } from '@nestjs/platform-fastify';
 import { ApiExcludeEndpoint } from '@nestjs/swagger';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Public } from '../auth/public.decorator';
 import { mayCall } from '../common/access/access';
 import { IDEMPOTENCY_KEY_PRESENT } from '../idempotency/idempotency-key.constraint';
@@ -10,6 +10,10 @@ import { IdempotencyInterceptor } from '../idempotency/idempotency.interceptor';
 import { CheckedToolCall, ToolAccessGuard, ToolArgumentsGuard, ToolResolveGuard } from './tool-call.guards';
 import { ToolCall, ToolCallService } from './tool-call.service';
 import { ToolRegistry } from './tool-registry.service';
+import { jsonServedAsIs } from './served-as-is';
+
+/** The type Fastify gives a JSON answer it serializes. */
+const JSON_TYPE = 'application/json; charset=utf-8';
 
 @Controller('api/v1')
 export class ToolsController {
@@ -63,11 +67,16 @@ export class ToolsController {
     return this.calls.run(call);
   }
 
+  /** An answer made by servedAsIs (get_form's) is sent as its JSON text, made once, not serialized again. */
   @Post('tools/:name')
   @HttpCode(200)
   @ApiExcludeEndpoint()
   @UseGuards(ToolResolveGuard, ToolAccessGuard, ToolArgumentsGuard)
-  call(@CheckedToolCall() call: ToolCall) {
-    return this.calls.run(call);
+  async call(@CheckedToolCall() call: ToolCall, @Res({ passthrough: true }) reply: FastifyReply) {
+    const answer = await this.calls.run(call);
+    const json = jsonServedAsIs(answer);
+    if (json === undefined) return answer;
+    reply.type(JSON_TYPE);
+    return json;
   }
 }

@@ -88,6 +88,30 @@ describe('get_form after edits, on one instance and on two', () => {
     expect(last.blocks[2].showIf).toEqual({ block: 'pick', op: 'equals', value: green });
   });
 
+  it('answers a kept version as every tool answers: the same JSON, headers and request id', async () => {
+    const created = await call(a, 'create_form', { title: 'Kept', blocks: [{ type: 'short_text', title: 'Name' }] });
+    const { publicId } = created;
+    const answers = [];
+    for (const id of ['first-read', 'second-read']) {
+      const res = await callTool(a, token, 'get_form', { publicId }, { 'X-Request-Id': id });
+      expect([res.status, res.headers['content-type'], res.headers['x-request-id']]).toEqual([
+        200,
+        'application/json; charset=utf-8',
+        id,
+      ]);
+      expect(res.headers['ratelimit-remaining']).toMatch(/^\d+$/);
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+      answers.push(res.text);
+    }
+    expect(answers[1]).toBe(answers[0]);
+    expect(JSON.parse(answers[0])).toEqual(created);
+    // With an Idempotency-Key (its own route) and again from its stored answer: the same form.
+    for (let i = 0; i < 2; i++) {
+      const keyed = await callTool(a, token, 'get_form', { publicId }, { 'Idempotency-Key': 'kept-version-read' });
+      expect([keyed.status, keyed.body]).toEqual([200, created]);
+    }
+  });
+
   it('never serves another instance a version older than the one committed', async () => {
     const created = await call(a, 'create_form', {
       title: 'Shared',
