@@ -1,6 +1,6 @@
 import http from 'node:http';
 import net from 'node:net';
-import { clientErrorResponse, configureServer } from './http-server';
+import { clientErrorResponse, configureServer, isUploadRequest, RequestBounds } from './http-server';
 
 /** A raw connection; `closed` resolves when the server closes it, with everything it sent. */
 async function connect(port: number) {
@@ -13,10 +13,10 @@ async function connect(port: number) {
   return { socket, closed };
 }
 
-/** A plain Node server as the service configures it; `checkEveryMs` stands in for Node's 30 s timeout check. */
-async function serve(handler: http.RequestListener, checkEveryMs = 30_000) {
+/** A plain Node server as the service configures it; `checkEveryMs` stands in for Node's 30 s headers check. */
+async function serve(handler: http.RequestListener, checkEveryMs = 30_000, bounds?: RequestBounds) {
   const server = http.createServer({ connectionsCheckingInterval: checkEveryMs }, handler);
-  const connections = configureServer(server);
+  const connections = configureServer(server, bounds);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { server, connections, port: (server.address() as net.AddressInfo).port };
 }
@@ -31,9 +31,7 @@ const slowAnswer =
 
 describe('configureServer', () => {
   it('answers a request that does not arrive in time with a 408 request_timeout envelope, and closes the connection', async () => {
-    const { server, port } = await serve(slowAnswer(0), 50);
-    server.headersTimeout = 200;
-    server.requestTimeout = 200;
+    const { server, port } = await serve(slowAnswer(0), 50, { requestMs: 200, uploadMs: 60_000 });
     try {
       const slow = await connect(port);
       slow.socket.write(
@@ -43,7 +41,43 @@ describe('configureServer', () => {
       expect(answer).toMatch(/^HTTP\/1\.1 408 /);
       expect(answer).toContain('X-Content-Type-Options: nosniff');
       const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
-      expect(body.error).toMatchObject({ code: 'request_timeout', hint: expect.stringContaining('60 seconds') });
+      expect(body.error).toMatchObject({ code: 'request_timeout', hint: expect.stringContaining('within 0.2 seconds') });
+    } finally {
+      server.close();
+    }
+  });
+
+  it('gives an upload its own bound: a trickling upload past the request bound is received, then cut past its own', async () => {
+    const { server, port } = await serve(slowAnswer(0), 30_000, { requestMs: 200, uploadMs: 1_000 });
+    /** Sends one byte every 100 ms, `count` of them. */
+    const trickle = (socket: net.Socket, count: number) => {
+      const timer = setInterval(() => {
+        if (socket.writable && count-- > 0) socket.write('x');
+      }, 100);
+      socket.on('close', () => clearInterval(timer));
+    };
+    try {
+      const steady = await connect(port);
+      steady.socket.write('PUT /api/v1/uploads/a/b/c?sig=x HTTP/1.1\r\nHost: x\r\nContent-Length: 6\r\n\r\n');
+      trickle(steady.socket, 6);
+      const endless = await connect(port);
+      endless.socket.write('PUT /api/v1/uploads/a/b/d?sig=x HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n');
+      trickle(endless.socket, 1000);
+      const plain = await connect(port);
+      plain.socket.write('POST /api/v1/tools/list_forms HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n');
+      trickle(plain.socket, 1000);
+
+      // Not an upload: cut at its 200 ms bound (checked every 50 ms).
+      expect(await plain.closed).toMatch(/^HTTP\/1\.1 408 /);
+      // 6 bytes over 600 ms, three times the request bound: answered.
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      steady.socket.end();
+      expect(await steady.closed).toMatch(/^HTTP\/1\.1 200 [\s\S]*done$/);
+      // Still sending at its own bound: 408 with that bound in the hint.
+      const answer = await endless.closed;
+      expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+      const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+      expect(body.error).toMatchObject({ code: 'request_timeout', hint: expect.stringContaining('within 1 seconds') });
     } finally {
       server.close();
     }
@@ -67,6 +101,18 @@ describe('configureServer', () => {
     expect(await halfHeaders.closed).toBe('');
     expect(await idle.closed).toBe('');
     expect(server.listening).toBe(false);
+  });
+});
+
+describe('isUploadRequest', () => {
+  const req = (method: string, url: string, type?: string) =>
+    ({ method, url, headers: type ? { 'content-type': type } : {} }) as http.IncomingMessage;
+  it('is the disk upload URL and the respondent page\'s multipart post, nothing else', () => {
+    expect(isUploadRequest(req('PUT', '/api/v1/uploads/w/f/upl_1?sig=x'))).toBe(true);
+    expect(isUploadRequest(req('POST', '/f/abc', 'multipart/form-data; boundary=x'))).toBe(true);
+    expect(isUploadRequest(req('POST', '/f/abc', 'application/x-www-form-urlencoded'))).toBe(false);
+    expect(isUploadRequest(req('POST', '/api/v1/tools/create_upload', 'multipart/form-data; boundary=x'))).toBe(false);
+    expect(isUploadRequest(req('PUT', '/api/v1/tools/create_form'))).toBe(false);
   });
 });
 
