@@ -1,40 +1,45 @@
 /**
- * The CSV records of an export written by PostgreSQL: one SQL expression per response that is the
- * record csvLayout().record() writes for it (the reference, kept in csv.ts and held equal to this
- * by the export's tests), so that a batch reaches the service as one string rather than a thousand
- * parsed rows. The service then allocates almost nothing per response (which kept the old
- * generation growing by a hundred MiB during a big export) and PostgreSQL formats while the
- * service writes.
+ * The CSV of an export written by PostgreSQL's `COPY ... TO STDOUT WITH (FORMAT csv)`: one SQL
+ * expression per cell that is the cell csvLayout().record() writes (the reference, kept in csv.ts
+ * and held equal to this by the export's tests), which COPY then quotes as RFC 4180 does (a comma,
+ * a quote, CR or LF; quotes doubled). COPY writes an empty text as "", so an empty cell is NULL
+ * here (COPY's empty field); its rows end in LF, which copy-rows.ts writes as CRLF. COPY takes no
+ * parameters: every value is a literal (escapeLiteral), the filter's placeholders included
+ * (withLiterals). PostgreSQL formats while the service writes, and the service handles bytes,
+ * never a string per response.
  */
+import { escapeLiteral } from 'pg';
 import { Block, NUMERIC_TYPES, takesAnswer } from '../forms/blocks';
-import { csvRecord, CsvForm, textCell } from './csv';
+import { CsvForm, textCell } from './csv';
 
-const CRLF = `chr(13) || chr(10)`;
 /** A first character a spreadsheet reads as the start of a formula (see textCell). */
 const FORMULA_START = `('=', '+', '-', '@', chr(9), chr(13))`;
-/** Characters that make RFC 4180 quote a field (see csvRecord). */
-const NEEDS_QUOTES = `('[",' || chr(10) || chr(13) || ']')`;
 
-/** Pushes a text value and returns its placeholder. */
-function bind(params: unknown[], value: string): string {
-  return `$${params.push(value)}::text`;
+/** A value as a SQL literal: text, a number or a boolean as text (its placeholder's cast follows), a list as text[]. */
+function literal(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (Array.isArray(value)) return `ARRAY[${value.map((v) => escapeLiteral(String(v))).join(', ')}]::text[]`;
+  return escapeLiteral(String(value));
 }
 
 /**
- * A text as a field, as csvRecord(textCell(t)) writes it: a leading apostrophe before a formula,
- * quoted (quotes doubled) when it holds a comma, a quote, CR or LF. `t` is a column (read more
- * than once); NULL stays NULL (an empty field).
+ * `sql` with each placeholder $n replaced by the literal of params[n - 1]. `sql` must hold no other
+ * `$<digits>`: the filter's SQL never holds a value in its text (see responseFilterSql).
  */
-function textField(t: string): string {
-  const guard = `CASE WHEN left(${t}, 1) IN ${FORMULA_START} THEN '''' ELSE '' END`;
-  return `CASE WHEN ${t} ~ ${NEEDS_QUOTES} THEN '"' || ${guard} || replace(${t}, '"', '""') || '"' ELSE ${guard} || ${t} END`;
+export function withLiterals(sql: string, params: unknown[]): string {
+  return sql.replace(/\$(\d+)/g, (_, n: string) => `(${literal(params[Number(n) - 1])})`);
 }
 
-/** A choice's id mapped to its label's field, worked out here once (labels are the form's, not the respondent's). */
-function labelCase(value: string, block: Block, params: unknown[], field: (label: string) => string): string {
+/** A text as textCell() writes it: a leading apostrophe before a formula; '' and NULL as NULL. `t` is read more than once. */
+function textField(t: string): string {
+  return `CASE WHEN left(${t}, 1) IN ${FORMULA_START} THEN '''' || ${t} ELSE NULLIF(${t}, '') END`;
+}
+
+/** A choice's id mapped to `field` of its label, worked out here once (labels are the form's, not the respondent's). */
+function labelCase(value: string, block: Block, field: (label: string) => string): string {
   const choices = block.choices ?? [];
   if (!choices.length) return 'NULL';
-  return `CASE ${value} ${choices.map((c) => `WHEN ${bind(params, c.id)} THEN ${bind(params, field(c.label))}`).join(' ')} END`;
+  return `CASE ${value} ${choices.map((c) => `WHEN ${literal(c.id)} THEN ${literal(field(c.label))}::text`).join(' ')} END`;
 }
 
 /**
@@ -42,8 +47,8 @@ function labelCase(value: string, block: Block, params: unknown[], field: (label
  * choice id, a number or true/false as JSON writes them, a string); for checkboxes the ticked
  * choices' labels joined by "; " in the order stored (unknown choices left out), for files their names.
  */
-function taken(i: number, block: Block, params: unknown[], alias: string): string {
-  const key = bind(params, block.id);
+function taken(i: number, block: Block, alias: string): string {
+  const key = literal(block.id);
   const a = `${alias}.answers -> ${key}`;
   // Files: their names (as uploaded, cleaned), joined as checkbox labels are.
   if (block.type === 'file_upload')
@@ -51,60 +56,49 @@ function taken(i: number, block: Block, params: unknown[], alias: string): strin
       FROM jsonb_array_elements_text(CASE WHEN jsonb_typeof(${a}) = 'array' THEN ${a} END) WITH ORDINALITY x(e, o)
       JOIN uploads u ON u.id = x.e) AS t${i}`;
   if (block.type !== 'checkboxes') return `${alias}.answers ->> ${key} AS t${i}`;
-  return `(SELECT string_agg(${labelCase('x.e', block, params, (label) => label)}, '; ' ORDER BY x.o)
+  return `(SELECT string_agg(${labelCase('x.e', block, (label) => label)}, '; ' ORDER BY x.o)
       FROM jsonb_array_elements_text(CASE WHEN jsonb_typeof(${a}) = 'array' THEN ${a} END) WITH ORDINALITY x(e, o)) AS t${i}`;
 }
 
 /**
- * The field of one block's answer from what `taken` took, as answerCell() writes the answer
+ * The cell of one block's answer from what `taken` took, as answerCell() writes the answer
  * get_response shows. Answers are stored as their block's type requires (checked on every
  * write), so the type says how: choices by label (an unknown choice: empty), numbers as JSON
  * writes them, yes/no as Yes/No, checkboxes' joined labels and every other answer (texts, dates)
  * as text.
  */
-function answerField(i: number, block: Block, params: unknown[]): string {
+function answerField(i: number, block: Block): string {
   const t = `v.t${i}`;
-  if (block.type === 'multiple_choice' || block.type === 'dropdown') {
-    return labelCase(t, block, params, (label) => csvRecord([textCell(label)]).slice(0, -2));
-  }
+  if (block.type === 'multiple_choice' || block.type === 'dropdown')
+    return `NULLIF(${labelCase(t, block, textCell)}, '')`;
   if (NUMERIC_TYPES.includes(block.type)) return t;
   if (block.type === 'yes_no') return `CASE ${t} WHEN 'true' THEN 'Yes' WHEN 'false' THEN 'No' END`;
   return textField(t);
 }
 
 /**
- * The SELECT list and FROM of a batch's records: `line` is each response's record (CRLF ended),
- * `seq` its order. The answers and hidden values are taken out of their jsonb once per row, by a
- * subquery kept apart with OFFSET 0 (else the planner copies its expressions into every place the
- * fields read them); the fields are then plain expressions over its columns, joined by one
- * concat_ws per 90 fields (a chain of || would copy the line once per field). Placeholders are
- * pushed onto `params`; `where` is the batch's condition over the row r.
+ * The COPY of the records of the responses `where` selects (a condition over the row r, values as
+ * literals), in seq order. The answers and hidden values are taken out of their jsonb once per
+ * row, by a subquery kept apart with OFFSET 0 (else the planner copies its expressions into every
+ * place the cells read them); the cells are then plain expressions over its columns.
  */
-export function csvLinesSql(
-  form: CsvForm,
-  params: unknown[],
-  alias = 'r',
-): { select: string; from: (where: string) => string } {
+export function csvCopySql(form: CsvForm, where: string): string {
   const blocks = form.blocks.filter((b) => takesAnswer(b.type));
   const hidden = form.hiddenFields ?? [];
   const columns = [
-    `${alias}.seq`,
-    `${alias}.id`,
-    `${alias}.submitted_at`,
-    ...blocks.map((b, i) => taken(i, b, params, alias)),
-    ...hidden.map((name, i) => `${alias}.hidden ->> ${bind(params, name)} AS h${i}`),
+    `r.seq`,
+    `r.id`,
+    `r.submitted_at`,
+    ...blocks.map((b, i) => taken(i, b, 'r')),
+    ...hidden.map((name, i) => `r.hidden ->> ${literal(name)} AS h${i}`),
   ];
-  const fields = [
-    `v.id::text`,
+  const cells = [
+    `v.id`,
     `to_char(v.submitted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`,
-    ...blocks.map((b, i) => `COALESCE(${answerField(i, b, params)}, '')`),
-    ...hidden.map((_, i) => `COALESCE(${textField(`v.h${i}`)}, '')`),
+    ...blocks.map((b, i) => answerField(i, b)),
+    ...hidden.map((_, i) => textField(`v.h${i}`)),
   ];
-  // A function takes at most 100 arguments.
-  const groups: string[] = [];
-  for (let i = 0; i < fields.length; i += 90) groups.push(`concat_ws(',', ${fields.slice(i, i + 90).join(', ')})`);
-  return {
-    select: `v.seq, concat_ws(',', ${groups.join(', ')}) || ${CRLF} AS line`,
-    from: (where) => `(SELECT ${columns.join(', ')} FROM responses ${alias} WHERE ${where} OFFSET 0) v`,
-  };
+  return `COPY (SELECT ${cells.join(', ')}
+      FROM (SELECT ${columns.join(', ')} FROM responses r WHERE ${where} ORDER BY r.seq OFFSET 0) v
+     ORDER BY v.seq) TO STDOUT WITH (FORMAT csv)`;
 }

@@ -1,8 +1,10 @@
 /** The SQL of exports: a form's responses read by key, batch by batch, and the re-check of a link's credential. */
 import { Injectable } from '@nestjs/common';
+import type { PoolClient } from 'pg';
 import { EntityManager } from 'typeorm';
 import type { ResponseRow } from '../responses/responses.repository';
 import type { PartialRow } from '../responses/partial-responses.repository';
+import { copyRows } from './copy-rows';
 import type { ExportGrant } from './export-link';
 
 /** A response as a batch reads it: with its seq, the key of the next batch. */
@@ -14,7 +16,7 @@ export type ExportRow = ResponseRow & { seq: string };
  */
 export const EXPORT_QUERY_TAG = '/* formwork:export */';
 
-/** How many responses' lines (by seq) an export writes as one string (see readCsvBatch). */
+/** How many responses' lines an NDJSON export writes as one string: strings that die young. */
 export const EXPORT_PART_ROWS = 64;
 
 /** The SQL of exports. */
@@ -50,27 +52,18 @@ export class ExportsRepository {
   }
 
   /**
-   * The same batch as CSV records written by PostgreSQL (`lines`: see csvLinesSql, its values among
-   * the params after the filter's), in seq order, as strings of the records of 64 seq values each
-   * (about 10 KB): small enough to die young in V8's new space, where a string of the whole batch
-   * (over 128 KB) would go to the large-object space and wait there for a full collection, growing
-   * the instance's memory by a hundred MiB over a big export.
+   * The CSV records of a batch (`copySql`: see csvCopySql), in seq order, as bytes in parts of
+   * about 64 KiB (see copyRows), on a connection of the pool taken for the statement alone.
    */
-  async readCsvBatch(
-    manager: EntityManager,
-    formId: string,
-    range: { after: string; upTo: string },
-    filter: { sql: string; params: unknown[] },
-    lines: { select: string; from: (where: string) => string },
-  ): Promise<string[]> {
-    const where = `r.form_id = $1 AND r.seq > $2::bigint AND r.seq <= $3::bigint AND (${filter.sql})`;
-    const rows: Array<{ csv: string }> = await manager.query(
-      `${EXPORT_QUERY_TAG} SELECT string_agg(l.line, '' ORDER BY l.seq) AS csv
-         FROM (SELECT ${lines.select} FROM ${lines.from(where)}) l
-        GROUP BY l.seq / ${EXPORT_PART_ROWS} ORDER BY l.seq / ${EXPORT_PART_ROWS}`,
-      [formId, range.after, range.upTo, ...filter.params],
-    );
-    return rows.map((r) => r.csv);
+  async readCsvBatch(manager: EntityManager, copySql: string): Promise<Buffer[]> {
+    // The transaction's connection if there is one (a download runs in none), else one of the pool's.
+    const runner = manager.queryRunner ?? manager.connection.createQueryRunner();
+    try {
+      const client = (await runner.connect()) as PoolClient;
+      return await copyRows(client, `${EXPORT_QUERY_TAG} ${copySql}`);
+    } finally {
+      if (!manager.queryRunner) await runner.release();
+    }
   }
 
   /**

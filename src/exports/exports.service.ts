@@ -16,7 +16,7 @@ import { ResponseSequencer } from '../responses/response-sequencer';
 import { AnswersBy, partialViewer, ResponseStatus, responseViewer } from '../responses/responses.service';
 import { FileAnswers } from '../files/file-answers.service';
 import { contentDisposition, csvLayout } from './csv';
-import { csvLinesSql } from './csv-sql';
+import { csvCopySql, withLiterals } from './csv-sql';
 import { EXPORT_LINK_TTL_MS, ExportFormat, ExportGrant, ExportLinkStore } from './export-link';
 import { EXPORT_PART_ROWS, ExportsRepository } from './exports.repository';
 
@@ -187,9 +187,10 @@ export class ExportsService {
       const upTo = grant.s === 'partial' ? '0' : await this.repo.lastSeq(currentManager(this.db), form.id);
       // The batches read the replica once it holds everything up to upTo, else the primary (LongReads).
       const on = await this.longReads.source();
-      // CSV: the records are written by PostgreSQL (see csvLinesSql); their values follow the filter's.
-      const lines = grant.fmt === 'csv' ? csvLinesSql(form, params, 'r') : undefined;
-      const chunks = this.chunks(grant, form, upTo, { sql, params: params.slice(3) }, lines, on);
+      // CSV: the records are written by PostgreSQL's COPY (see csvCopySql), the filter as literals.
+      const literals = [form.id, ...params.slice(1)];
+      const copy = grant.fmt === 'csv' ? (where: string) => csvCopySql(form, withLiterals(where, literals)) : undefined;
+      const chunks = this.chunks(grant, form, upTo, { sql, params: params.slice(3) }, copy, on);
       // Bytes, not objects: the stream asks for the next batch once its 64 KiB buffer has drained.
       const body = Readable.from(chunks, { objectMode: false, highWaterMark: 64 * 1024 });
       const unwatch = this.watch(grant, body);
@@ -209,31 +210,35 @@ export class ExportsService {
     form: FormRecord,
     upTo: string,
     filter: { sql: string; params: unknown[] },
-    lines: ReturnType<typeof csvLinesSql> | undefined,
+    copy: ((where: string) => string) | undefined,
     on: Awaited<ReturnType<LongReads['source']>>,
-  ): AsyncGenerator<string> {
+  ): AsyncGenerator<string | Buffer> {
     this.openDownloads++;
-    let ahead: Promise<string[]> | undefined;
+    let ahead: Promise<Array<string | Buffer>> | undefined;
     try {
       // NDJSON's lines are get_response's objects; CSV's records come written from PostgreSQL.
-      const view = lines ? undefined : responseViewer(form, grant.a);
+      const view = copy ? undefined : responseViewer(form, grant.a);
       // The first bytes go out before any response is read.
-      if (lines) yield csvLayout(form, grant.a).head;
+      if (copy) yield csvLayout(form, grant.a).head;
       const last = BigInt(upTo);
       const range = BigInt(this.batchSeqRange);
       let after = BigInt(0);
-      /** The next batch, as text in parts, started before the previous batch is written (see below). */
-      const read = (): Promise<string[]> | undefined => {
+      /** The next batch, as text or bytes in parts, started before the previous batch is written (see below). */
+      const read = (): Promise<Array<string | Buffer>> | undefined => {
         if (after >= last) return undefined;
         const end = after + range < last ? after + range : last;
         const batch = { after: after.toString(), upTo: end.toString() };
         after = end;
-        if (lines) return on((db) => this.repo.readCsvBatch(currentManager(db), form.id, batch, filter, lines));
+        if (copy) {
+          // Values as literals (COPY takes no parameters): the form's id and the range are ours.
+          const where = `r.form_id = $1 AND r.seq > ${BigInt(batch.after)} AND r.seq <= ${BigInt(batch.upTo)} AND (${filter.sql})`;
+          return on((db) => this.repo.readCsvBatch(currentManager(db), copy(where)));
+        }
         return on((db) => this.repo.readBatch(currentManager(db), form.id, batch, filter)).then(async (rows) => {
           const views = rows.map(view!);
           // File answers with links bound to the link's credential, as get_response shows them.
           await this.files.show(views, form, grant.a, { w: grant.w, c: grant.c, until: grant.exp });
-          // Parts of EXPORT_PART_ROWS lines, as the CSV's (see readCsvBatch): strings that die young.
+          // Parts of EXPORT_PART_ROWS lines: strings that die young.
           const parts: string[] = [];
           for (let i = 0; i < views.length; i += EXPORT_PART_ROWS)
             parts.push(
