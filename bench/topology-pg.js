@@ -5,6 +5,9 @@
  *  1. get_form and create_response through PgBouncer (DATABASE_POOLER=transaction: no prepared
  *     statements, SET LOCAL bounds) against the same through a direct connection, two instances of
  *     the built service side by side, in alternated rounds. Target: pooled / direct >= 0.8 (req/s).
+ *     A third instance, DATABASE_POOLER=transaction straight to the primary ("unprepared"), splits
+ *     the price: no prepared statements (unprepared / direct) and PgBouncer's hop (pgbouncer /
+ *     unprepared). CPU per request of each instance, of PgBouncer and of the primary's backends.
  *  2. With the replica: create_response's median latency (through PgBouncer) while an export of
  *     BENCH_EXPORT_N responses streams from another instance (read on the replica) against the same
  *     load without it, alternated.
@@ -14,7 +17,7 @@
  *   BENCH_ROUNDS=3 BENCH_SECONDS=6 BENCH_CONNECTIONS=10 BENCH_EXPORT_N=1000000 BENCH_DIST=dist
  */
 const { spawn, spawnSync } = require('node:child_process');
-const { mkdtempSync, readFileSync } = require('node:fs');
+const { mkdtempSync, readdirSync, readFileSync } = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const autocannon = require('autocannon');
@@ -73,15 +76,28 @@ const tool = (url, token, name, body) => ({
   body: JSON.stringify(body),
 });
 
-/** CPU time (ms) a process has used so far (utime + stime in /proc, 100 ticks a second); 0 when unknown. */
-function cpuMs(pid) {
+/** A process's fields in /proc/<pid>/stat after its name (ppid is [1], utime [11], stime [12]). */
+function stat(pid) {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return text.slice(text.lastIndexOf(')') + 2).split(' ');
   } catch {
-    return 0;
+    return undefined;
   }
+}
+
+/**
+ * CPU time (ms) a process and its children alive now have used so far (100 ticks a second): the
+ * primary's backends are its children (the instances' pooled connections live through a round).
+ */
+function cpuMs(pid) {
+  let ticks = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const f = stat(entry);
+    if (f && (Number(entry) === pid || Number(f[1]) === pid)) ticks += Number(f[11]) + Number(f[12]);
+  }
+  return ticks * 10;
 }
 
 /** `request` under load; with `pids` ({ name: pid }), each one's CPU ms per request meanwhile. */
@@ -121,11 +137,14 @@ async function main() {
       'b@example.com',
     );
     const token = cli(direct, 'token', 'create', '--workspace', 'bench', '--name', 'bench').token;
+    const primaryPid = () =>
+      Number(readFileSync(path.join(pg.state.dirs.primary, 'postmaster.pid'), 'utf8').split('\n')[0]);
     const bouncerPid = () => Number(readFileSync(pg.state.poolerPidFile, 'utf8').split('\n')[0]);
     const pooled = await instance('pgbouncer', 3811, pg.env);
     // The replica on both: only the long reads use it, and the export below downloads through this one.
     const plain = await instance('direct', 3812, { ...direct, DATABASE_REPLICA_URL: pg.env.DATABASE_REPLICA_URL });
-    instances.push(pooled, plain);
+    const unprepared = await instance('unprepared', 3813, { ...pg.env, DATABASE_URL: pg.env.DATABASE_DIRECT_URL });
+    instances.push(pooled, plain, unprepared);
     const made = await fetch(
       pooled.url + '/api/v1/tools/create_form',
       tool(pooled.url, token, 'create_form', {
@@ -141,28 +160,42 @@ async function main() {
     const create = (i) => tool(i.url, token, 'create_response', { publicId, answers: { name: 'x', colour: 'Red' } });
 
     // A warm-up round of each (JIT, pools), not counted.
-    for (const i of [pooled, plain]) for (const req of [getForm, create]) await load(req(i), 2);
+    for (const i of [pooled, plain, unprepared]) for (const req of [getForm, create]) await load(req(i), 2);
     const rows = { get_form: [], create_response: [] };
     for (let round = 0; round < ROUNDS; round++) {
-      const order = round % 2 ? [plain, pooled] : [pooled, plain];
+      // Each round starts with another one, and runs them the other way round every other time.
+      const three = [pooled, plain, unprepared];
+      const turned = [...three.slice(round % 3), ...three.slice(0, round % 3)];
+      const order = round % 2 ? turned.reverse() : turned;
       for (const [name, req] of [
         ['get_form', getForm],
         ['create_response', create],
       ]) {
         const r = {};
-        for (const i of order)
-          r[i.name] = await load(req(i), SECONDS, { instance: i.child.pid, pgbouncer: bouncerPid() });
+        for (const i of order) {
+          r[i.name] = await load(req(i), SECONDS, {
+            instance: i.child.pid,
+            pgbouncer: bouncerPid(),
+            postgres: primaryPid(),
+          });
+        }
         rows[name].push(r);
         log(
-          `round ${round + 1} ${name}: pgbouncer ${r.pgbouncer.rps.toFixed(0)} req/s, direct ${r.direct.rps.toFixed(0)} req/s; ` +
-            `CPU ms/request: instance ${r.pgbouncer.cpu.instance.toFixed(2)} vs ${r.direct.cpu.instance.toFixed(2)}, PgBouncer ${r.pgbouncer.cpu.pgbouncer.toFixed(2)}`,
+          `round ${round + 1} ${name}: ` +
+            order
+              .map(
+                ({ name: n }) =>
+                  `${n} ${r[n].rps.toFixed(0)} req/s (CPU ms/request: instance ${r[n].cpu.instance.toFixed(2)}, primary ${r[n].cpu.postgres.toFixed(2)}, PgBouncer ${r[n].cpu.pgbouncer.toFixed(2)})`,
+              )
+              .join('; '),
         );
       }
     }
 
     // An export of EXPORT_N responses, inserted at once and read on the replica.
     log(`inserting ${EXPORT_N} responses`);
-    const admin = new Client({ connectionString: pg.env.DATABASE_DIRECT_URL });
+    // No statement timeout: the pooled instance has made the request bounds the role's defaults.
+    const admin = new Client({ connectionString: pg.env.DATABASE_DIRECT_URL, options: '-c statement_timeout=0' });
     await admin.connect();
     const big = await fetch(
       pooled.url + '/api/v1/tools/create_form',
@@ -209,7 +242,8 @@ async function main() {
       );
     }
 
-    const ratio = (name) => median(rows[name].map((r) => r.pgbouncer.rps / r.direct.rps));
+    const ratio = (name, a = 'pgbouncer', b = 'direct') => median(rows[name].map((r) => r[a].rps / r[b].rps));
+    const cpu = (name, who, part) => median(rows[name].map((r) => r[who].cpu[part])).toFixed(2);
     const lines = [
       `PostgreSQL topology bench (${ROUNDS} alternated rounds of ${SECONDS} s, ${CONNECTIONS} connections, ${os.cpus().length} CPUs, load ${os
         .loadavg()
@@ -218,7 +252,10 @@ async function main() {
       ...['get_form', 'create_response'].map(
         (n) =>
           `${n}: pgbouncer ${median(rows[n].map((r) => r.pgbouncer.rps)).toFixed(0)} req/s, direct ${median(rows[n].map((r) => r.direct.rps)).toFixed(0)} req/s, ratio ${ratio(n).toFixed(2)} (target >= 0.8); ` +
-          `CPU ms/request: instance ${median(rows[n].map((r) => r.pgbouncer.cpu.instance)).toFixed(2)} through PgBouncer vs ${median(rows[n].map((r) => r.direct.cpu.instance)).toFixed(2)} direct, PgBouncer itself ${median(rows[n].map((r) => r.pgbouncer.cpu.pgbouncer)).toFixed(2)}`,
+          `unprepared/direct ${ratio(n, 'unprepared').toFixed(2)}, pgbouncer/unprepared ${ratio(n, 'pgbouncer', 'unprepared').toFixed(2)}; ` +
+          `CPU ms/request (instance + primary + PgBouncer): direct ${cpu(n, 'direct', 'instance')} + ${cpu(n, 'direct', 'postgres')}, ` +
+          `unprepared ${cpu(n, 'unprepared', 'instance')} + ${cpu(n, 'unprepared', 'postgres')}, ` +
+          `pgbouncer ${cpu(n, 'pgbouncer', 'instance')} + ${cpu(n, 'pgbouncer', 'postgres')} + ${cpu(n, 'pgbouncer', 'pgbouncer')}`,
       ),
       `create_response p50 with an export of ${EXPORT_N} responses running (replica): ${median(exportRows.map((r) => r.during))} ms vs ${median(exportRows.map((r) => r.without))} ms without, ratio ${median(exportRows.map((r) => r.during / r.without)).toFixed(2)} (target <= 1.2); export ${median(exportRows.map((r) => r.exportMs))} ms, ${median(exportRows.map((r) => r.exportBytes))} bytes`,
     ];
