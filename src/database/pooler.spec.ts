@@ -77,6 +77,28 @@ describe('transaction pooler mode', () => {
     ]);
   });
 
+  it('warns on stderr when a session through the pooler runs with other bounds', async () => {
+    // Here the "pooler" is another database, where the role has no defaults: as a server session
+    // the pooler opened before the bounds were set, or a DATABASE_DIRECT_URL of another role.
+    const elsewhere = new URL(url);
+    elsewhere.pathname = '/postgres';
+    const written: string[] = [];
+    const spy = jest.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+      written.push(String(chunk));
+      return true;
+    });
+    try {
+      await setPoolerBounds(url, elsewhere.toString(), timeouts);
+      await setPoolerBounds(url, url, timeouts);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(written).toHaveLength(1);
+    expect(written[0]).toMatch(
+      /^formwork: warning: a session through the pooler runs with other bounds \(statement_timeout 0 ms/,
+    );
+  });
+
   it('sends a lone statement alone: no transaction around it', async () => {
     // In a transaction opened by an earlier BEGIN, now() (its start) is before the statement's start.
     expect(await db.query('SELECT now() = statement_timestamp() AS alone')).toEqual([{ alone: true }]);
