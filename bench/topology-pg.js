@@ -86,18 +86,25 @@ function stat(pid) {
   }
 }
 
-/**
- * CPU time (ms) a process and its children alive now have used so far (100 ticks a second): the
- * primary's backends are its children (the instances' pooled connections live through a round).
- */
+/** CPU time (ms) used so far by a process and by each of its children alive now (100 ticks a second), by pid. */
 function cpuMs(pid) {
-  let ticks = 0;
+  const used = new Map();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const f = stat(entry);
-    if (f && (Number(entry) === pid || Number(f[1]) === pid)) ticks += Number(f[11]) + Number(f[12]);
+    if (f && (Number(entry) === pid || Number(f[1]) === pid)) used.set(entry, (Number(f[11]) + Number(f[12])) * 10);
   }
-  return ticks * 10;
+  return used;
+}
+
+/**
+ * CPU ms since `before` of the processes alive now: the primary's backends are its children, and a
+ * pool's idle connections close between rounds (a backend gone meanwhile takes its share with it).
+ */
+function cpuSince(before, pid) {
+  let ms = 0;
+  for (const [p, now] of cpuMs(pid)) ms += now - (before.get(p) ?? 0);
+  return ms;
 }
 
 /** `request` under load; with `pids` ({ name: pid }), each one's CPU ms per request meanwhile. */
@@ -105,7 +112,7 @@ async function load(request, seconds = SECONDS, pids = {}) {
   const before = Object.fromEntries(Object.entries(pids).map(([n, pid]) => [n, cpuMs(pid)]));
   const r = await autocannon({ ...request, connections: CONNECTIONS, duration: seconds });
   const cpu = Object.fromEntries(
-    Object.entries(pids).map(([n, pid]) => [n, (cpuMs(pid) - before[n]) / Math.max(1, r.requests.total)]),
+    Object.entries(pids).map(([n, pid]) => [n, cpuSince(before[n], pid) / Math.max(1, r.requests.total)]),
   );
   // Only answers that did the work count: a refusal or an error is reported and fails the run.
   if (r.non2xx || r.errors || r.timeouts) {
