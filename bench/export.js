@@ -409,7 +409,7 @@ async function main() {
     ]),
     ...slow.map((s) => [`${s.format.toUpperCase()} slow`, s]),
   ];
-  const maxGrew = Math.max(...all.map(([, d]) => d.grew));
+  const grew = (format) => Math.max(...all.filter(([name]) => name.startsWith(format)).map(([, d]) => d.grew));
   const perMillion = (ms) => (ms === undefined ? '–' : `${((ms * 1e6) / rows / 1000).toFixed(1)} s`);
   const row = (name, d) =>
     `| ${name} | ${(d.ms / 1000).toFixed(2)} s | ${int(rows / (d.ms / 1000))} | ${d.ttfb === undefined ? '' : `${d.ttfb.toFixed(0)} ms`} | ${perMillion(d.cpu.server)} | ${perMillion(d.cpu.backends)} | ${perMillion(d.cpu.other)} | ${mib(d.idle)} → ${mib(d.peak)} | **${mib(d.grew)}** |`;
@@ -425,7 +425,10 @@ async function main() {
     `| target | measured | verdict |`,
     `| --- | --- | --- |`,
     `| CSV export / COPY, rows/s, median of ${rounds.length} rounds' ratios, >= ${TARGET_RATIO}x | **${ratio.toFixed(2)}x** (rounds ${rounds.map((x) => x.ratio.toFixed(2)).join(', ')}) | ${ratio >= TARGET_RATIO ? 'MET' : 'NOT MET'} |`,
-    `| VmRSS above idle, the most of every download, <= ${TARGET_RSS_MIB} MiB | **${mib(maxGrew)} MiB** | ${maxGrew <= TARGET_RSS_MIB * 2 ** 20 ? 'MET' : 'NOT MET'} |`,
+    ...['CSV', 'NDJSON'].map(
+      (f) =>
+        `| VmRSS above idle, ${f}, the most of its downloads (fast and slow), <= ${TARGET_RSS_MIB} MiB | **${mib(grew(f))} MiB** | ${grew(f) <= TARGET_RSS_MIB * 2 ** 20 ? 'MET' : 'NOT MET'} |`,
+    ),
     '',
     '## Downloads',
     '',

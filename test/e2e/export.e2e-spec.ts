@@ -33,6 +33,8 @@ describe('export_responses', () => {
   let ws: TestWorkspace;
   let token: string;
   let form: FormRecord;
+  /** ExportsService's batch ranges as deployed, put back after a test that sets them lower. */
+  let BATCHES: ExportsService['batchSeqRange'];
   /** Every line the service logs during these tests (debug and up), and every link it handed out. */
   const logLines: string[] = [];
   const links: string[] = [];
@@ -117,6 +119,7 @@ describe('export_responses', () => {
     const log = createLog({ logLevel: 'debug', production: true }, { write: (line: string) => logLines.push(line) });
     app = await createApp(config, testDatabaseUrl(), log, { oauth: false });
     await app.listen(0, '127.0.0.1');
+    BATCHES = app.get(ExportsService).batchSeqRange;
     ws = await createWorkspace(app, 'free'); // reads, export included, work on every plan
     token = (await createToken(app, ws, { role: 'viewer' })).token;
     const forms = app.get(FormsService);
@@ -319,7 +322,7 @@ describe('export_responses', () => {
         rows.length,
       ]);
       const exports = app.get(ExportsService);
-      exports.batchSeqRange = 64; // several batches, one of them partial
+      exports.batchSeqRange = { csv: 64, ndjson: 64 }; // several batches, one of them partial
       try {
         for (const answersBy of ['id', 'ref'] as const) {
           const res = await download((await exportLink({ publicId: made.publicId, answersBy })).url);
@@ -338,7 +341,7 @@ describe('export_responses', () => {
           expect(parse(got, { bom: true })).toHaveLength(rows.length + 1);
         }
       } finally {
-        exports.batchSeqRange = 1000;
+        exports.batchSeqRange = BATCHES;
       }
     });
 
@@ -651,7 +654,7 @@ describe('export_responses', () => {
     const exports = app.get(ExportsService);
     const repo = app.get(ExportsRepository);
     const batches = jest.spyOn(repo, 'readCsvBatch');
-    exports.batchSeqRange = 10; // 400 batches of 10 responses (40 KB)
+    exports.batchSeqRange = { csv: 10, ndjson: 10 }; // 400 batches of 10 responses (40 KB)
     try {
       const { url } = await exportLink({ publicId: big.publicId, format: 'csv' });
       const address = app.getHttpServer().address() as { port: number };
@@ -710,7 +713,7 @@ describe('export_responses', () => {
       expect(ended).not.toBe('end');
       expect(received).toBeLessThan(n * 4000);
     } finally {
-      exports.batchSeqRange = 1000;
+      exports.batchSeqRange = BATCHES;
       batches.mockRestore();
     }
   }, 60_000);
@@ -720,7 +723,7 @@ describe('export_responses', () => {
     expect(longReads.perWorkspace).toBe(2); // the default
     expect(longReads.perInstance).toBe(4); // the pool of 6 less 2
     const exports = app.get(ExportsService);
-    exports.batchSeqRange = 10;
+    exports.batchSeqRange = { csv: 10, ndjson: 10 };
     // Workspace A (ws) starts two big downloads and stops reading them: both hold a slot.
     const big = await bigForm(ws.id, 3000);
     const held = [
@@ -780,7 +783,7 @@ describe('export_responses', () => {
     });
     expect(again.status).toBe(200);
     expect(again.body.total).toBe(2);
-    exports.batchSeqRange = 1000;
+    exports.batchSeqRange = BATCHES;
     // Slots are given back after a refused or failed read too: none is left taken.
     expect(longReads.runningFor(ws.id)).toBe(0);
   }, 60_000);
@@ -790,7 +793,7 @@ describe('export_responses', () => {
     const exports = app.get(ExportsService);
     const repo = app.get(ExportsRepository);
     const batches = [jest.spyOn(repo, 'readCsvBatch'), jest.spyOn(repo, 'readBatch')];
-    exports.batchSeqRange = 10; // short statements: the embedded database's one session stays free for the rest
+    exports.batchSeqRange = { csv: 10, ndjson: 10 }; // short statements: the embedded database's one session stays free for the rest
     const big = await bigForm(ws.id, 3000); // 12 MB: more than the kernel's buffers hold
     const where = { block: 'rating', op: 'lte', value: 2 };
     const filtered = () => callTool(app, token, 'list_responses', { publicId: form.publicId, where });
@@ -854,7 +857,7 @@ describe('export_responses', () => {
     } finally {
       for (const req of clients) req.destroy();
       for (const spy of batches) spy.mockRestore();
-      exports.batchSeqRange = 1000;
+      exports.batchSeqRange = BATCHES;
       exports.idleMs = 30_000;
     }
   }, 120_000);
