@@ -52,10 +52,8 @@ const { performance } = require('node:perf_hooks');
 const { spawn } = require('node:child_process');
 const { readFileSync } = require('node:fs');
 const { Client } = require('pg');
+const lib = require('./lib');
 const {
-  DIST,
-  CLI,
-  MAIN,
   RATE_LIMIT,
   COUNTING_LIMITS,
   log,
@@ -70,7 +68,6 @@ const {
   Server,
   post,
   startRun,
-  migrateAndSeed,
   Teardown,
   runMain,
   loadTarget,
@@ -91,7 +88,12 @@ const {
   machineLine,
   loadText,
   writeReport,
-} = require('./lib');
+  runJson,
+} = lib;
+/** BENCH_DIST: a build elsewhere (`tsc -p tsconfig.build.json --outDir <dir>`), instead of dist/. */
+const DIST = process.env.BENCH_DIST ? join(require('node:path').resolve(process.env.BENCH_DIST), 'src') : lib.DIST;
+const CLI = join(DIST, 'cli', 'main.js');
+const MAIN = join(DIST, 'main.js');
 
 const OPTS = {
   ...loadOptions({ connections: 10, rounds: 3 }),
@@ -110,6 +112,10 @@ const OPTS = {
   targetExport: envNumber('BENCH_TARGET_EXPORT', 0.5),
   exportRssMb: envNumber('BENCH_EXPORT_RSS_MB', 50),
   keepDb: envFlag('BENCH_KEEP_DB'),
+  /** A database a run made with BENCH_KEEP_DB=1: migrated, then measured again without loading anything. */
+  reuseDb: process.env.BENCH_REUSE_DB || '',
+  /** Calls of each filtered read (their p50 is the figure); the hand-written SQL runs BENCH_FILTER_RUNS times. */
+  filterCalls: envNumber('BENCH_FILTER_CALLS', 20, { integer: true, min: 1 }),
 };
 const PAGE = 200;
 /** The deep page: the last full page of the bulk load (9,999,800 for 10,000,000). */
@@ -438,18 +444,18 @@ function resultsTable(rows) {
 }
 
 /** The report's section on the filtered reads (none when they were not measured). */
-function filteredSection(filtered, { filterWhere, filterMatches, expectedTotal }) {
+function filteredSection(filtered, { expectedTotal }) {
   if (!filtered.length) return [];
   return [
     '## Filtered reads against hand-written SQL (1 connection)',
     '',
-    `\`where\`: \`${JSON.stringify(filterWhere)}\` (the first choice of the required single-choice block), ${int(filterMatches)} of ${int(expectedTotal)} responses match (${f1((100 * filterMatches) / expectedTotal)}%). Each read: a first run of the tool and of each hand-written form of the condition (cache warm-up; the faster form is kept), then ${OPTS.filterRuns} runs alternating the tool (the whole HTTP request, client-side) and the SQL (the pg client in this process, rows fetched; the page's SQL also counts the matches, as the tool's \`total\` does). Ratio: median over median.`,
+    `Of ${int(expectedTotal)} responses. Each read: a first run of the tool and of each hand-written form of the condition (cache warm-up, the answer checked; the faster form is kept), then ${OPTS.filterCalls} calls of the tool (the whole HTTP request over loopback, client-side) with ${OPTS.filterRuns} runs of the SQL between the first ones (the pg client in this process, rows fetched; the page's SQL also counts the matches, as the tool's \`total\` does). p50: median of the calls; ratio: p50 over the SQL's median. Load: the 1-minute load average, median over the calls.`,
     '',
-    '| Read | As deployed (5 s statement timeout) | Tool runs (ms) | SQL runs (ms) | Ratio | First runs of the SQL forms | Plan of the kept SQL | Tool body (bytes) |',
-    '| --- | --- | ---: | ---: | ---: | --- | --- | ---: |',
+    '| Read | Matches | As deployed (5 s statement timeout) | Tool p50 (ms) | Tool min-max (ms) | SQL runs (ms) | Ratio | Load | First runs of the SQL forms | Plan of the kept SQL | Tool body (bytes) |',
+    '| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: |',
     ...filtered.map(
       (c) =>
-        `| ${c.label} | ${c.deployed ? `**${c.deployed}**` : 'answered'} | ${c.toolMs.map(f0).join(', ')} | ${c.sqlMs.map(f0).join(', ')} | **${f2(c.ratio)}** | ${c.tried} | ${c.plan} | ${c.bytes} |`,
+        `| ${c.label} | ${int(c.matches)} | ${c.deployed ? `**${c.deployed}**` : 'answered'} | **${f0(c.p50)}** | ${f0(Math.min(...c.toolMs))}-${f0(Math.max(...c.toolMs))} | ${c.sqlMs.map(f0).join(', ')} | **${f2(c.ratio)}** | ${f1(c.load)} | ${c.tried} | ${c.plan} | ${c.bytes} |`,
     ),
     '',
     ...(filtered.some((c) => c.deployed)
@@ -501,10 +507,92 @@ function writesSection(w) {
   ];
 }
 
+// --- what the filtered reads select: a hidden field and a rare choice -------------------------------
+
+/** The hidden field of the form under test: "spring" in 10% of the rows, "pilot" in 0.1%, 48 others share the rest. */
+const CAMPAIGN = 'campaign';
+const CAMPAIGN_COMMON = 'spring';
+const CAMPAIGN_RARE = 'pilot';
+function campaignSql() {
+  const h = `((hashint8(g::bigint * 64 + 62) & 2147483647) % 1000)`;
+  return `jsonb_build_object(${lit(CAMPAIGN)}, CASE WHEN ${h} < 100 THEN ${lit(CAMPAIGN_COMMON)} WHEN ${h} = 100 THEN ${lit(CAMPAIGN_RARE)} ELSE 'c' || (${h} % 48) END)`;
+}
+
+/** The required single-choice block: its first choice is in 10% of the rows (answers-sql.js), its last made rare here. */
+function choiceBlockOf(blocks) {
+  return blocks.find(
+    (b) =>
+      ['multiple_choice', 'dropdown'].includes(b.type) &&
+      b.required &&
+      ((b.settings && b.settings.choices) || []).length >= 3,
+  );
+}
+
+/**
+ * The answers of the form under test: answers-sql.js's, with the last choice of the single-choice
+ * block kept in 1 of 300 of the rows that had it (about 0.1% of all), the others given the second.
+ */
+function rareChoiceAnswers(blocks) {
+  const b = choiceBlockOf(blocks);
+  if (!b) return answersSql(blocks);
+  const ids = b.settings.choices.map((c) => c.id);
+  const keep = `(hashint8(g::bigint * 64 + 61) & 2147483647) % 300 = 0`;
+  return `(SELECT CASE WHEN a ->> ${lit(b.id)} = ${lit(ids[ids.length - 1])} AND NOT ${keep}
+                       THEN jsonb_set(a, ARRAY[${lit(b.id)}], to_jsonb(${lit(ids[1])}::text)) ELSE a END
+             FROM (SELECT ${answersSql(blocks)} AS a) x)`;
+}
+
+// --- the database: made, or reused ---------------------------------------------------------------
+
+/** What a reused run needs of the first: the demo's token and forms, the export's form (JSON, in the bench's database). */
+const REUSE_TABLE = 'bench_reuse';
+
+/** The CLI's migrate and demo, with this bench's build (BENCH_DIST). */
+async function migrateAndSeed(cliEnv) {
+  const migrated = await runJson('migrate (CLI)', [CLI, 'migrate', '--json'], cliEnv);
+  log(`migrated: ${(migrated.migrations || []).join(', ') || 'nothing to run'}`);
+  const demo = await runJson('demo (CLI)', [CLI, 'demo', '--json'], cliEnv);
+  if (typeof demo.token !== 'string' || !Array.isArray(demo.forms) || demo.forms.length === 0)
+    throw new Error(`the demo output has no token or forms: ${JSON.stringify(demo).slice(0, 500)}`);
+  return { demo };
+}
+
+/** Migrates a kept database (timed: a new index is built on the loaded table) and reads what the first run saved. */
+async function migrateReused(cliEnv, dbUrl) {
+  const t0 = performance.now();
+  const migrated = await runJson('migrate (CLI)', [CLI, 'migrate', '--json'], cliEnv);
+  log(`migrated in ${secs(performance.now() - t0)}: ${(migrated.migrations || []).join(', ') || 'nothing to run'}`);
+  const c = new Client({ connectionString: dbUrl });
+  await c.connect();
+  try {
+    const [row] = (await c.query(`SELECT value FROM ${REUSE_TABLE} WHERE key = 'run'`)).rows;
+    return { demo: row.value.demo, saved: row.value };
+  } finally {
+    await c.end();
+  }
+}
+
+/** The server's version and settings, for a reused database. */
+async function showSettings(dbUrl, names) {
+  const c = new Client({ connectionString: dbUrl });
+  await c.connect();
+  try {
+    const settings = {};
+    for (const n of names) settings[n] = (await c.query(`SHOW ${n}`)).rows[0][n];
+    return { version: (await c.query('SHOW server_version')).rows[0].server_version, settings };
+  } finally {
+    await c.end();
+  }
+}
+
 // --- main ---------------------------------------------------------------------------------------
 
 async function main() {
-  const { started, ts, database } = startRun('formwork_bench', OPTS);
+  const run0 = startRun('formwork_bench', OPTS);
+  const { started, ts } = run0;
+  // BENCH_REUSE_DB: the kept database of an earlier run (never dropped: created stays false).
+  const reuse = Boolean(OPTS.reuseDb);
+  const database = reuse ? new lib.BenchDatabase(OPTS.adminUrl, OPTS.reuseDb, { keep: true }) : run0.database;
   const { name: dbName, url: dbUrl } = database;
   const notes = [];
   const problems = [];
@@ -525,12 +613,10 @@ async function main() {
 
   // --- database: create, migrate, seed -------------------------------------------------------
   teardown.database = database;
-  const { version: pgVersion, settings: pgSettings } = await database.create([
-    'shared_buffers',
-    'work_mem',
-    'max_wal_size',
-    'synchronous_commit',
-  ]);
+  const pgShown = ['shared_buffers', 'work_mem', 'max_wal_size', 'synchronous_commit'];
+  const { version: pgVersion, settings: pgSettings } = reuse
+    ? await showSettings(dbUrl, pgShown)
+    : await database.create(pgShown);
 
   const baseEnv = cleanEnv();
   const cliEnv = {
@@ -540,7 +626,10 @@ async function main() {
     LOG_LEVEL: 'warn',
     BOOTSTRAP_DEMO: 'false',
   };
-  const { demo, cliDemoError } = await migrateAndSeed(cliEnv);
+  // A reused database is migrated (a new migration runs on the loaded data) and keeps its demo.
+  const { demo, cliDemoError, saved } = reuse ? await migrateReused(cliEnv, dbUrl) : await migrateAndSeed(cliEnv);
+  if (reuse)
+    notes.push(`Reused the database \`${dbName}\` (BENCH_REUSE_DB) as an earlier run left it: nothing loaded.`);
   if (cliDemoError) {
     notes.push(
       `**The CLI \`demo --json\` failed**, so the database was seeded with \`bench/seed-demo.js\` (the same compiled \`DemoService.create()\`). CLI error: \`${cliDemoError.replace(/`/g, "'")}\``,
@@ -563,8 +652,9 @@ async function main() {
     await db.query(`SELECT id, type, required, settings FROM blocks WHERE form_id = $1 ORDER BY position`, [form.id])
   ).rows;
   const publicId = form.public_id;
-  const demoCount = form.total;
-  const expectedTotal = demoCount + OPTS.responses;
+  const demoCount = reuse ? saved.demoCount : form.total;
+  // A reused form also holds the responses the write part of earlier runs added.
+  const expectedTotal = reuse ? form.total : demoCount + OPTS.responses;
   log(
     `form under test: ${publicId} "${form.title}" (${blocks.length} blocks: ${blocks.map((b) => b.type).join(', ')}; ${demoCount} demo responses, last seq ${form.last_seq})`,
   );
@@ -607,8 +697,12 @@ async function main() {
     );
   for (const s of skipped) log(`\n\n${'!'.repeat(100)}\n${s.replace(/\*\*/g, '')}\n${'!'.repeat(100)}\n`);
 
-  let exportForm;
-  if (OPTS.exportResponses > 0) {
+  let exportForm = reuse ? saved.exportForm : undefined;
+  if (!reuse) {
+    // The hidden field the filtered reads select on (campaign: 10% "spring", 0.1% "pilot").
+    await call('update_form', { publicId, hiddenFields: [CAMPAIGN] });
+  }
+  if (OPTS.exportResponses > 0 && !reuse) {
     const shown = await call('get_form', { publicId });
     const blockInput = shown.blocks.map(({ id: _id, choices, ...b }) => ({
       ...b,
@@ -643,118 +737,128 @@ async function main() {
     log(`${label}: ${secs(ms)}, ${mib(wal)} of WAL`);
     return r;
   };
-  // submitted_at: after the form's last one, evenly spaced up to (at most) now, never decreasing in seq.
-  const now = (await db.query('SELECT clock_timestamp() AS now')).rows[0].now;
-  /** Loads `count` responses into form `f` in chunks on OPTS.loadWorkers connections, then advances its counter; returns the spacing (µs). */
-  const bulkLoad = async (f, fBlocks, count, hiddenSql) => {
-    const [c] = (
-      await db.query(
-        'SELECT last_seq::bigint AS last_seq, last_submitted_at FROM response_counters WHERE form_id = $1',
-        [f.id],
-      )
-    ).rows;
-    const from = c.last_submitted_at || new Date(now.getTime() - 3600_000);
-    const step = Math.max(1, Math.floor(((now.getTime() - from.getTime()) * 1000) / (count + 1)));
-    const sql = `INSERT INTO responses (form_id, seq, submitted_at, answers, hidden, source)
-      SELECT $1::uuid, $2::bigint + g, $3::timestamptz + g * make_interval(secs => $4::float8 / 1e6), ${answersSql(fBlocks)}, ${hiddenSql}, 'import'
+  let stepUs = reuse ? saved.stepUs : undefined;
+  if (!reuse) {
+    // submitted_at: after the form's last one, evenly spaced up to (at most) now, never decreasing in seq.
+    const now = (await db.query('SELECT clock_timestamp() AS now')).rows[0].now;
+    /** Loads `count` responses into form `f` in chunks on OPTS.loadWorkers connections, then advances its counter; returns the spacing (µs). */
+    const bulkLoad = async (f, fBlocks, count, hiddenSql, answersExpr = answersSql(fBlocks)) => {
+      const [c] = (
+        await db.query(
+          'SELECT last_seq::bigint AS last_seq, last_submitted_at FROM response_counters WHERE form_id = $1',
+          [f.id],
+        )
+      ).rows;
+      const from = c.last_submitted_at || new Date(now.getTime() - 3600_000);
+      const step = Math.max(1, Math.floor(((now.getTime() - from.getTime()) * 1000) / (count + 1)));
+      const sql = `INSERT INTO responses (form_id, seq, submitted_at, answers, hidden, source)
+      SELECT $1::uuid, $2::bigint + g, $3::timestamptz + g * make_interval(secs => $4::float8 / 1e6), ${answersExpr}, ${hiddenSql}, 'import'
         FROM generate_series($5::int, $6::int) g`;
-    const chunks = [];
-    for (let lo = 1; lo <= count; lo += LOAD_CHUNK) chunks.push([lo, Math.min(count, lo + LOAD_CHUNK - 1)]);
-    let done = 0;
-    const worker = async () => {
-      const w = new Client({ connectionString: dbUrl });
-      await w.connect();
-      const close = () => w.end();
-      closers.add(close);
-      try {
-        for (let chunk = chunks.shift(); chunk; chunk = chunks.shift()) {
-          const r = await w.query(sql, [f.id, c.last_seq, from, step, chunk[0], chunk[1]]);
-          if (r.rowCount !== chunk[1] - chunk[0] + 1)
-            throw new Error(`a bulk INSERT inserted ${r.rowCount} rows, expected ${chunk[1] - chunk[0] + 1}`);
-          done += r.rowCount;
-          log(`  ${int(done)} / ${int(count)} loaded`);
+      const chunks = [];
+      for (let lo = 1; lo <= count; lo += LOAD_CHUNK) chunks.push([lo, Math.min(count, lo + LOAD_CHUNK - 1)]);
+      let done = 0;
+      const worker = async () => {
+        const w = new Client({ connectionString: dbUrl });
+        await w.connect();
+        const close = () => w.end();
+        closers.add(close);
+        try {
+          for (let chunk = chunks.shift(); chunk; chunk = chunks.shift()) {
+            const r = await w.query(sql, [f.id, c.last_seq, from, step, chunk[0], chunk[1]]);
+            if (r.rowCount !== chunk[1] - chunk[0] + 1)
+              throw new Error(`a bulk INSERT inserted ${r.rowCount} rows, expected ${chunk[1] - chunk[0] + 1}`);
+            done += r.rowCount;
+            log(`  ${int(done)} / ${int(count)} loaded`);
+          }
+        } finally {
+          closers.delete(close);
+          await w.end();
         }
-      } finally {
-        closers.delete(close);
-        await w.end();
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(OPTS.loadWorkers, chunks.length) }, worker));
-    await db.query(
-      `UPDATE response_counters SET last_seq = last_seq + $2::bigint,
+      };
+      await Promise.all(Array.from({ length: Math.min(OPTS.loadWorkers, chunks.length) }, worker));
+      await db.query(
+        `UPDATE response_counters SET last_seq = last_seq + $2::bigint,
               last_submitted_at = (SELECT submitted_at FROM responses WHERE form_id = $1 AND seq = last_seq + $2::bigint)
         WHERE form_id = $1`,
-      [f.id, count],
-    );
-    return step;
-  };
-  log(
-    `loading ${int(OPTS.responses)} responses (INSERT ... SELECT FROM generate_series, chunks of ${int(LOAD_CHUNK)} on ${OPTS.loadWorkers} connections)`,
-  );
-  const loadHow = `\`INSERT ... SELECT ... FROM generate_series\`, chunks of ${int(LOAD_CHUNK)} rows on ${OPTS.loadWorkers} connections`;
-  const stepUs = await timed(
-    `Bulk load: ${int(OPTS.responses)} responses into the form under test, ${loadHow}, then its counter`,
-    () => bulkLoad(form, blocks, OPTS.responses, `'{}'::jsonb`),
-    OPTS.responses,
-  );
-  if (exportForm)
-    await timed(
-      `Bulk load: ${int(OPTS.exportResponses)} responses into the export's form (answers and a hidden field), the same way`,
-      () =>
-        bulkLoad(
-          exportForm,
-          exportForm.blocks,
-          OPTS.exportResponses,
-          // Values a CSV must quote (a comma) or guard (a formula), in a quarter of the rows each.
-          `jsonb_build_object('source', (ARRAY['newsletter', 'search', '=HYPERLINK("x")', 'partner, Inc.'])[1 + (hashint8(g::bigint * 64 + 63) & 2147483647) % 4])`,
-        ),
-      OPTS.exportResponses,
-    );
-
-  // Build the aggregates with the service's own code, as after any bulk import.
-  require('reflect-metadata');
-  const { dataSourceOptions } = require(join(DIST, 'database', 'data-source.js'));
-  const { ResponseStatsRepository } = require(join(DIST, 'responses', 'response-stats.repository.js'));
-  const { DataSource } = require('typeorm');
-  // The service bounds each statement of a recount by LONG_STATEMENT_MS (10 min); at 10M on a busy
-  // machine one statement may take longer: this is the benchmark's setup, not a measured path.
-  const longStatements = require(join(DIST, 'database', 'long-statements.js'));
-  if (longStatements.LONG_STATEMENT_MS < 3_600_000) longStatements.LONG_STATEMENT_MS = 3_600_000;
-  const dataSource = new DataSource(dataSourceOptions(dbUrl, 2, false));
-  await dataSource.initialize();
-  const closeDs = () => dataSource.destroy();
-  closers.add(closeDs);
-  try {
-    for (const [f, n, what] of [
-      [form, expectedTotal, 'the form under test'],
-      ...(exportForm ? [[exportForm, OPTS.exportResponses, "the export's form"]] : []),
-    ])
-      await timed(
-        `Aggregates of ${what} (${int(n)} responses): \`recomputeResponseStats()\` (dist/src/responses/response-stats.repository.js), one transaction`,
-        () => dataSource.transaction((tx) => new ResponseStatsRepository().recomputeResponseStats(tx, f.id)),
-        n,
+        [f.id, count],
       );
-  } finally {
-    closers.delete(closeDs);
-    await dataSource.destroy();
-  }
-  // Settle the table as it would be after autovacuum, so that no vacuum or checkpoint runs during the rounds.
-  await timed('`VACUUM (ANALYZE)` of the database', () => db.query('VACUUM (ANALYZE)'));
-  try {
-    await timed('`CHECKPOINT`', () => db.query('CHECKPOINT'));
-  } catch (err) {
-    notes.push(
-      `\`CHECKPOINT\` failed (${err.message}); a checkpoint of the load's WAL may have run during the rounds.`,
+      return step;
+    };
+    log(
+      `loading ${int(OPTS.responses)} responses (INSERT ... SELECT FROM generate_series, chunks of ${int(LOAD_CHUNK)} on ${OPTS.loadWorkers} connections)`,
     );
-  }
+    const loadHow = `\`INSERT ... SELECT ... FROM generate_series\`, chunks of ${int(LOAD_CHUNK)} rows on ${OPTS.loadWorkers} connections`;
+    stepUs = await timed(
+      `Bulk load: ${int(OPTS.responses)} responses into the form under test, ${loadHow}, then its counter`,
+      () => bulkLoad(form, blocks, OPTS.responses, campaignSql(), rareChoiceAnswers(blocks)),
+      OPTS.responses,
+    );
+    if (exportForm)
+      await timed(
+        `Bulk load: ${int(OPTS.exportResponses)} responses into the export's form (answers and a hidden field), the same way`,
+        () =>
+          bulkLoad(
+            exportForm,
+            exportForm.blocks,
+            OPTS.exportResponses,
+            // Values a CSV must quote (a comma) or guard (a formula), in a quarter of the rows each.
+            `jsonb_build_object('source', (ARRAY['newsletter', 'search', '=HYPERLINK("x")', 'partner, Inc.'])[1 + (hashint8(g::bigint * 64 + 63) & 2147483647) % 4])`,
+          ),
+        OPTS.exportResponses,
+      );
 
+    // Build the aggregates with the service's own code, as after any bulk import.
+    require('reflect-metadata');
+    const { dataSourceOptions } = require(join(DIST, 'database', 'data-source.js'));
+    const { ResponseStatsRepository } = require(join(DIST, 'responses', 'response-stats.repository.js'));
+    const { DataSource } = require('typeorm');
+    // The service bounds each statement of a recount by LONG_STATEMENT_MS (10 min); at 10M on a busy
+    // machine one statement may take longer: this is the benchmark's setup, not a measured path.
+    const longStatements = require(join(DIST, 'database', 'long-statements.js'));
+    if (longStatements.LONG_STATEMENT_MS < 3_600_000) longStatements.LONG_STATEMENT_MS = 3_600_000;
+    const dataSource = new DataSource(dataSourceOptions(dbUrl, 2, false));
+    await dataSource.initialize();
+    const closeDs = () => dataSource.destroy();
+    closers.add(closeDs);
+    try {
+      for (const [f, n, what] of [
+        [form, expectedTotal, 'the form under test'],
+        ...(exportForm ? [[exportForm, OPTS.exportResponses, "the export's form"]] : []),
+      ])
+        await timed(
+          `Aggregates of ${what} (${int(n)} responses): \`recomputeResponseStats()\` (dist/src/responses/response-stats.repository.js), one transaction`,
+          () => dataSource.transaction((tx) => new ResponseStatsRepository().recomputeResponseStats(tx, f.id)),
+          n,
+        );
+    } finally {
+      closers.delete(closeDs);
+      await dataSource.destroy();
+    }
+    // Settle the table as it would be after autovacuum, so that no vacuum or checkpoint runs during the rounds.
+    await timed('`VACUUM (ANALYZE)` of the database', () => db.query('VACUUM (ANALYZE)'));
+    try {
+      await timed('`CHECKPOINT`', () => db.query('CHECKPOINT'));
+    } catch (err) {
+      notes.push(
+        `\`CHECKPOINT\` failed (${err.message}); a checkpoint of the load's WAL may have run during the rounds.`,
+      );
+    }
+
+    await db.query(`CREATE TABLE ${REUSE_TABLE} (key text PRIMARY KEY, value jsonb NOT NULL)`);
+    await db.query(`INSERT INTO ${REUSE_TABLE} VALUES ('run', $1)`, [
+      JSON.stringify({ demo, demoCount, stepUs, exportForm, responses: OPTS.responses }),
+    ]);
+  }
   const counter = (
     await db.query(
       'SELECT total::bigint AS total, last_seq::bigint AS last_seq, last_submitted_at FROM response_counters WHERE form_id = $1',
       [form.id],
     )
   ).rows[0];
-  if (Number(counter.total) !== expectedTotal || Number(counter.last_seq) !== Number(form.last_seq) + OPTS.responses) {
+  if (
+    Number(counter.total) !== expectedTotal ||
+    (!reuse && Number(counter.last_seq) !== Number(form.last_seq) + OPTS.responses)
+  ) {
     throw new Error(
       `after the load the counter says total ${counter.total}, last_seq ${counter.last_seq}; expected ${expectedTotal} and ${Number(form.last_seq) + OPTS.responses}`,
     );
@@ -943,56 +1047,58 @@ async function main() {
 
   // --- filters: the tools against the same reads hand-written in SQL --------------------------------
   const filtered = [];
-  const choiceBlock = blocks.find(
-    (b) =>
-      ['multiple_choice', 'dropdown'].includes(b.type) &&
-      b.required &&
-      ((b.settings && b.settings.choices) || []).length >= 2,
-  );
-  let filterWhere;
-  let filterMatches;
+  const choiceBlock = choiceBlockOf(blocks);
   if (hasFilters && !choiceBlock)
-    skipped.push('**SKIPPED: the filtered reads.** The form has no required single-choice block.');
+    skipped.push('**SKIPPED: the filtered reads.** The form has no required single-choice block of 3 choices or more.');
+  /** The filters measured: one choice and one hidden value, each common (about 10%) and rare (about 0.1%). */
+  const filters = [];
   if (hasFilters && choiceBlock) {
-    const choice = choiceBlock.settings.choices[0];
-    filterWhere = { block: choiceBlock.id, op: 'equals', value: choice.id };
-    // The hand-written condition; with an index on answers (GIN) also as containment, which it may serve: the faster is kept.
-    const variants = [{ name: `answers ->> '…' = '…'`, sql: `answers ->> ${lit(choiceBlock.id)} = ${lit(choice.id)}` }];
-    if (indexSizes.some((i) => /\banswers\b/.test(i.def)))
-      variants.push({
-        name: `answers @> '{"…": "…"}'`,
-        sql: `answers @> ${lit(JSON.stringify({ [choiceBlock.id]: choice.id }))}::jsonb`,
-      });
-    filterMatches = Number(
-      (
-        await db.query(
-          `SELECT count(*) AS n FROM responses WHERE form_id = $1 AND seq IS NOT NULL AND answers ->> $2 = $3`,
-          [form.id, choiceBlock.id, choice.id],
-        )
-      ).rows[0].n,
+    const choices = choiceBlock.settings.choices;
+    const choiceFilter = (c, share) => ({
+      name: `choice "${c.label}" (${share})`,
+      where: { block: choiceBlock.id, op: 'equals', value: c.id },
+      // The hand-written condition, also as containment (which an index on answers may serve): the faster is kept.
+      variants: [
+        { name: `answers ->> '…' = '…'`, sql: `answers ->> ${lit(choiceBlock.id)} = ${lit(c.id)}` },
+        {
+          name: `answers @> '{"…": "…"}'`,
+          sql: `answers @> ${lit(JSON.stringify({ [choiceBlock.id]: c.id }))}::jsonb`,
+        },
+      ],
+    });
+    const hiddenFilter = (value, share) => ({
+      name: `hidden ${CAMPAIGN} = "${value}" (${share})`,
+      where: { hidden: CAMPAIGN, op: 'equals', value },
+      variants: [
+        { name: `hidden ->> '…' = '…'`, sql: `hidden ->> ${lit(CAMPAIGN)} = ${lit(value)}` },
+        { name: `hidden @> '{"…": "…"}'`, sql: `hidden @> ${lit(JSON.stringify({ [CAMPAIGN]: value }))}::jsonb` },
+      ],
+    });
+    filters.push(
+      choiceFilter(choices[0], '10%'),
+      choiceFilter(choices[choices.length - 1], '0.1%'),
+      hiddenFilter(CAMPAIGN_COMMON, '10%'),
+      hiddenFilter(CAMPAIGN_RARE, '0.1%'),
     );
-    const deepAt = Math.max(0, Math.min(FILTER_DEEP_OFFSET, filterMatches - PAGE));
-    log(
-      `filtered reads: "${choice.label}" in ${int(filterMatches)} of ${int(expectedTotal)} responses (${f1((100 * filterMatches) / expectedTotal)}%)`,
-    );
-    const cases = [
-      { key: 'fshallow', offset: 0 },
-      { key: 'fdeep', offset: deepAt },
-    ].map(({ key, offset }) => ({
-      key,
-      label: `filtered list_responses offset ${int(offset)}`,
+  }
+  const cases = filters.flatMap((f, i) => [
+    ...[0, ...(i === 0 ? [Math.min(FILTER_DEEP_OFFSET, Math.floor(OPTS.responses / 20))] : [])].map((offset) => ({
+      filter: f,
+      label: `list_responses offset ${int(offset)}, ${f.name}`,
       tool: 'list_responses',
-      args: { publicId, limit: PAGE, offset, where: filterWhere },
+      args: { publicId, limit: PAGE, offset, where: f.where },
       sql: (w) => filteredPageSql(form.id, w, offset),
       offset,
-    }));
-    cases.push({
-      key: 'fsummary',
-      label: 'filtered summarize_responses',
+    })),
+    {
+      filter: f,
+      label: `summarize_responses, ${f.name}`,
       tool: 'summarize_responses',
-      args: { publicId, where: filterWhere },
+      args: { publicId, where: f.where },
       sql: (w) => naiveSummarySql(form.id, blocks, w),
-    });
+    },
+  ]);
+  if (cases.length) {
     const sqlClient = new Client({ connectionString: dbUrl });
     await sqlClient.connect();
     const closeSql = () => sqlClient.end();
@@ -1050,11 +1156,13 @@ async function main() {
     try {
       for (const c of cases) {
         try {
-          log(`filtered: ${c.label} (a first run of each, then ${OPTS.filterRuns} alternating)`);
+          log(
+            `filtered: ${c.label} (a first run of each, then ${OPTS.filterCalls} calls, ${OPTS.filterRuns} SQL runs between)`,
+          );
           // First runs: warm the cache, pick the faster hand-written variant, check the answer.
           const first = await timeTool(c);
           const tried = [];
-          for (const v of variants) tried.push({ ...v, ...(await timeSql(c.sql(v.sql))) });
+          for (const v of c.filter.variants) tried.push({ ...v, ...(await timeSql(c.sql(v.sql))) });
           tried.sort((a, b) => a.ms - b.ms);
           c.variant = tried[0];
           c.tried = tried.map((t) => `${t.name} ${f0(t.ms)} ms`).join(', ');
@@ -1078,17 +1186,24 @@ async function main() {
           } else
             checks.push(
               c.tool === 'list_responses'
-                ? `\`${c.label}\` (where ${JSON.stringify(filterWhere)}): total ${int(first.json.total)} (the matches), exactly the rows of the hand-written \`… AND ${c.variant.sql} ORDER BY seq OFFSET ${c.offset} LIMIT ${PAGE}\`.`
+                ? `\`${c.label}\` (where ${JSON.stringify(c.filter.where)}): total ${int(first.json.total)} (the matches), exactly the rows of the hand-written \`… AND ${c.variant.sql} ORDER BY seq OFFSET ${c.offset} LIMIT ${PAGE}\`.`
                 : `\`${c.label}\`: total ${int(first.json.total)}; every count, min/max/mean, first/last submittedAt and the latest texts equal the one-scan recount of the matching responses.`,
             );
           c.toolMs = [];
           c.sqlMs = [];
-          for (let i = 0; i < OPTS.filterRuns; i++) {
-            c.toolMs.push((await timeTool(c)).ms);
-            c.sqlMs.push((await timeSql(c.sql(c.variant.sql))).ms);
+          c.matches = first.json.total;
+          const load = [];
+          for (let i = 0; i < Math.max(OPTS.filterCalls, OPTS.filterRuns); i++) {
+            load.push(os.loadavg()[0]);
+            if (i < OPTS.filterCalls) c.toolMs.push((await timeTool(c)).ms);
+            if (i < OPTS.filterRuns) c.sqlMs.push((await timeSql(c.sql(c.variant.sql))).ms);
           }
-          c.ratio = midpoint(c.toolMs) / midpoint(c.sqlMs);
-          log(`  tool ${c.toolMs.map(f0).join(', ')} ms; SQL ${c.sqlMs.map(f0).join(', ')} ms; ratio ${f2(c.ratio)}`);
+          c.load = midpoint(load);
+          c.p50 = midpoint(c.toolMs);
+          c.ratio = c.p50 / midpoint(c.sqlMs);
+          log(
+            `  tool p50 ${f0(c.p50)} ms of ${c.toolMs.length} (${f0(Math.min(...c.toolMs))}-${f0(Math.max(...c.toolMs))}); SQL ${c.sqlMs.map(f0).join(', ')} ms; ratio ${f2(c.ratio)}; load ${f1(c.load)}`,
+          );
           filtered.push(c);
         } catch (err) {
           problems.push(`filtered: ${err.message}`);
@@ -1454,7 +1569,7 @@ async function main() {
     '',
     `For scale: ${naiveVs.join('; ')}.`,
     '',
-    ...filteredSection(filtered, { filterWhere, filterMatches, expectedTotal }),
+    ...filteredSection(filtered, { expectedTotal }),
     ...exportSection(exportRuns, copyRuns, exportInfo),
     ...writesSection(writes),
     '## Checks (before the measured requests)',

@@ -284,6 +284,46 @@ describe('response filters: where, since and until on list_responses and summari
       expect(sizes.size).toBeGreaterThan(4);
     }, 180_000); // some 260 calls, on the embedded database too
 
+    it('an equals of one value, on a block or a hidden field, read through the filter indexes (GIN) takes exactly the rows the evaluator takes', async () => {
+      const equals = [
+        ...wheres().filter((w) => w.op === 'equals' && !Array.isArray(w.value)),
+        { hidden: 'source', op: 'equals', value: 'ad' },
+        { hidden: 'source', op: 'equals', value: 'Hello World' },
+        { hidden: 'source', op: 'equals', value: '' },
+        { hidden: 'source', op: 'equals', value: 'nobody' },
+      ];
+      expect(equals.length).toBeGreaterThan(10);
+      const sizes = new Set<number>();
+      for (const where of equals) {
+        const condition = checked(form, { where: where as Condition });
+        const expected = rows.filter((r) => evaluate(condition, facts(r.answers, r.hidden))).map((r) => r.id);
+        sizes.add(expected.length);
+        const params: unknown[] = [form.id];
+        const sql = conditionSql(condition, params, 'r');
+        // No scan allowed, and no form_id condition for a btree to serve: only the GIN index can answer.
+        const read = `SELECT r.id, r.form_id FROM responses r WHERE ${sql} AND $1::uuid IS NOT NULL`;
+        const { plan, ids } = await db.transaction(async (tx) => {
+          await tx.query('SET LOCAL enable_seqscan = off');
+          await tx.query('SET LOCAL enable_indexscan = off');
+          const explained: Array<{ 'QUERY PLAN': string }> = await tx.query(`EXPLAIN ${read}`, params);
+          const found: Array<{ id: string; form_id: string }> = await tx.query(read, params);
+          return {
+            plan: explained.map((l) => l['QUERY PLAN']).join('\n'),
+            ids: found.filter((r) => r.form_id === form.id).map((r) => r.id),
+          };
+        });
+        if (sql !== 'false')
+          expect({ where, index: /IDX_responses_(answers|hidden)/.exec(plan)?.[0] }).toEqual({
+            where,
+            index: 'block' in where ? 'IDX_responses_answers' : 'IDX_responses_hidden',
+          });
+        const order = new Map(rows.map((r, i) => [r.id, i]));
+        expect({ where, ids: ids.sort((a, b) => order.get(a)! - order.get(b)!) }).toEqual({ where, ids: expected });
+      }
+      expect(sizes).toContain(0);
+      expect(sizes.size).toBeGreaterThan(2);
+    });
+
     it('filters on hidden fields, and text contains ignores case', async () => {
       const list = (where: unknown) =>
         callTool(app, token, 'list_responses', { publicId: form.publicId, where }).then(idsOf);
