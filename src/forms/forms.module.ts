@@ -10,6 +10,7 @@ import { CloseFormTool } from './close-form.tool';
 import { CreateFormTool } from './create-form.tool';
 import { DeleteFormTool } from './delete-form.tool';
 import { FormsRepository } from './forms.repository';
+import { FormVersionReads } from './form-version-reads';
 import { FormsService } from './forms.service';
 import { GetFormTool } from './get-form.tool';
 import { ListFormsTool } from './list-forms.tool';
@@ -22,6 +23,7 @@ import { UpdateFormTool } from './update-form.tool';
   providers: [
     FormsService,
     FormsRepository,
+    FormVersionReads,
     ListFormsTool,
     GetFormTool,
     CreateFormTool,

@@ -32,6 +32,15 @@ export interface FormKey {
   workspaceId?: string;
 }
 
+/** A form's id and the version it is at. */
+export interface FormVersion {
+  id: string;
+  version: number;
+}
+
+/** A form key as one string (for findVersions' answer). */
+export const versionKey = (key: Required<FormKey>) => `${key.workspaceId}/${key.publicId}`;
+
 /** Forms whose blocks an instance keeps (see FormsRepository.find). */
 const KEPT_FORMS = 1000;
 
@@ -80,16 +89,22 @@ export class FormsRepository {
   }
 
   /**
-   * A form's id and version, as committed (call it outside a transaction): what tells whether a
-   * view made for that version is still the form's (FormsService.getView). Two columns of one
-   * indexed row.
+   * The id and version of each form `keys` names that exists (outside a transaction: as
+   * committed), by `versionKey(key)`: what tells whether a view made for a version is still the
+   * form's (FormVersionReads). One statement for any number of keys; a key whose workspace id is
+   * not a uuid matches nothing rather than failing the others.
    */
-  async findVersion(manager: EntityManager, key: Required<FormKey>): Promise<{ id: string; version: number } | undefined> {
-    const [row] = await manager.query(
-      prepared(manager, 'SELECT f.id, f.version FROM forms f WHERE f.public_id = $1 AND f.workspace_id = $2'),
-      [key.publicId, key.workspaceId],
+  async findVersions(manager: EntityManager, keys: Array<Required<FormKey>>): Promise<Map<string, FormVersion>> {
+    const rows: Array<Required<FormKey> & FormVersion> = await manager.query(
+      prepared(
+        manager,
+        `SELECT f.public_id AS "publicId", f.workspace_id AS "workspaceId", f.id, f.version
+           FROM unnest($1::text[], $2::text[]) AS k(public_id, workspace_id)
+           JOIN forms f ON f.public_id = k.public_id AND f.workspace_id::text = k.workspace_id`,
+      ),
+      [keys.map((k) => k.publicId), keys.map((k) => k.workspaceId)],
     );
-    return row;
+    return new Map(rows.map((r) => [versionKey(r), { id: r.id, version: r.version }]));
   }
 
   /**

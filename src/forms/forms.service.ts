@@ -14,6 +14,7 @@ import { BlockInput } from './blocks';
 import { blocksView, checkHiddenFields, checkHiddenStillNamed, normalizeForm } from './form-logic';
 import { FormStatus } from './entities/form.entity';
 import { FormAnswers } from './form-answers';
+import { FormVersionReads } from './form-version-reads';
 import { FormListItem, FormRecord, FormsRepository } from './forms.repository';
 import { UploadsService } from '../uploads/uploads.service';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service';
@@ -70,6 +71,7 @@ export class FormsService {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly repo: FormsRepository,
+    private readonly versions: FormVersionReads,
     private readonly answers: FormAnswers,
     private readonly audit: AuditService,
     private readonly idempotency: IdempotencyService,
@@ -101,13 +103,14 @@ export class FormsService {
    * get_form's answer: the form's view with its blocks (view()), made once per version and served
    * as it is (its JSON made once too: servedAsIs) while the form stays at that version. Every change
    * of a form bumps its version in the transaction that makes it (edits, publish, close), so a
-   * committed version's view never changes; each call reads the row's id and version, fresh, so an
-   * edit on any instance shows at once. Inside a transaction the form is read and viewed in full.
+   * committed version's view never changes; each call reads the row's id and version, fresh (with
+   * the calls waiting at the same time: FormVersionReads), so an edit on any instance shows at
+   * once. Inside a transaction the form is read and viewed in full.
    */
   async getView(workspaceId: string, publicId: string): Promise<Record<string, unknown>> {
     const manager = currentManager(this.db);
     if (manager.queryRunner) return this.view(await this.get(workspaceId, publicId, manager), true);
-    const current = await this.repo.findVersion(manager, { workspaceId, publicId });
+    const current = await this.versions.read({ workspaceId, publicId });
     if (!current) throw notFoundForm(publicId);
     const kept = this.formViews.get(current.id);
     if (kept?.version === current.version) return kept.view;

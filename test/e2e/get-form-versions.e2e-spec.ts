@@ -112,6 +112,28 @@ describe('get_form after edits, on one instance and on two', () => {
     }
   });
 
+  it("answers calls made at the same time each with its own form, and another workspace's as not found", async () => {
+    const other = (await createToken(a, await createWorkspace(a, 'pro'), { role: 'admin' })).token;
+    const mine = await Promise.all(
+      [1, 2, 3].map((i) =>
+        call(a, 'create_form', { title: `Mine ${i}`, blocks: [{ type: 'short_text', title: 'Q' }] }),
+      ),
+    );
+    const theirs = (await callTool(a, other, 'create_form', { title: 'Theirs' })).body;
+    const calls = [];
+    for (let round = 0; round < 10; round++) {
+      for (const form of mine)
+        calls.push(['mine', form, callTool(a, token, 'get_form', { publicId: form.publicId })] as const);
+      calls.push(['theirs', theirs, callTool(a, token, 'get_form', { publicId: theirs.publicId })] as const);
+      calls.push(['own', theirs, callTool(a, other, 'get_form', { publicId: theirs.publicId })] as const);
+    }
+    for (const [whose, form, pending] of calls) {
+      const res = await pending;
+      if (whose === 'theirs') expect([res.status, res.body.error?.code]).toEqual([404, 'not_found']);
+      else expect([res.status, res.body]).toEqual([200, form]);
+    }
+  });
+
   it('never serves another instance a version older than the one committed', async () => {
     const created = await call(a, 'create_form', {
       title: 'Shared',

@@ -1,0 +1,81 @@
+import type { DataSource } from 'typeorm';
+import { FormVersionReads } from './form-version-reads';
+import type { FormKey, FormsRepository, FormVersion } from './forms.repository';
+import { versionKey } from './forms.repository';
+
+/** A repository whose statements the test answers one by one. */
+function fakeRepository() {
+  const statements: Array<{
+    keys: Array<Required<FormKey>>;
+    answer: (versions: Record<string, number>) => void;
+    fail: (err: Error) => void;
+  }> = [];
+  const repo = {
+    findVersions: (_manager: unknown, keys: Array<Required<FormKey>>) =>
+      new Promise<Map<string, FormVersion>>((resolve, reject) =>
+        statements.push({
+          keys,
+          answer: (versions) =>
+            resolve(
+              new Map(
+                keys
+                  .filter((k) => versions[k.publicId] !== undefined)
+                  .map((k) => [versionKey(k), { id: `id-${k.publicId}`, version: versions[k.publicId] }]),
+              ),
+            ),
+          fail: reject,
+        }),
+      ),
+  };
+  return { repo: repo as unknown as FormsRepository, statements };
+}
+
+const key = (publicId: string): Required<FormKey> => ({ workspaceId: 'w1', publicId });
+const tick = () => new Promise((r) => setImmediate(r));
+
+describe('FormVersionReads', () => {
+  it('starts a read at once, and reads that arrive while two run go together in the next statement', async () => {
+    const { repo, statements } = fakeRepository();
+    const reads = new FormVersionReads({ manager: {} } as DataSource, repo);
+    const a = reads.read(key('a'));
+    const b = reads.read(key('b'));
+    const waiting = [reads.read(key('c')), reads.read(key('d')), reads.read(key('c'))];
+    await tick();
+    expect(statements.map((s) => s.keys.map((k) => k.publicId))).toEqual([['a'], ['b']]);
+
+    // The first statement also "sees" c at version 1: c asked after it started, so it is not answered from it.
+    statements[0].answer({ a: 3, c: 1 });
+    await expect(a).resolves.toEqual({ id: 'id-a', version: 3 });
+    await tick();
+    expect(statements.map((s) => s.keys.map((k) => k.publicId))).toEqual([['a'], ['b'], ['c', 'd']]);
+    statements[2].answer({ c: 2 });
+    await expect(Promise.all(waiting)).resolves.toEqual([
+      { id: 'id-c', version: 2 },
+      undefined,
+      { id: 'id-c', version: 2 },
+    ]);
+    statements[1].answer({ b: 1 });
+    await expect(b).resolves.toEqual({ id: 'id-b', version: 1 });
+  });
+
+  it("gives a failed statement's error to every read it held, and the next reads a statement of their own", async () => {
+    const { repo, statements } = fakeRepository();
+    const reads = new FormVersionReads({ manager: {} } as DataSource, repo);
+    const held = [reads.read(key('a')), reads.read(key('b')), reads.read(key('c'))];
+    await tick();
+    statements[1].fail(new Error('Connection terminated unexpectedly'));
+    await expect(held[1]).rejects.toThrow('Connection terminated unexpectedly');
+    await tick();
+    statements[2].fail(new Error('Connection terminated unexpectedly'));
+    await expect(held[2]).rejects.toThrow('Connection terminated unexpectedly');
+    const later = reads.read(key('a'));
+    await tick();
+    expect(statements).toHaveLength(4);
+    statements[3].answer({ a: 5 });
+    statements[0].answer({ a: 5 });
+    await expect(Promise.all([held[0], later])).resolves.toEqual([
+      { id: 'id-a', version: 5 },
+      { id: 'id-a', version: 5 },
+    ]);
+  });
+});
