@@ -13,7 +13,7 @@
  * (or after npm run build: node bench/export.js). Needs PostgreSQL on this machine, psql and curl.
  * Settings: BENCH_ADMIN_URL, BENCH_DIST, BENCH_EXPORT_RESPONSES, BENCH_ROUNDS (3), BENCH_SLOW_RATE
  * (5M, curl's --limit-rate; 0: no slow reader), BENCH_KEEP_DB=1 (keep the database), BENCH_DB=<name>
- * (reuse a database a run kept: no generation, a new token).
+ * (reuse a database a run kept: no generation, a new token), BENCH_SERVICE_NODE_ARGS (node flags of the instance).
  *
  * A fresh database formwork_bench_export_<timestamp>, migrated by the CLI, one Pro workspace and an
  * admin token; one built instance (production, rate limits off); a form with the demo's feedback
@@ -234,9 +234,11 @@ async function main() {
 
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
+  // BENCH_SERVICE_NODE_ARGS: node flags of the instance, e.g. V8's, to see what they change.
+  const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const server = new Server(
     'formwork',
-    [MAIN],
+    [...nodeArgs, MAIN],
     serviceEnv(baseEnv, port, database.url, { RATE_LIMIT_ENABLED: 'false', PUBLIC_URL: base }),
   );
   teardown.servers.push(server);
@@ -417,7 +419,7 @@ async function main() {
     `# Export: ${int(rows)} responses, CSV and NDJSON, against COPY`,
     '',
     machineLine(pgVersion, loadBefore),
-    `- Build: ${DIST ? process.env.BENCH_DIST : 'dist'}; database \`${database.name}\`, ${loadNote}; load average at the end ${loadText(os.loadavg())}.`,
+    `- Build: ${DIST ? process.env.BENCH_DIST : 'dist'}${nodeArgs.length ? `, node ${nodeArgs.join(' ')}` : ''}; database \`${database.name}\`, ${loadNote}; load average at the end ${loadText(os.loadavg())}.`,
     `- Rounds alternate the CSV export (a fresh link, \`GET\` read to its end by curl to /dev/null) and psql's \`COPY (SELECT …) TO STDOUT WITH (FORMAT csv)\` of the same rows and columns (to /dev/null), then an NDJSON export; then slow readers at ${OPTS.slowRate}/s. VmRSS of the instance every 50 ms; idle: the median of 10 samples over the second before. CPU: per 1,000,000 rows, of the service, of PostgreSQL's backends for this database, and of other processes.`,
     '',
     '## Verdict',
