@@ -392,9 +392,19 @@ describe('export_responses', () => {
     }
   });
 
-  it('exports only what the filter matches, as list_responses filters (where, since, until)', async () => {
+  it('exports only what the filter matches, as list_responses filters (where, since, until), in CSV and NDJSON', async () => {
     const filters = [
       { where: { block: 'rating', op: 'lte', value: 2 } },
+      // Values a SQL literal must escape (the CSV's COPY takes them as literals): quotes, a backslash, $1.
+      {
+        where: {
+          any: [
+            { block: 'name', op: 'contains', value: 'ann, "the' },
+            { block: 'name', op: 'equals', value: "O'Brien \\ $1 $$" },
+            { hidden: 'source', op: 'in', value: ["it's", '\\', '$2'] },
+          ],
+        },
+      },
       { where: { hidden: 'source', op: 'answered' } },
       { where: { block: 'pets', op: 'contains', value: 'Dog' } },
       { since: '2026-01-01T00:03:00Z', until: '2026-01-01T00:05:00Z' },
@@ -418,7 +428,11 @@ describe('export_responses', () => {
       const listed = (await listAll(form.publicId, filter)).map((r) => r.id);
       expect(ids).toEqual(listed);
       expect(ids.length).toBeLessThan(6);
+      const csv = await download((await exportLink({ publicId: form.publicId, format: 'csv', ...filter })).url);
+      expect(csv.status).toBe(200);
+      expect((parse(csv.body as Buffer, { bom: true }) as string[][]).slice(1).map((r) => r[0])).toEqual(listed);
     }
+    expect(await listAll(form.publicId, filters[1])).toHaveLength(1);
     // The filter is checked when the link is made, at its path.
     const bad = await callTool(app, token, 'export_responses', {
       publicId: form.publicId,
