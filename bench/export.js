@@ -12,7 +12,7 @@
  * Usage: npx tsc -p tsconfig.build.json --outDir dist/<you>; BENCH_DIST=dist/<you> node bench/export.js
  * (or after npm run build: node bench/export.js). Needs PostgreSQL on this machine, psql and curl.
  * Settings: BENCH_ADMIN_URL, BENCH_DIST, BENCH_EXPORT_RESPONSES, BENCH_ROUNDS (3), BENCH_SLOW_RATE
- * (5M, curl's --limit-rate; 0: no slow reader), BENCH_KEEP_DB=1 (keep the database), BENCH_DB=<name>
+ * (5M, curl's --limit-rate; 0: no slow reader), BENCH_KEEP_DB=1 (keep the database), BENCH_REUSE_DB=<name>
  * (reuse a database a run kept: no generation, a new token), BENCH_SERVICE_NODE_ARGS (node flags of the instance).
  *
  * A fresh database formwork_bench_export_<timestamp>, migrated by the CLI, one Pro workspace and an
@@ -63,7 +63,7 @@ const OPTS = {
   rounds: envNumber('BENCH_ROUNDS', 3, { integer: true, min: 1 }),
   slowRate: process.env.BENCH_SLOW_RATE ?? '5M',
   keepDb: envFlag('BENCH_KEEP_DB'),
-  reuse: process.env.BENCH_DB || '',
+  reuse: process.env.BENCH_REUSE_DB || '',
 };
 const TARGET_RATIO = 0.6;
 const TARGET_RSS_MIB = 50;
