@@ -60,12 +60,13 @@ export function linkNotFound(): ApiError {
  * Exports: making the link (export_responses), and serving it (GET EXPORT_PATH) as a stream
  * read from PostgreSQL in batches by key.
  *
- * Why batches by key rather than a cursor or COPY: a cursor holds a transaction, and its session,
- * for the whole download, which a slow client can make last as long as it likes (the sessions'
- * idle-in-transaction timeout would end it, and the embedded database's only session would be
- * taken). Here each batch is one short statement on a pooled connection, returned at once: the
- * next batch is read only when the client has taken the previous one (the stream's backpressure),
- * so memory stays at about one batch, and a client that goes away stops the reading (the stream is
+ * Why batches by key rather than one cursor or one COPY of everything: either holds a session (a
+ * cursor a transaction too) for the whole download, which a slow client can make last as long as
+ * it likes (the statement or idle-in-transaction timeout would end it, and the embedded database's
+ * only session would be taken). Here each batch is one short statement on a pooled connection
+ * (for CSV a COPY of the batch: see csvCopySql), returned at once: the next batch is read only
+ * when the client has taken the previous one (the stream's backpressure), so memory stays at
+ * about two batches (one read ahead), and a client that goes away stops the reading (the stream is
  * destroyed, and the generator reading it ends after the statement in flight, if any).
  *
  * A download reads the responses sequenced when it starts (responses waiting for their seq are
