@@ -7,7 +7,7 @@ import { ApiError, ErrorDetail } from '../common/errors/api-error';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { newFormPublicId } from '../common/ids';
 import { currentManager, inTransaction } from '../database/transaction';
-import { servedAsIs } from '../tools/served-as-is';
+import { servedAsIs } from '../common/http/served-as-is';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { AnswerLossCandidate, describeLoss, lossCandidates } from './answer-loss';
 import { BlockInput } from './blocks';

@@ -10,7 +10,7 @@ import { IdempotencyInterceptor } from '../idempotency/idempotency.interceptor';
 import { CheckedToolCall, ToolAccessGuard, ToolArgumentsGuard, ToolResolveGuard } from './tool-call.guards';
 import { ToolCall, ToolCallService } from './tool-call.service';
 import { ToolRegistry } from './tool-registry.service';
-import { jsonServedAsIs } from './served-as-is';
+import { jsonServedAsIs } from '../common/http/served-as-is';
 
 /** The type Fastify gives a JSON answer it serializes. */
 const JSON_TYPE = 'application/json; charset=utf-8';
