@@ -3,6 +3,7 @@ import type { EntityManager } from 'typeorm';
 import { allowLongStatements } from '../database/long-statements';
 import type { Block } from '../forms/blocks';
 import { LATEST_TEXTS } from './summarize';
+import { withoutJit } from './response-filter';
 
 /**
  * The order of a form's responses and their maintained aggregates, so that paging, totals and
@@ -313,6 +314,7 @@ export class ResponseStatsRepository {
       ? `WITH walk AS MATERIALIZED (
            SELECT r.seq, r.submitted_at, r.answers FROM ${source} WHERE ${filter.sql} ORDER BY r.seq DESC)`
       : '';
+    await withoutJit(manager);
     const [row] = await manager.query(
       `${walk}
        SELECT count(*)::int AS total, count(r.shown)::int AS recorded, min(r.submitted_at) AS first, max(r.submitted_at) AS last,

@@ -6,6 +6,7 @@ import { prepared } from '../database/prepared';
 import { AuditRecordJson, AuditRepository } from '../audit/audit.repository';
 import type { ResponseEntity } from './entities/response.entity';
 import { BUCKET_BITS, isoText } from './response-stats.repository';
+import { withoutJit } from './response-filter';
 
 /** A stored response's id and time, as the insert returns them. */
 export type InsertedResponse = Pick<ResponseEntity, 'id' | 'submittedAt'>;
@@ -119,6 +120,7 @@ export class ResponsesRepository {
     counted?: number,
   ): Promise<{ total: number; rows: ResponseRow[] }> {
     const params = [...filter.params];
+    await withoutJit(manager);
     const total =
       counted ??
       (
