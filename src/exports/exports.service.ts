@@ -14,11 +14,12 @@ import { checkResponseFilter, ResponseFilter, responseFilterSql } from '../respo
 import { LongReads } from '../responses/long-reads';
 import { ResponseSequencer } from '../responses/response-sequencer';
 import { AnswersBy, partialViewer, ResponseStatus, responseViewer } from '../responses/responses.service';
+import { fileKeys } from '../files/file-answers';
 import { FileAnswers } from '../files/file-answers.service';
 import { contentDisposition, csvLayout } from './csv';
 import { csvCopySql, withLiterals } from './csv-sql';
 import { EXPORT_LINK_TTL_MS, ExportFormat, ExportGrant, ExportLinkStore } from './export-link';
-import { EXPORT_PART_ROWS, ExportsRepository } from './exports.repository';
+import { EXPORT_PART_ROWS, ExportRow, ExportsRepository } from './exports.repository';
 
 /** How many partial responses an export reads per statement (see partialChunks). */
 const EXPORT_PARTIAL_BATCH = 1000;
@@ -195,7 +196,7 @@ export class ExportsService {
       // CSV: the records are written by PostgreSQL's COPY (see csvCopySql), the filter as literals.
       const literals = [form.id, ...params.slice(1)];
       const copy = grant.fmt === 'csv' ? (where: string) => csvCopySql(form, withLiterals(where, literals)) : undefined;
-      const chunks = this.chunks(grant, form, upTo, { sql, params: params.slice(3) }, copy, on);
+      const chunks = this.chunks(grant, form, upTo, { sql, params: params.slice(3), literals }, copy, on);
       // Bytes, not objects: the stream asks for the next batch once its 64 KiB buffer has drained.
       const body = Readable.from(chunks, { objectMode: false, highWaterMark: 64 * 1024 });
       const unwatch = this.watch(grant, body);
@@ -214,7 +215,7 @@ export class ExportsService {
     grant: ExportGrant,
     form: FormRecord,
     upTo: string,
-    filter: { sql: string; params: unknown[] },
+    filter: { sql: string; params: unknown[]; literals: unknown[] },
     copy: ((where: string) => string) | undefined,
     on: Awaited<ReturnType<LongReads['source']>>,
   ): AsyncGenerator<string | Buffer> {
@@ -223,6 +224,12 @@ export class ExportsService {
     try {
       // NDJSON's lines are get_response's objects; CSV's records come written from PostgreSQL.
       const view = copy ? undefined : responseViewer(form, grant.a);
+      // Without file answers (whose links are signed per batch), each line is written as its row
+      // arrives, into bytes: no object or string of a batch outlives its row (see lineRows).
+      const line =
+        view && !fileKeys(form.blocks, grant.a === 'ref').length
+          ? (row: ExportRow) => `${JSON.stringify(view(row))}\n`
+          : undefined;
       // The first bytes go out before any response is read.
       if (copy) yield csvLayout(form, grant.a).head;
       const last = BigInt(upTo);
@@ -234,11 +241,11 @@ export class ExportsService {
         const end = after + range < last ? after + range : last;
         const batch = { after: after.toString(), upTo: end.toString() };
         after = end;
-        if (copy) {
-          // Values as literals (COPY takes no parameters): the form's id and the range are ours.
-          const where = `r.form_id = $1 AND r.seq > ${BigInt(batch.after)} AND r.seq <= ${BigInt(batch.upTo)} AND (${filter.sql})`;
-          return on((db) => this.repo.readCsvBatch(currentManager(db), copy(where)));
-        }
+        // Values as literals (COPY and lineRows' simple query take no parameters): the form's id and the range are ours.
+        const where = `r.form_id = $1 AND r.seq > ${BigInt(batch.after)} AND r.seq <= ${BigInt(batch.upTo)} AND (${filter.sql})`;
+        if (copy) return on((db) => this.repo.readCsvBatch(currentManager(db), copy(where)));
+        if (line)
+          return on((db) => this.repo.readLineBatch(currentManager(db), withLiterals(where, filter.literals), line));
         return on((db) => this.repo.readBatch(currentManager(db), form.id, batch, filter)).then(async (rows) => {
           const views = rows.map(view!);
           // File answers with links bound to the link's credential, as get_response shows them.
