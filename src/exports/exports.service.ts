@@ -83,7 +83,7 @@ export class ExportsService {
   /**
    * The range of seq one batch reads, by format (tests set it lower to see several batches). A CSV
    * batch is bytes (about 160 KB per 1,000 responses) and its statement's planning costs about a
-   * millisecond, so it reads 10,000; NDJSON's are rows parsed into objects, 1,000.
+   * millisecond, so it reads 10,000; NDJSON's, 1,000 (bytes too, unless the form takes files: see line).
    */
   batchSeqRange: Record<ExportFormat, number> = { csv: 10_000, ndjson: 1000 };
   /** Downloads being read now (tests watch a disconnect end one). */
