@@ -8,6 +8,9 @@ import { FormEntity } from '../../forms/entities/form.entity';
 @Index('IDX_responses_form_seq', ['formId', 'seq'], { unique: true, where: 'seq IS NOT NULL' })
 @Index('IDX_responses_unsequenced', ['formId', 'submittedAt', 'arrival'], { where: 'seq IS NULL' })
 @Index('IDX_responses_resume', ['resumeHash'], { unique: true, where: 'resume_hash IS NOT NULL' })
+// GIN (jsonb_path_ops) indexes for filters, made by migration 1796000430000 (TypeORM cannot declare their operator class).
+@Index('IDX_responses_answers', { synchronize: false })
+@Index('IDX_responses_hidden', { synchronize: false })
 export class ResponseEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
