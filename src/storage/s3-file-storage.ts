@@ -108,7 +108,10 @@ export class S3FileStorage extends FileStorage {
     };
     try {
       // Chunks are copied into the part being filled (one copy, no list of chunks kept beside it).
+      // Two buffers take turns: the one filled and the one sent (a new 8 MiB buffer per part cost
+      // its page faults, and RSS until the garbage collector freed the last).
       let part = Buffer.allocUnsafe(PART_BYTES);
+      let sent: typeof part | undefined;
       let filled = 0;
       for await (const chunk of limited.stream as AsyncIterable<Buffer>) {
         for (let offset = 0; offset < chunk.length;) {
@@ -116,8 +119,8 @@ export class S3FileStorage extends FileStorage {
           filled += copied;
           offset += copied;
           if (filled < PART_BYTES) continue;
-          await sendPart(part);
-          part = Buffer.allocUnsafe(PART_BYTES);
+          await sendPart(part); // once the previous part is sent: its buffer is free
+          [part, sent] = [sent ?? Buffer.allocUnsafe(PART_BYTES), part];
           filled = 0;
         }
       }
