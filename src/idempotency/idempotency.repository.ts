@@ -36,36 +36,12 @@ export type StoredAnswer = Pick<
   responseHeaders: Record<string, string> | null;
 };
 
-/**
- * A write's key to claim with its answer already known but for the time (CLAIM_WRITES_SQL): the
- * answer is head + the time as ISO 8601 + tail, and shows the form and response named.
- */
-export interface ClaimedWrite {
-  id: KeyId;
-  fingerprint: Buffer;
-  workspaceId: string;
-  formPublicId: string | null;
-  responseId: string | null;
-  head: string;
-  tail: string;
-}
-
 const KEY_WHERE = 'scope = $1 AND tool = $2 AND idempotency_key = $3';
 /** A transaction-level advisory lock per key: held by a write tool's run, so a duplicate gets 409 at once instead of waiting. */
 const KEY_LOCK = 'pg_try_advisory_xact_lock(hashtextextended($1 || chr(31) || $2 || chr(31) || $3, 0))';
 /** An existing row may be replaced when it has expired, or when it is a run whose lock expired (its instance died) for the same body. */
 const REPLACEABLE = `k.created_at <= now() - interval '${RETENTION_HOURS} hours'
       OR (k.response_status IS NULL AND k.locked_until <= now() AND k.fingerprint = EXCLUDED.fingerprint)`;
-
-/** Whether the CTE `taken` took the key, and else the unexpired record of the key (as of the statement's start). */
-const EXISTING_SQL = (taken: string) => `
-SELECT EXISTS (SELECT 1 FROM ${taken}) AS claimed, e.fingerprint, e.response_status AS "responseStatus",
-       e.response_headers AS "responseHeaders", e.response_body AS "responseBody"
-  FROM lock l
-  LEFT JOIN idempotency_keys e
-    ON e.scope = $1 AND e.tool = $2 AND e.idempotency_key = $3 AND e.created_at > now() - interval '${RETENTION_HOURS} hours'`;
-/** The time CLAIM_WRITES_SQL gives its writes, as Date.prototype.toISOString writes it. */
-const ISO_AT = `to_char(t.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 const CLAIM_SQL = `
 WITH lock AS (SELECT ${KEY_LOCK} AS got),
@@ -79,69 +55,23 @@ claimed AS (
    WHERE ${REPLACEABLE}
   RETURNING 1
 )
-${EXISTING_SQL('claimed')}`;
-
-/**
- * Stores a finished answer without a prior claim (a write tool's 4xx, after its transaction rolled
- * back; a refusal of a write that claims its key in its own statement), and answers as CLAIM_SQL
- * does: whether it was stored, and else the record that holds the key.
- */
-const STORE_SQL = `
-WITH lock AS (SELECT ${KEY_LOCK} AS got),
-stored AS (
-  INSERT INTO idempotency_keys AS k (scope, tool, idempotency_key, fingerprint, response_status, response_headers, response_body,
-                                     workspace_id, read_only, form_public_id, response_id)
-  SELECT $1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11 FROM lock WHERE got
-  ON CONFLICT (scope, tool, idempotency_key) DO UPDATE
-     SET fingerprint = EXCLUDED.fingerprint, lock_token = NULL, locked_until = NULL, response_status = EXCLUDED.response_status,
-         response_headers = EXCLUDED.response_headers, response_body = EXCLUDED.response_body, created_at = now(),
-         workspace_id = EXCLUDED.workspace_id, read_only = EXCLUDED.read_only, form_public_id = EXCLUDED.form_public_id, response_id = EXCLUDED.response_id
-   WHERE ${REPLACEABLE}
-  RETURNING 1
-)
-${EXISTING_SQL('stored')}`;
-
-/**
- * Claims the keys of writes that store their answer in the same transaction as their own insert
- * (ResponseInsertBatcher): per row of $1 (a JSON array of claimedWriteRow()s), the key's advisory
- * lock, then the record with its answer already in it, 200 and head || at || tail, where `at` is
- * the time this statement gives the writes (the caller stores it as theirs, so the answer shows
- * what is stored). A row whose key is taken claims nothing and reads the record that holds it, as
- * CLAIM_SQL does. Same table, lock, fingerprint and replace rule as CLAIM_SQL and STORE_SQL, so a
- * key claimed here and one claimed by the generic path exclude each other and replay alike.
- */
-const CLAIM_WRITES_SQL = `
-WITH i AS MATERIALIZED (
-  SELECT i.*, pg_try_advisory_xact_lock(hashtextextended(i.scope || chr(31) || i.tool || chr(31) || i.key, 0)) AS got
-    FROM jsonb_to_recordset($1::jsonb) AS i(n int, scope text, tool text, key text, fingerprint text, workspace_id uuid,
-                                             form_public_id text, response_id text, head text, tail text)),
-t AS MATERIALIZED (SELECT date_trunc('milliseconds', clock_timestamp()) AS at),
-claimed AS (
-  INSERT INTO idempotency_keys AS k (scope, tool, idempotency_key, fingerprint, response_status, response_body,
-                                     workspace_id, read_only, form_public_id, response_id)
-  SELECT i.scope, i.tool, i.key, decode(i.fingerprint, 'hex'), 200, i.head || ${ISO_AT} || i.tail,
-         i.workspace_id, false, i.form_public_id, i.response_id
-    FROM i CROSS JOIN t WHERE i.got
-  ON CONFLICT (scope, tool, idempotency_key) DO UPDATE
-     SET fingerprint = EXCLUDED.fingerprint, lock_token = NULL, locked_until = NULL, response_status = EXCLUDED.response_status,
-         response_headers = NULL, response_body = EXCLUDED.response_body, created_at = now(),
-         workspace_id = EXCLUDED.workspace_id, read_only = false, form_public_id = EXCLUDED.form_public_id, response_id = EXCLUDED.response_id
-   WHERE ${REPLACEABLE}
-  RETURNING k.scope, k.tool, k.idempotency_key
-)
-SELECT i.n, c.scope IS NOT NULL AS claimed, t.at, e.fingerprint, e.response_status AS "responseStatus",
+SELECT EXISTS (SELECT 1 FROM claimed) AS claimed, e.fingerprint, e.response_status AS "responseStatus",
        e.response_headers AS "responseHeaders", e.response_body AS "responseBody"
-  FROM i CROSS JOIN t
-  LEFT JOIN claimed c ON c.scope = i.scope AND c.tool = i.tool AND c.idempotency_key = i.key
+  FROM lock l
   LEFT JOIN idempotency_keys e
-    ON c.scope IS NULL AND e.scope = i.scope AND e.tool = i.tool AND e.idempotency_key = i.key
-   AND e.created_at > now() - interval '${RETENTION_HOURS} hours'
- ORDER BY i.n`;
+    ON e.scope = $1 AND e.tool = $2 AND e.idempotency_key = $3 AND e.created_at > now() - interval '${RETENTION_HOURS} hours'`;
 
-/** Removes claims of CLAIM_WRITES_SQL whose write was not stored (its form changed), in the same transaction. */
-const UNCLAIM_WRITES_SQL = `
-DELETE FROM idempotency_keys k USING jsonb_to_recordset($1::jsonb) AS i(scope text, tool text, key text)
- WHERE k.scope = i.scope AND k.tool = i.tool AND k.idempotency_key = i.key`;
+/** Stores a finished answer without a prior claim (a write tool's 4xx, after its transaction rolled back). */
+const STORE_SQL = `
+WITH lock AS (SELECT ${KEY_LOCK} AS got)
+INSERT INTO idempotency_keys AS k (scope, tool, idempotency_key, fingerprint, response_status, response_headers, response_body,
+                                   workspace_id, read_only, form_public_id, response_id)
+SELECT $1, $2, $3, $4, $5, $6::jsonb, $7, $8, $9, $10, $11 FROM lock WHERE got
+ON CONFLICT (scope, tool, idempotency_key) DO UPDATE
+   SET fingerprint = EXCLUDED.fingerprint, lock_token = NULL, locked_until = NULL, response_status = EXCLUDED.response_status,
+       response_headers = EXCLUDED.response_headers, response_body = EXCLUDED.response_body, created_at = now(),
+       workspace_id = EXCLUDED.workspace_id, read_only = EXCLUDED.read_only, form_public_id = EXCLUDED.form_public_id, response_id = EXCLUDED.response_id
+ WHERE ${REPLACEABLE}`;
 
 const COMPLETE_SQL = `
 UPDATE idempotency_keys SET response_status = $5, response_headers = $6::jsonb, response_body = $7, lock_token = NULL, locked_until = NULL,
@@ -199,13 +129,13 @@ export class IdempotencyRepository {
     ]);
   }
 
-  /** Stores an answer without a prior claim (see STORE_SQL): whether it did, and else the record that holds the key. */
+  /** Stores an answer without a prior claim (see STORE_SQL). */
   async store(
     manager: EntityManager,
     id: KeyId,
     record: StoredAnswer & { fingerprint: Buffer; workspaceId: string; readOnly: boolean },
-  ): Promise<ClaimRow> {
-    const [row]: ClaimRow[] = await manager.query(STORE_SQL, [
+  ): Promise<void> {
+    await manager.query(STORE_SQL, [
       id.scope,
       id.tool,
       id.key,
@@ -218,29 +148,6 @@ export class IdempotencyRepository {
       record.formPublicId,
       record.responseId,
     ]);
-    return row;
-  }
-
-  /** Claims the keys of writes with their answers (see CLAIM_WRITES_SQL): per write in order, the claim and the time given to it. */
-  async claimWrites(manager: EntityManager, writes: ClaimedWrite[]): Promise<Array<ClaimRow & { at: Date }>> {
-    const rows = writes.map((w, n) => ({
-      n,
-      scope: w.id.scope,
-      tool: w.id.tool,
-      key: w.id.key,
-      fingerprint: w.fingerprint.toString('hex'),
-      workspace_id: w.workspaceId,
-      form_public_id: w.formPublicId,
-      response_id: w.responseId,
-      head: w.head,
-      tail: w.tail,
-    }));
-    return manager.query(CLAIM_WRITES_SQL, [JSON.stringify(rows)]);
-  }
-
-  /** Removes claims of claimWrites whose write was not stored, in its transaction. */
-  async unclaimWrites(manager: EntityManager, ids: KeyId[]): Promise<void> {
-    await manager.query(UNCLAIM_WRITES_SQL, [JSON.stringify(ids)]);
   }
 
   /** Gives back a claim whose run failed without an answer to keep. */

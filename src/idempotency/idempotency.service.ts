@@ -1,6 +1,5 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import type { Principal } from '../common/access/principal';
@@ -9,7 +8,7 @@ import { currentRequestContext } from '../common/request-context';
 import { inBatches } from '../database/in-batches';
 import { currentManager, inTransaction } from '../database/transaction';
 import { fingerprint } from './canonical-json';
-import { ClaimedWrite, ClaimRow, IdempotencyRepository, KeyId, PURGE_BATCH } from './idempotency.repository';
+import { ClaimRow, IdempotencyRepository, KeyId, PURGE_BATCH } from './idempotency.repository';
 
 /** Longest Idempotency-Key accepted (Stripe's limit, and the draft's advice to bound it). */
 export const MAX_KEY_LENGTH = 255;
@@ -38,47 +37,6 @@ export interface KeyedOutcome {
   replayed: boolean;
 }
 
-/**
- * The key of a write that claims it in its own statement (IdempotencyService.claimInStatement):
- * what the claim needs but the answer.
- */
-export interface WriteKey {
-  id: KeyId;
-  fingerprint: Buffer;
-  workspaceId: string;
-  /**
-   * Called by the write once its response is inserted, before its transaction commits: settles
-   * when the tool has answered, true when it returned (commit), false when it failed (roll back),
-   * so that a failure after the insert leaves nothing stored, as in the claim's transaction.
-   */
-  inserted(): Promise<boolean>;
-  /** Called by the write after inserted(): its transaction committed, or rolled back with `err`. */
-  ended(err?: unknown): void;
-}
-
-/**
- * Thrown by a write that cannot claim its key in its own statement after all (its form is not
- * known here or changed, or the submission names files): the tool runs again under the generic
- * claim transaction, nothing of this try stored.
- */
-export class ClaimInTransaction extends Error {
-  constructor() {
-    super('This write claims its Idempotency-Key in the claim transaction.');
-    this.name = 'ClaimInTransaction';
-  }
-}
-
-/** The answer of a claimed write: the form and response it shows, and its JSON text around the stored time. */
-export type WriteAnswer = Pick<ClaimedWrite, 'formPublicId' | 'responseId' | 'head' | 'tail'>;
-
-/** Thrown by a write that found its key taken: the record that holds it (replayed, or 409/422). */
-export class KeyTaken extends Error {
-  constructor(readonly claim: ClaimRow) {
-    super('This Idempotency-Key is taken.');
-    this.name = 'KeyTaken';
-  }
-}
-
 /** Seals a stored answer that holds a secret, and opens it for a replay (see IdempotencyService.sealAnswersOf). */
 export interface AnswerSeal {
   seal(body: string): string;
@@ -104,10 +62,6 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   private purgeTimer?: NodeJS.Timeout;
   /** The tools whose answers are stored sealed, and their seal. */
   private readonly seals = new Map<string, AnswerSeal>();
-  /** The write tools that claim their key in their own statement, and for which arguments (claimInStatement). */
-  private readonly claimsInStatement = new Map<string, (args: unknown) => boolean>();
-  /** The key of the write running in this async context that claims it in its own statement. */
-  private readonly writeKeys = new AsyncLocalStorage<WriteKey & { used: boolean }>();
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -139,105 +93,12 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     for (const tool of tools) this.seals.set(tool, seal);
   }
 
-  /**
-   * A write tool that claims its key in its own statement, when `when(args)` holds (create_response:
-   * in the batched insert, see ResponseInsertBatcher): it runs without the claim transaction, takes
-   * its key with currentWriteKey() and claims it with claimWrites() in the transaction of its
-   * write, with its answer; a key it finds taken is thrown as KeyTaken. Its refusals are stored as
-   * every write tool's are (STORE_SQL), or answered from the key's record when the key is taken.
-   * The record is the one the generic path writes (same table, lock, fingerprint, replace rule,
-   * status and JSON text), so either path replays, refuses and expires the other's keys alike.
-   * Not for a tool whose answers are sealed.
-   */
-  claimInStatement(tool: string, when: (args: unknown) => boolean): void {
-    this.claimsInStatement.set(tool, when);
-  }
-
-  /** The Idempotency-Key of the write running here that claims it in its own statement, if any. */
-  currentWriteKey(): WriteKey | undefined {
-    const key = this.writeKeys.getStore();
-    if (key) key.used = true;
-    return key;
-  }
-
-  /** Throws ClaimInTransaction when a write that claims its key in its own statement runs here (see ClaimInTransaction). */
-  claimInTransactionInstead(): void {
-    if (this.writeKeys.getStore()) throw new ClaimInTransaction();
-  }
-
-  /** Claims writes' keys with their answers, in the transaction of their writes (see claimInStatement and CLAIM_WRITES_SQL). */
-  claimWrites(
-    tx: EntityManager,
-    writes: Array<{ key: WriteKey; answer: WriteAnswer }>,
-  ): Promise<Array<ClaimRow & { at: Date }>> {
-    return this.repo.claimWrites(
-      tx,
-      writes.map(({ key, answer }) => ({
-        id: key.id,
-        fingerprint: key.fingerprint,
-        workspaceId: key.workspaceId,
-        ...answer,
-      })),
-    );
-  }
-
-  /** Takes back claims of claimWrites whose write was not stored, in the same transaction. */
-  unclaimWrites(tx: EntityManager, keys: WriteKey[]): Promise<void> {
-    return this.repo.unclaimWrites(
-      tx,
-      keys.map((k) => k.id),
-    );
-  }
-
   /** Runs the tool once per key: the first call runs it, a retry with the same arguments replays its answer. */
   async run(call: KeyedCall, runTool: () => Promise<unknown>): Promise<KeyedOutcome> {
     const print = fingerprint(call.args);
-    if (!call.write) return this.runUnderCommittedClaim(call, print, runTool);
-    return this.claimsInStatement.get(call.tool)?.(call.args)
-      ? this.runClaimingInStatement(call, print, runTool)
-      : this.runInClaimTransaction(call, print, runTool);
-  }
-
-  /** See claimInStatement. */
-  private async runClaimingInStatement(
-    call: KeyedCall,
-    print: Buffer,
-    runTool: () => Promise<unknown>,
-  ): Promise<KeyedOutcome> {
-    let answered!: (ok: boolean) => void;
-    const toolAnswered = new Promise<boolean>((resolve) => (answered = resolve));
-    /** The write's transaction, once its response is inserted: settles when it commits or rolls back. */
-    let writeEnd: Promise<void> | undefined;
-    let end!: (err?: unknown) => void;
-    const key = {
-      id: keyId(call),
-      fingerprint: print,
-      workspaceId: call.principal.workspace.id,
-      used: false,
-      inserted: () => {
-        writeEnd = new Promise<void>((resolve, reject) => (end = (err) => (err ? reject(err) : resolve())));
-        return toolAnswered;
-      },
-      ended: (err?: unknown) => end(err),
-    };
-    try {
-      const result = await this.writeKeys.run(key, runTool);
-      answered(true);
-      if (!key.used) throw new Error(`${call.tool} ran without claiming its Idempotency-Key`);
-      await writeEnd; // answered once the key, the write and the answer are committed
-      return { status: 200, headers: {}, body: JSON.stringify(result ?? null), replayed: false };
-    } catch (err) {
-      answered(false);
-      await writeEnd?.catch(() => undefined); // rolled back before the answer
-      if (err instanceof ClaimInTransaction) return this.runInClaimTransaction(call, print, runTool);
-      if (err instanceof KeyTaken) return this.existing(call, print, err.claim);
-      if (isToolAnswer(err)) {
-        // Refused before its key was claimed: stored as its answer, unless the key is taken.
-        const held = await this.storeRefusal(call, print, err);
-        if (held && !held.claimed) return this.existing(call, print, held);
-      }
-      throw err;
-    }
+    return call.write
+      ? this.runInClaimTransaction(call, print, runTool)
+      : this.runUnderCommittedClaim(call, print, runTool);
   }
 
   private async runInClaimTransaction(
@@ -328,10 +189,9 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     });
   }
 
-  /** Stores a refusal as the key's answer: the claim row (not claimed: the record that holds the key), undefined when storing failed. */
-  private async storeRefusal(call: KeyedCall, print: Buffer, err: ApiError): Promise<ClaimRow | undefined> {
+  private async storeRefusal(call: KeyedCall, print: Buffer, err: ApiError) {
     const subjects = subjectsOf(call.args);
-    return this.repo
+    await this.repo
       .store(currentManager(this.db), keyId(call), {
         fingerprint: print,
         responseStatus: err.status,
@@ -342,10 +202,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
         formPublicId: subjects.form,
         responseId: subjects.response,
       })
-      .catch((e) => {
-        this.logger.warn(`could not store the answer for an Idempotency-Key: ${(e as Error).message}`);
-        return undefined;
-      });
+      .catch((e) => this.logger.warn(`could not store the answer for an Idempotency-Key: ${(e as Error).message}`));
   }
 
   /**

@@ -319,8 +319,6 @@ export class ResponsesService {
       const response = checked.details.length ? undefined : await insert(openTransaction(), known, checked);
       if (response) return response;
     }
-    // A keyed create_response that is not batched claims its key in the claim's transaction instead.
-    this.idempotency.claimInTransactionInstead();
     return inTransaction(this.db, async (tx) => {
       const form = workspaceId
         ? await this.forms.lock(tx, workspaceId, publicId, 'SHARE')
@@ -383,12 +381,8 @@ export class ResponsesService {
         }),
       },
     };
-    if (m) return this.repo.insertMany(m, [response]).then(([row]) => row && { ...view, submittedAt: row.submittedAt.toISOString() });
-    // Outside a transaction, with the submissions of other requests (see ResponseInsertBatcher);
-    // a keyed create_response claims its key there, with this answer.
-    const key = this.idempotency.currentWriteKey();
-    const claim = key && { key, answer: { formPublicId: how.publicId, responseId: id, ...aroundTime(view) } };
-    const row = await this.inserts.insert(response, claim);
+    // Outside a transaction, with the submissions of other requests (see ResponseInsertBatcher).
+    const row = m ? (await this.repo.insertMany(m, [response]))[0] : await this.inserts.insert(response);
     return row && { ...view, submittedAt: row.submittedAt.toISOString() };
   }
 
@@ -656,13 +650,6 @@ export function partialViewer(form: FormRecord, answersBy: AnswersBy = 'id'): (r
     updatedAt: row.updatedAt.toISOString(),
     lastPage: row.lastPage,
   });
-}
-
-/** A response's answer as JSON text around its submittedAt (stored with its Idempotency-Key, the time filled in by SQL). */
-function aroundTime(view: ResponseView): { head: string; tail: string } {
-  const text = JSON.stringify({ ...view, submittedAt: '' });
-  const at = text.indexOf('"submittedAt":""') + '"submittedAt":"'.length; // after the id, a UUID
-  return { head: text.slice(0, at), tail: text.slice(at) };
 }
 
 /** { blockId: ref } of the answered blocks that have a ref, for webhooks; undefined when none has. */
