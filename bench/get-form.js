@@ -532,7 +532,8 @@ async function main() {
   if (writeTargets.length) {
     // Issue 38, 1: keyed create_response >= 0.5x of the INSERT, service CPU per request <= 2x of the unkeyed one.
     const keyed = ratios['create_response formwork + Idempotency-Key'];
-    const cpu = meanCpuPerReq('create_response', 'formwork + Idempotency-Key') / meanCpuPerReq('create_response', 'formwork');
+    const cpu =
+      meanCpuPerReq('create_response', 'formwork + Idempotency-Key') / meanCpuPerReq('create_response', 'formwork');
     verdicts.push(
       `create_response + Idempotency-Key / baseline INSERT (mean req/s): **${f2(keyed)}x** (target >= 0.5), unkeyed ${f2(ratios['create_response formwork'])}x; service CPU per request keyed / unkeyed: **${f2(cpu)}x** (target <= 2)`,
     );

@@ -41,7 +41,10 @@ describe('configureServer', () => {
       expect(answer).toMatch(/^HTTP\/1\.1 408 /);
       expect(answer).toContain('X-Content-Type-Options: nosniff');
       const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
-      expect(body.error).toMatchObject({ code: 'request_timeout', hint: expect.stringContaining('within 0.2 seconds') });
+      expect(body.error).toMatchObject({
+        code: 'request_timeout',
+        hint: expect.stringContaining('within 0.2 seconds'),
+      });
     } finally {
       server.close();
     }
@@ -107,7 +110,7 @@ describe('configureServer', () => {
 describe('isUploadRequest', () => {
   const req = (method: string, url: string, type?: string) =>
     ({ method, url, headers: type ? { 'content-type': type } : {} }) as http.IncomingMessage;
-  it('is the disk upload URL and the respondent page\'s multipart post, nothing else', () => {
+  it("is the disk upload URL and the respondent page's multipart post, nothing else", () => {
     expect(isUploadRequest(req('PUT', '/api/v1/uploads/w/f/upl_1?sig=x'))).toBe(true);
     expect(isUploadRequest(req('POST', '/f/abc', 'multipart/form-data; boundary=x'))).toBe(true);
     expect(isUploadRequest(req('POST', '/f/abc', 'application/x-www-form-urlencoded'))).toBe(false);
