@@ -26,7 +26,6 @@
 const { execFile, spawn } = require('node:child_process');
 const { readFileSync } = require('node:fs');
 const os = require('node:os');
-const { join } = require('node:path');
 const { performance } = require('node:perf_hooks');
 const { isDeepStrictEqual } = require('node:util');
 const { Client } = require('pg');
@@ -51,11 +50,9 @@ const {
   machineLine,
   loadText,
   BENCH_WEBHOOK_SECRET_KEY,
+  csvRows,
 } = lib;
-/** BENCH_DIST: a build elsewhere (`tsc -p tsconfig.build.json --outDir <dir>`). */
-const DIST = process.env.BENCH_DIST && join(process.env.BENCH_DIST, 'src');
-const CLI = DIST ? join(DIST, 'cli', 'main.js') : lib.CLI;
-const MAIN = DIST ? join(DIST, 'main.js') : lib.MAIN;
+const { CLI, MAIN } = lib; // BENCH_DIST chooses the build (bench/lib.js)
 
 const OPTS = {
   adminUrl: process.env.BENCH_ADMIN_URL || 'postgres://postgres@127.0.0.1:5432/postgres',
@@ -162,35 +159,6 @@ function copySelect(formId, blocks, hidden) {
   }
   for (const h of hidden) cols.push(guard(`(r.hidden ->> ${lit(h)})`));
   return `SELECT ${cols.join(', ')} FROM responses r WHERE r.form_id = ${lit(formId)} AND r.seq IS NOT NULL ORDER BY r.seq`;
-}
-
-/** The rows of a CSV text (RFC 4180); a last row cut short is dropped. */
-function csvRows(text) {
-  const rows = [];
-  let row = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i];
-    if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') {
-        cell += '"';
-        i++;
-      } else if (ch === '"') quoted = false;
-      else cell += ch;
-    } else if (ch === '"') quoted = true;
-    else if (ch === ',') {
-      row.push(cell);
-      cell = '';
-    } else if (ch === '\n' || ch === '\r') {
-      if (ch === '\r' && text[i + 1] === '\n') i++;
-      row.push(cell);
-      rows.push(row);
-      row = [];
-      cell = '';
-    } else cell += ch;
-  }
-  return rows;
 }
 
 /** Reads a stream to its end: bytes, newlines, and its first `keep` bytes as text. */
@@ -419,7 +387,7 @@ async function main() {
     `# Export: ${int(rows)} responses, CSV and NDJSON, against COPY`,
     '',
     machineLine(pgVersion, loadBefore),
-    `- Build: ${DIST ? process.env.BENCH_DIST : 'dist'}${nodeArgs.length ? `, node ${nodeArgs.join(' ')}` : ''}; database \`${database.name}\`, ${loadNote}; load average at the end ${loadText(os.loadavg())}.`,
+    `- Build: ${process.env.BENCH_DIST || 'dist'}${nodeArgs.length ? `, node ${nodeArgs.join(' ')}` : ''}; database \`${database.name}\`, ${loadNote}; load average at the end ${loadText(os.loadavg())}.`,
     `- Rounds alternate the CSV export (a fresh link, \`GET\` read to its end by curl to /dev/null) and psql's \`COPY (SELECT …) TO STDOUT WITH (FORMAT csv)\` of the same rows and columns (to /dev/null), then an NDJSON export; then slow readers at ${OPTS.slowRate}/s. VmRSS of the instance every 50 ms; idle: the median of 10 samples over the second before. CPU: per 1,000,000 rows, of the service, of PostgreSQL's backends for this database, and of other processes.`,
     '',
     '## Verdict',

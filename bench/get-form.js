@@ -27,10 +27,7 @@ const { Client } = require('pg');
 const cpuProfile = require('./cpu-profile');
 const cpuSteps = require('./cpu-profile-steps');
 const lib = require('./lib');
-/** BENCH_DIST: a build elsewhere (`tsc -p tsconfig.build.json --outDir <dir>`), measured instead of dist/ (the CLI that migrates and seeds too). */
-const DIST = process.env.BENCH_DIST && join(process.env.BENCH_DIST, 'src');
-const CLI = DIST ? join(DIST, 'cli', 'main.js') : lib.CLI;
-const MAIN = DIST ? join(DIST, 'main.js') : lib.MAIN;
+const { CLI, MAIN } = lib; // BENCH_DIST chooses the build (bench/lib.js)
 const {
   ROOT,
   RESULTS,
@@ -98,13 +95,6 @@ const post = (url, headers, body) => lib.post(url, headers, body, 5_000);
 /** The name of the comparison on the long form. */
 const LONG = 'get_form (9 blocks, long titles)';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/** lib.migrateAndSeed with the CLI of BENCH_DIST (lib's uses dist/). */
-async function migrateAndSeedWith(cli, cliEnv) {
-  const migrated = await lib.runJson('migrate (CLI)', [cli, 'migrate', '--json'], cliEnv);
-  log(`migrated: ${(migrated.migrations || []).join(', ') || 'nothing to run'}`);
-  return { demo: await lib.runJson('demo (CLI)', [cli, 'demo', '--json'], cliEnv) };
-}
 
 function resultsTable(rows) {
   const lines = [
@@ -216,7 +206,7 @@ async function main() {
     LOG_LEVEL: 'warn',
     BOOTSTRAP_DEMO: 'false',
   };
-  const { demo, cliDemoError } = DIST ? await migrateAndSeedWith(CLI, cliEnv) : await migrateAndSeed(cliEnv);
+  const { demo, cliDemoError } = await migrateAndSeed(cliEnv);
   if (cliDemoError) {
     notes.push(
       `**The CLI \`demo --json\` failed**, so the database was seeded with \`bench/seed-demo.js\`, which runs the same compiled \`DemoService.create()\` without the CLI's argument validation. CLI error: \`${cliDemoError.replace(/`/g, "'")}\``,

@@ -15,7 +15,8 @@ const autocannon = require('autocannon');
 const { Client } = require('pg');
 
 const ROOT = join(__dirname, '..');
-const DIST = join(ROOT, 'dist', 'src');
+/** BENCH_DIST: a build elsewhere (`tsc -p tsconfig.build.json --outDir <dir>`) measured instead of dist/, its CLI included. */
+const DIST = join(process.env.BENCH_DIST ? join(process.cwd(), process.env.BENCH_DIST) : join(ROOT, 'dist'), 'src');
 const CLI = join(DIST, 'cli', 'main.js');
 const MAIN = join(DIST, 'main.js');
 const RESULTS = join(__dirname, 'results');
@@ -758,7 +759,37 @@ function writeReport(fileName, md) {
   return relative(ROOT, out);
 }
 
+/** The rows of the start of a CSV text (RFC 4180: quotes, doubled quotes, CRLF or LF); the last, maybe cut, row dropped. */
+function csvRows(text) {
+  const rows = [];
+  let row = [];
+  let cell = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (quoted) {
+      if (ch === '"' && text[i + 1] === '"') {
+        cell += '"';
+        i++;
+      } else if (ch === '"') quoted = false;
+      else cell += ch;
+    } else if (ch === '"') quoted = true;
+    else if (ch === ',') {
+      row.push(cell);
+      cell = '';
+    } else if (ch === '\n' || ch === '\r') {
+      if (ch === '\r' && text[i + 1] === '\n') i++;
+      row.push(cell);
+      rows.push(row);
+      row = [];
+      cell = '';
+    } else cell += ch;
+  }
+  return rows;
+}
+
 module.exports = {
+  csvRows,
   ROOT,
   DIST,
   CLI,

@@ -89,6 +89,7 @@ const {
   loadText,
   writeReport,
   runJson,
+  csvRows,
 } = lib;
 /** BENCH_DIST: a build elsewhere (`tsc -p tsconfig.build.json --outDir <dir>`), instead of dist/. */
 const DIST = process.env.BENCH_DIST ? join(require('node:path').resolve(process.env.BENCH_DIST), 'src') : lib.DIST;
@@ -218,35 +219,6 @@ function exportSelectSql(formId, blocks, hiddenFields) {
   }
   for (const h of hiddenFields) cols.push(guard(`(r.hidden ->> ${lit(h)})`));
   return `SELECT ${cols.join(', ')} FROM responses r WHERE r.form_id = ${lit(formId)} AND r.seq IS NOT NULL ORDER BY r.seq`;
-}
-
-/** The rows of the start of a CSV text (RFC 4180: quotes, doubled quotes, CRLF or LF); the last, maybe cut, row dropped. */
-function csvRows(text) {
-  const rows = [];
-  let row = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i];
-    if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') {
-        cell += '"';
-        i++;
-      } else if (ch === '"') quoted = false;
-      else cell += ch;
-    } else if (ch === '"') quoted = true;
-    else if (ch === ',') {
-      row.push(cell);
-      cell = '';
-    } else if (ch === '\n' || ch === '\r') {
-      if (ch === '\r' && text[i + 1] === '\n') i++;
-      row.push(cell);
-      rows.push(row);
-      row = [];
-      cell = '';
-    } else cell += ch;
-  }
-  return rows;
 }
 
 let psqlMissing = false;

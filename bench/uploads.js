@@ -40,10 +40,7 @@ const {
   f0,
   BENCH_WEBHOOK_SECRET_KEY,
 } = lib;
-/** BENCH_DIST: a build elsewhere (`tsc -p tsconfig.build.json --outDir <dir>`), e.g. to profile a change beside dist/. */
-const DIST = process.env.BENCH_DIST && join(process.env.BENCH_DIST, 'src');
-const CLI = DIST ? join(DIST, 'cli', 'main.js') : lib.CLI;
-const MAIN = DIST ? join(DIST, 'main.js') : lib.MAIN;
+const { CLI, MAIN } = lib; // BENCH_DIST chooses the build (bench/lib.js)
 
 const OPTS = {
   adminUrl: process.env.BENCH_ADMIN_URL || 'postgres://postgres@127.0.0.1:5432/postgres',
