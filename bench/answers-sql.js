@@ -97,4 +97,36 @@ function answersSql(blocks) {
   return `jsonb_strip_nulls(${jsonbObject(pairs)})`;
 }
 
-module.exports = { lit, textArray, answerSql, jsonbObject, answersSql };
+/** Blocks whose answers are free text (the formula guard applies to them). */
+const TEXT_TYPES = ['short_text', 'long_text', 'email', 'url', 'phone'];
+
+/**
+ * The export's columns written by hand in SQL, for COPY: id, submittedAt (RFC 3339 UTC), one column
+ * per answer block (choices by label, checkboxes joined by "; ", texts starting with = + - @ tab or
+ * CR prefixed with '), the hidden field; the form's sequenced responses in seq order.
+ */
+function exportSelectSql(formId, blocks, hidden) {
+  const guard = (v) =>
+    `CASE WHEN left(${v}, 1) IN ('=', '+', '-', '@', E'\\t', E'\\r') THEN '''' || ${v} ELSE ${v} END`;
+  const label = (choices, v) =>
+    `CASE ${v} ${choices.map((c) => `WHEN ${lit(c.id)} THEN ${lit(c.label)}`).join(' ')} END`;
+  const cols = ['r.id', `to_char(r.submitted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`];
+  for (const b of blocks) {
+    if (b.type === 'statement' || b.type === 'page_break') continue;
+    const id = lit(b.id);
+    const choices = b.settings?.choices ?? [];
+    if (b.type === 'checkboxes')
+      cols.push(
+        `(SELECT string_agg(${label(choices, 'e')}, '; ' ORDER BY o) FROM jsonb_array_elements_text(r.answers -> ${id}) WITH ORDINALITY x(e, o))`,
+      );
+    else if (choices.length) cols.push(label(choices, `r.answers ->> ${id}`));
+    else if (b.type === 'yes_no')
+      cols.push(`CASE r.answers ->> ${id} WHEN 'true' THEN 'Yes' WHEN 'false' THEN 'No' END`);
+    else if (TEXT_TYPES.includes(b.type)) cols.push(guard(`(r.answers ->> ${id})`));
+    else cols.push(`r.answers ->> ${id}`);
+  }
+  for (const h of hidden) cols.push(guard(`(r.hidden ->> ${lit(h)})`));
+  return `SELECT ${cols.join(', ')} FROM responses r WHERE r.form_id = ${lit(formId)} AND r.seq IS NOT NULL ORDER BY r.seq`;
+}
+
+module.exports = { lit, textArray, answerSql, jsonbObject, answersSql, exportSelectSql, TEXT_TYPES };

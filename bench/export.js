@@ -26,11 +26,12 @@
 const { execFile, spawn } = require('node:child_process');
 const { readFileSync } = require('node:fs');
 const os = require('node:os');
+const { join } = require('node:path');
 const { performance } = require('node:perf_hooks');
 const { isDeepStrictEqual } = require('node:util');
 const { Client } = require('pg');
 const lib = require('./lib');
-const { lit, answersSql } = require('./answers-sql');
+const { answersSql, exportSelectSql } = require('./answers-sql');
 
 const {
   log,
@@ -66,27 +67,8 @@ const TARGET_RATIO = 0.6;
 const TARGET_RSS_MIB = 50;
 const LOAD_CHUNK = 250_000;
 const TITLE = 'Export bench';
-const BLOCKS = [
-  { type: 'statement', title: 'Thanks for trying Formwork! Two minutes, eight questions.' },
-  { type: 'short_text', title: 'What is your name?' },
-  { type: 'email', title: 'Your email', required: true },
-  {
-    type: 'multiple_choice',
-    title: 'How did you hear about us?',
-    required: true,
-    choices: ['Search', 'A friend', 'Social media', 'Other'],
-  },
-  {
-    type: 'checkboxes',
-    title: 'Which features do you use?',
-    choices: ['Forms', 'Responses API', 'Summaries', 'Webhooks'],
-  },
-  { type: 'rating', title: 'How would you rate Formwork?', required: true, max: 5 },
-  { type: 'linear_scale', title: 'How likely are you to recommend us?', min: 0, max: 10 },
-  { type: 'yes_no', title: 'May we contact you about your answers?' },
-  { type: 'long_text', title: 'Anything else?' },
-];
-const TEXT_TYPES = ['short_text', 'long_text', 'email', 'url', 'phone'];
+/** The demo's "Customer feedback" blocks (nine: a statement, every answer type the export formats). */
+const BLOCKS = require(join(lib.DIST, 'demo', 'demo.service.js')).FEEDBACK_BLOCKS;
 const teardown = new Teardown();
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -130,35 +112,6 @@ function quiet(cmd, args, env) {
       err ? reject(new Error(`${cmd} failed: ${err.message} ${String(stderr).slice(0, 300)}`)) : resolve(stdout),
     ),
   );
-}
-
-/**
- * The export's columns written by hand in SQL, for COPY: id, submittedAt (RFC 3339 UTC), one column
- * per answer block (choices by label, checkboxes joined by "; ", texts starting with = + - @ tab or
- * CR prefixed with '), the hidden field; the form's sequenced responses in seq order.
- */
-function copySelect(formId, blocks, hidden) {
-  const guard = (v) =>
-    `CASE WHEN left(${v}, 1) IN ('=', '+', '-', '@', E'\\t', E'\\r') THEN '''' || ${v} ELSE ${v} END`;
-  const label = (choices, v) =>
-    `CASE ${v} ${choices.map((c) => `WHEN ${lit(c.id)} THEN ${lit(c.label)}`).join(' ')} END`;
-  const cols = ['r.id', `to_char(r.submitted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`];
-  for (const b of blocks) {
-    if (b.type === 'statement') continue;
-    const id = lit(b.id);
-    const choices = b.settings?.choices ?? [];
-    if (b.type === 'checkboxes')
-      cols.push(
-        `(SELECT string_agg(${label(choices, 'e')}, '; ' ORDER BY o) FROM jsonb_array_elements_text(r.answers -> ${id}) WITH ORDINALITY x(e, o))`,
-      );
-    else if (choices.length) cols.push(label(choices, `r.answers ->> ${id}`));
-    else if (b.type === 'yes_no')
-      cols.push(`CASE r.answers ->> ${id} WHEN 'true' THEN 'Yes' WHEN 'false' THEN 'No' END`);
-    else if (TEXT_TYPES.includes(b.type)) cols.push(guard(`(r.answers ->> ${id})`));
-    else cols.push(`r.answers ->> ${id}`);
-  }
-  for (const h of hidden) cols.push(guard(`(r.hidden ->> ${lit(h)})`));
-  return `SELECT ${cols.join(', ')} FROM responses r WHERE r.form_id = ${lit(formId)} AND r.seq IS NOT NULL ORDER BY r.seq`;
 }
 
 /** Reads a stream to its end: bytes, newlines, and its first `keep` bytes as text. */
@@ -260,7 +213,7 @@ async function main() {
     log(loadNote);
   }
   const rows = Number((await db.query('SELECT count(*) FROM responses WHERE form_id = $1', [form.id])).rows[0].count);
-  const copySql = `COPY (${copySelect(form.id, blocks, ['source'])}) TO STDOUT WITH (FORMAT csv)`;
+  const copySql = `COPY (${exportSelectSql(form.id, blocks, ['source'])}) TO STDOUT WITH (FORMAT csv)`;
   const link = async (format) => new URL((await tool(base, token, 'export_responses', { publicId, format })).url);
 
   // --- checks: every row, the header, the first 1,000 rows as COPY's -------------------------------

@@ -10,13 +10,13 @@ const { mkdirSync, writeFileSync, readFileSync, readdirSync, openSync, closeSync
 const { randomUUID } = require('node:crypto');
 const net = require('node:net');
 const os = require('node:os');
-const { join, relative } = require('node:path');
+const { join, relative, resolve } = require('node:path');
 const autocannon = require('autocannon');
 const { Client } = require('pg');
 
 const ROOT = join(__dirname, '..');
 /** BENCH_DIST: a build elsewhere (`tsc -p tsconfig.build.json --outDir <dir>`) measured instead of dist/, its CLI included. */
-const DIST = join(process.env.BENCH_DIST ? join(process.cwd(), process.env.BENCH_DIST) : join(ROOT, 'dist'), 'src');
+const DIST = join(process.env.BENCH_DIST ? resolve(process.env.BENCH_DIST) : join(ROOT, 'dist'), 'src');
 const CLI = join(DIST, 'cli', 'main.js');
 const MAIN = join(DIST, 'main.js');
 const RESULTS = join(__dirname, 'results');

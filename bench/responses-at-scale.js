@@ -127,15 +127,13 @@ const FILTER_DEEP_OFFSET = 500_000;
 const LOAD_CHUNK = 500_000;
 const FORM_TITLE = 'Customer feedback';
 
-const { lit, jsonbObject, answersSql } = require('./answers-sql');
+const { lit, jsonbObject, answersSql, exportSelectSql, TEXT_TYPES } = require('./answers-sql');
 
 const teardown = new Teardown();
 
 // --- the bulk load: answers made by SQL (bench/answers-sql.js) --------------------------------
 
 // --- the naive SQL baseline (psql) ---------------------------------------------------------------
-
-const TEXT_TYPES = ['short_text', 'long_text', 'email', 'url', 'phone'];
 
 /**
  * The one-scan recount of what summarize_responses reports, as one jsonb object (also the reference
@@ -192,33 +190,6 @@ function filteredPageSql(formId, where, offset) {
   return `WITH m AS (SELECT count(*)::int AS total FROM ${rows})
     SELECT m.total, p.id, p.seq::bigint AS seq, p.submitted_at, p.answers, p.hidden
       FROM m LEFT JOIN LATERAL (SELECT id, seq, submitted_at, answers, hidden FROM ${rows} ORDER BY seq OFFSET ${Number(offset)} LIMIT ${PAGE}) p ON true`;
-}
-
-/**
- * SELECT of the export's CSV columns, hand-written, for COPY: id, submittedAt (RFC 3339 UTC), one
- * column per answer block in form order (choices by label, checkboxes joined by "; ", texts
- * starting with = + - @ tab or CR prefixed with '), one per hidden field; in seq order.
- */
-function exportSelectSql(formId, blocks, hiddenFields) {
-  const guard = (v) =>
-    `CASE WHEN left(${v}, 1) IN ('=', '+', '-', '@', E'\\t', E'\\r') THEN '''' || ${v} ELSE ${v} END`;
-  const label = (choices, v) =>
-    `CASE ${v} ${choices.map((c) => `WHEN ${lit(c.id)} THEN ${lit(c.label)}`).join(' ')} END`;
-  const cols = ['r.id', `to_char(r.submitted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`];
-  for (const b of blocks) {
-    if (b.type === 'statement' || b.type === 'page_break') continue;
-    const id = lit(b.id);
-    const choices = (b.settings && b.settings.choices) || [];
-    if (b.type === 'checkboxes')
-      cols.push(
-        `(SELECT string_agg(${label(choices, 'e')}, '; ' ORDER BY o) FROM jsonb_array_elements_text(r.answers -> ${id}) WITH ORDINALITY x(e, o))`,
-      );
-    else if (choices.length) cols.push(label(choices, `r.answers ->> ${id}`));
-    else if (TEXT_TYPES.includes(b.type)) cols.push(guard(`(r.answers ->> ${id})`));
-    else cols.push(`r.answers ->> ${id}`);
-  }
-  for (const h of hiddenFields) cols.push(guard(`(r.hidden ->> ${lit(h)})`));
-  return `SELECT ${cols.join(', ')} FROM responses r WHERE r.form_id = ${lit(formId)} AND r.seq IS NOT NULL ORDER BY r.seq`;
 }
 
 let psqlMissing = false;

@@ -15,7 +15,8 @@ import { SAMPLE_COMMENTS as COMMENTS, SAMPLE_NAMES as NAMES } from './sample-ans
 export const DEMO_SLUG = 'demo';
 export const DEMO_OWNER_EMAIL = 'owner@demo.formwork.local';
 
-const FEEDBACK_BLOCKS: BlockInput[] = [
+/** The demo's "Customer feedback" form (also the export bench's form). */
+export const FEEDBACK_BLOCKS: BlockInput[] = [
   { type: 'statement', title: 'Thanks for trying Formwork! Two minutes, eight questions.' },
   { type: 'short_text', title: 'What is your name?' },
   { type: 'email', title: 'Your email', required: true },
