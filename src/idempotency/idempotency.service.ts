@@ -9,6 +9,7 @@ import { inBatches } from '../database/in-batches';
 import { currentManager, inTransaction } from '../database/transaction';
 import { fingerprint } from './canonical-json';
 import { ClaimRow, IdempotencyRepository, KeyId, PURGE_BATCH } from './idempotency.repository';
+import { KeyTaken, NeedsClaimTransaction, StatementClaim, withStatementClaim } from './statement-claim';
 
 /** Longest Idempotency-Key accepted (Stripe's limit, and the draft's advice to bound it). */
 export const MAX_KEY_LENGTH = 255;
@@ -53,7 +54,8 @@ export interface AnswerSeal {
  *    all, at the price of two statements and no extra commit;
  *  - a read tool's claim is committed as "in progress" with a lock expiry, then completed.
  * The tool's own answers (2xx and 4xx) are stored and replayed; a 5xx leaves no trace, so a retry
- * runs afresh. Failures before the tool ran (authentication, access, arguments, rate limit) never
+ * runs afresh. A tool registered with claimInStatement (create_response) may instead claim the key
+ * in its own write statement, with its answer (see statement-claim.ts): one statement, as unkeyed. Failures before the tool ran (authentication, access, arguments, rate limit) never
  * get here.
  */
 @Injectable()
@@ -62,6 +64,8 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
   private purgeTimer?: NodeJS.Timeout;
   /** The tools whose answers are stored sealed, and their seal. */
   private readonly seals = new Map<string, AnswerSeal>();
+  /** The write tools whose statement can claim the key, for the calls whose arguments it covers. */
+  private readonly inStatement = new Map<string, (args: unknown) => boolean>();
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -93,12 +97,49 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     for (const tool of tools) this.seals.set(tool, seal);
   }
 
+  /** `tool`'s calls whose arguments `covers` claim their key in the tool's write statement (see statement-claim.ts). */
+  claimInStatement(tool: string, covers: (args: unknown) => boolean): void {
+    this.inStatement.set(tool, covers);
+  }
+
   /** Runs the tool once per key: the first call runs it, a retry with the same arguments replays its answer. */
   async run(call: KeyedCall, runTool: () => Promise<unknown>): Promise<KeyedOutcome> {
     const print = fingerprint(call.args);
-    return call.write
-      ? this.runInClaimTransaction(call, print, runTool)
-      : this.runUnderCommittedClaim(call, print, runTool);
+    if (!call.write) return this.runUnderCommittedClaim(call, print, runTool);
+    return this.inStatement.get(call.tool)?.(call.args)
+      ? this.runWithStatementClaim(call, print, runTool)
+      : this.runInClaimTransaction(call, print, runTool);
+  }
+
+  /**
+   * The tool's statement claims the key and stores the answer with its write (no transaction
+   * here). When the tool needs the usual way instead (NeedsClaimTransaction, or a refusal, which it
+   * gives before writing anything), the call runs again in a claim transaction: its answer, 4xx
+   * included, is then stored as usual.
+   */
+  private async runWithStatementClaim(
+    call: KeyedCall,
+    print: Buffer,
+    runTool: () => Promise<unknown>,
+  ): Promise<KeyedOutcome> {
+    const claim: StatementClaim = {
+      id: keyId(call),
+      fingerprint: print,
+      workspaceId: call.principal.workspace.id,
+      taken: false,
+    };
+    let result: unknown;
+    try {
+      result = await withStatementClaim(claim, runTool);
+    } catch (err) {
+      if (err instanceof KeyTaken) return this.existing(call, print, err.held);
+      if (err instanceof NeedsClaimTransaction || (isToolAnswer(err) && !claim.taken))
+        return this.runInClaimTransaction(call, print, runTool);
+      throw err;
+    }
+    // A tool that returned without its statement taking the key has a bug: its write is not keyed.
+    if (!claim.taken) throw new Error(`${call.tool} returned without claiming its Idempotency-Key`);
+    return { status: 200, headers: {}, body: JSON.stringify(result ?? null), replayed: false };
   }
 
   private async runInClaimTransaction(

@@ -4,6 +4,7 @@ import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import { ResponseSchema } from './response.schemas';
 import { ResponsesService } from './responses.service';
 import { PartialResponsesService } from './partial-responses.service';
+import { IdempotencyService } from '../idempotency/idempotency.service';
 
 const input = Type.Object(
   {
@@ -45,7 +46,11 @@ export class CreateResponseTool implements ToolHandler<typeof input, typeof outp
   constructor(
     private readonly responses: ResponsesService,
     private readonly partials: PartialResponsesService,
-  ) {}
+    idempotency: IdempotencyService,
+  ) {
+    // A keyed submission claims its key in the insert statement that stores it (partials: the usual way).
+    idempotency.claimInStatement('create_response', (args) => !(args as Static<typeof input>).partial);
+  }
 
   run(args: Static<typeof input>, ctx: ToolContext): Promise<Static<typeof output>> {
     if (args.partial) return this.partials.createAs(ctx.principal, args.publicId, args.answers, args.hidden);

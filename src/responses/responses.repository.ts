@@ -7,9 +7,14 @@ import { AuditRecordJson, AuditRepository } from '../audit/audit.repository';
 import type { ResponseEntity } from './entities/response.entity';
 import { BUCKET_BITS, isoText } from './response-stats.repository';
 import { withoutJit } from './response-filter';
+import { ClaimRow, IdempotencyRepository } from '../idempotency/idempotency.repository';
+import type { StatementClaim } from '../idempotency/statement-claim';
 
-/** A stored response's id and time, as the insert returns them. */
-export type InsertedResponse = Pick<ResponseEntity, 'id' | 'submittedAt'>;
+/**
+ * A stored response's id and time, as the insert returns them; or, for a response whose
+ * Idempotency-Key the statement could not claim (nothing stored), `held`: what holds the key.
+ */
+export type InsertedResponse = Pick<ResponseEntity, 'id' | 'submittedAt'> & { held?: ClaimRow };
 
 /** A response as read. */
 export type ResponseRow = Pick<ResponseEntity, 'id' | 'submittedAt' | 'answers'> &
@@ -34,6 +39,19 @@ export interface NewResponse {
   published?: boolean;
   audit?: AuditRecordJson;
   event?: CreatedEvent;
+  /** The call's Idempotency-Key, claimed by the statement with the response (see statement-claim.ts). */
+  key?: KeyedAnswer;
+}
+
+/**
+ * A key to claim with the response, and the call's answer to store with it: its JSON text around
+ * submittedAt (`head` ends with its opening quote, `tail` starts with its closing one).
+ */
+export interface KeyedAnswer {
+  claim: StatementClaim;
+  formPublicId: string;
+  head: string;
+  tail: string;
 }
 
 /**
@@ -71,7 +89,25 @@ export class ResponsesRepository {
    * ResponseInsertBatcher) share its round trip, its locks and its commit.
    */
   async insertMany(m: EntityManager, responses: NewResponse[]): Promise<InsertedResponse[]> {
-    return m.query(prepared(m, INSERT_SQL), [JSON.stringify(responses.map(insertRow))]);
+    const rows: (InsertedResponse & { keyHeld: boolean } & Partial<ClaimRow>)[] = await m.query(
+      prepared(m, INSERT_SQL),
+      [JSON.stringify(responses.map(insertRow))],
+    );
+    return rows.map(({ id, submittedAt, keyHeld, fingerprint, responseStatus, responseHeaders, responseBody }) =>
+      keyHeld
+        ? {
+            id,
+            submittedAt,
+            held: {
+              claimed: false,
+              fingerprint: fingerprint ?? null,
+              responseStatus: responseStatus ?? null,
+              responseHeaders: responseHeaders ?? null,
+              responseBody: responseBody ?? null,
+            },
+          }
+        : { id, submittedAt },
+    );
   }
 
   /** A response of the form (undefined when there is none with this id). */
@@ -210,27 +246,47 @@ function insertRow(r: NewResponse) {
     head: r.event?.head ?? null,
     tail: r.event?.tail ?? null,
     audit: r.audit ?? null,
+    key_scope: r.key?.claim.id.scope ?? null,
+    key_tool: r.key?.claim.id.tool ?? null,
+    key: r.key?.claim.id.key ?? null,
+    key_print: r.key?.claim.fingerprint.toString('hex') ?? null,
+    key_ws: r.key?.claim.workspaceId ?? null,
+    key_form: r.key?.formPublicId ?? null,
+    answer_head: r.key?.head ?? null,
+    answer_tail: r.key?.tail ?? null,
   };
 }
 
 /**
  * ResponsesRepository.insertMany's statement: the rows ($1, a JSON array of insertRow()s), their
- * forms share-locked (those an edit holds are skipped), the responses whose form is still
- * at their version, then as parts of the same statement their events' deliveries and their audit
- * records. The forms are found with `= ANY (ARRAY(...))`, a primary-key lookup each: with
- * `IN (SELECT ...)` PostgreSQL, which estimates the recordset at 100 rows whatever it holds,
- * plans a hash join over every form (3.6 ms a submission at 20,000 forms instead of 0.08).
+ * forms share-locked (those an edit holds are skipped), the rows whose form is still at their
+ * version (ok, each with its submittedAt), the Idempotency-Keys of keyed rows claimed with their
+ * stored answers (k: a row whose key is held is not stored), the responses, then as parts of the
+ * same statement their events' deliveries and their audit records. Returns the stored responses,
+ * and each keyed row whose key was held with what holds it. The forms are found with
+ * `= ANY (ARRAY(...))`, a primary-key lookup each: with `IN (SELECT ...)` PostgreSQL, which
+ * estimates the recordset at 100 rows whatever it holds, plans a hash join over every form (3.6 ms
+ * a submission at 20,000 forms instead of 0.08).
  */
 const INSERT_SQL = `WITH i AS (
     SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(
       id uuid, form_id uuid, version int, published boolean, answers jsonb, source text, submitted_at timestamptz,
-      hidden jsonb, shown jsonb, started_at timestamptz, last_page text, resume_hash text, event_id text, head text, tail text, audit jsonb)),
+      hidden jsonb, shown jsonb, started_at timestamptz, last_page text, resume_hash text, event_id text, head text, tail text, audit jsonb,
+      key_scope text, key_tool text, key text, key_print text, key_ws uuid, key_form text, answer_head text, answer_tail text)),
   f AS (SELECT id, workspace_id, version, status FROM forms WHERE id = ANY (ARRAY(SELECT form_id FROM i)) ORDER BY id FOR SHARE SKIP LOCKED),
+  ok AS (
+    SELECT i.*, COALESCE(i.submitted_at, clock_timestamp()) AS at
+      FROM i JOIN f ON f.id = i.form_id AND f.version = i.version AND (NOT i.published OR f.status = 'published')),
+  k AS (${IdempotencyRepository.claimedBySql(
+    `(SELECT key_scope AS scope, key_tool AS tool, key AS idempotency_key, decode(key_print, 'hex') AS fingerprint,
+             key_ws AS workspace_id, key_form AS form_public_id, id::text AS response_id,
+             answer_head || ${isoText('at')} || answer_tail AS response_body
+        FROM ok WHERE key IS NOT NULL)`,
+  )}),
   r AS (
     INSERT INTO responses (id, form_id, submitted_at, answers, source, hidden, shown, started_at, last_page, resume_hash)
-    SELECT i.id, f.id, COALESCE(i.submitted_at, clock_timestamp()), i.answers, i.source, i.hidden, i.shown,
-           i.started_at, i.last_page, decode(i.resume_hash, 'hex')
-      FROM i JOIN f ON f.id = i.form_id AND f.version = i.version AND (NOT i.published OR f.status = 'published')
+    SELECT ok.id, ok.form_id, ok.at, ok.answers, ok.source, ok.hidden, ok.shown, ok.started_at, ok.last_page, decode(ok.resume_hash, 'hex')
+      FROM ok WHERE ok.key IS NULL OR ok.id::text IN (SELECT response_id FROM k)
     RETURNING id, submitted_at),
   e AS (
     INSERT INTO webhook_deliveries (workspace_id, endpoint_id, event_id, event_type, payload, next_attempt_at)
@@ -239,4 +295,10 @@ const INSERT_SQL = `WITH i AS (
       JOIN webhook_endpoints e ON e.workspace_id = f.workspace_id AND e.enabled AND 'response.created' = ANY (e.events)
      WHERE i.event_id IS NOT NULL),
   a AS (${AuditRepository.insertFromSql('(SELECT r.id::text AS subject, i.audit FROM r JOIN i ON i.id = r.id WHERE i.audit IS NOT NULL)')})
-SELECT id, submitted_at AS "submittedAt" FROM r`;
+SELECT id, submitted_at AS "submittedAt", false AS "keyHeld", NULL::bytea AS fingerprint, NULL::smallint AS "responseStatus",
+       NULL::jsonb AS "responseHeaders", NULL::text AS "responseBody"
+  FROM r
+UNION ALL
+SELECT ok.id, NULL, true, e.fingerprint, e.response_status, e.response_headers, e.response_body
+  FROM ok ${IdempotencyRepository.heldJoinSql('ok.key_scope', 'ok.key_tool', 'ok.key')}
+ WHERE ok.key IS NOT NULL AND ok.id::text NOT IN (SELECT response_id FROM k)`;

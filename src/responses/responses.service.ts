@@ -20,6 +20,7 @@ import { FileAnswers } from '../files/file-answers.service';
 import { fileKeys, namedUploads, showFiles } from '../files/file-answers';
 import type { FileReader } from '../files/file-links';
 import { ResponseSequencer } from './response-sequencer';
+import { KeyTaken, NeedsClaimTransaction, StatementClaim, statementClaim } from '../idempotency/statement-claim';
 import { responseRefusal } from './response-refusal';
 import { LongReads } from './long-reads';
 import { countedValues, FormSummary, summaryFromStats } from './summarize';
@@ -305,9 +306,11 @@ export class ResponsesService {
     // The respondent page's answers are read by the person filling in the form, not by a program.
     const wording: AnswerWording = how.source === 'web' ? 'person' : 'api';
     const check = (form: FormRecord) => validateResponse(form, answers, hidden, { wording, source: how.source });
-    const insert = (m: EntityManager | undefined, form: FormRecord, checked: CheckedResponse) =>
-      this.insertChecked(m, form, checked, { ...how, publicId });
+    const insert = (m: EntityManager | undefined, form: FormRecord, checked: CheckedResponse, claim?: StatementClaim) =>
+      this.insertChecked(m, form, checked, { ...how, publicId }, undefined, claim);
     const known = this.forms.recent(publicId);
+    // A keyed create_response claims its key in the insert statement (see statement-claim.ts).
+    const keyed = statementClaim();
     // A submission naming files takes the transactional path: their checks (attach) hold their rows.
     if (
       known &&
@@ -316,9 +319,11 @@ export class ResponsesService {
       (!how.published || known.status === 'published')
     ) {
       const checked = check(known);
-      const response = checked.details.length ? undefined : await insert(openTransaction(), known, checked);
+      const response = checked.details.length ? undefined : await insert(openTransaction(), known, checked, keyed);
       if (response) return response;
     }
+    // The path below locks the form in a transaction: a keyed call claims its key in it first, the usual way.
+    if (keyed) throw new NeedsClaimTransaction();
     return inTransaction(this.db, async (tx) => {
       const form = workspaceId
         ? await this.forms.lock(tx, workspaceId, publicId, 'SHARE')
@@ -344,7 +349,9 @@ export class ResponsesService {
    * Inserts a validated response (with its audit record and response.created event, one
    * statement): in `m`'s transaction, or batched with other submissions when `m` is undefined.
    * `partial` is the partial response it completes (issue 36): its id, start and page. Undefined
-   * when the form changed since it was read (see ResponsesRepository.insertMany).
+   * when the form changed since it was read (see ResponsesRepository.insertMany). With `claim`, the
+   * statement also claims the call's Idempotency-Key and stores the answer returned here; KeyTaken
+   * when another call holds the key (nothing stored).
    */
   async insertChecked(
     m: EntityManager | undefined,
@@ -352,6 +359,7 @@ export class ResponsesService {
     checked: CheckedResponse,
     how: { publicId: string; source: 'api' | 'web'; actor?: Principal; published?: boolean },
     partial?: { id: string; startedAt: Date; lastPage: string; resumeHash: Buffer | null },
+    claim?: StatementClaim,
   ): Promise<ResponseView | undefined> {
     const id = partial?.id ?? uuidv7();
     const view = responseViewer(form)({
@@ -380,9 +388,12 @@ export class ResponsesService {
           ...(view.hidden ? { hidden: view.hidden } : {}),
         }),
       },
+      ...(claim ? { key: { claim, formPublicId: how.publicId, ...jsonAroundSubmittedAt(view) } } : {}),
     };
     // Outside a transaction, with the submissions of other requests (see ResponseInsertBatcher).
     const row = m ? (await this.repo.insertMany(m, [response]))[0] : await this.inserts.insert(response);
+    if (row?.held) throw new KeyTaken(row.held);
+    if (row && claim) claim.taken = true;
     return row && { ...view, submittedAt: row.submittedAt.toISOString() };
   }
 
@@ -578,6 +589,15 @@ function countedFilter(form: FormRecord, filter: ResponseFilter): { blockId: str
   if (where.op === 'equals' && !Array.isArray(where.value)) return { blockId: block.id, values: [String(where.value)] };
   if (where.op === 'in' && Array.isArray(where.value)) return { blockId: block.id, values: where.value.map(String) };
   return undefined;
+}
+
+/**
+ * The JSON text of `view` around its submittedAt, the second member (`head` ends with its opening
+ * quote): head + submittedAt + tail is JSON.stringify of the view with that submittedAt.
+ */
+export function jsonAroundSubmittedAt(view: ResponseView): { head: string; tail: string } {
+  const { id, submittedAt: _, ...rest } = view;
+  return { head: `{"id":${JSON.stringify(id)},"submittedAt":"`, tail: `",${JSON.stringify(rest).slice(1)}` };
 }
 
 /**

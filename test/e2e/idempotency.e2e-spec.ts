@@ -3,10 +3,11 @@ import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { FormRecord } from '../../src/forms/forms.service';
+import { FormRecord, FormsService } from '../../src/forms/forms.service';
 import { fingerprint } from '../../src/idempotency/canonical-json';
 import { IdempotencyInterceptor } from '../../src/idempotency/idempotency.interceptor';
 import { IdempotencyService } from '../../src/idempotency/idempotency.service';
+import { ResponsesRepository } from '../../src/responses/responses.repository';
 import { ResponsesService } from '../../src/responses/responses.service';
 import { createForm, createToken, createWorkspace, TestWorkspace } from '../factories';
 import { createTestApp, testDatabaseUrl } from '../utils/create-test-app';
@@ -245,21 +246,60 @@ describe('Idempotency-Key on tool calls', () => {
 
     it('rolls back a write that failed with a 5xx, stores nothing, and the retry runs afresh', async () => {
       const key = randomUUID();
-      // The response row (and its audit record) is inserted, then the tool fails: the whole transaction must go.
-      const responses = app.get(ResponsesService);
-      const createAs = responses.createAs.bind(responses);
-      jest.spyOn(responses, 'createAs').mockImplementationOnce(async (...args) => {
+      // create_form writes in the key's transaction; the form row is inserted, then the tool fails: all of it must go.
+      const forms = app.get(FormsService);
+      const createAs = forms.createAs.bind(forms);
+      jest.spyOn(forms, 'createAs').mockImplementationOnce(async (...args) => {
         await createAs(...args);
         throw new Error('disk on fire');
       });
-      const failed = await keyed(editor.token, 'create_response', responseArgs('five-hundred'), key);
+      const title = `five-hundred ${key}`;
+      const formsTitled = async () =>
+        (await db.query(`SELECT count(*)::int AS n FROM forms WHERE title = $1`, [title]))[0].n;
+      const failed = await keyed(editor.token, 'create_form', { title }, key);
       expectError(failed, 500, 'internal_error');
-      expect(await responsesNamed('five-hundred')).toBe(0);
+      expect(await formsTitled()).toBe(0);
       expect(await keyRows(key)).toEqual([]);
-      const retried = await keyed(editor.token, 'create_response', responseArgs('five-hundred'), key);
+      const retried = await keyed(editor.token, 'create_form', { title }, key);
       expect(retried.status).toBe(200);
       expect(retried.headers['idempotency-replayed']).toBeUndefined();
-      expect(await responsesNamed('five-hundred')).toBe(1);
+      expect(await formsTitled()).toBe(1);
+    });
+
+    it('create_response: a failed insert statement stores neither the response nor the key, and the retry runs afresh', async () => {
+      const key = randomUUID();
+      // The key is claimed by the statement that stores the response: when that statement fails, nothing is left.
+      jest
+        .spyOn(ResponsesRepository.prototype, 'insertMany')
+        .mockRejectedValueOnce(Object.assign(new Error('terminating connection'), { code: '57P01' }));
+      const failed = await keyed(editor.token, 'create_response', responseArgs('statement-failed'), key);
+      expect(failed.status).toBeGreaterThanOrEqual(500);
+      expect(await responsesNamed('statement-failed')).toBe(0);
+      expect(await keyRows(key)).toEqual([]);
+      const retried = await keyed(editor.token, 'create_response', responseArgs('statement-failed'), key);
+      expect(retried.status).toBe(200);
+      expect(retried.headers['idempotency-replayed']).toBeUndefined();
+      expect(await responsesNamed('statement-failed')).toBe(1);
+    });
+
+    it('create_response: an answer lost after its statement committed is replayed to the retry, and nothing runs twice', async () => {
+      const key = randomUUID();
+      const repo = app.get(ResponsesRepository);
+      const insertMany = repo.insertMany.bind(repo);
+      // The statement commits the response, the key and the answer together; the connection then drops.
+      jest.spyOn(repo, 'insertMany').mockImplementationOnce(async (...args) => {
+        await insertMany(...args);
+        throw Object.assign(new Error('connection lost'), { code: '08006' });
+      });
+      const failed = await keyed(editor.token, 'create_response', responseArgs('lost-answer'), key);
+      expect(failed.status).toBeGreaterThanOrEqual(500);
+      const retried = await keyed(editor.token, 'create_response', responseArgs('lost-answer'), key);
+      expect(retried.status).toBe(200);
+      expect(retried.headers['idempotency-replayed']).toBe('true');
+      expect(await responsesNamed('lost-answer')).toBe(1);
+      const [row] = await keyRows(key);
+      expect(row.response_body).toBe(retried.text);
+      expect(JSON.parse(retried.text)).toMatchObject({ answers: { [nameBlock]: 'lost-answer' } });
     });
 
     it('releases the key of a read tool that failed with a 5xx', async () => {
@@ -360,6 +400,38 @@ describe('Idempotency-Key on tool calls', () => {
         }
       },
     );
+  });
+
+  describe('many keyed submissions at once (they share insert statements)', () => {
+    it('each is stored once with its own key and answer, and each replays its own answer', async () => {
+      const keys = Array.from({ length: 24 }, () => randomUUID());
+      const firsts = await Promise.all(
+        keys.map((key, n) => keyed(editor.token, 'create_response', responseArgs(`batch-${n}`), key)),
+      );
+      for (const r of firsts) expect(r.status).toBe(200);
+      const replays = await Promise.all(
+        keys.map((key, n) => keyed(editor.token, 'create_response', responseArgs(`batch-${n}`), key)),
+      );
+      for (const [n, r] of replays.entries()) {
+        expect(r.headers['idempotency-replayed']).toBe('true');
+        expect(r.text).toBe(firsts[n].text);
+        expect(await responsesNamed(`batch-${n}`)).toBe(1);
+      }
+      const rows = await db.query(
+        `SELECT k.idempotency_key AS key, k.response_id, k.form_public_id, r.answers ->> $2 AS name
+           FROM idempotency_keys k JOIN responses r ON r.id::text = k.response_id WHERE k.idempotency_key = ANY ($1)`,
+        [keys, nameBlock],
+      );
+      expect(rows).toHaveLength(keys.length);
+      for (const row of rows) {
+        const n = keys.indexOf(row.key);
+        expect(row).toMatchObject({
+          response_id: firsts[n].body.id,
+          form_public_id: form.publicId,
+          name: `batch-${n}`,
+        });
+      }
+    });
   });
 
   describe('a key left in progress by an instance that died', () => {

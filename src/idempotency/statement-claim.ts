@@ -1,0 +1,49 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { ClaimRow, KeyId } from './idempotency.repository';
+
+/**
+ * An Idempotency-Key that the tool's own write statement claims (issue 38): the statement that
+ * stores the write also takes the key and stores the answer, so a keyed call costs what an
+ * unkeyed one does (no transaction of its own, no extra round trips). Offered by IdempotencyService
+ * to the tools registered for it (IdempotencyService.claimInStatement) while their run has no
+ * transaction open.
+ *
+ * The tool either stores its write with the key (`taken` set), or throws KeyTaken (the statement
+ * found the key held: nothing was stored), or throws NeedsClaimTransaction before writing anything
+ * (a path the statement does not cover): the call then runs again the usual way, in a transaction
+ * that claims the key first.
+ */
+export interface StatementClaim {
+  id: KeyId;
+  fingerprint: Buffer;
+  workspaceId: string;
+  /** Set by the tool once its statement stored the write, the key and the answer. */
+  taken: boolean;
+}
+
+const offered = new AsyncLocalStorage<StatementClaim>();
+
+/** Runs a tool's work with `claim` offered to its write statement. */
+export function withStatementClaim<T>(claim: StatementClaim, work: () => Promise<T>): Promise<T> {
+  return offered.run(claim, work);
+}
+
+/** The key this call's write statement must claim, if one is offered and not yet taken. */
+export function statementClaim(): StatementClaim | undefined {
+  const claim = offered.getStore();
+  return claim && !claim.taken ? claim : undefined;
+}
+
+/** The write statement found the key held by another call: nothing was stored; `held` is what holds it. */
+export class KeyTaken extends Error {
+  constructor(readonly held: ClaimRow) {
+    super('The Idempotency-Key is held by another call.');
+  }
+}
+
+/** Thrown by a tool before it writes anything: this call needs the key claimed in a transaction first. */
+export class NeedsClaimTransaction extends Error {
+  constructor() {
+    super('This call takes its Idempotency-Key in a transaction of its own.');
+  }
+}
