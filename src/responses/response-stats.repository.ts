@@ -12,6 +12,7 @@ import { withoutJit } from './response-filter';
  *   response_buckets   responses per 1024 seq values (seek table for deep offsets)
  *   block_stats        answered count, sum of numeric answers, latest text answers, per block
  *   answer_counts      answers per value (choice id, rating, number, date, true/false), per block
+ *   hidden_counts      responses per value of each hidden field (by the value's SHA-256)
  *
  * A submission only inserts its row, with seq NULL: it touches no per-form row, so submissions to
  * one form do not wait for each other. The form's sequencer (sequenceResponses) then gives the
@@ -69,6 +70,20 @@ function shownOf(source: string, formExpr: string, formColumn?: string): string 
    GROUP BY ${formColumn ? '1, 2' : '1'}`;
 }
 
+/** The digest hidden_counts keys a value (text) by. */
+const digestOf = (text: string) => `sha256(convert_to(${text}, 'UTF8'))`;
+
+/**
+ * (name, digest) for every hidden value of the rows of `source` (aliased s, exposing `hidden`);
+ * with `formColumn`, also that expression as form_id. Only strings other than "" (what a filter's
+ * equals can match: validation stores nothing else).
+ */
+function hiddenOf(source: string, formColumn?: string): string {
+  return `SELECT ${formColumn ? `${formColumn} AS form_id, ` : ''}h.key AS name, ${digestOf(`h.value #>> '{}'`)} AS digest
+    FROM ${source} CROSS JOIN LATERAL jsonb_each(CASE WHEN jsonb_typeof(s.hidden) = 'object' THEN s.hidden ELSE '{}' END) h
+   WHERE jsonb_typeof(h.value) = 'string' AND h.value <> '""'`;
+}
+
 /** The key of a form's sequencer lock (a transaction-level advisory lock), for the form row `f`. */
 const SEQUENCER_KEY = `hashtextextended('formwork.sequencer:' || f.id::text, 0)`;
 
@@ -85,11 +100,12 @@ c AS (SELECT form_id, last_seq, COALESCE(last_submitted_at, '-infinity') AS last
 s AS (
   UPDATE responses r SET seq = c.last_seq + p.n, submitted_at = GREATEST(p.submitted_at, c.last_at)
     FROM p JOIN c ON c.form_id = p.form_id WHERE r.id = p.id
-  RETURNING r.id, r.form_id, r.seq, r.submitted_at, r.answers, r.shown),
+  RETURNING r.id, r.form_id, r.seq, r.submitted_at, r.answers, r.shown, r.hidden),
 per_form AS (SELECT form_id, count(*)::int AS n, count(shown)::int AS recorded, max(submitted_at) AS last_at FROM s GROUP BY form_id),
 counter AS (
   UPDATE response_counters rc SET total = rc.total + x.n, recorded = rc.recorded + x.recorded, last_seq = rc.last_seq + x.n,
-         last_submitted_at = GREATEST(rc.last_submitted_at, x.last_at)
+         last_submitted_at = GREATEST(rc.last_submitted_at, x.last_at),
+         hidden_total = rc.hidden_total + x.n, hidden_seq = rc.hidden_seq + x.n
     FROM per_form x WHERE rc.form_id = x.form_id),
 buckets AS (
   INSERT INTO response_buckets (form_id, bucket, count)
@@ -100,6 +116,11 @@ counts AS (
   SELECT form_id, block_id, value, num, count(*) FROM (${valuesOf('s', 's.form_id', 's.form_id')}) v
    GROUP BY form_id, block_id, value, num ORDER BY form_id, block_id, value
   ON CONFLICT (form_id, block_id, value) DO UPDATE SET count = answer_counts.count + EXCLUDED.count),
+hidden AS (
+  INSERT INTO hidden_counts (form_id, name, digest, count)
+  SELECT form_id, name, digest, count(*) FROM (${hiddenOf('s', 's.form_id')}) h
+   GROUP BY form_id, name, digest ORDER BY form_id, name, digest
+  ON CONFLICT (form_id, name, digest) DO UPDATE SET count = hidden_counts.count + EXCLUDED.count),
 latest AS MATERIALIZED (
   SELECT s.form_id, b.id AS block_id,
          jsonb_path_query_array(jsonb_agg(jsonb_build_object('responseId', s.id::text, 'value', s.answers ->> b.id, 'seq', s.seq,
@@ -245,6 +266,30 @@ export class ResponseStatsRepository {
       [formId, blockId, [...new Set(values)]],
     );
     return n;
+  }
+
+  /**
+   * How many sequenced responses of the form hold one of `values` in the hidden field `name`, from
+   * the maintained counts; undefined when they were not kept in step with the form's responses (an
+   * instance of an earlier version counted or deleted some: see HiddenCountEntity), for the caller
+   * to count rows instead. "" and duplicates count nothing more, as a filter's equals / in match them.
+   */
+  async countHidden(
+    manager: EntityManager,
+    formId: string,
+    name: string,
+    values: string[],
+  ): Promise<number | undefined> {
+    const [row] = await manager.query(
+      `SELECT CASE WHEN c.hidden_total = c.total AND c.hidden_seq = c.last_seq THEN
+                (SELECT COALESCE(sum(h.count), 0)::float8 FROM hidden_counts h
+                  WHERE h.form_id = $1 AND h.name = $2
+                    AND h.digest IN (SELECT ${digestOf('v')} FROM unnest($3::text[]) v WHERE v <> ''))
+              END AS n
+         FROM response_counters c WHERE c.form_id = $1`,
+      [formId, name, [...new Set(values)]],
+    );
+    return row?.n ?? undefined;
   }
 
   /**
@@ -414,11 +459,11 @@ export class ResponseStatsRepository {
   async deleteResponse(tx: EntityManager, formId: string, responseId: string): Promise<boolean> {
     await this.lockSequencer(tx, formId);
     const [gone] = await tx.query(
-      `WITH d AS (DELETE FROM responses WHERE form_id = $1 AND id = $2 RETURNING seq, answers, shown),
-            c AS (UPDATE response_counters SET total = total - 1, recorded = recorded - (SELECT count(shown) FROM d)
+      `WITH d AS (DELETE FROM responses WHERE form_id = $1 AND id = $2 RETURNING seq, answers, shown, hidden),
+            c AS (UPDATE response_counters SET total = total - 1, recorded = recorded - (SELECT count(shown) FROM d), hidden_total = hidden_total - 1
                    WHERE form_id = $1 AND EXISTS (SELECT 1 FROM d WHERE seq IS NOT NULL)),
             b AS (UPDATE response_buckets SET count = count - 1 WHERE form_id = $1 AND bucket = (SELECT seq >> ${BUCKET_BITS} FROM d))
-       SELECT seq, answers, shown FROM d`,
+       SELECT seq, answers, shown, hidden FROM d`,
       [formId, responseId],
     );
     if (!gone) return false;
@@ -441,6 +486,15 @@ export class ResponseStatsRepository {
       );
     await tx.query('DELETE FROM answer_counts WHERE form_id = $1 AND count <= 0', [formId]);
     await tx.query('DELETE FROM response_buckets WHERE form_id = $1 AND count <= 0', [formId]);
+    if (gone.hidden && Object.keys(gone.hidden).length)
+      // Its values' counts, each row either gone (its last response) or one less: no scan of the form's counts.
+      await tx.query(
+        `WITH v AS (${hiddenOf('(SELECT $2::jsonb AS hidden) s')}),
+              d AS (DELETE FROM hidden_counts h USING v WHERE h.form_id = $1 AND h.name = v.name AND h.digest = v.digest AND h.count <= 1)
+         UPDATE hidden_counts h SET count = h.count - 1 FROM v
+          WHERE h.form_id = $1 AND h.name = v.name AND h.digest = v.digest AND h.count > 1`,
+        [formId, JSON.stringify(gone.hidden)],
+      );
     // A deleted response among a block's latest texts: refill that list from the index.
     await tx.query(
       `UPDATE block_stats s SET latest = ${latestFor('s.block_id')}
@@ -462,6 +516,7 @@ export class ResponseStatsRepository {
     await tx.query('DELETE FROM answer_counts WHERE form_id = $1', [formId]);
     await tx.query('DELETE FROM block_stats WHERE form_id = $1', [formId]);
     await tx.query('DELETE FROM response_buckets WHERE form_id = $1', [formId]);
+    await tx.query('DELETE FROM hidden_counts WHERE form_id = $1', [formId]);
     // Only the sequenced responses: others may commit meanwhile, and will be folded in when sequenced.
     const all = `(SELECT answers FROM responses WHERE form_id = $1 AND seq IS NOT NULL) s`;
     await tx.query(
@@ -477,6 +532,12 @@ export class ResponseStatsRepository {
     );
     await this.recountShown(tx, formId);
     await tx.query(
+      `INSERT INTO hidden_counts (form_id, name, digest, count)
+       SELECT $1, name, digest, count(*) FROM (${hiddenOf(`(SELECT hidden FROM responses WHERE form_id = $1 AND seq IS NOT NULL AND hidden <> '{}') s`)}) h
+        GROUP BY name, digest`,
+      [formId],
+    );
+    await tx.query(
       `INSERT INTO response_buckets (form_id, bucket, count)
        SELECT form_id, seq >> ${BUCKET_BITS}, count(*) FROM responses WHERE form_id = $1::uuid AND seq IS NOT NULL GROUP BY 1, 2`,
       [formId],
@@ -488,6 +549,10 @@ export class ResponseStatsRepository {
         WHERE form_id = $1`,
       [formId],
     );
+    // hidden_counts now counts exactly these responses (see HiddenCountEntity).
+    await tx.query(`UPDATE response_counters SET hidden_total = total, hidden_seq = last_seq WHERE form_id = $1`, [
+      formId,
+    ]);
   }
 
   /** Recounts the shown counts of a form's blocks (of one block, with `blockId`) from the counted responses' recorded paths. */

@@ -11,6 +11,7 @@ import { PartialResponsesService } from './partial-responses.service';
 import {
   AnswerCountEntity,
   BlockStatsEntity,
+  HiddenCountEntity,
   ResponseBucketEntity,
   ResponseCounterEntity,
 } from './entities/response-stats.entity';
@@ -39,6 +40,7 @@ import { UpdateResponseTool } from './update-response.tool';
       ResponseBucketEntity,
       BlockStatsEntity,
       AnswerCountEntity,
+      HiddenCountEntity,
       PartialResponseEntity,
       PartialPageCountEntity,
     ]),

@@ -9,7 +9,7 @@ import { allowLongStatements } from '../database/long-statements';
 import { currentManager, inTransaction, openTransaction } from '../database/transaction';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { AnswerWording, answersViewer, Block, CHOICE_TYPES, NUMERIC_TYPES, takesAnswer } from '../forms/blocks';
-import { isBlockLeaf } from '../forms/conditions';
+import { isBlockLeaf, isHiddenLeaf } from '../forms/conditions';
 import { CheckedResponse, hasLogic, validateResponse } from '../forms/form-logic';
 import { FormRecord, FormsService, notFoundForm } from '../forms/forms.service';
 import { ResponseStatsRepository } from './response-stats.repository';
@@ -164,7 +164,11 @@ export class ResponsesService {
       const sql = responseFilterSql(form, filter, params, 'r');
       const { total, rows } = await this.filteredRead(workspaceId, async (tx) => {
         const known = countedFilter(form, filter);
-        const counted = known && (await this.stats.countAnswers(tx, form.id, known.blockId, known.values));
+        const counted = !known
+          ? undefined
+          : 'hidden' in known
+            ? await this.stats.countHidden(tx, form.id, known.hidden, known.values) // undefined: rows are counted
+            : await this.stats.countAnswers(tx, form.id, known.blockId, known.values);
         return this.repo.filteredPage(tx, { sql, params }, range, counted);
       });
       return { total, responses: await page(rows) };
@@ -576,14 +580,27 @@ export class ResponsesService {
 }
 
 /**
- * A filter whose number of matches the maintained answer counts hold: one choice (multiple_choice,
- * dropdown) or yes/no block, equals or in, no since/until. Its total is then read, not counted,
- * and its first pages read only the rows before them. Those counts are kept by the same statement
- * that gives responses their seq, so they count exactly the sequenced responses the page reads.
+ * A filter whose number of matches the maintained counts hold: equals or in, no since/until, on one
+ * choice (multiple_choice, dropdown) or yes/no block (answer_counts), or on one hidden field
+ * (hidden_counts). Its total is then read, not counted, and its first pages read only the rows
+ * before them. Those counts are kept by the same statement that gives responses their seq, so they
+ * count exactly the sequenced responses the page reads.
  */
-function countedFilter(form: FormRecord, filter: ResponseFilter): { blockId: string; values: string[] } | undefined {
+function countedFilter(
+  form: FormRecord,
+  filter: ResponseFilter,
+): { blockId: string; values: string[] } | { hidden: string; values: string[] } | undefined {
   const where = filter.where;
-  if (!where || filter.since !== undefined || filter.until !== undefined || !isBlockLeaf(where)) return undefined;
+  if (!where || filter.since !== undefined || filter.until !== undefined) return undefined;
+  if (isHiddenLeaf(where)) {
+    // Hidden values are strings: a number in the filter matches none (as conditionSql's does).
+    const strings = (v: unknown[]) => v.filter((x): x is string => typeof x === 'string');
+    if (where.op === 'equals' && typeof where.value === 'string')
+      return { hidden: where.hidden, values: [where.value] };
+    if (where.op === 'in' && Array.isArray(where.value)) return { hidden: where.hidden, values: strings(where.value) };
+    return undefined;
+  }
+  if (!isBlockLeaf(where)) return undefined;
   const block = form.blocks.find((b) => b.id === where.block);
   if (!block || !['multiple_choice', 'dropdown', 'yes_no'].includes(block.type)) return undefined;
   if (where.op === 'equals' && !Array.isArray(where.value)) return { blockId: block.id, values: [String(where.value)] };

@@ -25,6 +25,18 @@ export class ResponseCounterEntity {
   @Column({ name: 'last_submitted_at', type: 'timestamptz', nullable: true })
   lastSubmittedAt: Date | null;
 
+  /**
+   * total and last_seq as hidden_counts knows them: moved with them by the code that keeps
+   * hidden_counts, so they differ only where code that does not (an instance of the version before
+   * it, during a deploy) counted or deleted responses; hidden_counts is then not read (see
+   * HiddenCountEntity).
+   */
+  @Column({ name: 'hidden_total', type: 'bigint', default: 0 })
+  hiddenTotal: string;
+
+  @Column({ name: 'hidden_seq', type: 'bigint', default: 0 })
+  hiddenSeq: string;
+
   @OneToOne(() => FormEntity, { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'form_id' })
   form?: FormEntity;
@@ -94,6 +106,32 @@ export class AnswerCountEntity {
   /** The value as a number, for numeric blocks (min/max by index). */
   @Column({ type: 'double precision', nullable: true })
   num: number | null;
+
+  @Column({ type: 'bigint' })
+  count: string;
+
+  @ManyToOne(() => FormEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'form_id' })
+  form?: FormEntity;
+}
+
+/**
+ * How many sequenced responses hold each value of each hidden field, so that the total of a list
+ * filtered on hidden values (equals, in) is read rather than counted. Keyed by the SHA-256 of the
+ * value's UTF-8 (values take up to 1000 characters, more than a btree key takes), which no two
+ * values share in practice.
+ */
+@Entity({ name: 'hidden_counts' })
+export class HiddenCountEntity {
+  @PrimaryColumn({ name: 'form_id', type: 'uuid' })
+  formId: string;
+
+  @PrimaryColumn({ type: 'text' })
+  name: string;
+
+  /** sha256(convert_to(value, 'UTF8')). */
+  @PrimaryColumn({ type: 'bytea' })
+  digest: Buffer;
 
   @Column({ type: 'bigint' })
   count: string;
