@@ -41,6 +41,12 @@ export interface NewResponse {
   event?: CreatedEvent;
   /** The call's Idempotency-Key, claimed by the statement with the response (see statement-claim.ts). */
   key?: KeyedAnswer;
+  /**
+   * The uploads its answers name (each once), held for it by the statement when each is pending,
+   * of its form's workspace, form and block, and its bytes checked on arrival; otherwise it is not
+   * stored (the caller then takes the transactional path, whose checks say what is wrong).
+   */
+  uploads?: Array<{ id: string; blockId: string }>;
 }
 
 /**
@@ -254,15 +260,18 @@ function insertRow(r: NewResponse) {
     key_form: r.key?.formPublicId ?? null,
     answer_head: r.key?.head ?? null,
     answer_tail: r.key?.tail ?? null,
+    uploads: r.uploads?.length ? r.uploads.map((u) => ({ id: u.id, block_id: u.blockId })) : null,
   };
 }
 
 /**
  * ResponsesRepository.insertMany's statement: the rows ($1, a JSON array of insertRow()s), their
  * forms share-locked (those an edit holds are skipped), the rows whose form is still at their
- * version (ok, each with its submittedAt), the Idempotency-Keys of keyed rows claimed with their
- * stored answers (k: a row whose key is held is not stored), the responses, then as parts of the
- * same statement their events' deliveries and their audit records. Returns the stored responses,
+ * version (fit), their uploads locked (those another statement holds are skipped: free; an upload
+ * two rows name goes to one of them: mine), the rows whose uploads are all theirs (ok, each with
+ * its submittedAt), the Idempotency-Keys of keyed rows claimed with their
+ * stored answers (k: a row whose key is held is not stored), the responses, their uploads held
+ * (h), then as parts of the same statement their events' deliveries and their audit records. Returns the stored responses,
  * and each keyed row whose key was held with what holds it. The forms are found with
  * `= ANY (ARRAY(...))`, a primary-key lookup each: with `IN (SELECT ...)` PostgreSQL, which
  * estimates the recordset at 100 rows whatever it holds, plans a hash join over every form (3.6 ms
@@ -272,11 +281,21 @@ const INSERT_SQL = `WITH i AS (
     SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(
       id uuid, form_id uuid, version int, published boolean, answers jsonb, source text, submitted_at timestamptz,
       hidden jsonb, shown jsonb, started_at timestamptz, last_page text, resume_hash text, event_id text, head text, tail text, audit jsonb,
-      key_scope text, key_tool text, key text, key_print text, key_ws uuid, key_form text, answer_head text, answer_tail text)),
+      key_scope text, key_tool text, key text, key_print text, key_ws uuid, key_form text, answer_head text, answer_tail text,
+      uploads jsonb)),
   f AS (SELECT id, workspace_id, version, status FROM forms WHERE id = ANY (ARRAY(SELECT form_id FROM i)) ORDER BY id FOR SHARE SKIP LOCKED),
+  fit AS (
+    SELECT i.*, f.workspace_id FROM i JOIN f ON f.id = i.form_id AND f.version = i.version AND (NOT i.published OR f.status = 'published')),
+  free AS (
+    SELECT u.id, fit.id AS response_id
+      FROM fit CROSS JOIN LATERAL jsonb_to_recordset(fit.uploads) AS n(id text, block_id text)
+      JOIN uploads u ON u.id = n.id AND u.block_id = n.block_id AND u.workspace_id = fit.workspace_id AND u.form_id = fit.form_id
+     WHERE fit.uploads IS NOT NULL AND u.response_id IS NULL AND u.stored_size = u.size AND u.type_problem IS NULL
+       FOR UPDATE OF u SKIP LOCKED),
+  mine AS (SELECT id, min(response_id::text)::uuid AS response_id FROM free GROUP BY id),
   ok AS (
-    SELECT i.*, COALESCE(i.submitted_at, clock_timestamp()) AS at
-      FROM i JOIN f ON f.id = i.form_id AND f.version = i.version AND (NOT i.published OR f.status = 'published')),
+    SELECT fit.*, COALESCE(fit.submitted_at, clock_timestamp()) AS at FROM fit
+     WHERE fit.uploads IS NULL OR (SELECT count(*) FROM mine WHERE mine.response_id = fit.id) = jsonb_array_length(fit.uploads)),
   k AS (${IdempotencyRepository.claimedBySql(
     `(SELECT key_scope AS scope, key_tool AS tool, key AS idempotency_key, decode(key_print, 'hex') AS fingerprint,
              key_ws AS workspace_id, key_form AS form_public_id, id::text AS response_id,
@@ -288,6 +307,7 @@ const INSERT_SQL = `WITH i AS (
     SELECT ok.id, ok.form_id, ok.at, ok.answers, ok.source, ok.hidden, ok.shown, ok.started_at, ok.last_page, decode(ok.resume_hash, 'hex')
       FROM ok WHERE ok.key IS NULL OR ok.id::text IN (SELECT response_id FROM k)
     RETURNING id, submitted_at),
+  h AS (UPDATE uploads u SET response_id = r.id FROM mine JOIN r ON r.id = mine.response_id WHERE u.id = mine.id),
   e AS (
     INSERT INTO webhook_deliveries (workspace_id, endpoint_id, event_id, event_type, payload, next_attempt_at)
     SELECT e.workspace_id, e.id, i.event_id, 'response.created', i.head || ${isoText('r.submitted_at')} || i.tail, now()

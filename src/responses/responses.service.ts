@@ -310,20 +310,21 @@ export class ResponsesService {
     // The respondent page's answers are read by the person filling in the form, not by a program.
     const wording: AnswerWording = how.source === 'web' ? 'person' : 'api';
     const check = (form: FormRecord) => validateResponse(form, answers, hidden, { wording, source: how.source });
-    const insert = (m: EntityManager | undefined, form: FormRecord, checked: CheckedResponse, claim?: StatementClaim) =>
-      this.insertChecked(m, form, checked, { ...how, publicId }, undefined, claim);
+    const insert = (m: EntityManager | undefined, form: FormRecord, checked: CheckedResponse, with_: WithInsert = {}) =>
+      this.insertChecked(m, form, checked, { ...how, publicId }, undefined, with_);
     const known = this.forms.recent(publicId);
     // A keyed create_response claims its key in the insert statement (see statement-claim.ts).
     const keyed = statementClaim();
-    // A submission naming files takes the transactional path: their checks (attach) hold their rows.
     if (
       known &&
-      !namedFiles(known.blocks, answers).length &&
       (workspaceId === undefined || known.workspaceId === workspaceId) &&
       (!how.published || known.status === 'published')
     ) {
       const checked = check(known);
-      const response = checked.details.length ? undefined : await insert(openTransaction(), known, checked, keyed);
+      // Files whose bytes the service checked on arrival are held by the statement; any other case
+      // (an id named twice, bytes not seen yet, a problem) takes the transactional path, whose checks say what.
+      const uploads = checked.details.length ? undefined : uploadsToHold(known.blocks, answers, checked.answers);
+      const response = uploads && (await insert(openTransaction(), known, checked, { claim: keyed, uploads }));
       if (response) return response;
     }
     // The path below locks the form in a transaction: a keyed call claims its key in it first, the usual way.
@@ -353,9 +354,10 @@ export class ResponsesService {
    * Inserts a validated response (with its audit record and response.created event, one
    * statement): in `m`'s transaction, or batched with other submissions when `m` is undefined.
    * `partial` is the partial response it completes (issue 36): its id, start and page. Undefined
-   * when the form changed since it was read (see ResponsesRepository.insertMany). With `claim`, the
-   * statement also claims the call's Idempotency-Key and stores the answer returned here; KeyTaken
-   * when another call holds the key (nothing stored).
+   * when the form changed since it was read, or `uploads` could not all be held (see
+   * ResponsesRepository.insertMany). With `claim`, the statement also claims the call's
+   * Idempotency-Key and stores the answer returned here; KeyTaken when another call holds the key
+   * (nothing stored).
    */
   async insertChecked(
     m: EntityManager | undefined,
@@ -363,7 +365,7 @@ export class ResponsesService {
     checked: CheckedResponse,
     how: { publicId: string; source: 'api' | 'web'; actor?: Principal; published?: boolean },
     partial?: { id: string; startedAt: Date; lastPage: string; resumeHash: Buffer | null },
-    claim?: StatementClaim,
+    { claim, uploads }: WithInsert = {},
   ): Promise<ResponseView | undefined> {
     const id = partial?.id ?? uuidv7();
     const view = responseViewer(form)({
@@ -393,6 +395,7 @@ export class ResponsesService {
         }),
       },
       ...(claim ? { key: { claim, formPublicId: how.publicId, ...jsonAroundSubmittedAt(view) } } : {}),
+      uploads,
     };
     // Outside a transaction, with the submissions of other requests (see ResponseInsertBatcher).
     const row = m ? (await this.repo.insertMany(m, [response]))[0] : await this.inserts.insert(response);
@@ -699,6 +702,24 @@ function answeredRefs(blocks: Block[], answers: Record<string, unknown>): Record
  * The file_upload answers of a submission: per block, the key the caller used (id or ref, for
  * error paths) and the upload ids as stored. Without `stored`, whether any file block is answered.
  */
+/** What insertChecked's statement does besides the insert: claim a key, hold uploads. */
+interface WithInsert {
+  claim?: StatementClaim;
+  uploads?: NewResponse['uploads'];
+}
+
+/** The uploads a submission names, to hold with it; undefined when one is named twice (the transactional path refuses it). */
+function uploadsToHold(
+  blocks: Block[],
+  answers: Record<string, unknown>,
+  stored: Record<string, unknown>,
+): Array<{ id: string; blockId: string }> | undefined {
+  const named = namedFiles(blocks, answers, stored).flatMap((f) =>
+    f.uploadIds.map((id) => ({ id, blockId: f.blockId })),
+  );
+  return new Set(named.map((n) => n.id)).size === named.length ? named : undefined;
+}
+
 function namedFiles(
   blocks: Block[],
   answers: Record<string, unknown>,

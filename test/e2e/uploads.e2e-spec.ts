@@ -337,6 +337,49 @@ describe.each(kinds)('uploads on %s', (kind) => {
     expect(await objects(otherWs)).toEqual([`${otherWs.id}/${theirForm.id}/${theirs.uploadId}${suffix}`]);
   });
 
+  it('holds an upload for one response only when several name it at once; an id named twice in one answer is refused', async () => {
+    const form = await fileForm();
+    const shared = await upload(form.publicId, 'photos', PNG, { filename: 'a.png', contentType: 'image/png' });
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, n) =>
+        callTool(app, token, 'create_response', {
+          publicId: form.publicId,
+          answers: { name: `racer ${n}`, photos: [shared.uploadId] },
+        }),
+      ),
+    );
+    const stored = answers.filter((r) => r.status === 200);
+    expect(stored).toHaveLength(1);
+    for (const r of answers.filter((a) => a.status !== 200))
+      expect(expectError(r, 400, 'invalid_arguments').details![0].message).toMatch(/already held/);
+    expect(await rows('id = $1', [shared.uploadId])).toEqual([
+      expect.objectContaining({ responseId: stored[0].body.id }),
+    ]);
+    const [{ n }] = await db.query(`SELECT count(*)::int AS n FROM responses WHERE form_id = $1`, [form.id]);
+    expect(n).toBe(1);
+    // One answer naming the same pending upload twice.
+    const twice = await upload(form.publicId, 'photos', PNG, { filename: 'b.png', contentType: 'image/png' });
+    const again = await callTool(app, token, 'create_response', {
+      publicId: form.publicId,
+      answers: { photos: [twice.uploadId, twice.uploadId] },
+    });
+    expectError(again, 400, 'invalid_arguments');
+    expect(await rows('id = $1 AND response_id IS NULL', [twice.uploadId])).toHaveLength(1);
+  });
+
+  it('replays a keyed submission naming a file, holding the file once', async () => {
+    const form = await fileForm();
+    const cv = await upload(form.publicId, 'cv', PDF);
+    const args = { publicId: form.publicId, answers: { name: 'Keyed', cv: cv.uploadId } };
+    const key = `file-${cv.uploadId}`;
+    const first = await callTool(app, token, 'create_response', args, { 'Idempotency-Key': key });
+    expect(first.status).toBe(200);
+    const again = await callTool(app, token, 'create_response', args, { 'Idempotency-Key': key });
+    expect(again.headers['idempotency-replayed']).toBe('true');
+    expect(again.text).toBe(first.text);
+    expect(await rows('id = $1', [cv.uploadId])).toEqual([expect.objectContaining({ responseId: first.body.id })]);
+  });
+
   it('cleans a filename of 5,000 characters, with ../, an RTL override or a NUL, before it reaches a path or a row', async () => {
     const form = await fileForm();
     const names = [`${'a'.repeat(5000)}.pdf`, '../../etc/passwd.pdf', 'invoice\u202Efdp.exe', 'a\u0000b.pdf'];
