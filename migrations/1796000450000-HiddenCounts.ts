@@ -57,9 +57,9 @@ export class HiddenCounts1796000450000 implements MigrationInterface {
         await queryRunner.query(`DELETE FROM hidden_counts WHERE form_id = $1`, [formId]);
         await queryRunner.query(
           `INSERT INTO hidden_counts (form_id, name, digest, count)
-           SELECT $1, h.key, sha256(convert_to(h.value #>> '{}', 'UTF8')), count(*)
+           SELECT $1::uuid, h.key, sha256(convert_to(h.value #>> '{}', 'UTF8')), count(*)
              FROM responses r CROSS JOIN LATERAL jsonb_each(CASE WHEN jsonb_typeof(r.hidden) = 'object' THEN r.hidden ELSE '{}' END) h
-            WHERE r.form_id = $1 AND r.seq IS NOT NULL AND r.hidden <> '{}'
+            WHERE r.form_id = $1::uuid AND r.seq IS NOT NULL AND r.hidden <> '{}'
               AND jsonb_typeof(h.value) = 'string' AND h.value <> '""'
             GROUP BY 1, 2, 3`,
           [formId],

@@ -1,5 +1,6 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DataSource } from 'typeorm';
+import { HiddenCounts1796000450000 } from '../../migrations/1796000450000-HiddenCounts';
 import { FormRecord, FormsService } from '../../src/forms/forms.service';
 import { ResponseStatsRepository } from '../../src/responses/response-stats.repository';
 import { createToken, createWorkspace, TestWorkspace } from '../factories';
@@ -149,6 +150,28 @@ describe('list_responses: exact totals of hidden-field filters', () => {
     // A recount puts the counts back in step.
     await db.transaction((tx) => app.get(ResponseStatsRepository).recomputeResponseStats(tx, a.form.id));
     expect(await exact(a)).toEqual(after);
+  });
+
+  it('are backfilled by their migration: the counts of responses sequenced before it, read again', async () => {
+    const before = await exact(a);
+    const kept = (await counts(a)).maintained;
+    // As before the migration: no counts, counters not in step.
+    await db.query(`DELETE FROM hidden_counts WHERE form_id = $1`, [a.form.id]);
+    await db.query(`UPDATE response_counters SET hidden_total = 0, hidden_seq = 0 WHERE form_id = $1`, [a.form.id]);
+    expect(await exact(a)).toEqual(before); // rows counted meanwhile
+    const runner = db.createQueryRunner();
+    try {
+      await new HiddenCounts1796000450000().up(runner);
+    } finally {
+      await runner.release();
+    }
+    const [{ in_step }] = await db.query(
+      `SELECT hidden_total = total AND hidden_seq = last_seq AS in_step FROM response_counters WHERE form_id = $1`,
+      [a.form.id],
+    );
+    expect(in_step).toBe(true);
+    expect((await counts(a)).maintained).toEqual(kept);
+    expect(await exact(a)).toEqual(before);
   });
 
   it('go with their form', async () => {
