@@ -39,7 +39,11 @@ export type StoredAnswer = Pick<
 const KEY_WHERE = 'scope = $1 AND tool = $2 AND idempotency_key = $3';
 /** A transaction-level advisory lock per key: held by a write tool's run, so a duplicate gets 409 at once instead of waiting. */
 const KEY_LOCK = 'pg_try_advisory_xact_lock(hashtextextended($1 || chr(31) || $2 || chr(31) || $3, 0))';
-/** An existing row may be replaced when it has expired, or when it is a run whose lock expired (its instance died) for the same body. */
+/**
+ * An existing row may be replaced when it has expired, or when it is a run whose lock expired (its
+ * instance died) for the same body. The store function (migrations/1796000470000-StoreResponsesFunction.ts)
+ * claims create_response's keys in its statement by the same lock and rule, written out there.
+ */
 const REPLACEABLE = `k.created_at <= now() - interval '${RETENTION_HOURS} hours'
       OR (k.response_status IS NULL AND k.locked_until <= now() AND k.fingerprint = EXCLUDED.fingerprint)`;
 
@@ -73,36 +77,6 @@ ON CONFLICT (scope, tool, idempotency_key) DO UPDATE
        workspace_id = EXCLUDED.workspace_id, read_only = EXCLUDED.read_only, form_public_id = EXCLUDED.form_public_id, response_id = EXCLUDED.response_id
  WHERE ${REPLACEABLE}`;
 
-/**
- * A write's key claimed by the write's own statement, finished at once (see statement-claim.ts):
- * `rows` is a relation of (scope, tool, idempotency_key, fingerprint, workspace_id,
- * form_public_id, response_id, response_body). A row claims its key only if it gets the key's lock
- * (a run in progress elsewhere holds it: 409) and no live record holds the key; the same key twice
- * in `rows` claims once (ON CONFLICT cannot touch a row twice). RETURNING says which rows did.
- */
-function claimedBySql(rows: string): string {
-  return `INSERT INTO idempotency_keys AS k (scope, tool, idempotency_key, fingerprint, response_status, response_body,
-                                   workspace_id, read_only, form_public_id, response_id)
-SELECT c.scope, c.tool, c.idempotency_key, c.fingerprint, 200, c.response_body, c.workspace_id, false, c.form_public_id, c.response_id
-  FROM (SELECT c.*, row_number() OVER (PARTITION BY c.scope, c.tool, c.idempotency_key) AS nth FROM ${rows} c) c
- WHERE c.nth = 1 AND pg_try_advisory_xact_lock(hashtextextended(c.scope || chr(31) || c.tool || chr(31) || c.idempotency_key, 0))
-ON CONFLICT (scope, tool, idempotency_key) DO UPDATE
-   SET fingerprint = EXCLUDED.fingerprint, lock_token = NULL, locked_until = NULL, response_status = EXCLUDED.response_status,
-       response_headers = NULL, response_body = EXCLUDED.response_body, created_at = now(), workspace_id = EXCLUDED.workspace_id,
-       read_only = false, form_public_id = EXCLUDED.form_public_id, response_id = EXCLUDED.response_id
- WHERE ${REPLACEABLE}
-RETURNING k.response_id`;
-}
-
-/**
- * LEFT JOIN of the live record (alias e) holding the key (scope, tool, key), for a row whose
- * statement could not claim it: its columns are those ClaimRow reads.
- */
-function heldJoinSql(scope: string, tool: string, key: string): string {
-  return `LEFT JOIN idempotency_keys e ON e.scope = ${scope} AND e.tool = ${tool} AND e.idempotency_key = ${key}
-            AND e.created_at > now() - interval '${RETENTION_HOURS} hours'`;
-}
-
 const COMPLETE_SQL = `
 UPDATE idempotency_keys SET response_status = $5, response_headers = $6::jsonb, response_body = $7, lock_token = NULL, locked_until = NULL,
        form_public_id = $8, response_id = $9
@@ -125,9 +99,6 @@ DELETE FROM idempotency_keys WHERE ctid = ANY (ARRAY(
 /** The SQL of the table idempotency_keys. */
 @Injectable()
 export class IdempotencyRepository {
-  static readonly claimedBySql = claimedBySql;
-  static readonly heldJoinSql = heldJoinSql;
-
   /** Claims the key for a run with this fingerprint (see CLAIM_SQL), or reads the record that holds it. */
   async claim(
     manager: EntityManager,

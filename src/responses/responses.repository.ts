@@ -3,11 +3,11 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import type { AnswerLossCandidate } from '../forms/answer-loss';
 import { prepared } from '../database/prepared';
-import { AuditRecordJson, AuditRepository } from '../audit/audit.repository';
+import type { AuditRecordJson } from '../audit/audit.repository';
 import type { ResponseEntity } from './entities/response.entity';
-import { BUCKET_BITS, isoText } from './response-stats.repository';
+import { BUCKET_BITS } from './response-stats.repository';
 import { withoutJit } from './response-filter';
-import { ClaimRow, IdempotencyRepository } from '../idempotency/idempotency.repository';
+import type { ClaimRow } from '../idempotency/idempotency.repository';
 import type { StatementClaim } from '../idempotency/statement-claim';
 
 /**
@@ -90,19 +90,15 @@ export class ResponsesRepository {
    * that share it are not held up. The caller of one left out takes the form's lock itself (in a
    * transaction of its own: see ResponsesService.store), reads it again and validates again.
    *
-   * The rows travel as one JSON parameter and the text never changes, so PostgreSQL parses and
-   * plans the statement once per connection; several submissions in one statement (see
-   * ResponseInsertBatcher) share its round trip, its locks and its commit.
+   * The rows travel as one JSON parameter to one function (see INSERT_SQL), whose plan each
+   * database session makes once; several submissions in one statement (see ResponseInsertBatcher)
+   * share its round trip, its locks and its commit. With `key`, the statement also claims the
+   * row's Idempotency-Key and stores its answer, and a row whose key is held is returned with
+   * `held` instead (nothing stored); with `uploads`, a row is stored only if it can hold them all.
    */
   async insertMany(m: EntityManager, responses: NewResponse[]): Promise<InsertedResponse[]> {
     const rows: (InsertedResponse & { keyHeld: boolean } & Partial<ClaimRow>)[] = await m.query(
-      prepared(
-        m,
-        insertSql(
-          responses.some((r) => r.key),
-          responses.some((r) => r.uploads?.length),
-        ),
-      ),
+      prepared(m, INSERT_SQL),
       [JSON.stringify(responses.map(insertRow))],
     );
     return rows.map(({ id, submittedAt, keyHeld, fingerprint, responseStatus, responseHeaders, responseBody }) =>
@@ -239,7 +235,7 @@ function lossCondition(c: AnswerLossCandidate): string {
   return c.multiple ? '(answers -> $2) ? $3' : 'answers ->> $2 = $3';
 }
 
-/** A NewResponse as a row of insertSql's recordset (its column names). */
+/** A NewResponse as a row of the store function's recordset (its column names). */
 function insertRow(r: NewResponse) {
   return {
     id: r.id,
@@ -274,89 +270,10 @@ function insertRow(r: NewResponse) {
 }
 
 /**
- * ResponsesRepository.insertMany's statement: the rows ($1, a JSON array of insertRow()s), their
- * forms share-locked (those an edit holds are skipped), the rows whose form is still at their
- * version, each with its submittedAt (ok), the responses, then as parts of the same statement
- * their events' deliveries and their audit records. Returns the stored responses.
- *
- * The parts a batch needs are added only to its text, so that a plain batch is planned as cheaply
- * as before they existed (behind a transaction pooler and on the embedded database every
- * statement is planned afresh): with `keys`, the rows' Idempotency-Keys are claimed with their
- * stored answers (k: a row whose key is held is not stored, and is returned with what holds it);
- * with `uploads`, the uploads rows name are locked (those another statement holds are skipped:
- * free; one that two rows name goes to one of them: mine), a row is stored only if every upload it
- * names is its own, and they are held with it (h).
- *
- * The forms are found with `= ANY (ARRAY(...))`, a primary-key lookup each: with
- * `IN (SELECT ...)` PostgreSQL, which estimates the recordset at 100 rows whatever it holds, plans
- * a hash join over every form (3.6 ms a submission at 20,000 forms instead of 0.08).
+ * ResponsesRepository.insertMany's statement: a call of the function that stores the rows (a JSON
+ * array of insertRow()s), whose SQL is in migrations/1796000470000-StoreResponsesFunction.ts. As a
+ * function its plan is made once per database session, prepared or not: behind a transaction
+ * pooler and on the embedded database, where nothing is prepared, a plain statement of that size
+ * was planned on every call.
  */
-function insertSql(keys: boolean, uploads: boolean): string {
-  const text = `${keys}${uploads}`;
-  let sql = INSERT_TEXTS.get(text);
-  if (sql) return sql;
-  const fits = `FROM i JOIN f ON f.id = i.form_id AND f.version = i.version AND (NOT i.published OR f.status = 'published')`;
-  const ok = uploads
-    ? `fit AS (SELECT i.*, f.workspace_id ${fits}),
-  free AS (
-    SELECT u.id, fit.id AS response_id
-      FROM fit CROSS JOIN LATERAL jsonb_to_recordset(fit.uploads) AS n(id text, block_id text)
-      JOIN uploads u ON u.id = n.id AND u.block_id = n.block_id AND u.workspace_id = fit.workspace_id AND u.form_id = fit.form_id
-     WHERE fit.uploads IS NOT NULL AND u.response_id IS NULL AND u.stored_size = u.size AND u.type_problem IS NULL
-       FOR UPDATE OF u SKIP LOCKED),
-  mine AS (SELECT id, min(response_id::text)::uuid AS response_id FROM free GROUP BY id),
-  ok AS (
-    SELECT fit.*, COALESCE(fit.submitted_at, clock_timestamp()) AS at FROM fit
-     WHERE fit.uploads IS NULL OR (SELECT count(*) FROM mine WHERE mine.response_id = fit.id) = jsonb_array_length(fit.uploads))`
-    : `ok AS (SELECT i.*, COALESCE(i.submitted_at, clock_timestamp()) AS at ${fits})`;
-  sql = `WITH i AS (
-    SELECT * FROM jsonb_to_recordset($1::jsonb) AS i(
-      id uuid, form_id uuid, version int, published boolean, answers jsonb, source text, submitted_at timestamptz,
-      hidden jsonb, shown jsonb, started_at timestamptz, last_page text, resume_hash text, event_id text, head text, tail text, audit jsonb
-      ${keys ? ', key_scope text, key_tool text, key text, key_print text, key_ws uuid, key_form text, answer_head text, answer_tail text' : ''}
-      ${uploads ? ', uploads jsonb' : ''})),
-  f AS (SELECT id, workspace_id, version, status FROM forms WHERE id = ANY (ARRAY(SELECT form_id FROM i)) ORDER BY id FOR SHARE SKIP LOCKED),
-  ${ok},${
-    keys
-      ? `
-  k AS (${IdempotencyRepository.claimedBySql(
-    `(SELECT key_scope AS scope, key_tool AS tool, key AS idempotency_key, decode(key_print, 'hex') AS fingerprint,
-             key_ws AS workspace_id, key_form AS form_public_id, id::text AS response_id,
-             answer_head || ${isoText('at')} || answer_tail AS response_body
-        FROM ok WHERE key IS NOT NULL)`,
-  )}),`
-      : ''
-  }
-  r AS (
-    INSERT INTO responses (id, form_id, submitted_at, answers, source, hidden, shown, started_at, last_page, resume_hash)
-    SELECT ok.id, ok.form_id, ok.at, ok.answers, ok.source, ok.hidden, ok.shown, ok.started_at, ok.last_page, decode(ok.resume_hash, 'hex')
-      FROM ok ${keys ? 'WHERE ok.key IS NULL OR ok.id::text IN (SELECT response_id FROM k)' : ''}
-    RETURNING id, submitted_at),${
-      uploads
-        ? `
-  h AS (UPDATE uploads u SET response_id = r.id FROM mine JOIN r ON r.id = mine.response_id WHERE u.id = mine.id),`
-        : ''
-    }
-  e AS (
-    INSERT INTO webhook_deliveries (workspace_id, endpoint_id, event_id, event_type, payload, next_attempt_at)
-    SELECT e.workspace_id, e.id, i.event_id, 'response.created', i.head || ${isoText('r.submitted_at')} || i.tail, now()
-      FROM r JOIN i ON i.id = r.id JOIN f ON f.id = i.form_id
-      JOIN webhook_endpoints e ON e.workspace_id = f.workspace_id AND e.enabled AND 'response.created' = ANY (e.events)
-     WHERE i.event_id IS NOT NULL),
-  a AS (${AuditRepository.insertFromSql('(SELECT r.id::text AS subject, i.audit FROM r JOIN i ON i.id = r.id WHERE i.audit IS NOT NULL)')})
-SELECT id, submitted_at AS "submittedAt"${keys ? ', false AS "keyHeld", NULL::bytea AS fingerprint, NULL::smallint AS "responseStatus", NULL::jsonb AS "responseHeaders", NULL::text AS "responseBody"' : ''}
-  FROM r${
-    keys
-      ? `
-UNION ALL
-SELECT ok.id, NULL, true, e.fingerprint, e.response_status, e.response_headers, e.response_body
-  FROM ok ${IdempotencyRepository.heldJoinSql('ok.key_scope', 'ok.key_tool', 'ok.key')}
- WHERE ok.key IS NOT NULL AND ok.id::text NOT IN (SELECT response_id FROM k)`
-      : ''
-  }`;
-  INSERT_TEXTS.set(text, sql);
-  return sql;
-}
-
-/** insertSql's texts, made once each (a prepared statement is found by its text). */
-const INSERT_TEXTS = new Map<string, string>();
+const INSERT_SQL = 'SELECT * FROM formwork_store_responses_v1($1::jsonb)';
