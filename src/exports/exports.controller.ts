@@ -31,7 +31,8 @@ export class ExportsController {
     await this.rateLimit.spendForLink(req.ipBudget, grant.c.b, res.raw);
     // HEAD: the checks and the headers, and no read (Fastify would read a body to its end to drop
     // it). An empty stream, not no body, so that no "Content-Length: 0" claims the GET is empty.
-    const download = await this.exports.open(grant, req.method === 'HEAD');
+    // The response itself: the download reuses the parts it has written (see PartPool).
+    const download = await this.exports.open(grant, req.method === 'HEAD', res.raw);
     return res
       .status(200)
       .headers(download.headers)

@@ -4,7 +4,7 @@ import type { PoolClient } from 'pg';
 import { EntityManager } from 'typeorm';
 import type { ResponseRow } from '../responses/responses.repository';
 import type { PartialRow } from '../responses/partial-responses.repository';
-import { copyRows, lineRows } from './copy-rows';
+import { copyRows, lineRows, PartPool } from './copy-rows';
 import type { ExportGrant } from './export-link';
 
 /** A response as a batch reads it: with its seq, the key of the next batch. */
@@ -55,8 +55,8 @@ export class ExportsRepository {
    * The CSV records of a batch (`copySql`: see csvCopySql), in seq order, as bytes in parts of
    * about 64 KiB (see copyRows), on a connection of the pool taken for the statement alone.
    */
-  readCsvBatch(manager: EntityManager, copySql: string): Promise<Buffer[]> {
-    return this.onClient(manager, (client) => copyRows(client, `${EXPORT_QUERY_TAG} ${copySql}`));
+  readCsvBatch(manager: EntityManager, copySql: string, pool?: PartPool): Promise<Buffer[]> {
+    return this.onClient(manager, (client) => copyRows(client, `${EXPORT_QUERY_TAG} ${copySql}`, pool));
   }
 
   /**
@@ -64,10 +64,17 @@ export class ExportsRepository {
    * in seq order: each row (as readBatch's) written as line(row) once parsed, as bytes in parts of
    * about 64 KiB (see lineRows), on a connection of the pool taken for the statement alone.
    */
-  readLineBatch(manager: EntityManager, where: string, line: (row: ExportRow) => string): Promise<Buffer[]> {
+  readLineBatch(
+    manager: EntityManager,
+    where: string,
+    line: (row: ExportRow) => string,
+    pool?: PartPool,
+  ): Promise<Buffer[]> {
     const sql = `${EXPORT_QUERY_TAG} SELECT r.seq::text AS seq, r.id, r.submitted_at AS "submittedAt", r.answers, r.hidden
          FROM responses r WHERE ${where} ORDER BY r.seq`;
-    return this.onClient(manager, (client) => lineRows(client, sql, line as (row: Record<string, unknown>) => string));
+    return this.onClient(manager, (client) =>
+      lineRows(client, sql, line as (row: Record<string, unknown>) => string, pool),
+    );
   }
 
   /** `run` on the transaction's connection if there is one (a download runs in none), else on one of the pool's. */

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { Readable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { DataSource } from 'typeorm';
 import { CREDENTIAL_CACHE_MS } from '../auth/credential-verifier';
 import type { Principal } from '../common/access/principal';
@@ -17,6 +17,7 @@ import { AnswersBy, partialViewer, ResponseStatus, responseViewer } from '../res
 import { fileKeys } from '../files/file-answers';
 import { FileAnswers } from '../files/file-answers.service';
 import { contentDisposition, csvLayout } from './csv';
+import { PartPool } from './copy-rows';
 import { csvCopySql, withLiterals } from './csv-sql';
 import { EXPORT_LINK_TTL_MS, ExportFormat, ExportGrant, ExportLinkStore } from './export-link';
 import { EXPORT_PART_ROWS, ExportRow, ExportsRepository } from './exports.repository';
@@ -162,9 +163,10 @@ export class ExportsService {
   /**
    * The download a link grants, checked as of now: its credential still acts on its workspace and
    * its form is still there (else 404). Nothing is read from the responses until the body is.
-   * `headOnly` (HEAD): the same checks and headers, no body, no slot.
+   * `headOnly` (HEAD): the same checks and headers, no body, no slot. `sink`: the response the
+   * body will be piped into, whose written parts the download then reuses (see PartPool).
    */
-  async open(grant: ExportGrant, headOnly = false): Promise<ExportDownload> {
+  async open(grant: ExportGrant, headOnly = false, sink?: Writable): Promise<ExportDownload> {
     const form = await this.formOf(grant);
     const params: unknown[] = [undefined, undefined, undefined]; // $1..$3: the form and the range
     let sql: string;
@@ -196,9 +198,11 @@ export class ExportsService {
       // CSV: the records are written by PostgreSQL's COPY (see csvCopySql), the filter as literals.
       const literals = [form.id, ...params.slice(1)];
       const copy = grant.fmt === 'csv' ? (where: string) => csvCopySql(form, withLiterals(where, literals)) : undefined;
-      const chunks = this.chunks(grant, form, upTo, { sql, params: params.slice(3), literals }, copy, on);
+      let pool: PartPool | undefined;
+      const chunks = this.chunks(grant, form, upTo, { sql, params: params.slice(3), literals }, copy, on, () => pool);
       // Bytes, not objects: the stream asks for the next batch once its 64 KiB buffer has drained.
       const body = Readable.from(chunks, { objectMode: false, highWaterMark: 64 * 1024 });
+      if (sink) pool = new PartPool(body, sink);
       const unwatch = this.watch(grant, body);
       body.once('close', () => {
         unwatch();
@@ -218,8 +222,15 @@ export class ExportsService {
     filter: { sql: string; params: unknown[]; literals: unknown[] },
     copy: ((where: string) => string) | undefined,
     on: Awaited<ReturnType<LongReads['source']>>,
+    poolOf: () => PartPool | undefined,
   ): AsyncGenerator<string | Buffer> {
     this.openDownloads++;
+    const pool = poolOf();
+    /** Every chunk goes out through here, so that the pool counts the body's bytes as the body does. */
+    const out = <T extends string | Buffer>(chunk: T): T => {
+      pool?.handing(chunk);
+      return chunk;
+    };
     let ahead: Promise<Array<string | Buffer>> | undefined;
     try {
       // NDJSON's lines are get_response's objects; CSV's records come written from PostgreSQL.
@@ -231,7 +242,7 @@ export class ExportsService {
           ? (row: ExportRow) => `${JSON.stringify(view(row))}\n`
           : undefined;
       // The first bytes go out before any response is read.
-      if (copy) yield csvLayout(form, grant.a).head;
+      if (copy) yield out(csvLayout(form, grant.a).head);
       const last = BigInt(upTo);
       const range = BigInt(this.batchSeqRange[grant.fmt]);
       let after = BigInt(0);
@@ -243,9 +254,11 @@ export class ExportsService {
         after = end;
         // Values as literals (COPY and lineRows' simple query take no parameters): the form's id and the range are ours.
         const where = `r.form_id = $1 AND r.seq > ${BigInt(batch.after)} AND r.seq <= ${BigInt(batch.upTo)} AND (${filter.sql})`;
-        if (copy) return on((db) => this.repo.readCsvBatch(currentManager(db), copy(where)));
+        if (copy) return on((db) => this.repo.readCsvBatch(currentManager(db), copy(where), pool));
         if (line)
-          return on((db) => this.repo.readLineBatch(currentManager(db), withLiterals(where, filter.literals), line));
+          return on((db) =>
+            this.repo.readLineBatch(currentManager(db), withLiterals(where, filter.literals), line, pool),
+          );
         return on((db) => this.repo.readBatch(currentManager(db), form.id, batch, filter)).then(async (rows) => {
           const views = rows.map(view!);
           // File answers with links bound to the link's credential, as get_response shows them.
@@ -268,9 +281,9 @@ export class ExportsService {
       while (ahead) {
         const parts = await ahead;
         ahead = read();
-        for (const part of parts) if (part) yield part;
+        for (const part of parts) if (part) yield out(part);
       }
-      if (grant.s) yield* this.partialChunks(grant, form, filter, on);
+      if (grant.s) for await (const part of this.partialChunks(grant, form, filter, on)) yield out(part);
     } catch (err) {
       // The answer's headers are gone: the stream is cut (the client sees no final chunk), and
       // Fastify logs nothing of a cut stream here (request logging is ours): say why, without the link.
