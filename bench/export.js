@@ -5,9 +5,13 @@
  *   speed   the CSV export of BENCH_EXPORT_RESPONSES (1,000,000) responses through its link, read
  *           to its end by curl, against psql's `COPY (SELECT ...) TO STDOUT WITH (FORMAT csv)` of
  *           the same rows and columns, alternating, BENCH_ROUNDS rounds    target: >= 0.6x rows/s
- *   memory  the instance's VmRSS above idle (peak over the download minus the median of 10 samples
- *           over the second before it) during every download: CSV and NDJSON read at full speed
- *           and by a slow reader (curl --limit-rate BENCH_SLOW_RATE, 5M)      target: <= 50 MiB
+ *   memory  a fresh instance's first export (issue 38's figure): for CSV and NDJSON, at full speed
+ *           and by a slow reader (curl --limit-rate BENCH_SLOW_RATE, 5M), each on an instance of
+ *           its own, VmRSS peak over the download minus the instance's idle before it (the median
+ *           of 10 samples over the second before; nothing exported yet)     target: <= 50 MiB
+ *           Also the main instance's peak over the whole run (checks, rounds, slow readers) minus
+ *           its idle before its first export, and (the figure of earlier sessions) each download's
+ *           peak minus the idle just before it, on the main instance, warmed by what came before.
  *
  * Usage: npx tsc -p tsconfig.build.json --outDir dist/<you>; BENCH_DIST=dist/<you> node bench/export.js
  * (or after npm run build: node bench/export.js). Needs PostgreSQL on this machine, psql and curl.
@@ -78,6 +82,16 @@ const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
+
+/** An instance's idle VmRSS: the median of 10 samples over a second. */
+async function idleOf(pid) {
+  const samples = [];
+  for (let i = 0; i < 10; i++) {
+    samples.push(vmRss(pid));
+    await sleep(100);
+  }
+  return median(samples);
+}
 
 function vmRss(pid) {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -214,13 +228,23 @@ async function main() {
   }
   const rows = Number((await db.query('SELECT count(*) FROM responses WHERE form_id = $1', [form.id])).rows[0].count);
   const copySql = `COPY (${exportSelectSql(form.id, blocks, ['source'])}) TO STDOUT WITH (FORMAT csv)`;
-  const link = async (format) => new URL((await tool(base, token, 'export_responses', { publicId, format })).url);
+  const link = async (format, on = base) =>
+    new URL((await tool(on, token, 'export_responses', { publicId, format })).url);
+
+  // The main instance's idle before its first export (the links made first: making one is not the
+  // export), then its VmRSS over the whole run.
+  const firstLinks = { csv: await link('csv'), ndjson: await link('ndjson') };
+  const wholeRun = { idle: await idleOf(pid), peak: 0 };
+  const wholeTimer = setInterval(() => (wholeRun.peak = Math.max(wholeRun.peak, vmRss(pid))), 50);
+  teardown.closers.add(async () => clearInterval(wholeTimer));
 
   // --- checks: every row, the header, the first 1,000 rows as COPY's -------------------------------
   const problems = [];
   const checks = [];
+  /** Bytes of each format's download, as the checks read them: every later download must be as long. */
+  const sizes = {};
   {
-    const res = await fetch(await link('csv'));
+    const res = await fetch(firstLinks.csv);
     const d = await drain(res.body, 1 << 20);
     const copyHead = await quiet('psql', [
       '-X',
@@ -247,43 +271,64 @@ async function main() {
     checks.push(
       `CSV: ${int(d.lines - 1)} data rows after the header ${JSON.stringify(mine[0])}, ${mib(d.bytes)} MiB; the first ${n} rows ${bad ? `**differ in ${bad}**` : "equal COPY's cell for cell"}.`,
     );
-    const nd = await fetch(await link('ndjson'));
+    const nd = await fetch(firstLinks.ndjson);
     const dn = await drain(nd.body);
     if (dn.lines !== rows) problems.push(`NDJSON: ${dn.lines} lines, expected ${rows}`);
     checks.push(`NDJSON: ${int(dn.lines)} lines, ${mib(dn.bytes)} MiB.`);
+    sizes.csv = d.bytes;
+    sizes.ndjson = dn.bytes;
   }
+  const firstExports = { peak: wholeRun.peak, grew: wholeRun.peak - wholeRun.idle };
+  log(
+    `main instance: idle ${mib(wholeRun.idle)} MiB, after its first CSV and NDJSON (the checks) peak ${mib(wholeRun.peak)} MiB`,
+  );
 
   /** Runs `fn` with the instance's VmRSS sampled every 50 ms and the CPU of the service and of PostgreSQL measured. */
-  const measured = async (fn) => {
-    const idle = [];
-    for (let i = 0; i < 10; i++) {
-      idle.push(vmRss(pid));
-      await sleep(100);
-    }
+  const measured = async (fn, of = pid) => {
+    const idle = await idleOf(of);
     let peak = 0;
-    const timer = setInterval(() => (peak = Math.max(peak, vmRss(pid))), 50);
+    const timer = setInterval(() => (peak = Math.max(peak, vmRss(of))), 50);
     const cpu0 = cpuSnapshot(database.name);
     const t0 = performance.now();
     try {
       const out = await fn();
       const ms = performance.now() - t0;
-      peak = Math.max(peak, vmRss(pid));
-      const cpu = cpuBetween(cpu0, cpuSnapshot(database.name), pid);
-      return { ...out, ms, idle: median(idle), peak, grew: peak - median(idle), cpu };
+      peak = Math.max(peak, vmRss(of));
+      const cpu = cpuBetween(cpu0, cpuSnapshot(database.name), of);
+      return { ...out, ms, idle, peak, grew: peak - idle, cpu };
     } finally {
       clearInterval(timer);
     }
   };
   /** One download of a fresh link by curl (to /dev/null), at `rate` (curl's --limit-rate) or full speed. */
-  const download = async (format, rate) => {
-    const u = await link(format);
+  const download = async (format, rate, on = { base, pid }) => {
+    const u = await link(format, on.base);
     return measured(async () => {
       const args = ['-sS', '-o', '/dev/null', '-w', '%{http_code} %{size_download} %{time_starttransfer}'];
       if (rate) args.push('--limit-rate', rate);
       const [status, bytes, ttfb] = (await quiet('curl', [...args, u.toString()])).split(' ');
       if (status !== '200') problems.push(`${format} download answered ${status}`);
+      if (Number(bytes) !== sizes[format])
+        problems.push(`${format} download: ${bytes} bytes, the check read ${sizes[format]}`);
       return { bytes: Number(bytes), ttfb: Number(ttfb) * 1000 };
-    });
+    }, on.pid);
+  };
+  /** A download on an instance of its own, started for it: its first export, from its own idle. */
+  const fresh = async (format, rate) => {
+    const p = await freePort();
+    const b = `http://127.0.0.1:${p}`;
+    const s = new Server(
+      `formwork (fresh, ${format})`,
+      [...nodeArgs, MAIN],
+      serviceEnv(baseEnv, p, database.url, { RATE_LIMIT_ENABLED: 'false', PUBLIC_URL: b }),
+    );
+    teardown.servers.push(s);
+    try {
+      await s.waitUntil(() => fetch(`${b}/readyz`).then((r) => r.ok), 60_000);
+      return await download(format, rate, { base: b, pid: s.proc.pid });
+    } finally {
+      await s.stop();
+    }
   };
   const copy = () =>
     measured(async () => {
@@ -322,6 +367,20 @@ async function main() {
       log(`slow ${format} (${OPTS.slowRate}/s): ${(s.ms / 1000).toFixed(1)} s, +${mib(s.grew)} MiB`);
     }
   server.assertAlive();
+  clearInterval(wholeTimer);
+  wholeRun.grew = wholeRun.peak - wholeRun.idle;
+  log(`main instance over the whole run: +${mib(wholeRun.grew)} MiB above its idle before its first export`);
+
+  // --- a fresh instance's first export: one instance per download -------------------------------
+  const firsts = [];
+  for (const rate of OPTS.slowRate && OPTS.slowRate !== '0' ? [undefined, OPTS.slowRate] : [undefined])
+    for (const format of ['csv', 'ndjson']) {
+      const d = await fresh(format, rate);
+      firsts.push({ format, rate, ...d });
+      log(
+        `fresh instance, first ${format} ${rate ? `at ${rate}/s` : 'at full speed'}: ${(d.ms / 1000).toFixed(1)} s, idle ${mib(d.idle)} MiB, +${mib(d.grew)} MiB`,
+      );
+    }
 
   // --- report --------------------------------------------------------------------------------------
   const ratio = median(rounds.map((x) => x.ratio));
@@ -333,6 +392,8 @@ async function main() {
     ...slow.map((s) => [`${s.format.toUpperCase()} slow`, s]),
   ];
   const grew = (format) => Math.max(...all.filter(([name]) => name.startsWith(format)).map(([, d]) => d.grew));
+  const firstGrew = (format) => Math.max(...firsts.filter((f) => f.format === format).map((f) => f.grew));
+  const verdict = (bytes) => (bytes <= TARGET_RSS_MIB * 2 ** 20 ? 'MET' : 'NOT MET');
   const perMillion = (ms) => (ms === undefined ? '–' : `${((ms * 1e6) / rows / 1000).toFixed(1)} s`);
   const row = (name, d) =>
     `| ${name} | ${(d.ms / 1000).toFixed(2)} s | ${int(rows / (d.ms / 1000))} | ${d.ttfb === undefined ? '' : `${d.ttfb.toFixed(0)} ms`} | ${perMillion(d.cpu.server)} | ${perMillion(d.cpu.backends)} | ${perMillion(d.cpu.other)} | ${mib(d.idle)} → ${mib(d.peak)} | **${mib(d.grew)}** |`;
@@ -341,16 +402,24 @@ async function main() {
     '',
     machineLine(pgVersion, loadBefore),
     `- Build: ${process.env.BENCH_DIST || 'dist'}${nodeArgs.length ? `, node ${nodeArgs.join(' ')}` : ''}; database \`${database.name}\`, ${loadNote}; load average at the end ${loadText(os.loadavg())}.`,
-    `- Rounds alternate the CSV export (a fresh link, \`GET\` read to its end by curl to /dev/null) and psql's \`COPY (SELECT …) TO STDOUT WITH (FORMAT csv)\` of the same rows and columns (to /dev/null), then an NDJSON export; then slow readers at ${OPTS.slowRate}/s. VmRSS of the instance every 50 ms; idle: the median of 10 samples over the second before. CPU: per 1,000,000 rows, of the service, of PostgreSQL's backends for this database, and of other processes.`,
+    `- Rounds alternate the CSV export (a fresh link, \`GET\` read to its end by curl to /dev/null) and psql's \`COPY (SELECT …) TO STDOUT WITH (FORMAT csv)\` of the same rows and columns (to /dev/null), then an NDJSON export; then slow readers at ${OPTS.slowRate}/s; then each format at full speed and at ${OPTS.slowRate}/s on an instance of its own, its first export. VmRSS of the instance every 50 ms; idle: the median of 10 samples over the second before (for the main instance's whole run: before its first export). CPU: per 1,000,000 rows, of the service, of PostgreSQL's backends for this database, and of other processes.`,
     '',
     '## Verdict',
     '',
     `| target | measured | verdict |`,
     `| --- | --- | --- |`,
     `| CSV export / COPY, rows/s, median of ${rounds.length} rounds' ratios, >= ${TARGET_RATIO}x | **${ratio.toFixed(2)}x** (rounds ${rounds.map((x) => x.ratio.toFixed(2)).join(', ')}) | ${ratio >= TARGET_RATIO ? 'MET' : 'NOT MET'} |`,
+    ...['csv', 'ndjson'].map(
+      (f) =>
+        `| a fresh instance's first ${f.toUpperCase()} export: VmRSS peak minus the instance's idle, the most of fast and slow, <= ${TARGET_RSS_MIB} MiB | **${mib(firstGrew(f))} MiB** (${firsts
+          .filter((x) => x.format === f)
+          .map((x) => `${x.rate ? `${x.rate}/s` : 'fast'} ${mib(x.grew)}`)
+          .join(', ')}) | ${verdict(firstGrew(f))} |`,
+    ),
+    `| the main instance: VmRSS peak over the whole run (${rounds.length + 1} CSV, ${rounds.length + 1} NDJSON downloads, then the slow readers) minus its idle before its first export, <= ${TARGET_RSS_MIB} MiB | **${mib(wholeRun.grew)} MiB** (idle ${mib(wholeRun.idle)}, after its first CSV and NDJSON ${mib(firstExports.peak)}, peak ${mib(wholeRun.peak)}) | ${verdict(wholeRun.grew)} |`,
     ...['CSV', 'NDJSON'].map(
       (f) =>
-        `| VmRSS above idle, ${f}, the most of its downloads (fast and slow), <= ${TARGET_RSS_MIB} MiB | **${mib(grew(f))} MiB** | ${grew(f) <= TARGET_RSS_MIB * 2 ** 20 ? 'MET' : 'NOT MET'} |`,
+        `| (earlier sessions' figure) VmRSS above the idle just before each download, ${f}, the most of its downloads on the main instance, <= ${TARGET_RSS_MIB} MiB | **${mib(grew(f))} MiB** | ${verdict(grew(f))} |`,
     ),
     '',
     '## Downloads',
@@ -363,6 +432,7 @@ async function main() {
       row(`round ${i + 1} NDJSON`, x.ndjson),
     ]),
     ...slow.map((s) => row(`${s.format.toUpperCase()} at ${OPTS.slowRate}/s`, s)),
+    ...firsts.map((f) => row(`fresh instance, first ${f.format.toUpperCase()}${f.rate ? ` at ${f.rate}/s` : ''}`, f)),
     '',
     '## Checks',
     '',
