@@ -10,7 +10,7 @@ const { join } = require('node:path');
 const lit = (s) => `'${String(s).replace(/'/g, "''")}'`;
 
 /** The demo's sample texts (src/demo/sample-answers.ts), from the build: read when a load is made, after the bench checked the build is there. */
-const samples = () => require(join(__dirname, '..', 'dist', 'src', 'demo', 'sample-answers'));
+const samples = () => require(join(require('./lib').DIST, 'demo', 'sample-answers')); // BENCH_DIST's build
 const textArray = (xs) => `ARRAY[${xs.map(lit).join(', ')}]::text[]`;
 
 /**
