@@ -98,7 +98,7 @@ export class ResponsesRepository {
    */
   async insertMany(m: EntityManager, responses: NewResponse[]): Promise<InsertedResponse[]> {
     const rows: (InsertedResponse & { keyHeld: boolean } & Partial<ClaimRow>)[] = await m.query(
-      prepared(m, INSERT_SQL),
+      prepared(m, responses.some((r) => r.key || r.uploads?.length) ? CLAIMING_INSERT_SQL : INSERT_SQL),
       [JSON.stringify(responses.map(insertRow))],
     );
     return rows.map(({ id, submittedAt, keyHeld, fingerprint, responseStatus, responseHeaders, responseBody }) =>
@@ -271,9 +271,10 @@ function insertRow(r: NewResponse) {
 
 /**
  * ResponsesRepository.insertMany's statement: a call of the function that stores the rows (a JSON
- * array of insertRow()s), whose SQL is in migrations/1796000470000-StoreResponsesFunction.ts. As a
- * function its plan is made once per database session, prepared or not: behind a transaction
- * pooler and on the embedded database, where nothing is prepared, a plain statement of that size
- * was planned on every call.
+ * array of insertRow()s), whose SQL is in migrations/1796000470000-StoreResponsesFunction.ts; the
+ * claiming one when a row has an Idempotency-Key or uploads. As a function its plan is made once
+ * per database session, prepared or not: behind a transaction pooler and on the embedded
+ * database, where nothing is prepared, a plain statement of that size was planned on every call.
  */
 const INSERT_SQL = 'SELECT * FROM formwork_store_responses_v1($1::jsonb)';
+const CLAIMING_INSERT_SQL = 'SELECT * FROM formwork_store_claiming_responses_v1($1::jsonb)';
