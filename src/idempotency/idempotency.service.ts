@@ -139,7 +139,8 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     }
     // A tool that returned without its statement taking the key has a bug: its write is not keyed.
     if (!claim.taken) throw new Error(`${call.tool} returned without claiming its Idempotency-Key`);
-    return { status: 200, headers: {}, body: JSON.stringify(result ?? null), replayed: false };
+    // The stored text itself, so that a replay is byte for byte this answer.
+    return { status: 200, headers: {}, body: claim.answer ?? JSON.stringify(result ?? null), replayed: false };
   }
 
   private async runInClaimTransaction(

@@ -19,6 +19,8 @@ export interface StatementClaim {
   workspaceId: string;
   /** Set by the tool once its statement stored the write, the key and the answer. */
   taken: boolean;
+  /** The answer as the statement stored it (JSON text), set with `taken`: what the call sends. */
+  answer?: string;
 }
 
 const offered = new AsyncLocalStorage<StatementClaim>();

@@ -375,6 +375,7 @@ export class ResponsesService {
       hidden: checked.hidden,
     });
     const refs = answeredRefs(form.blocks, checked.answers);
+    const key = claim && { claim, formPublicId: how.publicId, ...jsonAroundSubmittedAt(view) };
     const response: NewResponse = {
       id,
       form,
@@ -394,14 +395,16 @@ export class ResponsesService {
           ...(view.hidden ? { hidden: view.hidden } : {}),
         }),
       },
-      ...(claim ? { key: { claim, formPublicId: how.publicId, ...jsonAroundSubmittedAt(view) } } : {}),
+      ...(key ? { key } : {}),
       uploads,
     };
     // Outside a transaction, with the submissions of other requests (see ResponseInsertBatcher).
     const row = m ? (await this.repo.insertMany(m, [response]))[0] : await this.inserts.insert(response);
     if (row?.held) throw new KeyTaken(row.held);
-    if (row && claim) claim.taken = true;
-    return row && { ...view, submittedAt: row.submittedAt.toISOString() };
+    if (!row) return undefined;
+    const submittedAt = row.submittedAt.toISOString();
+    if (key) Object.assign(claim, { taken: true, answer: key.head + submittedAt + key.tail });
+    return { ...view, submittedAt };
   }
 
   /** Answers (keyed by block id) with each file answer as `[{ uploadId, name, size, contentType }]`, as webhook payloads carry them. */
