@@ -107,6 +107,25 @@ describe('configureServer', () => {
   });
 });
 
+describe('configureServer, draining behind a load balancer', () => {
+  it('leaves an idle keep-alive connection to its client during the grace: a request on it is answered, with Connection: close', async () => {
+    const { server, connections, port } = await serve(slowAnswer(0));
+    const kept = await connect(port);
+    kept.socket.write('GET /first HTTP/1.1\r\nHost: x\r\n\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const drained = connections.drain(1_000);
+    // The load balancer sends its next request on the connection it kept, after the drain began.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(server.listening).toBe(false);
+    kept.socket.write('POST /second HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nok');
+    const received = await kept.closed;
+    const answers = received.split(/(?=HTTP\/1\.1 )/);
+    expect(answers).toHaveLength(2);
+    expect(answers[1]).toMatch(/^HTTP\/1\.1 200 [\s\S]*Connection: close[\s\S]*done$/i);
+    await drained;
+  });
+});
+
 describe('isUploadRequest', () => {
   const req = (method: string, url: string, type?: string) =>
     ({ method, url, headers: type ? { 'content-type': type } : {} }) as http.IncomingMessage;

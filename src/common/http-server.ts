@@ -3,7 +3,7 @@
  * sockets and requests as Node sees them.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import { Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ApiError } from './errors/api-error';
 
@@ -25,16 +25,21 @@ export const REQUEST_TIMEOUT_MS = 60_000;
 export const UPLOAD_REQUEST_TIMEOUT_MS = 60 * 60_000;
 /**
  * When stopping, how long a request may still take to arrive (its body trickling in) before its
- * connection is closed: requests already received are answered, within the shutdown grace.
+ * connection is closed: requests already received are answered, within the shutdown grace. Idle
+ * keep-alive connections are left to their client for as long: a load balancer that closes its
+ * idle connections sooner (docker/nginx.conf: 4 s) never sends a request on one the instance is
+ * closing, which it could not pass on to another instance (a POST may have arrived).
  */
 export const DRAIN_RECEIVE_GRACE_MS = 5_000;
 
+const netClose = NetServer.prototype.close;
+
 export interface ConnectionTracker {
   /**
-   * Stops accepting connections and resolves once every connection has closed. Idle keep-alive
-   * connections close at once, busy ones as soon as their answer is sent; a connection still
-   * receiving a request (headers or body) after `receiveGraceMs` is closed then (`onCut` is told
-   * how many, when there are any).
+   * Stops accepting connections and resolves once every connection has closed. A connection
+   * closes as soon as its answer is sent (`Connection: close`); one its client leaves idle is
+   * closed after `receiveGraceMs`, as is one still receiving a request (headers or body) then
+   * (`onCut` is told how many of those, when there are any).
    */
   drain(receiveGraceMs?: number, onCut?: (count: number) => void): Promise<void>;
 }
@@ -137,24 +142,27 @@ export function configureServer(
       draining = true;
       for (const res of answers.values()) closeAfter(res);
       return new Promise<void>((resolve) => {
-        const sweep = setInterval(() => server.closeIdleConnections(), 50);
+        let sweep: NodeJS.Timeout | undefined;
         const cut = setTimeout(() => {
+          server.closeIdleConnections();
+          sweep = setInterval(() => server.closeIdleConnections(), 50);
           // `complete`: the whole request has arrived, so its answer is coming; anything else is a
           // client still sending (headers or a trickled body) that would hold the shutdown up.
           let cut = 0;
           for (const socket of sockets) {
-            if (current.get(socket)?.complete) continue;
+            if (socket.destroyed || current.get(socket)?.complete) continue;
             socket.destroy();
             cut++;
           }
           if (cut > 0) onCut?.(cut);
         }, receiveGraceMs);
-        server.close(() => {
+        // net.Server's close: stops listening and keeps the connections (http.Server's would close
+        // the idle ones at once, racing a load balancer that is sending a request on one).
+        netClose.call(server, () => {
           clearInterval(sweep);
           clearTimeout(cut);
           resolve();
         });
-        server.closeIdleConnections();
       });
     },
   };
