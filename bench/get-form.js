@@ -401,7 +401,12 @@ async function main() {
     const profiledTargets = [
       ['baseline', longTargets.baseline],
       ['formwork', longTargets.formwork],
-      ...(writeTargets.length ? [['formwork-create_response', writeTargets[1]]] : []),
+      ...(writeTargets.length
+        ? [
+            ['formwork-create_response', writeTargets[1]],
+            ['formwork-create_response-keyed', writeTargets[2]],
+          ]
+        : []),
     ];
     for (const [name, target] of profiledTargets) {
       try {
@@ -436,7 +441,7 @@ async function main() {
         const summary = cpuProfile.summarize(profile, 20);
         profiles.push(
           [
-            `### ${name === 'formwork-create_response' ? 'formwork, create_response' : `${name}, get_form of the long form`}`,
+            `### ${name.startsWith('formwork-create_response') ? `formwork, create_response${name.endsWith('keyed') ? ' with Idempotency-Key' : ''}` : `${name}, get_form of the long form`}`,
             '',
             `${f0(pf.rps)} req/s while profiled (${pf.total} requests); ${f3(summary.busyMs / (pf.total + pf.non2xx || 1))} ms of sampled CPU per request on the main thread. Profile: \`${relative(ROOT, out)}\` (Chrome DevTools or speedscope).`,
             '',

@@ -1,4 +1,4 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { currentRequestContext, RequestContext } from '../common/request-context';
 import type { ClaimRow, KeyId } from './idempotency.repository';
 
 /**
@@ -23,16 +23,31 @@ export interface StatementClaim {
   answer?: string;
 }
 
-const offered = new AsyncLocalStorage<StatementClaim>();
+/**
+ * The claim offered to each request's tool call, by the request's context (rather than an
+ * AsyncLocalStorage of its own, which every promise of the process would then carry).
+ */
+const offered = new WeakMap<RequestContext, StatementClaim>();
 
-/** Runs a tool's work with `claim` offered to its write statement. */
-export function withStatementClaim<T>(claim: StatementClaim, work: () => Promise<T>): Promise<T> {
-  return offered.run(claim, work);
+/**
+ * Runs a tool's work with `claim` offered to its write statement. Outside a request's context
+ * nothing can be offered: NeedsClaimTransaction at once, before any work.
+ */
+export async function withStatementClaim<T>(claim: StatementClaim, work: () => Promise<T>): Promise<T> {
+  const context = currentRequestContext();
+  if (!context) throw new NeedsClaimTransaction();
+  offered.set(context, claim);
+  try {
+    return await work();
+  } finally {
+    offered.delete(context);
+  }
 }
 
 /** The key this call's write statement must claim, if one is offered and not yet taken. */
 export function statementClaim(): StatementClaim | undefined {
-  const claim = offered.getStore();
+  const context = currentRequestContext();
+  const claim = context && offered.get(context);
   return claim && !claim.taken ? claim : undefined;
 }
 
