@@ -20,8 +20,10 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * answers, by IdempotencyRepository's rule (the key's advisory lock, then a live record is left
  * alone; k: a row whose key is held is not stored); the responses (r), their uploads held (h),
  * their response.created deliveries (e: one per enabled subscribed endpoint of the form's
- * workspace) and their audit records (a). Returns the stored responses, and each keyed row whose
- * key was held with what holds it.
+ * workspace) and their audit records (a). Returns the stored responses (a keyed one with the
+ * answer stored with its key: the call sends that very text), and each keyed row whose key was
+ * held with what holds it. `ok` is materialized, so each row's submittedAt is read once: the
+ * response's and the stored answer's are the same instant.
  *
  * Frozen here, as every migration's SQL is: a change to it is a new function (_v2) in a new
  * migration, so that instances of the previous release keep calling theirs during a rolling
@@ -71,7 +73,7 @@ function storeSql(claims: boolean): string {
      WHERE fit.uploads IS NOT NULL AND u.response_id IS NULL AND u.stored_size = u.size AND u.type_problem IS NULL
        FOR UPDATE OF u SKIP LOCKED),
   mine AS (SELECT id, min(response_id::text)::uuid AS response_id FROM free GROUP BY id),
-  ok AS (
+  ok AS MATERIALIZED (
     SELECT fit.*, COALESCE(fit.submitted_at, clock_timestamp()) AS at FROM fit
      WHERE fit.uploads IS NULL OR (SELECT count(*) FROM mine WHERE mine.response_id = fit.id) = jsonb_array_length(fit.uploads)),
   k AS (
@@ -90,8 +92,8 @@ function storeSql(claims: boolean): string {
            read_only = false, form_public_id = EXCLUDED.form_public_id, response_id = EXCLUDED.response_id
      WHERE k.created_at <= now() - interval '24 hours'
         OR (k.response_status IS NULL AND k.locked_until <= now() AND k.fingerprint = EXCLUDED.fingerprint)
-    RETURNING k.response_id),`
-    : `ok AS (SELECT i.*, COALESCE(i.submitted_at, clock_timestamp()) AS at ${fits}),`;
+    RETURNING k.response_id, k.response_body),`
+    : `ok AS MATERIALIZED (SELECT i.*, COALESCE(i.submitted_at, clock_timestamp()) AS at ${fits}),`;
   return `WITH i AS (
     SELECT * FROM jsonb_to_recordset(rows) AS i(
       id uuid, form_id uuid, version int, published boolean, answers jsonb, source text, submitted_at timestamptz,
@@ -124,7 +126,8 @@ function storeSql(claims: boolean): string {
     SELECT (x.audit ->> 'workspaceId')::uuid, x.audit ->> 'action', x.subject, x.audit ->> 'actorKind', x.audit ->> 'actorId',
            (x.audit ->> 'actorUserId')::uuid, x.audit -> 'details', x.audit ->> 'requestId'
       FROM (SELECT r.id::text AS subject, i.audit FROM r JOIN i ON i.id = r.id WHERE i.audit IS NOT NULL) x)
-SELECT id, submitted_at, false, NULL::bytea, NULL::smallint, NULL::jsonb, NULL::text FROM r${
+SELECT r.id, r.submitted_at, false, NULL::bytea, NULL::smallint, NULL::jsonb, ${claims ? 'k.response_body' : 'NULL::text'}
+  FROM r${claims ? ' LEFT JOIN k ON k.response_id = r.id::text' : ''}${
     claims
       ? `
 UNION ALL

@@ -14,7 +14,11 @@ import type { StatementClaim } from '../idempotency/statement-claim';
  * A stored response's id and time, as the insert returns them; or, for a response whose
  * Idempotency-Key the statement could not claim (nothing stored), `held`: what holds the key.
  */
-export type InsertedResponse = Pick<ResponseEntity, 'id' | 'submittedAt'> & { held?: ClaimRow };
+export type InsertedResponse = Pick<ResponseEntity, 'id' | 'submittedAt'> & {
+  held?: ClaimRow;
+  /** Of a stored keyed response: the answer stored with its key (JSON text). */
+  answer?: string;
+};
 
 /** A response as read. */
 export type ResponseRow = Pick<ResponseEntity, 'id' | 'submittedAt' | 'answers'> &
@@ -114,7 +118,7 @@ export class ResponsesRepository {
               responseBody: responseBody ?? null,
             },
           }
-        : { id, submittedAt },
+        : { id, submittedAt, ...(responseBody ? { answer: responseBody } : {}) },
     );
   }
 

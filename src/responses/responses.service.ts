@@ -403,7 +403,7 @@ export class ResponsesService {
     if (row?.held) throw new KeyTaken(row.held);
     if (!row) return undefined;
     const submittedAt = row.submittedAt.toISOString();
-    if (key) Object.assign(claim, { taken: true, answer: key.head + submittedAt + key.tail });
+    if (key) Object.assign(claim, { taken: true, answer: row.answer });
     return { ...view, submittedAt };
   }
 
