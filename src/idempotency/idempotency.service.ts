@@ -55,8 +55,9 @@ export interface AnswerSeal {
  *  - a read tool's claim is committed as "in progress" with a lock expiry, then completed.
  * The tool's own answers (2xx and 4xx) are stored and replayed; a 5xx leaves no trace, so a retry
  * runs afresh. A tool registered with claimInStatement (create_response) may instead claim the key
- * in its own write statement, with its answer (see statement-claim.ts): one statement, as unkeyed. Failures before the tool ran (authentication, access, arguments, rate limit) never
- * get here.
+ * in its own write statement, with its answer (see statement-claim.ts): one statement, as
+ * unkeyed. Failures before the tool ran (authentication, access, arguments, rate limit) never get
+ * here.
  */
 @Injectable()
 export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
@@ -126,21 +127,19 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
       id: keyId(call),
       fingerprint: print,
       workspaceId: call.principal.workspace.id,
-      taken: false,
     };
-    let result: unknown;
     try {
-      result = await withStatementClaim(claim, runTool);
+      await withStatementClaim(claim, runTool);
     } catch (err) {
       if (err instanceof KeyTaken) return this.existing(call, print, err.held);
-      if (err instanceof NeedsClaimTransaction || (isToolAnswer(err) && !claim.taken))
+      if (err instanceof NeedsClaimTransaction || (isToolAnswer(err) && claim.answer === undefined))
         return this.runInClaimTransaction(call, print, runTool);
       throw err;
     }
     // A tool that returned without its statement taking the key has a bug: its write is not keyed.
-    if (!claim.taken) throw new Error(`${call.tool} returned without claiming its Idempotency-Key`);
+    if (claim.answer === undefined) throw new Error(`${call.tool} returned without claiming its Idempotency-Key`);
     // The stored text itself, so that a replay is byte for byte this answer.
-    return { status: 200, headers: {}, body: claim.answer ?? JSON.stringify(result ?? null), replayed: false };
+    return { status: 200, headers: {}, body: claim.answer, replayed: false };
   }
 
   private async runInClaimTransaction(

@@ -8,7 +8,7 @@ import type { ClaimRow, KeyId } from './idempotency.repository';
  * to the tools registered for it (IdempotencyService.claimInStatement) while their run has no
  * transaction open.
  *
- * The tool either stores its write with the key (`taken` set), or throws KeyTaken (the statement
+ * The tool either stores its write with the key (`answer` set), or throws KeyTaken (the statement
  * found the key held: nothing was stored), or throws NeedsClaimTransaction before writing anything
  * (a path the statement does not cover): the call then runs again the usual way, in a transaction
  * that claims the key first.
@@ -17,9 +17,7 @@ export interface StatementClaim {
   id: KeyId;
   fingerprint: Buffer;
   workspaceId: string;
-  /** Set by the tool once its statement stored the write, the key and the answer. */
-  taken: boolean;
-  /** The answer as the statement stored it (JSON text), set with `taken`: what the call sends. */
+  /** Set once the tool's statement stored the write, the key and this answer (JSON text): what the call sends. */
   answer?: string;
 }
 
@@ -48,7 +46,7 @@ export async function withStatementClaim<T>(claim: StatementClaim, work: () => P
 export function statementClaim(): StatementClaim | undefined {
   const context = currentRequestContext();
   const claim = context && offered.get(context);
-  return claim && !claim.taken ? claim : undefined;
+  return claim?.answer === undefined ? claim : undefined;
 }
 
 /** The write statement found the key held by another call: nothing was stored; `held` is what holds it. */

@@ -395,7 +395,7 @@ export class ResponsesService {
           ...(view.hidden ? { hidden: view.hidden } : {}),
         }),
       },
-      ...(key ? { key } : {}),
+      key,
       uploads,
     };
     // Outside a transaction, with the submissions of other requests (see ResponseInsertBatcher).
@@ -403,7 +403,7 @@ export class ResponsesService {
     if (row?.held) throw new KeyTaken(row.held);
     if (!row) return undefined;
     const submittedAt = row.submittedAt.toISOString();
-    if (key) Object.assign(claim, { taken: true, answer: row.answer });
+    if (claim) claim.answer = row.answer; // the text its statement stored with the key
     return { ...view, submittedAt };
   }
 
@@ -701,10 +701,6 @@ function answeredRefs(blocks: Block[], answers: Record<string, unknown>): Record
   return refs.length ? Object.fromEntries(refs) : undefined;
 }
 
-/**
- * The file_upload answers of a submission: per block, the key the caller used (id or ref, for
- * error paths) and the upload ids as stored. Without `stored`, whether any file block is answered.
- */
 /** What insertChecked's statement does besides the insert: claim a key, hold uploads. */
 interface WithInsert {
   claim?: StatementClaim;
@@ -723,6 +719,10 @@ function uploadsToHold(
   return new Set(named.map((n) => n.id)).size === named.length ? named : undefined;
 }
 
+/**
+ * The file_upload answers of a submission: per block, the key the caller used (id or ref, for
+ * error paths) and the upload ids as stored. Without `stored`, whether any file block is answered.
+ */
 function namedFiles(
   blocks: Block[],
   answers: Record<string, unknown>,
