@@ -25,6 +25,11 @@ export function prepared(manager: EntityManager, text: string): string {
   return statement as unknown as string;
 }
 
+/** Whether prepared() prepares statements on this database (not behind a transaction pooler nor on the embedded one). */
+export function preparesStatements(db: DataSource): boolean {
+  return !takesPlainText(db);
+}
+
 function takesPlainText(db: DataSource): boolean {
   let shared = sharedSession.get(db);
   if (shared === undefined) {

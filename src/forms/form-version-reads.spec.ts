@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import { transactionPooledClient } from '../database/pooler';
 import { FormVersionReads } from './form-version-reads';
 import type { FormKey, FormsRepository, FormVersion } from './forms.repository';
 import { versionKey } from './forms.repository';
@@ -31,12 +32,19 @@ function fakeRepository() {
 }
 
 const key = (publicId: string): Required<FormKey> => ({ workspaceId: 'w1', publicId });
+/** A DataSource as FormVersionReads sees it: a direct connection, or behind a transaction pooler. */
+const direct = () => ({ manager: {}, options: { url: 'postgres://db/formwork' } }) as unknown as DataSource;
+const pooled = () =>
+  ({
+    manager: {},
+    options: { url: 'postgres://pooler/formwork', extra: { Client: transactionPooledClient() } },
+  }) as unknown as DataSource;
 const tick = () => new Promise((r) => setImmediate(r));
 
 describe('FormVersionReads', () => {
   it('starts a read at once, and reads that arrive while two run go together in the next statement', async () => {
     const { repo, statements } = fakeRepository();
-    const reads = new FormVersionReads({ manager: {} } as DataSource, repo);
+    const reads = new FormVersionReads(direct(), repo);
     const a = reads.read(key('a'));
     const b = reads.read(key('b'));
     const waiting = [reads.read(key('c')), reads.read(key('d')), reads.read(key('c'))];
@@ -60,7 +68,7 @@ describe('FormVersionReads', () => {
 
   it("gives a failed statement's error to every read it held, and the next reads a statement of their own", async () => {
     const { repo, statements } = fakeRepository();
-    const reads = new FormVersionReads({ manager: {} } as DataSource, repo);
+    const reads = new FormVersionReads(direct(), repo);
     const held = [reads.read(key('a')), reads.read(key('b')), reads.read(key('c'))];
     await tick();
     statements[1].fail(new Error('Connection terminated unexpectedly'));
@@ -76,6 +84,26 @@ describe('FormVersionReads', () => {
     await expect(Promise.all([held[0], later])).resolves.toEqual([
       { id: 'id-a', version: 5 },
       { id: 'id-a', version: 5 },
+    ]);
+  });
+
+  it('behind a transaction pooler runs one statement at a time: every read that arrives meanwhile goes in the next', async () => {
+    const { repo, statements } = fakeRepository();
+    const reads = new FormVersionReads(pooled(), repo);
+    const a = reads.read(key('a'));
+    const waiting = [reads.read(key('b')), reads.read(key('c'))];
+    await tick();
+    expect(statements.map((s) => s.keys.map((k) => k.publicId))).toEqual([['a']]);
+
+    // b and c asked after a's statement started: they are not answered from it.
+    statements[0].answer({ a: 1, b: 1 });
+    await expect(a).resolves.toEqual({ id: 'id-a', version: 1 });
+    await tick();
+    expect(statements.map((s) => s.keys.map((k) => k.publicId))).toEqual([['a'], ['b', 'c']]);
+    statements[1].answer({ b: 2, c: 1 });
+    await expect(Promise.all(waiting)).resolves.toEqual([
+      { id: 'id-b', version: 2 },
+      { id: 'id-c', version: 1 },
     ]);
   });
 });
