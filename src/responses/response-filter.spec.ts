@@ -1,6 +1,13 @@
 import { Condition } from '../forms/conditions';
 import { conditionSql } from '../forms/conditions/sql';
-import { MAX_FILTER_BYTES, MAX_FILTER_LEAVES, responseFilterSql } from './response-filter';
+import {
+  checkResponseFilter,
+  MAX_FILTER_BYTES,
+  MAX_FILTER_LEAVES,
+  ResponseFilter,
+  responseFilterSql,
+  segmentOf,
+} from './response-filter';
 import { BLOCKS, rowCases } from '../../test/utils/condition-cases';
 
 // That the SQL agrees with the evaluator is tested against PostgreSQL, on the same cases
@@ -127,5 +134,63 @@ describe('the condition language as SQL', () => {
       );
       expect(p.length).toBeLessThanOrEqual(3);
     });
+  });
+});
+
+describe('the segment a filter selects (segmentOf)', () => {
+  /** segmentOf of the filter as checked (blocks by ref and choices by label, as a caller sends them). */
+  const segment = (filter: ResponseFilter) => segmentOf(form, checkResponseFilter(form, filter));
+
+  it('maps one value of a hidden field, a choice, yes/no or a ticked checkbox to what the row contains', () => {
+    expect(segment({ where: { hidden: 'source', op: 'equals', value: 'spring' } })).toEqual({
+      kind: 'hidden',
+      match: { source: 'spring' },
+    });
+    expect(segment({ where: { hidden: 'source', op: 'in', value: ['spring'] } })).toEqual({
+      kind: 'hidden',
+      match: { source: 'spring' },
+    });
+    expect(segment({ where: { block: 'colour', op: 'equals', value: 'Blue' } })).toEqual({
+      kind: 'answers',
+      match: { b_mc: 'c_blue' },
+    });
+    expect(segment({ where: { block: 'b_dd', op: 'equals', value: 'c_l' } })).toEqual({
+      kind: 'answers',
+      match: { b_dd: 'c_l' },
+    });
+    expect(segment({ where: { block: 'agree', op: 'equals', value: false } })).toEqual({
+      kind: 'answers',
+      match: { b_yn: false },
+    });
+    expect(segment({ where: { block: 'pets', op: 'contains', value: 'Dog' } })).toEqual({
+      kind: 'answers',
+      match: { b_cb: ['c_dog'] },
+    });
+  });
+
+  it('leaves every other filter to the scan: since/until, more conditions, other operators, lists, ""', () => {
+    const others: ResponseFilter[] = [
+      { where: { hidden: 'source', op: 'equals', value: 'spring' }, since: '2026-01-01T00:00:00Z' },
+      { where: { block: 'colour', op: 'equals', value: 'Red' }, until: '2026-01-01T00:00:00Z' },
+      { since: '2026-01-01T00:00:00Z' },
+      { where: { all: [{ hidden: 'source', op: 'equals', value: 'spring' }] } },
+      { where: { not: { block: 'colour', op: 'equals', value: 'Red' } } },
+      { where: { hidden: 'source', op: 'in', value: ['spring', 'pilot'] } },
+      { where: { hidden: 'source', op: 'equals', value: '' } },
+      { where: { hidden: 'source', op: 'contains', value: 'spr' } },
+      { where: { hidden: 'source', op: 'not_equals', value: 'spring' } },
+      { where: { hidden: 'source', op: 'answered' } },
+      { where: { block: 'colour', op: 'in', value: ['Red'] } },
+      { where: { block: 'colour', op: 'not_equals', value: 'Red' } },
+      { where: { block: 'pets', op: 'equals', value: ['Dog'] } }, // the exact set ticked
+      { where: { block: 'pets', op: 'not_contains', value: 'Dog' } },
+      { where: { block: 'pets', op: 'in', value: ['Dog'] } },
+      { where: { block: 'short', op: 'equals', value: 'Hello' } },
+      { where: { block: 'rating', op: 'equals', value: 3 } },
+      { where: { block: 'date', op: 'equals', value: '2026-01-01' } },
+      { where: { block: 'colour', op: 'answered' } },
+    ];
+    for (const filter of others) expect({ filter, segment: segment(filter) }).toEqual({ filter, segment: undefined });
+    expect(segmentOf(form, {})).toBeUndefined();
   });
 });

@@ -12,6 +12,8 @@ import {
   checkCondition,
   Condition,
   ConditionSchema,
+  isBlockLeaf,
+  isHiddenLeaf,
   MAX_CONDITION_LIST,
   Subjects,
 } from '../forms/conditions';
@@ -180,4 +182,51 @@ export const isFiltered = (filter: ResponseFilter): boolean =>
  */
 export async function withoutJit(manager: EntityManager): Promise<void> {
   await manager.query(`SELECT set_config('jit', 'off', true)`);
+}
+
+/**
+ * A segment (issue 38): the responses that hold one value, whose summary is kept like the form's
+ * (ResponseStatsRepository.readSegmentSummary) rather than computed from the matching rows. A
+ * response is in it when its `kind` column (answers or hidden) contains `match` (jsonb @>), the
+ * test conditionSql makes of the same condition: { name: value } for a hidden field's value or a
+ * choice (yes/no: the boolean), { block: [choice] } for a ticked checkbox.
+ */
+export interface ResponseSegment {
+  kind: 'answers' | 'hidden';
+  match: Record<string, string | boolean | string[]>;
+}
+
+/** The block types whose one answer a segment may name (with equals); checkboxes name a ticked choice (contains). */
+const SEGMENT_BLOCK_TYPES = ['multiple_choice', 'dropdown', 'yes_no'];
+
+/**
+ * The segment a checked filter (checkResponseFilter) selects, if it is one: no since/until and a
+ * single condition naming one value, a hidden field `equals` a string (or `in` a list of one), a
+ * single-choice block or yes/no `equals` its value, checkboxes `contains` a choice. Anything else
+ * (more conditions, other operators, "" which matches nothing) is not a segment: undefined.
+ */
+export function segmentOf(form: FilterForm, filter: ResponseFilter): ResponseSegment | undefined {
+  const where = filter.where;
+  if (!where || filter.since !== undefined || filter.until !== undefined) return undefined;
+  if (isHiddenLeaf(where)) {
+    const value =
+      where.op === 'equals'
+        ? where.value
+        : where.op === 'in' && Array.isArray(where.value) && where.value.length === 1
+          ? where.value[0]
+          : undefined;
+    return typeof value === 'string' && value !== '' ? { kind: 'hidden', match: { [where.hidden]: value } } : undefined;
+  }
+  if (!isBlockLeaf(where)) return undefined;
+  const block = form.blocks.find((b) => b.id === where.block);
+  if (!block) return undefined;
+  const value = where.value;
+  if (block.type === 'checkboxes')
+    return where.op === 'contains' && typeof value === 'string' && value !== ''
+      ? { kind: 'answers', match: { [block.id]: [value] } }
+      : undefined;
+  if (!SEGMENT_BLOCK_TYPES.includes(block.type) || where.op !== 'equals') return undefined;
+  if (block.type === 'yes_no')
+    return typeof value === 'boolean' ? { kind: 'answers', match: { [block.id]: value } } : undefined;
+  return typeof value === 'string' && value !== '' ? { kind: 'answers', match: { [block.id]: value } } : undefined;
 }

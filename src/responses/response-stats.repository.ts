@@ -3,7 +3,7 @@ import type { EntityManager } from 'typeorm';
 import { allowLongStatements } from '../database/long-statements';
 import type { Block } from '../forms/blocks';
 import { LATEST_TEXTS } from './summarize';
-import { withoutJit } from './response-filter';
+import { ResponseSegment, withoutJit } from './response-filter';
 
 /**
  * The order of a form's responses and their maintained aggregates, so that paging, totals and
@@ -13,6 +13,9 @@ import { withoutJit } from './response-filter';
  *   block_stats        answered count, sum of numeric answers, latest text answers, per block
  *   answer_counts      answers per value (choice id, rating, number, date, true/false), per block
  *   hidden_counts      responses per value of each hidden field (by the value's SHA-256)
+ *   response_segments  the same (segment_block_stats, segment_answer_counts) for the responses
+ *                      holding one value (a hidden value, a choice: segmentOf), made the first
+ *                      time one is summarized, kept from then on (readSegmentSummary)
  *
  * A submission only inserts its row, with seq NULL: it touches no per-form row, so submissions to
  * one form do not wait for each other. The form's sequencer (sequenceResponses) then gives the
@@ -21,6 +24,10 @@ import { withoutJit } from './response-filter';
  * response is therefore counted exactly once, when it gets its seq, and a new seq always lands
  * after every committed one: the order only grows at its end. Sequencing runs in the background
  * (ResponseSequencerWorker) and before any read that needs it (list and summary).
+ *
+ * Segments are folded by the same statement (SEGMENT_FOLD, joining the segments that exist); a
+ * delete drops the segments its response was in, an edit that discards answers and a recount drop
+ * the form's: the next summary of one makes it again, from the responses.
  *
  * Locks, always in this order: the form's row, then the form's sequencer lock (a transaction-level
  * advisory lock). Deletes, edits that discard answers and recounts take both, so that they see
@@ -36,11 +43,12 @@ const NUMERIC = `('number', 'rating', 'linear_scale')`;
 const TEXT = `('short_text', 'long_text', 'email', 'url', 'phone')`;
 
 /**
- * (block_id, value, num) for every answer value of the rows of `source` (aliased s, exposing
- * `answers`) on the form `formExpr`; with `formColumn`, also that expression as form_id.
+ * (block_id, type, value, num) for every answer value of the rows of `source` (aliased s, exposing
+ * `answers`) on the form `formExpr`; with `formColumn`, also that expression, named `key` (form_id,
+ * or segment_id for a segment's rows).
  */
-function valuesOf(source: string, formExpr: string, formColumn?: string): string {
-  return `SELECT ${formColumn ? `${formColumn} AS form_id, ` : ''}b.id AS block_id, v.value, CASE WHEN b.type IN ${NUMERIC} THEN v.value::float8 END AS num
+function valuesOf(source: string, formExpr: string, formColumn?: string, key = 'form_id'): string {
+  return `SELECT ${formColumn ? `${formColumn} AS ${key}, ` : ''}b.id AS block_id, b.type, v.value, CASE WHEN b.type IN ${NUMERIC} THEN v.value::float8 END AS num
     FROM ${source} CROSS JOIN blocks b
     CROSS JOIN LATERAL (
       SELECT s.answers ->> b.id AS value WHERE b.type NOT IN ('checkboxes', 'statement') AND s.answers ? b.id
@@ -50,9 +58,13 @@ function valuesOf(source: string, formExpr: string, formColumn?: string): string
     WHERE b.form_id = ${formExpr} AND b.type NOT IN ${TEXT} AND b.type <> 'file_upload'`; // no histogram of upload ids
 }
 
-/** (block_id, type, num) for every block the rows of `source` answered (arguments as valuesOf's). */
-function answeredOf(source: string, formExpr: string, formColumn?: string): string {
-  return `SELECT ${formColumn ? `${formColumn} AS form_id, ` : ''}b.id AS block_id, b.type, CASE WHEN b.type IN ${NUMERIC} THEN (s.answers ->> b.id)::float8 ELSE 0 END AS num
+/**
+ * (block_id, type, num, date) for every block the rows of `source` answered (arguments as
+ * valuesOf's); date is the answer of a date block (YYYY-MM-DD), else NULL.
+ */
+function answeredOf(source: string, formExpr: string, formColumn?: string, key = 'form_id'): string {
+  return `SELECT ${formColumn ? `${formColumn} AS ${key}, ` : ''}b.id AS block_id, b.type, CASE WHEN b.type IN ${NUMERIC} THEN (s.answers ->> b.id)::float8 ELSE 0 END AS num,
+           CASE WHEN b.type = 'date' THEN s.answers ->> b.id END AS date
     FROM ${source} CROSS JOIN blocks b
     WHERE b.form_id = ${formExpr} AND b.type <> 'statement' AND s.answers ? b.id`;
 }
@@ -63,8 +75,8 @@ function answeredOf(source: string, formExpr: string, formColumn?: string): stri
  * pages reached, issue 36) (arguments as valuesOf's). Rows without
  * a recorded path count in response_counters.total - recorded instead (they were shown every block).
  */
-function shownOf(source: string, formExpr: string, formColumn?: string): string {
-  return `SELECT ${formColumn ? `${formColumn} AS form_id, ` : ''}b.id AS block_id, count(*) AS shown
+function shownOf(source: string, formExpr: string, formColumn?: string, key = 'form_id'): string {
+  return `SELECT ${formColumn ? `${formColumn} AS ${key}, ` : ''}b.id AS block_id, count(*) AS shown
     FROM ${source} CROSS JOIN LATERAL jsonb_array_elements_text(CASE WHEN jsonb_typeof(s.shown) = 'array' THEN s.shown ELSE '[]'::jsonb END) e
     JOIN blocks b ON b.form_id = ${formExpr} AND b.id = e AND b.type <> 'statement'
    GROUP BY ${formColumn ? '1, 2' : '1'}`;
@@ -72,6 +84,17 @@ function shownOf(source: string, formExpr: string, formColumn?: string): string 
 
 /** The digest hidden_counts keys a value (text) by. */
 const digestOf = (text: string) => `sha256(convert_to(${text}, 'UTF8'))`;
+
+/**
+ * Whether the row `alias` is in the segment of kind `kind` ('answers' or 'hidden') matching
+ * `match` (SQL expressions): the one test of membership, for the fold, the build and the walk.
+ */
+function segmentMatch(alias: string, kind: string, match: string): string {
+  return `(CASE ${kind} WHEN 'hidden' THEN ${alias}.hidden ELSE ${alias}.answers END) @> ${match}`;
+}
+
+/** The key of a segment of a form (its kind and match, as SQL text and jsonb). */
+const segmentDigest = (kind: string, match: string) => `sha256(convert_to(${kind} || ' ' || (${match})::text, 'UTF8'))`;
 
 /**
  * (name, digest) for every hidden value of the rows of `source` (aliased s, exposing `hidden`);
@@ -89,6 +112,55 @@ const SEQUENCER_KEY = `hashtextextended('formwork.sequencer:' || f.id::text, 0)`
 
 /** Most responses of a form one sequencing statement takes (a backlog takes several short statements). */
 export const SEQUENCE_BATCH = 5000;
+
+/**
+ * The part of SEQUENCE_SQL (CTEs over its s, c and per_form) that folds the responses it sequences
+ * into the segments of their forms (see readSegmentSummary): `seg` holds each response once per
+ * segment it matches, found by joining the segments that exist (a form without any joins none, and
+ * the CTEs below write nothing). Every segment of a form moves form_seq and form_total with the
+ * form's counters, matched or not: they say the segment has seen every sequencing and delete.
+ * Counts are kept for the blocks a summary counts (not numbers and dates: their range is kept).
+ */
+const SEGMENT_FOLD = `
+seg AS MATERIALIZED (
+  SELECT g.id AS segment_id, s.form_id, s.submitted_at, s.answers, s.shown
+    FROM s JOIN response_segments g ON g.form_id = s.form_id AND ${segmentMatch('s', 'g.kind', 'g.match')}),
+seg_n AS (
+  SELECT g.id, x.n AS form_n, c.last_seq + x.n AS form_seq, count(m.segment_id) AS n, count(m.shown) AS recorded,
+         min(m.submitted_at) AS first_at, max(m.submitted_at) AS last_at
+    FROM response_segments g JOIN per_form x ON x.form_id = g.form_id JOIN c ON c.form_id = g.form_id
+    LEFT JOIN seg m ON m.segment_id = g.id
+   GROUP BY g.id, x.n, c.last_seq),
+segments AS (
+  UPDATE response_segments g SET total = g.total + m.n, recorded = g.recorded + m.recorded, first_at = LEAST(g.first_at, m.first_at),
+         last_at = GREATEST(g.last_at, m.last_at), form_seq = m.form_seq, form_total = g.form_total + m.form_n
+    FROM seg_n m WHERE g.id = m.id),
+seg_counts AS (
+  INSERT INTO segment_answer_counts (segment_id, block_id, value, count)
+  SELECT segment_id, block_id, value, count(*) FROM (${valuesOf('seg s', 's.form_id', 's.segment_id', 'segment_id')}) v
+   WHERE v.type NOT IN ('number', 'date')
+   GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+  ON CONFLICT (segment_id, block_id, value) DO UPDATE SET count = segment_answer_counts.count + EXCLUDED.count),
+seg_ans AS (
+  SELECT segment_id, block_id, count(*) AS answered, sum(num) AS sum, min(num) FILTER (WHERE type IN ${NUMERIC}) AS min_num,
+         max(num) FILTER (WHERE type IN ${NUMERIC}) AS max_num, min(date) AS min_text, max(date) AS max_text
+    FROM (${answeredOf('seg s', 's.form_id', 's.segment_id', 'segment_id')}) a GROUP BY 1, 2),
+seg_seen AS (${shownOf('seg s', 's.form_id', 's.segment_id', 'segment_id')}),
+seg_stats AS (
+  INSERT INTO segment_block_stats (segment_id, block_id, answered, sum, shown, min_num, max_num, min_text, max_text)
+  SELECT k.segment_id, k.block_id, COALESCE(a.answered, 0), COALESCE(a.sum, 0), COALESCE(w.shown, 0), a.min_num, a.max_num, a.min_text, a.max_text
+    FROM (SELECT segment_id, block_id FROM seg_ans UNION SELECT segment_id, block_id FROM seg_seen) k
+    LEFT JOIN seg_ans a ON a.segment_id = k.segment_id AND a.block_id = k.block_id
+    LEFT JOIN seg_seen w ON w.segment_id = k.segment_id AND w.block_id = k.block_id
+   ORDER BY 1, 2
+  ON CONFLICT (segment_id, block_id) DO UPDATE
+    SET answered = segment_block_stats.answered + EXCLUDED.answered,
+        sum = segment_block_stats.sum + EXCLUDED.sum,
+        shown = segment_block_stats.shown + EXCLUDED.shown,
+        min_num = LEAST(segment_block_stats.min_num, EXCLUDED.min_num),
+        max_num = GREATEST(segment_block_stats.max_num, EXCLUDED.max_num),
+        min_text = LEAST(segment_block_stats.min_text, EXCLUDED.min_text),
+        max_text = GREATEST(segment_block_stats.max_text, EXCLUDED.max_text))`;
 
 const SEQUENCE_SQL = `
 WITH p AS (
@@ -141,11 +213,17 @@ stats AS (
     SET answered = block_stats.answered + EXCLUDED.answered,
         sum = block_stats.sum + EXCLUDED.sum,
         shown = block_stats.shown + EXCLUDED.shown,
-        latest = jsonb_path_query_array(EXCLUDED.latest || block_stats.latest, '$[0 to ${LATEST_TEXTS - 1}]'))
+        latest = jsonb_path_query_array(EXCLUDED.latest || block_stats.latest, '$[0 to ${LATEST_TEXTS - 1}]')),
+${SEGMENT_FOLD}
 SELECT form_id, n FROM per_form`;
 
 /** The rows readFilteredSummary reads by default (as r): the form $1's sequenced responses. */
 const COMPLETED_SOURCE = `(SELECT * FROM responses WHERE form_id = $1 AND seq IS NOT NULL) r`;
+
+/** SELECT `columns` FROM the sequenced responses of the form $1 in `segment` (its match is $2), as r. */
+function segmentRows(segment: ResponseSegment, columns: string): string {
+  return `SELECT ${columns} FROM responses r WHERE r.form_id = $1 AND r.seq IS NOT NULL AND ${segmentMatch('r', `'${segment.kind}'`, '$2::jsonb')}`;
+}
 
 /** A timestamptz as the ISO text the summaries show (UTC, milliseconds). */
 export function isoText(expr: string): string {
@@ -311,6 +389,7 @@ export class ResponseStatsRepository {
     blocks: Block[],
     counted: (block: Block) => string[],
     source: string = COMPLETED_SOURCE,
+    withLatest = true,
   ): Promise<SummaryRow> {
     const params = [...filter.params];
     const bind = (value: string) => `$${params.push(value)}::text`;
@@ -340,11 +419,12 @@ export class ResponseStatsRepository {
         counts: counted(b).map((v) => ({ value: v, at: take(`count(*) FILTER (WHERE ${value(v)})`) })),
         // Uncorrelated: computed once (an InitPlan), not per row. From the one walk of the matches
         // (below), newest first, as far as this block's fifth answer.
-        latest: TEXT.includes(`'${b.type}'`)
-          ? take(`(SELECT COALESCE(json_agg(json_build_object('value', l.v, 'submittedAt', l.at) ORDER BY l.seq DESC), '[]')
+        latest:
+          withLatest && TEXT.includes(`'${b.type}'`)
+            ? take(`(SELECT COALESCE(json_agg(json_build_object('value', l.v, 'submittedAt', l.at) ORDER BY l.seq DESC), '[]')
                      FROM (SELECT w.answers ->> ${key} AS v, ${isoText('w.submitted_at')} AS at, w.seq FROM walk w
                             WHERE w.answers ? ${key} LIMIT ${LATEST_TEXTS}) l)`)
-          : undefined,
+            : undefined,
       };
     });
     // json_build_array takes at most 100 arguments: a list of lists of 90.
@@ -393,6 +473,142 @@ export class ResponseStatsRepository {
         .filter((p) => p.range && p.block.type === 'date')
         .map((p) => ({ blockId: p.block.id, min: at(p.range![0]), max: at(p.range![1]) })),
     };
+  }
+
+  /**
+   * A segment's summary (see ResponseSegment) from its maintained aggregates, as readSummary reads
+   * the form's, in one statement; undefined when the form has no such segment, or one out of step
+   * with the form's counters (an instance of an earlier version sequenced or deleted responses
+   * without keeping it): the caller builds it (buildSegment). The latest texts of the text blocks
+   * among `blocks` come from one walk of the segment's responses newest first, as far as the
+   * fifth answer of the block whose fifth lies deepest (as readFilteredSummary's).
+   */
+  async readSegmentSummary(
+    manager: EntityManager,
+    formId: string,
+    segment: ResponseSegment,
+    blocks: Block[],
+  ): Promise<SummaryRow | undefined> {
+    const params: unknown[] = [formId, JSON.stringify(segment.match), segment.kind];
+    const texts = blocks.filter((b) => TEXT.includes(`'${b.type}'`));
+    const latest = texts.map((b) => {
+      const key = `$${params.push(b.id)}::text`;
+      return `(SELECT COALESCE(json_agg(json_build_object('value', l.v, 'submittedAt', l.at) ORDER BY l.seq DESC), '[]')
+                 FROM (SELECT w.answers ->> ${key} AS v, ${isoText('w.submitted_at')} AS at, w.seq FROM walk w
+                        WHERE w.answers ? ${key} LIMIT ${LATEST_TEXTS}) l)`;
+    });
+    const [row] = await manager.query(
+      `${texts.length ? `WITH walk AS MATERIALIZED (${segmentRows(segment, 'r.seq, r.submitted_at, r.answers')} ORDER BY r.seq DESC)` : ''}
+       SELECT g.id, g.total::int AS total, g.recorded::int AS recorded, g.first_at AS first, g.last_at AS last,
+              g.last_read_at < now() - interval '1 hour' AS touch,
+              (SELECT COALESCE(json_agg(json_build_object('blockId', block_id, 'answered', answered, 'sum', sum, 'shown', shown,
+                        'min_num', min_num, 'max_num', max_num, 'min_text', min_text, 'max_text', max_text)), '[]')
+                 FROM segment_block_stats WHERE segment_id = g.id) AS stats,
+              (SELECT COALESCE(json_agg(json_build_object('blockId', block_id, 'value', value, 'count', count)), '[]')
+                 FROM segment_answer_counts WHERE segment_id = g.id) AS counts,
+              json_build_array(${latest.join(', ')}) AS latest
+         FROM response_segments g JOIN response_counters c ON c.form_id = g.form_id AND c.last_seq = g.form_seq AND c.total = g.form_total
+        WHERE g.form_id = $1 AND g.digest = ${segmentDigest('$3::text', '$2::jsonb')}`,
+      params,
+    );
+    if (!row) return undefined;
+    // When it was last read, for a sweep of the unused ones; written at most once an hour.
+    if (row.touch) await manager.query(`UPDATE response_segments SET last_read_at = now() WHERE id = $1`, [row.id]);
+    const stats = new Map(
+      (row.stats as Array<Record<string, number | string | null> & { blockId: string }>).map((s) => [s.blockId, s]),
+    );
+    const texted = new Map(texts.map((b, i) => [b.id, (row.latest as unknown[][])[i]]));
+    const at = (b: Block, column: string) => stats.get(b.id)?.[column] ?? null;
+    return {
+      total: row.total,
+      recorded: row.recorded,
+      first: row.first,
+      last: row.last,
+      waiting: false,
+      stats: blocks.map((b) => ({
+        blockId: b.id,
+        answered: Number(at(b, 'answered') ?? 0),
+        sum: Number(at(b, 'sum') ?? 0),
+        shown: Number(at(b, 'shown') ?? 0),
+        latest: (texted.get(b.id) ?? []) as SummaryRow['stats'][number]['latest'],
+      })),
+      counts: row.counts,
+      numeric: blocks
+        .filter((b) => NUMERIC.includes(`'${b.type}'`))
+        .map((b) => ({ blockId: b.id, min: at(b, 'min_num'), max: at(b, 'max_num') })),
+      dates: blocks
+        .filter((b) => b.type === 'date')
+        .map((b) => ({ blockId: b.id, min: at(b, 'min_text'), max: at(b, 'max_text') })),
+    };
+  }
+
+  /**
+   * Makes a segment's aggregates from the form's sequenced responses that match it, unless they
+   * exist and are in step (an out-of-step one is dropped and made again). Under the form's
+   * sequencer lock, taken here until the transaction ends: no sequencing runs between the scan and
+   * the write, and every later one folds its responses in (SEGMENT_FOLD), so each response is
+   * counted once. The scan is readFilteredSummary's (one pass over the matches, every aggregate at
+   * once); `counted` as there. The caller allows the statement its time (a scan of the matches).
+   */
+  async buildSegment(
+    tx: EntityManager,
+    formId: string,
+    segment: ResponseSegment,
+    blocks: Block[],
+    counted: (block: Block) => string[],
+  ): Promise<void> {
+    if (!(await this.lockSequencer(tx, formId))) return;
+    const key = [formId, JSON.stringify(segment.match), segment.kind];
+    const [kept] = await tx.query(
+      `WITH stale AS (
+         DELETE FROM response_segments g USING response_counters c
+          WHERE g.form_id = $1 AND g.digest = ${segmentDigest('$3::text', '$2::jsonb')} AND c.form_id = g.form_id
+            AND (c.last_seq <> g.form_seq OR c.total <> g.form_total))
+       SELECT 1 FROM response_segments g JOIN response_counters c ON c.form_id = g.form_id AND c.last_seq = g.form_seq AND c.total = g.form_total
+        WHERE g.form_id = $1 AND g.digest = ${segmentDigest('$3::text', '$2::jsonb')}`,
+      key,
+    );
+    if (kept) return; // made by another summary while this one waited for the lock
+    const row = await this.readFilteredSummary(
+      tx,
+      { sql: segmentMatch('r', `'${segment.kind}'`, '$2::jsonb'), params: key.slice(0, 2) },
+      blocks,
+      counted,
+      COMPLETED_SOURCE,
+      false,
+    );
+    const ranges = new Map([...row.numeric, ...row.dates].map((r) => [r.blockId, r]));
+    const dates = new Set(row.dates.map((r) => r.blockId));
+    const [{ id }] = await tx.query(
+      `INSERT INTO response_segments (form_id, kind, match, digest, total, recorded, first_at, last_at, form_seq, form_total)
+       SELECT $1, $3, $2::jsonb, ${segmentDigest('$3::text', '$2::jsonb')}, $4, $5, $6, $7, c.last_seq, c.total
+         FROM response_counters c WHERE c.form_id = $1
+       RETURNING id`,
+      [...key, row.total, row.recorded, row.first, row.last],
+    );
+    await tx.query(
+      `INSERT INTO segment_block_stats (segment_id, block_id, answered, sum, shown, min_num, max_num, min_text, max_text)
+       SELECT $1, x.* FROM json_to_recordset($2::json)
+           AS x(block_id text, answered bigint, sum float8, shown bigint, min_num float8, max_num float8, min_text text, max_text text)`,
+      [
+        id,
+        JSON.stringify(
+          row.stats.map((s) => {
+            const range = ranges.get(s.blockId);
+            const [min, max] = range ? [range.min, range.max] : [null, null];
+            return {
+              ...{ block_id: s.blockId, answered: s.answered, sum: s.sum, shown: s.shown },
+              ...(dates.has(s.blockId) ? { min_text: min, max_text: max } : { min_num: min, max_num: max }),
+            };
+          }),
+        ),
+      ],
+    );
+    await tx.query(
+      `INSERT INTO segment_answer_counts (segment_id, block_id, value, count)
+       SELECT $1, x.block_id, x.value, x.count FROM json_to_recordset($2::json) AS x(block_id text, value text, count bigint) WHERE x.count > 0`,
+      [id, JSON.stringify(row.counts.map((c) => ({ block_id: c.blockId, value: c.value, count: c.count })))],
+    );
   }
 
   /**
@@ -468,6 +684,14 @@ export class ResponseStatsRepository {
     );
     if (!gone) return false;
     if (gone.seq === null) return true;
+    // The segments it was in go (the next summary of one makes it again); the others saw the delete.
+    await tx.query(
+      `WITH x AS (SELECT $2::jsonb AS answers, $3::jsonb AS hidden),
+            d AS (DELETE FROM response_segments g USING x WHERE g.form_id = $1 AND ${segmentMatch('x', 'g.kind', 'g.match')})
+       UPDATE response_segments g SET form_total = g.form_total - 1 FROM x
+        WHERE g.form_id = $1 AND NOT ${segmentMatch('x', 'g.kind', 'g.match')}`,
+      [formId, JSON.stringify(gone.answers ?? {}), JSON.stringify(gone.hidden ?? {})],
+    );
     const self = `(SELECT $2::jsonb AS answers) s`;
     await tx.query(
       `WITH ac AS (
@@ -517,6 +741,7 @@ export class ResponseStatsRepository {
     await tx.query('DELETE FROM block_stats WHERE form_id = $1', [formId]);
     await tx.query('DELETE FROM response_buckets WHERE form_id = $1', [formId]);
     await tx.query('DELETE FROM hidden_counts WHERE form_id = $1', [formId]);
+    await this.dropSegments(tx, formId); // made again when next summarized
     // Only the sequenced responses: others may commit meanwhile, and will be folded in when sequenced.
     const all = `(SELECT answers FROM responses WHERE form_id = $1 AND seq IS NOT NULL) s`;
     await tx.query(
@@ -555,6 +780,11 @@ export class ResponseStatsRepository {
     ]);
   }
 
+  /** Drops every segment of the form (see readSegmentSummary), with their aggregates. */
+  private async dropSegments(tx: EntityManager, formId: string): Promise<void> {
+    await tx.query('DELETE FROM response_segments WHERE form_id = $1', [formId]);
+  }
+
   /** Recounts the shown counts of a form's blocks (of one block, with `blockId`) from the counted responses' recorded paths. */
   private async recountShown(tx: EntityManager, formId: string, blockId?: string): Promise<void> {
     const all = `(SELECT shown FROM responses WHERE form_id = $1 AND seq IS NOT NULL AND shown IS NOT NULL${blockId ? ' AND shown ? $2' : ''}) s`;
@@ -578,6 +808,7 @@ export class ResponseStatsRepository {
     await allowLongStatements(tx);
     await this.lockSequencer(tx, formId);
     await this.sequenceResponses(tx, [formId]);
+    await this.dropSegments(tx, formId); // made again when next summarized
     const { blockId, choiceId } = loss;
     if (loss.kind !== 'choice_removed') {
       await tx.query('UPDATE responses SET answers = answers - $2 WHERE form_id = $1 AND answers ? $2', [

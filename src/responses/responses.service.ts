@@ -12,7 +12,7 @@ import { AnswerWording, answersViewer, Block, CHOICE_TYPES, NUMERIC_TYPES, takes
 import { isBlockLeaf, isHiddenLeaf } from '../forms/conditions';
 import { CheckedResponse, hasLogic, validateResponse } from '../forms/form-logic';
 import { FormRecord, FormsService, notFoundForm } from '../forms/forms.service';
-import { ResponseStatsRepository } from './response-stats.repository';
+import { ResponseStatsRepository, SummaryRow } from './response-stats.repository';
 import { NewResponse, ResponseRow, ResponsesRepository } from './responses.repository';
 import { ResponseInsertBatcher } from './response-insert-batcher';
 import { UploadsService } from '../uploads/uploads.service';
@@ -24,7 +24,15 @@ import { KeyTaken, NeedsClaimTransaction, StatementClaim, statementClaim } from 
 import { responseRefusal } from './response-refusal';
 import { LongReads } from './long-reads';
 import { countedValues, FormSummary, summaryFromStats } from './summarize';
-import { checkResponseFilter, isFiltered, ResponseFilter, responseFilterSql } from './response-filter';
+import {
+  checkResponseFilter,
+  isFiltered,
+  ResponseFilter,
+  responseFilterSql,
+  ResponseSegment,
+  segmentOf,
+  withoutJit,
+} from './response-filter';
 import { newEventId, responseCreatedBody } from '../webhooks/events';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service';
 import {
@@ -467,8 +475,10 @@ export class ResponsesService {
       await this.sequencer.settle(form.id);
       row = await this.readSummary(form);
     }
-    if (isFiltered(checked) || status !== 'completed') {
-      // A segment: the same summary, computed from the sequenced responses that match (counted
+    const segment = status === 'completed' ? segmentOf(form, checked) : undefined;
+    if (segment) row = await this.segmentSummary(workspaceId, form, segment);
+    else if (isFiltered(checked) || status !== 'completed') {
+      // Any other filter: the same summary, computed from the sequenced responses that match (counted
       // above: the ones committed before this call); with partials, from those rows too.
       const params: unknown[] = [form.id]; // $1: the form
       const sql = responseFilterSql(form, checked, params, 'r');
@@ -504,6 +514,32 @@ export class ResponsesService {
       }),
       ...(funnel ? { funnel } : {}),
     };
+  }
+
+  /**
+   * The summary of a segment (one value of a hidden field or of a choice: segmentOf) from its
+   * maintained aggregates, made first if the form has none yet (one scan of the matches, as a
+   * filtered summary takes, in a long read's slot, on the primary: it writes them).
+   */
+  private async segmentSummary(workspaceId: string, form: FormRecord, segment: ResponseSegment): Promise<SummaryRow> {
+    const answerable = form.blocks.filter((b) => takesAnswer(b.type));
+    const read = (m: EntityManager) => this.stats.readSegmentSummary(m, form.id, segment, answerable);
+    const kept = await read(currentManager(this.db));
+    if (kept) return kept;
+    const giveBack = this.longReads.take(workspaceId);
+    try {
+      return await inTransaction(this.db, async (tx) => {
+        await allowLongStatements(tx, FILTERED_READ_MS);
+        await withoutJit(tx);
+        await this.stats.buildSegment(tx, form.id, segment, answerable, countedValues);
+        // Read in the same transaction, still under the sequencer lock: what was just written.
+        const made = await read(tx);
+        if (!made) throw notFoundForm(form.publicId); // deleted meanwhile (buildSegment found no form to lock)
+        return made;
+      });
+    } finally {
+      giveBack();
+    }
   }
 
   /** { completed, partial } of a form: the maintained counts of sequenced responses and of partials (issue 36). */

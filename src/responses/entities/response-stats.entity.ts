@@ -1,4 +1,4 @@
-import { Column, Entity, Index, JoinColumn, ManyToOne, OneToOne, PrimaryColumn } from 'typeorm';
+import { Column, Entity, Index, JoinColumn, ManyToOne, OneToOne, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
 import { FormEntity } from '../../forms/entities/form.entity';
 
 /**
@@ -139,4 +139,125 @@ export class HiddenCountEntity {
   @ManyToOne(() => FormEntity, { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'form_id' })
   form?: FormEntity;
+}
+
+/**
+ * A segment of a form's responses: those whose `kind` column (answers or hidden) contains `match`
+ * (one hidden value, one choice, one ticked checkbox: see segmentOf), with its aggregates kept
+ * like the form's so that its summary is read, not counted. Made by the first summary of it
+ * (ResponseStatsRepository.buildSegment), then kept by the form's sequencer; a delete drops the
+ * segments its response was in, an edit that discards answers and a recount drop the form's.
+ */
+@Entity({ name: 'response_segments' })
+@Index('IDX_response_segments_form_digest', ['formId', 'digest'], { unique: true })
+export class ResponseSegmentEntity {
+  @PrimaryGeneratedColumn({ type: 'bigint' })
+  id: string;
+
+  @Column({ name: 'form_id', type: 'uuid' })
+  formId: string;
+
+  /** 'answers' or 'hidden': the column `match` is contained in. */
+  @Column({ type: 'text' })
+  kind: string;
+
+  @Column({ type: 'jsonb' })
+  match: Record<string, unknown>;
+
+  /** sha256(convert_to(kind || ' ' || match::text, 'UTF8')): the segment's key in its form (a value takes up to 1000 characters). */
+  @Column({ type: 'bytea' })
+  digest: Buffer;
+
+  @Column({ type: 'bigint', default: 0 })
+  total: string;
+
+  /** Its responses with a recorded path (see ResponseCounterEntity.recorded). */
+  @Column({ type: 'bigint', default: 0 })
+  recorded: string;
+
+  @Column({ name: 'first_at', type: 'timestamptz', nullable: true })
+  firstAt: Date | null;
+
+  @Column({ name: 'last_at', type: 'timestamptz', nullable: true })
+  lastAt: Date | null;
+
+  /**
+   * The form's last_seq and total as the segment knows them, moved with them by every sequencing
+   * and delete: where they differ from response_counters, code that does not keep segments (an
+   * instance of the version before, during a deploy) sequenced or deleted responses, and the
+   * segment is made again rather than read.
+   */
+  @Column({ name: 'form_seq', type: 'bigint', default: 0 })
+  formSeq: string;
+
+  @Column({ name: 'form_total', type: 'bigint', default: 0 })
+  formTotal: string;
+
+  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  createdAt: Date;
+
+  /** When a summary last read it (written at most once an hour): what a sweep of unused segments goes by. */
+  @Column({ name: 'last_read_at', type: 'timestamptz', default: () => 'now()' })
+  lastReadAt: Date;
+
+  @ManyToOne(() => FormEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'form_id' })
+  form?: FormEntity;
+}
+
+/** A segment's BlockStatsEntity, with the range of a number or date block (min/max as the summary shows them). */
+@Entity({ name: 'segment_block_stats' })
+export class SegmentBlockStatsEntity {
+  @PrimaryColumn({ name: 'segment_id', type: 'bigint' })
+  segmentId: string;
+
+  @PrimaryColumn({ name: 'block_id', type: 'text' })
+  blockId: string;
+
+  @Column({ type: 'bigint', default: 0 })
+  answered: string;
+
+  @Column({ type: 'double precision', default: 0 })
+  sum: number;
+
+  @Column({ type: 'bigint', default: 0 })
+  shown: string;
+
+  /** Numeric blocks: the smallest and largest answer. */
+  @Column({ name: 'min_num', type: 'double precision', nullable: true })
+  minNum: number | null;
+
+  @Column({ name: 'max_num', type: 'double precision', nullable: true })
+  maxNum: number | null;
+
+  /** Date blocks: the earliest and latest answer (YYYY-MM-DD). */
+  @Column({ name: 'min_text', type: 'text', nullable: true })
+  minText: string | null;
+
+  @Column({ name: 'max_text', type: 'text', nullable: true })
+  maxText: string | null;
+
+  @ManyToOne(() => ResponseSegmentEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'segment_id' })
+  segment?: ResponseSegmentEntity;
+}
+
+/** A segment's AnswerCountEntity, for the blocks a summary counts (choices, yes/no, the scales). */
+@Entity({ name: 'segment_answer_counts' })
+export class SegmentAnswerCountEntity {
+  @PrimaryColumn({ name: 'segment_id', type: 'bigint' })
+  segmentId: string;
+
+  @PrimaryColumn({ name: 'block_id', type: 'text' })
+  blockId: string;
+
+  @PrimaryColumn({ type: 'text' })
+  value: string;
+
+  @Column({ type: 'bigint' })
+  count: string;
+
+  @ManyToOne(() => ResponseSegmentEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'segment_id' })
+  segment?: ResponseSegmentEntity;
 }

@@ -1,0 +1,208 @@
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DataSource } from 'typeorm';
+import { FormsService } from '../../src/forms/forms.service';
+import { StoredResponse, summarize } from '../../src/responses/summarize';
+import { createToken, createWorkspace, TestWorkspace } from '../factories';
+import { createTestApp } from '../utils/create-test-app';
+import { callTool } from '../utils/http';
+
+type Row = StoredResponse & { id: string; hidden: Record<string, string> };
+
+/**
+ * Summaries of one value (a hidden field's, a choice, yes/no, a ticked checkbox: issue 38) are read
+ * from aggregates kept for that segment, made by its first summary and folded in by the sequencer
+ * from then on. Each must equal a recount of the matching responses, through submissions, deletes,
+ * edits that discard answers and submissions racing with the first summary.
+ */
+describe('segment summaries (kept aggregates of one value)', () => {
+  let app: NestFastifyApplication;
+  let db: DataSource;
+  let ws: TestWorkspace;
+  let token: string;
+  let publicId: string;
+  let formId: string;
+  let id: Record<string, string>;
+  /** Choice ids by label, per block title. */
+  let choice: (block: string, label: string) => string;
+
+  beforeAll(async () => {
+    app = await createTestApp();
+    db = app.get(DataSource);
+    ws = await createWorkspace(app, 'pro');
+    token = (await createToken(app, ws, { role: 'admin' })).token;
+    const created = await callTool(app, token, 'create_form', {
+      title: 'Segments',
+      hiddenFields: ['campaign'],
+      blocks: [
+        { type: 'short_text', title: 'Name' },
+        { type: 'multiple_choice', title: 'Colour', choices: ['Red', 'Green', 'Blue'] },
+        { type: 'checkboxes', title: 'Pets', choices: ['Cat', 'Dog', 'Fish'] },
+        { type: 'rating', title: 'Stars' },
+        { type: 'number', title: 'Age' },
+        { type: 'linear_scale', title: 'NPS', min: 0, max: 10 },
+        { type: 'date', title: 'When' },
+        { type: 'yes_no', title: 'Subscribe' },
+        { type: 'email', title: 'Email' },
+      ],
+    });
+    expect(created.status).toBe(200);
+    publicId = created.body.publicId;
+    expect((await callTool(app, token, 'publish_form', { publicId })).status).toBe(200);
+    type CreatedBlock = { title: string; id: string; choices?: Array<{ id: string; label: string }> };
+    const blocks = created.body.blocks as CreatedBlock[];
+    id = Object.fromEntries(blocks.map((b) => [b.title, b.id]));
+    choice = (block, label) => blocks.find((b) => b.title === block)!.choices!.find((c) => c.label === label)!.id;
+    formId = (await app.get(FormsService).get(ws.id, publicId)).id;
+  });
+  afterAll(() => app.close());
+
+  /** The i-th response of a varied set: every block sometimes skipped, three campaigns. */
+  const answersOf = (i: number) => {
+    const answers: Record<string, unknown> = {
+      [id.Name]: `P${i}`,
+      [id.Stars]: 1 + (i % 5),
+      [id.Subscribe]: i % 3 === 0,
+    };
+    if (i % 2) answers[id.Colour] = ['Red', 'Green', 'Blue'][i % 3];
+    if (i % 3) answers[id.Pets] = i % 2 ? ['Cat', 'Fish'] : i % 4 === 0 ? ['Fish'] : [i < 60 ? 'Dog' : 'Cat']; // Dog is removed at 60
+    if (i % 4) answers[id.Age] = i * 1.5 - 7;
+    if (i % 5) answers[id.NPS] = i % 11;
+    if (i % 6) answers[id.When] = `2026-0${1 + (i % 9)}-1${i % 10}`;
+    if (i % 7) answers[id.Email] = `p${i}@example.com`;
+    return answers;
+  };
+  const campaignOf = (i: number) => ['spring', 'autumn', 'spring', 'pilot'][i % 4];
+  const submit = async (i: number) => {
+    const r = await callTool(app, token, 'create_response', {
+      publicId,
+      answers: answersOf(i),
+      ...(i % 9 === 8 ? {} : { hidden: { campaign: campaignOf(i) } }),
+    });
+    expect(r.status).toBe(200);
+    return r.body.id as string;
+  };
+
+  /** The segments the tests read, each with the recount's test of membership. */
+  const segments = () => [
+    { where: { hidden: 'campaign', op: 'equals', value: 'spring' }, holds: (r: Row) => r.hidden.campaign === 'spring' },
+    { where: { hidden: 'campaign', op: 'in', value: ['pilot'] }, holds: (r: Row) => r.hidden.campaign === 'pilot' },
+    {
+      where: { block: id.Colour, op: 'equals', value: 'Blue' },
+      holds: (r: Row) => r.answers[id.Colour] === choice('Colour', 'Blue'),
+    },
+    { where: { block: id.Subscribe, op: 'equals', value: true }, holds: (r: Row) => r.answers[id.Subscribe] === true },
+    {
+      where: { block: id.Pets, op: 'contains', value: 'Fish' },
+      holds: (r: Row) => ((r.answers[id.Pets] as string[] | undefined) ?? []).includes(choice('Pets', 'Fish')),
+    },
+  ];
+
+  /** The form's segments as kept: id and total, by match. */
+  const kept = async () => {
+    const rows: Array<{ id: string; match: unknown; total: string }> = await db.query(
+      'SELECT id, match, total FROM response_segments WHERE form_id = $1',
+      [formId],
+    );
+    return new Map(rows.map((r) => [JSON.stringify(r.match), { id: r.id, total: Number(r.total) }]));
+  };
+
+  /** Each segment's summary equals a recount of the matching responses; returns the totals. */
+  async function expectSegmentsEqualRecount(): Promise<number[]> {
+    const totals: number[] = [];
+    for (const { where, holds } of segments()) {
+      const served = await callTool(app, token, 'summarize_responses', { publicId, where });
+      expect(served.status).toBe(200);
+      const form = await app.get(FormsService).get(ws.id, publicId);
+      const rows: Row[] = await db.query(
+        `SELECT id, submitted_at AS "submittedAt", answers, hidden, shown FROM responses
+          WHERE form_id = $1 AND seq IS NOT NULL ORDER BY seq`,
+        [formId],
+      );
+      expect({ where, summary: served.body }).toEqual({
+        where,
+        summary: { publicId, ...summarize(form.blocks, rows.filter(holds)) },
+      });
+      totals.push(served.body.total);
+    }
+    return totals;
+  }
+
+  it('keeps each segment exact: first read, more submissions, a delete, an edit that discards answers', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 36; i++) ids.push(await submit(i));
+
+    // First read: each segment is made from the responses, and kept.
+    const first = await expectSegmentsEqualRecount();
+    expect(first.every((n) => n > 0)).toBe(true);
+    const made = await kept();
+    expect(made.size).toBe(segments().length);
+    expect([...made.values()].map((s) => s.total).sort()).toEqual([...first].sort());
+
+    // More submissions: folded into the same segments by the sequencer, not made again.
+    for (let i = 36; i < 60; i++) ids.push(await submit(i));
+    const more = await expectSegmentsEqualRecount();
+    const folded = await kept();
+    for (const [match, s] of made) expect({ match, id: folded.get(match)?.id }).toEqual({ match, id: s.id });
+    expect(more.reduce((a, b) => a + b)).toBeGreaterThan(first.reduce((a, b) => a + b));
+
+    // A delete (of the latest texts, of an extreme): exact after it, whichever segments it was in.
+    for (const i of [59, 0, 13]) {
+      const gone = await callTool(app, token, 'delete_response', { publicId, responseId: ids[i] });
+      expect(gone.status).toBe(200);
+    }
+    await expectSegmentsEqualRecount();
+    // A response of the campaign "autumn" (no segment read): the segment of spring is kept as it was.
+    const beforeAutumn = await kept();
+    const autumn = await callTool(app, token, 'delete_response', { publicId, responseId: ids[1] });
+    expect(autumn.status).toBe(200);
+    await expectSegmentsEqualRecount();
+    const spring = JSON.stringify({ campaign: 'spring' });
+    expect((await kept()).get(spring)?.id).toBe(beforeAutumn.get(spring)?.id);
+
+    // An edit that discards answers: a ticked choice (Dog) removed, a block retyped.
+    const form = (await callTool(app, token, 'get_form', { publicId })).body;
+    const edited = form.blocks
+      .map((b: { id: string; choices?: Array<{ id: string; label: string }> }) => {
+        if (b.id === id.Pets) return { ...b, choices: b.choices!.filter((c) => c.label !== 'Dog') };
+        if (b.id === id.NPS) return { ...b, type: 'number', min: undefined, max: undefined };
+        return b;
+      })
+      .map((b: Record<string, unknown>) => Object.fromEntries(Object.entries(b).filter(([, v]) => v !== undefined)));
+    const update = await callTool(app, token, 'update_form', { publicId, blocks: edited, acceptAnswerLoss: true });
+    expect(update.status).toBe(200);
+    await expectSegmentsEqualRecount();
+
+    // And traffic after the edit.
+    for (let i = 60; i < 70; i++) ids.push(await submit(i));
+    await expectSegmentsEqualRecount();
+  });
+
+  it('counts each submission once when submissions race with the first summary of a segment', async () => {
+    const where = { hidden: 'campaign', op: 'equals', value: 'race' };
+    const before = await callTool(app, token, 'summarize_responses', { publicId, where });
+    expect(before.body.total).toBe(0);
+    await db.query('DELETE FROM response_segments WHERE form_id = $1', [formId]); // made again, racing
+    const racing = Array.from({ length: 20 }, (_, i) =>
+      callTool(app, token, 'create_response', {
+        publicId,
+        answers: answersOf(100 + i),
+        hidden: { campaign: i % 2 ? 'race' : 'other' },
+      }),
+    );
+    const reads = [1, 2, 3].map(() => callTool(app, token, 'summarize_responses', { publicId, where }));
+    for (const r of await Promise.all(racing)) expect(r.status).toBe(200);
+    for (const r of await Promise.all(reads)) expect(r.status).toBe(200);
+    const served = await callTool(app, token, 'summarize_responses', { publicId, where });
+    const form = await app.get(FormsService).get(ws.id, publicId);
+    const rows: Row[] = await db.query(
+      `SELECT id, submitted_at AS "submittedAt", answers, hidden, shown FROM responses
+        WHERE form_id = $1 AND seq IS NOT NULL ORDER BY seq`,
+      [formId],
+    );
+    const matching = rows.filter((r) => r.hidden.campaign === 'race');
+    expect(matching).toHaveLength(10);
+    expect(served.body).toEqual({ publicId, ...summarize(form.blocks, matching) });
+    expect((await kept()).get(JSON.stringify({ campaign: 'race' }))?.total).toBe(10);
+    await expectSegmentsEqualRecount();
+  });
+});
