@@ -189,7 +189,8 @@ describe('segment summaries (kept aggregates of one value)', () => {
         hidden: { campaign: i % 2 ? 'race' : 'other' },
       }),
     );
-    const reads = [1, 2, 3].map(() => callTool(app, token, 'summarize_responses', { publicId, where }));
+    // Two at once: a workspace's long reads (making a segment is one) are capped at 2 (LongReads).
+    const reads = [1, 2].map(() => callTool(app, token, 'summarize_responses', { publicId, where }));
     for (const r of await Promise.all(racing)) expect(r.status).toBe(200);
     for (const r of await Promise.all(reads)) expect(r.status).toBe(200);
     const served = await callTool(app, token, 'summarize_responses', { publicId, where });
