@@ -10,7 +10,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  *                          answers or hidden), total, recorded, first/last submittedAt, last read,
  *                          and the form's last_seq and total as it knows them (form_seq, form_total:
  *                          a segment out of step with the form is made again, not read)
- *   segment_block_stats    per block: answered, sum, shown, and the range of numbers and dates
+ *   segment_block_stats    per block: answered, sum, shown, the range of numbers and dates, the
+ *                          latest texts
  *   segment_answer_counts  answers per value of the counted blocks (choices, yes/no, scales)
  *
  * Made on demand: the first summary of a segment fills them from the form's sequenced responses,
@@ -28,7 +29,7 @@ export class SegmentAggregates1796000480000 implements MigrationInterface {
       `CREATE UNIQUE INDEX "IDX_response_segments_form_digest" ON "response_segments" ("form_id", "digest") `,
     );
     await queryRunner.query(
-      `CREATE TABLE "segment_block_stats" ("segment_id" bigint NOT NULL, "block_id" text NOT NULL, "answered" bigint NOT NULL DEFAULT '0', "sum" double precision NOT NULL DEFAULT '0', "shown" bigint NOT NULL DEFAULT '0', "min_num" double precision, "max_num" double precision, "min_text" text, "max_text" text, CONSTRAINT "PK_466c4b7e6a2f0fccb5fa01876d5" PRIMARY KEY ("segment_id", "block_id"))`,
+      `CREATE TABLE "segment_block_stats" ("segment_id" bigint NOT NULL, "block_id" text NOT NULL, "answered" bigint NOT NULL DEFAULT '0', "sum" double precision NOT NULL DEFAULT '0', "shown" bigint NOT NULL DEFAULT '0', "min_num" double precision, "max_num" double precision, "min_text" text, "max_text" text, "latest" jsonb NOT NULL DEFAULT '[]', CONSTRAINT "PK_466c4b7e6a2f0fccb5fa01876d5" PRIMARY KEY ("segment_id", "block_id"))`,
     );
     await queryRunner.query(
       `CREATE TABLE "segment_answer_counts" ("segment_id" bigint NOT NULL, "block_id" text NOT NULL, "value" text NOT NULL, "count" bigint NOT NULL, CONSTRAINT "PK_fa35ee0d7189b56d37096cd89b3" PRIMARY KEY ("segment_id", "block_id", "value"))`,

@@ -119,11 +119,12 @@ export const SEQUENCE_BATCH = 5000;
  * segment it matches, found by joining the segments that exist (a form without any joins none, and
  * the CTEs below write nothing). Every segment of a form moves form_seq and form_total with the
  * form's counters, matched or not: they say the segment has seen every sequencing and delete.
- * Counts are kept for the blocks a summary counts (not numbers and dates: their range is kept).
+ * Counts are kept for the blocks a summary counts (not numbers and dates: their range is kept);
+ * the latest texts as block_stats keeps them, newest first.
  */
 const SEGMENT_FOLD = `
 seg AS MATERIALIZED (
-  SELECT g.id AS segment_id, s.form_id, s.submitted_at, s.answers, s.shown
+  SELECT g.id AS segment_id, s.form_id, s.seq, s.submitted_at, s.answers, s.shown
     FROM s JOIN response_segments g ON g.form_id = s.form_id AND ${segmentMatch('s', 'g.kind', 'g.match')}),
 seg_n AS (
   SELECT g.id, x.n AS form_n, c.last_seq + x.n AS form_seq, count(m.segment_id) AS n, count(m.shown) AS recorded,
@@ -146,12 +147,20 @@ seg_ans AS (
          max(num) FILTER (WHERE type IN ${NUMERIC}) AS max_num, min(date) AS min_text, max(date) AS max_text
     FROM (${answeredOf('seg s', 's.form_id', 's.segment_id', 'segment_id')}) a GROUP BY 1, 2),
 seg_seen AS (${shownOf('seg s', 's.form_id', 's.segment_id', 'segment_id')}),
+seg_latest AS (
+  SELECT s.segment_id, b.id AS block_id,
+         jsonb_path_query_array(jsonb_agg(jsonb_build_object('value', s.answers ->> b.id, 'submittedAt', ${isoText('s.submitted_at')})
+           ORDER BY s.seq DESC), '$[0 to ${LATEST_TEXTS - 1}]') AS latest
+    FROM seg s JOIN blocks b ON b.form_id = s.form_id AND b.type IN ${TEXT} AND s.answers ? b.id
+   GROUP BY s.segment_id, b.id),
 seg_stats AS (
-  INSERT INTO segment_block_stats (segment_id, block_id, answered, sum, shown, min_num, max_num, min_text, max_text)
-  SELECT k.segment_id, k.block_id, COALESCE(a.answered, 0), COALESCE(a.sum, 0), COALESCE(w.shown, 0), a.min_num, a.max_num, a.min_text, a.max_text
+  INSERT INTO segment_block_stats (segment_id, block_id, answered, sum, shown, min_num, max_num, min_text, max_text, latest)
+  SELECT k.segment_id, k.block_id, COALESCE(a.answered, 0), COALESCE(a.sum, 0), COALESCE(w.shown, 0), a.min_num, a.max_num, a.min_text, a.max_text,
+         COALESCE(l.latest, '[]'::jsonb)
     FROM (SELECT segment_id, block_id FROM seg_ans UNION SELECT segment_id, block_id FROM seg_seen) k
     LEFT JOIN seg_ans a ON a.segment_id = k.segment_id AND a.block_id = k.block_id
     LEFT JOIN seg_seen w ON w.segment_id = k.segment_id AND w.block_id = k.block_id
+    LEFT JOIN seg_latest l ON l.segment_id = k.segment_id AND l.block_id = k.block_id
    ORDER BY 1, 2
   ON CONFLICT (segment_id, block_id) DO UPDATE
     SET answered = segment_block_stats.answered + EXCLUDED.answered,
@@ -160,7 +169,8 @@ seg_stats AS (
         min_num = LEAST(segment_block_stats.min_num, EXCLUDED.min_num),
         max_num = GREATEST(segment_block_stats.max_num, EXCLUDED.max_num),
         min_text = LEAST(segment_block_stats.min_text, EXCLUDED.min_text),
-        max_text = GREATEST(segment_block_stats.max_text, EXCLUDED.max_text))`;
+        max_text = GREATEST(segment_block_stats.max_text, EXCLUDED.max_text),
+        latest = jsonb_path_query_array(EXCLUDED.latest || segment_block_stats.latest, '$[0 to ${LATEST_TEXTS - 1}]'))`;
 
 const SEQUENCE_SQL = `
 WITH p AS (
@@ -479,12 +489,8 @@ export class ResponseStatsRepository {
    * A segment's summary (see ResponseSegment) from its maintained aggregates, as readSummary reads
    * the form's, in one statement; undefined when the form has no such segment, or one out of step
    * with the form's counters (an instance of an earlier version sequenced or deleted responses
-   * without keeping it): the caller builds it (buildSegment). The latest texts of the text blocks
-   * among `blocks` are read from the responses, a statement with LIMIT 5 per block: not the one
-   * shared walk readFilteredSummary takes, whose CTE PostgreSQL plans for reading every row it
-   * holds (at 10% of 1M responses it fetched the 100,000 matches by the GIN index and sorted them,
-   * 390 ms), where with a LIMIT it walks the seq index backwards while the segment is common
-   * (0.3 ms) and takes the index on answers or hidden when it is rare (20-35 ms at 0.1%).
+   * without keeping it): the caller builds it (buildSegment). Every figure is kept, the latest
+   * texts too (see buildSegment): nothing is read from the responses.
    */
   async readSegmentSummary(
     manager: EntityManager,
@@ -492,35 +498,27 @@ export class ResponseStatsRepository {
     segment: ResponseSegment,
     blocks: Block[],
   ): Promise<SummaryRow | undefined> {
-    const params: unknown[] = [formId, JSON.stringify(segment.match), segment.kind];
-    const texts = blocks.filter((b) => TEXT.includes(`'${b.type}'`));
-    const latest = texts.map((b) => {
-      const key = `$${params.push(b.id)}::text`;
-      return `(SELECT COALESCE(json_agg(json_build_object('value', l.v, 'submittedAt', l.at) ORDER BY l.seq DESC), '[]')
-                 FROM (${segmentRows(segment, `r.answers ->> ${key} AS v, ${isoText('r.submitted_at')} AS at, r.seq`)}
-                         AND r.answers ? ${key} ORDER BY r.seq DESC LIMIT ${LATEST_TEXTS}) l)`;
-    });
     const [row] = await manager.query(
       `SELECT g.id, g.total::int AS total, g.recorded::int AS recorded, g.first_at AS first, g.last_at AS last,
               g.last_read_at < now() - interval '1 hour' AS touch,
               (SELECT COALESCE(json_agg(json_build_object('blockId', block_id, 'answered', answered, 'sum', sum, 'shown', shown,
-                        'min_num', min_num, 'max_num', max_num, 'min_text', min_text, 'max_text', max_text)), '[]')
+                        'min_num', min_num, 'max_num', max_num, 'min_text', min_text, 'max_text', max_text, 'latest', latest)), '[]')
                  FROM segment_block_stats WHERE segment_id = g.id) AS stats,
               (SELECT COALESCE(json_agg(json_build_object('blockId', block_id, 'value', value, 'count', count)), '[]')
-                 FROM segment_answer_counts WHERE segment_id = g.id) AS counts,
-              json_build_array(${latest.join(', ')}) AS latest
+                 FROM segment_answer_counts WHERE segment_id = g.id) AS counts
          FROM response_segments g JOIN response_counters c ON c.form_id = g.form_id AND c.last_seq = g.form_seq AND c.total = g.form_total
         WHERE g.form_id = $1 AND g.digest = ${segmentDigest('$3::text', '$2::jsonb')}`,
-      params,
+      [formId, JSON.stringify(segment.match), segment.kind],
     );
     if (!row) return undefined;
     // When it was last read, for a sweep of the unused ones; written at most once an hour.
     if (row.touch) await manager.query(`UPDATE response_segments SET last_read_at = now() WHERE id = $1`, [row.id]);
-    const stats = new Map(
-      (row.stats as Array<Record<string, number | string | null> & { blockId: string }>).map((s) => [s.blockId, s]),
-    );
-    const texted = new Map(texts.map((b, i) => [b.id, (row.latest as unknown[][])[i]]));
-    const at = (b: Block, column: string) => stats.get(b.id)?.[column] ?? null;
+    type Stats = Record<string, number | string | null> & {
+      blockId: string;
+      latest: SummaryRow['stats'][number]['latest'];
+    };
+    const stats = new Map((row.stats as Stats[]).map((s) => [s.blockId, s]));
+    const at = (b: Block, column: string) => (stats.get(b.id)?.[column] ?? null) as number | string | null;
     return {
       total: row.total,
       recorded: row.recorded,
@@ -532,7 +530,7 @@ export class ResponseStatsRepository {
         answered: Number(at(b, 'answered') ?? 0),
         sum: Number(at(b, 'sum') ?? 0),
         shown: Number(at(b, 'shown') ?? 0),
-        latest: (texted.get(b.id) ?? []) as SummaryRow['stats'][number]['latest'],
+        latest: stats.get(b.id)?.latest ?? [],
       })),
       counts: row.counts,
       numeric: blocks
@@ -550,7 +548,11 @@ export class ResponseStatsRepository {
    * sequencer lock, taken here until the transaction ends: no sequencing runs between the scan and
    * the write, and every later one folds its responses in (SEGMENT_FOLD), so each response is
    * counted once. The scan is readFilteredSummary's (one pass over the matches, every aggregate at
-   * once); `counted` as there. The caller allows the statement its time (a scan of the matches).
+   * once); `counted` as there. The latest texts of each text block are read apart, by a statement
+   * with LIMIT 5 per block: PostgreSQL plans readFilteredSummary's shared walk (a CTE) for reading
+   * every row it holds, so at 10% it fetched every match by the GIN index and sorted them (390 ms
+   * at 1M), where with a LIMIT it walks the seq index backwards (0.3 ms), or takes the GIN index
+   * when the segment is rare (20-35 ms at 0.1% of 1M). The caller allows the statements their time.
    */
   async buildSegment(
     tx: EntityManager,
@@ -579,6 +581,20 @@ export class ResponseStatsRepository {
       COMPLETED_SOURCE,
       false,
     );
+    // Only blocks the segment answered, at most as many as it answered: the walk stops at the last.
+    const params = [...key.slice(0, 2)];
+    const latest = row.stats
+      .filter((s) => s.answered > 0 && blocks.some((b) => b.id === s.blockId && TEXT.includes(`'${b.type}'`)))
+      .map((s) => {
+        const id = `$${params.push(s.blockId)}::text`;
+        return `json_build_array(${id}, (SELECT COALESCE(jsonb_agg(jsonb_build_object('value', l.v, 'submittedAt', l.at) ORDER BY l.seq DESC), '[]')
+                  FROM (${segmentRows(segment, `r.answers ->> ${id} AS v, ${isoText('r.submitted_at')} AS at, r.seq`)}
+                          AND r.answers ? ${id} ORDER BY r.seq DESC LIMIT ${Math.min(LATEST_TEXTS, s.answered)}) l))`;
+      });
+    const [{ texts }] = latest.length
+      ? await tx.query(`SELECT json_build_array(${latest.join(', ')}) AS texts`, params)
+      : [{ texts: [] }];
+    const latestOf = new Map(texts as Array<[string, unknown]>);
     const ranges = new Map([...row.numeric, ...row.dates].map((r) => [r.blockId, r]));
     const dates = new Set(row.dates.map((r) => r.blockId));
     const [{ id }] = await tx.query(
@@ -589,9 +605,10 @@ export class ResponseStatsRepository {
       [...key, row.total, row.recorded, row.first, row.last],
     );
     await tx.query(
-      `INSERT INTO segment_block_stats (segment_id, block_id, answered, sum, shown, min_num, max_num, min_text, max_text)
-       SELECT $1, x.* FROM json_to_recordset($2::json)
-           AS x(block_id text, answered bigint, sum float8, shown bigint, min_num float8, max_num float8, min_text text, max_text text)`,
+      `INSERT INTO segment_block_stats (segment_id, block_id, answered, sum, shown, min_num, max_num, min_text, max_text, latest)
+       SELECT $1, x.block_id, x.answered, x.sum, x.shown, x.min_num, x.max_num, x.min_text, x.max_text, COALESCE(x.latest, '[]')
+         FROM json_to_recordset($2::json) AS x(block_id text, answered bigint, sum float8, shown bigint,
+                                              min_num float8, max_num float8, min_text text, max_text text, latest jsonb)`,
       [
         id,
         JSON.stringify(
@@ -599,7 +616,13 @@ export class ResponseStatsRepository {
             const range = ranges.get(s.blockId);
             const [min, max] = range ? [range.min, range.max] : [null, null];
             return {
-              ...{ block_id: s.blockId, answered: s.answered, sum: s.sum, shown: s.shown },
+              ...{
+                block_id: s.blockId,
+                answered: s.answered,
+                sum: s.sum,
+                shown: s.shown,
+                latest: latestOf.get(s.blockId),
+              },
               ...(dates.has(s.blockId) ? { min_text: min, max_text: max } : { min_num: min, max_num: max }),
             };
           }),

@@ -237,6 +237,10 @@ export class SegmentBlockStatsEntity {
   @Column({ name: 'max_text', type: 'text', nullable: true })
   maxText: string | null;
 
+  /** Up to 5 latest text answers of the segment, newest first: [{ value, submittedAt }]. */
+  @Column({ type: 'jsonb', default: () => "'[]'" })
+  latest: Array<{ value: string; submittedAt: string }>;
+
   @ManyToOne(() => ResponseSegmentEntity, { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'segment_id' })
   segment?: ResponseSegmentEntity;
