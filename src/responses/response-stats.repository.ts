@@ -87,7 +87,7 @@ const digestOf = (text: string) => `sha256(convert_to(${text}, 'UTF8'))`;
 
 /**
  * Whether the row `alias` is in the segment of kind `kind` ('answers' or 'hidden') matching
- * `match` (SQL expressions): the one test of membership, for the fold, the build and the walk.
+ * `match` (SQL expressions): the one test of membership, for the fold, the build and deletes.
  */
 function segmentMatch(alias: string, kind: string, match: string): string {
   return `(CASE ${kind} WHEN 'hidden' THEN ${alias}.hidden ELSE ${alias}.answers END) @> ${match}`;
