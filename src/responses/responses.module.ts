@@ -14,6 +14,9 @@ import {
   HiddenCountEntity,
   ResponseBucketEntity,
   ResponseCounterEntity,
+  ResponseSegmentEntity,
+  SegmentAnswerCountEntity,
+  SegmentBlockStatsEntity,
 } from './entities/response-stats.entity';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { FormsModule } from '../forms/forms.module';
@@ -41,6 +44,9 @@ import { UpdateResponseTool } from './update-response.tool';
       BlockStatsEntity,
       AnswerCountEntity,
       HiddenCountEntity,
+      ResponseSegmentEntity,
+      SegmentBlockStatsEntity,
+      SegmentAnswerCountEntity,
       PartialResponseEntity,
       PartialPageCountEntity,
     ]),
