@@ -27,7 +27,8 @@ import { ResponseSegment, withoutJit } from './response-filter';
  *
  * Segments are folded by the same statement (SEGMENT_FOLD, joining the segments that exist); a
  * delete drops the segments its response was in, an edit that discards answers and a recount drop
- * the form's: the next summary of one makes it again, from the responses.
+ * the form's: the next summary of one makes it again, from the responses. A form keeps at most
+ * MAX_SEGMENTS_PER_FORM, the least lately read dropped first.
  *
  * Locks, always in this order: the form's row, then the form's sequencer lock (a transaction-level
  * advisory lock). Deletes, edits that discard answers and recounts take both, so that they see
@@ -38,6 +39,12 @@ import { ResponseSegment, withoutJit } from './response-filter';
  */
 
 export const BUCKET_BITS = 10; // 1024 seq values per bucket
+
+/**
+ * Segments a form keeps at most: every fold of the form tests each new response against each of
+ * them, so the least lately read one makes room for a new one (its next summary makes it again).
+ */
+export const MAX_SEGMENTS_PER_FORM = 32;
 
 const NUMERIC = `('number', 'rating', 'linear_scale')`;
 const TEXT = `('short_text', 'long_text', 'email', 'url', 'phone')`;
@@ -606,6 +613,11 @@ export class ResponseStatsRepository {
     const latestOf = new Map(texts as Array<[string, unknown]>);
     const ranges = new Map([...row.numeric, ...row.dates].map((r) => [r.blockId, r]));
     const dates = new Set(row.dates.map((r) => r.blockId));
+    await tx.query(
+      `DELETE FROM response_segments WHERE id IN (
+         SELECT id FROM response_segments WHERE form_id = $1 ORDER BY last_read_at DESC, id DESC OFFSET $2)`,
+      [formId, MAX_SEGMENTS_PER_FORM - 1],
+    );
     const [{ id }] = await tx.query(
       `INSERT INTO response_segments (form_id, kind, match, digest, total, recorded, first_at, last_at, form_seq, form_total)
        SELECT $1, $3, $2::jsonb, ${segmentDigest('$3::text', '$2::jsonb')}, $4, $5, $6, $7, c.last_seq, c.total

@@ -1,6 +1,7 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DataSource } from 'typeorm';
 import { FormsService } from '../../src/forms/forms.service';
+import { MAX_SEGMENTS_PER_FORM } from '../../src/responses/response-stats.repository';
 import { StoredResponse, summarize } from '../../src/responses/summarize';
 import { createToken, createWorkspace, TestWorkspace } from '../factories';
 import { createTestApp } from '../utils/create-test-app';
@@ -204,6 +205,31 @@ describe('segment summaries (kept aggregates of one value)', () => {
     expect(matching).toHaveLength(10);
     expect(served.body).toEqual({ publicId, ...summarize(form.blocks, matching) });
     expect((await kept()).get(JSON.stringify({ campaign: 'race' }))?.total).toBe(10);
+    await expectSegmentsEqualRecount();
+  });
+
+  it('keeps at most MAX_SEGMENTS_PER_FORM segments a form, dropping the least lately read', async () => {
+    await db.query('DELETE FROM response_segments WHERE form_id = $1', [formId]);
+    const summary = (value: string) =>
+      callTool(app, token, 'summarize_responses', { publicId, where: { hidden: 'campaign', op: 'equals', value } });
+    for (let i = 0; i <= MAX_SEGMENTS_PER_FORM; i++) expect((await summary(`wave ${i}`)).status).toBe(200);
+    let matches = [...(await kept()).keys()];
+    expect(matches).toHaveLength(MAX_SEGMENTS_PER_FORM);
+    expect(matches).not.toContain(JSON.stringify({ campaign: 'wave 0' }));
+    expect(matches).toContain(JSON.stringify({ campaign: `wave ${MAX_SEGMENTS_PER_FORM}` }));
+
+    // The dropped one is made again by its next summary, still exact, and another makes room.
+    await db.query(
+      `UPDATE response_segments SET last_read_at = now() - interval '1 day' WHERE form_id = $1 AND match = $2`,
+      [formId, JSON.stringify({ campaign: 'wave 5' })],
+    );
+    const again = await summary('wave 0');
+    expect(again.status).toBe(200);
+    expect(again.body.total).toBe(0);
+    matches = [...(await kept()).keys()];
+    expect(matches).toHaveLength(MAX_SEGMENTS_PER_FORM);
+    expect(matches).toContain(JSON.stringify({ campaign: 'wave 0' }));
+    expect(matches).not.toContain(JSON.stringify({ campaign: 'wave 5' }));
     await expectSegmentsEqualRecount();
   });
 });
