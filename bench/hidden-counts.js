@@ -39,10 +39,7 @@ const BUILDS = [
   { name: 'before', dist: distOf(process.env.BENCH_DIST_BEFORE || '') },
   { name: 'after', dist: distOf(process.env.BENCH_DIST || 'dist') },
 ];
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
+const { median } = lib;
 
 async function main() {
   if (!OPTS.reuseDb || !process.env.BENCH_DIST_BEFORE) throw new Error('set BENCH_REUSE_DB and BENCH_DIST_BEFORE');
