@@ -9,7 +9,7 @@ import { inBatches } from '../database/in-batches';
 import { currentManager, inTransaction } from '../database/transaction';
 import { fingerprint } from './canonical-json';
 import { ClaimRow, IdempotencyRepository, KeyId, PURGE_BATCH } from './idempotency.repository';
-import { KeyTaken, NeedsClaimTransaction, StatementClaim, withStatementClaim } from './statement-claim';
+import { NeedsClaimTransaction, StatementClaim, withStatementClaim } from './statement-claim';
 
 /** Longest Idempotency-Key accepted (Stripe's limit, and the draft's advice to bound it). */
 export const MAX_KEY_LENGTH = 255;
@@ -131,7 +131,6 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
     try {
       await withStatementClaim(claim, runTool);
     } catch (err) {
-      if (err instanceof KeyTaken) return this.existing(call, print, err.held);
       if (err instanceof NeedsClaimTransaction || (isToolAnswer(err) && claim.answer === undefined))
         return this.runInClaimTransaction(call, print, runTool);
       throw err;

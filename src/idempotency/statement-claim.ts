@@ -1,5 +1,5 @@
 import { currentRequestContext, RequestContext } from '../common/request-context';
-import type { ClaimRow, KeyId } from './idempotency.repository';
+import type { KeyId } from './idempotency.repository';
 
 /**
  * An Idempotency-Key that the tool's own write statement claims (issue 38): the statement that
@@ -8,10 +8,11 @@ import type { ClaimRow, KeyId } from './idempotency.repository';
  * to the tools registered for it (IdempotencyService.claimInStatement) while their run has no
  * transaction open.
  *
- * The tool either stores its write with the key (`answer` set), or throws KeyTaken (the statement
- * found the key held: nothing was stored), or throws NeedsClaimTransaction before writing anything
- * (a path the statement does not cover): the call then runs again the usual way, in a transaction
- * that claims the key first.
+ * The tool either stores its write with the key (`answer` set), or throws NeedsClaimTransaction
+ * without having written anything (its statement found the key held by another call, or the call
+ * takes a path the statement does not cover): the call then runs again the usual way, in a
+ * transaction that claims the key first, which replays the answer of the call that holds the key,
+ * or refuses (422, 409) as for any keyed call.
  */
 export interface StatementClaim {
   id: KeyId;
@@ -47,13 +48,6 @@ export function statementClaim(): StatementClaim | undefined {
   const context = currentRequestContext();
   const claim = context && offered.get(context);
   return claim?.answer === undefined ? claim : undefined;
-}
-
-/** The write statement found the key held by another call: nothing was stored; `held` is what holds it. */
-export class KeyTaken extends Error {
-  constructor(readonly held: ClaimRow) {
-    super('The Idempotency-Key is held by another call.');
-  }
 }
 
 /** Thrown by a tool before it writes anything: this call needs the key claimed in a transaction first. */

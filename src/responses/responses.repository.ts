@@ -7,15 +7,10 @@ import type { AuditRecordJson } from '../audit/audit.repository';
 import type { ResponseEntity } from './entities/response.entity';
 import { BUCKET_BITS } from './response-stats.repository';
 import { withoutJit } from './response-filter';
-import type { ClaimRow } from '../idempotency/idempotency.repository';
 import type { StatementClaim } from '../idempotency/statement-claim';
 
-/**
- * A stored response's id and time, as the insert returns them; or, for a response whose
- * Idempotency-Key the statement could not claim (nothing stored), `held`: what holds the key.
- */
+/** A stored response's id and time, as the insert returns them. */
 export type InsertedResponse = Pick<ResponseEntity, 'id' | 'submittedAt'> & {
-  held?: ClaimRow;
   /** Of a stored keyed response: the answer stored with its key (JSON text). */
   answer?: string;
 };
@@ -55,7 +50,8 @@ export interface NewResponse {
 
 /**
  * A key to claim with the response, and the call's answer to store with it: its JSON text around
- * submittedAt (`head` ends with its opening quote, `tail` starts with its closing one).
+ * submittedAt (`head` ends with its opening quote, `tail` starts with its closing one). The
+ * statement builds `head` itself from the response's id (see migration 1796000500000).
  */
 export interface KeyedAnswer {
   claim: StatementClaim;
@@ -97,29 +93,23 @@ export class ResponsesRepository {
    * The rows travel as one JSON parameter to one function (see INSERT_SQL), whose plan each
    * database session makes once; several submissions in one statement (see ResponseInsertBatcher)
    * share its round trip, its locks and its commit. With `key`, the statement also claims the
-   * row's Idempotency-Key and stores its answer, and a row whose key is held is returned with
-   * `held` instead (nothing stored); with `uploads`, a row is stored only if it can hold them all.
+   * row's Idempotency-Key and stores its answer; a row whose key another call holds is left out,
+   * like one whose form changed (the caller then claims the key in a transaction of its own); with
+   * `uploads`, a row is stored only if it can hold them all.
    */
   async insertMany(m: EntityManager, responses: NewResponse[]): Promise<InsertedResponse[]> {
-    const rows: (InsertedResponse & { keyHeld: boolean } & Partial<ClaimRow>)[] = await m.query(
-      prepared(m, responses.some((r) => r.key || r.uploads?.length) ? CLAIMING_INSERT_SQL : INSERT_SQL),
+    const claiming = responses.some((r) => r.key || r.uploads?.length);
+    const rows: Array<InsertedResponse & { submittedText?: string }> = await m.query(
+      prepared(m, claiming ? CLAIMING_INSERT_SQL : INSERT_SQL),
       [JSON.stringify(responses.map(insertRow))],
     );
-    return rows.map(({ id, submittedAt, keyHeld, fingerprint, responseStatus, responseHeaders, responseBody }) =>
-      keyHeld
-        ? {
-            id,
-            submittedAt,
-            held: {
-              claimed: false,
-              fingerprint: fingerprint ?? null,
-              responseStatus: responseStatus ?? null,
-              responseHeaders: responseHeaders ?? null,
-              responseBody: responseBody ?? null,
-            },
-          }
-        : { id, submittedAt, ...(responseBody ? { answer: responseBody } : {}) },
-    );
+    if (!claiming) return rows;
+    const keys = new Map(responses.filter((r) => r.key).map((r) => [r.id, r.key!]));
+    return rows.map(({ id, submittedAt, submittedText }) => {
+      const key = keys.get(id);
+      // The answer the statement stored with the key: the same text around the same ISO time.
+      return key ? { id, submittedAt, answer: key.head + submittedText + key.tail } : { id, submittedAt };
+    });
   }
 
   /** A response of the form (undefined when there is none with this id). */
@@ -266,7 +256,6 @@ function insertRow(r: NewResponse) {
       key_print: r.key.claim.fingerprint.toString('hex'),
       key_ws: r.key.claim.workspaceId,
       key_form: r.key.formPublicId,
-      answer_head: r.key.head,
       answer_tail: r.key.tail,
     }),
     ...(r.uploads?.length && { uploads: r.uploads.map((u) => ({ id: u.id, block_id: u.blockId })) }),
@@ -276,9 +265,10 @@ function insertRow(r: NewResponse) {
 /**
  * ResponsesRepository.insertMany's statement: a call of the function that stores the rows (a JSON
  * array of insertRow()s), whose SQL is in migrations/1796000470000-StoreResponsesFunction.ts; the
- * claiming one when a row has an Idempotency-Key or uploads. As a function its plan is made once
+ * claiming one (migrations/1796000500000-KeyedStoreFunction.ts) when a row has an Idempotency-Key
+ * or uploads. As a function its plan is made once
  * per database session, prepared or not: behind a transaction pooler and on the embedded
  * database, where nothing is prepared, a plain statement of that size was planned on every call.
  */
 const INSERT_SQL = 'SELECT * FROM formwork_store_responses_v1($1::jsonb)';
-const CLAIMING_INSERT_SQL = 'SELECT * FROM formwork_store_claiming_responses_v1($1::jsonb)';
+const CLAIMING_INSERT_SQL = 'SELECT * FROM formwork_store_claiming_responses_v2($1::jsonb)';

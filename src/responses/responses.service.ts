@@ -20,7 +20,7 @@ import { FileAnswers } from '../files/file-answers.service';
 import { fileKeys, namedUploads, showFiles } from '../files/file-answers';
 import type { FileReader } from '../files/file-links';
 import { ResponseSequencer } from './response-sequencer';
-import { KeyTaken, NeedsClaimTransaction, StatementClaim, statementClaim } from '../idempotency/statement-claim';
+import { NeedsClaimTransaction, StatementClaim, statementClaim } from '../idempotency/statement-claim';
 import { responseRefusal } from './response-refusal';
 import { LongReads } from './long-reads';
 import { countedValues, FormSummary, summaryFromStats } from './summarize';
@@ -362,10 +362,9 @@ export class ResponsesService {
    * Inserts a validated response (with its audit record and response.created event, one
    * statement): in `m`'s transaction, or batched with other submissions when `m` is undefined.
    * `partial` is the partial response it completes (issue 36): its id, start and page. Undefined
-   * when the form changed since it was read, or `uploads` could not all be held (see
-   * ResponsesRepository.insertMany). With `claim`, the statement also claims the call's
-   * Idempotency-Key and stores the answer returned here; KeyTaken when another call holds the key
-   * (nothing stored).
+   * when the form changed since it was read, `uploads` could not all be held, or another call holds
+   * `claim`'s key (see ResponsesRepository.insertMany). With `claim`, the statement also claims the
+   * call's Idempotency-Key and stores the answer returned here.
    */
   async insertChecked(
     m: EntityManager | undefined,
@@ -408,7 +407,6 @@ export class ResponsesService {
     };
     // Outside a transaction, with the submissions of other requests (see ResponseInsertBatcher).
     const row = m ? (await this.repo.insertMany(m, [response]))[0] : await this.inserts.insert(response);
-    if (row?.held) throw new KeyTaken(row.held);
     if (!row) return undefined;
     const submittedAt = row.submittedAt.toISOString();
     if (claim) claim.answer = row.answer; // the text its statement stored with the key
