@@ -27,8 +27,9 @@ import { ResponseSegment, withoutJit } from './response-filter';
  *
  * Segments are folded by the same statement (SEGMENT_FOLD, joining the segments that exist); a
  * delete drops the segments its response was in, an edit that discards answers and a recount drop
- * the form's: the next summary of one makes it again, from the responses. A form keeps at most
- * MAX_SEGMENTS_PER_FORM, the least lately read dropped first.
+ * the form's: the next summary of one makes it again, from the responses (inserted first and
+ * scanned outside the lock: startSegment). A form keeps at most MAX_SEGMENTS_PER_FORM, the least
+ * lately read dropped first.
  *
  * Locks, always in this order: the form's row, then the form's sequencer lock (a transaction-level
  * advisory lock). Deletes, edits that discard answers and recounts take both, so that they see
@@ -275,6 +276,18 @@ export interface SummaryRow {
   waiting: boolean;
 }
 
+/** A segment's row while its first build runs (see startSegment): the scan counts responses up to scanSeq. */
+export interface SegmentBuild {
+  id: string;
+  scanSeq: string;
+}
+
+/** A segment's scanned aggregates (scanSegment), and the latest texts of each text block it answered. */
+export interface SegmentScan {
+  row: SummaryRow;
+  latest: Map<string, unknown>;
+}
+
 /** Answers an edit discards (its loss accepted): a whole block's, or one choice's. */
 export interface DiscardedAnswers {
   kind: 'block_removed' | 'block_retyped' | 'choice_removed';
@@ -496,8 +509,9 @@ export class ResponseStatsRepository {
    * A segment's summary (see ResponseSegment) from its maintained aggregates, as readSummary reads
    * the form's, in one statement; undefined when the form has no such segment, or one out of step
    * with the form's counters (an instance of an earlier version sequenced or deleted responses
-   * without keeping it): the caller builds it (buildSegment). Every figure is kept, the latest
-   * texts too (see buildSegment): nothing is read from the responses.
+   * without keeping it), or one whose first build has not finished (scan_seq set): the caller
+   * builds it (startSegment). Every figure is kept, the latest texts too (see scanSegment):
+   * nothing is read from the responses.
    */
   async readSegmentSummary(
     manager: EntityManager,
@@ -514,7 +528,7 @@ export class ResponseStatsRepository {
               (SELECT COALESCE(json_agg(json_build_object('blockId', block_id, 'value', value, 'count', count)), '[]')
                  FROM segment_answer_counts WHERE segment_id = g.id) AS counts
          FROM response_segments g JOIN response_counters c ON c.form_id = g.form_id AND c.last_seq = g.form_seq AND c.total = g.form_total
-        WHERE g.form_id = $1 AND g.digest = ${segmentDigest('$3::text', '$2::jsonb')}`,
+        WHERE g.form_id = $1 AND g.digest = ${segmentDigest('$3::text', '$2::jsonb')} AND g.scan_seq IS NULL`,
       [formId, JSON.stringify(segment.match), segment.kind],
     );
     if (!row) return undefined;
@@ -550,39 +564,74 @@ export class ResponseStatsRepository {
   }
 
   /**
-   * Makes a segment's aggregates from the form's sequenced responses that match it, unless they
-   * exist and are in step (an out-of-step one is dropped and made again). Under the form's
-   * sequencer lock, taken here until the transaction ends: no sequencing runs between the scan and
-   * the write, and every later one folds its responses in (SEGMENT_FOLD), so each response is
-   * counted once. The scan is readFilteredSummary's (one pass over the matches, every aggregate at
-   * once); `counted` as there. The latest texts of each text block are read apart, by a statement
-   * with LIMIT 5 per block: PostgreSQL plans readFilteredSummary's shared walk (a CTE) for reading
-   * every row it holds, so at 10% it fetched every match by the GIN index and sorted them (390 ms
-   * at 1M), where with a LIMIT it walks the seq index backwards (0.3 ms); a rare segment takes its
-   * index (see below). The caller allows the statements their time.
+   * Begins making a segment's aggregates, under the form's sequencer lock (taken here until the
+   * transaction ends): 'ready' when the form has it in step, the row being made when another
+   * summary began it (its scan may be repeated: whichever finishes first adds its own), else a new
+   * row, empty and not readable (scan_seq: the form's last_seq now). An out-of-step one is dropped
+   * first. Undefined when the form is gone.
+   *
+   * Why a row before the scan, rather than a scan in a snapshot checked against the counters
+   * afterwards: from here on, the row is a segment to every writer. The sequencer folds each newer
+   * response into it, a delete drops it if the response matched (else moves form_total), an edit
+   * that discards answers and a recount drop it, and the cap may too: every way the scanned rows
+   * could change already leaves a mark on the row (it is gone), so finishSegment needs no list of
+   * them, and the scan (scanSegment, of seq <= scan_seq) runs without the lock.
    */
-  async buildSegment(
+  async startSegment(
     tx: EntityManager,
     formId: string,
     segment: ResponseSegment,
-    blocks: Block[],
-    counted: (block: Block) => string[],
-  ): Promise<void> {
-    if (!(await this.lockSequencer(tx, formId))) return;
+  ): Promise<SegmentBuild | 'ready' | undefined> {
+    if (!(await this.lockSequencer(tx, formId))) return undefined;
     const key = [formId, JSON.stringify(segment.match), segment.kind];
     const [kept] = await tx.query(
       `WITH stale AS (
          DELETE FROM response_segments g USING response_counters c
           WHERE g.form_id = $1 AND g.digest = ${segmentDigest('$3::text', '$2::jsonb')} AND c.form_id = g.form_id
             AND (c.last_seq <> g.form_seq OR c.total <> g.form_total))
-       SELECT 1 FROM response_segments g JOIN response_counters c ON c.form_id = g.form_id AND c.last_seq = g.form_seq AND c.total = g.form_total
+       SELECT g.id, g.scan_seq FROM response_segments g
+         JOIN response_counters c ON c.form_id = g.form_id AND c.last_seq = g.form_seq AND c.total = g.form_total
         WHERE g.form_id = $1 AND g.digest = ${segmentDigest('$3::text', '$2::jsonb')}`,
       key,
     );
-    if (kept) return; // made by another summary while this one waited for the lock
+    if (kept) return kept.scan_seq === null ? 'ready' : { id: kept.id, scanSeq: kept.scan_seq };
+    await tx.query(
+      `DELETE FROM response_segments WHERE id IN (
+         SELECT id FROM response_segments WHERE form_id = $1 ORDER BY last_read_at DESC, id DESC OFFSET $2)`,
+      [formId, MAX_SEGMENTS_PER_FORM - 1],
+    );
+    const [made] = await tx.query(
+      `INSERT INTO response_segments (form_id, kind, match, digest, form_seq, form_total, scan_seq)
+       SELECT $1, $3, $2::jsonb, ${segmentDigest('$3::text', '$2::jsonb')}, c.last_seq, c.total, c.last_seq
+         FROM response_counters c WHERE c.form_id = $1
+       RETURNING id, scan_seq`,
+      key,
+    );
+    return { id: made.id, scanSeq: made.scan_seq };
+  }
+
+  /**
+   * The aggregates of a segment's responses up to its scan_seq (see startSegment), needing no lock:
+   * the scan is readFilteredSummary's (one pass over the matches, every aggregate at once);
+   * `counted` as there. The latest texts of each text block are read apart, by a statement with
+   * LIMIT 5 per block: PostgreSQL plans readFilteredSummary's shared walk (a CTE) for reading
+   * every row it holds, so at 10% it fetched every match by the GIN index and sorted them (390 ms
+   * at 1M), where with a LIMIT it walks the seq index backwards (0.3 ms); a rare segment takes its
+   * index (see below). The caller allows the statements their time.
+   */
+  async scanSegment(
+    manager: EntityManager,
+    formId: string,
+    segment: ResponseSegment,
+    build: SegmentBuild,
+    blocks: Block[],
+    counted: (block: Block) => string[],
+  ): Promise<SegmentScan> {
+    const upTo = `r.seq <= $3::bigint`; // newer ones are folded into the row
+    const key = [formId, JSON.stringify(segment.match), build.scanSeq];
     const row = await this.readFilteredSummary(
-      tx,
-      { sql: segmentMatch('r', `'${segment.kind}'`, '$2::jsonb'), params: key.slice(0, 2) },
+      manager,
+      { sql: `${segmentMatch('r', `'${segment.kind}'`, '$2::jsonb')} AND ${upTo}`, params: key },
       blocks,
       counted,
       COMPLETED_SOURCE,
@@ -593,45 +642,62 @@ export class ResponseStatsRepository {
     // seq index's order away): walking the seq index backwards, the planner's choice with a LIMIT,
     // reads every newer response first, and a campaign that ended long ago lies deep (180,000 rows
     // walked for 5 answers of 0.1% of 1.2M, 190 ms, where the index took 10 ms).
-    const [{ total: formTotal }] = await tx.query(
-      'SELECT total::float8 AS total FROM response_counters WHERE form_id = $1',
-      [formId],
-    );
+    const formTotal = await this.total(manager, formId);
     const order = (row.total ?? 0) * 20 < formTotal ? 'r.seq + 0' : 'r.seq';
-    const params = [...key.slice(0, 2)];
+    const params = [...key];
     const latest = row.stats
       .filter((s) => s.answered > 0 && blocks.some((b) => b.id === s.blockId && TEXT.includes(`'${b.type}'`)))
       .map((s) => {
         const id = `$${params.push(s.blockId)}::text`;
         return `json_build_array(${id}, (SELECT COALESCE(jsonb_agg(jsonb_build_object('value', l.v, 'submittedAt', l.at) ORDER BY l.seq DESC), '[]')
                   FROM (${segmentRows(segment, `r.answers ->> ${id} AS v, ${isoText('r.submitted_at')} AS at, r.seq`)}
-                          AND r.answers ? ${id} ORDER BY ${order} DESC LIMIT ${Math.min(LATEST_TEXTS, s.answered)}) l))`;
+                          AND ${upTo} AND r.answers ? ${id} ORDER BY ${order} DESC LIMIT ${Math.min(LATEST_TEXTS, s.answered)}) l))`;
       });
     const [{ texts }] = latest.length
-      ? await tx.query(`SELECT json_build_array(${latest.join(', ')}) AS texts`, params)
+      ? await manager.query(`SELECT json_build_array(${latest.join(', ')}) AS texts`, params)
       : [{ texts: [] }];
-    const latestOf = new Map(texts as Array<[string, unknown]>);
+    return { row, latest: new Map(texts as Array<[string, unknown]>) };
+  }
+
+  /**
+   * Adds a segment's scan (scanSegment) to its row, under the form's sequencer lock (taken here
+   * until the transaction ends), and makes it readable: its newer responses were folded in
+   * meanwhile, so each is counted once. False when the row is gone (dropped by a delete, an edit,
+   * a recount or the cap, or out of step): the caller begins again. True, adding nothing, when
+   * another summary finished it first.
+   */
+  async finishSegment(tx: EntityManager, formId: string, build: SegmentBuild, scan: SegmentScan): Promise<boolean> {
+    if (!(await this.lockSequencer(tx, formId))) return false;
+    const [kept] = await tx.query(
+      `SELECT g.scan_seq FROM response_segments g
+         JOIN response_counters c ON c.form_id = g.form_id AND c.last_seq = g.form_seq AND c.total = g.form_total
+        WHERE g.id = $1`,
+      [build.id],
+    );
+    if (!kept) return false;
+    if (kept.scan_seq === null) return true;
+    const { row } = scan;
+    await tx.query(
+      `UPDATE response_segments SET total = total + $2, recorded = recorded + $3, first_at = LEAST(first_at, $4::timestamptz),
+              last_at = GREATEST(last_at, $5::timestamptz), scan_seq = NULL
+        WHERE id = $1`,
+      [build.id, row.total ?? 0, row.recorded ?? 0, row.first, row.last],
+    );
     const ranges = new Map([...row.numeric, ...row.dates].map((r) => [r.blockId, r]));
     const dates = new Set(row.dates.map((r) => r.blockId));
+    // What the fold added is newer than the scan: its latest texts come first.
     await tx.query(
-      `DELETE FROM response_segments WHERE id IN (
-         SELECT id FROM response_segments WHERE form_id = $1 ORDER BY last_read_at DESC, id DESC OFFSET $2)`,
-      [formId, MAX_SEGMENTS_PER_FORM - 1],
-    );
-    const [{ id }] = await tx.query(
-      `INSERT INTO response_segments (form_id, kind, match, digest, total, recorded, first_at, last_at, form_seq, form_total)
-       SELECT $1, $3, $2::jsonb, ${segmentDigest('$3::text', '$2::jsonb')}, $4, $5, $6, $7, c.last_seq, c.total
-         FROM response_counters c WHERE c.form_id = $1
-       RETURNING id`,
-      [...key, row.total, row.recorded, row.first, row.last],
-    );
-    await tx.query(
-      `INSERT INTO segment_block_stats (segment_id, block_id, answered, sum, shown, min_num, max_num, min_text, max_text, latest)
+      `INSERT INTO segment_block_stats AS t (segment_id, block_id, answered, sum, shown, min_num, max_num, min_text, max_text, latest)
        SELECT $1, x.block_id, x.answered, x.sum, x.shown, x.min_num, x.max_num, x.min_text, x.max_text, COALESCE(x.latest, '[]')
          FROM json_to_recordset($2::json) AS x(block_id text, answered bigint, sum float8, shown bigint,
-                                              min_num float8, max_num float8, min_text text, max_text text, latest jsonb)`,
+                                              min_num float8, max_num float8, min_text text, max_text text, latest jsonb)
+       ON CONFLICT (segment_id, block_id) DO UPDATE
+         SET answered = t.answered + EXCLUDED.answered, sum = t.sum + EXCLUDED.sum, shown = t.shown + EXCLUDED.shown,
+             min_num = LEAST(t.min_num, EXCLUDED.min_num), max_num = GREATEST(t.max_num, EXCLUDED.max_num),
+             min_text = LEAST(t.min_text, EXCLUDED.min_text), max_text = GREATEST(t.max_text, EXCLUDED.max_text),
+             latest = jsonb_path_query_array(t.latest || EXCLUDED.latest, '$[0 to ${LATEST_TEXTS - 1}]')`,
       [
-        id,
+        build.id,
         JSON.stringify(
           row.stats.map((s) => {
             const range = ranges.get(s.blockId);
@@ -642,7 +708,7 @@ export class ResponseStatsRepository {
                 answered: s.answered,
                 sum: s.sum,
                 shown: s.shown,
-                latest: latestOf.get(s.blockId),
+                latest: scan.latest.get(s.blockId),
               },
               ...(dates.has(s.blockId) ? { min_text: min, max_text: max } : { min_num: min, max_num: max }),
             };
@@ -651,10 +717,12 @@ export class ResponseStatsRepository {
       ],
     );
     await tx.query(
-      `INSERT INTO segment_answer_counts (segment_id, block_id, value, count)
-       SELECT $1, x.block_id, x.value, x.count FROM json_to_recordset($2::json) AS x(block_id text, value text, count bigint) WHERE x.count > 0`,
-      [id, JSON.stringify(row.counts.map((c) => ({ block_id: c.blockId, value: c.value, count: c.count })))],
+      `INSERT INTO segment_answer_counts AS t (segment_id, block_id, value, count)
+       SELECT $1, x.block_id, x.value, x.count FROM json_to_recordset($2::json) AS x(block_id text, value text, count bigint) WHERE x.count > 0
+       ON CONFLICT (segment_id, block_id, value) DO UPDATE SET count = t.count + EXCLUDED.count`,
+      [build.id, JSON.stringify(row.counts.map((c) => ({ block_id: c.blockId, value: c.value, count: c.count })))],
     );
+    return true;
   }
 
   /**

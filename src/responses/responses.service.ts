@@ -68,6 +68,12 @@ export type AnswersBy = 'id' | 'ref';
 /** How long one statement of a filtered read may take (see filteredRead). */
 export const FILTERED_READ_MS = 60_000;
 
+/**
+ * Times a segment's first build begins again when its row is dropped under its scan, before it
+ * scans under the form's sequencer lock (see segmentSummary).
+ */
+export const SEGMENT_BUILD_ATTEMPTS = 3;
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
@@ -517,27 +523,64 @@ export class ResponsesService {
   /**
    * The summary of a segment (one value of a hidden field or of a choice: segmentOf) from its
    * maintained aggregates, made first if the form has none yet (one scan of the matches, as a
-   * filtered summary takes, in a long read's slot, on the primary: it writes them).
+   * filtered summary takes, in a long read's slot, on the primary: it writes them). The scan holds
+   * no lock (see startSegment): list and summary reads of the form, its deletes and edits go on
+   * meanwhile. Its row may be dropped under it (a delete of a match, an edit that discards
+   * answers, the cap): it begins again, and after SEGMENT_BUILD_ATTEMPTS scans in one transaction
+   * whose first step's lock lasts through the scan (as every build did before), where nothing can
+   * drop it.
    */
   private async segmentSummary(workspaceId: string, form: FormRecord, segment: ResponseSegment): Promise<SummaryRow> {
     const answerable = form.blocks.filter((b) => takesAnswer(b.type));
-    const read = (m: EntityManager) => this.stats.readSegmentSummary(m, form.id, segment, answerable);
-    const kept = await read(currentManager(this.db));
+    const kept = await this.stats.readSegmentSummary(currentManager(this.db), form.id, segment, answerable);
     if (kept) return kept;
     const giveBack = this.longReads.take(workspaceId);
     try {
-      return await inTransaction(this.db, async (tx) => {
-        await allowLongStatements(tx, FILTERED_READ_MS);
-        await withoutJit(tx);
-        await this.stats.buildSegment(tx, form.id, segment, answerable, countedValues);
-        // Read in the same transaction, still under the sequencer lock: what was just written.
-        const made = await read(tx);
-        if (!made) throw notFoundForm(form.publicId); // deleted meanwhile (buildSegment found no form to lock)
-        return made;
-      });
+      for (let attempt = 1; attempt <= SEGMENT_BUILD_ATTEMPTS; attempt++) {
+        const made = await this.buildSegment(form, segment, answerable, (work) => inTransaction(this.db, work));
+        if (made) return made;
+      }
+      const made = await inTransaction(this.db, (tx) =>
+        this.buildSegment(form, segment, answerable, (work) => work(tx)),
+      );
+      if (!made) throw new Error(`segment of form ${form.id} dropped under its form's sequencer lock`);
+      return made;
     } finally {
       giveBack();
     }
+  }
+
+  /**
+   * Makes a segment: startSegment, scanSegment, finishSegment, each in a transaction that `step`
+   * gives (each its own, or one for all), allowed long statements as a filtered read is. Returns
+   * its summary, read in the transaction that found it ready or made it so, under the form's
+   * sequencer lock (what was just written); undefined when its row was dropped meanwhile.
+   */
+  private async buildSegment(
+    form: FormRecord,
+    segment: ResponseSegment,
+    answerable: Block[],
+    step: <T>(work: (tx: EntityManager) => Promise<T>) => Promise<T>,
+  ): Promise<SummaryRow | undefined> {
+    const allowed = <T>(work: (tx: EntityManager) => Promise<T>) =>
+      step(async (tx) => {
+        await allowLongStatements(tx, FILTERED_READ_MS);
+        return work(tx);
+      });
+    const read = (tx: EntityManager) => this.stats.readSegmentSummary(tx, form.id, segment, answerable);
+    const begun = await allowed(async (tx) => {
+      const build = await this.stats.startSegment(tx, form.id, segment);
+      if (!build) throw notFoundForm(form.publicId); // deleted meanwhile (no form to lock)
+      return build === 'ready' ? { made: await read(tx) } : { build };
+    });
+    if ('made' in begun) return begun.made;
+    const scan = await allowed(async (tx) => {
+      await withoutJit(tx);
+      return this.stats.scanSegment(tx, form.id, segment, begun.build, answerable, countedValues);
+    });
+    return allowed(async (tx) =>
+      (await this.stats.finishSegment(tx, form.id, begun.build, scan)) ? read(tx) : undefined,
+    );
   }
 
   /** { completed, partial } of a form: the maintained counts of sequenced responses and of partials (issue 36). */

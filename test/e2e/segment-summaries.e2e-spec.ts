@@ -1,13 +1,22 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DataSource } from 'typeorm';
 import { FormsService } from '../../src/forms/forms.service';
-import { MAX_SEGMENTS_PER_FORM } from '../../src/responses/response-stats.repository';
+import { MAX_SEGMENTS_PER_FORM, ResponseStatsRepository } from '../../src/responses/response-stats.repository';
+import { SEGMENT_BUILD_ATTEMPTS } from '../../src/responses/responses.service';
 import { StoredResponse, summarize } from '../../src/responses/summarize';
 import { createToken, createWorkspace, TestWorkspace } from '../factories';
 import { createTestApp } from '../utils/create-test-app';
 import { callTool } from '../utils/http';
+import { outsideTransaction } from '../../src/database/transaction';
 
 type Row = StoredResponse & { id: string; hidden: Record<string, string> };
+
+/**
+ * A second session can run while a build's scan holds its transaction only on PostgreSQL: the
+ * embedded database's one session belongs to an open transaction, so there nothing interleaves
+ * with the scan (the steps simply run one after another).
+ */
+const onServer = process.env.FORMWORK_TEST_DATABASE_KIND === 'server';
 
 /**
  * Summaries of one value (a hidden field's, a choice, yes/no, a ticked checkbox: issue 38) are read
@@ -231,5 +240,199 @@ describe('segment summaries (kept aggregates of one value)', () => {
     expect(matches).toContain(JSON.stringify({ campaign: 'wave 0' }));
     expect(matches).not.toContain(JSON.stringify({ campaign: 'wave 5' }));
     await expectSegmentsEqualRecount();
+  });
+
+  const spring = { hidden: 'campaign', op: 'equals', value: 'spring' };
+
+  /**
+   * Holds each of the next `n` segment scans once it has run, until `release()`: a first build
+   * between its scan and its write. `held` resolves when all n are held; `spy` counts the scans.
+   */
+  function holdScans(n = 1) {
+    const stats = app.get(ResponseStatsRepository);
+    const scan = stats.scanSegment.bind(stats);
+    let release!: () => void;
+    const released = new Promise<void>((done) => (release = done));
+    let allHeld!: () => void;
+    const held = new Promise<void>((done) => (allHeld = done));
+    let holding = 0;
+    const spy = jest.spyOn(stats, 'scanSegment').mockImplementation(async (...args) => {
+      const scanned = await scan(...args);
+      if (holding < n) {
+        if (++holding === n) allHeld();
+        await released;
+      }
+      return scanned;
+    });
+    return { held, release, spy };
+  }
+
+  /** Sends a request now (supertest sends one when it is awaited), for the test to go on meanwhile. */
+  const sent = (req: ReturnType<typeof callTool>) => req.then((res) => res);
+
+  /** Whether another session takes the form's sequencer lock within 300 ms. */
+  const sequencerLockFree = () =>
+    outsideTransaction(() =>
+      db
+        .transaction((tx) => app.get(ResponseStatsRepository).lockSequencer(tx, formId, 300))
+        .then(
+          () => true,
+          () => false,
+        ),
+    );
+
+  /** The form's sequenced responses (submitted after settling) of the campaign, or not of it. */
+  const responseOf = async (campaign: string, of: boolean) => {
+    const [row] = await db.query(
+      `SELECT id FROM responses WHERE form_id = $1 AND seq IS NOT NULL AND (hidden ->> 'campaign' = $2) = $3 ORDER BY seq LIMIT 1`,
+      [formId, campaign, of],
+    );
+    return row.id as string;
+  };
+
+  (onServer ? it : it.skip)(
+    "scans a new segment without the form's sequencer lock: its list, submissions and summary answer meanwhile",
+    async () => {
+      await db.query('DELETE FROM response_segments WHERE form_id = $1', [formId]);
+      const hold = holdScans();
+      try {
+        const making = sent(callTool(app, token, 'summarize_responses', { publicId, where: spring }));
+        await hold.held;
+        expect(await sequencerLockFree()).toBe(true);
+        // Its row, being made, is not read as the segment.
+        const answerable = (await app.get(FormsService).get(ws.id, publicId)).blocks;
+        const segment = { kind: 'hidden' as const, match: { campaign: 'spring' } };
+        expect(await app.get(ResponseStatsRepository).readSegmentSummary(db.manager, formId, segment, answerable)).toBe(
+          undefined,
+        );
+        const list = await callTool(app, token, 'list_responses', { publicId, limit: 5 });
+        expect(list.status).toBe(200);
+        await submit(200); // spring: folded into the row being made
+        await submit(201);
+        const whole = await callTool(app, token, 'summarize_responses', { publicId });
+        expect(whole.status).toBe(200);
+        const [{ n }] = await db.query(
+          'SELECT count(*)::int AS n FROM responses WHERE form_id = $1 AND seq IS NOT NULL',
+          [formId],
+        );
+        expect(whole.body.total).toBe(n);
+        expect(list.body.total).toBe(n - 2);
+        hold.release();
+        expect((await making).status).toBe(200);
+        expect(hold.spy).toHaveBeenCalledTimes(1);
+        await expectSegmentsEqualRecount();
+      } finally {
+        hold.release();
+        hold.spy.mockRestore();
+      }
+    },
+  );
+
+  (onServer ? it : it.skip)(
+    'makes two first builds of one segment at once: whichever finishes first adds its scan, once',
+    async () => {
+      await db.query('DELETE FROM response_segments WHERE form_id = $1', [formId]);
+      const hold = holdScans(2);
+      try {
+        const making = [1, 2].map(() => sent(callTool(app, token, 'summarize_responses', { publicId, where: spring })));
+        await hold.held;
+        await submit(204); // spring, sequenced by the summary below: folded in once
+        expect((await callTool(app, token, 'summarize_responses', { publicId })).status).toBe(200);
+        hold.release();
+        const [a, b] = await Promise.all(making);
+        expect([a.status, b.status]).toEqual([200, 200]);
+        expect(a.body).toEqual(b.body);
+        expect(hold.spy).toHaveBeenCalledTimes(2);
+        expect((await kept()).size).toBe(1);
+        await expectSegmentsEqualRecount();
+      } finally {
+        hold.release();
+        hold.spy.mockRestore();
+      }
+    },
+  );
+
+  /** What happens between a first build's scan and its write, and the scans it then takes (2: made again). */
+  const between: Array<[string, number, () => Promise<void>]> = [
+    [
+      'new responses are submitted and sequenced',
+      1,
+      async () => {
+        for (const i of [208, 209, 210, 211]) await submit(i); // two spring, an autumn, a pilot
+        expect((await callTool(app, token, 'summarize_responses', { publicId })).status).toBe(200);
+      },
+    ],
+    [
+      'a matching response is deleted',
+      2,
+      async () => {
+        const responseId = await responseOf('spring', true);
+        expect((await callTool(app, token, 'delete_response', { publicId, responseId })).status).toBe(200);
+      },
+    ],
+    [
+      'a response it does not match is deleted',
+      1,
+      async () => {
+        const responseId = await responseOf('spring', false);
+        expect((await callTool(app, token, 'delete_response', { publicId, responseId })).status).toBe(200);
+      },
+    ],
+    [
+      'an edit discards answers (a choice removed)',
+      2,
+      async () => {
+        const form = (await callTool(app, token, 'get_form', { publicId })).body;
+        const edited = form.blocks.map((b: { id: string; choices?: Array<{ label: string }> }) =>
+          b.id === id.Colour ? { ...b, choices: b.choices!.filter((c) => c.label !== 'Green') } : b,
+        );
+        const update = await callTool(app, token, 'update_form', { publicId, blocks: edited, acceptAnswerLoss: true });
+        expect(update.status).toBe(200);
+      },
+    ],
+  ];
+
+  (onServer ? it.each(between) : it.skip.each(between))(
+    'keeps a first build exact when, between its scan and its write, %s',
+    async (_, scans, meanwhile) => {
+      await db.query('DELETE FROM response_segments WHERE form_id = $1', [formId]);
+      const hold = holdScans();
+      try {
+        const making = sent(callTool(app, token, 'summarize_responses', { publicId, where: spring }));
+        await hold.held;
+        await meanwhile();
+        hold.release();
+        expect((await making).status).toBe(200);
+        expect(hold.spy).toHaveBeenCalledTimes(scans);
+        await expectSegmentsEqualRecount();
+      } finally {
+        hold.release();
+        hold.spy.mockRestore();
+      }
+    },
+  );
+
+  it(`scans under the form's sequencer lock once its row was dropped under ${SEGMENT_BUILD_ATTEMPTS} scans`, async () => {
+    await db.query('DELETE FROM response_segments WHERE form_id = $1', [formId]);
+    const stats = app.get(ResponseStatsRepository);
+    const scan = stats.scanSegment.bind(stats);
+    let lockedDuringLast: boolean | undefined;
+    const spy = jest.spyOn(stats, 'scanSegment').mockImplementation(async (tx, ...rest) => {
+      const scanned = await scan(tx, ...rest);
+      if (spy.mock.calls.length <= SEGMENT_BUILD_ATTEMPTS)
+        // As a delete of a match would: the row goes, and the build begins again.
+        await tx.query('DELETE FROM response_segments WHERE id = $1', [rest[2].id]);
+      else if (onServer) lockedDuringLast = !(await sequencerLockFree());
+      return scanned;
+    });
+    try {
+      const made = await callTool(app, token, 'summarize_responses', { publicId, where: spring });
+      expect(made.status).toBe(200);
+      expect(spy).toHaveBeenCalledTimes(SEGMENT_BUILD_ATTEMPTS + 1);
+      if (onServer) expect(lockedDuringLast).toBe(true);
+      await expectSegmentsEqualRecount();
+    } finally {
+      spy.mockRestore();
+    }
   });
 });

@@ -145,7 +145,7 @@ export class HiddenCountEntity {
  * A segment of a form's responses: those whose `kind` column (answers or hidden) contains `match`
  * (one hidden value, one choice, one ticked checkbox: see segmentOf), with its aggregates kept
  * like the form's so that its summary is read, not counted. Made by the first summary of it
- * (ResponseStatsRepository.buildSegment), then kept by the form's sequencer; a delete drops the
+ * (ResponseStatsRepository.startSegment, scanSegment, finishSegment), then kept by the form's sequencer; a delete drops the
  * segments its response was in, an edit that discards answers and a recount drop the form's.
  */
 @Entity({ name: 'response_segments' })
@@ -192,6 +192,13 @@ export class ResponseSegmentEntity {
 
   @Column({ name: 'form_total', type: 'bigint', default: 0 })
   formTotal: string;
+
+  /**
+   * While its first build runs: the form's last_seq when it began, the responses its scan counts
+   * (newer ones are folded in meanwhile); NULL once the scan is added. Only a NULL one is read.
+   */
+  @Column({ name: 'scan_seq', type: 'bigint', nullable: true })
+  scanSeq: string | null;
 
   @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
   createdAt: Date;
