@@ -101,6 +101,18 @@ function segmentMatch(alias: string, kind: string, match: string): string {
   return `(CASE ${kind} WHEN 'hidden' THEN ${alias}.hidden ELSE ${alias}.answers END) @> ${match}`;
 }
 
+/**
+ * What a segment being made (scan_seq set: see startSegment) holds in form_total below the form's
+ * total, moved with it by folds and deletes as any segment's: code from before scan_seq (an
+ * instance of the version before, during a deploy) then sees it out of step, and makes the
+ * segment again rather than read one that lacks its scan.
+ */
+const MAKING_TOTAL_OFFSET = 2 ** 40;
+
+/** Whether the segment g is in step with the counters c (see ResponseSegmentEntity.formSeq), made or being made. */
+const segmentInStep = (g: string, c: string) =>
+  `${c}.last_seq = ${g}.form_seq AND ${c}.total = ${g}.form_total + CASE WHEN ${g}.scan_seq IS NULL THEN 0 ELSE ${MAKING_TOTAL_OFFSET} END`;
+
 /** The key of a segment of a form (its kind and match, as SQL text and jsonb). */
 const segmentDigest = (kind: string, match: string) => `sha256(convert_to(${kind} || ' ' || (${match})::text, 'UTF8'))`;
 
@@ -588,9 +600,9 @@ export class ResponseStatsRepository {
       `WITH stale AS (
          DELETE FROM response_segments g USING response_counters c
           WHERE g.form_id = $1 AND g.digest = ${segmentDigest('$3::text', '$2::jsonb')} AND c.form_id = g.form_id
-            AND (c.last_seq <> g.form_seq OR c.total <> g.form_total))
+            AND NOT (${segmentInStep('g', 'c')}))
        SELECT g.id, g.scan_seq FROM response_segments g
-         JOIN response_counters c ON c.form_id = g.form_id AND c.last_seq = g.form_seq AND c.total = g.form_total
+         JOIN response_counters c ON c.form_id = g.form_id AND ${segmentInStep('g', 'c')}
         WHERE g.form_id = $1 AND g.digest = ${segmentDigest('$3::text', '$2::jsonb')}`,
       key,
     );
@@ -602,7 +614,7 @@ export class ResponseStatsRepository {
     );
     const [made] = await tx.query(
       `INSERT INTO response_segments (form_id, kind, match, digest, form_seq, form_total, scan_seq)
-       SELECT $1, $3, $2::jsonb, ${segmentDigest('$3::text', '$2::jsonb')}, c.last_seq, c.total, c.last_seq
+       SELECT $1, $3, $2::jsonb, ${segmentDigest('$3::text', '$2::jsonb')}, c.last_seq, c.total - ${MAKING_TOTAL_OFFSET}, c.last_seq
          FROM response_counters c WHERE c.form_id = $1
        RETURNING id, scan_seq`,
       key,
@@ -669,8 +681,7 @@ export class ResponseStatsRepository {
   async finishSegment(tx: EntityManager, formId: string, build: SegmentBuild, scan: SegmentScan): Promise<boolean> {
     if (!(await this.lockSequencer(tx, formId))) return false;
     const [kept] = await tx.query(
-      `SELECT g.scan_seq FROM response_segments g
-         JOIN response_counters c ON c.form_id = g.form_id AND c.last_seq = g.form_seq AND c.total = g.form_total
+      `SELECT g.scan_seq FROM response_segments g JOIN response_counters c ON c.form_id = g.form_id AND ${segmentInStep('g', 'c')}
         WHERE g.id = $1`,
       [build.id],
     );
@@ -679,7 +690,7 @@ export class ResponseStatsRepository {
     const { row } = scan;
     await tx.query(
       `UPDATE response_segments SET total = total + $2, recorded = recorded + $3, first_at = LEAST(first_at, $4::timestamptz),
-              last_at = GREATEST(last_at, $5::timestamptz), scan_seq = NULL
+              last_at = GREATEST(last_at, $5::timestamptz), form_total = form_total + ${MAKING_TOTAL_OFFSET}, scan_seq = NULL
         WHERE id = $1`,
       [build.id, row.total ?? 0, row.recorded ?? 0, row.first, row.last],
     );

@@ -195,7 +195,9 @@ export class ResponseSegmentEntity {
 
   /**
    * While its first build runs: the form's last_seq when it began, the responses its scan counts
-   * (newer ones are folded in meanwhile); NULL once the scan is added. Only a NULL one is read.
+   * (newer ones are folded in meanwhile); NULL once the scan is added. Only a NULL one is read;
+   * meanwhile form_total is kept 2^40 below the form's (MAKING_TOTAL_OFFSET), so that code from
+   * before this column, which reads any segment in step, sees it out of step.
    */
   @Column({ name: 'scan_seq', type: 'bigint', nullable: true })
   scanSeq: string | null;
