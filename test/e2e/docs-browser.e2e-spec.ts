@@ -31,7 +31,9 @@ describe('/docs in a real browser (Debian chromium)', () => {
     const published = await createForm(app, ws, { title: 'Published form', status: 'published' });
 
     const page = await browser.newPage();
-    page.setDefaultTimeout(10_000); // a step that never happens fails with its name, before jest's own timeout
+    // A step that never happens fails with its name, before jest's own timeout (60 s). 20 s, not 10:
+    // under CI's parallel workers Chromium once took over 10 s to parse Swagger UI's bundle.
+    page.setDefaultTimeout(20_000);
     const violations: string[] = [];
     page.on('console', (m) => {
       if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
