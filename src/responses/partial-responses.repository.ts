@@ -146,6 +146,30 @@ export class PartialResponsesRepository {
     return row;
   }
 
+  /**
+   * Counts the partial of this resume secret's hash on the pages of `reached` it had not reached,
+   * its answers unchanged (a save whose answers were refused: the person went on all the same),
+   * in one statement; only one updated since `freshSince`. Whether there was such a partial.
+   */
+  async reachPages(
+    m: EntityManager,
+    p: { formId: string; hash: Buffer; reached: string[] },
+    freshSince: Date,
+  ): Promise<boolean> {
+    const added = `ARRAY(SELECT x FROM unnest($3::text[]) x WHERE x <> ALL (old.pages_reached))`;
+    const rows = await m.query(
+      `WITH old AS (SELECT id, pages_reached FROM partial_responses WHERE resume_hash = $1 AND form_id = $2 AND updated_at >= $4 FOR UPDATE),
+       p AS (
+         UPDATE partial_responses p SET pages_reached = old.pages_reached || ${added}, updated_at = now()
+           FROM old WHERE p.id = old.id
+         RETURNING ${added} AS added),
+       c AS (${countPages('$2', '(SELECT added FROM p)', '1')})
+       SELECT 1 FROM p`,
+      [p.hash, p.formId, p.reached, freshSince],
+    );
+    return rows.length > 0;
+  }
+
   /** Changes a partial (locked by the caller) and counts it on the pages it newly reached. */
   async update(
     m: EntityManager,
@@ -235,13 +259,13 @@ export class PartialResponsesRepository {
 /** The form $1's partials as p, with submitted_at (when it started) for the filters' since/until. */
 const FILTERABLE = `(SELECT *, started_at AS submitted_at FROM partial_responses WHERE form_id = $1) p`;
 
-/** The form $1's partials as readFilteredSummary reads rows (r): no recorded path, ordered by start. */
+/** The form $1's partials as readFilteredSummary reads rows (r): no recorded path, ordered by start, none completed (started_at NULL). */
 export const PARTIAL_SOURCE = `(SELECT id, answers, hidden, NULL::jsonb AS shown, started_at AS submitted_at,
-    row_number() OVER (ORDER BY id) AS seq FROM partial_responses WHERE form_id = $1) r`;
+    row_number() OVER (ORDER BY id) AS seq, NULL::timestamptz AS started_at FROM partial_responses WHERE form_id = $1) r`;
 
 /** The form $1's sequenced responses, then its partials, as readFilteredSummary reads rows (r). */
-export const ALL_SOURCE = `(SELECT id, answers, hidden, shown, submitted_at, seq FROM responses WHERE form_id = $1 AND seq IS NOT NULL
-  UNION ALL SELECT id, answers, hidden, NULL::jsonb, started_at, 1000000000000000 + row_number() OVER (ORDER BY id)
+export const ALL_SOURCE = `(SELECT id, answers, hidden, shown, submitted_at, seq, started_at FROM responses WHERE form_id = $1 AND seq IS NOT NULL
+  UNION ALL SELECT id, answers, hidden, NULL::jsonb, started_at, 1000000000000000 + row_number() OVER (ORDER BY id), NULL::timestamptz
     FROM partial_responses WHERE form_id = $1) r`;
 
 /**

@@ -169,13 +169,13 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
   ): Promise<{ responseId: string; resumeSecret: string }> {
     if (!form.partialResponses) throw partialsOff(form.publicId);
     if (form.status !== 'published') throw notAccepting(form.status);
-    const checked = checkPartial(form, input.answers, input.hidden, 'web');
     const keys = new Set(pageKeys(form.blocks));
     const reached = [...new Set(input.pagesReached)].filter((k) => keys.has(k));
     const lastPage = keys.has(input.lastPage)
       ? input.lastPage
       : (reached[reached.length - 1] ?? pageKeys(form.blocks)[0]);
     const given = input.resumeSecret !== undefined && SECRET.test(input.resumeSecret) ? input.resumeSecret : undefined;
+    const checked = await this.checkedOrReached(form, input, given, reached);
     /** A new partial under a new secret (none given, or the given one names nothing this save may change). */
     const startPartial = async (m: EntityManager) => {
       const resumeSecret = randomBytes(32).toString('base64url');
@@ -230,6 +230,30 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
       }
       return startPartial(tx);
     });
+  }
+
+  /**
+   * A page save's answers checked; when they are refused, the partial of `given` (if any) still
+   * counts on the pages the person reached (issue 45: the funnel counted them on the page before),
+   * its answers unchanged, and the refusal is thrown.
+   */
+  private async checkedOrReached(
+    form: FormRecord,
+    input: { answers: Record<string, unknown>; hidden: Record<string, string> },
+    given: string | undefined,
+    reached: string[],
+  ): Promise<CheckedResponse> {
+    try {
+      return checkPartial(form, input.answers, input.hidden, 'web');
+    } catch (err) {
+      if (given && err instanceof ApiError && err.code === 'invalid_arguments')
+        await this.repo.reachPages(
+          currentManager(this.db),
+          { formId: form.id, hash: hashOf(given), reached },
+          new Date(Date.now() - this.config.partialResponseRetentionDays * 86_400_000),
+        );
+      throw err;
+    }
   }
 
   async resume(formId: string, resumeSecret: string): Promise<ResumeLookup> {
@@ -293,8 +317,11 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * update_response: replaces a partial's answers (and hidden values, when given); with `complete`,
-   * completes it (the full validation of create_response). A completed response: 409.
+   * update_response: changes a partial's answers (and hidden values, when given): only the answers
+   * sent change, null clears one, the others stay as stored (issue 45: it replaced them all); the
+   * result is checked as a whole against the form as it is now. With `complete`, completes it (the
+   * full validation of create_response; its refusal says which answers are stored and which are
+   * missing). A completed response: 409.
    */
   async updateAs(
     actor: Principal,
@@ -311,8 +338,15 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
         throw notFoundResponse(publicId, responseId);
       }
       const hidden = input.hidden ?? row.hidden;
-      if (input.complete) return this.finish(tx, form, row, input.answers, hidden, { source: 'api', actor }, publicId);
-      const checked = checkPartial(form, input.answers, hidden, 'api');
+      const answers = mergedAnswers(form, row.answers, input.answers);
+      if (input.complete) {
+        try {
+          return await this.finish(tx, form, row, answers, hidden, { source: 'api', actor }, publicId);
+        } catch (err) {
+          throw withStoredAndMissing(err, form, answers);
+        }
+      }
+      const checked = checkPartial(form, answers, hidden, 'api');
       const reached = reachedBy(form, checked);
       const changed = await this.change(tx, form, row, checked, reached, reached[reached.length - 1]);
       await this.audit.record(tx, actor, 'response.update', row.id, { form: publicId });
@@ -477,6 +511,49 @@ function notFoundPartial(): ApiError {
   return new ApiError('not_found', {
     message: 'No answers in progress with this link.',
     hint: 'Links to answers in progress expire when unused; start the form again.',
+  });
+}
+
+/**
+ * A partial's stored answers (by block id; those to blocks the form no longer has left out) with
+ * the answers sent (by id or ref) over them: a block sent replaces its stored answer, null clears it.
+ */
+export function mergedAnswers(
+  form: FormRecord,
+  stored: Record<string, unknown>,
+  sent: Record<string, unknown>,
+): Record<string, unknown> {
+  const byRef = new Map(form.blocks.filter((b) => b.ref).map((b) => [b.ref!, b.id]));
+  const ids = new Set(form.blocks.map((b) => b.id));
+  const merged: Record<string, unknown> = Object.fromEntries(Object.entries(stored).filter(([k]) => ids.has(k)));
+  for (const [key, value] of Object.entries(sent)) {
+    const id = ids.has(key) ? key : (byRef.get(key) ?? key);
+    delete merged[id];
+    if (value !== null) merged[key] = value;
+  }
+  return merged;
+}
+
+/**
+ * update_response's refusal to complete, with which answers are stored and which are missing (by
+ * ref, else id) in its hint: an agent that sent only the new answers sees what the partial holds.
+ */
+function withStoredAndMissing(err: unknown, form: FormRecord, answers: Record<string, unknown>): unknown {
+  if (!(err instanceof ApiError) || err.code !== 'invalid_arguments' || !err.details?.length) return err;
+  const name = new Map(form.blocks.map((b) => [b.id, b.ref ?? b.id]));
+  const idOf = new Map(form.blocks.flatMap((b) => (b.ref ? [[b.ref, b.id] as const, [b.id, b.id] as const] : [[b.id, b.id] as const])));
+  const id = (k: string) => idOf.get(k) ?? k;
+  const held = new Set(Object.keys(answers).map(id));
+  const stored = [...held].map((k) => name.get(k) ?? k);
+  const missing = err.details
+    .map((d) => /^\/answers\/([^/]+)$/.exec(d.path)?.[1])
+    .filter((k): k is string => k !== undefined && !held.has(id(k)))
+    .map((k) => name.get(id(k)) ?? k);
+  if (!missing.length) return err;
+  return new ApiError('invalid_arguments', {
+    message: err.message,
+    hint: `Stored: ${stored.join(', ') || 'none'}. Missing: ${missing.join(', ')}. Send only the missing answers: the stored ones are kept.`,
+    details: err.details,
   });
 }
 
