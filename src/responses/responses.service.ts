@@ -15,7 +15,7 @@ import { FormRecord, FormsService, notFoundForm } from '../forms/forms.service';
 import { medianSeconds, ResponseStatsRepository, SECONDS_KEY, SummaryRow } from './response-stats.repository';
 import { NewResponse, ResponseRow, ResponsesRepository } from './responses.repository';
 import { ResponseInsertBatcher } from './response-insert-batcher';
-import { UploadsService } from '../uploads/uploads.service';
+import { blockProblem, UploadDescription, UploadsService } from '../uploads/uploads.service';
 import { FileAnswers } from '../files/file-answers.service';
 import { fileKeys, namedUploads, showFiles } from '../files/file-answers';
 import type { FileReader } from '../files/file-links';
@@ -121,7 +121,13 @@ export class ResponsesService {
   ): Promise<void> {
     const files = namedFiles(form.blocks, answers, stored);
     if (files.length)
-      await this.uploads.attach(tx, { workspaceId: form.workspaceId, formId: form.id, responseId, files });
+      await this.uploads.attach(tx, {
+        workspaceId: form.workspaceId,
+        formId: form.id,
+        blocks: form.blocks,
+        responseId,
+        files,
+      });
   }
 
   /**
@@ -364,6 +370,7 @@ export class ResponsesService {
         await this.uploads.attach(tx, {
           workspaceId: form.workspaceId,
           formId: form.id,
+          blocks: form.blocks,
           responseId: response.id,
           files,
         });
@@ -395,6 +402,10 @@ export class ResponsesService {
       startedAt: partial ? partial.startedAt.toISOString() : AT_SUBMISSION,
       updatedAt: AT_SUBMISSION,
     };
+    const described = await this.filesDescribed(m ?? currentManager(this.db), form, view.answers);
+    // The statement holds files by their bytes; each must also fit its block as it is now (issue
+    // 45, item 6.4): one that does not takes the transactional path, whose checks say why.
+    if (uploads && !fitBlocks(form.blocks, uploads, described)) return undefined;
     const refs = answeredRefs(form.blocks, checked.answers);
     const key = claim && { claim, formPublicId: how.publicId, ...jsonAroundSubmittedAt(view) };
     const response: NewResponse = {
@@ -412,7 +423,7 @@ export class ResponsesService {
         id: newEventId(),
         ...responseCreatedBody(form, {
           id,
-          answers: await this.filesDescribed(m ?? currentManager(this.db), form, view.answers),
+          answers: described,
           ...(refs ? { refs } : {}),
           ...(view.hidden ? { hidden: view.hidden } : {}),
         }),
@@ -663,7 +674,13 @@ export class ResponsesService {
       if (!row) throw new Error(`form ${form.id} is gone or changed since it was read`);
       // Files an import names are checked and held as a submission's are, in its transaction.
       if (files.length)
-        await this.uploads.attach(m, { workspaceId: form.workspaceId, formId: form.id, responseId: row.id, files });
+        await this.uploads.attach(m, {
+          workspaceId: form.workspaceId,
+          formId: form.id,
+          blocks: form.blocks,
+          responseId: row.id,
+          files,
+        });
       return row;
     };
     const row = tx
@@ -832,6 +849,29 @@ function answeredRefs(blocks: Block[], answers: Record<string, unknown>): Record
 interface WithInsert {
   claim?: StatementClaim;
   uploads?: NewResponse['uploads'];
+}
+
+/** Whether each upload the statement would hold fits its block as it is now (those not found: the statement refuses them). */
+function fitBlocks(
+  blocks: Block[],
+  uploads: Array<{ id: string; blockId: string }>,
+  described: Record<string, unknown>,
+) {
+  const files = new Map(
+    fileKeys(blocks)
+      .flatMap((key) => (described[key] ?? []) as UploadDescription[])
+      .map((f) => [f.uploadId, f]),
+  );
+  return uploads.every((u) => {
+    const file = files.get(u.id);
+    return (
+      !file ||
+      !blockProblem(
+        blocks.find((b) => b.id === u.blockId),
+        file,
+      )
+    );
+  });
 }
 
 /** The uploads a submission names, to hold with it; undefined when one is named twice (the transactional path refuses it). */
