@@ -24,14 +24,7 @@ import { FilePart, readMultipartPost } from './multipart-post';
 import { pageHeaders, postOrigin, prefersJson } from './page-headers';
 import { ClientKeys } from './client-key';
 import { PageState, PageStateSigner, STATE_MAX_AGE_MS } from './page-state';
-import {
-  heldSecretOf,
-  partialAnswers,
-  resumeCookie,
-  resumedWalk,
-  resumeSecretOf,
-  savesPartials,
-} from './partial-walk';
+import { heldSecretOf, partialAnswers, resumeCookie, resumedWalk, resumeSecretOf, savesPartials } from './partial-walk';
 import {
   alreadySubmittedPage,
   answersFromFormPost,
@@ -120,7 +113,8 @@ export class RespondentController {
         .headers({ ...headers, 'Set-Cookie': resumed.cookie! })
         .header('Location', `/f/${form.publicId}`)
         .send();
-    if (resumed) return sendPage(res, 200, resumed.html!, resumed.cookie ? { ...headers, 'Set-Cookie': resumed.cookie } : headers);
+    if (resumed)
+      return sendPage(res, 200, resumed.html!, resumed.cookie ? { ...headers, 'Set-Cookie': resumed.cookie } : headers);
     const state = this.newState(form, {}, hiddenFromQuery(form.hiddenFields, req.query));
     const r = route(form, state.a, state.h);
     sendPage(res, 200, await this.drawStep(form, state, r.onPath[0] ?? r.pages[0], r), headers);
@@ -232,7 +226,12 @@ export class RespondentController {
       if (typeof raw._resume === 'string' && raw._state === undefined && savesPartials(form)) {
         // The confirmation of a resume link opened without a person's click (see resume()).
         const moved = await this.moveTo(form, raw._resume, req);
-        if (moved) return void res.status(303).headers({ ...headers, 'Set-Cookie': moved }).header('Location', `/f/${form.publicId}`).send();
+        if (moved)
+          return void res
+            .status(303)
+            .headers({ ...headers, 'Set-Cookie': moved })
+            .header('Location', `/f/${form.publicId}`)
+            .send();
         return sendPage(res, 200, (await this.resume(form, req, raw._resume))?.html ?? notFoundPage(), headers);
       }
       const [status, html, cookie] = await this.step(form, raw, fileProblems, req);
@@ -410,7 +409,8 @@ export class RespondentController {
       });
       // A post not known to come from the page never replaces the partial this browser holds (issue 45, 6.2).
       const held = heldSecretOf(req.headers.cookie);
-      const keep = !held || held === saved.resumeSecret || postOrigin(req.headers, this.ownOrigins(req), []) === 'same-origin';
+      const keep =
+        !held || held === saved.resumeSecret || postOrigin(req.headers, this.ownOrigins(req), []) === 'same-origin';
       const cookie = keep ? this.keepCookie(form, saved.resumeSecret, req) : undefined;
       return { state: { ...state, p: saved.resumeSecret, i: saved.responseId }, r, cookie };
     } catch (err) {
@@ -456,7 +456,8 @@ export class RespondentController {
     if (!secret && !fromLink) return undefined;
     const held = heldSecretOf(req.headers.cookie);
     // The cookie is forgotten only for what it holds itself.
-    const forget = !fromLink || secret === held ? resumeCookie(form.publicId, undefined, req.protocol === 'https') : undefined;
+    const mine = !fromLink || (secret !== undefined && secret === held);
+    const forget = mine ? resumeCookie(form.publicId, undefined, req.protocol === 'https') : undefined;
     const found = secret ? await this.partials.resume(form.id, secret) : ({ kind: 'unknown' } as const);
     if (found.kind === 'completed') return { html: alreadySubmittedPage(form), cookie: forget };
     if (found.kind === 'moved') {
@@ -473,7 +474,12 @@ export class RespondentController {
         : undefined;
       if (own?.kind === 'partial')
         return {
-          html: await this.resumedPage(form, held!, own.partial, 'This link to finish later does not open any answers (it may have expired). Your answers so far in this browser are filled in.'),
+          html: await this.resumedPage(
+            form,
+            held!,
+            own.partial,
+            'This link to finish later does not open any answers (it may have expired). Your answers so far in this browser are filled in.',
+          ),
           cookie: this.keepCookie(form, held!, req),
         };
       const state = this.newState(form, {}, hiddenFromQuery(form.hiddenFields, req.query));
@@ -486,7 +492,12 @@ export class RespondentController {
       const cookie = await this.moveTo(form, secret!, req);
       return cookie ? { redirect: true, cookie } : { html: movedPage(form) };
     }
-    const html = await this.resumedPage(form, secret!, found.partial, 'Welcome back: your answers so far are filled in.');
+    const html = await this.resumedPage(
+      form,
+      secret!,
+      found.partial,
+      'Welcome back: your answers so far are filled in.',
+    );
     return { html, cookie: this.keepCookie(form, secret!, req) };
   }
 
@@ -574,11 +585,12 @@ export class RespondentController {
     const fileBlocks = new Map(form.blocks.filter((b) => b.type === 'file_upload').map((b) => [b.id, b]));
     const plan = await this.workspaces.planOf(form.workspaceId);
     const files = [...fileBlocks.values()].reduce((n, b) => n + (b.maxFiles ?? 1), 0);
+    const client = await this.clients.of(req.ip);
     const onFile = async (part: FilePart) => {
       const block = fileBlocks.get(part.field);
       if (!block) return void part.body.resume();
       try {
-        const input = { workspaceId: form.workspaceId, plan, form, block: block.id };
+        const input = { workspaceId: form.workspaceId, plan, form, block: block.id, client };
         const { uploadId } = await this.uploads.createFromStream(
           { ...input, filename: part.filename, contentType: part.contentType || 'application/octet-stream' },
           part.body,

@@ -282,7 +282,10 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
    * So whoever sent the link, or saw it, cannot read what the person enters after opening it.
    * The new secret, or undefined when this one names no open partial (any more).
    */
-  async moveResume(formId: string, resumeSecret: string): Promise<{ resumeSecret: string; responseId: string } | undefined> {
+  async moveResume(
+    formId: string,
+    resumeSecret: string,
+  ): Promise<{ resumeSecret: string; responseId: string } | undefined> {
     if (typeof resumeSecret !== 'string' || !SECRET.test(resumeSecret)) return undefined;
     const next = randomBytes(32).toString('base64url');
     const fresh = new Date(Date.now() - this.config.partialResponseRetentionDays * 86_400_000);

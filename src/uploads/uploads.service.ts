@@ -203,7 +203,14 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
       if (mismatch) throw invalid('/file', mismatch, 'Send a file of the type its name and declared type say.');
       const row = { id: uploadId, workspaceId: input.workspaceId, formId: input.form.id, blockId: block.id };
       const clientHash = input.client;
-      await this.repo.insert(currentManager(this.db), { ...row, name, contentType, size, storedSize: size, clientHash });
+      await this.repo.insert(currentManager(this.db), {
+        ...row,
+        name,
+        contentType,
+        size,
+        storedSize: size,
+        clientHash,
+      });
     } catch (err) {
       await this.storage.delete([key]); // no row would ever name the object
       throw err;
