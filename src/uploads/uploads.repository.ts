@@ -28,13 +28,44 @@ const KEY_COLUMNS = `id, workspace_id AS "workspaceId", form_id AS "formId"`;
 export class UploadsRepository {
   async insert(
     m: EntityManager,
-    u: Omit<UploadRow, 'responseId' | 'storedSize' | 'typeProblem'> & Partial<UploadRow>,
+    u: Omit<UploadRow, 'responseId' | 'storedSize' | 'typeProblem'> & Partial<UploadRow> & { clientHash?: Buffer },
   ): Promise<void> {
     await m.query(
-      `INSERT INTO uploads (id, workspace_id, form_id, block_id, name, content_type, size, stored_size, type_problem)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [u.id, u.workspaceId, u.formId, u.blockId, u.name, u.contentType, u.size, u.storedSize, u.typeProblem],
+      `INSERT INTO uploads (id, workspace_id, form_id, block_id, name, content_type, size, stored_size, type_problem, client_hash)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      [
+        u.id,
+        u.workspaceId,
+        u.formId,
+        u.blockId,
+        u.name,
+        u.contentType,
+        u.size,
+        u.storedSize,
+        u.typeProblem,
+        u.clientHash ?? null,
+      ],
     );
+  }
+
+  /**
+   * The pending uploads (count, declared bytes) of one client (its keyed IP hash, every form) and
+   * of one form, each read from its partial index (IDX_uploads_pending_client, _form).
+   */
+  async pendingTotals(
+    m: EntityManager,
+    formId: string,
+    clientHash: Buffer,
+  ): Promise<{ client: { n: number; bytes: number }; form: { n: number; bytes: number } }> {
+    const [row] = await m.query(
+      `SELECT c.n AS "clientN", c.bytes AS "clientBytes", f.n AS "formN", f.bytes AS "formBytes"
+         FROM (SELECT count(*)::float8 AS n, COALESCE(sum(size), 0)::float8 AS bytes FROM uploads
+                WHERE client_hash = $2 AND response_id IS NULL) c,
+              (SELECT count(*)::float8 AS n, COALESCE(sum(size), 0)::float8 AS bytes FROM uploads
+                WHERE form_id = $1 AND response_id IS NULL) f`,
+      [formId, clientHash],
+    );
+    return { client: { n: row.clientN, bytes: row.clientBytes }, form: { n: row.formN, bytes: row.formBytes } };
   }
 
   /** What the service saw of a pending upload's bytes (they never change after: the disk writes a key once). */

@@ -2,7 +2,7 @@
  * Uploads (issue 35): a file sent for a file_upload block is `pending` until a response names it,
  * then held by that response and deleted with it (rows and objects). See docs/tools.md, "Files".
  */
-import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager, EntitySubscriberInterface, QueryRunner } from 'typeorm';
 import type { Plan } from '../common/access/roles';
@@ -10,6 +10,7 @@ import { ApiError, ErrorDetail, pointerSegment } from '../common/errors/api-erro
 import { randomBase62 } from '../common/ids';
 import { currentManager } from '../database/transaction';
 import { inBatches } from '../database/in-batches';
+import { APP_CONFIG, AppConfig } from '../config/config';
 import { Block, FILE_SIZE_LIMIT_MB, UPLOAD_ID } from '../forms/blocks';
 import { FileStorage, FileTooLargeError, objectKey, StoredBytes, UploadIdleError } from '../storage/file-storage';
 import {
@@ -39,6 +40,11 @@ export interface CreateUploadInput {
   contentType: string;
   /** Bytes, as declared. */
   size: number;
+  /**
+   * The respondent page's client (a keyed hash of its IP, never the IP): its pending uploads and
+   * the form's are bounded (config anonymousLimits); absent for the tools (a credential's caller).
+   */
+  client?: Buffer;
 }
 
 export interface CreatedUpload {
@@ -98,6 +104,7 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
     @InjectDataSource() private readonly db: DataSource,
     private readonly repo: UploadsRepository,
     private readonly storage: FileStorage,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   onModuleInit() {
@@ -206,6 +213,7 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
         `is over this block's limit of ${limit} bytes (${limit / MB} MB)`,
         limitHint(block, input.plan),
       );
+    if (input.client) await this.withinBounds(input.form.id, input.client, input.size);
     const uploadId = newUploadId();
     const expiresAt = new Date(Date.now() + this.storage.uploadUrlMinutes * 60_000);
     await this.repo.insert(currentManager(this.db), {
@@ -216,6 +224,7 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
       name,
       contentType,
       size: input.size,
+      clientHash: input.client,
     });
     const target = await this.storage.uploadTarget(objectKey(input.workspaceId, input.form.id, uploadId), {
       size: input.size,
@@ -236,6 +245,8 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
   ): Promise<{ uploadId: string; size: number }> {
     const { block, name, contentType } = this.checkFile(input);
     const limit = fileLimitBytes(block, input.plan);
+    // Before any byte is read (its size is known only at the end): at least one more byte must fit.
+    if (input.client) await this.withinBounds(input.form.id, input.client, 1);
     const uploadId = newUploadId();
     const key = objectKey(input.workspaceId, input.form.id, uploadId);
     let stored: StoredBytes;
@@ -264,12 +275,42 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
           hint: typeHint(contentType),
         });
       const row = { id: uploadId, workspaceId: input.workspaceId, formId: input.form.id, blockId: block.id };
-      await this.repo.insert(currentManager(this.db), { ...row, name, contentType, size, storedSize: size });
+      const clientHash = input.client;
+      await this.repo.insert(currentManager(this.db), {
+        ...row,
+        name,
+        contentType,
+        size,
+        storedSize: size,
+        clientHash,
+      });
     } catch (err) {
       await this.storage.delete([key]); // no row would ever name the object
       throw err;
     }
     return { uploadId, size };
+  }
+
+  /**
+   * The respondent page's bound on uploads no response holds yet (issue 45, 6.6): per client (its
+   * keyed IP hash, every form) and per form, count and bytes (config anonymousLimits), counted in
+   * the database so every instance sees the same. Past one: 429 pending_limit_reached, nothing
+   * stored. (Two uploads at once may both pass the last place: the bound is a bound, not a quota.)
+   */
+  private async withinBounds(formId: string, client: Buffer, bytes: number): Promise<void> {
+    const limits = this.config.anonymousLimits;
+    const t = await this.repo.pendingTotals(currentManager(this.db), formId, client);
+    const over =
+      t.client.n + 1 > limits.uploadsPerIp || t.client.bytes + bytes > limits.uploadBytesPerIp
+        ? 'from your network'
+        : t.form.n + 1 > limits.uploadsPerForm || t.form.bytes + bytes > limits.uploadBytesPerForm
+          ? 'for this form'
+          : undefined;
+    if (over)
+      throw new ApiError('pending_limit_reached', {
+        message: `Too many files are waiting to be sent with their answers ${over}: this file was not kept.`,
+        hint: 'Submit the answers that hold your earlier files, or remove files you no longer need, or try again later (files not sent with answers go after 24 hours).',
+      });
   }
 
   /** The block, the cleaned name and the declared type of a new upload, or a 400 saying what to fix. */

@@ -103,6 +103,11 @@ export const ERROR_CATALOG = {
     message: 'Request budget exceeded.',
     hint: 'Wait the number of seconds in Retry-After, then retry; RateLimit-* headers show your budget.',
   },
+  pending_limit_reached: {
+    status: 429,
+    message: 'Too many files or answers in progress from this address or for this form; nothing was stored.',
+    hint: 'Finish (submit) or remove earlier uploads and answers in progress, or try again later.',
+  },
   internal_error: {
     status: 500,
     message: 'Something went wrong on our side.',
