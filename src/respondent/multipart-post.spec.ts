@@ -48,7 +48,7 @@ describe('readMultipartPost', () => {
       files(),
       discard,
     );
-    expect(raw).toEqual({ name: 'Ada', cv: ['id-1', 'id-2'] });
+    expect(raw).toEqual({ fields: { name: 'Ada', cv: ['id-1', 'id-2'] }, cut: false });
     expect(discard).not.toHaveBeenCalled();
   });
 
@@ -83,5 +83,35 @@ describe('readMultipartPost', () => {
       message: expect.stringMatching(/too many files/),
     });
     expect(discard).toHaveBeenCalledWith(['id-1', 'id-2']);
+  });
+
+  /** onFile that reads one chunk of big.pdf and leaves the rest (a file over its limit), keeping nothing. */
+  const refusesBig = async (part: FilePart) => {
+    if (part.filename !== 'big.pdf') {
+      for await (const chunk of part.body) void chunk;
+      return 'id-small';
+    }
+    await new Promise<void>((resolve) => part.body.once('readable', resolve));
+    part.body.read(10);
+    return undefined;
+  };
+  const withBigFile = () =>
+    body([
+      { name: 'name', value: 'Ada' },
+      { name: 'cv', filename: 'big.pdf', value: 'x'.repeat(5000) },
+      { name: 'role', value: 'engineer' },
+      { name: 'photo', filename: 'p.pdf', value: '%PDF' },
+    ]);
+
+  it('reads past a file left unread (over its limit), so the fields after it are known (issue 45)', async () => {
+    const post = await readMultipartPost(headers, withBigFile(), { ...limits, drain: 10_000 }, refusesBig);
+    expect(post).toEqual({ fields: { name: 'Ada', role: 'engineer', photo: 'id-small' }, cut: false });
+  });
+
+  it('past the drain bound the post is cut there: the fields before it, nothing discarded', async () => {
+    const discard = jest.fn(async () => undefined);
+    const post = await readMultipartPost(headers, withBigFile(), { ...limits, drain: 1000 }, refusesBig, discard);
+    expect(post).toEqual({ fields: { name: 'Ada' }, cut: true });
+    expect(discard).not.toHaveBeenCalled();
   });
 });

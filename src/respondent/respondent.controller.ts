@@ -21,6 +21,7 @@ import { Block, UPLOAD_ID } from '../forms/blocks';
 import { fileLimitBytes, MB, UploadsService } from '../uploads/uploads.service';
 import { FileStorage } from '../storage/file-storage';
 import { FilePart, readMultipartPost } from './multipart-post';
+import { FileRefusal, fileRefusedWords, refusalKind } from './file-words';
 import { pageHeaders, postOrigin, prefersJson } from './page-headers';
 import { ClientKeys } from './client-key';
 import { PageState, PageStateSigner, STATE_MAX_AGE_MS } from './page-state';
@@ -145,17 +146,81 @@ export class RespondentController {
         hint: 'Send the block id, the file name, its type and its size in bytes, as JSON.',
         details: bad,
       });
-    const created = await this.uploads.create({
+    const plan = await this.workspaces.planOf(form.workspaceId);
+    const client = await this.clients.of(req.ip);
+    const input = {
       workspaceId: form.workspaceId,
-      plan: await this.workspaces.planOf(form.workspaceId),
+      plan,
       form,
       block: block as string,
       filename: filename as string,
-      contentType: contentType as string,
-      size: size as number,
-      client: await this.clients.of(req.ip),
-    });
+      client,
+    };
+    let created;
+    try {
+      created = await this.uploads.create({ ...input, contentType: contentType as string, size: size as number });
+    } catch (err) {
+      // A file the question does not take: said for the person who chose it (the page shows it by the file).
+      const target = form.blocks.find(
+        (b) => (b.id === block || (b.ref && b.ref === block)) && b.type === 'file_upload',
+      );
+      const path = err instanceof ApiError && err.code === 'invalid_arguments' ? err.details?.[0]?.path : undefined;
+      if (!target || !path || path === '/block') throw err;
+      const why = path === '/size' ? 'size' : path === '/contentType' ? 'type' : 'other';
+      throw fileProblem(target, filename as string, why, fileLimitBytes(target, plan) / MB);
+    }
     res.status(201).header('Cache-Control', 'no-store').send(created);
+  }
+
+  /**
+   * The page's script, once the browser's PUT of an upload's bytes succeeded: whether they are
+   * what the file said it was (JSON `{ "block" }`). `200 { ok: true }`, or a 400 in the page's
+   * words naming the file (its type contradicted, its bytes not all there), the upload deleted.
+   */
+  @Post(':publicId/uploads/:uploadId/check')
+  async checkUpload(
+    @Param('publicId') publicId: string,
+    @Param('uploadId') uploadId: string,
+    @Req() req: Request,
+    @Res() res: Response,
+  ) {
+    const form = await this.findForm(publicId);
+    if (!form) throw formNotFound();
+    if (form.status !== 'published') throw notAccepting(form.status);
+    const body = isJsonRequest(req) ? parseJson(String(req.body ?? '')) : undefined;
+    const blockId = (body as { block?: unknown } | undefined)?.block;
+    const block = form.blocks.find((b) => b.id === blockId && b.type === 'file_upload');
+    if (!block || !UPLOAD_ID.test(uploadId))
+      throw new ApiError('invalid_arguments', {
+        message: 'The body must be { "block" }: the file question the upload was made for.',
+        details: [
+          {
+            path: block ? '/uploadId' : '/block',
+            message: block ? 'must be an upload id' : 'must be a file question of this form',
+          },
+        ],
+      });
+    const why = await this.receivedProblem(form, block.id, uploadId);
+    if (!why) return void res.status(200).header('Cache-Control', 'no-store').send({ ok: true });
+    const name = (await this.pendingUploads(form.id, [uploadId])).get(uploadId)?.name;
+    if (name && why !== 'gone') await this.uploads.discard([uploadId]); // a refused file is never kept
+    throw fileProblem(block, name, why);
+  }
+
+  /**
+   * What is wrong with the bytes an upload received, as the page says it, or undefined: the one
+   * place the page asks the uploads service (its refusal(); on S3, whose bytes it reads only when
+   * a response names them, a check that reads them belongs here).
+   */
+  private async receivedProblem(form: FormRecord, blockId: string, uploadId: string): Promise<FileRefusal | undefined> {
+    const files = [{ blockId, key: blockId, uploadIds: [uploadId] }];
+    const refused = await this.uploads.refusal(currentManager(this.db), {
+      workspaceId: form.workspaceId,
+      formId: form.id,
+      files,
+    });
+    const message = refused?.details?.[0]?.message;
+    return message === undefined ? undefined : refusalKind(message.replace(/^upl_[A-Za-z0-9]+: /, ''));
   }
 
   /**
@@ -198,18 +263,23 @@ export class RespondentController {
     const form = await this.findForm(publicId);
     if (!form)
       return sendPage(res, 404, notFoundPage(), { ...pageHeaders([]), ...(isMultipart(req) ? closing() : {}) });
-    const headers = await this.headersFor(form);
+    let headers = await this.headersFor(form);
     // A post made by another site's page (issue 45, 6.2): refused before any of it is read or stored.
     if ((await this.originOf(form, req)) === 'cross-site')
       return sendPage(res, 403, crossSitePage(form), { ...headers, ...(isMultipart(req) ? closing() : {}) });
     let raw = (isFormPost(req) ? req.body : {}) as RawAnswers;
     const fileProblems: ErrorDetail[] = [];
+    let fileStatus = 400;
     if (isMultipart(req)) {
       // Nothing is stored for a form that takes no answers; the unread body closes the connection.
       if (form.status !== 'published')
         return sendPage(res, 409, notAcceptingPage(form.status), { ...headers, ...closing() });
       try {
-        raw = await this.receiveFiles(form, req, fileProblems);
+        const post = await this.receiveFiles(form, req, fileProblems);
+        raw = post.fields;
+        // A file over its limit: the same page, its answers kept, the problem at the file question (issue 45).
+        if (post.oversize) fileStatus = 413;
+        if (post.cut) headers = { ...headers, ...closing() };
       } catch (err) {
         if (err instanceof ApiError && err.code === 'payload_too_large')
           return sendPage(res, 413, tooLargePage(form, err.message), { ...headers, ...closing() });
@@ -234,16 +304,24 @@ export class RespondentController {
             .send();
         return sendPage(res, 200, (await this.resume(form, req, raw._resume))?.html ?? notFoundPage(), headers);
       }
-      const [status, html, cookie] = await this.step(form, raw, fileProblems, req);
+      const [status, html, cookie] = await this.step(form, raw, fileProblems, req, fileStatus);
       return sendPage(res, status, html, cookie ? { ...headers, 'Set-Cookie': cookie } : headers);
     }
     const fileView = () => this.fileView(form, raw);
-    if (fileProblems.length) return sendPage(res, 400, formPage(form, raw, fileProblems, await fileView()), headers);
+    if (fileProblems.length)
+      return sendPage(res, fileStatus, formPage(form, raw, fileProblems, await fileView()), headers);
     try {
       await this.responses.submit(publicId, answersFromFormPost(form.blocks, raw));
     } catch (err) {
-      if (err instanceof ApiError && err.code === 'invalid_arguments')
-        return sendPage(res, 400, formPage(form, raw, err.details ?? [], await fileView()), headers);
+      if (err instanceof ApiError && err.code === 'invalid_arguments') {
+        const words = await this.fileProblemsInWords(form, err.details ?? [], raw);
+        return sendPage(
+          res,
+          400,
+          formPage(form, words.values, words.details, await this.fileView(form, words.values)),
+          headers,
+        );
+      }
       if (err instanceof ApiError && err.code === 'form_not_accepting_responses')
         return sendPage(res, 409, notAcceptingPage(form.status), headers);
       throw err;
@@ -274,6 +352,7 @@ export class RespondentController {
     raw: RawAnswers,
     fileProblems: ErrorDetail[],
     req: Request,
+    fileStatus = 400,
   ): Promise<[number, string, string?]> {
     const pages = pagesOf(form.blocks);
     const verified = await this.states.verify(raw._state, form.id);
@@ -291,7 +370,7 @@ export class RespondentController {
     if (fileProblems.length) {
       // A file the post carried was refused (its type, its name): this page again, saying so.
       const r = route(form, state.a, state.h);
-      return [400, await this.drawStep(form, state, current, r, fileProblems)];
+      return [fileStatus, await this.drawStep(form, state, current, r, fileProblems)];
     }
     if (tooLarge) {
       // Signed with the answers before this page's (so the next post fits), drawn with what was typed.
@@ -303,6 +382,7 @@ export class RespondentController {
     if (action === 'save' && savesPartials(form)) {
       // Save and finish later: this page's answers kept unchecked (as Back keeps them), and the resume link.
       const saved = await this.savePartial(form, state, route(form, state.a, state.h), req);
+      if (saved.failed) return this.saveFailed(form, saved, current);
       if (!saved.state.p || saved.limited)
         return [saved.limited ? 429 : 200, await this.drawStep(form, state, current, saved.r, [], saved.notice)];
       const link = `${this.config.publicUrl}/f/${form.publicId}?resume=${saved.state.p}`;
@@ -310,9 +390,15 @@ export class RespondentController {
     }
 
     if (action === 'back' && state.s.length > 1) {
+      const saved = await this.savePartial(
+        form,
+        { ...state, s: state.s.slice(0, -1) },
+        route(form, state.a, state.h),
+        req,
+      );
+      if (saved.failed) return this.saveFailed(form, { ...saved, state }, current);
       state.s = state.s.slice(0, -1);
       const back = pages.find((p) => p.key === state.s[state.s.length - 1]) ?? pages[0];
-      const saved = await this.savePartial(form, state, route(form, state.a, state.h), req);
       return [200, await this.drawStep(form, saved.state, back, saved.r, [], saved.notice), saved.cookie];
     }
 
@@ -334,8 +420,8 @@ export class RespondentController {
     if (problems.length) return [400, await this.drawStep(form, state, current, r, problems)];
     const next = nextPage(current.key, r);
     if (next) {
-      state.s = [...state.s, next.key];
-      const saved = await this.savePartial(form, state, r, req);
+      const saved = await this.savePartial(form, { ...state, s: [...state.s, next.key] }, r, req);
+      if (saved.failed) return this.saveFailed(form, { ...saved, state }, current);
       return [200, await this.drawStep(form, saved.state, next, r, [], saved.notice), saved.cookie];
     }
 
@@ -353,13 +439,14 @@ export class RespondentController {
     } catch (err) {
       if (err instanceof ApiError && err.code === 'response_completed') return [200, alreadySubmittedPage(form)];
       if (err instanceof ApiError && err.code === 'invalid_arguments') {
-        // The form changed under the walk (or a state from before): show the first page with a problem.
-        const details = err.details ?? [];
+        // The form changed under the walk (or a state from before, or a file refused): the first page with a problem.
+        const { details, values } = await this.fileProblemsInWords(form, err.details ?? [], state.a, state.i);
         const wrong = new Set(details.map((d) => blockIdOf(d.path)));
         const at = r.onPath.find((p) => p.blocks.some((b) => wrong.has(b.id))) ?? current;
         const visited = state.s.indexOf(at.key);
         state.s = visited >= 0 ? state.s.slice(0, visited + 1) : [...state.s, at.key];
-        return [400, await this.drawStep(form, state, at, r, details)];
+        state.a = values;
+        return [400, await this.drawStep(form, state, at, route(form, state.a, state.h), details)];
       }
       if (err instanceof ApiError && err.code === 'form_not_accepting_responses')
         return [409, notAcceptingPage(form.status)];
@@ -387,15 +474,22 @@ export class RespondentController {
   /**
    * With partial responses on, saves the walk so far (the valid answers on the pages visited, the
    * pages, the page now shown, the last in state.s) and keeps its resume secret in the state and the
-   * cookie. A save the service refuses never stops the walk: the page says the answers were not
-   * saved for later, and the person can still go on and submit.
+   * cookie. A save the service refuses (a file it does not take, say) is `failed`, with its problems:
+   * the walk stays on the page (saveFailed).
    */
   private async savePartial(
     form: FormRecord,
     state: PageState,
     r: Route,
     req: Request,
-  ): Promise<{ state: PageState; r: Route; cookie?: string; notice?: string; limited?: boolean }> {
+  ): Promise<{
+    state: PageState;
+    r: Route;
+    cookie?: string;
+    notice?: string;
+    limited?: boolean;
+    failed?: ErrorDetail[];
+  }> {
     if (!savesPartials(form)) return { state, r };
     try {
       const saved = await this.partials.save(form, {
@@ -415,19 +509,76 @@ export class RespondentController {
       return { state: { ...state, p: saved.resumeSecret, i: saved.responseId }, r, cookie };
     } catch (err) {
       if (!(err instanceof ApiError) || err.status >= 500) throw err;
+      if (err.code === 'pending_limit_reached') {
+        const notice = `${err.message} You can still go on and submit them, or try saving again later.`;
+        return { state, r, notice, limited: true };
+      }
+      if (err.code !== 'response_completed') return { state, r, failed: err.details ?? [] };
       const notice =
-        err.code === 'response_completed'
-          ? 'These answers were already submitted (from the link to finish later): what you send now is a new response.'
-          : err.code === 'pending_limit_reached'
-            ? `${err.message} You can still go on and submit them, or try saving again later.`
-            : 'Your answers could not be saved for later. You can still go on and submit them.';
-      return {
-        state: { ...state, p: err.code === 'response_completed' ? undefined : state.p },
-        r,
-        notice,
-        limited: err.code === 'pending_limit_reached',
-      };
+        'These answers were already submitted (from the link to finish later): what you send now is a new response.';
+      return { state: { ...state, p: undefined }, r, notice };
     }
+  }
+
+  /**
+   * A save refused: the page the person is on again, with what they entered, the refusal at its
+   * questions in the page's words (a refused file dropped), and what to do (issue 45).
+   */
+  private async saveFailed(
+    form: FormRecord,
+    saved: { state: PageState; failed?: ErrorDetail[] },
+    current: Page,
+  ): Promise<[number, string]> {
+    const { state } = saved;
+    const words = await this.fileProblemsInWords(form, saved.failed ?? [], state.a, state.i);
+    const fixed = { ...state, a: words.values };
+    const shown = new Set(current.blocks.map((b) => b.id));
+    const here = words.details.filter((d) => shown.has(blockIdOf(d.path)));
+    const notice = here.length
+      ? 'Your answers could not be saved: fix the problem below, then go on.'
+      : 'Your answers could not be saved just now, so this page stays with them. Try again in a moment.';
+    return [400, await this.drawStep(form, fixed, current, route(form, fixed.a, fixed.h), here, notice)];
+  }
+
+  /**
+   * A refusal's details as the page says them: a file's problem ("upl_…: the file's bytes are …",
+   * the uploads service's words for the tools) becomes a sentence naming the file, in the page's
+   * words; the refused upload is dropped from the values (and deleted when it is this form's and
+   * pending: a refused file is never kept). Other details are kept as they are.
+   */
+  private async fileProblemsInWords(
+    form: FormRecord,
+    details: ErrorDetail[],
+    values: RawAnswers,
+    partialId?: string,
+  ): Promise<{ details: ErrorDetail[]; values: RawAnswers }> {
+    const refused = details.flatMap((d) => {
+      const m = /^(upl_[A-Za-z0-9]+): (.*)$/s.exec(d.message);
+      const block = form.blocks.find((b) => b.id === blockIdOf(d.path) && b.type === 'file_upload');
+      return m && block ? [{ detail: d, id: m[1], why: refusalKind(m[2]), block }] : [];
+    });
+    if (!refused.length) return { details, values };
+    const names = await this.pendingUploads(
+      form.id,
+      refused.map((f) => f.id),
+      partialId,
+    );
+    const plan = await this.workspaces.planOf(form.workspaceId);
+    const words = new Map(
+      refused.map((f) => [
+        f.detail,
+        fileRefusedWords(f.block, names.get(f.id)?.name, f.why, fileLimitBytes(f.block, plan) / MB),
+      ]),
+    );
+    const drop = new Set(refused.map((f) => f.id));
+    const kept = { ...values };
+    for (const b of new Set(refused.map((f) => f.block.id))) {
+      const left = [kept[b] ?? []].flat().filter((id) => !drop.has(id));
+      kept[b] = left.length ? left : undefined;
+    }
+    const discard = refused.filter((f) => names.has(f.id) && f.why !== 'gone').map((f) => f.id);
+    await this.uploads.discard(discard);
+    return { details: details.map((d) => ({ ...d, message: words.get(d) ?? d.message })), values: kept };
   }
 
   /**
@@ -581,14 +732,19 @@ export class RespondentController {
    * take (type, name) is left out with a problem for the page; a part for anything else is read
    * and dropped.
    */
-  private async receiveFiles(form: FormRecord, req: Request, problems: ErrorDetail[]): Promise<RawAnswers> {
+  private async receiveFiles(
+    form: FormRecord,
+    req: Request,
+    problems: ErrorDetail[],
+  ): Promise<{ fields: RawAnswers; cut: boolean; oversize: boolean }> {
     const fileBlocks = new Map(form.blocks.filter((b) => b.type === 'file_upload').map((b) => [b.id, b]));
     const plan = await this.workspaces.planOf(form.workspaceId);
     const files = [...fileBlocks.values()].reduce((n, b) => n + (b.maxFiles ?? 1), 0);
     const client = await this.clients.of(req.ip);
+    let oversize = false;
     const onFile = async (part: FilePart) => {
       const block = fileBlocks.get(part.field);
-      if (!block) return void part.body.resume();
+      if (!block) return undefined; // read and dropped
       try {
         const input = { workspaceId: form.workspaceId, plan, form, block: block.id, client };
         const { uploadId } = await this.uploads.createFromStream(
@@ -597,20 +753,33 @@ export class RespondentController {
         );
         return uploadId;
       } catch (err) {
-        if (!(err instanceof ApiError) || err.code !== 'invalid_arguments') throw err;
-        part.body.resume();
-        problems.push({ path: `/answers/${pointerSegment(block.id)}`, message: fileRefused(block, part.filename) });
+        // Over its limit (nothing kept; the rest of the file is read and dropped, so the fields after it are known) or refused.
+        const code = err instanceof ApiError ? err.code : undefined;
+        if (code !== 'invalid_arguments' && code !== 'payload_too_large') throw err;
+        oversize ||= code === 'payload_too_large';
+        const path = code === 'invalid_arguments' ? (err as ApiError).details?.[0]?.path : undefined;
+        const why =
+          code === 'payload_too_large'
+            ? 'size'
+            : path === '/file'
+              ? 'contents'
+              : path === '/contentType'
+                ? 'type'
+                : 'other';
+        const message = fileRefusedWords(block, part.filename, why, fileLimitBytes(block, plan) / MB);
+        problems.push({ path: `/answers/${pointerSegment(block.id)}`, message });
         return undefined;
       }
     };
-    // A post refused as a whole (too large, too many files, cut) leaves none of its files behind.
-    return readMultipartPost(
+    // A post refused as a whole (too many fields or files, malformed) leaves none of its files behind.
+    const post = await readMultipartPost(
       req.headers,
       req.body as Readable,
-      { bytes: 200 * 1024, fields: 1000, files },
+      { bytes: 200 * 1024, fields: 1000, files, drain: OVERSIZE_DRAIN_BYTES },
       onFile,
       (ids) => this.uploads.discard(ids),
     );
+    return { ...post, oversize };
   }
 
   /** The files the values name (this form's, held by no response but this walk's partial) and each file question's limit. */
@@ -704,20 +873,25 @@ function notAcceptingPage(status: string): string {
       );
 }
 
-/** A file the block does not take, said to the person who chose it. */
-function fileRefused(block: Block, filename: string): string {
-  const name = filename.length > 80 ? `${filename.slice(0, 77)}…` : filename;
-  return block.accept?.length
-    ? `The file “${name}” is not a type this question takes (${block.accept.join(', ')}). Choose another file.`
-    : `The file “${name}” could not be taken. Rename it or choose another file.`;
+/**
+ * How much of files over their limit a post without JavaScript reads and drops, so that the page
+ * can be shown again with the answers that come after them; past it the post is cut there.
+ */
+const OVERSIZE_DRAIN_BYTES = 64 * MB;
+
+/** A file the page's script sent that the question does not take: the error envelope, in the page's words. */
+function fileProblem(block: Block, filename: string | undefined, why: FileRefusal, limitMb?: number): ApiError {
+  const message = fileRefusedWords(block, filename, why, limitMb);
+  return new ApiError('invalid_arguments', {
+    message,
+    hint: why === 'size' ? 'Choose a smaller file.' : 'Choose another file.',
+    details: [{ path: `/answers/${pointerSegment(block.id)}`, message }],
+  });
 }
 
-/** The page for a file over its question's limit (the post stops there: nothing of it is kept). */
+/** The page for a post too large as a whole (too many fields or files): nothing of it is kept. */
 function tooLargePage(form: FormRecord, message: string): string {
-  return messagePage(
-    'The file is too large',
-    `${message} Go back, choose a smaller file, and send the form again. (“${form.title}”)`,
-  );
+  return messagePage('The form is too large', `${message} Go back and send the form again. (“${form.title}”)`);
 }
 
 /** The page for a post whose bytes stopped coming (UPLOAD_IDLE_TIMEOUT_MS): nothing of it is kept. */

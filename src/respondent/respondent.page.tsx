@@ -4,6 +4,7 @@ import type { Block } from '../forms/blocks';
 import type { FormRecord } from '../forms/forms.service';
 import { Document, renderPage } from '../common/html';
 import { SCRIPT_PATH } from './respondent.script';
+import { typesInWords } from './file-words';
 
 /**
  * The respondent page, rendered on the server with React (docs/architecture.md): plain HTML that
@@ -411,10 +412,10 @@ export function sizeText(bytes: number): string {
   return `${Number(n.toFixed(1)).toLocaleString('en-US')} ${unit}`;
 }
 
-/** What a file question takes, said under its label: "PDF or .docx files, up to 10 MB each; at most 3 files." */
+/** What a file question takes, said under its label: "Accepted: PDF or .docx files. Up to 10 MB each; at most 3 files." */
 function fileRules(b: Block, limitMb: number | undefined): string {
   const max = b.maxFiles ?? 1;
-  const types = b.accept?.length ? `Accepted: ${b.accept.join(', ')}. ` : 'Any type of file. ';
+  const types = b.accept?.length ? `Accepted: ${typesInWords(b.accept)}. ` : 'Any type of file. ';
   const size = `Up to ${limitMb ?? b.maxSizeMb ?? 10} MB${max > 1 ? ' each' : ''}`;
   return `${types}${size}${max > 1 ? `; at most ${max} files.` : '.'}`;
 }

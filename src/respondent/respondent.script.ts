@@ -210,10 +210,14 @@ if (logic) {
 /**
  * File questions (issue 35). The form carries data-uploads (the page's own endpoint for upload
  * targets). Choosing a file asks it for a target ({ block, filename, contentType, size }), PUTs
- * the bytes straight there (XMLHttpRequest, for the progress bar), and keeps the upload id in a
+ * the bytes straight there (XMLHttpRequest, for the progress bar), asks the endpoint whether the
+ * bytes are what the file said (…/uploads/{id}/check), and only then keeps the upload id in a
  * hidden field named after the question, which the form posts like any answer; the file input is
- * emptied so the post never carries the bytes. Each file gets a Remove button (dropping its field,
- * or stopping its upload). The buttons that send the form wait while a file is on its way.
+ * emptied so the post never carries the bytes. A refusal (at any step) is shown by the file in
+ * the server's words for people (the envelope's error.message, naming the file), and the file is
+ * not kept. Each file gets a Remove button (dropping its field, or stopping its upload). On a
+ * question of one file, a new file replaces the one there (its Keep box unticked). The buttons
+ * that send the form wait while a file is on its way.
  * Without the script the form posts the file itself (multipart), and the server streams it.
  */
 const FILES_JS = `var upForm = document.querySelector('form[data-uploads]');
@@ -226,6 +230,7 @@ if (upForm) {
   };
   Array.prototype.forEach.call(upForm.querySelectorAll('input[type=file]'), function (input) {
     var block = input.name;
+    var single = input.getAttribute('data-max-files') === '1';
     var list = document.createElement('ul');
     list.className = 'files';
     list.setAttribute('aria-live', 'polite');
@@ -251,13 +256,20 @@ if (upForm) {
       var xhr;
       var pending = true;
       var settle = function () { if (pending) { pending = false; setBusy(-1); } };
+      var unsent = function () { return 'The file \u201c' + file.name + '\u201d could not be sent. Check your connection and choose it again.'; };
+      // The server's sentence names the file: it replaces the name.
       var fail = function (message) {
         settle();
         bar.remove();
+        label.textContent = '';
         var p = document.createElement('span');
         p.className = 'error';
         p.textContent = message + ' ';
         li.insertBefore(p, remove);
+      };
+      var refused = function (b) { return (b && b.error && b.error.message) || unsent(); };
+      var json = function (r) {
+        return r.json().then(function (b) { return { ok: r.ok, b: b }; }, function () { return { ok: false }; });
       };
       remove.addEventListener('click', function () {
         if (xhr) xhr.abort();
@@ -271,9 +283,9 @@ if (upForm) {
         headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
         body: JSON.stringify({ block: block, filename: file.name, contentType: file.type || 'application/octet-stream', size: file.size }),
       })
-        .then(function (r) { return r.json().then(function (b) { return { ok: r.ok, b: b }; }); })
+        .then(json)
         .then(function (res) {
-          if (!res.ok) return fail(res.b.message + (res.b.hint ? ' ' + res.b.hint : ''));
+          if (!res.ok) return fail(refused(res.b));
           if (!pending) return;
           xhr = new XMLHttpRequest();
           xhr.open('PUT', res.b.url);
@@ -282,24 +294,42 @@ if (upForm) {
           });
           xhr.upload.onprogress = function (e) { if (e.lengthComputable) bar.value = Math.round((e.loaded * 100) / e.total); };
           xhr.onload = function () {
-            if (xhr.status < 200 || xhr.status >= 300) return fail('The file could not be sent (' + xhr.status + '). Choose it again.');
-            settle();
-            bar.remove();
-            label.textContent = file.name + ' (sent) ';
-            var kept = document.createElement('input');
-            kept.type = 'hidden';
-            kept.name = block;
-            kept.value = res.b.uploadId;
-            li.appendChild(kept);
+            if (xhr.status < 200 || xhr.status >= 300) return fail(unsent());
+            // Arrived: are the bytes what the file said? Kept only when they are.
+            fetch(endpoint + '/' + encodeURIComponent(res.b.uploadId) + '/check', {
+              method: 'POST',
+              headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+              body: JSON.stringify({ block: block }),
+            })
+              .then(json)
+              .then(function (checked) {
+                if (!pending) return;
+                if (!checked.ok) return fail(refused(checked.b));
+                settle();
+                bar.remove();
+                label.textContent = file.name + ' (sent) ';
+                var kept = document.createElement('input');
+                kept.type = 'hidden';
+                kept.name = block;
+                kept.value = res.b.uploadId;
+                li.appendChild(kept);
+              })
+              .catch(function () { fail(unsent()); });
           };
-          xhr.onerror = function () { fail('The file could not be sent. Check your connection and choose it again.'); };
+          xhr.onerror = function () { fail(unsent()); };
           xhr.send(file);
         })
-        .catch(function () { fail('The file could not be sent. Check your connection and choose it again.'); });
+        .catch(function () { fail(unsent()); });
     };
     input.addEventListener('change', function () {
       var files = Array.prototype.slice.call(input.files || []);
       input.value = '';
+      if (single && files.length) {
+        // One file: the new one replaces what was there (a file sent before, or one kept from an earlier visit).
+        Array.prototype.forEach.call(list.querySelectorAll('button'), function (b) { b.click(); });
+        Array.prototype.forEach.call(upForm.querySelectorAll('input[type=checkbox][name="' + block + '"]'), function (c) { c.checked = false; });
+        input.focus();
+      }
       files.forEach(send);
     });
   });

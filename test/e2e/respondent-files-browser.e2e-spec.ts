@@ -105,7 +105,7 @@ describe.each(kinds)('respondent page files in Chromium, storage on %s', (kind) 
       await page.goto(`${base}/f/${publicId}`);
       const receiptInput = page.getByLabel('Receipt');
       expect(await receiptInput.getAttribute('type')).toBe('file');
-      expect(await page.locator(`#a-${receipt}`).textContent()).toBe('Accepted: application/pdf. Up to 2 MB.');
+      expect(await page.locator(`#a-${receipt}`).textContent()).toBe('Accepted: PDF files. Up to 2 MB.');
       if (withFile === 'first') {
         await receiptInput.setInputFiles({ name: 'receipt.pdf', mimeType: 'application/pdf', buffer: PDF });
         if (javaScript) await page.getByText('receipt.pdf (sent)').waitFor();

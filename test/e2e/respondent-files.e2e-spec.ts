@@ -93,9 +93,7 @@ describe.each(kinds)('respondent page: files on %s', (kind) => {
     expect(page.status).toBe(200);
     expect(page.text).toMatch(/enctype="multipart\/form-data"/i);
     expect(page.text).toContain(`<label for="f-${ids.cv}">Your CV`);
-    expect(page.text).toMatch(
-      new RegExp(`<p class="desc" id="a-${ids.cv}">Accepted: application/pdf. Up to 1 MB.</p>`),
-    );
+    expect(page.text).toMatch(new RegExp(`<p class="desc" id="a-${ids.cv}">Accepted: PDF files. Up to 1 MB.</p>`));
     const input = /<input type="file"[^>]*>/.exec(page.text)![0];
     for (const attr of [
       `id="f-${ids.cv}"`,
@@ -142,7 +140,7 @@ describe.each(kinds)('respondent page: files on %s', (kind) => {
       .attach(ids.cv, EXE, { filename: 'setup.exe', contentType: 'application/x-msdownload' });
     expect(res.status).toBe(400);
     expect(res.text).toContain('There is a problem with your answers');
-    expect(res.text).toContain('The file “setup.exe” is not a type this question takes (application/pdf, .docx)');
+    expect(res.text).toContain('The file “setup.exe” cannot be used here: this question takes PDF or .docx files.');
     expect(await uploadsOf(publicId)).toEqual([]);
     expect(await answersOf(publicId)).toEqual([]);
   });
@@ -262,7 +260,10 @@ describe.each(kinds)('respondent page: files on %s', (kind) => {
       .post(`/f/${publicId}/uploads`)
       .send({ block: ids.cv, filename: 'cv.pdf', contentType: 'application/pdf', size: 2 * 1024 * 1024 });
     expect(over.status).toBe(400);
-    expect(over.body.error).toMatchObject({ code: 'invalid_arguments', hint: expect.stringContaining('1 MB') });
+    expect(over.body.error).toMatchObject({
+      code: 'invalid_arguments',
+      message: expect.stringContaining('at most 1 MB'),
+    });
     const bad = await request(app.getHttpServer()).post(`/f/${publicId}/uploads`).send({ block: ids.cv });
     expect(bad.status).toBe(400);
     expect(bad.body.error.details.map((d: { path: string }) => d.path)).toEqual(['/filename', '/contentType', '/size']);
