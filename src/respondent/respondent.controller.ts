@@ -217,6 +217,7 @@ export class RespondentController {
     const refused = await this.uploads.refusal(currentManager(this.db), {
       workspaceId: form.workspaceId,
       formId: form.id,
+      blocks: form.blocks,
       files,
     });
     const message = refused?.details?.[0]?.message;
