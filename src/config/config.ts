@@ -250,6 +250,47 @@ export class EnvSchema {
   @Min(1)
   @Max(3650)
   PARTIAL_RESPONSE_RETENTION_DAYS?: number;
+
+  @IsOptional()
+  @Transform(emptyToUndefined)
+  @IsString()
+  CLIENT_IP_KEY?: string;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  PENDING_UPLOADS_PER_IP?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  PENDING_UPLOAD_MB_PER_IP?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  PENDING_UPLOADS_PER_FORM?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  PENDING_UPLOAD_MB_PER_FORM?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  OPEN_PARTIALS_PER_IP?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  OPEN_PARTIALS_PER_FORM?: number;
 }
 
 export type TrustProxy = boolean | number | string;
@@ -332,6 +373,25 @@ export interface AppConfig {
   };
   /** Partial responses not updated for this many days are deleted (PARTIAL_RESPONSE_RETENTION_DAYS, 30). */
   partialResponseRetentionDays: number;
+  /**
+   * What the respondent page (no credential) may keep per client IP and per form: pending uploads
+   * (count, bytes) and open partial responses (issue 45, 6.6). Counted in the database.
+   */
+  anonymousLimits: AnonymousLimits;
+  /** CLIENT_IP_KEY: keys the hash of a client IP stored on those rows; unset, a key shared through the database. */
+  clientIpKey: Buffer | undefined;
+}
+
+export interface AnonymousLimits {
+  /** PENDING_UPLOADS_PER_IP (100) and PENDING_UPLOAD_MB_PER_IP (2048, in bytes here). */
+  uploadsPerIp: number;
+  uploadBytesPerIp: number;
+  /** PENDING_UPLOADS_PER_FORM (5000) and PENDING_UPLOAD_MB_PER_FORM (51200, in bytes here). */
+  uploadsPerForm: number;
+  uploadBytesPerForm: number;
+  /** OPEN_PARTIALS_PER_IP (1000) and OPEN_PARTIALS_PER_FORM (200000). */
+  partialsPerIp: number;
+  partialsPerForm: number;
 }
 
 export interface S3Settings {
@@ -591,6 +651,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     storage: { s3: parseS3(parsed), uploadIdleMs: parsed.UPLOAD_IDLE_TIMEOUT_MS ?? 30_000 },
     partialResponseRetentionDays: parsed.PARTIAL_RESPONSE_RETENTION_DAYS ?? 30,
+    anonymousLimits: {
+      uploadsPerIp: parsed.PENDING_UPLOADS_PER_IP ?? 100,
+      uploadBytesPerIp: (parsed.PENDING_UPLOAD_MB_PER_IP ?? 2048) * 1024 * 1024,
+      uploadsPerForm: parsed.PENDING_UPLOADS_PER_FORM ?? 5000,
+      uploadBytesPerForm: (parsed.PENDING_UPLOAD_MB_PER_FORM ?? 51_200) * 1024 * 1024,
+      partialsPerIp: parsed.OPEN_PARTIALS_PER_IP ?? 1000,
+      partialsPerForm: parsed.OPEN_PARTIALS_PER_FORM ?? 200_000,
+    },
+    clientIpKey: parsed.CLIENT_IP_KEY ? parseKey('CLIENT_IP_KEY', parsed.CLIENT_IP_KEY) : undefined,
   };
 }
 

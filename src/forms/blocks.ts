@@ -548,8 +548,16 @@ function checkUploadIds(block: Block, value: unknown): { value: unknown } | Refu
   const ids = typeof value === 'string' && maxFiles === 1 ? [value] : value;
   const shape = maxFiles === 1 ? 'an upload id ("upl_...") or a list of one' : `a list of upload ids ("upl_...")`;
   const hint = 'Make each file with create_upload, PUT its bytes to the url it gives, then send its uploadId here.';
-  if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string' || !UPLOAD_ID.test(id)))
+  if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string' || !UPLOAD_ID.test(id))) {
+    // Shaped like ids, but one is not an id create_upload makes (a made-up "upl_doesnotexist123").
+    if (Array.isArray(ids) && ids.every((id) => typeof id === 'string' && /^upl_[0-9A-Za-z]{1,64}$/.test(id)))
+      return {
+        api: `no such upload exists: ${ids.find((id) => !UPLOAD_ID.test(id))}`,
+        person: 'Choose the file again.',
+        hint,
+      };
     return { api: `must be ${shape} from create_upload`, person: 'Choose the file again.', hint };
+  }
   if (ids.length > maxFiles)
     return {
       api: `takes at most ${maxFiles} file${maxFiles === 1 ? '' : 's'}`,

@@ -400,7 +400,8 @@ export function formView(f: FormRecord, withBlocks = false, publicUrl?: string) 
   if (withBlocks) {
     // Only forms that have hidden fields show the list, so other forms read as they always did.
     if (f.hiddenFields?.length) view.hiddenFields = f.hiddenFields;
-    if (f.partialResponses) view.partialResponses = true;
+    // Shown either way (issue 45): false says it is off, where leaving it out said nothing.
+    view.partialResponses = f.partialResponses === true;
     view.blocks = blocksView(f.blocks);
   }
   return view;

@@ -1,4 +1,4 @@
-import { pageHeaders, prefersJson } from './page-headers';
+import { pageHeaders, postOrigin, prefersJson } from './page-headers';
 
 describe('pageHeaders', () => {
   it('refuses every frame by default: frame-ancestors none and X-Frame-Options DENY', () => {
@@ -31,5 +31,25 @@ describe('prefersJson', () => {
     ['text/*, application/json', false],
   ])('%s -> %s', (accept, expected) => {
     expect(prefersJson(accept)).toBe(expected);
+  });
+});
+
+describe('postOrigin', () => {
+  const own = ['https://forms.example.com'];
+  const embed = ['https://shop.example'];
+  it.each([
+    [{ 'sec-fetch-site': 'same-origin', origin: 'null' }, 'same-origin'], // a form post under Referrer-Policy no-referrer
+    [{ origin: 'https://forms.example.com' }, 'same-origin'],
+    [{ origin: 'HTTPS://FORMS.EXAMPLE.COM', 'sec-fetch-site': 'none' }, 'same-origin'],
+    [{ origin: 'https://shop.example', 'sec-fetch-site': 'cross-site' }, 'embedding'],
+    [{ origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' }, 'cross-site'],
+    [{ origin: 'null', 'sec-fetch-site': 'cross-site' }, 'cross-site'], // a sandboxed frame
+    [{ 'sec-fetch-site': 'same-site' }, 'cross-site'],
+    [{ origin: 'https://evil.example' }, 'cross-site'], // a browser without Sec-Fetch-*
+    [{ origin: 'null' }, 'unknown'],
+    [{}, 'unknown'], // curl, an old browser
+    [{ 'sec-fetch-site': 'none' }, 'unknown'],
+  ])('%j is %s', (headers, expected) => {
+    expect(postOrigin(headers, own, embed)).toBe(expected);
   });
 });

@@ -53,3 +53,32 @@ export function prefersJson(accept: string | undefined): boolean {
   const html = weigh('text/html');
   return json.q > 0 && (json.q > html.q || (json.q === html.q && json.index < html.index));
 }
+
+/**
+ * Where a post to a respondent page came from (issue 45, 6.2), from what the browser says:
+ * `Sec-Fetch-Site` (every current browser) and `Origin`. The pages send Referrer-Policy
+ * no-referrer, under which a browser's form post says `Origin: null` even to its own origin, so
+ * Sec-Fetch-Site decides when it is there.
+ * - 'same-origin': the page's own (Sec-Fetch-Site same-origin, or Origin one of `own`);
+ * - 'embedding': another site's, an origin the form's workspace lists as embedding its forms;
+ * - 'cross-site': another site's, not listed: refused, nothing stored;
+ * - 'unknown': neither header says (an old browser, curl, a user agent's own navigation):
+ *   served, but it never replaces a resume cookie the browser already holds.
+ */
+export type PostOrigin = 'same-origin' | 'embedding' | 'cross-site' | 'unknown';
+
+export function postOrigin(
+  headers: Record<string, string | string[] | undefined>,
+  own: readonly string[],
+  embedOrigins: readonly string[],
+): PostOrigin {
+  const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v)?.trim().toLowerCase();
+  const site = one(headers['sec-fetch-site']);
+  const origin = one(headers.origin);
+  if (site === 'same-origin') return 'same-origin';
+  const known = origin !== undefined && origin !== '' && origin !== 'null';
+  if (known && own.some((o) => o.toLowerCase() === origin)) return 'same-origin';
+  if (known && embedOrigins.some((o) => o.toLowerCase() === origin)) return 'embedding';
+  if (site === 'same-site' || site === 'cross-site' || known) return 'cross-site';
+  return 'unknown';
+}

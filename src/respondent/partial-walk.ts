@@ -31,6 +31,12 @@ export function resumeSecretOf(query: unknown, cookie: string | undefined): { se
   return { secret: kept && SECRET.test(kept) ? kept : undefined, fromLink: false };
 }
 
+/** The secret this browser's cookie holds for the form (undefined: none, or not a secret's shape). */
+export function heldSecretOf(cookie: string | undefined): string | undefined {
+  const kept = readCookie(cookie, RESUME_COOKIE);
+  return kept && SECRET.test(kept) ? kept : undefined;
+}
+
 /**
  * The cookie that keeps the secret (empty and expired to forget it): HttpOnly, SameSite=Lax, only
  * sent to the form's own page, Secure when the page was asked for over https; it lasts as long as

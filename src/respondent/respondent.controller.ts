@@ -22,12 +22,16 @@ import { fileLimitBytes, MB, UploadsService } from '../uploads/uploads.service';
 import { FileStorage } from '../storage/file-storage';
 import { FilePart, readMultipartPost } from './multipart-post';
 import { FileRefusal, fileRefusedWords, refusalKind } from './file-words';
-import { pageHeaders, prefersJson } from './page-headers';
+import { pageHeaders, postOrigin, prefersJson } from './page-headers';
+import { ClientKeys } from './client-key';
 import { PageState, PageStateSigner, STATE_MAX_AGE_MS } from './page-state';
-import { partialAnswers, resumeCookie, resumedWalk, resumeSecretOf, savesPartials } from './partial-walk';
+import { heldSecretOf, partialAnswers, resumeCookie, resumedWalk, resumeSecretOf, savesPartials } from './partial-walk';
 import {
   alreadySubmittedPage,
   answersFromFormPost,
+  confirmResumePage,
+  crossSitePage,
+  movedPage,
   FileView,
   formPage,
   messagePage,
@@ -80,6 +84,7 @@ export class RespondentController {
     private readonly partials: PartialResponsesService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @InjectDataSource() private readonly db: DataSource,
+    private readonly clients: ClientKeys,
   ) {}
 
   /** The pages' one script (respondent.script.ts): same-page questions appear at once. The pages work without it. */
@@ -103,7 +108,14 @@ export class RespondentController {
     if (form.status !== 'published') return sendPage(res, 409, notAcceptingPage(form.status), headers);
     if (!walksPages(form)) return sendPage(res, 200, formPage(form, {}, [], await this.fileView(form, {})), headers);
     const resumed = savesPartials(form) ? await this.resume(form, req) : undefined;
-    if (resumed) return sendPage(res, 200, resumed.html, { ...headers, 'Set-Cookie': resumed.cookie });
+    if (resumed?.redirect)
+      return void res
+        .status(303)
+        .headers({ ...headers, 'Set-Cookie': resumed.cookie! })
+        .header('Location', `/f/${form.publicId}`)
+        .send();
+    if (resumed)
+      return sendPage(res, 200, resumed.html!, resumed.cookie ? { ...headers, 'Set-Cookie': resumed.cookie } : headers);
     const state = this.newState(form, {}, hiddenFromQuery(form.hiddenFields, req.query));
     const r = route(form, state.a, state.h);
     sendPage(res, 200, await this.drawStep(form, state, r.onPath[0] ?? r.pages[0], r), headers);
@@ -118,6 +130,7 @@ export class RespondentController {
   async createUpload(@Param('publicId') publicId: string, @Req() req: Request, @Res() res: Response) {
     const form = await this.findForm(publicId);
     if (!form) throw formNotFound();
+    if ((await this.originOf(form, req)) === 'cross-site') throw crossSite();
     if (form.status !== 'published') throw notAccepting(form.status);
     const body = isJsonRequest(req) ? parseJson(String(req.body ?? '')) : undefined;
     const { block, filename, contentType, size } = (body ?? {}) as Record<string, unknown>;
@@ -134,7 +147,15 @@ export class RespondentController {
         details: bad,
       });
     const plan = await this.workspaces.planOf(form.workspaceId);
-    const input = { workspaceId: form.workspaceId, plan, form, block: block as string, filename: filename as string };
+    const client = await this.clients.of(req.ip);
+    const input = {
+      workspaceId: form.workspaceId,
+      plan,
+      form,
+      block: block as string,
+      filename: filename as string,
+      client,
+    };
     let created;
     try {
       created = await this.uploads.create({ ...input, contentType: contentType as string, size: size as number });
@@ -196,6 +217,7 @@ export class RespondentController {
     const refused = await this.uploads.refusal(currentManager(this.db), {
       workspaceId: form.workspaceId,
       formId: form.id,
+      blocks: form.blocks,
       files,
     });
     const message = refused?.details?.[0]?.message;
@@ -243,6 +265,9 @@ export class RespondentController {
     if (!form)
       return sendPage(res, 404, notFoundPage(), { ...pageHeaders([]), ...(isMultipart(req) ? closing() : {}) });
     let headers = await this.headersFor(form);
+    // A post made by another site's page (issue 45, 6.2): refused before any of it is read or stored.
+    if ((await this.originOf(form, req)) === 'cross-site')
+      return sendPage(res, 403, crossSitePage(form), { ...headers, ...(isMultipart(req) ? closing() : {}) });
     let raw = (isFormPost(req) ? req.body : {}) as RawAnswers;
     const fileProblems: ErrorDetail[] = [];
     let fileStatus = 400;
@@ -262,11 +287,24 @@ export class RespondentController {
         // A sender that stopped: answer and close, so its socket does not stay open behind the page.
         if (err instanceof ApiError && err.code === 'request_timeout')
           return sendPage(res, 408, stalledPage(form), { ...headers, ...closing() });
+        if (err instanceof ApiError && err.code === 'pending_limit_reached')
+          return sendPage(res, 429, pendingLimitPage(form, err.message), { ...headers, ...closing() });
         throw err;
       }
     }
     if (walksPages(form)) {
       if (form.status !== 'published') return sendPage(res, 409, notAcceptingPage(form.status), headers);
+      if (typeof raw._resume === 'string' && raw._state === undefined && savesPartials(form)) {
+        // The confirmation of a resume link opened without a person's click (see resume()).
+        const moved = await this.moveTo(form, raw._resume, req);
+        if (moved)
+          return void res
+            .status(303)
+            .headers({ ...headers, 'Set-Cookie': moved })
+            .header('Location', `/f/${form.publicId}`)
+            .send();
+        return sendPage(res, 200, (await this.resume(form, req, raw._resume))?.html ?? notFoundPage(), headers);
+      }
       const [status, html, cookie] = await this.step(form, raw, fileProblems, req, fileStatus);
       return sendPage(res, status, html, cookie ? { ...headers, 'Set-Cookie': cookie } : headers);
     }
@@ -346,7 +384,8 @@ export class RespondentController {
       // Save and finish later: this page's answers kept unchecked (as Back keeps them), and the resume link.
       const saved = await this.savePartial(form, state, route(form, state.a, state.h), req);
       if (saved.failed) return this.saveFailed(form, saved, current);
-      if (!saved.state.p) return [200, await this.drawStep(form, state, current, saved.r, [], saved.notice)];
+      if (!saved.state.p || saved.limited)
+        return [saved.limited ? 429 : 200, await this.drawStep(form, state, current, saved.r, [], saved.notice)];
       const link = `${this.config.publicUrl}/f/${form.publicId}?resume=${saved.state.p}`;
       return [200, savedPage(form, link, this.config.partialResponseRetentionDays), saved.cookie];
     }
@@ -444,7 +483,14 @@ export class RespondentController {
     state: PageState,
     r: Route,
     req: Request,
-  ): Promise<{ state: PageState; r: Route; cookie?: string; notice?: string; failed?: ErrorDetail[] }> {
+  ): Promise<{
+    state: PageState;
+    r: Route;
+    cookie?: string;
+    notice?: string;
+    limited?: boolean;
+    failed?: ErrorDetail[];
+  }> {
     if (!savesPartials(form)) return { state, r };
     try {
       const saved = await this.partials.save(form, {
@@ -454,11 +500,20 @@ export class RespondentController {
         pagesReached: state.s,
         lastPage: state.s[state.s.length - 1],
         ip: req.ip,
+        client: await this.clients.of(req.ip),
       });
-      const cookie = this.keepCookie(form, saved.resumeSecret, req);
+      // A post not known to come from the page never replaces the partial this browser holds (issue 45, 6.2).
+      const held = heldSecretOf(req.headers.cookie);
+      const keep =
+        !held || held === saved.resumeSecret || postOrigin(req.headers, this.ownOrigins(req), []) === 'same-origin';
+      const cookie = keep ? this.keepCookie(form, saved.resumeSecret, req) : undefined;
       return { state: { ...state, p: saved.resumeSecret, i: saved.responseId }, r, cookie };
     } catch (err) {
       if (!(err instanceof ApiError) || err.status >= 500) throw err;
+      if (err.code === 'pending_limit_reached') {
+        const notice = `${err.message} You can still go on and submit them, or try saving again later.`;
+        return { state, r, notice, limited: true };
+      }
       if (err.code !== 'response_completed') return { state, r, failed: err.details ?? [] };
       const notice =
         'These answers were already submitted (from the link to finish later): what you send now is a new response.';
@@ -531,29 +586,100 @@ export class RespondentController {
    * GET of a form that saves partials, with a resume link (?resume=) or this browser's cookie: the
    * walk where the person stopped, every answer and the hidden values fixed at the start in place
    * (the form as it is now: see resumedWalk). A completed response's secret shows only that it was
-   * submitted; an unknown one (a guess, another form's, tampered, expired) the first page, fresh,
-   * and is forgotten. Each attempt is a request of the per-IP budget, spent before the route runs.
-   * Undefined when there is nothing to resume.
+   * submitted; an unknown one (a guess, another form's, tampered, expired) the first page, fresh
+   * (a link never clears the cookie: this browser's own answers, if any, are shown instead).
+   * Link fixation (issue 45, 6.1): a link opened in a browser whose cookie does not hold its secret
+   * moves the partial there under a new secret (moveTo) and redirects to the clean URL; the old
+   * link then says its answers continue elsewhere. Only on a person's navigation (Sec-Fetch-User)
+   * in a browser holding no answers of its own; otherwise (a link preview or scanner, an old
+   * browser, answers of its own in this browser) a page asks first, showing none of the answers,
+   * and its button (a post, `confirmed`) moves it. Each attempt is a request of the per-IP budget,
+   * spent before the route runs. Undefined when there is nothing to resume.
    */
-  private async resume(form: FormRecord, req: Request): Promise<{ html: string; cookie: string } | undefined> {
-    const { secret, fromLink } = resumeSecretOf(req.query, req.headers.cookie);
+  private async resume(
+    form: FormRecord,
+    req: Request,
+    confirmed?: string,
+  ): Promise<{ html?: string; cookie?: string; redirect?: boolean } | undefined> {
+    const { secret, fromLink } =
+      confirmed !== undefined
+        ? resumeSecretOf({ resume: confirmed }, undefined)
+        : resumeSecretOf(req.query, req.headers.cookie);
     if (!secret && !fromLink) return undefined;
-    const secure = req.protocol === 'https';
-    const forget = resumeCookie(form.publicId, undefined, secure);
+    const held = heldSecretOf(req.headers.cookie);
+    // The cookie is forgotten only for what it holds itself.
+    const mine = !fromLink || (secret !== undefined && secret === held);
+    const forget = mine ? resumeCookie(form.publicId, undefined, req.protocol === 'https') : undefined;
     const found = secret ? await this.partials.resume(form.id, secret) : ({ kind: 'unknown' } as const);
     if (found.kind === 'completed') return { html: alreadySubmittedPage(form), cookie: forget };
+    if (found.kind === 'moved') {
+      // The link opened again in the browser it moved to: that browser's walk.
+      const own = fromLink && held ? await this.partials.resume(form.id, held) : undefined;
+      if (own?.kind === 'partial' && own.partial.responseId === found.responseId)
+        return { redirect: true, cookie: this.keepCookie(form, held!, req) };
+      return { html: movedPage(form), cookie: forget };
+    }
     if (found.kind === 'unknown') {
-      const state = this.newState(form, {}, hiddenFromQuery(form.hiddenFields, req.query));
-      const r = route(form, state.a, state.h);
+      const own = fromLink && held && held !== secret ? await this.partials.resume(form.id, held) : undefined;
       const notice = fromLink
         ? 'This link to finish later does not open any answers (it may have expired): the form starts again here.'
         : undefined;
+      if (own?.kind === 'partial')
+        return {
+          html: await this.resumedPage(
+            form,
+            held!,
+            own.partial,
+            'This link to finish later does not open any answers (it may have expired). Your answers so far in this browser are filled in.',
+          ),
+          cookie: this.keepCookie(form, held!, req),
+        };
+      const state = this.newState(form, {}, hiddenFromQuery(form.hiddenFields, req.query));
+      const r = route(form, state.a, state.h);
       return { html: await this.drawStep(form, state, r.onPath[0] ?? r.pages[0], r, [], notice), cookie: forget };
     }
-    const w = resumedWalk(form, found.partial);
-    const state: PageState = { ...this.newState(form, w.a, w.h), s: w.s, p: secret, i: found.partial.responseId };
-    const html = await this.drawStep(form, state, w.page, w.r, [], 'Welcome back: your answers so far are filled in.');
+    if (fromLink && secret !== held) {
+      if (confirmed === undefined && (held || req.headers['sec-fetch-user'] !== '?1'))
+        return { html: confirmResumePage(form, secret!, !!held) };
+      const cookie = await this.moveTo(form, secret!, req);
+      return cookie ? { redirect: true, cookie } : { html: movedPage(form) };
+    }
+    const html = await this.resumedPage(
+      form,
+      secret!,
+      found.partial,
+      'Welcome back: your answers so far are filled in.',
+    );
     return { html, cookie: this.keepCookie(form, secret!, req) };
+  }
+
+  /** The walk of a partial this browser holds (under `secret`), where the person stopped. */
+  private async resumedPage(
+    form: FormRecord,
+    secret: string,
+    partial: Parameters<typeof resumedWalk>[1] & { responseId: string },
+    notice: string,
+  ): Promise<string> {
+    const w = resumedWalk(form, partial);
+    const state: PageState = { ...this.newState(form, w.a, w.h), s: w.s, p: secret, i: partial.responseId };
+    return this.drawStep(form, state, w.page, w.r, [], notice);
+  }
+
+  /** Moves the partial of a resume link to this browser under a new secret: the cookie that keeps it, or undefined when there was none to move. */
+  private async moveTo(form: FormRecord, secret: string, req: Request): Promise<string | undefined> {
+    const moved = await this.partials.moveResume(form.id, secret);
+    return moved ? this.keepCookie(form, moved.resumeSecret, req) : undefined;
+  }
+
+  /** Where a post came from (postOrigin): this service's origins are PUBLIC_URL's and the one the request was sent to. */
+  private async originOf(form: FormRecord, req: Request) {
+    const site = postOrigin(req.headers, this.ownOrigins(req), []);
+    if (site !== 'cross-site') return site;
+    return postOrigin(req.headers, this.ownOrigins(req), await this.workspaces.embedOriginsOf(form.workspaceId));
+  }
+
+  private ownOrigins(req: Request): string[] {
+    return [new URL(this.config.publicUrl).origin, `${req.protocol}://${req.headers.host ?? ''}`];
   }
 
   private keepCookie(form: FormRecord, secret: string, req: Request): string {
@@ -615,12 +741,13 @@ export class RespondentController {
     const fileBlocks = new Map(form.blocks.filter((b) => b.type === 'file_upload').map((b) => [b.id, b]));
     const plan = await this.workspaces.planOf(form.workspaceId);
     const files = [...fileBlocks.values()].reduce((n, b) => n + (b.maxFiles ?? 1), 0);
+    const client = await this.clients.of(req.ip);
     let oversize = false;
     const onFile = async (part: FilePart) => {
       const block = fileBlocks.get(part.field);
       if (!block) return undefined; // read and dropped
       try {
-        const input = { workspaceId: form.workspaceId, plan, form, block: block.id };
+        const input = { workspaceId: form.workspaceId, plan, form, block: block.id, client };
         const { uploadId } = await this.uploads.createFromStream(
           { ...input, filename: part.filename, contentType: part.contentType || 'application/octet-stream' },
           part.body,
@@ -774,6 +901,22 @@ function stalledPage(form: FormRecord): string {
     'The upload stopped',
     `No data arrived for a while, so nothing was kept. Go back and send the form again. (“${form.title}”)`,
   );
+}
+
+/** The page for a post refused by a bound on what the page keeps without a credential (issue 45, 6.6): nothing of it is kept. */
+function pendingLimitPage(form: FormRecord, message: string): string {
+  return messagePage(
+    'Too many uploads in progress',
+    `${message} Nothing of this post was kept. Submit or remove files you sent earlier, or try again later. (“${form.title}”)`,
+  );
+}
+
+/** The JSON refusal of a post from another site's page (the page's upload endpoint). */
+function crossSite(): ApiError {
+  return new ApiError('forbidden', {
+    message: "Posts to a form's page must come from the page itself; nothing was stored.",
+    hint: 'Open the form at its own address and send it from there.',
+  });
 }
 
 /** The answer to a post whose body is not read to the end: the connection closes after it. */

@@ -4,12 +4,13 @@ import { FormsModule } from '../forms/forms.module';
 import { ResponsesModule } from '../responses/responses.module';
 import { WorkspacesModule } from '../workspaces/workspaces.module';
 import { UploadsModule } from '../uploads/uploads.module';
+import { ClientKeys } from './client-key';
 import { PageStateSigner } from './page-state';
 import { RespondentController } from './respondent.controller';
 
 @Module({
   imports: [FormsModule, ResponsesModule, WorkspacesModule, UploadsModule],
   controllers: [RespondentController],
-  providers: [PageStateSigner],
+  providers: [PageStateSigner, ClientKeys],
 })
 export class RespondentModule {}

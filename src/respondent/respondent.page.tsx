@@ -584,8 +584,8 @@ export function savedPage(form: FormRecord, link: string, days: number): string 
           <textarea id="resume-link" readOnly rows={3} defaultValue={link} style={{ wordBreak: 'break-all' }} />
         </div>
         <p className="desc">
-          Anyone with this link can see and change your answers, so keep it to yourself. It stops working once you
-          submit, or after {days} days without a change.
+          Keep this link to yourself. Opened in another browser or device, it moves your answers there, and then no
+          longer opens them here. It stops working once you submit, or after {days} days without a change.
         </p>
         <p>
           <a href={link}>Go on now</a>
@@ -618,6 +618,71 @@ export function messagePage(title: string, message: string): string {
       <>
         <h1>{title}</h1>
         <p>{message}</p>
+      </>
+    ),
+  });
+}
+
+/**
+ * A resume link opened in a browser that does not hold it, where the move is asked first (see
+ * RespondentController.resume): none of the answers, and a button that moves them here.
+ */
+export function confirmResumePage(form: FormRecord, secret: string, ownAnswers: boolean): string {
+  return Page({
+    title: `Continue your answers: ${form.title}`,
+    children: (
+      <>
+        <h1>Continue your answers</h1>
+        <p>This link opens answers to “{form.title}” saved to finish later.</p>
+        <p>
+          Continue in this browser? The answers then move here, and the link no longer opens them anywhere else.
+          {ownAnswers ? ' The answers in progress in this browser are then no longer shown here.' : ''}
+        </p>
+        <form method="post" action={`/f/${form.publicId}`}>
+          <input type="hidden" name="_resume" value={secret} />
+          <button type="submit">Continue here</button>
+        </form>
+        <p>
+          <a href={`/f/${form.publicId}`}>Start the form afresh instead</a>
+        </p>
+      </>
+    ),
+  });
+}
+
+/** A resume link whose answers moved to another browser (it was opened there): nothing of them. */
+export function movedPage(form: FormRecord): string {
+  return Page({
+    title: `Opened elsewhere: ${form.title}`,
+    children: (
+      <>
+        <h1>Opened in another browser</h1>
+        <p role="status">
+          This link to finish “{form.title}” was opened in another browser; its answers continue there. Open the newest
+          link you were given, or go on in the browser where it was opened.
+        </p>
+        <p>
+          <a href={`/f/${form.publicId}`}>Fill in the form again</a>
+        </p>
+      </>
+    ),
+  });
+}
+
+/** A post to the form's page that another site's page made: refused, nothing stored. */
+export function crossSitePage(form: FormRecord): string {
+  return Page({
+    title: `Not sent: ${form.title}`,
+    children: (
+      <>
+        <h1>Your answers were not sent</h1>
+        <p role="alert">
+          They came from a page on another site, not from this form’s own page, so nothing was kept. Open the form at
+          its own address and fill it in there.
+        </p>
+        <p>
+          <a href={`/f/${form.publicId}`}>Open “{form.title}”</a>
+        </p>
       </>
     ),
   });

@@ -63,6 +63,7 @@ export class CheckResponseTool implements ToolHandler<typeof input, typeof outpu
       this.uploads.refusal(currentManager(this.db), {
         workspaceId: form.workspaceId,
         formId: form.id,
+        blocks: form.blocks,
         files: namedUploads(form.blocks, args.answers, checked.answers),
       });
     return checkResponse(form, args.answers, args.hidden, files);

@@ -64,7 +64,7 @@ export class PartialResponsesRepository {
    */
   async insert(
     m: EntityManager,
-    p: Omit<PartialRow, 'startedAt' | 'updatedAt'>,
+    p: Omit<PartialRow, 'startedAt' | 'updatedAt'> & { clientHash?: Buffer | null },
     at: Date,
     event: { workspaceId: string; id: string; body: string },
   ): Promise<PartialRow> {
@@ -72,8 +72,8 @@ export class PartialResponsesRepository {
       prepared(
         m,
         `WITH p AS (
-         INSERT INTO partial_responses (id, form_id, answers, hidden, pages_reached, last_page, source, resume_hash, started_at, updated_at)
-         VALUES ($1, $2, $3::jsonb, $4::jsonb, $5::text[], $6, $7, $8, $9, $9) RETURNING *),
+         INSERT INTO partial_responses (id, form_id, answers, hidden, pages_reached, last_page, source, resume_hash, started_at, updated_at, client_hash)
+         VALUES ($1, $2, $3::jsonb, $4::jsonb, $5::text[], $6, $7, $8, $9, $9, $13) RETURNING *),
        c AS (${countPages('$2', `array_append($5::text[], '${ALL_PAGES}')`, '1')}),
        e AS (${deliveries('$10', '$11', '$12', 'p', 'TRUE')})
        SELECT ${COLUMNS} FROM p`,
@@ -91,9 +91,70 @@ export class PartialResponsesRepository {
         event.workspaceId,
         event.id,
         event.body,
+        p.clientHash ?? null,
       ],
     );
     return row;
+  }
+
+  /**
+   * How many partials one client (its keyed IP hash, every form: IDX_partial_responses_client) and
+   * one form (its '*' count) have open.
+   */
+  async openTotals(m: EntityManager, formId: string, clientHash: Buffer): Promise<{ client: number; form: number }> {
+    const [row] = await m.query(
+      `SELECT (SELECT count(*)::float8 FROM partial_responses WHERE client_hash = $2) AS client,
+              COALESCE((SELECT n::float8 FROM partial_page_counts WHERE form_id = $1 AND page = '${ALL_PAGES}'), 0) AS form`,
+      [formId, clientHash],
+    );
+    return row;
+  }
+
+  /**
+   * Gives the partial of this form named by `from` (updated since `freshSince`) the resume hash
+   * `to`, and keeps `from` in resume_moves (the old link then says where its answers went), in one
+   * statement. The partial's id, or undefined when none has `from` (any more).
+   */
+  async moveResume(
+    m: EntityManager,
+    formId: string,
+    from: Buffer,
+    to: Buffer,
+    freshSince: Date,
+  ): Promise<string | undefined> {
+    const [row] = await m.query(
+      `WITH p AS (UPDATE partial_responses SET resume_hash = $3
+                   WHERE resume_hash = $1 AND form_id = $2 AND updated_at >= $4 RETURNING id),
+            moved AS (INSERT INTO resume_moves (hash, form_id, response_id) SELECT $1, $2, id FROM p)
+       SELECT id FROM p`,
+      [from, formId, to, freshSince],
+    );
+    return row?.id;
+  }
+
+  /**
+   * Where a moved resume hash's answers are: the response's id, and whether it was completed since
+   * or is still open (neither: deleted); undefined for a hash never moved.
+   */
+  async moved(
+    m: EntityManager,
+    formId: string,
+    hash: Buffer,
+  ): Promise<{ responseId: string; completed: boolean; open: boolean } | undefined> {
+    const [row] = await m.query(
+      `SELECT mv.response_id AS "responseId",
+              EXISTS (SELECT 1 FROM responses r WHERE r.id = mv.response_id AND r.form_id = mv.form_id) AS completed,
+              EXISTS (SELECT 1 FROM partial_responses p WHERE p.id = mv.response_id AND p.form_id = mv.form_id) AS open
+         FROM resume_moves mv WHERE mv.hash = $1 AND mv.form_id = $2`,
+      [hash, formId],
+    );
+    return row;
+  }
+
+  /** Forgets the moves older than `before` (the retention sweep); how many went. */
+  async forgetMoves(m: EntityManager, before: Date): Promise<number> {
+    const result: unknown = await m.query(`DELETE FROM resume_moves WHERE moved_at < $1`, [before]);
+    return Array.isArray(result) && typeof result[1] === 'number' ? result[1] : 0;
   }
 
   /**
@@ -144,6 +205,30 @@ export class PartialResponsesRepository {
       ],
     );
     return row;
+  }
+
+  /**
+   * Counts the partial of this resume secret's hash on the pages of `reached` it had not reached,
+   * its answers unchanged (a save whose answers were refused: the person went on all the same),
+   * in one statement; only one updated since `freshSince`. Whether there was such a partial.
+   */
+  async reachPages(
+    m: EntityManager,
+    p: { formId: string; hash: Buffer; reached: string[] },
+    freshSince: Date,
+  ): Promise<boolean> {
+    const added = `ARRAY(SELECT x FROM unnest($3::text[]) x WHERE x <> ALL (old.pages_reached))`;
+    const rows = await m.query(
+      `WITH old AS (SELECT id, pages_reached FROM partial_responses WHERE resume_hash = $1 AND form_id = $2 AND updated_at >= $4 FOR UPDATE),
+       p AS (
+         UPDATE partial_responses p SET pages_reached = old.pages_reached || ${added}, updated_at = now()
+           FROM old WHERE p.id = old.id
+         RETURNING ${added} AS added),
+       c AS (${countPages('$2', '(SELECT added FROM p)', '1')})
+       SELECT 1 FROM p`,
+      [p.hash, p.formId, p.reached, freshSince],
+    );
+    return rows.length > 0;
   }
 
   /** Changes a partial (locked by the caller) and counts it on the pages it newly reached. */
@@ -235,13 +320,13 @@ export class PartialResponsesRepository {
 /** The form $1's partials as p, with submitted_at (when it started) for the filters' since/until. */
 const FILTERABLE = `(SELECT *, started_at AS submitted_at FROM partial_responses WHERE form_id = $1) p`;
 
-/** The form $1's partials as readFilteredSummary reads rows (r): no recorded path, ordered by start. */
+/** The form $1's partials as readFilteredSummary reads rows (r): no recorded path, ordered by start, none completed (started_at NULL). */
 export const PARTIAL_SOURCE = `(SELECT id, answers, hidden, NULL::jsonb AS shown, started_at AS submitted_at,
-    row_number() OVER (ORDER BY id) AS seq FROM partial_responses WHERE form_id = $1) r`;
+    row_number() OVER (ORDER BY id) AS seq, NULL::timestamptz AS started_at FROM partial_responses WHERE form_id = $1) r`;
 
 /** The form $1's sequenced responses, then its partials, as readFilteredSummary reads rows (r). */
-export const ALL_SOURCE = `(SELECT id, answers, hidden, shown, submitted_at, seq FROM responses WHERE form_id = $1 AND seq IS NOT NULL
-  UNION ALL SELECT id, answers, hidden, NULL::jsonb, started_at, 1000000000000000 + row_number() OVER (ORDER BY id)
+export const ALL_SOURCE = `(SELECT id, answers, hidden, shown, submitted_at, seq, started_at FROM responses WHERE form_id = $1 AND seq IS NOT NULL
+  UNION ALL SELECT id, answers, hidden, NULL::jsonb, started_at, 1000000000000000 + row_number() OVER (ORDER BY id), NULL::timestamptz
     FROM partial_responses WHERE form_id = $1) r`;
 
 /**

@@ -18,7 +18,11 @@
  *     form's setting is off), 409 form_not_accepting_responses (not published).
  * - resume(formId, resumeSecret) -> ResumeLookup: the partial (answers as stored: choice ids,
  *     answers to blocks the form no longer has dropped), { kind: 'completed' } (nothing of the
- *     answers), or { kind: 'unknown' } (malformed, unknown, another form's, expired).
+ *     answers), { kind: 'moved' } (the link was opened in another browser, see moveResume: its
+ *     answers continue there; nothing of them), or { kind: 'unknown' } (malformed, unknown,
+ *     another form's, expired).
+ * - moveResume(formId, resumeSecret) -> a new secret for the same partial (the old one then
+ *     resumes as 'moved'), or undefined when the secret names no open partial.
  * - complete(form, { resumeSecret, answers, hidden }) -> ResponseView, as submit returns: the full
  *     create_response validation (required included), then the response is stored with the
  *     partial's id, startedAt and lastPage, and the partial deleted, in one transaction; its
@@ -71,6 +75,11 @@ export type ResumeLookup =
   | { kind: 'partial'; partial: PartialSnapshot }
   /** The secret's response was completed: show "already submitted", nothing of the answers. */
   | { kind: 'completed'; responseId: string }
+  /**
+   * The secret was replaced when its link was opened in another browser (moveResume): its answers
+   * go on under another secret (the partial `responseId`), nothing of them is shown here.
+   */
+  | { kind: 'moved'; responseId: string }
   /** A bad, expired, other form's or tampered secret. */
   | { kind: 'unknown' };
 
@@ -165,22 +174,26 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
       pagesReached: string[];
       lastPage: string;
       ip?: string;
+      /** The page's client (a keyed hash of its IP): a new partial is bounded per client and per form. */
+      client?: Buffer;
     },
   ): Promise<{ responseId: string; resumeSecret: string }> {
     if (!form.partialResponses) throw partialsOff(form.publicId);
     if (form.status !== 'published') throw notAccepting(form.status);
-    const checked = checkPartial(form, input.answers, input.hidden, 'web');
     const keys = new Set(pageKeys(form.blocks));
     const reached = [...new Set(input.pagesReached)].filter((k) => keys.has(k));
     const lastPage = keys.has(input.lastPage)
       ? input.lastPage
       : (reached[reached.length - 1] ?? pageKeys(form.blocks)[0]);
     const given = input.resumeSecret !== undefined && SECRET.test(input.resumeSecret) ? input.resumeSecret : undefined;
+    const checked = await this.checkedOrReached(form, input, given, reached);
     /** A new partial under a new secret (none given, or the given one names nothing this save may change). */
     const startPartial = async (m: EntityManager) => {
+      if (input.client) await this.withinBounds(m, form.id, input.client);
       const resumeSecret = randomBytes(32).toString('base64url');
       const reachedSoFar = reached.length ? reached : [lastPage];
-      const row = await this.insert(m, form, checked, reachedSoFar, lastPage, 'web', hashOf(resumeSecret));
+      const hash = hashOf(resumeSecret);
+      const row = await this.insert(m, form, checked, reachedSoFar, lastPage, 'web', hash, input.client);
       return { responseId: row.id, resumeSecret };
     };
     if (!namesFiles(form, checked.answers)) {
@@ -232,11 +245,41 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
     });
   }
 
+  /**
+   * A page save's answers checked; when they are refused, the partial of `given` (if any) still
+   * counts on the pages the person reached (issue 45: the funnel counted them on the page before),
+   * its answers unchanged, and the refusal is thrown.
+   */
+  private async checkedOrReached(
+    form: FormRecord,
+    input: { answers: Record<string, unknown>; hidden: Record<string, string> },
+    given: string | undefined,
+    reached: string[],
+  ): Promise<CheckedResponse> {
+    try {
+      return checkPartial(form, input.answers, input.hidden, 'web');
+    } catch (err) {
+      if (given && err instanceof ApiError && err.code === 'invalid_arguments')
+        await this.repo.reachPages(
+          currentManager(this.db),
+          { formId: form.id, hash: hashOf(given), reached },
+          new Date(Date.now() - this.config.partialResponseRetentionDays * 86_400_000),
+        );
+      throw err;
+    }
+  }
+
   async resume(formId: string, resumeSecret: string): Promise<ResumeLookup> {
     if (typeof resumeSecret !== 'string' || !SECRET.test(resumeSecret)) return { kind: 'unknown' };
     const found = await this.repo.findByResume(currentManager(this.db), formId, hashOf(resumeSecret));
     if (found.completedId) return { kind: 'completed', responseId: found.completedId };
-    if (!found.partial || this.expired(found.partial)) return { kind: 'unknown' };
+    if (!found.partial) {
+      const moved = await this.repo.moved(currentManager(this.db), formId, hashOf(resumeSecret));
+      if (moved?.completed) return { kind: 'completed', responseId: moved.responseId };
+      if (moved?.open) return { kind: 'moved', responseId: moved.responseId };
+      return { kind: 'unknown' };
+    }
+    if (this.expired(found.partial)) return { kind: 'unknown' };
     const p = found.partial;
     // Answers to blocks the form no longer has are dropped (the page validates the rest again).
     const ids = new Set(await this.repo.blockIds(currentManager(this.db), formId));
@@ -254,6 +297,24 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
         updatedAt: p.updatedAt,
       },
     };
+  }
+
+  /**
+   * Link fixation (issue 45, 6.1): a resume link opened in a browser that does not hold its
+   * secret gets the partial under a new secret (only its hash stored), and the old secret's hash
+   * is kept to say "moved" (or, once submitted, "already submitted"), never to open the answers.
+   * So whoever sent the link, or saw it, cannot read what the person enters after opening it.
+   * The new secret, or undefined when this one names no open partial (any more).
+   */
+  async moveResume(
+    formId: string,
+    resumeSecret: string,
+  ): Promise<{ resumeSecret: string; responseId: string } | undefined> {
+    if (typeof resumeSecret !== 'string' || !SECRET.test(resumeSecret)) return undefined;
+    const next = randomBytes(32).toString('base64url');
+    const fresh = new Date(Date.now() - this.config.partialResponseRetentionDays * 86_400_000);
+    const id = await this.repo.moveResume(currentManager(this.db), formId, hashOf(resumeSecret), hashOf(next), fresh);
+    return id ? { resumeSecret: next, responseId: id } : undefined;
   }
 
   async complete(
@@ -293,8 +354,11 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * update_response: replaces a partial's answers (and hidden values, when given); with `complete`,
-   * completes it (the full validation of create_response). A completed response: 409.
+   * update_response: changes a partial's answers (and hidden values, when given): only the answers
+   * sent change, null clears one, the others stay as stored (issue 45: it replaced them all); the
+   * result is checked as a whole against the form as it is now. With `complete`, completes it (the
+   * full validation of create_response; its refusal says which answers are stored and which are
+   * missing). A completed response: 409.
    */
   async updateAs(
     actor: Principal,
@@ -311,8 +375,15 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
         throw notFoundResponse(publicId, responseId);
       }
       const hidden = input.hidden ?? row.hidden;
-      if (input.complete) return this.finish(tx, form, row, input.answers, hidden, { source: 'api', actor }, publicId);
-      const checked = checkPartial(form, input.answers, hidden, 'api');
+      const answers = mergedAnswers(form, row.answers, input.answers);
+      if (input.complete) {
+        try {
+          return await this.finish(tx, form, row, answers, hidden, { source: 'api', actor }, publicId);
+        } catch (err) {
+          throw withStoredAndMissing(err, form, answers);
+        }
+      }
+      const checked = checkPartial(form, answers, hidden, 'api');
       const reached = reachedBy(form, checked);
       const changed = await this.change(tx, form, row, checked, reached, reached[reached.length - 1]);
       await this.audit.record(tx, actor, 'response.update', row.id, { form: publicId });
@@ -342,7 +413,11 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
         return rows.length;
       });
       total += n;
-      if (n < SWEEP_BATCH) return total;
+      if (n < SWEEP_BATCH) {
+        // The old links' moves are kept as long as a partial not updated.
+        await this.repo.forgetMoves(currentManager(this.db), before);
+        return total;
+      }
     }
   }
 
@@ -362,6 +437,27 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
     return Date.now() - p.updatedAt.getTime() > this.config.partialResponseRetentionDays * 86_400_000;
   }
 
+  /**
+   * The respondent page's bound on open partials (issue 45, 6.6): per client (its keyed IP hash,
+   * every form) and per form (config anonymousLimits), counted in the database. Past one: 429
+   * pending_limit_reached, nothing stored.
+   */
+  private async withinBounds(m: EntityManager, formId: string, client: Buffer): Promise<void> {
+    const limits = this.config.anonymousLimits;
+    const open = await this.repo.openTotals(m, formId, client);
+    const over =
+      open.client + 1 > limits.partialsPerIp
+        ? 'from your network'
+        : open.form + 1 > limits.partialsPerForm
+          ? 'for this form'
+          : undefined;
+    if (over)
+      throw new ApiError('pending_limit_reached', {
+        message: `Too many answers are in progress ${over}: these answers were not saved for later.`,
+        hint: 'Submit or finish answers in progress, or try again later.',
+      });
+  }
+
   private async insert(
     tx: EntityManager,
     form: FormRecord,
@@ -370,6 +466,7 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
     lastPage: string,
     source: 'api' | 'web',
     resumeHash: Buffer | null,
+    clientHash?: Buffer,
   ): Promise<PartialRow> {
     const at = new Date();
     const p = {
@@ -391,7 +488,11 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
       },
       { at },
     );
-    const row = await this.repo.insert(tx, p, at, { workspaceId: form.workspaceId, id: newEventId(), body });
+    const row = await this.repo.insert(tx, { ...p, clientHash }, at, {
+      workspaceId: form.workspaceId,
+      id: newEventId(),
+      body,
+    });
     if (namesFiles(form, checked.answers)) await this.holdFiles(tx, form, row.id, checked.answers);
     return row;
   }
@@ -477,6 +578,49 @@ function notFoundPartial(): ApiError {
   return new ApiError('not_found', {
     message: 'No answers in progress with this link.',
     hint: 'Links to answers in progress expire when unused; start the form again.',
+  });
+}
+
+/**
+ * A partial's stored answers (by block id; those to blocks the form no longer has left out) with
+ * the answers sent (by id or ref) over them: a block sent replaces its stored answer, null clears it.
+ */
+export function mergedAnswers(
+  form: FormRecord,
+  stored: Record<string, unknown>,
+  sent: Record<string, unknown>,
+): Record<string, unknown> {
+  const byRef = new Map(form.blocks.filter((b) => b.ref).map((b) => [b.ref!, b.id]));
+  const ids = new Set(form.blocks.map((b) => b.id));
+  const merged: Record<string, unknown> = Object.fromEntries(Object.entries(stored).filter(([k]) => ids.has(k)));
+  for (const [key, value] of Object.entries(sent)) {
+    const id = ids.has(key) ? key : (byRef.get(key) ?? key);
+    delete merged[id];
+    if (value !== null) merged[key] = value;
+  }
+  return merged;
+}
+
+/**
+ * update_response's refusal to complete, with which answers are stored and which are missing (by
+ * ref, else id) in its hint: an agent that sent only the new answers sees what the partial holds.
+ */
+function withStoredAndMissing(err: unknown, form: FormRecord, answers: Record<string, unknown>): unknown {
+  if (!(err instanceof ApiError) || err.code !== 'invalid_arguments' || !err.details?.length) return err;
+  const name = new Map(form.blocks.map((b) => [b.id, b.ref ?? b.id]));
+  const idOf = new Map(form.blocks.flatMap((b) => (b.ref ? [[b.ref, b.id] as const, [b.id, b.id] as const] : [[b.id, b.id] as const])));
+  const id = (k: string) => idOf.get(k) ?? k;
+  const held = new Set(Object.keys(answers).map(id));
+  const stored = [...held].map((k) => name.get(k) ?? k);
+  const missing = err.details
+    .map((d) => /^\/answers\/([^/]+)$/.exec(d.path)?.[1])
+    .filter((k): k is string => k !== undefined && !held.has(id(k)))
+    .map((k) => name.get(id(k)) ?? k);
+  if (!missing.length) return err;
+  return new ApiError('invalid_arguments', {
+    message: err.message,
+    hint: `Stored: ${stored.join(', ') || 'none'}. Missing: ${missing.join(', ')}. Send only the missing answers: the stored ones are kept.`,
+    details: err.details,
   });
 }
 

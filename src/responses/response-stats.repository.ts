@@ -67,6 +67,36 @@ function valuesOf(source: string, formExpr: string, formColumn?: string, key = '
 }
 
 /**
+ * The key under which answer_counts and segment_answer_counts keep the histogram of the times to
+ * complete (issue 45): no block has it (block ids take no colon). Its values are seconds, bucketed
+ * by SECONDS_BUCKET.
+ */
+export const SECONDS_KEY = ':seconds';
+
+/**
+ * The bucket of a time to complete `seconds` (SQL, numeric): whole seconds under 10 minutes, then
+ * 10 s under an hour, a minute under a day, an hour beyond. A form's histogram has at most a few
+ * thousand rows, whatever its number of responses.
+ */
+const SECONDS_BUCKET = (seconds: string) => `(CASE WHEN ${seconds} < 600 THEN floor(${seconds})
+  WHEN ${seconds} < 3600 THEN floor(${seconds} / 10) * 10 WHEN ${seconds} < 86400 THEN floor(${seconds} / 60) * 60
+  ELSE floor(${seconds} / 3600) * 3600 END)::bigint`;
+
+/** The bucketed time to complete of the row s (SQL; NULL when it did not start as a partial). */
+export const completionSeconds = (s: string) =>
+  SECONDS_BUCKET(`GREATEST(0, extract(epoch FROM ${s}.submitted_at - ${s}.started_at))`);
+
+/**
+ * (block_id, type, value, num) as valuesOf's, of the times to complete (SECONDS_KEY) of the rows of
+ * `source` (aliased s, exposing submitted_at and started_at) that started as partials.
+ */
+function timesOf(source: string, formColumn?: string, key = 'form_id'): string {
+  return `SELECT ${formColumn ? `${formColumn} AS ${key}, ` : ''}'${SECONDS_KEY}'::text AS block_id, 'seconds'::text AS type,
+      ${completionSeconds('s')}::text AS value, ${completionSeconds('s')}::float8 AS num
+    FROM ${source} WHERE s.started_at IS NOT NULL`;
+}
+
+/**
  * (block_id, type, num, date) for every block the rows of `source` answered (arguments as
  * valuesOf's); date is the answer of a date block (YYYY-MM-DD), else NULL.
  */
@@ -144,7 +174,7 @@ export const SEQUENCE_BATCH = 5000;
  */
 const SEGMENT_FOLD = `
 seg AS MATERIALIZED (
-  SELECT g.id AS segment_id, s.form_id, s.seq, s.submitted_at, s.answers, s.shown
+  SELECT g.id AS segment_id, s.form_id, s.seq, s.submitted_at, s.started_at, s.answers, s.shown
     FROM s JOIN response_segments g ON g.form_id = s.form_id AND ${segmentMatch('s', 'g.kind', 'g.match')}),
 seg_n AS (
   SELECT g.id, x.n AS form_n, c.last_seq + x.n AS form_seq, count(m.segment_id) AS n, count(m.shown) AS recorded,
@@ -158,7 +188,8 @@ segments AS (
     FROM seg_n m WHERE g.id = m.id),
 seg_counts AS (
   INSERT INTO segment_answer_counts (segment_id, block_id, value, count)
-  SELECT segment_id, block_id, value, count(*) FROM (${valuesOf('seg s', 's.form_id', 's.segment_id', 'segment_id')}) v
+  SELECT segment_id, block_id, value, count(*)
+    FROM (${valuesOf('seg s', 's.form_id', 's.segment_id', 'segment_id')} UNION ALL ${timesOf('seg s', 's.segment_id', 'segment_id')}) v
    WHERE v.type NOT IN ('number', 'date')
    GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
   ON CONFLICT (segment_id, block_id, value) DO UPDATE SET count = segment_answer_counts.count + EXCLUDED.count),
@@ -202,7 +233,7 @@ c AS (SELECT form_id, last_seq, COALESCE(last_submitted_at, '-infinity') AS last
 s AS (
   UPDATE responses r SET seq = c.last_seq + p.n, submitted_at = GREATEST(p.submitted_at, c.last_at)
     FROM p JOIN c ON c.form_id = p.form_id WHERE r.id = p.id
-  RETURNING r.id, r.form_id, r.seq, r.submitted_at, r.answers, r.shown, r.hidden),
+  RETURNING r.id, r.form_id, r.seq, r.submitted_at, r.started_at, r.answers, r.shown, r.hidden),
 per_form AS (SELECT form_id, count(*)::int AS n, count(shown)::int AS recorded, max(submitted_at) AS last_at FROM s GROUP BY form_id),
 counter AS (
   UPDATE response_counters rc SET total = rc.total + x.n, recorded = rc.recorded + x.recorded, last_seq = rc.last_seq + x.n,
@@ -215,7 +246,8 @@ buckets AS (
   ON CONFLICT (form_id, bucket) DO UPDATE SET count = response_buckets.count + EXCLUDED.count),
 counts AS (
   INSERT INTO answer_counts (form_id, block_id, value, num, count)
-  SELECT form_id, block_id, value, num, count(*) FROM (${valuesOf('s', 's.form_id', 's.form_id')}) v
+  SELECT form_id, block_id, value, num, count(*)
+    FROM (${valuesOf('s', 's.form_id', 's.form_id')} UNION ALL ${timesOf('s', 's.form_id')}) v
    GROUP BY form_id, block_id, value, num ORDER BY form_id, block_id, value
   ON CONFLICT (form_id, block_id, value) DO UPDATE SET count = answer_counts.count + EXCLUDED.count),
 hidden AS (
@@ -286,6 +318,25 @@ export interface SummaryRow {
   numeric: Array<{ blockId: string; min: number | string | null; max: number | string | null }>;
   dates: Array<{ blockId: string; min: number | string | null; max: number | string | null }>;
   waiting: boolean;
+  /** A summary computed from the rows: the median time to complete (see medianSeconds), null when none started as a partial. */
+  medianSeconds?: number | null;
+}
+
+/**
+ * The median time to complete, in seconds, from a histogram of SECONDS_KEY (value, count): the
+ * bucket holding the response at position ceil(n / 2), the lower median (percentile_disc(0.5)
+ * over the rows gives the same). Null when the histogram is empty.
+ */
+export function medianSeconds(histogram: Array<{ value: string; count: number | string }>): number | null {
+  const buckets = histogram.map((h) => ({ at: Number(h.value), n: Number(h.count) })).filter((h) => h.n > 0);
+  buckets.sort((a, b) => a.at - b.at);
+  const total = buckets.reduce((sum, b) => sum + b.n, 0);
+  let seen = 0;
+  for (const b of buckets) {
+    seen += b.n;
+    if (seen * 2 >= total) return b.at;
+  }
+  return null;
 }
 
 /** A segment's row while its first build runs (see startSegment): the scan counts responses up to scanSeq. */
@@ -485,6 +536,7 @@ export class ResponseStatsRepository {
     const [row] = await manager.query(
       `${walk}
        SELECT count(*)::int AS total, count(r.shown)::int AS recorded, min(r.submitted_at) AS first, max(r.submitted_at) AS last,
+              percentile_disc(0.5) WITHIN GROUP (ORDER BY ${completionSeconds('r')}) FILTER (WHERE r.started_at IS NOT NULL) AS median,
               ${columns.length ? `json_build_array(${columns.join(', ')})` : `'[]'::json`} AS aggregates
          FROM ${source}
         WHERE ${filter.sql}`,
@@ -498,6 +550,7 @@ export class ResponseStatsRepository {
       first: row.first,
       last: row.last,
       waiting: false,
+      medianSeconds: row.median === null ? null : Number(row.median),
       stats: per.map((p) => ({
         blockId: p.block.id,
         answered: Number(at(p.answered)),
@@ -668,6 +721,16 @@ export class ResponseStatsRepository {
     const [{ texts }] = latest.length
       ? await manager.query(`SELECT json_build_array(${latest.join(', ')}) AS texts`, params)
       : [{ texts: [] }];
+    // The histogram of its times to complete (kept with its counts, as the form's: SECONDS_KEY), by an
+    // index-backed read of the matches that started as partials; only when some did (the median says).
+    if (row.medianSeconds !== null && row.medianSeconds !== undefined) {
+      const times: Array<{ value: string; count: number }> = await manager.query(
+        `SELECT ${completionSeconds('r')}::text AS value, count(*)::int AS count
+           FROM (${segmentRows(segment, 'r.submitted_at, r.started_at')} AND ${upTo} AND r.started_at IS NOT NULL) r GROUP BY 1`,
+        key,
+      );
+      row.counts.push(...times.map((t) => ({ blockId: SECONDS_KEY, value: t.value, count: t.count })));
+    }
     return { row, latest: new Map(texts as Array<[string, unknown]>) };
   }
 
@@ -800,11 +863,11 @@ export class ResponseStatsRepository {
   async deleteResponse(tx: EntityManager, formId: string, responseId: string): Promise<boolean> {
     await this.lockSequencer(tx, formId);
     const [gone] = await tx.query(
-      `WITH d AS (DELETE FROM responses WHERE form_id = $1 AND id = $2 RETURNING seq, answers, shown, hidden),
+      `WITH d AS (DELETE FROM responses WHERE form_id = $1 AND id = $2 RETURNING seq, answers, shown, hidden, submitted_at, started_at),
             c AS (UPDATE response_counters SET total = total - 1, recorded = recorded - (SELECT count(shown) FROM d), hidden_total = hidden_total - 1
                    WHERE form_id = $1 AND EXISTS (SELECT 1 FROM d WHERE seq IS NOT NULL)),
             b AS (UPDATE response_buckets SET count = count - 1 WHERE form_id = $1 AND bucket = (SELECT seq >> ${BUCKET_BITS} FROM d))
-       SELECT seq, answers, shown, hidden FROM d`,
+       SELECT seq, answers, shown, hidden, submitted_at AS "submittedAt", started_at AS "startedAt" FROM d`,
       [formId, responseId],
     );
     if (!gone) return false;
@@ -817,16 +880,17 @@ export class ResponseStatsRepository {
         WHERE g.form_id = $1 AND NOT ${segmentMatch('x', 'g.kind', 'g.match')}`,
       [formId, JSON.stringify(gone.answers ?? {}), JSON.stringify(gone.hidden ?? {})],
     );
-    const self = `(SELECT $2::jsonb AS answers) s`;
+    const self = `(SELECT $2::jsonb AS answers, $3::timestamptz AS submitted_at, $4::timestamptz AS started_at) s`;
     await tx.query(
       `WITH ac AS (
          UPDATE answer_counts a SET count = a.count - v.n
-           FROM (SELECT block_id, value, count(*) AS n FROM (${valuesOf(self, '$1')}) x GROUP BY block_id, value) v
+           FROM (SELECT block_id, value, count(*) AS n FROM (${valuesOf(self, '$1')} UNION ALL ${timesOf(self)}) x
+                  GROUP BY block_id, value) v
           WHERE a.form_id = $1 AND a.block_id = v.block_id AND a.value = v.value)
        UPDATE block_stats s SET answered = s.answered - 1, sum = s.sum - a.num
          FROM (${answeredOf(self, '$1')}) a
         WHERE s.form_id = $1 AND s.block_id = a.block_id`,
-      [formId, JSON.stringify(gone.answers)],
+      [formId, JSON.stringify(gone.answers), gone.submittedAt, gone.startedAt],
     );
     if (Array.isArray(gone.shown))
       await tx.query(
@@ -868,10 +932,10 @@ export class ResponseStatsRepository {
     await tx.query('DELETE FROM hidden_counts WHERE form_id = $1', [formId]);
     await this.dropSegments(tx, formId); // made again when next summarized
     // Only the sequenced responses: others may commit meanwhile, and will be folded in when sequenced.
-    const all = `(SELECT answers FROM responses WHERE form_id = $1 AND seq IS NOT NULL) s`;
+    const all = `(SELECT answers, submitted_at, started_at FROM responses WHERE form_id = $1 AND seq IS NOT NULL) s`;
     await tx.query(
       `INSERT INTO answer_counts (form_id, block_id, value, num, count)
-       SELECT $1, block_id, value, num, count(*) FROM (${valuesOf(all, '$1')}) v GROUP BY block_id, value, num`,
+       SELECT $1, block_id, value, num, count(*) FROM (${valuesOf(all, '$1')} UNION ALL ${timesOf(all)}) v GROUP BY block_id, value, num`,
       [formId],
     );
     await tx.query(

@@ -20,11 +20,13 @@ export const ResponseSchema = Type.Object(
         description: 'The hidden field values it came with.',
       }),
     ),
-    status: Type.Optional(Type.Literal('partial', { description: 'Not yet completed (absent: completed).' })),
-    startedAt: Type.Optional(Type.String({ format: 'date-time', description: 'Set when it started as a partial.' })),
+    status: Type.Optional(StringEnum(['partial', 'completed'] as const, { description: 'partial: not yet completed.' })),
+    startedAt: Type.Optional(
+      Type.String({ format: 'date-time', description: 'Its first save (a response never partial: submittedAt).' }),
+    ),
     updatedAt: Type.Optional(Type.String({ format: 'date-time' })),
     lastPage: Type.Optional(
-      Type.String({ description: "The page it stopped on: '' the first, else a page_break id." }),
+      Type.String({ description: "The furthest page it reached: '' the first, else a page_break id." }),
     ),
   },
   { additionalProperties: false },

@@ -5,7 +5,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ResponseEntity } from './entities/response.entity';
-import { PartialPageCountEntity, PartialResponseEntity } from './entities/partial-response.entity';
+import { PartialPageCountEntity, PartialResponseEntity, ResumeMoveEntity } from './entities/partial-response.entity';
 import { PartialResponsesRepository } from './partial-responses.repository';
 import { PartialResponsesService } from './partial-responses.service';
 import {
@@ -48,6 +48,7 @@ import { UpdateResponseTool } from './update-response.tool';
       SegmentBlockStatsEntity,
       SegmentAnswerCountEntity,
       PartialResponseEntity,
+      ResumeMoveEntity,
       PartialPageCountEntity,
     ]),
     FormsModule,

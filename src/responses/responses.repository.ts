@@ -17,7 +17,14 @@ export type InsertedResponse = Pick<ResponseEntity, 'id' | 'submittedAt'> & {
 
 /** A response as read. */
 export type ResponseRow = Pick<ResponseEntity, 'id' | 'submittedAt' | 'answers'> &
-  Partial<Pick<ResponseEntity, 'hidden' | 'startedAt' | 'lastPage'>>;
+  Partial<Pick<ResponseEntity, 'hidden' | 'startedAt' | 'lastPage' | 'shown'>>;
+
+/**
+ * The columns a response's view reads besides id, submittedAt, answers and hidden (of r): its
+ * start, its last page, and its path only where its last page was not stored (see responseViewer).
+ */
+export const VIEW_COLUMNS = (r: string) =>
+  `${r}.started_at AS "startedAt", ${r}.last_page AS "lastPage", CASE WHEN ${r}.last_page IS NULL THEN ${r}.shown END AS shown`;
 
 /** A response to store (see ResponsesRepository.insertMany). */
 export interface NewResponse {
@@ -107,16 +114,18 @@ export class ResponsesRepository {
     const keys = new Map(responses.filter((r) => r.key).map((r) => [r.id, r.key!]));
     return rows.map(({ id, submittedAt, submittedText }) => {
       const key = keys.get(id);
-      // The answer the statement stored with the key: the same text around the same ISO time.
-      return key ? { id, submittedAt, answer: key.head + submittedText + key.tail } : { id, submittedAt };
+      // The answer the statement stored with the key: the same text around (and in: AT_SUBMISSION) the same ISO time.
+      return key
+        ? { id, submittedAt, answer: key.head + submittedText + key.tail.replaceAll('\u0001', submittedText!) }
+        : { id, submittedAt };
     });
   }
 
   /** A response of the form (undefined when there is none with this id). */
   async findOne(manager: EntityManager, formId: string, responseId: string): Promise<ResponseRow | undefined> {
     const [row] = await manager.query(
-      `SELECT id, submitted_at AS "submittedAt", answers, hidden, started_at AS "startedAt", last_page AS "lastPage"
-         FROM responses WHERE form_id = $1 AND id = $2`,
+      `SELECT r.id, r.submitted_at AS "submittedAt", r.answers, r.hidden, ${VIEW_COLUMNS('r')}
+         FROM responses r WHERE r.form_id = $1 AND r.id = $2`,
       [formId, responseId],
     );
     return row;
@@ -171,7 +180,7 @@ export class ResponsesRepository {
     if (!at) return { total, rows: [] };
     const n = params.push(at.start, at.count);
     const rows: ResponseRow[] = await manager.query(
-      `SELECT r.id, r.submitted_at AS "submittedAt", r.answers, r.hidden FROM responses r
+      `SELECT r.id, r.submitted_at AS "submittedAt", r.answers, r.hidden, ${VIEW_COLUMNS('r')} FROM responses r
         WHERE r.form_id = $1 AND r.seq IS NOT NULL AND ${filter.sql} ORDER BY r.seq OFFSET $${n - 1} LIMIT $${n}`,
       params,
     );
@@ -185,9 +194,9 @@ export class ResponsesRepository {
          SELECT bucket, before FROM (
            SELECT bucket, count, sum(count) OVER (ORDER BY bucket) - count AS before FROM response_buckets WHERE form_id = $1) b
           WHERE before + count > $2 ORDER BY bucket LIMIT 1)
-       SELECT r.id, r.submitted_at AS "submittedAt", r.answers, r.hidden
+       SELECT r.id, r.submitted_at AS "submittedAt", r.answers, r.hidden, ${VIEW_COLUMNS('r')}
          FROM loc CROSS JOIN LATERAL (
-           SELECT id, submitted_at, answers, hidden FROM responses
+           SELECT id, submitted_at, answers, hidden, started_at, last_page, shown FROM responses
             WHERE form_id = $1 AND seq >= (loc.bucket << ${BUCKET_BITS}) ORDER BY seq OFFSET ($2 - loc.before) LIMIT $3) r`,
       [formId, start, count],
     );
@@ -265,10 +274,11 @@ function insertRow(r: NewResponse) {
 /**
  * ResponsesRepository.insertMany's statement: a call of the function that stores the rows (a JSON
  * array of insertRow()s), whose SQL is in migrations/1796000470000-StoreResponsesFunction.ts; the
- * claiming one (migrations/1796000500000-KeyedStoreFunction.ts) when a row has an Idempotency-Key
+ * claiming one (migrations/1796000500000-KeyedStoreFunction.ts; v3, migrations/1796000510000-CompletionTimes.ts,
+ * fills in the answer's AT_SUBMISSION times) when a row has an Idempotency-Key
  * or uploads. As a function its plan is made once
  * per database session, prepared or not: behind a transaction pooler and on the embedded
  * database, where nothing is prepared, a plain statement of that size was planned on every call.
  */
 const INSERT_SQL = 'SELECT * FROM formwork_store_responses_v1($1::jsonb)';
-const CLAIMING_INSERT_SQL = 'SELECT * FROM formwork_store_claiming_responses_v2($1::jsonb)';
+const CLAIMING_INSERT_SQL = 'SELECT * FROM formwork_store_claiming_responses_v3($1::jsonb)';

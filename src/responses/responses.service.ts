@@ -12,10 +12,10 @@ import { AnswerWording, answersViewer, Block, CHOICE_TYPES, NUMERIC_TYPES, takes
 import { isBlockLeaf, isHiddenLeaf } from '../forms/conditions';
 import { CheckedResponse, hasLogic, validateResponse } from '../forms/form-logic';
 import { FormRecord, FormsService, notFoundForm } from '../forms/forms.service';
-import { ResponseStatsRepository, SummaryRow } from './response-stats.repository';
+import { medianSeconds, ResponseStatsRepository, SECONDS_KEY, SummaryRow } from './response-stats.repository';
 import { NewResponse, ResponseRow, ResponsesRepository } from './responses.repository';
 import { ResponseInsertBatcher } from './response-insert-batcher';
-import { UploadsService } from '../uploads/uploads.service';
+import { blockProblem, UploadDescription, UploadsService } from '../uploads/uploads.service';
 import { FileAnswers } from '../files/file-answers.service';
 import { fileKeys, namedUploads, showFiles } from '../files/file-answers';
 import type { FileReader } from '../files/file-links';
@@ -54,13 +54,20 @@ export interface ResponseView {
   answers: Record<string, unknown>;
   /** Hidden values, on responses of forms that declare hidden fields (or that carry some). */
   hidden?: Record<string, string>;
-  /** 'partial' on a response not yet completed; absent on completed ones. */
-  status?: 'partial';
-  /** On partials and on responses that started as one: when it started, last changed, its last page. */
+  /** Every view carries these (issue 45): 'partial' until completed. */
+  status?: 'partial' | 'completed';
+  /** When it started (its first save; submittedAt for a response that never was a partial), last changed, the last page it reached. */
   startedAt?: string;
   updatedAt?: string;
   lastPage?: string;
 }
+
+/**
+ * Stands for the submission's own time in a view built before its insert (startedAt and updatedAt
+ * of a response that never was a partial): jsonAroundSubmittedAt writes it raw, a character
+ * JSON.stringify never writes, and the insert statement puts submittedAt's text in its place.
+ */
+export const AT_SUBMISSION = '\u0001';
 
 /** How read tools key answers: by block id (default) or by ref (a block without a ref stays under its id). */
 export type AnswersBy = 'id' | 'ref';
@@ -114,7 +121,13 @@ export class ResponsesService {
   ): Promise<void> {
     const files = namedFiles(form.blocks, answers, stored);
     if (files.length)
-      await this.uploads.attach(tx, { workspaceId: form.workspaceId, formId: form.id, responseId, files });
+      await this.uploads.attach(tx, {
+        workspaceId: form.workspaceId,
+        formId: form.id,
+        blocks: form.blocks,
+        responseId,
+        files,
+      });
   }
 
   /**
@@ -357,6 +370,7 @@ export class ResponsesService {
         await this.uploads.attach(tx, {
           workspaceId: form.workspaceId,
           formId: form.id,
+          blocks: form.blocks,
           responseId: response.id,
           files,
         });
@@ -381,12 +395,17 @@ export class ResponsesService {
     { claim, uploads }: WithInsert = {},
   ): Promise<ResponseView | undefined> {
     const id = partial?.id ?? uuidv7();
-    const view = responseViewer(form)({
-      id,
-      submittedAt: new Date(0),
-      answers: checked.answers,
-      hidden: checked.hidden,
-    });
+    // The page it is completed on: the last page of its path (issue 45: not the partial's last save).
+    const lastPage = lastPageOf(form.blocks, checked.shown);
+    const view: ResponseView = {
+      ...responseViewer(form)({ id, submittedAt: new Date(0), answers: checked.answers, hidden: checked.hidden, lastPage }),
+      startedAt: partial ? partial.startedAt.toISOString() : AT_SUBMISSION,
+      updatedAt: AT_SUBMISSION,
+    };
+    const described = await this.filesDescribed(m ?? currentManager(this.db), form, view.answers);
+    // The statement holds files by their bytes; each must also fit its block as it is now (issue
+    // 45, item 6.4): one that does not takes the transactional path, whose checks say why.
+    if (uploads && !fitBlocks(form.blocks, uploads, described)) return undefined;
     const refs = answeredRefs(form.blocks, checked.answers);
     const key = claim && { claim, formPublicId: how.publicId, ...jsonAroundSubmittedAt(view) };
     const response: NewResponse = {
@@ -397,13 +416,14 @@ export class ResponsesService {
       shown: checked.shown,
       source: how.source,
       published: how.published,
-      ...(partial ? { startedAt: partial.startedAt, lastPage: partial.lastPage, resumeHash: partial.resumeHash } : {}),
+      lastPage,
+      ...(partial ? { startedAt: partial.startedAt, resumeHash: partial.resumeHash } : {}),
       audit: how.actor && this.audit.recordJson(how.actor, 'response.create', { form: how.publicId }),
       event: {
         id: newEventId(),
         ...responseCreatedBody(form, {
           id,
-          answers: await this.filesDescribed(m ?? currentManager(this.db), form, view.answers),
+          answers: described,
           ...(refs ? { refs } : {}),
           ...(view.hidden ? { hidden: view.hidden } : {}),
         }),
@@ -416,7 +436,7 @@ export class ResponsesService {
     if (!row) return undefined;
     const submittedAt = row.submittedAt.toISOString();
     if (claim) claim.answer = row.answer; // the text its statement stored with the key
-    return { ...view, submittedAt };
+    return atSubmission(view, submittedAt);
   }
 
   /** Answers (keyed by block id) with each file answer as `[{ uploadId, name, size, contentType }]`, as webhook payloads carry them. */
@@ -471,7 +491,7 @@ export class ResponsesService {
     publicId: string,
     filter: ResponseFilter = {},
     status: ResponseStatus = 'completed',
-  ): Promise<FormSummary & { publicId: string; funnel?: FunnelStep[] }> {
+  ): Promise<FormSummary & { publicId: string; medianSecondsToComplete: number | null; funnel?: FunnelStep[] }> {
     const form = await this.forms.get(workspaceId, publicId);
     const checked = checkResponseFilter(form, filter);
     let row = await this.readSummary(form);
@@ -499,6 +519,8 @@ export class ResponsesService {
     const recorded = row.recorded ?? 0;
     const counts = new Map(row.counts.map((c) => [`${c.blockId}\u0000${c.value}`, Number(c.count)]));
     const ranges = new Map([...row.numeric, ...row.dates].map((r) => [r.blockId, r]));
+    // Time to complete (issue 45): computed with the rows when they were read, else from the kept histogram.
+    const median = row.medianSeconds !== undefined ? row.medianSeconds : medianSeconds(row.counts.filter((c) => c.blockId === SECONDS_KEY));
     return {
       publicId,
       ...summaryFromStats(form.blocks, {
@@ -516,6 +538,7 @@ export class ResponsesService {
         range: (id) => ranges.get(id) ?? { min: null, max: null },
         latest: (id) => stats.get(id)?.latest ?? [],
       }),
+      medianSecondsToComplete: median,
       ...(funnel ? { funnel } : {}),
     };
   }
@@ -617,7 +640,8 @@ export class ResponsesService {
   private summarized(form: FormRecord) {
     const ids = (types: readonly string[]) => form.blocks.filter((b) => types.includes(b.type)).map((b) => b.id);
     return {
-      counted: ids([...CHOICE_TYPES, 'yes_no', 'rating', 'linear_scale']),
+      // With the histogram of the times to complete, kept under a key no block has.
+      counted: [...ids([...CHOICE_TYPES, 'yes_no', 'rating', 'linear_scale']), SECONDS_KEY],
       numeric: ids(NUMERIC_TYPES),
       dates: ids(['date']),
     };
@@ -650,7 +674,13 @@ export class ResponsesService {
       if (!row) throw new Error(`form ${form.id} is gone or changed since it was read`);
       // Files an import names are checked and held as a submission's are, in its transaction.
       if (files.length)
-        await this.uploads.attach(m, { workspaceId: form.workspaceId, formId: form.id, responseId: row.id, files });
+        await this.uploads.attach(m, {
+          workspaceId: form.workspaceId,
+          formId: form.id,
+          blocks: form.blocks,
+          responseId: row.id,
+          files,
+        });
       return row;
     };
     const row = tx
@@ -696,8 +726,40 @@ function countedFilter(
  * quote): head + submittedAt + tail is JSON.stringify of the view with that submittedAt.
  */
 export function jsonAroundSubmittedAt(view: ResponseView): { head: string; tail: string } {
-  const { id, submittedAt: _, ...rest } = view;
-  return { head: `{"id":${JSON.stringify(id)},"submittedAt":"`, tail: `",${JSON.stringify(rest).slice(1)}` };
+  const { id, submittedAt: _, status, startedAt, updatedAt, lastPage, ...rest } = view;
+  // The times that are the submission's own (AT_SUBMISSION) are written raw, for the statement to fill in.
+  const time = (t: string) => (t === AT_SUBMISSION ? `"${AT_SUBMISSION}"` : JSON.stringify(t));
+  let tail = `",${JSON.stringify(rest).slice(1, -1)}`;
+  if (status !== undefined) tail += `,"status":${JSON.stringify(status)}`;
+  if (startedAt !== undefined) tail += `,"startedAt":${time(startedAt)}`;
+  if (updatedAt !== undefined) tail += `,"updatedAt":${time(updatedAt)}`;
+  if (lastPage !== undefined) tail += `,"lastPage":${JSON.stringify(lastPage)}`;
+  return { head: `{"id":${JSON.stringify(id)},"submittedAt":"`, tail: `${tail}}` };
+}
+
+/** A view built before its insert (see AT_SUBMISSION) with the submission's time in place. */
+function atSubmission(view: ResponseView, submittedAt: string): ResponseView {
+  const at = (t: string | undefined) => (t === AT_SUBMISSION ? submittedAt : t);
+  return { ...view, submittedAt, startedAt: at(view.startedAt), updatedAt: at(view.updatedAt) };
+}
+
+/**
+ * The last page of a path ('' the first page, else its page_break id): of the pages `shown` holds
+ * (a response's recorded path), or the form's last page when every block was shown (null).
+ */
+export function lastPageOf(blocks: Block[], shown: string[] | null | undefined): string {
+  const keys = pageKeys(blocks);
+  if (!shown) return keys[keys.length - 1];
+  const on = new Set(shown);
+  return keys.filter((k, i) => i === 0 || on.has(k)).pop() ?? '';
+}
+
+/** The furthest page of `reached` in the form's order (pages the form no longer has left out); undefined when none is. */
+export function furthestPage(blocks: Block[], reached: string[]): string | undefined {
+  const at = new Set(reached);
+  return pageKeys(blocks)
+    .filter((k) => at.has(k))
+    .pop();
 }
 
 /**
@@ -747,19 +809,24 @@ export function responseViewer(form: FormRecord, answersBy: AnswersBy = 'id'): (
   return (row) => {
     let answers = labelled(row.answers);
     if (byRef) answers = Object.fromEntries(Object.entries(answers).map(([id, v]) => [refs.get(id) ?? id, v]));
-    const view: ResponseView = { id: row.id, submittedAt: row.submittedAt.toISOString(), answers };
+    const submittedAt = row.submittedAt.toISOString();
+    const view: ResponseView = { id: row.id, submittedAt, answers };
     const hidden = row.hidden ?? {};
     if (declared || Object.keys(hidden).length) view.hidden = hidden;
-    if (row.startedAt) {
-      // A response that started as a partial (issue 36): get_response shows when, and its last page.
-      view.startedAt = row.startedAt.toISOString();
-      view.lastPage = row.lastPage ?? '';
-    }
+    // Completed (issue 45): started at its first save (or when submitted), last changed when completed,
+    // its last page stored with it (or, for one stored before that, the last page of its recorded path).
+    view.status = 'completed';
+    view.startedAt = row.startedAt ? row.startedAt.toISOString() : submittedAt;
+    view.updatedAt = submittedAt;
+    view.lastPage = row.lastPage ?? lastPageOf(form.blocks, row.shown);
     return view;
   };
 }
 
-/** Shows partial responses as responseViewer shows completed ones, with status "partial" and their times. */
+/**
+ * Shows partial responses as responseViewer shows completed ones, with status "partial" and their
+ * times; lastPage is the furthest page it reached (the page it resumes on may be an earlier one).
+ */
 export function partialViewer(form: FormRecord, answersBy: AnswersBy = 'id'): (row: PartialRow) => ResponseView {
   const view = responseViewer(form, answersBy);
   return (row) => ({
@@ -768,7 +835,7 @@ export function partialViewer(form: FormRecord, answersBy: AnswersBy = 'id'): (r
     status: 'partial',
     startedAt: row.startedAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
-    lastPage: row.lastPage,
+    lastPage: furthestPage(form.blocks, row.pagesReached ?? []) ?? row.lastPage,
   });
 }
 
@@ -782,6 +849,29 @@ function answeredRefs(blocks: Block[], answers: Record<string, unknown>): Record
 interface WithInsert {
   claim?: StatementClaim;
   uploads?: NewResponse['uploads'];
+}
+
+/** Whether each upload the statement would hold fits its block as it is now (those not found: the statement refuses them). */
+function fitBlocks(
+  blocks: Block[],
+  uploads: Array<{ id: string; blockId: string }>,
+  described: Record<string, unknown>,
+) {
+  const files = new Map(
+    fileKeys(blocks)
+      .flatMap((key) => (described[key] ?? []) as UploadDescription[])
+      .map((f) => [f.uploadId, f]),
+  );
+  return uploads.every((u) => {
+    const file = files.get(u.id);
+    return (
+      !file ||
+      !blockProblem(
+        blocks.find((b) => b.id === u.blockId),
+        file,
+      )
+    );
+  });
 }
 
 /** The uploads a submission names, to hold with it; undefined when one is named twice (the transactional path refuses it). */

@@ -17,6 +17,12 @@ const output = Type.Object(
     total: Type.Integer({ minimum: 0 }),
     firstSubmittedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
     lastSubmittedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    medianSecondsToComplete: Nullable(
+      Type.Number({
+        description:
+          'Median seconds from first save to completion, of the completed responses that started as partials; null: none did.',
+      }),
+    ),
     blocks: Type.Array(
       Type.Object(
         {

@@ -10,7 +10,7 @@ const input = Type.Object(
     responseId: ResponseId,
     answers: Type.Unsafe<Record<string, unknown>>({
       type: 'object',
-      description: 'The whole new answers, as create_response takes them.',
+      description: 'The answers to change, as create_response takes them; null clears one. Others stay as stored.',
     }),
     hidden: Type.Optional(
       Type.Unsafe<Record<string, string>>({
@@ -30,7 +30,7 @@ const output = ResponseSchema;
   name: 'update_response',
   title: 'Update a partial response',
   description:
-    'Replaces the answers of a partial response (create_response partial: true, or saved by the form page) and may complete it. A completed response is refused (409 response_completed).',
+    'Changes answers of a partial response (create_response partial: true, or saved by the form page): only those sent change, null clears one. May complete it. A completed response is refused (409 response_completed).',
   scope: 'responses:write',
   write: true,
   input,

@@ -18,6 +18,8 @@ const CHUNK = 1024 * 1024;
 
 export class DiskFileStorage extends FileStorage {
   readonly kind = 'disk';
+  /** The endpoint takes one body per URL, once, and only for an upload still waiting for it. */
+  readonly uploadUrlMinutes = 15;
 
   constructor(
     /** DATA_DIR/uploads */
@@ -58,6 +60,11 @@ export class DiskFileStorage extends FileStorage {
     } finally {
       await file.close();
     }
+  }
+
+  async peek(key: string, startBytes: number): Promise<StoredBytes | undefined> {
+    const stored = await this.head(key);
+    return stored && { size: stored.size, start: await this.readStart(key, startBytes) };
   }
 
   /**

@@ -14,6 +14,9 @@ const NEW_URL =
  * than the signed size (413: at once when Content-Length says so, else where it passes the size,
  * keeping nothing), a second body for a key that has its bytes (403: they never change once
  * stored), and a sender that stops sending (408 after UPLOAD_IDLE_TIMEOUT_MS, nothing kept).
+ * The uploads service (the listener) refuses, before a byte is read, a URL whose upload is gone
+ * (deleted with its response or form: 404) or already has its bytes, and checks the bytes once
+ * stored (size, type, markup: 422 file_refused naming the file, the bytes deleted).
  * Registered in a plugin of its own so that its catch-all body parser, which
  * hands the request over as a stream of any type, applies to this route alone.
  */
@@ -63,14 +66,17 @@ async function receive(storage: DiskFileStorage, req: FastifyRequest, reply: Fas
       'To send another file, ask for a new upload URL (create_upload).',
     );
   if (await storage.head(key)) return stored();
+  const listener = storage.listener;
+  const unwelcome = await listener?.admit(key);
+  if (unwelcome) return send(req, reply, unwelcome);
   try {
-    const listener = storage.listener;
     const written = await storage.write(key, req.raw, {
       contentType: grant.contentType,
       maxBytes: grant.size,
       startBytes: listener?.startBytes,
     });
-    await listener?.received(key, written);
+    const refused = await listener?.received(key, written);
+    if (refused) return send(req, reply, refused);
     return { size: written.size };
   } catch (e) {
     if (e instanceof FileTooLargeError) return tooLarge();
@@ -94,8 +100,12 @@ function refuse(
   message: string,
   hint = NEW_URL,
 ) {
-  // The rest of the body is not read: the connection closes after the answer.
+  return send(req, reply, new ApiError(code, { message, hint }));
+}
+
+function send(req: FastifyRequest, reply: FastifyReply, error: ApiError) {
+  // The rest of the body may be unread: the connection closes after the answer.
   reply.header('Connection', 'close');
-  sendError(reply, new ApiError(code, { message, hint }), req.id);
+  sendError(reply, error, req.id);
   return reply;
 }

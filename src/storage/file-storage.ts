@@ -1,3 +1,5 @@
+import type { ApiError } from '../common/errors/api-error';
+
 /**
  * The storage port: where uploaded files live. One adapter is chosen at start (disk when
  * STORAGE_S3_BUCKET is unset, S3 otherwise); nothing outside src/storage knows which runs.
@@ -45,22 +47,41 @@ export interface WriteOptions {
 export const objectKey = (workspaceId: string, formId: string, uploadId: string) =>
   `${workspaceId}/${formId}/${uploadId}`;
 
+/**
+ * What the uploads service says of an upload target's bytes that come through the service (the
+ * disk endpoint); S3's go to the bucket unseen. One body per URL, once (issue 45, item 6.5).
+ */
+export interface UploadListener {
+  /** How many first bytes `received` needs (the type check). */
+  startBytes: number;
+  /** Before any byte is read: undefined when the key's upload waits for its bytes, else the refusal (nothing is written). */
+  admit(key: string): Promise<ApiError | undefined>;
+  /** Once the bytes are stored: undefined when they are taken, else the refusal (the listener deleted them). */
+  received(key: string, stored: StoredBytes): Promise<ApiError | undefined>;
+}
+
 /** The Nest provider token; StorageModule is @Global and exports it. */
 export abstract class FileStorage {
   abstract readonly kind: 'disk' | 's3';
+  /**
+   * How long an upload target takes bytes. A presigned S3 URL cannot be revoked (a PUT after its
+   * upload is gone lands until it expires): S3's are short.
+   */
+  abstract readonly uploadUrlMinutes: number;
   /** How long a write waits for the sender's next bytes (UPLOAD_IDLE_TIMEOUT_MS); 0: no bound. */
   idleMs = 30_000;
-  /**
-   * Told of the bytes an upload target received through the service (the disk endpoint), with
-   * their first `startBytes`, so the upload's row records them; S3's go to the bucket unseen.
-   */
-  listener?: { startBytes: number; received(key: string, stored: StoredBytes): Promise<void> };
+  listener?: UploadListener;
   /** Where a client PUTs the bytes of `key` until expiresAt; the headers must be sent as given (Content-Type at least). */
   abstract uploadTarget(key: string, o: { size: number; contentType: string; expiresAt: Date }): Promise<UploadTarget>;
   /** The stored object's size, or undefined when there is none. */
   abstract head(key: string): Promise<{ size: number } | undefined>;
   /** The first `bytes` bytes (fewer when the object is shorter), for type sniffing. */
   abstract readStart(key: string, bytes: number): Promise<Buffer>;
+  /**
+   * What a client has sent for `key` so far, sealed or not, without sealing it (a dry run's look):
+   * its size and first `startBytes`, or undefined when nothing arrived.
+   */
+  abstract peek(key: string, startBytes: number): Promise<StoredBytes | undefined>;
   /**
    * Streams `body` into `key`; past maxBytes it stops reading, leaves nothing stored and throws
    * FileTooLargeError (UploadIdleError when the sender stops). `body` is never destroyed, only left
@@ -84,8 +105,11 @@ export abstract class FileStorage {
   abstract delete(keys: string[]): Promise<void>;
   /** Every key under a prefix (tests and audits list the bucket or the disk with it). */
   abstract list(prefix: string): AsyncIterable<string>;
-  /** Every key (and S3 `.upload` object) last written before `before`: the orphan sweep's candidates. */
-  abstract stale(before: Date): AsyncIterable<string>;
+  /**
+   * Every key last written before `before`, and S3's `.upload` objects last written before
+   * `uploadedBefore` (by default `before` too): the orphan sweep's candidates.
+   */
+  abstract stale(before: Date, uploadedBefore?: Date): AsyncIterable<string>;
   /** Throws when the store cannot be reached (for /readyz). */
   abstract ready(): Promise<void>;
 }

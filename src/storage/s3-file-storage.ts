@@ -28,6 +28,12 @@ const UPLOADED = '.upload';
 
 export class S3FileStorage extends FileStorage {
   readonly kind = 's3';
+  /**
+   * A presigned PUT cannot be revoked: a PUT after its upload is gone lands under `.upload` until
+   * the URL expires (the orphan sweep deletes it). S3 checks the expiry when a request starts, so
+   * a large file begun in time still arrives whole.
+   */
+  readonly uploadUrlMinutes = 5;
   private readonly client: S3Client;
   private readonly bucket: string;
 
@@ -81,6 +87,15 @@ export class S3FileStorage extends FileStorage {
       if ((await this.head(key))?.size === 0) return Buffer.alloc(0);
       throw e;
     }
+  }
+
+  /** The sealed object, else what a presigned PUT left under `<key>.upload`. */
+  async peek(key: string, startBytes: number): Promise<StoredBytes | undefined> {
+    for (const k of [key, key + UPLOADED]) {
+      const stored = await this.head(k);
+      if (stored) return { size: stored.size, start: await this.readStart(k, startBytes) };
+    }
+    return undefined;
   }
 
   /**
@@ -216,9 +231,11 @@ export class S3FileStorage extends FileStorage {
     for await (const object of this.objects(prefix)) if (object.Key) yield object.Key;
   }
 
-  async *stale(before: Date): AsyncIterable<string> {
-    for await (const object of this.objects(''))
-      if (object.Key && object.LastModified && object.LastModified < before) yield object.Key;
+  async *stale(before: Date, uploadedBefore = before): AsyncIterable<string> {
+    for await (const object of this.objects('')) {
+      const bound = object.Key?.endsWith(UPLOADED) ? uploadedBefore : before;
+      if (object.Key && object.LastModified && object.LastModified < bound) yield object.Key;
+    }
   }
 
   private async *objects(prefix: string): AsyncIterable<{ Key?: string; LastModified?: Date }> {

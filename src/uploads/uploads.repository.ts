@@ -28,13 +28,44 @@ const KEY_COLUMNS = `id, workspace_id AS "workspaceId", form_id AS "formId"`;
 export class UploadsRepository {
   async insert(
     m: EntityManager,
-    u: Omit<UploadRow, 'responseId' | 'storedSize' | 'typeProblem'> & Partial<UploadRow>,
+    u: Omit<UploadRow, 'responseId' | 'storedSize' | 'typeProblem'> & Partial<UploadRow> & { clientHash?: Buffer },
   ): Promise<void> {
     await m.query(
-      `INSERT INTO uploads (id, workspace_id, form_id, block_id, name, content_type, size, stored_size, type_problem)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [u.id, u.workspaceId, u.formId, u.blockId, u.name, u.contentType, u.size, u.storedSize, u.typeProblem],
+      `INSERT INTO uploads (id, workspace_id, form_id, block_id, name, content_type, size, stored_size, type_problem, client_hash)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      [
+        u.id,
+        u.workspaceId,
+        u.formId,
+        u.blockId,
+        u.name,
+        u.contentType,
+        u.size,
+        u.storedSize,
+        u.typeProblem,
+        u.clientHash ?? null,
+      ],
     );
+  }
+
+  /**
+   * The pending uploads (count, declared bytes) of one client (its keyed IP hash, every form) and
+   * of one form, each read from its partial index (IDX_uploads_pending_client, _form).
+   */
+  async pendingTotals(
+    m: EntityManager,
+    formId: string,
+    clientHash: Buffer,
+  ): Promise<{ client: { n: number; bytes: number }; form: { n: number; bytes: number } }> {
+    const [row] = await m.query(
+      `SELECT c.n AS "clientN", c.bytes AS "clientBytes", f.n AS "formN", f.bytes AS "formBytes"
+         FROM (SELECT count(*)::float8 AS n, COALESCE(sum(size), 0)::float8 AS bytes FROM uploads
+                WHERE client_hash = $2 AND response_id IS NULL) c,
+              (SELECT count(*)::float8 AS n, COALESCE(sum(size), 0)::float8 AS bytes FROM uploads
+                WHERE form_id = $1 AND response_id IS NULL) f`,
+      [formId, clientHash],
+    );
+    return { client: { n: row.clientN, bytes: row.clientBytes }, form: { n: row.formN, bytes: row.formBytes } };
   }
 
   /** What the service saw of a pending upload's bytes (they never change after: the disk writes a key once). */
@@ -63,24 +94,26 @@ export class UploadsRepository {
   }
 
   /**
-   * Holds, in one statement, the named uploads that need no further check: pending, of this
+   * Holds, in one statement, the named uploads whose bytes need no further check: pending, of this
    * workspace, form and block, their bytes seen by the service at the declared size with no type
-   * problem. Answers the ids held.
+   * problem. Answers the rows held (the caller checks them against the block as it is now, and
+   * rolls the transaction back when one no longer fits).
    */
   async holdChecked(
     m: EntityManager,
     o: { responseId: string; workspaceId: string; formId: string; named: Array<{ id: string; blockId: string }> },
-  ): Promise<string[]> {
-    const rows = await returning(
-      m,
+  ): Promise<UploadRow[]> {
+    const rows: unknown = await m.query(
       `UPDATE uploads u SET response_id = $1
          FROM unnest($2::text[], $3::text[]) AS n(id, block_id)
         WHERE u.id = n.id AND u.block_id = n.block_id AND u.workspace_id = $4 AND u.form_id = $5
           AND u.response_id IS NULL AND u.stored_size = u.size AND u.type_problem IS NULL
-        RETURNING u.id, u.workspace_id AS "workspaceId", u.form_id AS "formId"`,
+        RETURNING u.id, u.workspace_id AS "workspaceId", u.form_id AS "formId", u.block_id AS "blockId", u.name,
+          u.content_type AS "contentType", u.size::float8 AS size, u.response_id AS "responseId",
+          u.stored_size::float8 AS "storedSize", u.type_problem AS "typeProblem"`,
       [o.responseId, o.named.map((n) => n.id), o.named.map((n) => n.blockId), o.workspaceId, o.formId],
     );
-    return rows.map((r) => r.id);
+    return (Array.isArray(rows) && Array.isArray(rows[0]) ? rows[0] : rows) as UploadRow[];
   }
 
   deleteForResponses(m: EntityManager, responseIds: string[]): Promise<UploadKeyParts[]> {
@@ -102,11 +135,15 @@ export class UploadsRepository {
     );
   }
 
-  /** Which of these ids have a row, with its key's parts and whether it is pending (the orphan sweep). */
-  keysOf(m: EntityManager, ids: string[]): Promise<Array<UploadKeyParts & { pending: boolean }>> {
-    return m.query(`SELECT ${KEY_COLUMNS}, response_id IS NULL AS pending FROM uploads WHERE id = ANY($1::text[])`, [
-      ids,
-    ]);
+  /**
+   * Which of these ids have a row, with its key's parts and whether its bytes may still arrive by
+   * its URL (pending, none received yet: the orphan sweep keeps S3's `.upload` of those only).
+   */
+  keysOf(m: EntityManager, ids: string[]): Promise<Array<UploadKeyParts & { awaiting: boolean }>> {
+    return m.query(
+      `SELECT ${KEY_COLUMNS}, response_id IS NULL AND stored_size IS NULL AS awaiting FROM uploads WHERE id = ANY($1::text[])`,
+      [ids],
+    );
   }
 
   /** Deletes up to `limit` uploads pending since before `before`, oldest first, skipping rows another instance holds. */

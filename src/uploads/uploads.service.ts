@@ -2,7 +2,7 @@
  * Uploads (issue 35): a file sent for a file_upload block is `pending` until a response names it,
  * then held by that response and deleted with it (rows and objects). See docs/tools.md, "Files".
  */
-import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager, EntitySubscriberInterface, QueryRunner } from 'typeorm';
 import type { Plan } from '../common/access/roles';
@@ -10,9 +10,18 @@ import { ApiError, ErrorDetail, pointerSegment } from '../common/errors/api-erro
 import { randomBase62 } from '../common/ids';
 import { currentManager } from '../database/transaction';
 import { inBatches } from '../database/in-batches';
-import { Block, FILE_SIZE_LIMIT_MB } from '../forms/blocks';
+import { APP_CONFIG, AppConfig } from '../config/config';
+import { Block, FILE_SIZE_LIMIT_MB, UPLOAD_ID } from '../forms/blocks';
 import { FileStorage, FileTooLargeError, objectKey, StoredBytes, UploadIdleError } from '../storage/file-storage';
-import { accepts, cleanFilename, normalizeContentType, SNIFF_BYTES, typeMismatch } from './file-checks';
+import {
+  accepts,
+  cleanFilename,
+  markupRefusal,
+  normalizeContentType,
+  SNIFF_BYTES,
+  typeMismatch,
+  typeWords,
+} from './file-checks';
 import { UploadKeyParts, UploadRow, UploadsRepository } from './uploads.repository';
 
 export interface UploadForm {
@@ -31,6 +40,11 @@ export interface CreateUploadInput {
   contentType: string;
   /** Bytes, as declared. */
   size: number;
+  /**
+   * The respondent page's client (a keyed hash of its IP, never the IP): its pending uploads and
+   * the form's are bounded (config anonymousLimits); absent for the tools (a credential's caller).
+   */
+  client?: Buffer;
 }
 
 export interface CreatedUpload {
@@ -51,6 +65,8 @@ export interface UploadDescription {
 export interface AttachInput {
   workspaceId: string;
   formId: string;
+  /** The form's blocks as they are now: each file must fit its block's accept and maxSizeMb today. */
+  blocks: Block[];
   responseId: string;
   /** Per file_upload block answered: its id, the key the caller used (for error paths), the ids. */
   files: Array<{ blockId: string; key: string; uploadIds: string[] }>;
@@ -58,8 +74,6 @@ export interface AttachInput {
 
 /** 1 MB, as maxSizeMb and the plans count it. */
 export const MB = 1024 * 1024;
-/** How long an upload URL takes bytes. */
-export const UPLOAD_URL_MINUTES = 15;
 /** An upload no response names within this long is deleted (rows and objects). */
 export const PENDING_HOURS = 24;
 const SWEEP_EVERY_MS = 10 * 60_000;
@@ -90,12 +104,17 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
     @InjectDataSource() private readonly db: DataSource,
     private readonly repo: UploadsRepository,
     private readonly storage: FileStorage,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   onModuleInit() {
     // Told of every commit and rollback (see afterTransactionCommit).
     this.db.subscribers.push(this);
-    this.storage.listener = { startBytes: SNIFF_BYTES, received: (key, stored) => this.received(key, stored) };
+    this.storage.listener = {
+      startBytes: SNIFF_BYTES,
+      admit: (key) => this.admit(key),
+      received: (key, stored) => this.received(key, stored),
+    };
     const every = (ms: number, what: string, run: () => Promise<unknown>) => {
       const timer = setInterval(
         () => void run().catch((err: Error) => this.logger.warn(`${what} failed: ${err.message}`)),
@@ -113,22 +132,78 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
   }
 
   /**
-   * The disk endpoint stored a pending upload's bytes: their size and the type check's finding go
-   * on its row, so naming it reads no file (the bytes of a key never change once stored).
+   * Before the disk endpoint reads a byte: an upload URL takes one body, once, while its upload
+   * waits for it. Its upload gone (deleted with its response or form, or swept): 404; its bytes
+   * already received (or refused): refused, so nothing reappears on disk.
    */
-  private async received(key: string, stored: StoredBytes): Promise<void> {
-    const id = key.split('/').pop()!;
-    const [row] = await this.repo.find(currentManager(this.db), [id]);
-    if (!row || row.responseId) return;
-    await this.repo.recordStored(
-      currentManager(this.db),
-      id,
-      stored.size,
-      typeMismatch(stored.start, row.contentType, row.name) ?? null,
-    );
+  private async admit(key: string): Promise<ApiError | undefined> {
+    const row = await this.rowOfKey(key);
+    if (!row) return uploadGone();
+    if (row.storedSize !== null) return refusalOfReceived(row) ?? alreadySent();
+    if (row.responseId) return alreadySent();
+    return undefined;
   }
 
-  /** A pending upload and where to send its bytes (valid 15 minutes). */
+  /**
+   * The disk endpoint stored a pending upload's bytes: their size and the type check's finding go
+   * on its row, so naming it reads no file (the bytes of a key never change once stored). Bytes
+   * that are not what the upload declared are deleted at once, the row keeping why (never
+   * attached); bytes whose upload went meanwhile are deleted too.
+   */
+  private async received(key: string, stored: StoredBytes): Promise<ApiError | undefined> {
+    const row = await this.rowOfKey(key);
+    if (!row) {
+      await this.storage.delete([key]);
+      return uploadGone();
+    }
+    if (row.responseId) return undefined; // held meanwhile: attach checked the object itself
+    return this.record(row, stored);
+  }
+
+  /** Records what arrived for a pending upload; its bytes deleted, and the refusal answered, when they are not taken. */
+  private async record(row: UploadRow, stored: StoredBytes): Promise<ApiError | undefined> {
+    const typeProblem = stored.size === row.size ? typeProblemOf(stored.start, row) : null;
+    await this.repo.recordStored(currentManager(this.db), row.id, stored.size, typeProblem);
+    const refused = refusalOfReceived({ ...row, storedSize: stored.size, typeProblem });
+    if (refused) await this.storage.delete([keyOf(row)]);
+    return refused;
+  }
+
+  private async rowOfKey(key: string): Promise<UploadRow | undefined> {
+    const id = key.split('/').pop()!;
+    const [row] = UPLOAD_ID.test(id) ? await this.repo.find(currentManager(this.db), [id]) : [];
+    return row && keyOf(row) === key ? row : undefined;
+  }
+
+  /**
+   * Whether the bytes sent to an upload's URL are taken, checked once they have all arrived:
+   * undefined, or the refusal in plain words naming the file (`422 file_refused`: the upload can
+   * then never be attached, its bytes deleted; `400` when nothing arrived yet; `404` for no such
+   * upload of this form). The respondent page calls it from its own endpoint right after the
+   * browser's PUT, so that a wrong file is said at once. On disk the PUT endpoint has checked the
+   * bytes already (this reads the row); on S3 the object is sealed here, its head read and the
+   * finding recorded, as the disk endpoint does, so that attaching reads no object again.
+   */
+  async verifyReceived(uploadId: string, formId: string): Promise<ApiError | undefined> {
+    const [row] = UPLOAD_ID.test(uploadId) ? await this.repo.find(currentManager(this.db), [uploadId]) : [];
+    if (!row || row.formId !== formId)
+      return new ApiError('not_found', {
+        message: 'No such upload exists for this form.',
+        hint: 'Choose the file again: its upload was deleted, or never made.',
+      });
+    if (row.storedSize !== null) return refusalOfReceived(row);
+    if (row.responseId) return undefined; // held: checked when attached
+    const found = await this.checkObject(row);
+    if (!found)
+      return new ApiError('invalid_arguments', {
+        message: `${row.name} has not arrived yet.`,
+        hint: 'Send the file to its upload URL first, then ask again.',
+        details: [{ path: '/uploadId', message: `${row.id}: no bytes stored yet` }],
+      });
+    return this.record(row, found);
+  }
+
+  /** A pending upload and where to send its bytes (valid 15 minutes; 5 on S3). */
   async create(input: CreateUploadInput): Promise<CreatedUpload> {
     const { block, name, contentType } = this.checkFile(input);
     const limit = fileLimitBytes(block, input.plan);
@@ -138,8 +213,9 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
         `is over this block's limit of ${limit} bytes (${limit / MB} MB)`,
         limitHint(block, input.plan),
       );
+    if (input.client) await this.withinBounds(input.form.id, input.client, input.size);
     const uploadId = newUploadId();
-    const expiresAt = new Date(Date.now() + UPLOAD_URL_MINUTES * 60_000);
+    const expiresAt = new Date(Date.now() + this.storage.uploadUrlMinutes * 60_000);
     await this.repo.insert(currentManager(this.db), {
       id: uploadId,
       workspaceId: input.workspaceId,
@@ -148,6 +224,7 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
       name,
       contentType,
       size: input.size,
+      clientHash: input.client,
     });
     const target = await this.storage.uploadTarget(objectKey(input.workspaceId, input.form.id, uploadId), {
       size: input.size,
@@ -168,6 +245,8 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
   ): Promise<{ uploadId: string; size: number }> {
     const { block, name, contentType } = this.checkFile(input);
     const limit = fileLimitBytes(block, input.plan);
+    // Before any byte is read (its size is known only at the end): at least one more byte must fit.
+    if (input.client) await this.withinBounds(input.form.id, input.client, 1);
     const uploadId = newUploadId();
     const key = objectKey(input.workspaceId, input.form.id, uploadId);
     let stored: StoredBytes;
@@ -189,14 +268,49 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
     const size = stored.size;
     const mismatch = typeMismatch(stored.start, contentType, name);
     try {
-      if (mismatch) throw invalid('/file', mismatch, 'Send a file of the type its name and declared type say.');
+      if (mismatch)
+        throw new ApiError('invalid_arguments', {
+          message: `${name} ${mismatch}.`,
+          details: [{ path: '/file', message: `${name} ${mismatch}` }],
+          hint: typeHint(contentType),
+        });
       const row = { id: uploadId, workspaceId: input.workspaceId, formId: input.form.id, blockId: block.id };
-      await this.repo.insert(currentManager(this.db), { ...row, name, contentType, size, storedSize: size });
+      const clientHash = input.client;
+      await this.repo.insert(currentManager(this.db), {
+        ...row,
+        name,
+        contentType,
+        size,
+        storedSize: size,
+        clientHash,
+      });
     } catch (err) {
       await this.storage.delete([key]); // no row would ever name the object
       throw err;
     }
     return { uploadId, size };
+  }
+
+  /**
+   * The respondent page's bound on uploads no response holds yet (issue 45, 6.6): per client (its
+   * keyed IP hash, every form) and per form, count and bytes (config anonymousLimits), counted in
+   * the database so every instance sees the same. Past one: 429 pending_limit_reached, nothing
+   * stored. (Two uploads at once may both pass the last place: the bound is a bound, not a quota.)
+   */
+  private async withinBounds(formId: string, client: Buffer, bytes: number): Promise<void> {
+    const limits = this.config.anonymousLimits;
+    const t = await this.repo.pendingTotals(currentManager(this.db), formId, client);
+    const over =
+      t.client.n + 1 > limits.uploadsPerIp || t.client.bytes + bytes > limits.uploadBytesPerIp
+        ? 'from your network'
+        : t.form.n + 1 > limits.uploadsPerForm || t.form.bytes + bytes > limits.uploadBytesPerForm
+          ? 'for this form'
+          : undefined;
+    if (over)
+      throw new ApiError('pending_limit_reached', {
+        message: `Too many files are waiting to be sent with their answers ${over}: this file was not kept.`,
+        hint: 'Submit the answers that hold your earlier files, or remove files you no longer need, or try again later (files not sent with answers go after 24 hours).',
+      });
   }
 
   /** The block, the cleaned name and the declared type of a new upload, or a 400 saying what to fix. */
@@ -231,6 +345,8 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
         `${contentType} ("${name}") is not a type this block takes`,
         `This block takes ${block.accept!.join(', ')}.`,
       );
+    const markup = markupRefusal(block.accept, contentType, name);
+    if (markup) throw invalid('/filename', `"${name}" ${markup}`, MARKUP_HINT);
     return { block, name, contentType };
   }
 
@@ -246,7 +362,15 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
     // The common case (bytes the service saw and checked) in one statement; the rest row by row.
     const { responseId, workspaceId, formId } = input;
     const pairs = named.map(({ id, file }) => ({ id, blockId: file.blockId }));
-    const held = new Set(await this.repo.holdChecked(manager, { responseId, workspaceId, formId, named: pairs }));
+    const heldRows = await this.repo.holdChecked(manager, { responseId, workspaceId, formId, named: pairs });
+    const held = new Set(heldRows.map((r) => r.id));
+    // Held by their bytes; each must still fit its block as it is now (the transaction then rolls back).
+    const rowsHeld = new Map(heldRows.map((r) => [r.id, r]));
+    const unfit = named.map(({ id, file }) =>
+      rowsHeld.has(id) ? blockProblem(blockOf(input.blocks, file.blockId), rowsHeld.get(id)!) : undefined,
+    );
+    const refusedHeld = refusalOf(named, unfit);
+    if (refusedHeld) throw refusedHeld;
     if (held.size === ids.length && new Set(ids).size === ids.length) return;
     // What is left, and any id named a second time (refused: it is held by now).
     const seen = new Set<string>();
@@ -274,8 +398,9 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
   }
 
   /**
-   * check_response's read-only look at the uploads the answers name: what attach would refuse, save
-   * the bytes of an upload the service has not checked yet (none PUT, or S3's before a seal).
+   * check_response's read-only look at the uploads the answers name: what attach would refuse.
+   * Bytes the service has not checked yet are looked at where they are, without sealing them (on
+   * S3 a PUT may still replace them before a response seals them).
    */
   async refusal(manager: EntityManager, input: Omit<AttachInput, 'responseId'>): Promise<ApiError | undefined> {
     const named = input.files.flatMap((file) => file.uploadIds.map((id) => ({ id, file })));
@@ -297,19 +422,28 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
     row: UploadRow | undefined,
     blockId: string,
     input: Omit<AttachInput, 'responseId'>,
-    readObject = true,
+    seal = true,
   ): Promise<{ message: string; hint: string } | undefined> {
     // Another workspace's or form's upload is not found either: its existence is not told.
     if (!row || row.workspaceId !== input.workspaceId || row.formId !== input.formId)
-      return { message: 'is not an upload of this form (or was deleted after 24 hours unused)', hint: AGAIN };
+      return {
+        message:
+          'no such upload exists in this form (never made, or deleted: with its response, or after 24 hours unused)',
+        hint: AGAIN,
+      };
     if (row.blockId !== blockId)
       return {
         message: `was made for another block (${row.blockId})`,
         hint: 'Name each upload in the answer of the block it was made for.',
       };
     if (row.responseId) return { message: 'is already held by another response', hint: AGAIN };
-    if (row.storedSize === null && !readObject) return undefined;
-    const found = row.storedSize !== null ? row : await this.checkObject(row);
+    const unfit = blockProblem(blockOf(input.blocks, blockId), row);
+    if (unfit) return unfit;
+    let found: Pick<UploadRow, 'storedSize' | 'typeProblem'> = row;
+    if (row.storedSize === null) {
+      const stored = await this.checkObject(row, seal);
+      found = { storedSize: stored?.size ?? null, typeProblem: stored ? typeProblemOf(stored.start, row) : null };
+    }
     if (found.storedSize === null)
       return {
         message: 'has no bytes stored yet',
@@ -329,15 +463,16 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
   /**
    * Bytes the service did not see (a presigned PUT to the bucket, or a row from before they were
    * recorded): sealed first, so that what is checked is what the response will hold, then read.
+   * Without `seal` (check_response's dry run) they are only looked at, where they are.
    */
-  private async checkObject(row: UploadRow): Promise<Pick<UploadRow, 'storedSize' | 'typeProblem'>> {
+  private async checkObject(row: UploadRow, seal = true): Promise<StoredBytes | undefined> {
     const key = keyOf(row);
     try {
+      if (!seal) return await this.storage.peek(key, SNIFF_BYTES);
       await this.storage.seal(key);
       const stored = await this.storage.head(key);
-      if (!stored) return { storedSize: null, typeProblem: null };
-      const start = await this.storage.readStart(key, SNIFF_BYTES);
-      return { storedSize: stored.size, typeProblem: typeMismatch(start, row.contentType, row.name) ?? null };
+      if (!stored) return undefined;
+      return { size: stored.size, start: await this.storage.readStart(key, SNIFF_BYTES) };
     } catch (e) {
       // The store failed mid-check (a seal's copy included): the submission rolls back, its upload
       // stays pending (a sealed copy is made again next time), and the caller may simply retry.
@@ -406,8 +541,10 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
 
   /**
    * Deletes objects written before 24 hours ago that no uploads row names: the bytes of a row
-   * whose transaction failed, a PUT after a response took its upload (S3's `.upload` of a held
-   * upload), a crash mid-write. Lists the whole store; only keys of the service's own shape are touched.
+   * whose transaction failed, a crash mid-write. S3's `.upload` objects go whatever their age once
+   * no upload waits for them (an upload URL cannot be revoked: a PUT after its upload was deleted,
+   * held or checked lands there until the URL expires). Lists the whole store; only keys of the
+   * service's own shape are touched.
    */
   async sweepOrphans(now = new Date()): Promise<number> {
     const before = new Date(now.getTime() - PENDING_HOURS * 3600_000);
@@ -415,14 +552,14 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
     let batch: Array<{ key: string; id: string }> = [];
     const flush = async () => {
       const rows = await this.repo.keysOf(currentManager(this.db), [...new Set(batch.map((b) => b.id))]);
-      // A pending upload's bytes may still wait under `.upload` (S3); a held one's were sealed.
-      const named = new Set(rows.flatMap((r) => (r.pending ? [keyOf(r), `${keyOf(r)}.upload`] : [keyOf(r)])));
+      // A pending upload's bytes may still wait under `.upload` (S3) until received; a held one's were sealed.
+      const named = new Set(rows.flatMap((r) => (r.awaiting ? [keyOf(r), `${keyOf(r)}.upload`] : [keyOf(r)])));
       const orphans = batch.filter((b) => !named.has(b.key)).map((b) => b.key);
       await this.storage.delete(orphans);
       deleted += orphans.length;
       batch = [];
     };
-    for await (const key of this.storage.stale(before)) {
+    for await (const key of this.storage.stale(before, now)) {
       const id = OUR_KEY.exec(key)?.[1];
       if (!id) continue;
       batch.push({ key, id });
@@ -466,6 +603,78 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
 const keyOf = (r: UploadKeyParts) => objectKey(r.workspaceId, r.formId, r.id);
 
 const AGAIN = 'Make a new upload with create_upload, PUT the bytes to its url, and name its uploadId.';
+const MARKUP_HINT =
+  "Markup (HTML, SVG, XML) is taken only when the block's accept lists its type or extension and the file is declared and named as such; send another format (PDF, an image).";
+
+const blockOf = (blocks: Block[], id: string) => blocks.find((b) => b.id === id);
+
+/**
+ * Whether an upload still fits its block as the block is now (issue 45, item 6.4): its declared
+ * type and name in the block's accept (markup only where listed) and its size within maxSizeMb.
+ * The plan's limit was the one at creation. A block gone is the answer check's to refuse.
+ */
+export function blockProblem(
+  block: Block | undefined,
+  row: Pick<UploadRow, 'name' | 'contentType' | 'size'>,
+): { message: string; hint: string } | undefined {
+  if (!block) return undefined;
+  if (!accepts(block.accept, row.contentType, row.name))
+    return {
+      message: `${row.name} (${row.contentType}) is not a type this block takes now: it takes ${block.accept!.join(', ')}`,
+      hint: 'Make a new upload of a type the block takes (get_form shows its accept list).',
+    };
+  const markup = markupRefusal(block.accept, row.contentType, row.name);
+  if (markup) return { message: `${row.name} ${markup}`, hint: MARKUP_HINT };
+  const limit = fileLimitBytes(block, 'pro');
+  if (row.size > limit)
+    return {
+      message: `${row.name} has ${row.size} bytes, over this block's limit of ${limit / MB} MB now (maxSizeMb)`,
+      hint: 'Make a new upload of a file within the limit.',
+    };
+  return undefined;
+}
+
+/** The type check's finding on these first bytes, as a sentence naming the file; null when they agree. */
+function typeProblemOf(start: Buffer, row: Pick<UploadRow, 'name' | 'contentType'>): string | null {
+  const mismatch = typeMismatch(start, row.contentType, row.name);
+  return mismatch ? `${row.name} ${mismatch}` : null;
+}
+
+function typeHint(contentType: string): string {
+  return `Send ${typeWords(contentType)} itself: renaming a file does not change what it contains.`;
+}
+
+/**
+ * The refusal of an upload whose bytes were received and found wrong (`422 file_refused`, in plain
+ * words naming the file; the upload id in details only); undefined when they were taken.
+ */
+function refusalOfReceived(row: UploadRow): ApiError | undefined {
+  if (row.storedSize === null) return undefined;
+  const problem =
+    row.storedSize !== row.size
+      ? `${row.name} has ${row.storedSize} bytes, not the ${row.size} bytes declared: it did not arrive whole`
+      : row.typeProblem;
+  if (!problem) return undefined;
+  return new ApiError('file_refused', {
+    message: `${problem}.`,
+    hint: row.storedSize !== row.size ? 'Send the file again, whole.' : typeHint(row.contentType),
+    details: [{ path: '/uploadId', message: `${row.id}: refused; make a new upload for another file` }],
+  });
+}
+
+function uploadGone(): ApiError {
+  return new ApiError('not_found', {
+    message: 'This upload no longer exists: it was deleted (with its response or form, or after 24 hours unused).',
+    hint: 'Ask for a new upload URL (create_upload) and send the file there.',
+  });
+}
+
+function alreadySent(): ApiError {
+  return new ApiError('forbidden', {
+    message: 'This upload already has its bytes: an upload URL takes one file, once.',
+    hint: 'To send another file, ask for a new upload URL (create_upload).',
+  });
+}
 
 /** The refusal of these named uploads, a detail at `/answers/<key>` per problem; undefined when none has one. */
 function refusalOf(

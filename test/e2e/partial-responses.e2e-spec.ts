@@ -7,6 +7,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DataSource } from 'typeorm';
 import { PartialResponsesService } from '../../src/responses/partial-responses.service';
 import { ResponsesService } from '../../src/responses/responses.service';
+import { ResponseStatsRepository } from '../../src/responses/response-stats.repository';
 import { FormsService } from '../../src/forms/forms.service';
 import { createToken, createWorkspace, TestWorkspace } from '../factories';
 import { createTestApp } from '../utils/create-test-app';
@@ -73,7 +74,8 @@ describe('partial responses', () => {
     const on = await threePages(true);
     expect((await ok('get_form', { publicId: on.publicId })).partialResponses).toBe(true);
     const off = await threePages(false);
-    expect((await ok('get_form', { publicId: off.publicId })).partialResponses).toBeUndefined();
+    // Off is shown as false (issue 45: it was left out).
+    expect((await ok('get_form', { publicId: off.publicId })).partialResponses).toBe(false);
     const res = await callTool(app, admin, 'create_response', {
       publicId: off.publicId,
       answers: { name: 'Ann' },
@@ -118,11 +120,11 @@ describe('partial responses', () => {
       complete: true,
     });
     expect(done.id).toBe(p.id);
-    expect(done.status).toBeUndefined();
+    expect(done.status).toBe('completed');
     expect(typeof done.submittedAt).toBe('string');
     const after = await ok('get_response', { publicId: f.publicId, responseId: p.id });
-    expect(after).toMatchObject({ id: p.id, startedAt: p.startedAt, lastPage: f.id.p2 });
-    expect(after.status).toBeUndefined();
+    // Its last page is the last of its path (Green shows page 3), where it was completed.
+    expect(after).toMatchObject({ id: p.id, status: 'completed', startedAt: p.startedAt, lastPage: f.id.p3 });
     expect(await recount(f.formId)).toEqual({ completed: 1, partial: 0 });
 
     const again = await callTool(app, admin, 'update_response', {
@@ -442,6 +444,204 @@ describe('partial responses', () => {
     const left = await ok('list_responses', { publicId: f.publicId, status: 'all' });
     expect(left.responses.map((r: { id: string }) => r.id)).toEqual([completed.id, keep.id]);
     expect(await app.get(ResponsesService).countsByStatus(f.formId)).toEqual({ completed: 1, partial: 1 });
+  });
+
+  describe('issue 45: merged edits, times and pages on every response, time to complete, the funnel', () => {
+    it('update_response changes only the answers sent (null clears one); completing says which answers are stored and which are missing', async () => {
+      const f = await threePages();
+      const p = await ok('create_response', {
+        publicId: f.publicId,
+        answers: { name: 'Ann', colour: 'Green', age: 41 },
+        partial: true,
+      });
+      // Only age changes: name and colour stay (they were erased before).
+      const moved = await ok('update_response', { publicId: f.publicId, responseId: p.id, answers: { age: 42 } });
+      expect(moved.answers).toEqual({ [f.id.name]: 'Ann', [f.id.colour]: 'Green', [f.id.age]: 42 });
+      // null clears one; by id or by ref alike.
+      const cleared = await ok('update_response', {
+        publicId: f.publicId,
+        responseId: p.id,
+        answers: { [f.id.age]: null },
+      });
+      expect(cleared.answers).toEqual({ [f.id.name]: 'Ann', [f.id.colour]: 'Green' });
+      expect((await ok('get_response', { publicId: f.publicId, responseId: p.id })).answers).toEqual(cleared.answers);
+      // Completing with nothing sent: why (page 3, required) is missing; the hint says what is stored.
+      const missing = await callTool(app, admin, 'update_response', {
+        publicId: f.publicId,
+        responseId: p.id,
+        answers: {},
+        complete: true,
+      });
+      const err = expectError(missing, 400, 'invalid_arguments');
+      expect(err.details?.map((d) => d.path)).toEqual(['/answers/why']);
+      expect(err.hint).toContain('Stored: name, colour.');
+      expect(err.hint).toContain('Missing: why.');
+      // Sending only the missing answer completes it with the stored ones.
+      const done = await ok('update_response', {
+        publicId: f.publicId,
+        responseId: p.id,
+        answers: { why: 'Because' },
+        complete: true,
+      });
+      expect(done.answers).toEqual({ [f.id.name]: 'Ann', [f.id.colour]: 'Green', [f.id.why]: 'Because' });
+    });
+
+    it('every response carries status, startedAt, updatedAt and the last page it reached, on every read and in the keyed answer', async () => {
+      const f = await threePages();
+      const direct = await ok('create_response', { publicId: f.publicId, answers: { name: 'D', colour: 'Red' } });
+      // Never a partial: it started when submitted; Red jumps past page 3, so its last page is page 2.
+      expect(direct).toMatchObject({
+        status: 'completed',
+        startedAt: direct.submittedAt,
+        updatedAt: direct.submittedAt,
+        lastPage: f.id.p2,
+      });
+      expect(await ok('get_response', { publicId: f.publicId, responseId: direct.id })).toEqual(direct);
+      // A keyed create_response (its answer written by the insert statement): the same, and its replay byte for byte.
+      const key = { 'Idempotency-Key': `k45-${Date.now()}` };
+      const body = { publicId: f.publicId, answers: { name: 'K', colour: 'Green', why: 'w' } };
+      const keyed = await callTool(app, admin, 'create_response', body, key);
+      expect(keyed.status).toBe(200);
+      expect(keyed.body).toMatchObject({
+        status: 'completed',
+        startedAt: keyed.body.submittedAt,
+        updatedAt: keyed.body.submittedAt,
+        lastPage: f.id.p3,
+      });
+      const replay = await callTool(app, admin, 'create_response', body, key);
+      expect(replay.headers['idempotency-replayed']).toBe('true');
+      expect(replay.text).toBe(keyed.text);
+      expect(await ok('get_response', { publicId: f.publicId, responseId: keyed.body.id })).toEqual(keyed.body);
+
+      // A partial of the tools that completes with answers past the page it was saved on.
+      const p = await ok('create_response', { publicId: f.publicId, answers: { name: 'P' }, partial: true });
+      expect(p).toMatchObject({ status: 'partial', lastPage: '' });
+      const done = await ok('update_response', {
+        publicId: f.publicId,
+        responseId: p.id,
+        answers: { colour: 'Green', why: 'w' },
+        complete: true,
+      });
+      expect(done).toMatchObject({ status: 'completed', startedAt: p.startedAt, lastPage: f.id.p3 });
+      expect(done.updatedAt).toBe(done.submittedAt);
+
+      // A partial of the page: Back saves the page before, but lastPage stays the furthest reached.
+      const service = app.get(PartialResponsesService);
+      const form = await formRow(f.publicId);
+      const saved = await service.save(form, {
+        answers: { [f.id.name]: 'W', [f.id.colour]: 'Green' },
+        hidden: {},
+        pagesReached: ['', f.id.p2, f.id.p3],
+        lastPage: f.id.p3,
+      });
+      await service.save(form, {
+        resumeSecret: saved.resumeSecret,
+        answers: { [f.id.name]: 'W', [f.id.colour]: 'Green' },
+        hidden: {},
+        pagesReached: ['', f.id.p2],
+        lastPage: f.id.p2,
+      });
+      const web = await ok('get_response', { publicId: f.publicId, responseId: saved.responseId });
+      expect(web).toMatchObject({ status: 'partial', submittedAt: null, lastPage: f.id.p3 });
+      expect(typeof web.startedAt).toBe('string');
+      expect(typeof web.updatedAt).toBe('string');
+
+      // list_responses status all: a status on each; the export's lines too.
+      const all = await ok('list_responses', { publicId: f.publicId, status: 'all', limit: 200 });
+      const byId = new Map(all.responses.map((r: { id: string }) => [r.id, r]));
+      expect(byId.get(direct.id)).toEqual(direct);
+      expect(byId.get(done.id)).toMatchObject({ status: 'completed', startedAt: p.startedAt, lastPage: f.id.p3 });
+      expect(byId.get(saved.responseId)).toMatchObject({ status: 'partial', lastPage: f.id.p3 });
+      expect(
+        all.responses.every(
+          (r: Record<string, unknown>) => r.status && r.startedAt && r.updatedAt && typeof r.lastPage === 'string',
+        ),
+      ).toBe(true);
+      const link = await ok('export_responses', { publicId: f.publicId, format: 'ndjson', status: 'all' });
+      const url = new URL(link.url);
+      const res = await app.inject({ method: 'GET', url: `${url.pathname}${url.search}` });
+      const lines = res.body
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      expect(lines.find((l) => l.id === direct.id)).toEqual(direct);
+      expect(lines.find((l) => l.id === saved.responseId)).toMatchObject({ status: 'partial', lastPage: f.id.p3 });
+    });
+
+    it('summarize_responses gives the median time to complete, from kept counts unfiltered and per segment, from the rows filtered; deletes and recounts keep it', async () => {
+      const f = await threePages();
+      const sum = async (args: object = {}) =>
+        (await ok('summarize_responses', { publicId: f.publicId, ...args })).medianSecondsToComplete;
+      await ok('create_response', { publicId: f.publicId, answers: { name: 'never partial', colour: 'Red' } });
+      expect(await sum()).toBeNull();
+      const green = { where: { block: 'colour', op: 'equals', value: 'Green' } };
+      expect(await sum(green)).toBeNull(); // the segment is made now (with no times)
+      /** A partial started `seconds` ago, completed now. */
+      const completed = async (seconds: number, colour: string) => {
+        const p = await ok('create_response', { publicId: f.publicId, answers: { name: 'p' }, partial: true });
+        await db.query(`UPDATE partial_responses SET started_at = now() - make_interval(secs => $2) WHERE id = $1`, [
+          p.id,
+          seconds,
+        ]);
+        return ok('update_response', {
+          publicId: f.publicId,
+          responseId: p.id,
+          answers: { colour, ...(colour === 'Green' ? { why: 'w' } : {}) },
+          complete: true,
+        });
+      };
+      const near = (x: number | null, seconds: number) => {
+        expect(x).not.toBeNull();
+        expect(x!).toBeGreaterThanOrEqual(seconds);
+        expect(x!).toBeLessThan(seconds + 5);
+      };
+      await completed(100, 'Green');
+      const mid = await completed(200, 'Red');
+      await completed(4000, 'Green'); // bucketed to the minute: 3960
+      near(await sum(), 200); // the lower median of 100, 200, 3960
+      near(await sum(green), 100); // the segment, kept by the sequencer since it was made: 100, 3960
+      near(await sum({ since: '2000-01-01T00:00:00Z' }), 200); // any other filter: from the rows
+      near(await sum({ status: 'all' }), 200);
+      expect(await sum({ status: 'partial' })).toBeNull();
+      await ok('delete_response', { publicId: f.publicId, responseId: mid.id });
+      near(await sum(), 100);
+      // A recount from the rows gives what was kept.
+      await db.transaction((tx) => app.get(ResponseStatsRepository).recomputeResponseStats(tx, f.formId));
+      near(await sum(), 100);
+      near(await sum(green), 100); // made again, by a scan
+    });
+
+    it('the funnel counts a page reached after a save whose answers were refused', async () => {
+      const f = await threePages();
+      const service = app.get(PartialResponsesService);
+      const form = await formRow(f.publicId);
+      const first = await service.save(form, {
+        answers: { [f.id.name]: 'Ann', [f.id.colour]: 'Green' },
+        hidden: {},
+        pagesReached: ['', f.id.p2],
+        lastPage: f.id.p2,
+      });
+      // On to page 3 with an answer the save refuses: the person is on page 3 all the same.
+      await expect(
+        service.save(form, {
+          resumeSecret: first.resumeSecret,
+          answers: { [f.id.name]: 'Ann', [f.id.colour]: 'Green', [f.id.age]: 'old' },
+          hidden: {},
+          pagesReached: ['', f.id.p2, f.id.p3],
+          lastPage: f.id.p3,
+        }),
+      ).rejects.toMatchObject({ code: 'invalid_arguments' });
+      const funnel = (await ok('summarize_responses', { publicId: f.publicId })).funnel;
+      expect(funnel).toEqual([
+        { page: '', reached: 1, completed: 0 },
+        { page: f.id.p2, title: 'About you', reached: 1, completed: 0 },
+        { page: f.id.p3, title: 'Why', reached: 1, completed: 0 },
+      ]);
+      const got = await ok('get_response', { publicId: f.publicId, responseId: first.responseId });
+      // Its answers are the last ones saved; its last page the one reached.
+      expect(got).toMatchObject({ lastPage: f.id.p3, answers: { [f.id.name]: 'Ann', [f.id.colour]: 'Green' } });
+      expect(got.answers[f.id.age]).toBeUndefined();
+    });
   });
 
   describe("the respondent page's contract (save, resume, complete)", () => {

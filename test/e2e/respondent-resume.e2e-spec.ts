@@ -130,7 +130,7 @@ describe('respondent page: save as you go and resume (issue 36)', () => {
     expect(await counts()).toEqual({ completed: 0, partial: 1 });
   });
 
-  it('gives a resume link that works in another browser, and the submission there completes the one response; the old link and cookie then say it was submitted and show none of it', async () => {
+  it('gives a resume link that moves the answers to another browser (a new secret there), and the submission there completes the one response; the old link and cookie then say it was submitted and show none of it', async () => {
     const first = request.agent(server());
     const p1 = await first.get(`/f/${publicId}?source=ad`);
     const p2 = await post(first, p1.text, [
@@ -149,11 +149,16 @@ describe('respondent page: save as you go and resume (issue 36)', () => {
     expect(link.searchParams.get('resume')!.length).toBeGreaterThanOrEqual(22); // 128 bits or more
 
     const other = request.agent(server());
-    const resumed = await other.get(`${link.pathname}${link.search}`);
+    const opened = await other.get(`${link.pathname}${link.search}`).set('Sec-Fetch-User', '?1');
+    expect(opened.status).toBe(303);
+    expect(opened.headers.location).toBe(`/f/${publicId}`);
+    expect(cookieOf(opened)).toMatch(/^fw_resume=[\w-]{43};/);
+    expect(cookieOf(opened)).not.toContain(link.searchParams.get('resume')); // a new secret, for this browser only
+    const resumed = await other.get(`/f/${publicId}`);
     expect(resumed.status).toBe(200);
     expect(resumed.text).toContain('Page 2 of 3');
     expect(resumed.text).toContain('value="Arlington"'); // the answer typed before "Save and finish later"
-    expect(cookieOf(resumed)).toContain(`fw_resume=${link.searchParams.get('resume')}`);
+    expect(resumed.text).toContain('Welcome back');
     const p3 = await post(other, resumed.text, [
       [ids.city, 'Arlington'],
       ['_action', 'next'],
@@ -192,7 +197,7 @@ describe('respondent page: save as you go and resume (issue 36)', () => {
     }
   });
 
-  it('answers a guessed, tampered or other form’s secret with the first page, fresh, and forgets it', async () => {
+  it('answers a guessed, tampered or other form’s secret with the first page, fresh, and leaves the cookie alone', async () => {
     const a = request.agent(server());
     const p1 = await a.get(`/f/${publicId}`);
     const p2 = await post(a, p1.text, [
@@ -215,7 +220,7 @@ describe('respondent page: save as you go and resume (issue 36)', () => {
       expect(res.text).toContain('does not open any answers');
       expect(res.text).not.toContain('Private Person');
       expect(walkOf(res.text).a).toEqual({});
-      expect(cookieOf(res)).toMatch(/^fw_resume=; .*Max-Age=0/);
+      expect(cookieOf(res)).toBeUndefined(); // a link never clears a browser's own answers (issue 45, 6.2)
     }
     // A cookie that names nothing: the first page, no message (the person just opens the form).
     const res = await request(server())
@@ -439,5 +444,230 @@ describe('respondent page: save as you go and resume (issue 36)', () => {
       .set('Cookie', cookie);
     expect(other.status).toBe(200);
     expect(other.text).not.toContain('in progress');
+  });
+  describe('link fixation and cross-site posts (issue 45, 6.1 and 6.2)', () => {
+    /** A link made by "Save and finish later" on an empty first page (what an attacker would send). */
+    async function emptyLink(maker: ReturnType<typeof request.agent>) {
+      const p1 = await maker.get(`/f/${publicId}`);
+      const saved = await post(maker, p1.text, [['_action', 'save']]);
+      expect(saved.text).toContain('Your answers are saved');
+      return linkOf(saved.text);
+    }
+    const partialAnswersOf = async (name: string) => {
+      const list = await callTool(app, token, 'list_responses', { publicId, status: 'partial' });
+      return (list.body.responses as Array<{ answers: Record<string, unknown> }>).filter(
+        (r) => r.answers[ids.name] === name,
+      );
+    };
+
+    it('moves a link opened in another browser: the sender of the link then reads nothing the person enters, and after submission the link says so', async () => {
+      const sender = request.agent(server());
+      const link = await emptyLink(sender);
+      const url = `${link.pathname}${link.search}`;
+
+      const person = request.agent(server());
+      const opened = await person.get(url).set('Sec-Fetch-User', '?1').set('Sec-Fetch-Site', 'cross-site');
+      expect(opened.status).toBe(303);
+      const p1 = await person.get(`/f/${publicId}`);
+      expect(p1.text).toContain('Page 1 of 3');
+      const p2 = await post(person, p1.text, [
+        [ids.name, 'Vera Victim'],
+        [ids.plan, ids.family],
+        ['_action', 'next'],
+      ]);
+      expect(p2.text).toContain('Page 2 of 3');
+      expect(await partialAnswersOf('Vera Victim')).toHaveLength(1);
+
+      // The sender opens the link again, and the form with its own cookie: nothing of Vera's answers.
+      for (const res of [await sender.get(`/f/${publicId}`), await sender.get(url), await request(server()).get(url)]) {
+        expect(res.status).toBe(200);
+        expect(res.text).toContain('This link to finish “Membership application” was opened in another browser');
+        expect(res.text).not.toContain('Vera');
+        expect(res.text).not.toContain('_state');
+      }
+      // The sender starts again: a partial of its own; Vera's is unchanged.
+      const p1Sender = await sender.get(`/f/${publicId}?source=x`);
+      await post(sender, p1Sender.text, [
+        [ids.name, 'Sender Sid'],
+        [ids.plan, ids.family],
+        ['_action', 'next'],
+      ]);
+      expect((await partialAnswersOf('Vera Victim'))[0].answers[ids.name]).toBe('Vera Victim');
+
+      // The person opens the link again in their browser: their own walk (the link moved there).
+      const again = await person.get(url).set('Sec-Fetch-User', '?1');
+      expect(again.status).toBe(303);
+      const back = await person.get(`/f/${publicId}`);
+      expect(walkOf(back.text).a[ids.name]).toBe('Vera Victim');
+      const p3 = await post(person, back.text, [
+        [ids.city, 'Oslo'],
+        ['_action', 'next'],
+      ]);
+      const done = await post(person, p3.text, [
+        [ids.agree, 'true'],
+        ['_action', 'submit'],
+      ]);
+      expect(done.text).toContain('Thank you!');
+      // Issue 36's promise holds for the old link: it says submitted, and shows nothing of it.
+      const old = await request(server()).get(url);
+      expect(old.text).toContain('Already submitted');
+      expect(old.text).not.toContain('Vera');
+    });
+
+    it('asks first, showing nothing, when the link is fetched without a person’s click (a link preview, a scanner), and moves it on the button', async () => {
+      const maker = request.agent(server());
+      const p1 = await maker.get(`/f/${publicId}`);
+      const p2 = await post(maker, p1.text, [
+        [ids.name, 'Preview Pat'],
+        [ids.plan, ids.family],
+        ['_action', 'next'],
+      ]);
+      const saved = await post(maker, p2.text, [['_action', 'save']]);
+      const link = linkOf(saved.text);
+      const url = `${link.pathname}${link.search}`;
+
+      const preview = await request(server()).get(url);
+      expect(preview.status).toBe(200);
+      expect(preview.text).toContain('Continue your answers');
+      expect(preview.text).not.toContain('Preview Pat');
+      expect(cookieOf(preview)).toBeUndefined();
+      // Nothing moved: the browser that saved it still resumes by its link.
+      expect(walkOf((await maker.get(url)).text).a[ids.name]).toBe('Preview Pat');
+
+      const other = request.agent(server());
+      const confirm = await other.get(url);
+      const secret = /name="_resume" value="([^"]+)"/.exec(confirm.text)![1];
+      const moved = await other
+        .post(`/f/${publicId}`)
+        .set('Sec-Fetch-Site', 'same-origin')
+        .type('form')
+        .send(new URLSearchParams([['_resume', secret]]).toString());
+      expect(moved.status).toBe(303);
+      expect(walkOf((await other.get(`/f/${publicId}`)).text).a[ids.name]).toBe('Preview Pat');
+      expect((await maker.get(url)).text).toContain('opened in another browser');
+    });
+
+    it('refuses a page post from another site (its own state and secret), keeping the visitor’s cookie and storing nothing', async () => {
+      // The attacker's walk: a partial and a signed state of their own.
+      const attacker = request.agent(server());
+      const a1 = await attacker.get(`/f/${publicId}`);
+      const a2 = await post(attacker, a1.text, [
+        [ids.name, 'Mallory'],
+        [ids.plan, ids.family],
+        ['_action', 'next'],
+      ]);
+      // The visitor's walk, with answers of their own.
+      const visitor = request.agent(server());
+      const v1 = await visitor.get(`/f/${publicId}`);
+      const v2 = await post(visitor, v1.text, [
+        [ids.name, 'Victor Visitor'],
+        [ids.plan, ids.family],
+        ['_action', 'next'],
+      ]);
+      const visitorCookie = cookieOf(v2)!;
+      const before = await counts();
+
+      for (const headers of [
+        { Origin: 'https://evil.example', 'Sec-Fetch-Site': 'cross-site' },
+        { Origin: 'null', 'Sec-Fetch-Site': 'cross-site' }, // a sandboxed frame
+        { Origin: 'https://evil.example' }, // a browser without Sec-Fetch-*
+      ]) {
+        const res = await visitor
+          .post(`/f/${publicId}`)
+          .set(headers)
+          .type('form')
+          .send(
+            new URLSearchParams([
+              ['_state', stateOf(a2.text)],
+              [ids.city, 'X'],
+              ['_action', 'next'],
+            ]).toString(),
+          );
+        expect(res.status).toBe(403);
+        expect(res.text).toContain('Your answers were not sent');
+        expect(cookieOf(res)).toBeUndefined();
+      }
+      expect(await counts()).toEqual(before);
+      // The visitor's own answers are still theirs.
+      expect(walkOf((await visitor.get(`/f/${publicId}`)).text).a[ids.name]).toBe('Victor Visitor');
+
+      // The page's own posts pass (a same-origin form post says Origin: null under no-referrer), as do
+      // posts that say nothing (old browsers, curl).
+      const own = await post(visitor, (await visitor.get(`/f/${publicId}`)).text, [
+        [ids.city, 'Rome'],
+        ['_action', 'back'],
+      ])
+        .set('Origin', 'null')
+        .set('Sec-Fetch-Site', 'same-origin');
+      expect(own.status).toBe(200);
+      expect(cookieOf(own)).toBe(visitorCookie);
+
+      // A post that says nothing of its origin never replaces the cookie this browser holds.
+      const silent = await visitor
+        .post(`/f/${publicId}`)
+        .type('form')
+        .send(
+          new URLSearchParams([
+            ['_state', stateOf(a2.text)],
+            [ids.city, 'X'],
+            ['_action', 'next'],
+          ]).toString(),
+        );
+      expect(silent.status).toBe(200);
+      expect(cookieOf(silent)).toBeUndefined();
+      expect(walkOf((await visitor.get(`/f/${publicId}`)).text).a[ids.name]).toBe('Victor Visitor');
+
+      // The page's upload endpoint too.
+      const upload = await request(server())
+        .post(`/f/${publicId}/uploads`)
+        .set('Origin', 'https://evil.example')
+        .set('Sec-Fetch-Site', 'cross-site')
+        .send({ block: ids.name, filename: 'a.pdf', contentType: 'application/pdf', size: 10 });
+      expect(upload.status).toBe(403);
+      expect(upload.body.error.code).toBe('forbidden');
+    });
+
+    it('takes a post from an origin the workspace lets embed its forms, without replacing the cookie of the browser', async () => {
+      await app.get(WorkspacesService).setEmbedOrigins(ws.slug, ['https://shop.example']);
+      try {
+        const visitor = request.agent(server());
+        const v1 = await visitor.get(`/f/${publicId}`);
+        await post(visitor, v1.text, [
+          [ids.name, 'Embedded Emma'],
+          [ids.plan, ids.family],
+          ['_action', 'next'],
+        ]);
+        const other = await request(server()).get(`/f/${publicId}`);
+        const res = await post(visitor, other.text, [
+          [ids.name, 'Someone'],
+          [ids.plan, ids.family],
+          ['_action', 'next'],
+        ])
+          .set('Origin', 'https://shop.example')
+          .set('Sec-Fetch-Site', 'cross-site');
+        expect(res.status).toBe(200);
+        expect(res.text).toContain('Page 2 of 3');
+        expect(cookieOf(res)).toBeUndefined();
+        expect(walkOf((await visitor.get(`/f/${publicId}`)).text).a[ids.name]).toBe('Embedded Emma');
+      } finally {
+        await app.get(WorkspacesService).setEmbedOrigins(ws.slug, []);
+      }
+    });
+
+    it('keeps a visitor’s answers when another site sends them to a resume link that opens nothing', async () => {
+      const visitor = request.agent(server());
+      const v1 = await visitor.get(`/f/${publicId}`);
+      await post(visitor, v1.text, [
+        [ids.name, 'Kept Kim'],
+        [ids.plan, ids.family],
+        ['_action', 'next'],
+      ]);
+      const res = await visitor.get(`/f/${publicId}?resume=${'Z'.repeat(43)}`).set('Sec-Fetch-Site', 'cross-site');
+      expect(res.status).toBe(200);
+      expect(res.text).toContain('does not open any answers');
+      expect(walkOf(res.text).a[ids.name]).toBe('Kept Kim');
+      expect(cookieOf(res) ?? '').not.toMatch(/Max-Age=0/);
+      expect(walkOf((await visitor.get(`/f/${publicId}`)).text).a[ids.name]).toBe('Kept Kim');
+    });
   });
 });

@@ -38,6 +38,11 @@ export const ERROR_CATALOG = {
     message: 'This Idempotency-Key was already used with a different request body.',
     hint: 'Use a new Idempotency-Key for a different request; reuse a key only to retry the same request.',
   },
+  file_refused: {
+    status: 422,
+    message: 'The file is not what it says it is, so it cannot be taken.',
+    hint: 'Send the file itself, of the type its name and declared type say; renaming a file does not change it.',
+  },
   idempotency_key_in_use: {
     status: 409,
     message: 'A request with this Idempotency-Key is still running.',
@@ -97,6 +102,11 @@ export const ERROR_CATALOG = {
     status: 429,
     message: 'Request budget exceeded.',
     hint: 'Wait the number of seconds in Retry-After, then retry; RateLimit-* headers show your budget.',
+  },
+  pending_limit_reached: {
+    status: 429,
+    message: 'Too many files or answers in progress from this address or for this form; nothing was stored.',
+    hint: 'Finish (submit) or remove earlier uploads and answers in progress, or try again later.',
   },
   internal_error: {
     status: 500,

@@ -9,6 +9,7 @@ import { FormEntity } from '../../forms/entities/form.entity';
 @Index('IDX_partial_responses_form', ['formId', 'id'])
 @Index('IDX_partial_responses_updated', ['updatedAt'])
 @Index('IDX_partial_responses_resume', ['resumeHash'], { unique: true, where: 'resume_hash IS NOT NULL' })
+@Index('IDX_partial_responses_client', ['clientHash'], { where: 'client_hash IS NOT NULL' })
 export class PartialResponseEntity {
   @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'PK_partial_responses' })
   id: string;
@@ -37,6 +38,10 @@ export class PartialResponseEntity {
   @Column({ name: 'resume_hash', type: 'bytea', nullable: true })
   resumeHash: Buffer | null;
 
+  /** A keyed hash of the client IP that started it on the respondent page (never the IP); NULL over the tools. */
+  @Column({ name: 'client_hash', type: 'bytea', nullable: true })
+  clientHash: Buffer | null;
+
   @Column({ name: 'started_at', type: 'timestamptz', default: () => 'now()' })
   startedAt: Date;
 
@@ -62,5 +67,30 @@ export class PartialPageCountEntity {
 
   @ManyToOne(() => FormEntity, { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'form_id', foreignKeyConstraintName: 'FK_partial_page_counts_form' })
+  form?: FormEntity;
+}
+
+/**
+ * The hash of a resume secret replaced because its link was opened in another browser (issue 45,
+ * 6.1): the old link then says where its answers went (on, or submitted), never showing them.
+ */
+@Entity({ name: 'resume_moves' })
+@Index('IDX_resume_moves_moved', ['movedAt'])
+export class ResumeMoveEntity {
+  @PrimaryColumn({ type: 'bytea', primaryKeyConstraintName: 'PK_resume_moves' })
+  hash: Buffer;
+
+  @Column({ name: 'form_id', type: 'uuid' })
+  formId: string;
+
+  /** The partial's id (also the response's, once completed). */
+  @Column({ name: 'response_id', type: 'uuid' })
+  responseId: string;
+
+  @Column({ name: 'moved_at', type: 'timestamptz', default: () => 'now()' })
+  movedAt: Date;
+
+  @ManyToOne(() => FormEntity, { onDelete: 'CASCADE' })
+  @JoinColumn({ name: 'form_id', foreignKeyConstraintName: 'FK_resume_moves_form' })
   form?: FormEntity;
 }

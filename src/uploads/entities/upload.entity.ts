@@ -12,6 +12,8 @@ import { WorkspaceEntity } from '../../workspaces/entities/workspace.entity';
 @Index('IDX_uploads_pending', ['createdAt'], { where: 'response_id IS NULL' })
 @Index('IDX_uploads_response', ['responseId'], { where: 'response_id IS NOT NULL' })
 @Index('IDX_uploads_form', ['formId'])
+@Index('IDX_uploads_pending_form', ['formId'], { where: 'response_id IS NULL' })
+@Index('IDX_uploads_pending_client', ['clientHash'], { where: 'response_id IS NULL AND client_hash IS NOT NULL' })
 export class UploadEntity {
   /** `upl_` + 22 base62 characters. */
   @PrimaryColumn({ type: 'text', primaryKeyConstraintName: 'PK_uploads' })
@@ -48,6 +50,10 @@ export class UploadEntity {
 
   @Column({ name: 'response_id', type: 'uuid', nullable: true })
   responseId: string | null;
+
+  /** A keyed hash of the client IP that made it on the respondent page (never the IP); NULL over the tools. */
+  @Column({ name: 'client_hash', type: 'bytea', nullable: true })
+  clientHash: Buffer | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
