@@ -209,10 +209,15 @@ export class RespondentController {
 
   /**
    * What is wrong with the bytes an upload received, as the page says it, or undefined: the one
-   * place the page asks the uploads service (its refusal(); on S3, whose bytes it reads only when
-   * a response names them, a check that reads them belongs here).
+   * place the page asks the uploads service. verifyReceived reads the bytes (on S3 too: sealed and
+   * read there); refusal() then checks the upload against the question as it is now.
    */
   private async receivedProblem(form: FormRecord, blockId: string, uploadId: string): Promise<FileRefusal | undefined> {
+    const received = await this.uploads.verifyReceived(uploadId, form.id);
+    if (received?.code === 'not_found') return 'gone';
+    if (received?.code === 'file_refused')
+      return /did not arrive whole/.test(received.message) ? 'arrival' : 'contents';
+    if (received) return 'arrival';
     const files = [{ blockId, key: blockId, uploadIds: [uploadId] }];
     const refused = await this.uploads.refusal(currentManager(this.db), {
       workspaceId: form.workspaceId,

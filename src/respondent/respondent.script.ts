@@ -294,8 +294,8 @@ if (upForm) {
           });
           xhr.upload.onprogress = function (e) { if (e.lengthComputable) bar.value = Math.round((e.loaded * 100) / e.total); };
           xhr.onload = function () {
-            if (xhr.status < 200 || xhr.status >= 300) return fail(unsent());
-            // Arrived: are the bytes what the file said? Kept only when they are.
+            var put = xhr.status >= 200 && xhr.status < 300;
+            // Arrived (or refused on arrival): are the bytes what the file said? The check says why in the page's words; kept only when they are.
             fetch(endpoint + '/' + encodeURIComponent(res.b.uploadId) + '/check', {
               method: 'POST',
               headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
@@ -305,6 +305,7 @@ if (upForm) {
               .then(function (checked) {
                 if (!pending) return;
                 if (!checked.ok) return fail(refused(checked.b));
+                if (!put) return fail(unsent());
                 settle();
                 bar.remove();
                 label.textContent = file.name + ' (sent) ';

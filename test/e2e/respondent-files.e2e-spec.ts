@@ -83,6 +83,11 @@ describe.each(kinds)('respondent page: files on %s', (kind) => {
     return Buffer.concat(chunks);
   }
   const stateOf = (html: string) => /name="_state" value="([^"]+)"/.exec(html)![1];
+  /** The app's port, listening from the first call (the disk's upload URLs are the service's own). */
+  async function listening(): Promise<number> {
+    if (!app.getHttpServer().listening) await app.listen(0, '127.0.0.1');
+    return (app.getHttpServer().address() as { port: number }).port;
+  }
 
   it('one page: a labelled file input in a multipart form; the posted file is stored and held by the response', async () => {
     const { publicId, ids } = await publish([
@@ -268,6 +273,28 @@ describe.each(kinds)('respondent page: files on %s', (kind) => {
     expect(bad.status).toBe(400);
     expect(bad.body.error.details.map((d: { path: string }) => d.path)).toEqual(['/filename', '/contentType', '/size']);
     expect((await uploadsOf(publicId)).length).toBe(1);
+  });
+
+  it('the script’s check after the PUT: a text file sent as a PDF is refused in the page’s words, naming it (issue 45)', async () => {
+    const { publicId, ids } = await publish([
+      { ref: 'cv', type: 'file_upload', title: 'CV', accept: ['application/pdf'] },
+    ]);
+    const text = Buffer.from('not a PDF, a letter\n'.repeat(50));
+    const target = await request(app.getHttpServer())
+      .post(`/f/${publicId}/uploads`)
+      .send({ block: ids.cv, filename: 'fake_cv.pdf', contentType: 'application/pdf', size: text.length });
+    expect(target.status).toBe(201);
+    const url = new URL(target.body.url);
+    const address =
+      kind === 'disk' ? `http://127.0.0.1:${await listening()}${url.pathname}${url.search}` : target.body.url;
+    await fetch(address, { method: 'PUT', headers: target.body.headers, body: new Uint8Array(text) });
+    const check = await request(app.getHttpServer())
+      .post(`/f/${publicId}/uploads/${target.body.uploadId}/check`)
+      .send({ block: ids.cv });
+    expect(check.status).toBe(400);
+    expect(check.body.error.message).toMatch(/^The file “fake_cv\.pdf” is not what its name says/);
+    expect(check.body.error.message).not.toMatch(/upl_|application\//);
+    expect(await uploadsOf(publicId)).toEqual([]);
   });
 
   it('one file among several whose bytes contradict its type: refused at once (no row, no object); the good one is kept', async () => {
