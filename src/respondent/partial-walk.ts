@@ -27,8 +27,7 @@ export function resumeSecretOf(query: unknown, cookie: string | undefined): { se
   const raw = query && typeof query === 'object' ? (query as Record<string, unknown>).resume : undefined;
   const link = Array.isArray(raw) ? raw[0] : raw;
   if (typeof link === 'string') return { secret: SECRET.test(link) ? link : undefined, fromLink: true };
-  const kept = readCookie(cookie, RESUME_COOKIE);
-  return { secret: kept && SECRET.test(kept) ? kept : undefined, fromLink: false };
+  return { secret: heldSecretOf(cookie), fromLink: false };
 }
 
 /** The secret this browser's cookie holds for the form (undefined: none, or not a secret's shape). */

@@ -658,8 +658,8 @@ export function movedPage(form: FormRecord): string {
       <>
         <h1>Opened in another browser</h1>
         <p role="status">
-          This link to finish “{form.title}” was opened in another browser; its answers continue there. Open the newest
-          link you were given, or go on in the browser where it was opened.
+          This link to finish “{form.title}” was opened in another browser; its answers continue there. Go on in the
+          browser where it was opened.
         </p>
         <p>
           <a href={`/f/${form.publicId}`}>Fill in the form again</a>
