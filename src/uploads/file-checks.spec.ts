@@ -1,4 +1,4 @@
-import { accepts, cleanFilename, normalizeContentType, typeMismatch } from './file-checks';
+import { accepts, cleanFilename, markupIn, markupRefusal, normalizeContentType, typeMismatch } from './file-checks';
 
 const PDF = Buffer.from('%PDF-1.7\n%âãÏÓ\n');
 const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
@@ -85,5 +85,56 @@ describe('typeMismatch', () => {
     expect(typeMismatch(unknown, 'application/octet-stream', 'plan.dwg')).toBeUndefined();
     expect(typeMismatch(EXE, 'application/octet-stream', 'tool.exe')).toBeUndefined();
     expect(typeMismatch(Buffer.from('<html><script>1</script>'), 'application/octet-stream', 'a.bin')).toMatch(/HTML/);
+  });
+});
+
+describe('markup (issue 45, item 6.3)', () => {
+  it('finds markup by its opening, prefixed or namespaced, and in binary polyglots; not text that quotes it', () => {
+    const xhtml = '<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><body onload="x()"/></html>';
+    expect(markupIn(Buffer.from(xhtml))).toBe('html');
+    expect(markupIn(Buffer.from('<x:html xmlns:x="http://www.w3.org/1999/xhtml"/>'))).toBe('html');
+    expect(markupIn(Buffer.from('  <div><img src=x onerror=alert(1)></div>'))).toBe('html');
+    expect(markupIn(Buffer.from('<svg:svg xmlns:svg="http://www.w3.org/2000/svg" onload="x()"/>'))).toBe('svg');
+    expect(markupIn(Buffer.from('<!-- a --><?xml version="1.0"?><invoice/>'))).toBe('xml');
+    expect(markupIn(Buffer.from('\ufeff<html><script>1</script>', 'utf16le'))).toBe('html');
+    expect(markupIn(Buffer.concat([PNG, Buffer.from('<html><script>alert(1)</script>')]))).toBe('html');
+    expect(markupIn(Buffer.concat([PNG, Buffer.from('<img src=x onerror=alert(1)>')]))).toBe('html');
+    expect(markupIn(PNG)).toBeUndefined();
+    expect(markupIn(PDF)).toBeUndefined();
+    expect(markupIn(Buffer.from('a,b\n"<script>x</script>",2\n'))).toBeUndefined();
+    expect(markupIn(Buffer.from('{"body": "<html>hi</html>"}'))).toBeUndefined();
+    expect(markupIn(Buffer.from('<3 and <note> are words'))).toBeUndefined();
+  });
+
+  it('refuses markup bytes under any type or name but markup of their kind', () => {
+    const svg = Buffer.from('<svg:svg xmlns:svg="http://www.w3.org/2000/svg" onload="x()"/>');
+    expect(typeMismatch(svg, 'application/octet-stream', 'logo.svg')).toMatch(/SVG/);
+    expect(typeMismatch(svg, 'image/svg+xml', 'logo.svg')).toBeUndefined();
+    const xhtml = Buffer.from('<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"/>');
+    expect(typeMismatch(xhtml, 'application/xml', 'page.xml')).toMatch(/HTML/);
+    expect(typeMismatch(xhtml, 'application/xhtml+xml', 'page.xhtml')).toBeUndefined();
+  });
+
+  it('takes a markup name or type only when the block lists it and the file is declared and named as such', () => {
+    for (const [type, name] of [
+      ['application/xml', 'page.xml'],
+      ['text/plain', 'page.html'],
+      ['image/png', 'photo.html'],
+      ['application/octet-stream', 'logo.svg'],
+      ['text/plain', 'x.hta'],
+    ])
+      expect(markupRefusal(undefined, type, name)).toBeDefined();
+    expect(markupRefusal(['image/*'], 'image/svg+xml', 'logo.svg')).toMatch(/does not take/);
+    expect(markupRefusal(['image/svg+xml'], 'image/svg+xml', 'logo.svg')).toBeUndefined();
+    expect(markupRefusal(['.svg'], 'image/svg+xml', 'logo.svg')).toBeUndefined();
+    expect(markupRefusal(['text/html'], 'text/html', 'page.xml')).toMatch(/not named/);
+    expect(markupRefusal(['.gpx'], 'application/gpx+xml', 'track.gpx')).toBeUndefined();
+    expect(markupRefusal(undefined, 'application/pdf', 'cv.pdf')).toBeUndefined();
+  });
+
+  it('says what a file is in plain words', () => {
+    expect(typeMismatch(EXE, 'application/pdf', 'fake_cv.pdf')).toBe(
+      'is not a PDF: its contents are a Windows program (exe)',
+    );
   });
 });

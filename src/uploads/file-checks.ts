@@ -140,14 +140,13 @@ const ANYWHERE_HTML = new RegExp(
  * The markup in a file's first bytes, if any: read as text (UTF-16 folded to ASCII, case folded).
  * It is markup when it opens with a tag (HTML's tags, or any element once prefixed, namespaced or
  * after an XML declaration or doctype: `<svg:svg>`, `<x:html xmlns:x=...>`), as a browser sniffing
- * it would see; or when script-capable markup shows anywhere in those bytes (a script, an event
- * handler, an HTML or SVG root or namespace), as in a PNG/HTML polyglot. The kind: SVG for an SVG
+ * it would see; or, in a binary file, when script-capable markup shows anywhere in those bytes (a
+ * script, an event handler, an HTML or SVG root or namespace), as in a PNG/HTML polyglot. The kind: SVG for an SVG
  * root or namespace (unless XHTML's also shows), HTML for HTML's tags or namespace, else XML.
  */
 export function markupIn(bytes: Buffer): MarkupKind | undefined {
-  const text = bytes
-    .subarray(0, SNIFF_BYTES)
-    .toString('latin1')
+  const head = bytes.subarray(0, SNIFF_BYTES).toString('latin1');
+  const text = head
     .replace(/^(\xef\xbb\xbf|\xfe\xff|\xff\xfe)/, '')
     .replace(/\0/g, '')
     .toLowerCase();
@@ -159,7 +158,12 @@ export function markupIn(bytes: Buffer): MarkupKind | undefined {
   const opens = root ? !!root[1] || declared || htmlTag || XMLNS.test(text.slice(prolog.length)) : declared;
   const svg = ANYWHERE_SVG.test(text);
   const html = ANYWHERE_HTML.test(text);
-  if (!opens && !svg && !html) return undefined;
+  // Markup further in counts in binary files only: a text file (CSV, JSON, notes) may quote HTML,
+  // and is opened as text (its name is not markup's: markupRefusal).
+  const binary =
+    bytes.subarray(0, SNIFF_BYTES).some((b) => b < 9 || (b > 13 && b < 32 && b !== 27)) ||
+    filetypeinfo(bytes).some((f) => !f.mime || !(TEXT_TYPES.test(f.mime) || markupType(f.mime)));
+  if (!opens && !(binary && (svg || html))) return undefined;
   if (text.includes('www.w3.org/1999/xhtml') || /<!doctype\s+html/.test(prolog)) return 'html';
   if (local === 'svg' || /<!doctype\s+svg/.test(prolog)) return 'svg';
   if (htmlTag) return 'html';

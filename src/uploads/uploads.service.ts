@@ -652,7 +652,7 @@ function refusalOfReceived(row: UploadRow): ApiError | undefined {
   if (row.storedSize === null) return undefined;
   const problem =
     row.storedSize !== row.size
-      ? `${row.name} has ${row.storedSize} bytes, not the ${row.size} bytes declared: it did not arrive whole`
+      ? `${row.name} has ${row.storedSize} bytes, not the ${row.size} bytes declared: ${row.storedSize < row.size ? 'it did not arrive whole' : 'another file was sent'}`
       : row.typeProblem;
   if (!problem) return undefined;
   return new ApiError('file_refused', {

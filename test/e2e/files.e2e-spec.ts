@@ -226,7 +226,14 @@ describe.each(kinds)('reading files on %s', (kind) => {
   });
 
   it('serves an uploaded HTML or SVG page as an attachment with nosniff, never as a page of the service', async () => {
-    const page = await fileForm(ws);
+    // Markup is taken only where a block lists it (issue 45, item 6.3).
+    const page = await createForm(app, ws, {
+      status: 'published',
+      blocks: [
+        { type: 'file_upload', title: 'Page', ref: 'cv', accept: ['text/html'] } as never,
+        { type: 'file_upload', title: 'Logo', ref: 'photos', maxFiles: 3, accept: ['.svg'] } as never,
+      ],
+    });
     const html = await upload(page.publicId, 'cv', HTML, 'page.html', 'text/html');
     const svg = await upload(page.publicId, 'photos', SVG, 'logo.svg', 'image/svg+xml');
     const created = await callTool(app, token, 'create_response', {
