@@ -134,6 +134,7 @@ function funnel() {
 function answerText(v) {
   if (v === null || v === undefined) return '';
   if (Array.isArray(v)) return v.map(answerText).join(', ');
+  if (typeof v === 'boolean') return v ? 'Yes' : 'No';
   if (typeof v === 'object') return v.label !== undefined ? String(v.label) : v.name !== undefined ? String(v.name) : JSON.stringify(v);
   return String(v);
 }

@@ -237,6 +237,7 @@ describe('MCP Apps views in Chromium through a test host (issue 39)', () => {
       );
       const r = results.frame;
       await r.getByRole('cell', { name: '<script>alert(1)</script>' }).waitFor();
+      await r.getByRole('cell', { name: 'Yes', exact: true }).waitFor(); // yes/no in words, as the pages say it
       await r.getByText('1 response', { exact: true }).waitFor();
       await r.getByText('1 (100%)').first().waitFor();
       await checkView(results, `results-${tag}-desktop`);

@@ -225,5 +225,14 @@ describe('responses in progress on the results pages and in the CSV (issue 45, i
     expect(eve[3]).toBe(started.startedAt);
     expect(Date.parse(eve[3])).toBeLessThan(Date.parse(eve[1]));
     expect(finn.slice(2)).toEqual(['completed', finn[1], 'Finn']);
+    // NDJSON's lines are get_response's objects: when it started too.
+    const nd = await ok('export_responses', { publicId: form.publicId, format: 'ndjson' });
+    const [line] = (await getText(nd.url))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const got = await ok('get_response', { publicId: form.publicId, responseId: started.id });
+    expect(line).toEqual(got);
+    expect(line.startedAt).toBe(started.startedAt);
   });
 });
