@@ -4,12 +4,40 @@
  * check_response (a dry run, nothing stored) which blocks are shown, which pages the answers
  * visit, whether a jump ends the form, and what create_response would refuse. A draft says so and
  * offers Publish, a publish_form call through the host (which asks the person first).
+ *
+ * Files are never sent from a preview: a file question says what it takes (types in words, size,
+ * count) and can be marked as chosen (issue 45). The check then gets an upload id of the right
+ * shape that names no upload, so the form's rules see the question answered, and what it says of
+ * that id alone is left out: the verdict is create_response's with a good file there.
  */
 import { VIEW_COMMON_JS } from './view-style';
 
 export const FORM_PREVIEW_JS = `${VIEW_COMMON_JS}
 let form, check, checkProblem, page = 1, tried = false, timer, seq = 0, publishing = false;
 const answers = {}, hidden = {};
+/** The file questions marked as chosen, and the upload id they are checked with (the shape of one; no such upload). */
+const marked = new Set();
+const PREVIEW_UPLOAD = 'upl_PreviewFileNotSent0000';
+
+/** Accepted types in words, as people name them. */
+const TYPE_WORDS = {
+  'application/pdf': 'PDF', 'image/*': 'images', 'image/png': 'PNG images', 'image/jpeg': 'JPEG images',
+  'image/gif': 'GIF images', 'image/webp': 'WebP images', 'image/svg+xml': 'SVG images', 'video/*': 'videos',
+  'audio/*': 'audio files', 'text/*': 'text files', 'text/plain': 'text files', 'text/csv': 'CSV files',
+  'application/msword': 'Word documents', 'application/zip': 'ZIP archives', 'application/json': 'JSON files',
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 'Word documents',
+  'application/vnd.ms-excel': 'Excel spreadsheets', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': 'Excel spreadsheets',
+};
+function typeWords(accept) {
+  const words = [...new Set(accept.map((a) => TYPE_WORDS[a] || (a.startsWith('.') ? a.slice(1).toUpperCase() + ' files' : a)))];
+  return words.length > 1 ? words.slice(0, -1).join(', ') + ' or ' + words[words.length - 1] : words[0];
+}
+/** What a file question takes: "Accepted: PDF or images. Up to 5 MB each; at most 2 files." */
+function fileLimits(b) {
+  const max = b.maxFiles || 1;
+  const types = b.accept && b.accept.length ? 'Accepted: ' + typeWords(b.accept) + '. ' : 'Any type of file. ';
+  return types + 'Up to ' + (b.maxSizeMb || 10) + ' MB' + (max > 1 ? ' each; at most ' + max + ' files.' : '.');
+}
 
 start('formwork-form-preview', (value, input) =>
   value && Array.isArray(value.blocks) ? setForm(value) : call('get_form', { publicId: value.publicId || input.publicId }).then(setForm));
@@ -20,6 +48,7 @@ function setForm(f) {
   tried = false;
   check = undefined;
   for (const k of Object.keys(answers)) delete answers[k];
+  marked.clear();
   recheck(0);
 }
 
@@ -51,10 +80,19 @@ function recheck(delay) {
   }, delay);
 }
 
+/** Whether an error is only about the stand-in of a file marked as chosen (its path is the question's, or under it). */
+function aboutMarkedFile(e) {
+  return [...marked].some((id) => e.path === '/answers/' + id || e.path.startsWith('/answers/' + id + '/'));
+}
+
+/** What create_response would refuse, with good files where files are marked as chosen. */
+function refusals() {
+  return check ? check.errors.filter((e) => !aboutMarkedFile(e)) : [];
+}
+
 function errorsOf(b) {
-  if (!check) return [];
   const keys = ['/answers/' + b.id, b.ref ? '/answers/' + b.ref : null];
-  return check.errors.filter((e) => keys.includes(e.path));
+  return refusals().filter((e) => keys.includes(e.path));
 }
 
 function setAnswer(b, value) {
@@ -69,8 +107,16 @@ function question(b) {
   const errors = tried ? errorsOf(b) : [];
   const errId = errors.length ? id + '-err' : undefined;
   const title = (b.title || 'Untitled question') + (b.required ? ' *' : '');
-  const described = [b.description ? id + '-desc' : null, errId].filter(Boolean).join(' ') || undefined;
-  const desc = b.description ? h('p', { id: id + '-desc', class: 'muted' }, b.description) : null;
+  // A rating's or scale's end labels ("1: Poor, 5: Great"), read with the question as the form page reads them.
+  const lo = b.type === 'rating' ? 1 : (b.min ?? 1), hi = b.max ?? 5;
+  const ends = (b.type === 'rating' || b.type === 'linear_scale') && (b.minLabel || b.maxLabel)
+    ? h('p', { id: id + '-ends', class: 'muted' },
+        [b.minLabel ? lo + ': ' + b.minLabel : null, b.maxLabel ? hi + ': ' + b.maxLabel : null].filter(Boolean).join(', '))
+    : null;
+  const limits = b.type === 'file_upload' ? h('p', { id: id + '-limits', class: 'muted' }, fileLimits(b)) : null;
+  const described = [b.description ? id + '-desc' : null, ends ? id + '-ends' : null, limits ? id + '-limits' : null, errId]
+    .filter(Boolean).join(' ') || undefined;
+  const desc = [b.description ? h('p', { id: id + '-desc', class: 'muted' }, b.description) : null, ends, limits];
   const errs = errors.length ? h('p', { id: errId, class: 'err' }, errors.map((e) => e.message).join('; ')) : null;
   const invalid = errors.length ? 'true' : undefined;
   const current = answers[b.id];
@@ -78,7 +124,7 @@ function question(b) {
   const choices = b.type === 'yes_no'
     ? [{ id: true, label: 'Yes' }, { id: false, label: 'No' }]
     : b.type === 'rating' || b.type === 'linear_scale'
-      ? Array.from({ length: (b.max ?? 5) - (b.min ?? 1) + 1 }, (_, k) => ({ id: (b.min ?? 1) + k, label: String((b.min ?? 1) + k) }))
+      ? Array.from({ length: hi - lo + 1 }, (_, k) => ({ id: lo + k, label: String(lo + k) }))
       : b.choices;
   if (choices && b.type !== 'dropdown') {
     const many = b.type === 'checkboxes';
@@ -102,7 +148,19 @@ function question(b) {
     control = h('select', { id, 'aria-describedby': described, 'aria-invalid': invalid, onchange: (ev) => setAnswer(b, ev.target.value) },
       h('option', { value: '' }, 'Choose…'), b.choices.map((c) => h('option', { value: c.id, selected: current === c.id }, c.label)));
   } else if (b.type === 'file_upload') {
-    control = h('p', { id, class: 'muted' }, 'Files are not sent in a preview.');
+    // No file is sent from a preview: the person marks one as chosen, and the check sees the question answered.
+    const box = id + '-chosen';
+    return h('fieldset', { 'aria-describedby': described },
+      h('legend', {}, title), desc,
+      h('div', { class: 'opt' },
+        h('input', { type: 'checkbox', id: box, checked: marked.has(b.id), 'aria-invalid': invalid,
+          onchange: (ev) => {
+            if (ev.target.checked) marked.add(b.id); else marked.delete(b.id);
+            setAnswer(b, ev.target.checked ? [PREVIEW_UPLOAD] : undefined);
+          } }),
+        h('label', { for: box }, (b.maxFiles || 1) > 1 ? 'Files are chosen' : 'A file is chosen')),
+      h('p', { class: 'muted' }, 'A preview sends no files: mark one as chosen to check the rest.'),
+      errs);
   } else {
     const kind = { number: 'number', date: 'date', email: 'email', url: 'url', phone: 'tel' }[b.type] || 'text';
     const tag = b.type === 'long_text' ? 'textarea' : 'input';
@@ -164,10 +222,12 @@ function render() {
   if (checkProblem) verdict.push(problem(checkProblem));
   if (check && last && check.endedBy) verdict.push(h('p', { class: 'note', role: 'status' }, 'A jump on these answers ends the form after this page.'));
   if (tried && check && last) {
-    verdict.push(check.ok
-      ? h('p', { class: 'note', role: 'status' }, 'These answers would be taken. Nothing was stored.')
+    const refused = refusals();
+    const files = [...marked].some((id) => shown.has(id)) ? ' (with the files marked as chosen)' : '';
+    verdict.push(!refused.length
+      ? h('p', { class: 'note', role: 'status' }, 'These answers would be taken' + files + '. Nothing was stored.')
       : h('div', { role: 'alert', class: 'problem' }, h('p', {}, h('strong', {}, 'create_response would refuse these answers:')),
-          h('ul', {}, check.errors.map((e) => h('li', {}, e.path + ': ' + e.message)))));
+          h('ul', {}, refused.map((e) => h('li', {}, e.path + ': ' + e.message)))));
   }
   show(...heading, draft, hiddenInputs, section, nav, ...verdict);
   const again = focused && document.getElementById(focused);

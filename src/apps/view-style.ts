@@ -33,10 +33,13 @@ button:disabled { opacity: .55; cursor: default; }
 .row { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; margin: .75rem 0; }
 .bars { list-style: none; padding: 0; margin: 0; }
 .bars li { display: grid; grid-template-columns: minmax(6rem, 40%) 1fr auto; gap: .5rem; align-items: center; margin: .3rem 0; }
+.funnel li { grid-template-columns: 1fr auto; gap: .15rem .5rem; margin: .5rem 0; }
+.funnel li > :first-child { grid-column: 1 / -1; }
 .bar { height: .9rem; background: var(--soft); border-radius: 4px; overflow: hidden; }
 .bar span { display: block; height: 100%; background: var(--accent); }
 table { border-collapse: collapse; width: 100%; font-size: .95rem; }
-th, td { text-align: left; border-bottom: 1px solid var(--line); padding: .4rem; vertical-align: top; overflow-wrap: anywhere; }
+th, td { text-align: left; border-bottom: 1px solid var(--line); padding: .4rem; vertical-align: top; overflow-wrap: normal; min-width: 7rem; }
+th.time, td.time { white-space: nowrap; }
 .scroll { overflow-x: auto; }
 [hidden] { display: none !important; }
 `;

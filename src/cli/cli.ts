@@ -28,7 +28,7 @@ import { DemoService } from '../demo/demo.service';
 import { OAuthModule } from '../oauth/oauth.module';
 import { OAuthService } from '../oauth/oauth.service';
 import { TokensModule } from '../tokens/tokens.module';
-import { TokensService, TokenView } from '../tokens/tokens.service';
+import { DEFAULT_TOKEN_ROLE, TokensService, TokenView } from '../tokens/tokens.service';
 import { WorkspacesModule } from '../workspaces/workspaces.module';
 import { WorkspacesService } from '../workspaces/workspaces.service';
 import {
@@ -244,7 +244,7 @@ const COMMANDS = [
     options: [
       required('--workspace <slug>', 'the workspace'),
       required('--name <name>', 'what the token is for'),
-      optional('--role <role>', 'viewer, editor, admin or owner (default: admin)'),
+      optional('--role <role>', `viewer, editor, admin or owner (default: ${DEFAULT_TOKEN_ROLE})`),
       optional('--scopes <scopes>', 'comma-separated, e.g. forms:read,responses:read (default: all)'),
       optional('--expires-in <duration>', 'minutes, hours or days: 30m, 12h, 90d; at most 3650d (default: never)'),
     ],

@@ -6,7 +6,8 @@
  * here (COPY's empty field); its rows end in LF, which copy-rows.ts writes as CRLF. COPY takes no
  * parameters: every value is a literal (escapeLiteral), the filter's placeholders included
  * (withLiterals). PostgreSQL formats while the service writes, and the service handles bytes,
- * never a string per response.
+ * never a string per response. Forms with a file question are written by the service instead
+ * (csvLayout): their cells hold download links, signed with a key that never enters SQL.
  */
 import { escapeLiteral } from 'pg';
 import { Block, NUMERIC_TYPES, takesAnswer } from '../forms/blocks';
@@ -45,16 +46,11 @@ function labelCase(value: string, block: Block, field: (label: string) => string
 /**
  * A block's answer as the inner query takes it out of the row, once: `t<i>` its text (->>: a
  * choice id, a number or true/false as JSON writes them, a string); for checkboxes the ticked
- * choices' labels joined by "; " in the order stored (unknown choices left out), for files their names.
+ * choices' labels joined by "; " in the order stored (unknown choices left out).
  */
 function taken(i: number, block: Block, alias: string): string {
   const key = literal(block.id);
   const a = `${alias}.answers -> ${key}`;
-  // Files: their names (as uploaded, cleaned), joined as checkbox labels are.
-  if (block.type === 'file_upload')
-    return `(SELECT string_agg(u.name, '; ' ORDER BY x.o)
-      FROM jsonb_array_elements_text(CASE WHEN jsonb_typeof(${a}) = 'array' THEN ${a} END) WITH ORDINALITY x(e, o)
-      JOIN uploads u ON u.id = x.e) AS t${i}`;
   if (block.type !== 'checkboxes') return `${alias}.answers ->> ${key} AS t${i}`;
   return `(SELECT string_agg(${labelCase('x.e', block, (label) => label)}, '; ' ORDER BY x.o)
       FROM jsonb_array_elements_text(CASE WHEN jsonb_typeof(${a}) = 'array' THEN ${a} END) WITH ORDINALITY x(e, o)) AS t${i}`;
@@ -76,25 +72,32 @@ function answerField(i: number, block: Block): string {
   return textField(t);
 }
 
+/** A timestamptz as RFC 3339 in UTC with milliseconds, as toISOString() writes it. */
+const iso = (t: string) => `to_char(${t} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
 /**
  * The COPY of the records of the responses `where` selects (a condition over the row r, values as
  * literals), in seq order. The answers and hidden values are taken out of their jsonb once per
  * row, by a subquery kept apart with OFFSET 0 (else the planner copies its expressions into every
- * place the cells read them); the cells are then plain expressions over its columns.
+ * place the cells read them); the cells are then plain expressions over its columns. `status`:
+ * the status and startedAt columns (csvLayout's), of completed responses.
  */
-export function csvCopySql(form: CsvForm, where: string): string {
+export function csvCopySql(form: CsvForm, where: string, opts: { status?: boolean } = {}): string {
   const blocks = form.blocks.filter((b) => takesAnswer(b.type));
+  if (blocks.some((b) => b.type === 'file_upload')) throw new Error('a form with files is written by csvLayout');
   const hidden = form.hiddenFields ?? [];
   const columns = [
     `r.seq`,
     `r.id`,
     `r.submitted_at`,
+    ...(opts.status ? [`r.started_at`] : []),
     ...blocks.map((b, i) => taken(i, b, 'r')),
     ...hidden.map((name, i) => `r.hidden ->> ${literal(name)} AS h${i}`),
   ];
   const cells = [
     `v.id`,
-    `to_char(v.submitted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`,
+    iso('v.submitted_at'),
+    ...(opts.status ? [`'completed'`, iso('COALESCE(v.started_at, v.submitted_at)')] : []),
     ...blocks.map((b, i) => answerField(i, b)),
     ...hidden.map((_, i) => textField(`v.h${i}`)),
   ];

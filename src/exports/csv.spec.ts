@@ -50,6 +50,30 @@ describe('export CSV', () => {
     );
   });
 
+  it('adds status and startedAt when asked, and a links column after each file question (issue 45)', () => {
+    const blocks = [
+      { id: 'b1', type: 'short_text', title: 'Name', required: false },
+      { id: 'b2', type: 'file_upload', title: 'CV', ref: 'cv', required: false },
+    ] as Block[];
+    const layout = csvLayout({ blocks }, 'id', { status: true });
+    expect(layout.head).toBe(`${BOM}id,submittedAt,status,startedAt,Name,CV,CV (links)\r\n`);
+    expect(csvLayout({ blocks }, 'ref').head).toBe(`${BOM}id,submittedAt,b1,cv,cv (links)\r\n`);
+    const file = (name: string, url: string) => ({ uploadId: 'u', name, size: 1, contentType: 'application/pdf', url });
+    expect(
+      layout.record({
+        id: 'r1',
+        submittedAt: null,
+        status: 'partial',
+        startedAt: '2026-01-01T00:00:00.000Z',
+        answers: { b1: 'Ann', b2: [file('=a.pdf', 'https://x/1'), file('b.pdf', 'https://x/2')] },
+      }),
+    ).toBe("r1,,partial,2026-01-01T00:00:00.000Z,Ann,'=a.pdf; b.pdf,https://x/1; https://x/2\r\n");
+    // A completed response that did not start as a partial started when it was submitted.
+    expect(layout.record({ id: 'r2', submittedAt: '2026-01-02T00:00:00.000Z', answers: {} })).toBe(
+      'r2,2026-01-02T00:00:00.000Z,completed,2026-01-02T00:00:00.000Z,,,\r\n',
+    );
+  });
+
   it('names the file after the form: an ASCII fallback and the exact title as filename*', () => {
     expect(contentDisposition('Café survey', 'csv')).toBe(
       `attachment; filename="Cafe survey.csv"; filename*=UTF-8''Caf%C3%A9%20survey.csv`,

@@ -2,6 +2,7 @@
  * The CSV of an export (RFC 4180, UTF-8 with a byte order mark): its columns, its cells, and the
  * file name it is offered under.
  */
+import type { FileAnswer } from '../files/file-answers';
 import { Block, takesAnswer } from '../forms/blocks';
 import type { AnswersBy, ResponseView } from '../responses/responses.service';
 
@@ -16,21 +17,33 @@ export interface CsvForm {
   hiddenFields?: readonly string[] | null;
 }
 
+/** The columns an export of partial responses adds after submittedAt (issue 45): `completed` or `partial`, and when it started. */
+export const STATUS_COLUMNS = ['status', 'startedAt'] as const;
+
+/** The header of the column after a file question's, which holds its files' download links (issue 45). */
+export const linksHeader = (header: string) => `${header} (links)`;
+
 /**
- * The columns of a form's CSV and how to write one response as a record: id, submittedAt, one
- * column per block that takes an answer, in form order, headed by its title (by its ref with
- * answersBy "ref"; a block without one by its id), then one per hidden field, headed by its name.
- * Responses are read as get_response shows them (answers by block id, choices by label).
- * Downloads have PostgreSQL write the records (csv-sql.ts); `record` is the reference those are
- * held to, cell for cell, by the export's tests.
+ * The columns of a form's CSV and how to write one response as a record: id, submittedAt (with
+ * `status`: then status and startedAt), one column per block that takes an answer, in form order,
+ * headed by its title (by its ref with answersBy "ref"; a block without one by its id), a file
+ * question followed by the column of its files' links, then one per hidden field, headed by its
+ * name. Responses are read as get_response shows them, keyed by block id (choices by label, files
+ * as `{ name, url }`). Downloads of forms without file questions have PostgreSQL write the
+ * records (csv-sql.ts); `record` is the reference those are held to, cell for cell, by the
+ * export's tests.
  */
-export function csvLayout(form: CsvForm, answersBy: AnswersBy = 'id') {
+export function csvLayout(form: CsvForm, answersBy: AnswersBy = 'id', opts: { status?: boolean } = {}) {
   const blocks = form.blocks.filter((b) => takesAnswer(b.type));
   const hidden = form.hiddenFields ?? [];
   const header = [
     'id',
     'submittedAt',
-    ...blocks.map((b) => (answersBy === 'ref' ? (b.ref ?? b.id) : b.title)),
+    ...(opts.status ? STATUS_COLUMNS : []),
+    ...blocks.flatMap((b) => {
+      const head = answersBy === 'ref' ? (b.ref ?? b.id) : b.title;
+      return b.type === 'file_upload' ? [head, linksHeader(head)] : [head];
+    }),
     ...hidden,
   ];
   return {
@@ -40,11 +53,29 @@ export function csvLayout(form: CsvForm, answersBy: AnswersBy = 'id') {
       return csvRecord([
         view.id,
         view.submittedAt ?? '',
-        ...blocks.map((b) => answerCell(view.answers[b.id])),
+        // A completed response that did not start as a partial started when it was submitted.
+        ...(opts.status ? [view.status ?? 'completed', view.startedAt ?? view.submittedAt ?? ''] : []),
+        ...blocks.flatMap((b) =>
+          b.type === 'file_upload' ? filesCells(view.answers[b.id]) : [answerCell(view.answers[b.id])],
+        ),
         ...hidden.map((name) => textCell(view.hidden?.[name])),
       ]);
     },
   };
+}
+
+/** A file answer as read (`[{ name, url, ... }]`) as two cells: the names, and the links, each joined by "; ". */
+export function filesCells(value: unknown): [string, string] {
+  const files = (Array.isArray(value) ? value : []).filter(
+    (f): f is FileAnswer => typeof f === 'object' && f !== null && typeof (f as FileAnswer).name === 'string',
+  );
+  return [
+    textCell(files.map((f) => f.name).join('; ')),
+    files
+      .map((f) => f.url)
+      .filter(Boolean)
+      .join('; '),
+  ];
 }
 
 /** One record: fields quoted where RFC 4180 needs it (a comma, a quote, CR or LF), quotes doubled. */

@@ -16,7 +16,7 @@ const input = Type.Object(
       StringEnum(FORMATS, {
         default: 'csv',
         description:
-          'csv: a row per response (id, submittedAt, a column per block headed by its title, or ref with answersBy "ref", then per hidden field), UTF-8 with a byte order mark. ndjson: a get_response object per line.',
+          'csv: a row per response (id, submittedAt, with status partial or all also status and startedAt, a column per block headed by its title, or ref with answersBy "ref", for a file block its names then their download links, then per hidden field), UTF-8 with a byte order mark. ndjson: a get_response object per line.',
       }),
     ),
     ...responseFilterArguments,

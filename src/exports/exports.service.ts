@@ -195,9 +195,14 @@ export class ExportsService {
       const upTo = grant.s === 'partial' ? '0' : await this.repo.lastSeq(currentManager(this.db), form.id);
       // The batches read the replica once it holds everything up to upTo, else the primary (LongReads).
       const on = await this.longReads.source();
-      // CSV: the records are written by PostgreSQL's COPY (see csvCopySql), the filter as literals.
+      // CSV: the records are written by PostgreSQL's COPY (see csvCopySql), the filter as literals;
+      // those of a form with file questions here (their links are signed here, per batch).
       const literals = [form.id, ...params.slice(1)];
-      const copy = grant.fmt === 'csv' ? (where: string) => csvCopySql(form, withLiterals(where, literals)) : undefined;
+      const status = { status: grant.s !== undefined };
+      const copy =
+        grant.fmt === 'csv' && !fileKeys(form.blocks).length
+          ? (where: string) => csvCopySql(form, withLiterals(where, literals), status)
+          : undefined;
       let pool: PartPool | undefined;
       const chunks = this.chunks(grant, form, upTo, { sql, params: params.slice(3), literals }, copy, on, () => pool);
       // Bytes, not objects: the stream asks for the next batch once its 64 KiB buffer has drained.
@@ -233,16 +238,19 @@ export class ExportsService {
     };
     let ahead: Promise<Array<string | Buffer>> | undefined;
     try {
-      // NDJSON's lines are get_response's objects; CSV's records come written from PostgreSQL.
-      const view = copy ? undefined : responseViewer(form, grant.a);
+      // NDJSON's lines are get_response's objects; CSV's records come written from PostgreSQL, or
+      // (a form with files) from get_response's objects keyed by block id, as csvLayout reads them.
+      const csv = grant.fmt === 'csv' ? csvLayout(form, grant.a, { status: grant.s !== undefined }) : undefined;
+      const answersBy = csv ? 'id' : grant.a;
+      const view = copy ? undefined : responseViewer(form, answersBy);
       // Without file answers (whose links are signed per batch), each line is written as its row
       // arrives, into bytes: no object or string of a batch outlives its row (see lineRows).
       const line =
-        view && !fileKeys(form.blocks, grant.a === 'ref').length
+        view && !csv && !fileKeys(form.blocks, grant.a === 'ref').length
           ? (row: ExportRow) => `${JSON.stringify(view(row))}\n`
           : undefined;
       // The first bytes go out before any response is read.
-      if (copy) yield out(csvLayout(form, grant.a).head);
+      if (csv) yield out(csv.head);
       const last = BigInt(upTo);
       const range = BigInt(this.batchSeqRange[grant.fmt]);
       let after = BigInt(0);
@@ -262,14 +270,14 @@ export class ExportsService {
         return on((db) => this.repo.readBatch(currentManager(db), form.id, batch, filter)).then(async (rows) => {
           const views = rows.map(view!);
           // File answers with links bound to the link's credential, as get_response shows them.
-          await this.files.show(views, form, grant.a, { w: grant.w, c: grant.c, until: grant.exp });
-          // Parts of EXPORT_PART_ROWS lines: strings that die young.
+          await this.files.show(views, form, answersBy, { w: grant.w, c: grant.c, until: grant.exp });
+          // Parts of EXPORT_PART_ROWS lines (or CSV records): strings that die young.
           const parts: string[] = [];
           for (let i = 0; i < views.length; i += EXPORT_PART_ROWS)
             parts.push(
               views
                 .slice(i, i + EXPORT_PART_ROWS)
-                .map((v) => `${JSON.stringify(v)}\n`)
+                .map((v) => (csv ? csv.record(v) : `${JSON.stringify(v)}\n`))
                 .join(''),
             );
           return parts;
@@ -305,7 +313,8 @@ export class ExportsService {
 
   /**
    * The form's partial responses (issue 36) after the completed ones, in start (id) order, in
-   * batches keyed by id, written in JS (get_response's objects, or csvLayout's records).
+   * batches keyed by id, written in JS (get_response's objects, or csvLayout's records, which read
+   * answers by block id).
    */
   private async *partialChunks(
     grant: ExportGrant,
@@ -313,8 +322,9 @@ export class ExportsService {
     filter: { sql: string; params: unknown[] },
     on: Awaited<ReturnType<LongReads['source']>>,
   ): AsyncGenerator<string> {
-    const view = partialViewer(form, grant.a);
-    const csv = grant.fmt === 'csv' ? csvLayout(form, grant.a) : undefined;
+    const csv = grant.fmt === 'csv' ? csvLayout(form, grant.a, { status: true }) : undefined;
+    const answersBy = csv ? 'id' : grant.a;
+    const view = partialViewer(form, answersBy);
     for (let after: string | null = null; ;) {
       const rows = await on((db) =>
         this.repo.readPartialBatch(currentManager(db), form.id, after, EXPORT_PARTIAL_BATCH, filter),
@@ -322,7 +332,7 @@ export class ExportsService {
       if (!rows.length) return;
       after = rows[rows.length - 1].id;
       const views = rows.map(view);
-      await this.files.show(views, form, grant.a, { w: grant.w, c: grant.c, until: grant.exp });
+      await this.files.show(views, form, answersBy, { w: grant.w, c: grant.c, until: grant.exp });
       yield views.map((v) => (csv ? csv.record(v) : `${JSON.stringify(v)}\n`)).join('');
       if (rows.length < EXPORT_PARTIAL_BATCH) return;
     }

@@ -17,6 +17,7 @@ import {
 import { ApiError } from '../common/errors/api-error';
 import type { FormRecord } from '../forms/forms.service';
 import type { ResponseFilter } from '../responses/response-filter';
+import type { ResponseStatus } from '../responses/responses.service';
 import { text } from '../settings/settings-http';
 import type { FieldErrors } from '../settings/ui';
 
@@ -137,6 +138,31 @@ export function filterQuery(f: FilterFields): Record<string, string> {
   if (!f.block && !f.since && !f.until) return {};
   return Object.fromEntries(FILTER_FIELDS.filter((k) => f[k] && (k !== 'op' || f.block)).map((k) => [k, f[k]]));
 }
+
+/** The Responses page's Status field (issue 45): which responses it lists, as list_responses' `status`. */
+export const STATUS_LABELS: Record<ResponseStatus, string> = {
+  completed: 'Completed',
+  partial: 'In progress',
+  all: 'Completed and in progress',
+};
+
+/**
+ * The `status` of a query: completed when absent or empty; anything else that is not a status is
+ * refused in the page's words (the page again, 400, the problem beside the field).
+ */
+export function statusField(query: Record<string, unknown>): { status: ResponseStatus; errors: FieldErrors } {
+  const raw = text(query.status).trim();
+  if (raw === '') return { status: 'completed', errors: {} };
+  if (Object.hasOwn(STATUS_LABELS, raw)) return { status: raw as ResponseStatus, errors: {} };
+  return {
+    status: 'completed',
+    errors: { status: `Choose which responses to show: ${Object.values(STATUS_LABELS).join(', ')}.` },
+  };
+}
+
+/** The status in links (paging, the other tab, the download): none for the default. */
+export const statusQuery = (status: ResponseStatus): Record<string, string> =>
+  status === 'completed' ? {} : { status };
 
 /** A YYYY-MM-DD that exists, years 1 to 9999, as its UTC midnight; undefined otherwise. */
 function day(s: string): Date | undefined {

@@ -8,7 +8,7 @@ import type { FormRecord } from '../forms/forms.service';
 import { Confirmations } from '../settings/confirm.controller';
 import { Ctx, FORM, pageNumber, SettingsHttp, text } from '../settings/settings-http';
 import { render } from '../settings/ui';
-import { filterFields, underFilter } from './filter';
+import { filterFields, statusField, underFilter } from './filter';
 import { FormsPage, ResponsesPage, SharePage, SummaryPage } from './results.pages';
 import { RESULTS_SCRIPT } from './results.script';
 import { minRoleOf, ResultsService } from './results.service';
@@ -107,8 +107,17 @@ export class FormsResultsController {
         this.results.summary(ctx.access, form.publicId, filter),
       );
       const progress = await this.results.progress(ctx.access, form);
+      const { status } = statusField(req.query as Record<string, unknown>);
       const page = (
-        <SummaryPage ctx={ctx} form={form} fields={fields} errors={errors} summary={found} progress={progress} />
+        <SummaryPage
+          ctx={ctx}
+          form={form}
+          fields={fields}
+          errors={errors}
+          summary={found}
+          progress={progress}
+          status={status}
+        />
       );
       this.http.send(res, found ? 200 : 400, render(page));
     });
@@ -126,7 +135,7 @@ export class FormsResultsController {
   }
 
   /**
-   * Download: makes the export link of what the filter shows (export_responses, acting for the
+   * Download: makes the export link of what the filter and status show (export_responses, acting for the
    * person) and sends the browser to it, on this origin (the link's path: the CSP's form-action
    * covers the redirect). A filter that does not fit answers the responses page with its problems (400).
    */
@@ -136,13 +145,26 @@ export class FormsResultsController {
     return this.http.run(req, res, 'viewer', async (ctx: Ctx) => {
       const form = await this.results.form(ctx.access, formId);
       const fields = filterFields(ctx.body);
+      const chosen = statusField(ctx.body);
+      const refusedStatus = Object.keys(chosen.errors).length > 0;
       const format = text(ctx.body.format) === 'ndjson' ? 'ndjson' : 'csv';
-      const { found, errors } = await underFilter(form, fields, (filter) =>
-        this.results.exportLink(ctx.access, form.publicId, format, filter),
+      const read = await underFilter(form, fields, async (filter) =>
+        refusedStatus ? undefined : this.results.exportLink(ctx.access, form.publicId, format, filter, chosen.status),
       );
+      const found = read.found;
       if (!found) {
+        const errors = { ...read.errors, ...chosen.errors };
         const page = (
-          <ResponsesPage ctx={ctx} form={form} fields={fields} errors={errors} total={0} responses={[]} page={1} />
+          <ResponsesPage
+            ctx={ctx}
+            form={form}
+            fields={fields}
+            status={chosen.status}
+            errors={errors}
+            total={0}
+            responses={[]}
+            page={1}
+          />
         );
         return this.http.send(res, 400, render(page));
       }

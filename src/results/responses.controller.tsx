@@ -5,7 +5,7 @@ import type { FastifyReply as Response, FastifyRequest as Request } from 'fastif
 import { Public } from '../auth/public.decorator';
 import { Ctx, FORM, pageNumber, SettingsHttp } from '../settings/settings-http';
 import { ConfirmPage, render, when } from '../settings/ui';
-import { filterFields, underFilter } from './filter';
+import { filterFields, statusField, underFilter } from './filter';
 import { PER_PAGE, ResponsePage, ResponsesPage } from './results.pages';
 import { minRoleOf, ResultsService } from './results.service';
 
@@ -29,16 +29,29 @@ export class ResponsesResultsController {
       const query = req.query as Record<string, unknown>;
       const form = await this.results.form(ctx.access, formId);
       const fields = filterFields(query);
+      // Completed (default), in progress or both, as list_responses' `status`.
+      const chosen = statusField(query);
+      const refusedStatus = Object.keys(chosen.errors).length > 0;
       const page = pageNumber(query);
       // A refused filter: the page again, the problems beside its fields (400).
-      const { found, errors } = await underFilter(form, fields, (filter) =>
-        this.results.page(ctx.access, form.publicId, { offset: (page - 1) * PER_PAGE, limit: PER_PAGE, filter }),
+      const read = await underFilter(form, fields, async (filter) =>
+        refusedStatus
+          ? undefined
+          : this.results.page(ctx.access, form.publicId, {
+              offset: (page - 1) * PER_PAGE,
+              limit: PER_PAGE,
+              filter,
+              status: chosen.status,
+            }),
       );
+      const found = read.found;
+      const errors = { ...read.errors, ...chosen.errors };
       const html = render(
         <ResponsesPage
           ctx={ctx}
           form={form}
           fields={fields}
+          status={chosen.status}
           errors={errors}
           {...(found ?? { total: 0, responses: [] })}
           page={page}

@@ -7,12 +7,21 @@ import { esc } from '../common/html';
 import type { FileAnswer } from '../files/file-answers';
 import type { FormListItem } from '../forms/forms.repository';
 import type { FormRecord } from '../forms/forms.service';
-import type { ResponseView } from '../responses/responses.service';
+import type { ResponseStatus, ResponseView } from '../responses/responses.service';
 import type { FormSummary } from '../responses/summarize';
 import { Ctx } from '../settings/settings-http';
 import { Field, FieldErrors, Hidden, Layout, Pager, PostForm, Select, Summary, Table, when } from '../settings/ui';
 import { BlockChart, BlockCounts, FunnelChart, FunnelRow } from './charts';
-import { ANY_OPS, choiceOf, FilterFields, filterQuery, Question, questionsOf } from './filter';
+import {
+  ANY_OPS,
+  choiceOf,
+  FilterFields,
+  filterQuery,
+  Question,
+  questionsOf,
+  STATUS_LABELS,
+  statusQuery,
+} from './filter';
 import { mayShow } from './results.service';
 
 /** The copy buttons' script: a file of this origin (the CSP allows no inline script). */
@@ -76,6 +85,9 @@ function FilesAnswer({ files }: { files: FileAnswer[] }) {
  * it would be) stays inside the table's scrolling region instead of widening the page on a phone.
  */
 const HOLDS_HIDDEN = { position: 'relative' } as const;
+
+/** A count as the pages write it: 1,234. */
+const n = (x: number) => x.toLocaleString('en-US');
 
 const clip = (s: string, n = 80) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
@@ -259,7 +271,14 @@ const followed = (q: Pick<Question, 'ops' | 'choices' | 'kind'>) =>
  * makes the condition and the value follow another choice at once, and without it the server
  * refuses a mismatch in words and shows the new question's conditions.
  */
-function FilterForm(props: { action: string; form: FormRecord; fields: FilterFields; errors: FieldErrors }) {
+function FilterForm(props: {
+  action: string;
+  form: FormRecord;
+  fields: FilterFields;
+  errors: FieldErrors;
+  /** The Responses page's Status field (which responses it lists); absent on the Summary page. */
+  status?: ResponseStatus;
+}) {
   const { fields, errors } = props;
   const questions = questionsOf(props.form);
   const q = questions.find((x) => x.key === fields.block);
@@ -271,10 +290,20 @@ function FilterForm(props: { action: string; form: FormRecord; fields: FilterFie
   );
   const blocks = questions.filter((x) => x.hidden === undefined);
   const hidden = questions.filter((x) => x.hidden !== undefined);
-  const filtered = Object.keys(filterQuery(fields)).length > 0;
+  const filtered = Object.keys(filterQuery(fields)).length > 0 || (props.status ?? 'completed') !== 'completed';
   return (
     <form method="get" action={props.action} aria-label="Filter responses" data-filter-form="">
       <div style={{ display: 'grid', gridTemplateColumns: 'repeat(auto-fit, minmax(11rem, 1fr))', gap: '0 1rem' }}>
+        {props.status ? (
+          <Field
+            id="status"
+            label="Show"
+            errors={errors}
+            control={(x) => (
+              <Select {...x} options={Object.keys(STATUS_LABELS)} chosen={props.status} labels={STATUS_LABELS} />
+            )}
+          />
+        ) : null}
         <Field
           id="block"
           label="Question"
@@ -346,14 +375,24 @@ export function SummaryPage(props: {
   summary?: FormSummary;
   /** On a form that saves partial responses (or holds some): completed and in progress, and the drop-off by page. */
   progress?: { completed: number; partial: number; funnel: FunnelRow[] };
+  /** The Responses tab's status, kept in its link (the summary counts completed responses). */
+  status?: ResponseStatus;
 }) {
   const { ctx, form, summary, errors, progress } = props;
   const query = filterQuery(props.fields);
   const filtered = Object.keys(query).length > 0;
   return (
-    <FormFrame ctx={ctx} form={form} tab="summary" title="Summary" query={summary ? query : {}}>
+    <FormFrame
+      ctx={ctx}
+      form={form}
+      tab="summary"
+      title="Summary"
+      query={summary ? { ...query, ...statusQuery(props.status ?? 'completed') } : {}}
+    >
       <h2>Summary</h2>
-      {progress ? <Progress {...progress} /> : null}
+      {progress ? (
+        <Progress {...progress} inProgressHref={`${ctx.base}/forms/${form.publicId}/responses?status=partial`} />
+      ) : null}
       <Summary errors={errors} />
       <FilterForm action={`${ctx.base}/forms/${form.publicId}`} form={form} fields={props.fields} errors={errors} />
       {summary ? <SummaryBody summary={summary} filtered={filtered} /> : null}
@@ -365,14 +404,19 @@ export function SummaryPage(props: {
  * "12 completed · 3 in progress" and the drop-off by page (issue 36). The summary and filter below
  * cover completed responses only, as the tools do by default.
  */
-function Progress(props: { completed: number; partial: number; funnel: FunnelRow[] }) {
-  const n = (x: number) => x.toLocaleString('en-US');
+function Progress(props: { completed: number; partial: number; funnel: FunnelRow[]; inProgressHref: string }) {
   return (
     <section aria-labelledby="progress-title" style={{ marginBottom: '1.5rem' }}>
       <p>
         <strong id="progress-title">
           {n(props.completed)} completed · {n(props.partial)} in progress
         </strong>
+        {props.partial ? (
+          <>
+            {' '}
+            · <a href={props.inProgressHref}>See who is in progress</a>
+          </>
+        ) : null}
       </p>
       {props.funnel.length > 1 && props.funnel[0].reached > 0 ? (
         <details open>
@@ -416,6 +460,43 @@ function SummaryBody({ summary, filtered }: { summary: FormSummary; filtered: bo
   );
 }
 
+/** Whether a response read is still in progress (a completed one carries status "completed", or none before issue 45). */
+const isPartial = (r: ResponseView) => r.status === 'partial';
+
+/** A response's status on the table: completed, or in progress with when it was last saved. */
+function StatusCell({ r }: { r: ResponseView }) {
+  if (!isPartial(r)) return <>Completed</>;
+  return (
+    <div style={{ minWidth: '8rem' }}>
+      In progress
+      <br />
+      <span className="desc">saved {when(r.updatedAt)}</span>
+    </div>
+  );
+}
+
+/** "12 responses", "3 responses in progress", "15 responses, completed and in progress". */
+function countText(total: number, status: ResponseStatus): string {
+  const noun = total === 1 ? 'response' : 'responses';
+  if (status === 'partial') return `${n(total)} ${noun} in progress`;
+  if (status === 'all') return `${n(total)} ${noun}, completed and in progress`;
+  return `${n(total)} ${noun}`;
+}
+
+/** The order the table shows, as list_responses' newest first reads each status. */
+const ORDER_WORDS: Record<ResponseStatus, string> = {
+  completed: 'newest first',
+  partial: 'the last started first',
+  all: 'those in progress first (the last started first), then the completed ones, newest first',
+};
+
+/** What the download takes without a filter. */
+const DOWNLOAD_WORDS: Record<ResponseStatus, string> = {
+  completed: 'Every completed response',
+  partial: 'Every response in progress',
+  all: 'Every response, completed and in progress (with a status column)',
+};
+
 /** The columns of the table: the first few questions and hidden fields (the full response is one click away). */
 const TABLE_BLOCKS = 4;
 const TABLE_HIDDEN = 3;
@@ -424,6 +505,8 @@ export function ResponsesPage(props: {
   ctx: Ctx;
   form: FormRecord;
   fields: FilterFields;
+  /** Completed (default), in progress or both: list_responses' `status`. */
+  status?: ResponseStatus;
   errors: FieldErrors;
   total: number;
   responses: ResponseView[];
@@ -434,31 +517,40 @@ export function ResponsesPage(props: {
   const answerable = form.blocks.filter((b) => b.type !== 'statement' && b.type !== 'page_break');
   const shown = answerable.slice(0, TABLE_BLOCKS);
   const shownHidden = (form.hiddenFields ?? []).slice(0, TABLE_HIDDEN);
-  const query = filterQuery(fields);
+  const status = props.status ?? 'completed';
+  const filter = filterQuery(fields);
+  // The filter and the status, kept by the links (paging, the Summary tab, the download).
+  const query = { ...filter, ...statusQuery(status) };
   const from = (props.page - 1) * PER_PAGE;
-  const filtered = Object.keys(query).length > 0;
+  const filtered = Object.keys(filter).length > 0;
   // Under a refused filter: its problems, and no count, table or download of something else.
   const refused = Object.keys(errors).length > 0;
   return (
     <FormFrame ctx={ctx} form={form} tab="responses" title="Responses" query={refused ? {} : query}>
       <h2>Responses</h2>
       <Summary errors={errors} />
-      <FilterForm action={`${here}/responses`} form={form} fields={fields} errors={errors} />
+      <FilterForm action={`${here}/responses`} form={form} fields={fields} errors={errors} status={status} />
       {refused ? null : (
         <>
           <p role="status">
-            {props.total.toLocaleString('en-US')} {props.total === 1 ? 'response' : 'responses'}
+            {countText(props.total, status)}
             {filtered ? (props.total === 1 ? ' matches' : ' match') : ''}
             {props.responses.length
-              ? `; ${(from + 1).toLocaleString('en-US')} to ${(from + props.responses.length).toLocaleString('en-US')} shown, newest first`
+              ? `; ${(from + 1).toLocaleString('en-US')} to ${(from + props.responses.length).toLocaleString('en-US')} shown, ${ORDER_WORDS[status]}`
               : ''}
             .
           </p>
           {props.responses.length ? (
-            <Table label="Responses" head={['Submitted', ...shown.map((b) => clip(b.title, 40)), ...shownHidden, '']}>
+            <Table
+              label="Responses"
+              head={['Submitted', 'Status', ...shown.map((b) => clip(b.title, 40)), ...shownHidden, '']}
+            >
               {props.responses.map((r) => (
                 <tr key={r.id}>
                   <td style={{ whiteSpace: 'nowrap' }}>{when(r.submittedAt)}</td>
+                  <td>
+                    <StatusCell r={r} />
+                  </td>
                   {shown.map((b) => (
                     <td key={b.id}>
                       {/* A cell's own min-width is not kept by a table: a block inside it is. */}
@@ -476,7 +568,12 @@ export function ResponsesPage(props: {
                   ))}
                   <td style={HOLDS_HIDDEN}>
                     <a href={`${here}/responses/${r.id}`}>
-                      View <Hidden>the response of {when(r.submittedAt)}</Hidden>
+                      View{' '}
+                      <Hidden>
+                        {isPartial(r)
+                          ? `the response in progress saved ${when(r.updatedAt)}`
+                          : `the response of ${when(r.submittedAt)}`}
+                      </Hidden>
                     </a>
                   </td>
                 </tr>
@@ -486,8 +583,8 @@ export function ResponsesPage(props: {
           <Pager query={query} page={props.page} more={from + PER_PAGE < props.total} />
           <h3>Download</h3>
           <p>
-            {filtered ? 'The responses this filter shows' : 'Every response'}, oldest first, as CSV (spreadsheets) or
-            NDJSON (one JSON response per line). The link made serves 15 minutes.
+            {filtered ? 'The responses this filter shows' : DOWNLOAD_WORDS[status]}, oldest first, as CSV (spreadsheets)
+            or NDJSON (one JSON response per line). The link made serves 15 minutes.
           </p>
           <PostForm action={`${here}/download`} csrf={ctx.chrome.csrf} hidden={query}>
             <div className="actions">
@@ -514,7 +611,13 @@ export function ResponsePage({ ctx, form, response }: { ctx: Ctx; form: FormReco
   const hidden = names.map((k): [string, string] => [k, answerText(given[k])]);
   return (
     <FormFrame ctx={ctx} form={form} tab="responses" title="Response">
-      <h2>Response of {when(response.submittedAt)}</h2>
+      {isPartial(response) ? (
+        <h2>
+          Response in progress, started {when(response.startedAt)}, saved {when(response.updatedAt)}
+        </h2>
+      ) : (
+        <h2>Response of {when(response.submittedAt)}</h2>
+      )}
       <p className="desc">
         Id <code>{response.id}</code>
       </p>

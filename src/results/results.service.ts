@@ -17,7 +17,7 @@ import { readerOf } from '../files/file-links';
 import { GetResponseTool } from '../responses/get-response.tool';
 import { ListResponsesTool } from '../responses/list-responses.tool';
 import { ResponseFilter } from '../responses/response-filter';
-import { ResponsesService } from '../responses/responses.service';
+import { ResponsesService, ResponseStatus } from '../responses/responses.service';
 import { PartialResponsesService } from '../responses/partial-responses.service';
 import { SummarizeResponsesTool } from '../responses/summarize-responses.tool';
 import { PageError, notFound } from '../settings/settings.service';
@@ -103,8 +103,12 @@ export class ResultsService {
     });
   }
 
-  /** A page of responses, newest first, under the filter. */
-  page(a: Access, publicId: string, opts: { offset: number; limit: number; filter: ResponseFilter }) {
+  /** A page of responses, newest first, under the filter; completed ones, in-progress ones or both (`status`). */
+  page(
+    a: Access,
+    publicId: string,
+    opts: { offset: number; limit: number; filter: ResponseFilter; status?: ResponseStatus },
+  ) {
     return this.as(a, 'listResponses', (p) =>
       this.responses.list(p.workspace.id, publicId, { ...opts, order: 'newest', reader: readerOf(p) }),
     );
@@ -118,9 +122,9 @@ export class ResultsService {
   }
 
   /** CSV columns headed by titles, as the pages show them; NDJSON answers keyed by ref where blocks have one. */
-  exportLink(a: Access, publicId: string, format: ExportFormat, filter: ResponseFilter) {
+  exportLink(a: Access, publicId: string, format: ExportFormat, filter: ResponseFilter, status?: ResponseStatus) {
     const answersBy = format === 'ndjson' ? 'ref' : 'id';
-    return this.as(a, 'export', (p) => this.exports.createLink(p, publicId, { format, answersBy, filter }));
+    return this.as(a, 'export', (p) => this.exports.createLink(p, publicId, { format, answersBy, filter, status }));
   }
 
   transition(a: Access, publicId: string, to: 'published' | 'closed') {

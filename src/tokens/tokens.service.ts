@@ -38,6 +38,9 @@ export interface CreateTokenInput {
 /** Last-used times are written at most this often per token, off the request path. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
+/** The role of a token made without one (the CLI's `token create --help` says it from here). */
+export const DEFAULT_TOKEN_ROLE: Role = 'editor';
+
 /**
  * API tokens: creation (a member's role caps the token's), listing, revocation, and verification
  * of a bearer token into a principal (cached for CREDENTIAL_CACHE_MS). The SQL is in TokensRepository.
@@ -61,7 +64,7 @@ export class TokensService implements CredentialVerifier, BeforeApplicationShutd
     manager: EntityManager = currentManager(this.db),
   ): Promise<{ token: string; view: TokenView }> {
     const workspace = await this.workspaces.requireBySlug(input.workspaceSlug);
-    const role: Role = input.role ?? 'editor';
+    const role: Role = input.role ?? DEFAULT_TOKEN_ROLE;
     if (input.creatorUserId) {
       const membership = await this.workspaces.findMembership(workspace.id, input.creatorUserId);
       if (!membership || !roleAtLeast(membership.role, 'admin')) {

@@ -373,6 +373,14 @@ describe('admin CLI', () => {
       expect(await tokenNames()).not.toContain('made-by-help');
     });
 
+    it('token create --help names the role a token made without --role gets (issue 45, item 5)', async () => {
+      const help = await runCli(['token', 'create', '--help'], env());
+      expect(help.stdout).toMatch(/--role <role>\s+viewer, editor, admin or owner \(default: editor\)/);
+      const made = await cli('token', 'create', '--workspace', slug, '--name', 'default-role', '--json');
+      expect(made.code).toBe(0);
+      expect(made.json.role).toBe('editor');
+    });
+
     it.each([
       ['an unknown command', ['frobnicate'], 'Usage: npm run --silent cli -- <command>', undefined],
       ['a group without its command', ['token'], 'Usage: npm run --silent cli -- token [options] [command]', undefined],

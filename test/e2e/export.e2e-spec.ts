@@ -311,9 +311,12 @@ describe('export_responses', () => {
         rows.push([answers, hidden]);
       }
       const db = app.get(DataSource);
+      // Every third began as a partial (issue 45: startedAt in the CSV of status "all").
       await db.query(
-        `INSERT INTO responses (form_id, seq, submitted_at, answers, hidden, source)
-       SELECT $1, o, timestamptz '2026-03-01' + o * interval '1.0375 second', (x ->> 0)::jsonb, (x ->> 1)::jsonb, 'import'
+        `INSERT INTO responses (form_id, seq, submitted_at, started_at, answers, hidden, source)
+       SELECT $1, o, timestamptz '2026-03-01' + o * interval '1.0375 second',
+              CASE WHEN o % 3 = 0 THEN timestamptz '2026-02-01' + o * interval '1.5 second' END,
+              (x ->> 0)::jsonb, (x ->> 1)::jsonb, 'import'
          FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS t(x, o)`,
         [stored.id, JSON.stringify(rows.map(([a, h]) => [JSON.stringify(a), JSON.stringify(h)]))],
       );
@@ -324,13 +327,18 @@ describe('export_responses', () => {
       const exports = app.get(ExportsService);
       exports.batchSeqRange = { csv: 64, ndjson: 64 }; // several batches, one of them partial
       try {
-        for (const answersBy of ['id', 'ref'] as const) {
-          const res = await download((await exportLink({ publicId: made.publicId, answersBy })).url);
+        for (const [answersBy, status] of [
+          ['id', undefined],
+          ['ref', undefined],
+          ['id', 'all'],
+        ] as const) {
+          const res = await download((await exportLink({ publicId: made.publicId, answersBy, status })).url);
           const got = (res.body as Buffer).toString('utf8');
-          const layout = csvLayout(stored, answersBy);
+          const layout = csvLayout(stored, answersBy, { status: status !== undefined });
           const view = responseViewer(stored, 'id');
           const read = await db.query(
-            `SELECT id, submitted_at AS "submittedAt", answers, hidden FROM responses WHERE form_id = $1 ORDER BY seq`,
+            `SELECT id, submitted_at AS "submittedAt", started_at AS "startedAt", answers, hidden
+               FROM responses WHERE form_id = $1 ORDER BY seq`,
             [stored.id],
           );
           const want = layout.head + read.map((r: ResponseRow) => layout.record(view(r))).join('');

@@ -172,7 +172,7 @@ describe.each(kinds)('reading files on %s', (kind) => {
     expect((await bytesOf(got.body.answers[photos][0].url)).equals(PNG)).toBe(true);
   });
 
-  it('shows them in NDJSON exports (with links), CSV exports (the names) and webhook payloads (no links)', async () => {
+  it('shows them in NDJSON exports (with links), CSV exports (the names, then the links) and webhook payloads (no links)', async () => {
     const ndjson = await callTool(app, token, 'export_responses', {
       publicId: form.publicId,
       format: 'ndjson',
@@ -188,7 +188,12 @@ describe.each(kinds)('reading files on %s', (kind) => {
 
     const csv = await callTool(app, token, 'export_responses', { publicId: form.publicId, format: 'csv' });
     const records = parse((await request(app.getHttpServer()).get(pathOf(csv.body.url))).text, { bom: true });
-    expect(records[1].slice(2, 5)).toEqual(['Ada', 'CV, "final" é.pdf', 'a.png']);
+    // Each file question's column of names is followed by its links' (issue 45, item 4).
+    expect(records[0].slice(2)).toEqual(['Name', 'CV', 'CV (links)', 'Photos', 'Photos (links)']);
+    const link = expect.stringMatching(/^http.*\/api\/v1\/files\/upl_\w+\?g=[\w-]+&sig=[\w-]+$/);
+    expect(records[1].slice(2)).toEqual(['Ada', 'CV, "final" é.pdf', link, 'a.png', link]);
+    expect((await bytesOf(records[1][4])).equals(PDF)).toBe(true);
+    expect((await bytesOf(records[1][6])).equals(PNG)).toBe(true);
 
     const [row] = await db.query(
       `SELECT payload FROM webhook_deliveries WHERE event_type = 'response.created' AND payload LIKE '%' || $1 || '%'`,

@@ -11,7 +11,7 @@ import { loadAppBridge } from '../utils/app-bridge';
 import { axeProblems, launchChromium } from '../utils/browser';
 import { createTestApp } from '../utils/create-test-app';
 import { callTool } from '../utils/http';
-import { BRANCHING_FORM } from './apps.fixture';
+import { APPLICATION_FORM, BRANCHING_FORM } from './apps.fixture';
 
 /**
  * Issue 39 in Chromium: a minimal MCP Apps host. The page holds the view in a sandboxed iframe
@@ -237,7 +237,8 @@ describe('MCP Apps views in Chromium through a test host (issue 39)', () => {
       );
       const r = results.frame;
       await r.getByRole('cell', { name: '<script>alert(1)</script>' }).waitFor();
-      await r.getByText('1 responses').waitFor();
+      await r.getByRole('cell', { name: 'Yes', exact: true }).waitFor(); // yes/no in words, as the pages say it
+      await r.getByText('1 response', { exact: true }).waitFor();
       await r.getByText('1 (100%)').first().waitFor();
       await checkView(results, `results-${tag}-desktop`);
       // The filter: only "<i>Salad</i>" answers, none so far.
@@ -253,6 +254,103 @@ describe('MCP Apps views in Chromium through a test host (issue 39)', () => {
     },
     120_000,
   );
+
+  it('issue 45 at 390 px: the preview shows end labels and file limits and a required file can be marked chosen; the results show the funnel, in progress, numbers, whole words, one "Newest responses"', async () => {
+    const client = clients['2026-07-28'];
+    const phone = { theme: 'light' as const, width: 390 };
+    const created = (await client.callTool({ name: 'create_form', arguments: APPLICATION_FORM })) as CallToolResult;
+    expect(created.isError).toBeFalsy();
+    const { publicId } = created.structuredContent as { publicId: string };
+
+    const preview = await openView(client, PREVIEW, { arguments: APPLICATION_FORM, result: created }, phone);
+    const f = preview.frame;
+    await f.getByText('1: Poor, 5: Great').waitFor();
+    await f.getByText('0: Not at all, 10: Certainly').waitFor();
+    await f.getByLabel('Name *').fill('Ada');
+    // Next goes on once the check of the name typed is back (until then it says the name is missing).
+    const cv = f.getByRole('heading', { name: 'Your CV' });
+    for (let tries = 0; !(await cv.isVisible()) && tries < 20; tries++) {
+      await press(f.getByRole('button', { name: 'Next' }));
+      await cv.waitFor({ timeout: 500 }).catch(() => undefined);
+    }
+    await cv.waitFor();
+    await f.getByText('Accepted: PDF or images. Up to 5 MB each; at most 2 files.').waitFor();
+    // Unmarked, the required file is what create_response would refuse.
+    await press(f.getByRole('button', { name: 'Check answers' }));
+    await f.getByText('create_response would refuse these answers:').waitFor();
+    // Marked as chosen, the check passes: the rest of the answers would be taken.
+    await press(f.getByLabel('Files are chosen'));
+    await f.getByText('These answers would be taken (with the files marked as chosen). Nothing was stored.').waitFor();
+    expect(await f.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await checkView(preview, 'preview-files-phone');
+
+    // Results: three completed (years 2, 5 and 11), two in progress, long words in the table.
+    const form = {
+      ...APPLICATION_FORM,
+      title: 'Applications',
+      blocks: APPLICATION_FORM.blocks.map((b) => ({ ...b, required: false })),
+    };
+    const results = ((await client.callTool({ name: 'create_form', arguments: form })) as CallToolResult)
+      .structuredContent as { publicId: string };
+    await callTool(app, token, 'publish_form', { publicId: results.publicId });
+    for (const [name, years, stars] of [
+      ['Internationalization', 2, 4],
+      ['Incomprehensibilities', 5, 5],
+      ['Bob', 11, 3],
+    ] as const) {
+      const res = await callTool(app, token, 'create_response', {
+        publicId: results.publicId,
+        answers: { name, years, stars, scale: 7 },
+      });
+      expect(res.status).toBe(200);
+    }
+    for (const name of ['Cleo Counterrevolutionary', 'Dan']) {
+      const res = await callTool(app, token, 'create_response', {
+        publicId: results.publicId,
+        answers: { name },
+        partial: true,
+      });
+      expect(res.status).toBe(200);
+    }
+    const summary = (await client.callTool({
+      name: 'summarize_responses',
+      arguments: { publicId: results.publicId },
+    })) as CallToolResult;
+    const view = await openView(client, RESULTS, { arguments: { publicId: results.publicId }, result: summary }, phone);
+    const r = view.frame;
+    await r.getByText('3 completed responses · 2 in progress').waitFor();
+    await r.getByRole('heading', { name: 'Drop-off by page' }).waitFor();
+    await r.getByText('Page 1').waitFor();
+    await r.getByText('Mean 6 · min 2 · max 11').waitFor();
+    await r.getByText('Mean 4 · min 3 · max 5').waitFor();
+    await r.getByRole('heading', { name: 'In progress' }).waitFor();
+    await r.getByRole('cell', { name: 'Cleo Counterrevolutionary' }).waitFor();
+    expect(await r.getByText('Newest responses', { exact: true }).count()).toBe(1);
+    expect(await r.getByRole('table', { name: 'Newest responses' }).count()).toBe(1);
+    // No word of a table is broken across lines: each word's text sits on one line box.
+    const broken = await r.evaluate(() => {
+      const out: string[] = [];
+      for (const cell of Array.from(document.querySelectorAll('th, td'))) {
+        const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+          const text = node.textContent ?? '';
+          for (const m of text.matchAll(/\S+/g)) {
+            const range = document.createRange();
+            range.setStart(node, m.index!);
+            range.setEnd(node, m.index! + m[0].length);
+            if (range.getClientRects().length > 1) out.push(m[0]);
+          }
+        }
+      }
+      return out;
+    });
+    expect(broken).toEqual([]);
+    expect(await r.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await checkView(view, 'results-issue45-phone');
+    await r.getByRole('heading', { name: 'Newest responses' }).scrollIntoViewIfNeeded();
+    await checkView(view, 'results-issue45-phone-tables');
+    expect(publicId).toBeTruthy();
+  }, 120_000);
 
   it("at 390 px in the dark theme, both views fit and pass axe; a form of another workspace shows get_form's not_found", async () => {
     const client = clients['2026-07-28'];
