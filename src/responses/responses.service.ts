@@ -480,7 +480,7 @@ export class ResponsesService {
     publicId: string,
     filter: ResponseFilter = {},
     status: ResponseStatus = 'completed',
-  ): Promise<FormSummary & { publicId: string; medianSecondsToComplete: number | null; funnel?: FunnelStep[] }> {
+  ): Promise<FormSummary & { publicId: string; funnel?: FunnelStep[] }> {
     const form = await this.forms.get(workspaceId, publicId);
     const checked = checkResponseFilter(form, filter);
     let row = await this.readSummary(form);
@@ -521,13 +521,13 @@ export class ResponsesService {
             : undefined,
         first: row.first,
         last: row.last,
+        medianSeconds: median,
         answered: (id) => Number(stats.get(id)?.answered ?? 0),
         sum: (id) => Number(stats.get(id)?.sum ?? 0),
         count: (id, value) => counts.get(`${id}\u0000${value}`) ?? 0,
         range: (id) => ranges.get(id) ?? { min: null, max: null },
         latest: (id) => stats.get(id)?.latest ?? [],
       }),
-      medianSecondsToComplete: median,
       ...(funnel ? { funnel } : {}),
     };
   }
