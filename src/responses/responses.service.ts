@@ -410,12 +410,17 @@ export class ResponsesService {
       audit: how.actor && this.audit.recordJson(how.actor, 'response.create', { form: how.publicId }),
       event: {
         id: newEventId(),
-        ...responseCreatedBody(form, {
-          id,
-          answers: await this.filesDescribed(m ?? currentManager(this.db), form, view.answers),
-          ...(refs ? { refs } : {}),
-          ...(view.hidden ? { hidden: view.hidden } : {}),
-        }),
+        ...responseCreatedBody(
+          form,
+          {
+            id,
+            answers: await this.filesDescribed(m ?? currentManager(this.db), form, view.answers),
+            ...(refs ? { refs } : {}),
+            ...(view.hidden ? { hidden: view.hidden } : {}),
+          },
+          undefined,
+          timesJson(view), // as get_response shows them (the statement puts submittedAt in)
+        ),
       },
       key,
       uploads,
@@ -709,15 +714,24 @@ function countedFilter(
  * quote): head + submittedAt + tail is JSON.stringify of the view with that submittedAt.
  */
 export function jsonAroundSubmittedAt(view: ResponseView): { head: string; tail: string } {
-  const { id, submittedAt: _, status, startedAt, updatedAt, lastPage, ...rest } = view;
-  // The times that are the submission's own (AT_SUBMISSION) are written raw, for the statement to fill in.
+  const { id, submittedAt: _, status: _s, startedAt: _b, updatedAt: _u, lastPage: _p, ...rest } = view;
+  const tail = `",${JSON.stringify(rest).slice(1, -1)}${timesJson(view)}}`;
+  return { head: `{"id":${JSON.stringify(id)},"submittedAt":"`, tail };
+}
+
+/**
+ * A view's status, startedAt, updatedAt and lastPage as JSON members (each starting with a comma),
+ * in that order; the times that are the submission's own (AT_SUBMISSION) written raw, for the
+ * insert statement to fill in.
+ */
+function timesJson(view: ResponseView): string {
   const time = (t: string) => (t === AT_SUBMISSION ? `"${AT_SUBMISSION}"` : JSON.stringify(t));
-  let tail = `",${JSON.stringify(rest).slice(1, -1)}`;
-  if (status !== undefined) tail += `,"status":${JSON.stringify(status)}`;
-  if (startedAt !== undefined) tail += `,"startedAt":${time(startedAt)}`;
-  if (updatedAt !== undefined) tail += `,"updatedAt":${time(updatedAt)}`;
-  if (lastPage !== undefined) tail += `,"lastPage":${JSON.stringify(lastPage)}`;
-  return { head: `{"id":${JSON.stringify(id)},"submittedAt":"`, tail: `${tail}}` };
+  let json = '';
+  if (view.status !== undefined) json += `,"status":${JSON.stringify(view.status)}`;
+  if (view.startedAt !== undefined) json += `,"startedAt":${time(view.startedAt)}`;
+  if (view.updatedAt !== undefined) json += `,"updatedAt":${time(view.updatedAt)}`;
+  if (view.lastPage !== undefined) json += `,"lastPage":${JSON.stringify(view.lastPage)}`;
+  return json;
 }
 
 /** A view built before its insert (see AT_SUBMISSION) with the submission's time in place. */
