@@ -541,7 +541,9 @@ export function mergedAnswers(
 function withStoredAndMissing(err: unknown, form: FormRecord, answers: Record<string, unknown>): unknown {
   if (!(err instanceof ApiError) || err.code !== 'invalid_arguments' || !err.details?.length) return err;
   const name = new Map(form.blocks.map((b) => [b.id, b.ref ?? b.id]));
-  const idOf = new Map(form.blocks.flatMap((b) => (b.ref ? [[b.ref, b.id] as const, [b.id, b.id] as const] : [[b.id, b.id] as const])));
+  const idOf = new Map(
+    form.blocks.flatMap((b) => (b.ref ? [[b.ref, b.id] as const, [b.id, b.id] as const] : [[b.id, b.id] as const])),
+  );
   const id = (k: string) => idOf.get(k) ?? k;
   const held = new Set(Object.keys(answers).map(id));
   const stored = [...held].map((k) => name.get(k) ?? k);

@@ -391,7 +391,13 @@ export class ResponsesService {
     // The page it is completed on: the last page of its path (issue 45: not the partial's last save).
     const lastPage = lastPageOf(form.blocks, checked.shown);
     const view: ResponseView = {
-      ...responseViewer(form)({ id, submittedAt: new Date(0), answers: checked.answers, hidden: checked.hidden, lastPage }),
+      ...responseViewer(form)({
+        id,
+        submittedAt: new Date(0),
+        answers: checked.answers,
+        hidden: checked.hidden,
+        lastPage,
+      }),
       startedAt: partial ? partial.startedAt.toISOString() : AT_SUBMISSION,
       updatedAt: AT_SUBMISSION,
     };
@@ -514,7 +520,10 @@ export class ResponsesService {
     const counts = new Map(row.counts.map((c) => [`${c.blockId}\u0000${c.value}`, Number(c.count)]));
     const ranges = new Map([...row.numeric, ...row.dates].map((r) => [r.blockId, r]));
     // Time to complete (issue 45): computed with the rows when they were read, else from the kept histogram.
-    const median = row.medianSeconds !== undefined ? row.medianSeconds : medianSeconds(row.counts.filter((c) => c.blockId === SECONDS_KEY));
+    const median =
+      row.medianSeconds !== undefined
+        ? row.medianSeconds
+        : medianSeconds(row.counts.filter((c) => c.blockId === SECONDS_KEY));
     return {
       publicId,
       ...summaryFromStats(form.blocks, {
