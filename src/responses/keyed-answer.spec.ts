@@ -12,7 +12,7 @@ describe('jsonAroundSubmittedAt', () => {
       { id: 'a3', submittedAt: '', answers: { b1: '"}' }, hidden: {}, startedAt: at, lastPage: 'p2' },
     ],
     [
-      'a completed response, its times the submission\'s own',
+      "a completed response, its times the submission's own",
       {
         id: 'a4',
         submittedAt: '',

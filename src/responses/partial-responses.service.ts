@@ -37,6 +37,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import type { Principal } from '../common/access/principal';
 import { ApiError } from '../common/errors/api-error';
+import { ERROR_CATALOG } from '../common/errors/error-catalog';
 import { uuidv7 } from '../common/ids';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { currentManager, inTransaction } from '../database/transaction';
@@ -608,18 +609,22 @@ export function mergedAnswers(
 function withStoredAndMissing(err: unknown, form: FormRecord, answers: Record<string, unknown>): unknown {
   if (!(err instanceof ApiError) || err.code !== 'invalid_arguments' || !err.details?.length) return err;
   const name = new Map(form.blocks.map((b) => [b.id, b.ref ?? b.id]));
-  const idOf = new Map(form.blocks.flatMap((b) => (b.ref ? [[b.ref, b.id] as const, [b.id, b.id] as const] : [[b.id, b.id] as const])));
+  const idOf = new Map(
+    form.blocks.flatMap((b) => (b.ref ? [[b.ref, b.id] as const, [b.id, b.id] as const] : [[b.id, b.id] as const])),
+  );
   const id = (k: string) => idOf.get(k) ?? k;
   const held = new Set(Object.keys(answers).map(id));
-  const stored = [...held].map((k) => name.get(k) ?? k);
+  const stored = form.blocks.filter((b) => held.has(b.id)).map((b) => b.ref ?? b.id); // in the form's order
   const missing = err.details
     .map((d) => /^\/answers\/([^/]+)$/.exec(d.path)?.[1])
     .filter((k): k is string => k !== undefined && !held.has(id(k)))
     .map((k) => name.get(id(k)) ?? k);
   if (!missing.length) return err;
+  // A hint of its own (a rule that hides an answer sent) is kept; the catalog's says nothing more.
+  const own = err.hint !== ERROR_CATALOG.invalid_arguments.hint ? err.hint : undefined;
   return new ApiError('invalid_arguments', {
     message: err.message,
-    hint: `Stored: ${stored.join(', ') || 'none'}. Missing: ${missing.join(', ')}. Send only the missing answers: the stored ones are kept.`,
+    hint: `${own ? `${own} ` : ''}Stored: ${stored.join(', ') || 'none'}. Missing: ${missing.join(', ')}. Send only the missing answers: the stored ones are kept.`,
     details: err.details,
   });
 }

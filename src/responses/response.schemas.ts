@@ -20,7 +20,9 @@ export const ResponseSchema = Type.Object(
         description: 'The hidden field values it came with.',
       }),
     ),
-    status: Type.Optional(StringEnum(['partial', 'completed'] as const, { description: 'partial: not yet completed.' })),
+    status: Type.Optional(
+      StringEnum(['partial', 'completed'] as const, { description: 'partial: not yet completed.' }),
+    ),
     startedAt: Type.Optional(
       Type.String({ format: 'date-time', description: 'Its first save (a response never partial: submittedAt).' }),
     ),

@@ -274,11 +274,11 @@ function insertRow(r: NewResponse) {
 /**
  * ResponsesRepository.insertMany's statement: a call of the function that stores the rows (a JSON
  * array of insertRow()s), whose SQL is in migrations/1796000470000-StoreResponsesFunction.ts; the
- * claiming one (migrations/1796000500000-KeyedStoreFunction.ts; v3, migrations/1796000510000-CompletionTimes.ts,
- * fills in the answer's AT_SUBMISSION times) when a row has an Idempotency-Key
- * or uploads. As a function its plan is made once
+ * claiming one (migrations/1796000500000-KeyedStoreFunction.ts) when a row has an Idempotency-Key
+ * or uploads; both in the versions of migrations/1796000510000-CompletionTimes.ts, which also put
+ * submittedAt in place of AT_SUBMISSION in the stored answer and the event. As a function its plan is made once
  * per database session, prepared or not: behind a transaction pooler and on the embedded
  * database, where nothing is prepared, a plain statement of that size was planned on every call.
  */
-const INSERT_SQL = 'SELECT * FROM formwork_store_responses_v1($1::jsonb)';
+const INSERT_SQL = 'SELECT * FROM formwork_store_responses_v2($1::jsonb)';
 const CLAIMING_INSERT_SQL = 'SELECT * FROM formwork_store_claiming_responses_v3($1::jsonb)';

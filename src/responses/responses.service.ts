@@ -398,7 +398,13 @@ export class ResponsesService {
     // The page it is completed on: the last page of its path (issue 45: not the partial's last save).
     const lastPage = lastPageOf(form.blocks, checked.shown);
     const view: ResponseView = {
-      ...responseViewer(form)({ id, submittedAt: new Date(0), answers: checked.answers, hidden: checked.hidden, lastPage }),
+      ...responseViewer(form)({
+        id,
+        submittedAt: new Date(0),
+        answers: checked.answers,
+        hidden: checked.hidden,
+        lastPage,
+      }),
       startedAt: partial ? partial.startedAt.toISOString() : AT_SUBMISSION,
       updatedAt: AT_SUBMISSION,
     };
@@ -421,12 +427,17 @@ export class ResponsesService {
       audit: how.actor && this.audit.recordJson(how.actor, 'response.create', { form: how.publicId }),
       event: {
         id: newEventId(),
-        ...responseCreatedBody(form, {
-          id,
-          answers: described,
-          ...(refs ? { refs } : {}),
-          ...(view.hidden ? { hidden: view.hidden } : {}),
-        }),
+        ...responseCreatedBody(
+          form,
+          {
+            id,
+            answers: described,
+            ...(refs ? { refs } : {}),
+            ...(view.hidden ? { hidden: view.hidden } : {}),
+          },
+          undefined,
+          timesJson(view), // as get_response shows them (the statement puts submittedAt in)
+        ),
       },
       key,
       uploads,
@@ -491,7 +502,7 @@ export class ResponsesService {
     publicId: string,
     filter: ResponseFilter = {},
     status: ResponseStatus = 'completed',
-  ): Promise<FormSummary & { publicId: string; medianSecondsToComplete: number | null; funnel?: FunnelStep[] }> {
+  ): Promise<FormSummary & { publicId: string; funnel?: FunnelStep[] }> {
     const form = await this.forms.get(workspaceId, publicId);
     const checked = checkResponseFilter(form, filter);
     let row = await this.readSummary(form);
@@ -520,7 +531,10 @@ export class ResponsesService {
     const counts = new Map(row.counts.map((c) => [`${c.blockId}\u0000${c.value}`, Number(c.count)]));
     const ranges = new Map([...row.numeric, ...row.dates].map((r) => [r.blockId, r]));
     // Time to complete (issue 45): computed with the rows when they were read, else from the kept histogram.
-    const median = row.medianSeconds !== undefined ? row.medianSeconds : medianSeconds(row.counts.filter((c) => c.blockId === SECONDS_KEY));
+    const median =
+      row.medianSeconds !== undefined
+        ? row.medianSeconds
+        : medianSeconds(row.counts.filter((c) => c.blockId === SECONDS_KEY));
     return {
       publicId,
       ...summaryFromStats(form.blocks, {
@@ -532,13 +546,13 @@ export class ResponsesService {
             : undefined,
         first: row.first,
         last: row.last,
+        medianSeconds: median,
         answered: (id) => Number(stats.get(id)?.answered ?? 0),
         sum: (id) => Number(stats.get(id)?.sum ?? 0),
         count: (id, value) => counts.get(`${id}\u0000${value}`) ?? 0,
         range: (id) => ranges.get(id) ?? { min: null, max: null },
         latest: (id) => stats.get(id)?.latest ?? [],
       }),
-      medianSecondsToComplete: median,
       ...(funnel ? { funnel } : {}),
     };
   }
@@ -726,15 +740,24 @@ function countedFilter(
  * quote): head + submittedAt + tail is JSON.stringify of the view with that submittedAt.
  */
 export function jsonAroundSubmittedAt(view: ResponseView): { head: string; tail: string } {
-  const { id, submittedAt: _, status, startedAt, updatedAt, lastPage, ...rest } = view;
-  // The times that are the submission's own (AT_SUBMISSION) are written raw, for the statement to fill in.
+  const { id, submittedAt: _, status: _s, startedAt: _b, updatedAt: _u, lastPage: _p, ...rest } = view;
+  const tail = `",${JSON.stringify(rest).slice(1, -1)}${timesJson(view)}}`;
+  return { head: `{"id":${JSON.stringify(id)},"submittedAt":"`, tail };
+}
+
+/**
+ * A view's status, startedAt, updatedAt and lastPage as JSON members (each starting with a comma),
+ * in that order; the times that are the submission's own (AT_SUBMISSION) written raw, for the
+ * insert statement to fill in.
+ */
+function timesJson(view: ResponseView): string {
   const time = (t: string) => (t === AT_SUBMISSION ? `"${AT_SUBMISSION}"` : JSON.stringify(t));
-  let tail = `",${JSON.stringify(rest).slice(1, -1)}`;
-  if (status !== undefined) tail += `,"status":${JSON.stringify(status)}`;
-  if (startedAt !== undefined) tail += `,"startedAt":${time(startedAt)}`;
-  if (updatedAt !== undefined) tail += `,"updatedAt":${time(updatedAt)}`;
-  if (lastPage !== undefined) tail += `,"lastPage":${JSON.stringify(lastPage)}`;
-  return { head: `{"id":${JSON.stringify(id)},"submittedAt":"`, tail: `${tail}}` };
+  let json = '';
+  if (view.status !== undefined) json += `,"status":${JSON.stringify(view.status)}`;
+  if (view.startedAt !== undefined) json += `,"startedAt":${time(view.startedAt)}`;
+  if (view.updatedAt !== undefined) json += `,"updatedAt":${time(view.updatedAt)}`;
+  if (view.lastPage !== undefined) json += `,"lastPage":${JSON.stringify(view.lastPage)}`;
+  return json;
 }
 
 /** A view built before its insert (see AT_SUBMISSION) with the submission's time in place. */

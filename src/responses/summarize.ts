@@ -27,6 +27,8 @@ export interface FormSummary {
   total: number;
   firstSubmittedAt: string | null;
   lastSubmittedAt: string | null;
+  /** Issue 45: the median of the times to complete (see completionBucket), null when none started as a partial. */
+  medianSecondsToComplete: number | null;
   blocks: BlockSummary[];
 }
 
@@ -35,6 +37,18 @@ export interface StoredResponse {
   answers: Record<string, unknown>;
   /** The blocks its path showed; none recorded (null, absent): every block. */
   shown?: string[] | null;
+  /** When it started as a partial (null, absent: it did not). */
+  startedAt?: Date | null;
+}
+
+/**
+ * The bucket the kept histogram counts a time to complete in (ResponseStatsRepository's
+ * SECONDS_BUCKET): whole seconds under 10 minutes, 10 s under an hour, a minute under a day, an hour beyond.
+ */
+export function completionBucket(seconds: number): number {
+  const s = Math.max(0, seconds);
+  const step = s < 600 ? 1 : s < 3600 ? 10 : s < 86400 ? 60 : 3600;
+  return Math.floor(s / step) * step;
 }
 
 /** What a summary is made from: maintained stats (the service) or a recount (the reference below). */
@@ -42,6 +56,8 @@ export interface SummarySource {
   total: number;
   first: Date | null;
   last: Date | null;
+  /** The median time to complete (seconds, bucketed: completionBucket); absent: null. */
+  medianSeconds?: number | null;
   answered(blockId: string): number;
   /** How many responses were shown the block; absent on forms without rules (every response saw every block). */
   shown?: (blockId: string) => number;
@@ -59,6 +75,7 @@ export function summaryFromStats(blocks: Block[], src: SummarySource): FormSumma
     total: src.total,
     firstSubmittedAt: src.first ? new Date(src.first).toISOString() : null,
     lastSubmittedAt: src.last ? new Date(src.last).toISOString() : null,
+    medianSecondsToComplete: src.medianSeconds ?? null,
     blocks: blocks
       .filter((b) => takesAnswer(b.type))
       .map((b) => {
@@ -117,6 +134,11 @@ export function summarize(blocks: Block[], responses: Iterable<StoredResponse>):
         : undefined,
     first: list.length ? list[0].submittedAt : null,
     last: list.length ? list[list.length - 1].submittedAt : null,
+    medianSeconds: lowerMedian(
+      list
+        .filter((r) => r.startedAt)
+        .map((r) => completionBucket((r.submittedAt.getTime() - r.startedAt!.getTime()) / 1000)),
+    ),
     answered: (id) => values(id).length,
     sum: (id) => values(id).reduce((acc: number, v) => acc + (typeof v === 'number' ? v : 0), 0),
     count: (id, value) =>
@@ -137,6 +159,12 @@ export function summarize(blocks: Block[], responses: Iterable<StoredResponse>):
         .reverse()
         .map((r) => ({ value: r.answers[id] as string, submittedAt: r.submittedAt.toISOString() })),
   });
+}
+
+/** The value at position ceil(n / 2) in order (percentile_disc(0.5)); null for none. */
+function lowerMedian(values: number[]): number | null {
+  if (!values.length) return null;
+  return [...values].sort((a, b) => a - b)[Math.ceil(values.length / 2) - 1];
 }
 
 /** The values of a rating (1..max) or linear scale (min..max) block. */

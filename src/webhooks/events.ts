@@ -47,6 +47,8 @@ export function responseCreatedBody(
     hidden?: Record<string, string>;
   },
   at = new Date(),
+  /** Members written after those, as JSON text starting with a comma (its status, times and last page). */
+  more = '',
 ): { head: string; tail: string } {
   const formJson = JSON.stringify({ publicId: form.publicId, title: form.title });
   // answers, then refs and hidden when present (written piece by piece: object rest costs more)
@@ -54,6 +56,6 @@ export function responseCreatedBody(
   const hidden = response.hidden === undefined ? '' : `,"hidden":${JSON.stringify(response.hidden)}`;
   return {
     head: `{"type":"response.created","timestamp":"${at.toISOString()}","data":{"form":${formJson},"response":{"id":${JSON.stringify(response.id)},"submittedAt":"`,
-    tail: `","answers":${JSON.stringify(response.answers)}${refs}${hidden}}}}`,
+    tail: `","answers":${JSON.stringify(response.answers)}${refs}${hidden}${more}}}}`,
   };
 }

@@ -248,7 +248,16 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
       const value = sampleAnswer(b);
       if (value !== undefined) answers[b.id] = value;
     }
-    return { id: randomUUID(), submittedAt: new Date().toISOString(), answers };
+    const at = new Date().toISOString();
+    return {
+      id: randomUUID(),
+      submittedAt: at,
+      answers,
+      status: 'completed',
+      startedAt: at,
+      updatedAt: at,
+      lastPage: '',
+    };
   }
 
   private async delivery(manager: EntityManager, id: string) {

@@ -156,7 +156,16 @@ describe('forms that branch', () => {
         answers: { [res.body.blocks[0].id]: 'Ada' },
       });
       expect(r.status).toBe(200);
-      expect(Object.keys(r.body).sort()).toEqual(['answers', 'id', 'submittedAt']);
+      // Every response carries its status, times and last page (issue 45); nothing else is new.
+      expect(Object.keys(r.body).sort()).toEqual([
+        'answers',
+        'id',
+        'lastPage',
+        'startedAt',
+        'status',
+        'submittedAt',
+        'updatedAt',
+      ]);
     });
 
     const refused: Array<[string, Array<Record<string, unknown>>, string, RegExp, string[]?]> = [
@@ -557,6 +566,10 @@ describe('forms that branch', () => {
           answers: r.body.answers,
           refs: { [idOf(form, 'happy')]: 'happy', [idOf(form, 'name')]: 'name', [idOf(form, 'score')]: 'score' },
           hidden: { source: 'ad' },
+          status: 'completed',
+          startedAt: r.body.submittedAt,
+          updatedAt: r.body.submittedAt,
+          lastPage: r.body.lastPage,
         });
       } finally {
         await call('delete_webhook', { webhookId: hook.body.id });

@@ -69,6 +69,7 @@ const VOLATILE = new Set([
   'publishedAt',
   'closedAt',
   'submittedAt',
+  'startedAt',
   'requestId',
 ]);
 function masked(value: unknown): unknown {
