@@ -17,7 +17,7 @@ export type InsertedResponse = Pick<ResponseEntity, 'id' | 'submittedAt'> & {
 
 /** A response as read. */
 export type ResponseRow = Pick<ResponseEntity, 'id' | 'submittedAt' | 'answers'> &
-  Partial<Pick<ResponseEntity, 'hidden' | 'startedAt' | 'lastPage'>>;
+  Partial<Pick<ResponseEntity, 'hidden' | 'startedAt' | 'lastPage' | 'variables' | 'ending'>>;
 
 /** A response to store (see ResponsesRepository.insertMany). */
 export interface NewResponse {
@@ -27,6 +27,9 @@ export interface NewResponse {
   hidden?: Record<string, string>;
   /** The blocks the respondent was shown, where the form records its path. */
   shown?: string[] | null;
+  /** What it computed, on a form that computes (issue 46). */
+  variables?: Record<string, number | string> | null;
+  ending?: string | null;
   source: string;
   /** Now (the database's clock) unless given. */
   submittedAt?: Date;
@@ -115,7 +118,8 @@ export class ResponsesRepository {
   /** A response of the form (undefined when there is none with this id). */
   async findOne(manager: EntityManager, formId: string, responseId: string): Promise<ResponseRow | undefined> {
     const [row] = await manager.query(
-      `SELECT id, submitted_at AS "submittedAt", answers, hidden, started_at AS "startedAt", last_page AS "lastPage"
+      `SELECT id, submitted_at AS "submittedAt", answers, hidden, started_at AS "startedAt", last_page AS "lastPage",
+              variables, ending
          FROM responses WHERE form_id = $1 AND id = $2`,
       [formId, responseId],
     );
@@ -171,7 +175,7 @@ export class ResponsesRepository {
     if (!at) return { total, rows: [] };
     const n = params.push(at.start, at.count);
     const rows: ResponseRow[] = await manager.query(
-      `SELECT r.id, r.submitted_at AS "submittedAt", r.answers, r.hidden FROM responses r
+      `SELECT r.id, r.submitted_at AS "submittedAt", r.answers, r.hidden, r.variables, r.ending FROM responses r
         WHERE r.form_id = $1 AND r.seq IS NOT NULL AND ${filter.sql} ORDER BY r.seq OFFSET $${n - 1} LIMIT $${n}`,
       params,
     );
@@ -185,9 +189,9 @@ export class ResponsesRepository {
          SELECT bucket, before FROM (
            SELECT bucket, count, sum(count) OVER (ORDER BY bucket) - count AS before FROM response_buckets WHERE form_id = $1) b
           WHERE before + count > $2 ORDER BY bucket LIMIT 1)
-       SELECT r.id, r.submitted_at AS "submittedAt", r.answers, r.hidden
+       SELECT r.id, r.submitted_at AS "submittedAt", r.answers, r.hidden, r.variables, r.ending
          FROM loc CROSS JOIN LATERAL (
-           SELECT id, submitted_at, answers, hidden FROM responses
+           SELECT id, submitted_at, answers, hidden, variables, ending FROM responses
             WHERE form_id = $1 AND seq >= (loc.bucket << ${BUCKET_BITS}) ORDER BY seq OFFSET ($2 - loc.before) LIMIT $3) r`,
       [formId, start, count],
     );
@@ -248,6 +252,8 @@ function insertRow(r: NewResponse) {
     head: r.event?.head ?? null,
     tail: r.event?.tail ?? null,
     audit: r.audit ?? null,
+    variables: r.variables ?? null,
+    ending: r.ending ?? null,
     // Only on the rows that have them (a column the recordset lacks reads as NULL).
     ...(r.key && {
       key_scope: r.key.claim.id.scope,
@@ -266,9 +272,9 @@ function insertRow(r: NewResponse) {
  * ResponsesRepository.insertMany's statement: a call of the function that stores the rows (a JSON
  * array of insertRow()s), whose SQL is in migrations/1796000470000-StoreResponsesFunction.ts; the
  * claiming one (migrations/1796000500000-KeyedStoreFunction.ts) when a row has an Idempotency-Key
- * or uploads. As a function its plan is made once
+ * or uploads; both with variables and ending since migrations/1796000560000-FormsThatCompute.ts. As a function its plan is made once
  * per database session, prepared or not: behind a transaction pooler and on the embedded
  * database, where nothing is prepared, a plain statement of that size was planned on every call.
  */
-const INSERT_SQL = 'SELECT * FROM formwork_store_responses_v1($1::jsonb)';
-const CLAIMING_INSERT_SQL = 'SELECT * FROM formwork_store_claiming_responses_v2($1::jsonb)';
+const INSERT_SQL = 'SELECT * FROM formwork_store_responses_v2($1::jsonb)';
+const CLAIMING_INSERT_SQL = 'SELECT * FROM formwork_store_claiming_responses_v3($1::jsonb)';

@@ -4,7 +4,7 @@ import { MAX_CONDITION_LIST, MAX_CONDITION_TEXT } from './check';
 import { MAX_DEPTH, OPERATORS } from './condition.types';
 
 export const CONDITION_DESCRIPTION =
-  'A leaf { "block": id or ref, "op", "value"? } or { "hidden": name, "op", "value"? }, ' +
+  'A leaf { "block": id or ref, "op", "value"? }, { "hidden": name, "op", "value"? } or { "variable": name, "op", "value"? } (a number or text variable, after a block that changes it), ' +
   `or all / any (a list) or not (one) of conditions, at most ${MAX_DEPTH} levels with the leaf (all > any > leaf). ` +
   'ops: text, hidden field: equals, not_equals, in, contains, not_contains (substring, any case); ' +
   'number, rating, linear_scale, date (YYYY-MM-DD): equals, not_equals, in, gt, gte, lt, lte; ' +
@@ -33,6 +33,7 @@ const CONDITION_DEFINITION = {
   properties: {
     block: name,
     hidden: name,
+    variable: name,
     op: { type: 'string', enum: [...OPERATORS] },
     value: { anyOf: [text, { type: 'number' }, { type: 'boolean' }, list({ anyOf: [text, { type: 'number' }] })] },
     all: list(self),
