@@ -277,6 +277,28 @@ export function formVariables(form: { blocks: Block[]; compute?: FormCompute | n
   ];
 }
 
+/**
+ * What stored answers (by block id, already checked) and hidden values compute on a form that
+ * computes: the same walk as validateResponse's (a partial response's, read before it completes).
+ */
+export function computeOutcome(
+  form: { blocks: Block[]; compute?: FormCompute | null },
+  answers: Record<string, unknown>,
+  hidden: Record<string, string>,
+): Outcome {
+  const path = walk(
+    form.blocks,
+    (id) => answers[id],
+    (name) => hidden[name],
+    formVariables(form),
+  );
+  return {
+    variables: path.calculator!.result(),
+    ending: path.ending ?? form.compute?.endings?.[0]?.ref ?? null,
+    problems: path.calculator!.problems,
+  };
+}
+
 /** Whether responses to the form carry variables and an ending. */
 export function computes(form: { blocks: Block[]; compute?: FormCompute | null }): boolean {
   return !!form.compute?.variables?.length || !!form.compute?.endings?.length || isQuiz(form.blocks);

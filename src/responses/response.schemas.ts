@@ -4,6 +4,14 @@ import { PublicId } from '../forms/form.schemas';
 
 export const ResponseId = Type.String({ minLength: 1, maxLength: 64 });
 
+/** What a response to a form that computes carries (issue 46): computed by the server, never sent. */
+export const outcomeFields = {
+  variables: Type.Optional(
+    Type.Unsafe<Record<string, number | string>>({ type: 'object', description: 'Its variables: { name: value }.' }),
+  ),
+  ending: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'The ref of the ending it reached.' })),
+};
+
 export const ResponseSchema = Type.Object(
   {
     id: Type.String(),
@@ -26,6 +34,7 @@ export const ResponseSchema = Type.Object(
     lastPage: Type.Optional(
       Type.String({ description: "The page it stopped on: '' the first, else a page_break id." }),
     ),
+    ...outcomeFields,
   },
   { additionalProperties: false },
 );

@@ -56,7 +56,10 @@ export function checkVariables(
     const at = `${path}/${i}`;
     if (seen.has(v.name)) details.push({ path: `${at}/name`, message: `"${v.name}" appears twice` });
     else if (taken.has(v.name))
-      details.push({ path: `${at}/name`, message: `"${v.name}" is already ${taken.get(v.name)}: names of refs, hidden fields and variables are shared` });
+      details.push({
+        path: `${at}/name`,
+        message: `"${v.name}" is already ${taken.get(v.name)}: names of refs, hidden fields and variables are shared`,
+      });
     else if (v.name === 'correctCount')
       details.push({ path: `${at}/name`, message: 'correctCount is a built-in variable of quizzes' });
     seen.add(v.name);
@@ -183,12 +186,22 @@ export function checkBlockCompute(
   const what = `${block.type} blocks`;
   if (raw.points !== undefined || raw.correct !== undefined) {
     if (!CHOICE_TYPES.includes(block.type)) {
-      bad(`${path}/${raw.points !== undefined ? 'points' : 'correct'}`, `only choice blocks take points and correct, not ${what}`);
+      bad(
+        `${path}/${raw.points !== undefined ? 'points' : 'correct'}`,
+        `only choice blocks take points and correct, not ${what}`,
+      );
     } else {
       const choices = block.choices ?? [];
-      const choiceOf = (key: string) => choices.find((c) => c.id === key) ?? choices.find((c) => c.label === key.trim());
+      const choiceOf = (key: string) =>
+        choices.find((c) => c.id === key) ?? choices.find((c) => c.label === key.trim());
       const unknown = (p: string, key: string) =>
-        bad(p, `"${key}" is not a choice of this block${didYouMean(key, choices.map((c) => c.label))}`);
+        bad(
+          p,
+          `"${key}" is not a choice of this block${didYouMean(
+            key,
+            choices.map((c) => c.label),
+          )}`,
+        );
       if (raw.points !== undefined) {
         const points: Record<string, number> = {};
         for (const [key, n] of Object.entries(raw.points)) {
@@ -273,7 +286,10 @@ function checkOperand(
     const b = j === undefined ? undefined : ctx.blocks[j];
     if (!b || !takesAnswer(b.type)) {
       const refs = ctx.blocks.filter((x) => x.ref && takesAnswer(x.type)).map((x) => x.ref!);
-      return void bad(`${path}/block`, `is not the id or ref of a block that takes an answer${didYouMean(o.block, refs)}`);
+      return void bad(
+        `${path}/block`,
+        `is not the id or ref of a block that takes an answer${didYouMean(o.block, refs)}`,
+      );
     }
     if (j! > at) return void bad(`${path}/block`, `names "${b.title}", which comes after this block`);
     if (v.type === 'number' && !NUMERIC_TYPES.includes(b.type))
@@ -282,8 +298,16 @@ function checkOperand(
   }
   const name = o.variable ?? '';
   const w = ctx.variables.find((x) => x.name === name);
-  if (!w) return void bad(`${path}/variable`, `is not a variable of this form${didYouMean(name, ctx.variables.map((x) => x.name))}`);
-  if (v.type === 'number' && w.type !== 'number') return void bad(`${path}/variable`, `"${name}" is text; "${v.name}" is a number`);
+  if (!w)
+    return void bad(
+      `${path}/variable`,
+      `is not a variable of this form${didYouMean(
+        name,
+        ctx.variables.map((x) => x.name),
+      )}`,
+    );
+  if (v.type === 'number' && w.type !== 'number')
+    return void bad(`${path}/variable`, `"${name}" is text; "${v.name}" is a number`);
   return { variable: name };
 }
 
@@ -292,7 +316,12 @@ function checkOperand(
  * {{ref}} of a block above it that takes an answer, {{hidden:name}} of a declared hidden field,
  * {{variable:name}} of a variable changed above it.
  */
-export function checkRecall(text: string | null | undefined, path: string, ctx: ComputeContext, at: number): ErrorDetail[] {
+export function checkRecall(
+  text: string | null | undefined,
+  path: string,
+  ctx: ComputeContext,
+  at: number,
+): ErrorDetail[] {
   if (!text || !text.includes('{{')) return [];
   const details: ErrorDetail[] = [];
   for (const t of recallTokens(text)) {

@@ -19,7 +19,9 @@ export const VariablesSchema = Type.Array(
     {
       name: Name,
       type: StringEnum(VARIABLE_TYPES),
-      initial: Type.Optional(Type.Union([Type.Number(), Text(MAX_TEXT_VARIABLE)], { description: '0 or "" by default' })),
+      initial: Type.Optional(
+        Type.Union([Type.Number(), Text(MAX_TEXT_VARIABLE)], { description: '0 or "" by default' }),
+      ),
     },
     { additionalProperties: false },
   ),
@@ -75,7 +77,7 @@ export const CalculateSchema = Type.Array(
   {
     maxItems: MAX_CALCULATIONS,
     description:
-      'Run in path order when the block is on the respondent\'s path; if and value may name this block and earlier ones. Text variables take set and add (append).',
+      "Run in path order when the block is on the respondent's path; if and value may name this block and earlier ones. Text variables take set and add (append).",
   },
 );
 
@@ -83,6 +85,10 @@ export const CalculateSchema = Type.Array(
 export const PointsSchema = Type.Record(Type.String({ maxLength: 500 }), Type.Number(), {
   description: 'Choice (label or id) -> points added to score when chosen.',
 });
-export const CorrectSchema = Type.Union([Type.String({ maxLength: 500 }), Type.Array(Type.String({ maxLength: 500 }))], {
-  description: 'The right choice (a list on checkboxes: exactly that set); counts in correctCount, and 1 point in score without points.',
-});
+export const CorrectSchema = Type.Union(
+  [Type.String({ maxLength: 500 }), Type.Array(Type.String({ maxLength: 500 }))],
+  {
+    description:
+      'The right choice (a list on checkboxes: exactly that set); counts in correctCount, and 1 point in score without points.',
+  },
+);

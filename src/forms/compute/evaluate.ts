@@ -48,7 +48,11 @@ export class Calculator {
     const picked = (Array.isArray(value) ? value : [value]) as string[];
     const correct = isCorrect(block, picked);
     if (correct) this.add('correctCount', 1);
-    if (block.points) this.add('score', picked.reduce((sum, id) => sum + (block.points![id] ?? 0), 0));
+    if (block.points)
+      this.add(
+        'score',
+        picked.reduce((sum, id) => sum + (block.points![id] ?? 0), 0),
+      );
     else if (correct) this.add('score', 1);
   }
 
@@ -122,10 +126,7 @@ export function maxScore(blocks: Block[]): number {
   for (const b of blocks) {
     if (b.points) {
       const points = Object.values(b.points);
-      max +=
-        b.type === 'checkboxes'
-          ? points.filter((n) => n > 0).reduce((s, n) => s + n, 0)
-          : Math.max(0, ...points);
+      max += b.type === 'checkboxes' ? points.filter((n) => n > 0).reduce((s, n) => s + n, 0) : Math.max(0, ...points);
     } else if (b.correct !== undefined) max += 1;
   }
   return max;
