@@ -95,9 +95,9 @@ export interface BlockInput {
   maxSizeMb?: number;
   accept?: string[];
   /** Checked by compute/check.ts (checkBlockCompute). */
-  calculate?: Array<{ if?: unknown; variable: string; op: string; value: unknown }>;
-  points?: Record<string, number>;
-  correct?: string | string[];
+  calculate?: Array<Record<string, unknown>> | Calculation[];
+  points?: Record<string, unknown>;
+  correct?: unknown;
 }
 
 /** Settings each type accepts beyond id, type, title, description and required. */

@@ -51,9 +51,9 @@ import {
 
 /** A form's computing settings as callers send them (issue 46): checked by normalizeForm. */
 export interface ComputeInput {
-  variables?: Array<{ name: string; type: string; initial?: unknown }>;
-  endings?: Ending[];
-  thankYou?: ThankYou;
+  variables?: Array<Record<string, unknown>> | Variable[];
+  endings?: Array<Record<string, unknown>> | Ending[];
+  thankYou?: Record<string, unknown> | ThankYou;
 }
 
 /** A block ref or a hidden field's name. Refs never start with b_, so a ref never looks like a block id. */
@@ -167,7 +167,7 @@ export function normalizeForm(
     indexOf,
     changedAt: firstChanges(prepared),
   };
-  const endingRefs = new Set((computeInput.endings ?? []).map((e) => e.ref));
+  const endingRefs = new Set((computeInput.endings ?? []).map((e) => (e as { ref?: unknown }).ref));
   const removed = (b: Block) =>
     `names the block "${b.title}" (${b.ref ?? b.id}), which this update removes; change or remove this rule in the same update`;
   // In a calculation (`self`), a condition may name its own block and any variable.
@@ -257,11 +257,12 @@ export function normalizeForm(
     block.jumps = jumps;
   });
   const endings = checkEndings(computeInput.endings, ctx);
-  details.push(...endings.details, ...checkThankYou(computeInput.thankYou, ctx));
+  const { thankYou, details: thanks } = checkThankYou(computeInput.thankYou, ctx);
+  details.push(...endings.details, ...thanks);
   const compute: FormCompute = {
     ...(vars.declared.length ? { variables: vars.declared } : {}),
     ...(endings.endings.length ? { endings: endings.endings } : {}),
-    ...(computeInput.thankYou && Object.keys(computeInput.thankYou).length ? { thankYou: computeInput.thankYou } : {}),
+    ...(thankYou ? { thankYou } : {}),
   };
   return { blocks, details, compute: Object.keys(compute).length ? compute : null };
 }

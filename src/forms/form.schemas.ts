@@ -61,10 +61,11 @@ export const FormSchema = Type.Object(
     hiddenFields: Type.Optional(Type.Array(Type.String())),
     partialResponses: Type.Optional(Type.Boolean()),
     blocks: Type.Array(BlockSchema),
-    variables: Type.Optional(Type.Array(Type.Object({}))),
-    endings: Type.Optional(Type.Array(Type.Object({}))),
-    thankYou: Type.Optional(Type.Object({})),
-    maxScore: Type.Optional(Type.Number({ description: 'A quiz: the highest score its answers can give.' })),
+    // As create_form takes them (issue 46); written out once, in its input.
+    variables: Type.Optional(Type.Unsafe<unknown>({})),
+    endings: Type.Optional(Type.Unsafe<unknown>({})),
+    thankYou: Type.Optional(Type.Unsafe<unknown>({})),
+    maxScore: Type.Optional(Type.Number()),
   },
   { additionalProperties: false },
 );
@@ -185,9 +186,14 @@ export const HiddenFieldsSchema = (description?: string) =>
 export const FormTitle = Type.String({ minLength: 1, maxLength: 500 });
 export const FormDescription = Type.Union([Type.String({ maxLength: 5000 }), Type.Null()]);
 
-/** create_form and update_form's computing arguments (issue 46). */
+/** create_form's computing arguments (issue 46); update_form's say "as in create_form". */
 export const computeArguments = {
-  variables: Type.Optional(VariablesSchema),
-  endings: Type.Optional(EndingsSchema),
-  thankYou: Type.Optional(ThankYouSchema),
+  variables: Type.Optional(VariablesSchema()),
+  endings: Type.Optional(EndingsSchema()),
+  thankYou: Type.Optional(ThankYouSchema()),
+};
+export const computeUpdateArguments = {
+  variables: Type.Optional(VariablesSchema('As in create_form.')),
+  endings: Type.Optional(EndingsSchema('As in create_form.')),
+  thankYou: Type.Optional(ThankYouSchema('As in create_form.')),
 };

@@ -3,7 +3,7 @@ import { APP_VIEWS } from '../apps/view-uris';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import {
   BlockInputSchema,
-  computeArguments,
+  computeUpdateArguments,
   FormDescription,
   FormSchema,
   FormTitle,
@@ -33,7 +33,7 @@ const input = Type.Object(
     ),
     hiddenFields: Type.Optional(HiddenFieldsSchema('The whole new list of hidden fields, as in create_form.')),
     partialResponses: Type.Optional(PartialResponsesSetting),
-    ...computeArguments,
+    ...computeUpdateArguments,
     acceptAnswerLoss: Type.Optional(
       Type.Boolean({
         default: false,

@@ -36,7 +36,7 @@ const output = Type.Object(
     ...outcomeFields,
     problems: Type.Optional(
       Type.Array(Type.Object({ path: Type.String(), message: Type.String() }), {
-        description: 'Calculations that left their variable as it was (division by zero).',
+        description: 'Calculations not applied (division by zero).',
       }),
     ),
     errors: Type.Array(

@@ -6,10 +6,8 @@ export const ResponseId = Type.String({ minLength: 1, maxLength: 64 });
 
 /** What a response to a form that computes carries (issue 46): computed by the server, never sent. */
 export const outcomeFields = {
-  variables: Type.Optional(
-    Type.Unsafe<Record<string, number | string>>({ type: 'object', description: 'Its variables: { name: value }.' }),
-  ),
-  ending: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'The ref of the ending it reached.' })),
+  variables: Type.Optional(Type.Unsafe<Record<string, number | string>>({ type: 'object' })),
+  ending: Type.Optional(Type.Union([Type.String(), Type.Null()])),
 };
 
 export const ResponseSchema = Type.Object(

@@ -34,6 +34,33 @@ const didYouMean = (name: string, known: string[]) => {
   return meant === undefined ? '' : `; did you mean "${meant}"?`;
 };
 
+const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+const NAME = /^[a-z][a-z0-9_]{0,63}$/;
+const nameProblem = (x: unknown) =>
+  typeof x !== 'string' || !NAME.test(x) || x.startsWith('b_')
+    ? 'must be a name like a ref: lower-case letters, digits and _, starting with a letter (not b_)'
+    : undefined;
+
+/** Fields of an object sent that it does not take, as details; undefined when `x` is not an object (a detail too). */
+function shapeProblems(x: unknown, fields: string[], path: string, what: string): ErrorDetail[] {
+  if (!isObject(x)) return [{ path, message: `must be an object: ${what}` }];
+  return Object.keys(x)
+    .filter((k) => !fields.includes(k))
+    .map((k) => {
+      const meant = closestKnownArgument(k, fields);
+      return { path: `${path}/${k}`, message: `is not a field of ${what}${meant ? `; did you mean "${meant}"?` : ''}` };
+    });
+}
+
+/** A text field: undefined (when optional) or a string of minLength..maxLength characters. */
+function textProblem(x: unknown, min: number, max: number, optional: boolean): string | undefined {
+  if (x === undefined) return optional ? undefined : 'is required';
+  if (typeof x !== 'string') return 'must be a string';
+  if (x.length < min) return `must have at least ${min} character`;
+  if (x.length > max) return `must be at most ${max} characters`;
+  return undefined;
+}
+
 /** Whether a block's raw input makes the form a quiz. */
 export const isQuizBlock = (b: { points?: unknown; correct?: unknown }) =>
   b.points !== undefined || b.correct !== undefined;
@@ -44,7 +71,7 @@ export const isQuizBlock = (b: { points?: unknown; correct?: unknown }) =>
  * declared, as a number) and correctCount are added.
  */
 export function checkVariables(
-  input: Array<{ name: string; type: string; initial?: unknown }> | undefined,
+  input: Array<Record<string, unknown>> | Variable[] | undefined,
   taken: Map<string, string>,
   quiz: boolean,
   path = '/variables',
@@ -52,8 +79,16 @@ export function checkVariables(
   const details: ErrorDetail[] = [];
   const declared: Variable[] = [];
   const seen = new Set<string>();
-  (input ?? []).forEach((v, i) => {
+  const list = (input ?? []) as Array<Record<string, unknown>>;
+  list.forEach((raw, i) => {
     const at = `${path}/${i}`;
+    const shape = shapeProblems(raw, ['name', 'type', 'initial'], at, '{ name, type, initial? }');
+    if (shape.length) return void details.push(...shape);
+    const problem = nameProblem(raw.name);
+    if (problem) return void details.push({ path: `${at}/name`, message: problem });
+    if (!(VARIABLE_TYPES as readonly unknown[]).includes(raw.type))
+      return void details.push({ path: `${at}/type`, message: 'must be "number" or "text"' });
+    const v = raw as unknown as Variable;
     if (seen.has(v.name)) details.push({ path: `${at}/name`, message: `"${v.name}" appears twice` });
     else if (taken.has(v.name))
       details.push({
@@ -63,12 +98,14 @@ export function checkVariables(
     else if (v.name === 'correctCount')
       details.push({ path: `${at}/name`, message: 'correctCount is a built-in variable of quizzes' });
     seen.add(v.name);
-    const type = (VARIABLE_TYPES as readonly string[]).includes(v.type) ? (v.type as Variable['type']) : 'number';
+    const type = v.type;
     const initial = v.initial ?? (type === 'number' ? 0 : '');
     if (type === 'number' && (typeof initial !== 'number' || !Number.isFinite(initial)))
       details.push({ path: `${at}/initial`, message: 'must be a number (a number variable)' });
     else if (type === 'text' && typeof initial !== 'string')
       details.push({ path: `${at}/initial`, message: 'must be text (a text variable)' });
+    else if (typeof initial === 'string' && initial.length > MAX_TEXT_VARIABLE)
+      details.push({ path: `${at}/initial`, message: `must be at most ${MAX_TEXT_VARIABLE} characters` });
     else declared.push({ name: v.name, type, initial: initial as number | string });
   });
   const variables = [...declared];
@@ -76,7 +113,7 @@ export function checkVariables(
     const score = declared.find((v) => v.name === 'score');
     if (score && score.type !== 'number')
       details.push({
-        path: `${path}/${(input ?? []).findIndex((v) => v.name === 'score')}/type`,
+        path: `${path}/${list.findIndex((v) => v.name === 'score')}/type`,
         message: 'score is the built-in score of this quiz (its blocks have points or correct): it must be a number',
       });
     if (!score) variables.push({ name: 'score', type: 'number', initial: 0 });
@@ -87,15 +124,33 @@ export function checkVariables(
 
 /** `endings` as saved: refs unique, texts' recall checked, redirects http(s). */
 export function checkEndings(
-  input: Ending[] | undefined,
+  input: Array<Record<string, unknown>> | Ending[] | undefined,
   ctx: ComputeContext,
   path = '/endings',
 ): { endings: Ending[]; details: ErrorDetail[] } {
   const details: ErrorDetail[] = [];
   const seen = new Set<string>();
   const end = ctx.blocks.length;
-  const endings = (input ?? []).map((e, i) => {
+  const endings = ((input ?? []) as Array<Record<string, unknown>>).flatMap((raw, i) => {
     const at = `${path}/${i}`;
+    const shape = shapeProblems(
+      raw,
+      ['ref', 'title', 'message', 'redirectUrl'],
+      at,
+      '{ ref, title, message?, redirectUrl? }',
+    );
+    const fields: Array<[string, string | undefined]> = [
+      ['ref', nameProblem(raw.ref)],
+      ['title', textProblem(raw.title, 1, 500, false)],
+      ['message', textProblem(raw.message, 0, 5000, true)],
+      ['redirectUrl', textProblem(raw.redirectUrl, 1, 2000, true)],
+    ];
+    const problems = [...shape, ...fields.flatMap(([k, m]) => (m ? [{ path: `${at}/${k}`, message: m }] : []))];
+    if (problems.length) {
+      details.push(...problems);
+      return [];
+    }
+    const e = raw as unknown as Ending;
     if (seen.has(e.ref)) details.push({ path: `${at}/ref`, message: `"${e.ref}" is the ref of another ending` });
     seen.add(e.ref);
     details.push(...checkRecall(e.title, `${at}/title`, ctx, end));
@@ -105,22 +160,42 @@ export function checkEndings(
       const problem = redirectProblem(e.redirectUrl);
       if (problem) details.push({ path: `${at}/redirectUrl`, message: problem });
     }
-    return {
-      ref: e.ref,
-      title: e.title,
-      ...(e.message ? { message: e.message } : {}),
-      ...(e.redirectUrl ? { redirectUrl: e.redirectUrl } : {}),
-    };
+    return [
+      {
+        ref: e.ref,
+        title: e.title,
+        ...(e.message ? { message: e.message } : {}),
+        ...(e.redirectUrl ? { redirectUrl: e.redirectUrl } : {}),
+      },
+    ];
   });
   return { endings, details };
 }
 
-/** The thank-you page's texts, recall checked. */
-export function checkThankYou(input: ThankYou | undefined, ctx: ComputeContext, path = '/thankYou'): ErrorDetail[] {
-  if (!input) return [];
-  return (['title', 'message'] as const).flatMap((k) =>
-    input[k] === undefined ? [] : checkRecall(input[k], `${path}/${k}`, ctx, ctx.blocks.length),
-  );
+/** The thank-you page's texts, recall checked; undefined when it sets none. */
+export function checkThankYou(
+  input: Record<string, unknown> | ThankYou | undefined,
+  ctx: ComputeContext,
+  path = '/thankYou',
+): { thankYou?: ThankYou; details: ErrorDetail[] } {
+  if (input === undefined) return { details: [] };
+  const shape = shapeProblems(input, ['title', 'message'], path, '{ title?, message? }');
+  if (shape.length) return { details: shape };
+  const raw = input as Record<string, unknown>;
+  const details: ErrorDetail[] = [];
+  const thankYou: ThankYou = {};
+  for (const [k, min, max] of [
+    ['title', 1, 500],
+    ['message', 0, 5000],
+  ] as const) {
+    const problem = textProblem(raw[k], min, max, true);
+    if (problem) details.push({ path: `${path}/${k}`, message: problem });
+    else if (typeof raw[k] === 'string') {
+      thankYou[k] = raw[k];
+      details.push(...checkRecall(raw[k], `${path}/${k}`, ctx, ctx.blocks.length));
+    }
+  }
+  return { thankYou: Object.keys(thankYou).length ? thankYou : undefined, details };
 }
 
 function redirectProblem(url: string): string | undefined {
@@ -138,7 +213,9 @@ export function firstChanges(input: BlockInput[]): Map<string, number> {
   const at = new Map<string, number>();
   input.forEach((b, i) => {
     const names = [
-      ...(Array.isArray(b.calculate) ? b.calculate.map((c) => c?.variable) : []),
+      ...(Array.isArray(b.calculate)
+        ? (b.calculate as unknown[]).map((c) => (isObject(c) ? c.variable : undefined))
+        : []),
       ...(isQuizBlock(b) ? QUIZ_VARIABLES : []),
     ];
     for (const n of names) if (typeof n === 'string' && !at.has(n)) at.set(n, i);
@@ -202,24 +279,31 @@ export function checkBlockCompute(
             choices.map((c) => c.label),
           )}`,
         );
-      if (raw.points !== undefined) {
+      if (raw.points !== undefined && !isObject(raw.points)) bad(`${path}/points`, 'must be { choice: points }');
+      else if (raw.points !== undefined) {
         const points: Record<string, number> = {};
         for (const [key, n] of Object.entries(raw.points)) {
           const c = choiceOf(key);
           if (!c) unknown(`${path}/points/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`, key);
-          else if (!Number.isFinite(n)) bad(`${path}/points`, 'points must be finite numbers');
+          else if (typeof n !== 'number' || !Number.isFinite(n)) bad(`${path}/points`, 'points must be numbers');
           else points[c.id] = n;
         }
         block.points = points;
       }
-      if (raw.correct !== undefined) {
-        const list = Array.isArray(raw.correct) ? raw.correct : [raw.correct];
+      const correct = raw.correct;
+      if (
+        correct !== undefined &&
+        !(typeof correct === 'string' || (Array.isArray(correct) && correct.every((c) => typeof c === 'string')))
+      )
+        bad(`${path}/correct`, 'must be a choice (label or id), or a list of them on checkboxes');
+      else if (correct !== undefined) {
+        const list = (Array.isArray(correct) ? correct : [correct]) as string[];
         if (block.type !== 'checkboxes' && list.length !== 1)
           bad(`${path}/correct`, `${block.type} has one correct choice`);
         const ids: string[] = [];
         list.forEach((key, k) => {
           const c = choiceOf(key);
-          if (!c) unknown(Array.isArray(raw.correct) ? `${path}/correct/${k}` : `${path}/correct`, key);
+          if (!c) unknown(Array.isArray(correct) ? `${path}/correct/${k}` : `${path}/correct`, key);
           else ids.push(c.id);
         });
         block.correct = block.type === 'checkboxes' ? ids : ids[0];
@@ -227,17 +311,25 @@ export function checkBlockCompute(
     }
   }
   if (raw.calculate === undefined) return details;
+  if (!Array.isArray(raw.calculate)) {
+    bad(`${path}/calculate`, 'must be a list of calculations');
+    return details;
+  }
   if (!takesAnswer(block.type)) {
     bad(`${path}/calculate`, `a ${block.type} takes no answer, so it carries no calculation`);
     return details;
   }
   const names = ctx.variables.map((v) => v.name);
   const calculations: Calculation[] = [];
-  raw.calculate.forEach((c, k) => {
+  (raw.calculate as Array<Record<string, unknown>>).forEach((c, k) => {
     const p = `${path}/calculate/${k}`;
+    const shape = shapeProblems(c, ['if', 'variable', 'op', 'value'], p, '{ if?, variable, op, value }');
+    if (shape.length) return void details.push(...shape);
+    if (!('value' in c)) return void bad(`${p}/value`, 'is required');
     const v = ctx.variables.find((x) => x.name === c.variable);
     if (!v) {
-      bad(`${p}/variable`, `is not a variable of this form${didYouMean(c.variable, names)} (declare it in variables)`);
+      const name = String(c.variable);
+      bad(`${p}/variable`, `is not a variable of this form${didYouMean(name, names)} (declare it in variables)`);
       return;
     }
     const op = c.op as CalculationOp;
@@ -280,8 +372,11 @@ function checkOperand(
     if (v.type === 'number') return void bad(path, `"${v.name}" is a number variable: it cannot take text`);
     return raw.slice(0, MAX_TEXT_VARIABLE);
   }
-  const o = raw as { block?: string; variable?: string };
-  if (o.block !== undefined) {
+  const o = raw as { block?: unknown; variable?: unknown };
+  const keys = isObject(raw) ? Object.keys(raw) : [];
+  if (keys.length !== 1 || typeof (o.block ?? o.variable) !== 'string')
+    return void bad(path, 'must be a number, a text, { "block": ref } or { "variable": name }');
+  if (typeof o.block === 'string') {
     const j = ctx.indexOf.get(o.block);
     const b = j === undefined ? undefined : ctx.blocks[j];
     if (!b || !takesAnswer(b.type)) {
@@ -296,7 +391,7 @@ function checkOperand(
       return void bad(`${path}/block`, `"${v.name}" is a number variable: name a number, rating or linear_scale block`);
     return { block: b.id };
   }
-  const name = o.variable ?? '';
+  const name = String(o.variable);
   const w = ctx.variables.find((x) => x.name === name);
   if (!w)
     return void bad(
