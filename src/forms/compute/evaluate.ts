@@ -83,7 +83,8 @@ export class Calculator {
       this.problems.push({ path, message: `makes "${c.variable}" too large a number: it keeps ${now}` });
       return;
     }
-    this.values.set(c.variable, next);
+    // -0 is 0 (as JSON has it).
+    this.values.set(c.variable, next === 0 ? 0 : next);
   }
 
   /** The variables now, by name. */
