@@ -82,3 +82,11 @@ export function endOfSubmitted(
   const outcome = view.variables ? { variables: view.variables, ending: view.ending ?? null } : undefined;
   return endView(form, view.answers, view.hidden ?? {}, outcome);
 }
+
+/** The page script's logic with recall filled into the titles it announces. */
+export function recallLogic<T extends { blocks: Array<{ title: string }> }>(logic: T, values: RecallValues): T {
+  return {
+    ...logic,
+    blocks: logic.blocks.map((b) => (hasRecall(b.title) ? { ...b, title: recall(b.title, values) } : b)),
+  };
+}

@@ -14,7 +14,7 @@ import { blocksView } from '../forms/form-logic';
 import { FormRecord, FormsService } from '../forms/forms.service';
 import { SessionsService } from '../settings/sessions.service';
 import { notAccepting, ResponsesService, ResponseView } from '../responses/responses.service';
-import { endOfSubmitted, EndView, endView, recallBlock, valuesBefore } from './recall-page';
+import { endOfSubmitted, EndView, endView, recallBlock, recallLogic, valuesBefore } from './recall-page';
 import { PartialResponsesService } from '../responses/partial-responses.service';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { WorkspacesService } from '../workspaces/workspaces.service';
@@ -460,7 +460,7 @@ export class RespondentController {
         start: page.start && fill(page.start),
         blocks: blocks.map(fill),
         all: page.blocks.map(fill),
-        logic: pageLogic(page, r, before.variables),
+        logic: recallLogic(pageLogic(page, r, before.variables), before.values),
         position,
         total: Math.max(position, r.onPath.length),
         state: signed,
