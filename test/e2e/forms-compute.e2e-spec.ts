@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createToken, createWorkspace } from '../factories';
 import { createTestApp } from '../utils/create-test-app';
@@ -227,5 +229,28 @@ describe('forms that compute (issue 46)', () => {
       400,
       ['/blocks/10/jumps/0/to'],
     ]);
+  });
+
+  it("docs/tools.md's lead-scoring example computes what the docs say", async () => {
+    const doc = readFileSync(join(__dirname, '../../docs/tools.md'), 'utf8');
+    const json = /Lead scoring:[\s\S]*?```json\n([\s\S]*?)```/.exec(doc)![1];
+    const made = await create(JSON.parse(json));
+    expect(made.status).toBe(200);
+    const check = (answers: Record<string, unknown>) =>
+      callTool(app, token, 'check_response', { publicId: made.body.publicId, answers }).then((r) => r.body);
+    expect(await check({ email: 'ada@acme.com', seats: 120, budget: '10k or more' })).toMatchObject({
+      ok: true,
+      variables: { lead: 260, segment: 'smb' },
+      ending: 'hot',
+    });
+    expect(await check({ email: 'ada@gmail.com', seats: 600, budget: 'None yet' })).toMatchObject({
+      ok: true,
+      variables: { lead: 600, segment: 'enterprise' },
+      ending: 'hot',
+    });
+    expect(await check({ email: 'ada@gmail.com', seats: 5, notes: 'x' })).toMatchObject({
+      variables: { lead: 5 },
+      ending: 'nurture',
+    });
   });
 });
