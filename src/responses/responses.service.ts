@@ -411,6 +411,7 @@ export class ResponsesService {
           answers: await this.filesDescribed(m ?? currentManager(this.db), form, view.answers),
           ...(refs ? { refs } : {}),
           ...(view.hidden ? { hidden: view.hidden } : {}),
+          ...(view.variables ? { variables: view.variables, ending: view.ending } : {}),
         }),
       },
       key,
