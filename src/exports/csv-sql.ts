@@ -10,7 +10,7 @@
  */
 import { escapeLiteral } from 'pg';
 import { Block, NUMERIC_TYPES, takesAnswer } from '../forms/blocks';
-import { CsvForm, textCell } from './csv';
+import { CsvForm, csvVariables, textCell } from './csv';
 
 /** A first character a spreadsheet reads as the start of a formula (see textCell). */
 const FORMULA_START = `('=', '+', '-', '@', chr(9), chr(13))`;
@@ -85,18 +85,27 @@ function answerField(i: number, block: Block): string {
 export function csvCopySql(form: CsvForm, where: string): string {
   const blocks = form.blocks.filter((b) => takesAnswer(b.type));
   const hidden = form.hiddenFields ?? [];
+  const variables = csvVariables(form) ?? [];
   const columns = [
     `r.seq`,
     `r.id`,
     `r.submitted_at`,
     ...blocks.map((b, i) => taken(i, b, 'r')),
     ...hidden.map((name, i) => `r.hidden ->> ${literal(name)} AS h${i}`),
+    // Variables (issue 46): numbers as JSON writes them, texts as text.
+    ...variables.map((name, i) => `r.variables -> ${literal(name)} AS x${i}`),
+    ...(csvVariables(form) ? ['r.ending'] : []),
   ];
   const cells = [
     `v.id`,
     `to_char(v.submitted_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`,
     ...blocks.map((b, i) => answerField(i, b)),
     ...hidden.map((_, i) => textField(`v.h${i}`)),
+    ...variables.map(
+      (_, i) =>
+        `CASE jsonb_typeof(v.x${i}) WHEN 'number' THEN (v.x${i})::text WHEN 'string' THEN ${textField(`(v.x${i} #>> '{}')`)} END`,
+    ),
+    ...(csvVariables(form) ? [textField('v.ending')] : []),
   ];
   return `COPY (SELECT ${cells.join(', ')}
       FROM (SELECT ${columns.join(', ')} FROM responses r WHERE ${where} ORDER BY r.seq OFFSET 0) v

@@ -3,6 +3,8 @@
  * file name it is offered under.
  */
 import { Block, takesAnswer } from '../forms/blocks';
+import type { FormCompute } from '../forms/compute';
+import { computes, formVariables } from '../forms/form-logic';
 import type { AnswersBy, ResponseView } from '../responses/responses.service';
 
 /** What Excel needs to read a CSV file as UTF-8 rather than the machine's code page. */
@@ -14,12 +16,20 @@ const EOL = '\r\n';
 export interface CsvForm {
   blocks: Block[];
   hiddenFields?: readonly string[] | null;
+  /** Forms that compute (issue 46): a column per variable, then "ending". */
+  compute?: FormCompute | null;
+}
+
+/** The variables a form's CSV has a column for (issue 46), in form order; none when it computes nothing. */
+export function csvVariables(form: CsvForm): string[] | undefined {
+  return computes(form) ? formVariables(form).map((v) => v.name) : undefined;
 }
 
 /**
  * The columns of a form's CSV and how to write one response as a record: id, submittedAt, one
  * column per block that takes an answer, in form order, headed by its title (by its ref with
- * answersBy "ref"; a block without one by its id), then one per hidden field, headed by its name.
+ * answersBy "ref"; a block without one by its id), then one per hidden field, headed by its name,
+ * then, on a form that computes, one per variable and "ending".
  * Responses are read as get_response shows them (answers by block id, choices by label).
  * Downloads have PostgreSQL write the records (csv-sql.ts); `record` is the reference those are
  * held to, cell for cell, by the export's tests.
@@ -27,11 +37,13 @@ export interface CsvForm {
 export function csvLayout(form: CsvForm, answersBy: AnswersBy = 'id') {
   const blocks = form.blocks.filter((b) => takesAnswer(b.type));
   const hidden = form.hiddenFields ?? [];
+  const variables = csvVariables(form);
   const header = [
     'id',
     'submittedAt',
     ...blocks.map((b) => (answersBy === 'ref' ? (b.ref ?? b.id) : b.title)),
     ...hidden,
+    ...(variables ? [...variables, 'ending'] : []),
   ];
   return {
     /** The byte order mark and the header record. */
@@ -42,6 +54,9 @@ export function csvLayout(form: CsvForm, answersBy: AnswersBy = 'id') {
         view.submittedAt ?? '',
         ...blocks.map((b) => answerCell(view.answers[b.id])),
         ...hidden.map((name) => textCell(view.hidden?.[name])),
+        ...(variables
+          ? [...variables.map((name) => answerCell(view.variables?.[name])), textCell(view.ending ?? undefined)]
+          : []),
       ]);
     },
   };

@@ -43,7 +43,8 @@ export class ExportsRepository {
     filter: { sql: string; params: unknown[] },
   ): Promise<ExportRow[]> {
     return manager.query(
-      `${EXPORT_QUERY_TAG} SELECT r.seq::text AS seq, r.id, r.submitted_at AS "submittedAt", r.answers, r.hidden
+      `${EXPORT_QUERY_TAG} SELECT r.seq::text AS seq, r.id, r.submitted_at AS "submittedAt", r.answers, r.hidden,
+              r.variables, r.ending
          FROM responses r
         WHERE r.form_id = $1 AND r.seq > $2::bigint AND r.seq <= $3::bigint AND (${filter.sql})
         ORDER BY r.seq`,
@@ -70,7 +71,8 @@ export class ExportsRepository {
     line: (row: ExportRow) => string,
     pool?: PartPool,
   ): Promise<Buffer[]> {
-    const sql = `${EXPORT_QUERY_TAG} SELECT r.seq::text AS seq, r.id, r.submitted_at AS "submittedAt", r.answers, r.hidden
+    const sql = `${EXPORT_QUERY_TAG} SELECT r.seq::text AS seq, r.id, r.submitted_at AS "submittedAt", r.answers, r.hidden,
+              r.variables, r.ending
          FROM responses r WHERE ${where} ORDER BY r.seq`;
     return this.onClient(manager, (client) =>
       lineRows(client, sql, line as (row: Record<string, unknown>) => string, pool),

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import request from 'supertest';
 import { createToken, createWorkspace } from '../factories';
 import { createTestApp } from '../utils/create-test-app';
 import { callTool } from '../utils/http';
@@ -252,5 +253,39 @@ describe('forms that compute (issue 46)', () => {
       variables: { lead: 5 },
       ending: 'nurture',
     });
+  });
+
+  it('exports: a CSV column per variable and "ending", written by PostgreSQL as the reference writes it; NDJSON lines carry them', async () => {
+    const { publicId } = (await create(QUIZ)).body;
+    const picks: Array<Array<0 | 1 | 2 | undefined>> = [
+      [1, 1, 1, 1, 1, 1, 1, 1, 1, 1],
+      [2, 0, undefined, 1, 1, 1, 1, 1, 1, 1],
+    ];
+    for (const p of picks)
+      expect(
+        (await callTool(app, token, 'create_response', { publicId, answers: quizAnswers(p), hidden: { name: '=cmd' } }))
+          .status,
+      ).toBe(200);
+    const get = async (format: string) => {
+      const link = await callTool(app, token, 'export_responses', { publicId, format });
+      expect(link.status).toBe(200);
+      const url = new URL(link.body.url);
+      return (await request(app.getHttpServer()).get(url.pathname + url.search)).text;
+    };
+    const csv = (await get('csv'))
+      .replace(/^\uFEFF/, '')
+      .trim()
+      .split('\r\n');
+    expect(csv[0].split(',').slice(-4)).toEqual(['name', 'score', 'correctCount', 'ending']);
+    expect(csv.slice(1).map((r) => r.split(',').slice(-4))).toEqual(
+      picks.map((p) => ["'=cmd", String(handScore(p).score), String(handScore(p).correctCount), handScore(p).ending]),
+    );
+    const lines = (await get('ndjson'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines.map((l) => [l.variables, l.ending])).toEqual(
+      picks.map((p) => [{ score: handScore(p).score, correctCount: handScore(p).correctCount }, handScore(p).ending]),
+    );
   });
 });
