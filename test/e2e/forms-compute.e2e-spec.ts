@@ -225,6 +225,12 @@ describe('forms that compute (issue 46)', () => {
     const { publicId } = made.body;
     const renamed = await callTool(app, token, 'update_form', { publicId, title: 'Renamed' });
     expect([renamed.status, renamed.body.endings?.length]).toEqual([200, 2]);
+    // get_form's blocks, variables and endings sent back as they are: the same form.
+    const read = await callTool(app, token, 'get_form', { publicId });
+    const { blocks, endings } = read.body;
+    const same = await callTool(app, token, 'update_form', { publicId, blocks, endings });
+    expect(same.status).toBe(200);
+    expect([same.body.blocks, same.body.endings, same.body.maxScore]).toEqual([blocks, endings, 20]);
     const bad = await callTool(app, token, 'update_form', { publicId, endings: [{ ref: 'other', title: 'Other' }] });
     expect([bad.status, bad.body.error.details.map((d: { path: string }) => d.path)]).toEqual([
       400,
