@@ -9,9 +9,16 @@ import { newFormPublicId } from '../common/ids';
 import { currentManager, inTransaction } from '../database/transaction';
 import { servedAsIs } from '../common/http/served-as-is';
 import { IdempotencyService } from '../idempotency/idempotency.service';
-import { AnswerLossCandidate, describeLoss, lossCandidates } from './answer-loss';
+import { AnswerLossCandidate, computeLossCandidates, describeLoss, lossCandidates } from './answer-loss';
 import { BlockInput } from './blocks';
-import { blocksView, checkHiddenFields, checkHiddenStillNamed, ComputeInput, normalizeForm } from './form-logic';
+import {
+  blocksView,
+  checkHiddenFields,
+  checkHiddenStillNamed,
+  ComputeInput,
+  formVariables,
+  normalizeForm,
+} from './form-logic';
 import { maxScore, isQuiz } from './compute';
 import { FormStatus } from './entities/form.entity';
 import { FormAnswers } from './form-answers';
@@ -254,7 +261,17 @@ export class FormsService {
         discarded = await this.handleAnswerLoss(
           tx,
           form,
-          lossCandidates(form.blocks, blocks),
+          [
+            ...lossCandidates(form.blocks, blocks),
+            // Variables and endings stored responses hold (issue 46).
+            ...computeLossCandidates(
+              { variables: formVariables(form).map((v) => v.name), compute: form.compute },
+              {
+                variables: formVariables({ blocks, compute: normalized.compute }).map((v) => v.name),
+                compute: normalized.compute,
+              },
+            ),
+          ],
           input.acceptAnswerLoss === true,
         );
         await this.repo.replaceBlocks(tx, form.id, blocks);

@@ -203,6 +203,16 @@ export class ResponsesRepository {
     return n;
   }
 
+  /** Removes a variable or an ending (issue 46) from the form's responses that hold it; they have no aggregates. */
+  async discardOutcome(manager: EntityManager, formId: string, loss: AnswerLossCandidate): Promise<void> {
+    await manager.query(
+      loss.kind === 'ending_removed'
+        ? 'UPDATE responses SET ending = NULL WHERE form_id = $1 AND ending = $2'
+        : 'UPDATE responses SET variables = variables - $2::text WHERE form_id = $1 AND variables ? $2',
+      [formId, loss.blockId],
+    );
+  }
+
   /** How many responses hold an answer that `loss` would discard. */
   async countLost(manager: EntityManager, formId: string, loss: AnswerLossCandidate): Promise<number> {
     const [{ n }] = await manager.query(
@@ -229,6 +239,8 @@ function positionOf(at: string, whenNull: string): string {
 
 /** SQL condition (on responses) for the answers a loss candidate would discard; $2 block id, $3 choice id. */
 function lossCondition(c: AnswerLossCandidate): string {
+  if (c.kind === 'variable_removed') return 'variables ? $2';
+  if (c.kind === 'ending_removed') return 'ending = $2';
   if (c.kind !== 'choice_removed') return 'answers ? $2';
   return c.multiple ? '(answers -> $2) ? $3' : 'answers ->> $2 = $3';
 }

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
+import { DataSource } from 'typeorm';
 import { createToken, createWorkspace } from '../factories';
 import { createTestApp } from '../utils/create-test-app';
 import { callTool } from '../utils/http';
@@ -244,5 +245,29 @@ describe('forms that compute (issue 46)', () => {
     expect(lines.map((l) => [l.variables, l.ending])).toEqual(
       picks.map((p) => [{ score: handScore(p).score, correctCount: handScore(p).correctCount }, handScore(p).ending]),
     );
+  });
+
+  it('removing a variable or an ending that responses hold follows the answer-loss rule (acceptAnswerLoss)', async () => {
+    const made = await create({
+      title: 'Loss',
+      variables: [{ name: 'total', type: 'number' }],
+      blocks: [
+        { ref: 'n', type: 'number', title: 'n', calculate: [{ variable: 'total', op: 'add', value: { block: 'n' } }] },
+      ],
+      endings: [{ ref: 'done', title: 'Done' }],
+    });
+    const { publicId } = made.body;
+    const stored = await callTool(app, token, 'create_response', { publicId, answers: { n: 4 } });
+    expect([stored.body.variables, stored.body.ending]).toEqual([{ total: 4 }, 'done']);
+    const edit = { publicId, variables: [], endings: [], blocks: [{ ref: 'n', type: 'number', title: 'n' }] };
+    const refused = await callTool(app, token, 'update_form', edit);
+    expect([refused.status, refused.body.error.code]).toEqual([400, 'tool_error']);
+    expect(refused.body.error.details.map((d: { path: string }) => d.path)).toEqual(['/variables', '/endings']);
+    const accepted = await callTool(app, token, 'update_form', { ...edit, acceptAnswerLoss: true });
+    expect(accepted.status).toBe(200);
+    const [row] = await app
+      .get(DataSource)
+      .query('SELECT variables, ending FROM responses WHERE id = $1', [stored.body.id]);
+    expect(row).toEqual({ variables: {}, ending: null });
   });
 });
