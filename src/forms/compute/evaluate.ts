@@ -14,6 +14,7 @@ import { Calculation, MAX_TEXT_VARIABLE, Outcome, Variable } from './compute.typ
 export class Calculator {
   private readonly values = new Map<string, number | string>();
   readonly problems: Outcome['problems'] = [];
+  private readonly conditionFacts: Facts;
 
   constructor(
     private readonly variables: Variable[],
@@ -23,11 +24,12 @@ export class Calculator {
     private readonly indexOf: (blockId: string) => number,
   ) {
     for (const v of variables) this.values.set(v.name, v.initial);
+    this.conditionFacts = { answer, hidden, variable: (name) => this.values.get(name) };
   }
 
   /** Facts for conditions: answers of blocks shown so far, hidden values, variables so far. */
   facts(): Facts {
-    return { answer: this.answer, hidden: this.hidden, variable: (name) => this.values.get(name) };
+    return this.conditionFacts;
   }
 
   /** Applies a shown block's quiz part and calculations. */
@@ -35,11 +37,11 @@ export class Calculator {
     if (block.points !== undefined || block.correct !== undefined) this.quiz(block);
     const calculations = block.calculate;
     if (!calculations?.length) return;
-    const facts = this.facts();
-    calculations.forEach((c, k) => {
-      if (c.if && !evaluate(c.if, facts)) return;
-      this.apply(c, `/blocks/${this.indexOf(block.id)}/calculate/${k}`);
-    });
+    for (let k = 0; k < calculations.length; k++) {
+      const c = calculations[k];
+      if (c.if && !evaluate(c.if, this.conditionFacts)) continue;
+      this.apply(c, block.id, k);
+    }
   }
 
   private quiz(block: Block): void {
@@ -61,7 +63,9 @@ export class Calculator {
     if (typeof now === 'number' && Number.isFinite(now + n)) this.values.set(name, now + n);
   }
 
-  private apply(c: Calculation, path: string): void {
+  /** Applies calculation `k` of the block `blockId` (its path is made only for a problem). */
+  private apply(c: Calculation, blockId: string, k: number): void {
+    const path = () => `/blocks/${this.indexOf(blockId)}/calculate/${k}`;
     const now = this.values.get(c.variable);
     let operand: unknown;
     if (typeof c.value === 'object') {
@@ -75,12 +79,12 @@ export class Calculator {
     }
     if (typeof now !== 'number' || typeof operand !== 'number') return;
     if (c.op === 'divide' && operand === 0) {
-      this.problems.push({ path, message: `divides "${c.variable}" by zero: it keeps ${now}` });
+      this.problems.push({ path: path(), message: `divides "${c.variable}" by zero: it keeps ${now}` });
       return;
     }
     const next = arithmetic(c.op, now, operand);
     if (!Number.isFinite(next)) {
-      this.problems.push({ path, message: `makes "${c.variable}" too large a number: it keeps ${now}` });
+      this.problems.push({ path: path(), message: `makes "${c.variable}" too large a number: it keeps ${now}` });
       return;
     }
     // -0 is 0 (as JSON has it).
