@@ -141,7 +141,7 @@ if (logic) {
     var jumps = (k < logic.breaks.length && logic.breaks[k].jumps) || [];
     for (var j = 0; j < jumps.length; j++) {
       if (!evaluate(jumps[j].if, facts)) continue;
-      if (jumps[j].to === 'end') return logic.breaks.length;
+      if (jumps[j].to === 'end' || jumps[j].to.indexOf('ending:') === 0) return logic.breaks.length;
       var to = logic.breaks.findIndex(function (p) { return p.id === jumps[j].to; });
       return to < 0 ? k : to;
     }

@@ -12,7 +12,7 @@ import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import { UploadsService } from '../uploads/uploads.service';
 import { responseRefusal } from './response-refusal';
 import { outcomeFields } from './response.schemas';
-import type { FormCompute } from '../forms/compute';
+import { ENDING_PREFIX, type FormCompute } from '../forms/compute';
 
 const input = Type.Object(
   {
@@ -130,7 +130,8 @@ function route(blocks: Block[], shown: Set<string>, checked: CheckedResponse): {
     variable: (name: string) => checked.outcome?.variables[name],
   };
   const jump = (closing.jumps ?? []).find((j) => evaluate(j.if, facts));
-  return jump?.to === 'end' ? { pages, endedBy: closing.id } : { pages };
+  // A jump to "end" or to an ending (issue 46) ends the form.
+  return jump && (jump.to === 'end' || jump.to.startsWith(ENDING_PREFIX)) ? { pages, endedBy: closing.id } : { pages };
 }
 
 /** What the answers compute (issue 46): variables, ending and the calculations that could not apply. */

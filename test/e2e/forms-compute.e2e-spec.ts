@@ -56,6 +56,8 @@ describe('forms that compute (issue 46)', () => {
         { score: expected.score, correctCount: expected.correctCount },
         expected.ending,
       ]);
+      // The jump to the "pass" ending ends the form at the page_break (endedBy).
+      expect(dry.body.endedBy).toBe(expected.ending === 'pass' ? made.body.blocks[10].id : undefined);
       const stored = await callTool(app, token, 'create_response', args);
       expect(stored.status).toBe(200);
       expect([stored.body.variables, stored.body.ending]).toEqual([dry.body.variables, expected.ending]);
