@@ -11,7 +11,7 @@
  */
 import { escapeLiteral } from 'pg';
 import { Block, NUMERIC_TYPES, takesAnswer } from '../forms/blocks';
-import { CsvForm, textCell } from './csv';
+import { CsvForm, csvVariables, textCell } from './csv';
 
 /** A first character a spreadsheet reads as the start of a formula (see textCell). */
 const FORMULA_START = `('=', '+', '-', '@', chr(9), chr(13))`;
@@ -86,6 +86,7 @@ export function csvCopySql(form: CsvForm, where: string, opts: { status?: boolea
   const blocks = form.blocks.filter((b) => takesAnswer(b.type));
   if (blocks.some((b) => b.type === 'file_upload')) throw new Error('a form with files is written by csvLayout');
   const hidden = form.hiddenFields ?? [];
+  const variables = csvVariables(form) ?? [];
   const columns = [
     `r.seq`,
     `r.id`,
@@ -93,6 +94,9 @@ export function csvCopySql(form: CsvForm, where: string, opts: { status?: boolea
     ...(opts.status ? [`r.started_at`] : []),
     ...blocks.map((b, i) => taken(i, b, 'r')),
     ...hidden.map((name, i) => `r.hidden ->> ${literal(name)} AS h${i}`),
+    // Variables (issue 46): numbers as JSON writes them, texts as text.
+    ...variables.map((name, i) => `r.variables -> ${literal(name)} AS x${i}`),
+    ...(csvVariables(form) ? ['r.ending'] : []),
   ];
   const cells = [
     `v.id`,
@@ -100,6 +104,11 @@ export function csvCopySql(form: CsvForm, where: string, opts: { status?: boolea
     ...(opts.status ? [`'completed'`, iso('COALESCE(v.started_at, v.submitted_at)')] : []),
     ...blocks.map((b, i) => answerField(i, b)),
     ...hidden.map((_, i) => textField(`v.h${i}`)),
+    ...variables.map(
+      (_, i) =>
+        `CASE jsonb_typeof(v.x${i}) WHEN 'number' THEN (v.x${i})::text WHEN 'string' THEN ${textField(`(v.x${i} #>> '{}')`)} END`,
+    ),
+    ...(csvVariables(form) ? [textField('v.ending')] : []),
   ];
   return `COPY (SELECT ${cells.join(', ')}
       FROM (SELECT ${columns.join(', ')} FROM responses r WHERE ${where} ORDER BY r.seq OFFSET 0) v

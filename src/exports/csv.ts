@@ -4,6 +4,8 @@
  */
 import type { FileAnswer } from '../files/file-answers';
 import { Block, takesAnswer } from '../forms/blocks';
+import type { FormCompute } from '../forms/compute';
+import { computes, formVariables } from '../forms/form-logic';
 import type { AnswersBy, ResponseView } from '../responses/responses.service';
 
 /** What Excel needs to read a CSV file as UTF-8 rather than the machine's code page. */
@@ -15,6 +17,13 @@ const EOL = '\r\n';
 export interface CsvForm {
   blocks: Block[];
   hiddenFields?: readonly string[] | null;
+  /** Forms that compute (issue 46): a column per variable, then "ending". */
+  compute?: FormCompute | null;
+}
+
+/** The variables a form's CSV has a column for (issue 46), in form order; none when it computes nothing. */
+export function csvVariables(form: CsvForm): string[] | undefined {
+  return computes(form) ? formVariables(form).map((v) => v.name) : undefined;
 }
 
 /** The columns an export of partial responses adds after submittedAt (issue 45): `completed` or `partial`, and when it started. */
@@ -31,11 +40,12 @@ export const linksHeader = (header: string) => `${header} (links)`;
  * name. Responses are read as get_response shows them, keyed by block id (choices by label, files
  * as `{ name, url }`). Downloads of forms without file questions have PostgreSQL write the
  * records (csv-sql.ts); `record` is the reference those are held to, cell for cell, by the
- * export's tests.
+ * export's tests. On a form that computes (issue 46), one column per variable and "ending" come last.
  */
 export function csvLayout(form: CsvForm, answersBy: AnswersBy = 'id', opts: { status?: boolean } = {}) {
   const blocks = form.blocks.filter((b) => takesAnswer(b.type));
   const hidden = form.hiddenFields ?? [];
+  const variables = csvVariables(form);
   const header = [
     'id',
     'submittedAt',
@@ -45,6 +55,7 @@ export function csvLayout(form: CsvForm, answersBy: AnswersBy = 'id', opts: { st
       return b.type === 'file_upload' ? [head, linksHeader(head)] : [head];
     }),
     ...hidden,
+    ...(variables ? [...variables, 'ending'] : []),
   ];
   return {
     /** The byte order mark and the header record. */
@@ -59,6 +70,9 @@ export function csvLayout(form: CsvForm, answersBy: AnswersBy = 'id', opts: { st
           b.type === 'file_upload' ? filesCells(view.answers[b.id]) : [answerCell(view.answers[b.id])],
         ),
         ...hidden.map((name) => textCell(view.hidden?.[name])),
+        ...(variables
+          ? [...variables.map((name) => answerCell(view.variables?.[name])), textCell(view.ending ?? undefined)]
+          : []),
       ]);
     },
   };

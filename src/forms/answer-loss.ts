@@ -1,8 +1,10 @@
 import type { Block } from './blocks';
+import type { FormCompute } from './compute/compute.types';
 
 /** Something an edit would take away from existing answers. */
 export interface AnswerLossCandidate {
-  kind: 'block_removed' | 'block_retyped' | 'choice_removed';
+  kind: 'block_removed' | 'block_retyped' | 'choice_removed' | 'variable_removed' | 'ending_removed';
+  /** For variable_removed and ending_removed (issue 46): the variable's name, the ending's ref. */
   blockId: string;
   blockTitle: string;
   /** For choice_removed: the choice that goes, and whether answers hold a list (checkboxes). */
@@ -51,6 +53,26 @@ export function lossCandidates(before: Block[], after: Block[]): AnswerLossCandi
   return out;
 }
 
+/**
+ * What an edit of a form that computes (issue 46) could discard from stored responses: a variable
+ * they hold (declared, or a quiz's built-in) or an ending they reached, removed.
+ */
+export function computeLossCandidates(
+  before: { variables: string[]; compute?: FormCompute | null },
+  after: { variables: string[]; compute?: FormCompute | null },
+): AnswerLossCandidate[] {
+  const kept = new Set(after.variables);
+  const endings = new Set((after.compute?.endings ?? []).map((e) => e.ref));
+  return [
+    ...before.variables
+      .filter((name) => !kept.has(name))
+      .map((name) => ({ kind: 'variable_removed' as const, blockId: name, blockTitle: name, path: '/variables' })),
+    ...(before.compute?.endings ?? [])
+      .filter((e) => !endings.has(e.ref))
+      .map((e) => ({ kind: 'ending_removed' as const, blockId: e.ref, blockTitle: e.title, path: '/endings' })),
+  ];
+}
+
 export function describeLoss(c: AnswerLossCandidate, answers: number): string {
   const n = `${answers} answer${answers === 1 ? '' : 's'}`;
   switch (c.kind) {
@@ -60,5 +82,9 @@ export function describeLoss(c: AnswerLossCandidate, answers: number): string {
       return `changing the type of the block "${c.blockTitle}" (${c.blockId}) would discard ${n}`;
     case 'choice_removed':
       return `removing the choice "${c.choiceLabel}" (${c.choiceId}) of "${c.blockTitle}" would discard ${n}`;
+    case 'variable_removed':
+      return `removing the variable "${c.blockId}" would discard it from ${answers} response${answers === 1 ? '' : 's'}`;
+    case 'ending_removed':
+      return `removing the ending "${c.blockId}" would discard it from ${answers} response${answers === 1 ? '' : 's'}`;
   }
 }

@@ -3,6 +3,7 @@ import { ErrorDetail, pointerSegment } from '../common/errors/api-error';
 import { newBlockId, newChoiceId } from '../common/ids';
 import { closestKnownArgument, isStorableText } from '../common/validation/schema-validator';
 import type { Condition } from './conditions';
+import type { Calculation } from './compute/compute.types';
 
 /**
  * Block types, their settings and their answers: the one place that knows what each type takes.
@@ -67,6 +68,10 @@ export interface Block {
   maxFiles?: number;
   maxSizeMb?: number;
   accept?: string[];
+  /** Forms that compute (issue 46; see compute/): calculations, and a choice block's quiz points (by choice id) and correct choice(s). */
+  calculate?: Calculation[];
+  points?: Record<string, number>;
+  correct?: string | string[];
 }
 
 /** A block as a caller sends it: choices may be plain labels, ids are optional. */
@@ -89,6 +94,10 @@ export interface BlockInput {
   maxFiles?: number;
   maxSizeMb?: number;
   accept?: string[];
+  /** Checked by compute/check.ts (checkBlockCompute). */
+  calculate?: Array<Record<string, unknown>> | Calculation[];
+  points?: Record<string, unknown>;
+  correct?: unknown;
 }
 
 /** Settings each type accepts beyond id, type, title, description and required. */

@@ -29,6 +29,32 @@ import {
   namesOf,
   Subjects,
 } from './conditions';
+import {
+  Calculator,
+  checkBlockCompute,
+  checkEndings,
+  checkRecall,
+  checkThankYou,
+  checkVariables,
+  ComputeContext,
+  ENDING_PREFIX,
+  Ending,
+  firstChanges,
+  FormCompute,
+  isQuiz,
+  isQuizBlock,
+  Outcome,
+  ThankYou,
+  Variable,
+  variableSubject,
+} from './compute';
+
+/** A form's computing settings as callers send them (issue 46): checked by normalizeForm. */
+export interface ComputeInput {
+  variables?: Array<Record<string, unknown>> | Variable[];
+  endings?: Array<Record<string, unknown>> | Ending[];
+  thankYou?: Record<string, unknown> | ThankYou;
+}
 
 /** A block ref or a hidden field's name. Refs never start with b_, so a ref never looks like a block id. */
 export const REF_PATTERN = '^[a-z][a-z0-9_]{0,63}$';
@@ -75,7 +101,8 @@ export function normalizeForm(
   hiddenFields: string[],
   previousHidden: string[] = [],
   basePath = '/blocks',
-): { blocks: Block[]; details: ErrorDetail[] } {
+  computeInput: ComputeInput = {},
+): { blocks: Block[]; details: ErrorDetail[]; compute: FormCompute | null } {
   const details: ErrorDetail[] = [];
   const bad = (path: string, message: string) => details.push({ path, message });
 
@@ -126,16 +153,33 @@ export function normalizeForm(
     if (b.ref) previousKeys.set(b.ref, b);
   }
   const hidden = new Set(hiddenFields);
+
+  // Variables (issue 46) share the namespace of refs and hidden fields.
+  const taken = new Map<string, string>();
+  for (const b of blocks) if (b.ref) taken.set(b.ref, 'the ref of a block');
+  for (const h of hiddenFields) taken.set(h, 'a hidden field');
+  const vars = checkVariables(computeInput.variables, taken, prepared.some(isQuizBlock));
+  details.push(...vars.details);
+  const ctx: ComputeContext = {
+    blocks,
+    variables: vars.variables,
+    hiddenFields,
+    indexOf,
+    changedAt: firstChanges(prepared),
+  };
+  const endingRefs = new Set((computeInput.endings ?? []).map((e) => (e as { ref?: unknown }).ref));
   const removed = (b: Block) =>
     `names the block "${b.title}" (${b.ref ?? b.id}), which this update removes; change or remove this rule in the same update`;
-  const subjectsAt = (at: number): Subjects => ({
+  // In a calculation (`self`), a condition may name its own block and any variable.
+  const subjectsAt = (at: number, self = false): Subjects => ({
+    variable: variableSubject(ctx, at, self),
     block(key) {
       const j = indexOf.get(key);
       if (j === undefined) {
         const gone = previousKeys.get(key);
         return { error: gone ? removed(gone) : 'is not the id or ref of a block of this form' };
       }
-      if (j === at) return { error: 'a rule cannot name its own block' };
+      if (j === at && !self) return { error: 'a rule cannot name its own block' };
       if (j > at)
         return {
           error: `names "${blocks[j].title}", which comes after this rule; a condition may only name blocks before it`,
@@ -169,6 +213,10 @@ export function normalizeForm(
   prepared.forEach((raw, i) => {
     const block = blocks[i];
     const path = `${basePath}/${i}`;
+    details.push(...checkBlockCompute(raw, block, i, path, ctx, subjectsAt(i, true)));
+    details.push(...checkRecall(block.title, `${path}/title`, ctx, i));
+    details.push(...checkRecall(block.description, `${path}/description`, ctx, i));
+    block.choices?.forEach((c, k) => details.push(...checkRecall(c.label, `${path}/choices/${k}`, ctx, i)));
     if (raw.showIf !== undefined) {
       const { condition, details: d } = checkCondition(raw.showIf, subjectsAt(i), `${path}/showIf`);
       details.push(...d);
@@ -187,7 +235,15 @@ export function normalizeForm(
       details.push(...d);
       let to: string | undefined;
       if (jump.to === 'end') to = 'end';
-      else {
+      else if (jump.to.startsWith(ENDING_PREFIX)) {
+        const ref = jump.to.slice(ENDING_PREFIX.length);
+        if (endingRefs.has(ref)) to = jump.to;
+        else
+          bad(
+            `${at}/to`,
+            `"${ref}" is not the ref of an ending of this form (its endings: ${[...endingRefs].join(', ') || 'none'})`,
+          );
+      } else {
         const k = indexOf.get(jump.to);
         const gone = k === undefined ? previousKeys.get(jump.to) : undefined;
         if (gone) bad(`${at}/to`, removed(gone));
@@ -200,7 +256,53 @@ export function normalizeForm(
     });
     block.jumps = jumps;
   });
-  return { blocks, details };
+  const endings = checkEndings(computeInput.endings, ctx);
+  const { thankYou, details: thanks } = checkThankYou(computeInput.thankYou, ctx);
+  details.push(...endings.details, ...thanks);
+  const compute: FormCompute = {
+    ...(vars.declared.length ? { variables: vars.declared } : {}),
+    ...(endings.endings.length ? { endings: endings.endings } : {}),
+    ...(thankYou ? { thankYou } : {}),
+  };
+  return { blocks, details, compute: Object.keys(compute).length ? compute : null };
+}
+
+/** A form's variables: those declared, and a quiz's built-ins (score unless declared, correctCount). */
+export function formVariables(form: { blocks: Block[]; compute?: FormCompute | null }): Variable[] {
+  const declared = form.compute?.variables ?? [];
+  if (!isQuiz(form.blocks)) return declared;
+  return [
+    ...declared,
+    ...(declared.some((v) => v.name === 'score') ? [] : [{ name: 'score', type: 'number' as const, initial: 0 }]),
+    { name: 'correctCount', type: 'number' as const, initial: 0 },
+  ];
+}
+
+/**
+ * What stored answers (by block id, already checked) and hidden values compute on a form that
+ * computes: the same walk as validateResponse's (a partial response's, read before it completes).
+ */
+export function computeOutcome(
+  form: { blocks: Block[]; compute?: FormCompute | null },
+  answers: Record<string, unknown>,
+  hidden: Record<string, string>,
+): Outcome {
+  const path = walk(
+    form.blocks,
+    (id) => answers[id],
+    (name) => hidden[name],
+    formVariables(form),
+  );
+  return {
+    variables: path.calculator!.result(),
+    ending: path.ending ?? form.compute?.endings?.[0]?.ref ?? null,
+    problems: path.calculator!.problems,
+  };
+}
+
+/** Whether responses to the form carry variables and an ending. */
+export function computes(form: { blocks: Block[]; compute?: FormCompute | null }): boolean {
+  return !!form.compute?.variables?.length || !!form.compute?.endings?.length || isQuiz(form.blocks);
 }
 
 /**
@@ -237,7 +339,19 @@ export function blocksView(blocks: Block[]): Array<Record<string, unknown>> {
     if (b.maxLabel !== undefined) view.maxLabel = b.maxLabel;
     if (b.showIf) view.showIf = conditionView(b.showIf, name);
     if (b.jumps)
-      view.jumps = b.jumps.map((j) => ({ if: conditionView(j.if, name), to: j.to === 'end' ? 'end' : name(j.to) }));
+      view.jumps = b.jumps.map((j) => ({
+        if: conditionView(j.if, name),
+        to: j.to === 'end' || j.to.startsWith(ENDING_PREFIX) ? j.to : name(j.to),
+      }));
+    if (b.points) view.points = b.points;
+    if (b.correct !== undefined) view.correct = b.correct;
+    if (b.calculate)
+      view.calculate = b.calculate.map((c) => ({
+        ...(c.if ? { if: conditionView(c.if, name) } : {}),
+        variable: c.variable,
+        op: c.op,
+        value: typeof c.value === 'object' && 'block' in c.value ? { block: name(c.value.block) } : c.value,
+      }));
     return view;
   });
 }
@@ -257,6 +371,10 @@ export function hasLogic(blocks: Block[]): boolean {
 export interface Path {
   shown: Set<string>;
   why: Map<string, string>;
+  /** The ending a jump went to ("ending:<ref>" taken: its ref). */
+  ending?: string;
+  /** With variables: what the blocks shown computed, in path order (issue 46). */
+  calculator?: Calculator;
 }
 
 /**
@@ -266,26 +384,35 @@ export interface Path {
  * taken); a block is shown when its page is and its showIf holds; a condition sees only blocks
  * already shown (a block not shown counts as not answered). On leaving a page, the jumps of the
  * page_break that closes it are tried in order: the first that holds goes to the page starting at
- * its `to` (the pages between are skipped) or ends the form ("end"); else the next page follows.
+ * its `to` (the pages between are skipped) or ends the form ("end", or an ending); else the next
+ * page follows. With `variables` (issue 46), each block shown runs its calculations as it is
+ * shown (Calculator), so conditions see the variables as computed by the blocks before them.
  */
 export function walk(
   blocks: Block[],
   answer: (blockId: string) => unknown,
   hidden: (name: string) => string | undefined,
+  variables?: Variable[],
 ): Path {
   const shown = new Set<string>();
   const why = new Map<string, string>();
   const { logic, name, indexOf, breaks } = prepare(blocks);
+  const seen = (id: string) => (shown.has(id) ? answer(id) : undefined);
+  const calculator = variables && new Calculator(variables, seen, hidden, (id) => indexOf.get(id) ?? -1);
   if (!logic) {
-    for (const b of blocks) shown.add(b.id);
-    return { shown, why };
+    for (const b of blocks) {
+      shown.add(b.id);
+      calculator?.run(b);
+    }
+    return { shown, why, calculator };
   }
-  const facts: Facts = { answer: (id) => (shown.has(id) ? answer(id) : undefined), hidden };
+  const facts: Facts = calculator ? calculator.facts() : { answer: seen, hidden };
   const label = (b: Block) => (b.title ? `"${b.title}" (${name(b.id)})` : name(b.id));
   const nextBreak = (from: number) => (from < blocks.length ? breaks[from] : blocks.length);
   const skip = (from: number, to: number, reason: string) => {
     for (let k = from; k < to; k++) if (!why.has(blocks[k].id)) why.set(blocks[k].id, reason);
   };
+  let ending: string | undefined;
 
   let i = 0;
   while (i < blocks.length) {
@@ -310,7 +437,10 @@ export function walk(
       const b = blocks[k];
       if (b.showIf && !evaluate(b.showIf, facts))
         why.set(b.id, `${label(b)} is shown only when ${describeCondition(b.showIf, name)}`);
-      else shown.add(b.id);
+      else {
+        shown.add(b.id);
+        calculator?.run(b);
+      }
     }
     if (end >= blocks.length) break;
     const closing = blocks[end];
@@ -318,9 +448,10 @@ export function walk(
     for (const jump of closing.jumps ?? []) {
       if (!evaluate(jump.if, facts)) continue;
       const rule = `the jump at ${label(closing)} when ${describeCondition(jump.if, name)}`;
-      if (jump.to === 'end') {
+      if (jump.to === 'end' || jump.to.startsWith(ENDING_PREFIX)) {
         skip(end, blocks.length, `${rule} ends the form before it`);
         next = blocks.length;
+        if (jump.to !== 'end') ending = jump.to.slice(ENDING_PREFIX.length);
       } else {
         next = indexOf.get(jump.to)!;
         skip(end, next, `${rule} goes past it to ${label(blocks[next])}`);
@@ -329,7 +460,7 @@ export function walk(
     }
     i = next;
   }
-  return { shown, why };
+  return { shown, why, ending, calculator };
 }
 
 /** A response checked against its form: what to store, or the details of what is refused. */
@@ -343,6 +474,8 @@ export interface CheckedResponse {
   notShown?: string;
   /** The likely fix of the first answer refused with one ('api'): a hidden field sent in answers, a misspelt ref. */
   hint?: string;
+  /** On a form that computes (issue 46): its variables and the ending reached. */
+  outcome?: Outcome;
 }
 
 /**
@@ -356,7 +489,7 @@ export interface CheckedResponse {
  * is validateAnswers.
  */
 export function validateResponse(
-  form: { blocks: Block[]; hiddenFields?: string[] },
+  form: { blocks: Block[]; hiddenFields?: string[]; compute?: FormCompute | null },
   answers: Record<string, unknown>,
   hiddenInput: Record<string, unknown> | undefined,
   opts: { wording?: AnswerWording; source?: 'api' | 'web' | 'import' } = {},
@@ -410,9 +543,25 @@ export function validateResponse(
   let shownIds: string[] | null;
   let notShown: string | undefined;
   const unknown = (key: string) => unknownKey(blocks, declared, key, answers[key]);
+  const variables = computes(form) ? formVariables(form) : undefined;
+  let outcome: Outcome | undefined;
+  const outcomeOf = (path: Path): Outcome => ({
+    variables: path.calculator!.result(),
+    ending: path.ending ?? form.compute?.endings?.[0]?.ref ?? null,
+    problems: path.calculator!.problems,
+  });
   if (!logic) {
     checked = validateAnswers(blocks, byId, '/answers', wording, unknown);
     shownIds = null;
+    if (variables)
+      outcome = outcomeOf(
+        walk(
+          blocks,
+          (id) => checked.stored[id],
+          (name) => hidden[name],
+          variables,
+        ),
+      );
   } else {
     // One pass over the answers without `required` gives what the path is computed from; then
     // answers to blocks not shown are refused (or dropped), and required applies to shown blocks.
@@ -421,7 +570,9 @@ export function validateResponse(
       blocks,
       (id) => all.stored[id],
       (name) => hidden[name],
+      variables,
     );
+    if (variables) outcome = outcomeOf(path);
     const pathOf = (id: string) => `/answers/${pointerSegment(id)}`;
     const offPath = new Set<string>();
     const stored: Record<string, unknown> = {};
@@ -467,6 +618,7 @@ export function validateResponse(
     details,
     notShown,
     ...(checked.hint ? { hint: checked.hint } : {}),
+    ...(outcome ? { outcome } : {}),
   };
 }
 

@@ -2,6 +2,14 @@ import { Type } from '@sinclair/typebox';
 import { StringEnum } from '../common/validation/schema-validator';
 import { BLOCK_TYPES } from './blocks';
 import { ConditionSchema } from './conditions';
+import {
+  CalculateSchema,
+  CorrectSchema,
+  EndingsSchema,
+  PointsSchema,
+  ThankYouSchema,
+  VariablesSchema,
+} from './compute';
 import { MAX_HIDDEN_FIELDS, MAX_JUMPS, REF_PATTERN } from './form-logic';
 import { FORM_STATUSES } from './entities/form.entity';
 
@@ -53,6 +61,11 @@ export const FormSchema = Type.Object(
     hiddenFields: Type.Optional(Type.Array(Type.String())),
     partialResponses: Type.Optional(Type.Boolean()),
     blocks: Type.Array(BlockSchema),
+    // As create_form takes them (issue 46); written out once, in its input.
+    variables: Type.Optional(Type.Unsafe<unknown>({})),
+    endings: Type.Optional(Type.Unsafe<unknown>({})),
+    thankYou: Type.Optional(Type.Unsafe<unknown>({})),
+    maxScore: Type.Optional(Type.Number()),
   },
   { additionalProperties: false },
 );
@@ -139,7 +152,8 @@ export const BlockInputSchema = Type.Object(
             to: Type.String({
               minLength: 1,
               maxLength: 64,
-              description: 'The ref or id of a LATER page_break (its page comes next), or "end" to finish the form.',
+              description:
+                'The ref or id of a LATER page_break (its page comes next), "end" to finish the form, or "ending:<ref>".',
             }),
           },
           { additionalProperties: false },
@@ -151,6 +165,9 @@ export const BlockInputSchema = Type.Object(
         },
       ),
     ),
+    calculate: Type.Optional(CalculateSchema),
+    points: Type.Optional(PointsSchema),
+    correct: Type.Optional(CorrectSchema),
   },
   { additionalProperties: false },
 );
@@ -168,3 +185,15 @@ export const HiddenFieldsSchema = (description?: string) =>
 
 export const FormTitle = Type.String({ minLength: 1, maxLength: 500 });
 export const FormDescription = Type.Union([Type.String({ maxLength: 5000 }), Type.Null()]);
+
+/** create_form's computing arguments (issue 46); update_form's say "as in create_form". */
+export const computeArguments = {
+  variables: Type.Optional(VariablesSchema()),
+  endings: Type.Optional(EndingsSchema()),
+  thankYou: Type.Optional(ThankYouSchema()),
+};
+export const computeUpdateArguments = {
+  variables: Type.Optional(VariablesSchema('As in create_form.')),
+  endings: Type.Optional(EndingsSchema('As in create_form.')),
+  thankYou: Type.Optional(ThankYouSchema('As in create_form.')),
+};

@@ -19,7 +19,7 @@ type BlockRow = Pick<BlockEntity, 'id' | 'title' | 'description' | 'required' | 
 /** The columns of FormEntity, under its property names. */
 const FORM_COLUMNS = `f.id, f.public_id AS "publicId", f.workspace_id AS "workspaceId", f.title, f.description,
   f.status, f.hidden_fields AS "hiddenFields", f.version, f.created_at AS "createdAt", f.updated_at AS "updatedAt", f.published_at AS "publishedAt",
-  f.closed_at AS "closedAt", f.partial_responses AS "partialResponses"`;
+  f.closed_at AS "closedAt", f.partial_responses AS "partialResponses", f.compute`;
 
 /** Blocks in order, as one JSON value, so a form and its blocks cost one round trip. */
 const BLOCKS_JSON = `COALESCE((SELECT json_agg(json_build_object('id', b.id, 'type', b.type, 'title', b.title,
@@ -181,13 +181,14 @@ export class FormsRepository {
   /** Inserts a draft form; its id. */
   async insert(
     tx: EntityManager,
-    form: Pick<FormEntity, 'publicId' | 'workspaceId' | 'title' | 'description' | 'hiddenFields'>,
+    form: Pick<FormEntity, 'publicId' | 'workspaceId' | 'title' | 'description' | 'hiddenFields'> &
+      Partial<Pick<FormEntity, 'compute'>>,
     createdAt?: Date,
   ): Promise<string> {
     const [{ id }] = await tx.query(
       // clock_timestamp(), not now(): forms made in one transaction still list in creation order.
-      `INSERT INTO forms (public_id, workspace_id, title, description, hidden_fields, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $6::jsonb, COALESCE($5::timestamptz, clock_timestamp()), COALESCE($5::timestamptz, clock_timestamp()))
+      `INSERT INTO forms (public_id, workspace_id, title, description, hidden_fields, created_at, updated_at, compute)
+       VALUES ($1, $2, $3, $4, $6::jsonb, COALESCE($5::timestamptz, clock_timestamp()), COALESCE($5::timestamptz, clock_timestamp()), $7::jsonb)
        RETURNING id`,
       [
         form.publicId,
@@ -196,6 +197,7 @@ export class FormsRepository {
         form.description,
         createdAt ?? null,
         JSON.stringify(form.hiddenFields),
+        form.compute ? JSON.stringify(form.compute) : null,
       ],
     );
     return id;
@@ -234,6 +236,14 @@ export class FormsRepository {
       `UPDATE forms SET title = $2, description = $3, hidden_fields = $4::jsonb, version = version + 1, updated_at = clock_timestamp() WHERE id = $1`,
       [formId, title, description, JSON.stringify(hiddenFields)],
     );
+  }
+
+  /** Sets the form's variables, endings and thank-you texts (issue 46); the caller bumps the version (updateContent). */
+  async setCompute(tx: EntityManager, formId: string, compute: FormEntity['compute']): Promise<void> {
+    await tx.query(`UPDATE forms SET compute = $2::jsonb WHERE id = $1`, [
+      formId,
+      compute ? JSON.stringify(compute) : null,
+    ]);
   }
 
   /** Sets the form's partialResponses setting (issue 36); the caller bumps the version (a create or updateContent). */

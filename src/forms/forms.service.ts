@@ -9,9 +9,17 @@ import { newFormPublicId } from '../common/ids';
 import { currentManager, inTransaction } from '../database/transaction';
 import { servedAsIs } from '../common/http/served-as-is';
 import { IdempotencyService } from '../idempotency/idempotency.service';
-import { AnswerLossCandidate, describeLoss, lossCandidates } from './answer-loss';
+import { AnswerLossCandidate, computeLossCandidates, describeLoss, lossCandidates } from './answer-loss';
 import { BlockInput } from './blocks';
-import { blocksView, checkHiddenFields, checkHiddenStillNamed, normalizeForm } from './form-logic';
+import {
+  blocksView,
+  checkHiddenFields,
+  checkHiddenStillNamed,
+  ComputeInput,
+  formVariables,
+  normalizeForm,
+} from './form-logic';
+import { maxScore, isQuiz } from './compute';
 import { FormStatus } from './entities/form.entity';
 import { FormAnswers } from './form-answers';
 import { FormVersionReads } from './form-version-reads';
@@ -27,6 +35,10 @@ export interface FormInput {
   hiddenFields?: string[];
   /** Save answers as partial responses as people go (issue 36). */
   partialResponses?: boolean;
+  /** Variables, endings, thank-you texts (issue 46). */
+  variables?: ComputeInput['variables'];
+  endings?: ComputeInput['endings'];
+  thankYou?: ComputeInput['thankYou'];
 }
 
 export interface FormUpdate {
@@ -41,6 +53,10 @@ export interface FormUpdate {
   hiddenFields?: string[];
   partialResponses?: boolean;
   acceptAnswerLoss?: boolean;
+  /** Each omitted: kept (issue 46). */
+  variables?: ComputeInput['variables'];
+  endings?: ComputeInput['endings'];
+  thankYou?: ComputeInput['thankYou'];
 }
 
 export type { FormRecord } from './forms.repository';
@@ -175,7 +191,7 @@ export class FormsService {
    */
   async create(workspaceId: string, input: FormInput, manager?: EntityManager, createdAt?: Date): Promise<FormRecord> {
     const hiddenFields = input.hiddenFields ?? [];
-    const checked = normalizeForm(input.blocks ?? [], [], hiddenFields);
+    const checked = normalizeForm(input.blocks ?? [], [], hiddenFields, [], '/blocks', computeInput(input));
     const details = [...checkHiddenFields(hiddenFields), ...checked.details];
     if (details.length) throw invalidForm(details);
     const blocks = checked.blocks;
@@ -189,6 +205,7 @@ export class FormsService {
           title: input.title,
           description: input.description ?? null,
           hiddenFields,
+          compute: checked.compute,
         },
         createdAt,
       );
@@ -225,19 +242,40 @@ export class FormsService {
       let discarded = 0;
       const hiddenFields = input.hiddenFields ?? form.hiddenFields;
       const hiddenDetails = input.hiddenFields ? checkHiddenFields(input.hiddenFields) : [];
+      // Variables, endings and thank-you texts sent replace the form's (issue 46); the blocks are
+      // checked again against them (the stored blocks when none are sent).
+      const computeChanged =
+        input.variables !== undefined || input.endings !== undefined || input.thankYou !== undefined;
+      const compute = computeInput({
+        variables: input.variables ?? form.compute?.variables,
+        endings: input.endings ?? form.compute?.endings,
+        thankYou: input.thankYou ?? form.compute?.thankYou,
+      });
+      const blocksInput = input.blocks ?? (computeChanged ? (form.blocks as BlockInput[]) : undefined);
       // The rules are checked before any answer loss: acceptAnswerLoss does not lift a broken rule.
-      if (input.blocks) {
-        const normalized = normalizeForm(input.blocks, form.blocks, hiddenFields, form.hiddenFields);
+      if (blocksInput) {
+        const normalized = normalizeForm(blocksInput, form.blocks, hiddenFields, form.hiddenFields, '/blocks', compute);
         const details = [...hiddenDetails, ...normalized.details];
         if (details.length) throw invalidForm(details);
         const blocks = normalized.blocks;
         discarded = await this.handleAnswerLoss(
           tx,
           form,
-          lossCandidates(form.blocks, blocks),
+          [
+            ...lossCandidates(form.blocks, blocks),
+            // Variables and endings stored responses hold (issue 46).
+            ...computeLossCandidates(
+              { variables: formVariables(form).map((v) => v.name), compute: form.compute },
+              {
+                variables: formVariables({ blocks, compute: normalized.compute }).map((v) => v.name),
+                compute: normalized.compute,
+              },
+            ),
+          ],
           input.acceptAnswerLoss === true,
         );
         await this.repo.replaceBlocks(tx, form.id, blocks);
+        await this.repo.setCompute(tx, form.id, normalized.compute);
       } else {
         const details = [
           ...hiddenDetails,
@@ -403,17 +441,29 @@ export function formView(f: FormRecord, withBlocks = false, publicUrl?: string) 
     // Shown either way (issue 45): false says it is off, where leaving it out said nothing.
     view.partialResponses = f.partialResponses === true;
     view.blocks = blocksView(f.blocks);
+    // Forms that compute (issue 46): only those that do show these, so other forms read as they did.
+    if (f.compute?.variables) view.variables = f.compute.variables;
+    if (f.compute?.endings) view.endings = f.compute.endings;
+    if (f.compute?.thankYou) view.thankYou = f.compute.thankYou;
+    if (isQuiz(f.blocks)) view.maxScore = maxScore(f.blocks);
   }
   return view;
 }
 
+/** The computing settings of a create or update, as normalizeForm takes them. */
+function computeInput(input: ComputeInput): ComputeInput {
+  return { variables: input.variables, endings: input.endings, thankYou: input.thankYou };
+}
+
 /** 400 invalid_arguments for a form whose blocks, rules or hidden fields do not hold. */
 function invalidForm(details: ErrorDetail[]): ApiError {
-  const rules = details.some((d) => /\/(showIf|jumps)(\/|$)|^\/hiddenFields/.test(d.path));
+  const rules = details.some((d) =>
+    /\/(showIf|jumps|calculate|points|correct)(\/|$)|^\/(hiddenFields|variables|endings|thankYou)/.test(d.path),
+  );
   // A setting on a type that does not take it (min on a rating, say): the first detail's "where it belongs".
   const setting = details.map((d) => /^is not a setting of \w+ blocks: (.+)$/.exec(d.message)?.[1]).find(Boolean);
   const hint = rules
-    ? 'Each detail points at the rule (showIf, jumps) or field to fix. A condition names only blocks before it (by ref or id) and hidden fields the form declares; a jump goes to a later page_break or "end".'
+    ? 'Each detail points at the rule (showIf, jumps, calculate) or field to fix. A condition names only blocks before it (by ref or id), hidden fields the form declares and variables after a block that changes them; a jump goes to a later page_break, "end" or "ending:<ref>".'
     : setting && `${setting[0].toUpperCase()}${setting.slice(1)}.`;
   return new ApiError('invalid_arguments', {
     message: rules ? 'Some blocks or rules are not valid.' : 'Some blocks are not valid.',

@@ -13,7 +13,8 @@ import type { Readable } from 'node:stream';
 import { blocksView } from '../forms/form-logic';
 import { FormRecord, FormsService } from '../forms/forms.service';
 import { SessionsService } from '../settings/sessions.service';
-import { notAccepting, ResponsesService } from '../responses/responses.service';
+import { notAccepting, ResponsesService, ResponseView } from '../responses/responses.service';
+import { endOfSubmitted, EndView, endView, recallBlock, recallLogic, valuesBefore } from './recall-page';
 import { PartialResponsesService } from '../responses/partial-responses.service';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { WorkspacesService } from '../workspaces/workspaces.service';
@@ -310,14 +311,16 @@ export class RespondentController {
             .send();
         return sendPage(res, 200, (await this.resume(form, req, raw._resume))?.html ?? notFoundPage(), headers);
       }
-      const [status, html, cookie] = await this.step(form, raw, fileProblems, req, fileStatus);
-      return sendPage(res, status, html, cookie ? { ...headers, 'Set-Cookie': cookie } : headers);
+      const [status, html, cookie, location] = await this.step(form, raw, fileProblems, req, fileStatus);
+      const sent = cookie ? { ...headers, 'Set-Cookie': cookie } : headers;
+      return sendPage(res, status, html, location ? { ...sent, Location: location } : sent);
     }
     const fileView = () => this.fileView(form, raw);
     if (fileProblems.length)
       return sendPage(res, fileStatus, formPage(form, raw, fileProblems, await fileView()), headers);
+    let submitted: ResponseView;
     try {
-      await this.responses.submit(publicId, answersFromFormPost(form.blocks, raw));
+      submitted = await this.responses.submit(publicId, answersFromFormPost(form.blocks, raw));
     } catch (err) {
       if (err instanceof ApiError && err.code === 'invalid_arguments') {
         const words = await this.fileProblemsInWords(form, err.details ?? [], raw);
@@ -332,7 +335,13 @@ export class RespondentController {
         return sendPage(res, 409, notAcceptingPage(form.status), headers);
       throw err;
     }
-    sendPage(res, 200, thankYouPage(form), headers);
+    this.sendEnd(res, form, endOfSubmitted(form, submitted), headers);
+  }
+
+  /** The page that ends the form (issue 46): an ending with a redirect goes there (303), with the page as its body. */
+  private sendEnd(res: Response, form: FormRecord, end: EndView, headers: Record<string, string>) {
+    if (end.redirectUrl) return sendPage(res, 303, thankYouPage(form, end), { ...headers, Location: end.redirectUrl });
+    sendPage(res, 200, thankYouPage(form, end), headers);
   }
 
   /**
@@ -359,7 +368,7 @@ export class RespondentController {
     fileProblems: ErrorDetail[],
     req: Request,
     fileStatus = 400,
-  ): Promise<[number, string, string?]> {
+  ): Promise<[number, string, string?, string?]> {
     const pages = pagesOf(form.blocks);
     const verified = await this.states.verify(raw._state, form.id);
     const state = verified ?? this.newState(form, {}, {});
@@ -460,7 +469,10 @@ export class RespondentController {
     }
     // Submitted: this browser forgets the partial's secret.
     const forget = state.p ? resumeCookie(form.publicId, undefined, req.protocol === 'https') : undefined;
-    return [200, thankYouPage(form), forget];
+    const end = endView(form, r.stored, r.hidden);
+    // An ending's redirect (issue 46): 303 to it, the ending's page as the body.
+    if (end.redirectUrl) return [303, thankYouPage(form, end), forget, end.redirectUrl];
+    return [200, thankYouPage(form, end), forget];
   }
 
   /** Stores the submission: the walk's partial completed when it saved one, else a new response. */
@@ -710,13 +722,16 @@ export class RespondentController {
     const position = Math.max(1, r.onPath.indexOf(page) + 1);
     const signed = await this.states.sign({ ...state, t: Date.now(), r: blocks.map((b) => b.id) });
     const files = await this.fileView(form, values, state.i);
+    // Recall (issue 46): what the pages before this one answered and computed.
+    const before = valuesBefore(form, r, page);
+    const fill = (b: Block) => recallBlock(b, before.values);
     return stepPage(
       form,
       {
-        start: page.start,
-        blocks,
-        all: page.blocks,
-        logic: pageLogic(page, r),
+        start: page.start && fill(page.start),
+        blocks: blocks.map(fill),
+        all: page.blocks.map(fill),
+        logic: recallLogic(pageLogic(page, r, before.variables), before.values),
         position,
         total: Math.max(position, r.onPath.length),
         state: signed,

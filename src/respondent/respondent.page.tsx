@@ -1,4 +1,5 @@
 import { Fragment, type ReactNode } from 'react';
+import { EndView, NO_RECALL, recallBlock } from './recall-page';
 import type { ErrorDetail } from '../common/errors/api-error';
 import type { Block } from '../forms/blocks';
 import type { FormRecord } from '../forms/forms.service';
@@ -75,7 +76,14 @@ export function formPage(
         >
           <RequiredNote />
           {form.blocks.map((b) => (
-            <Field key={b.id} b={b} value={values[b.id]} error={errorFor.get(b.id)} files={files} />
+            // Recall of answers on this same page renders empty (issue 46).
+            <Field
+              key={b.id}
+              b={recallBlock(b, NO_RECALL)}
+              value={values[b.id]}
+              error={errorFor.get(b.id)}
+              files={files}
+            />
           ))}
           <button type="submit">Submit</button>
         </form>
@@ -552,13 +560,18 @@ export function answersFromFormPost(blocks: Block[], raw: RawAnswers): Record<st
   return answers;
 }
 
-export function thankYouPage(form: FormRecord): string {
+export function thankYouPage(form: FormRecord, end?: EndView): string {
   return Page({
-    title: `Thank you: ${form.title}`,
+    title: `${end?.title ?? 'Thank you'}: ${form.title}`,
     children: (
       <>
-        <h1>Thank you!</h1>
-        <p role="status">Your answers to “{form.title}” were received.</p>
+        <h1>{end?.title ?? 'Thank you!'}</h1>
+        <p role="status">{end?.message ?? `Your answers to “${form.title}” were received.`}</p>
+        {end?.redirectUrl ? (
+          <p>
+            <a href={end.redirectUrl}>Continue</a>
+          </p>
+        ) : null}
       </>
     ),
   });

@@ -26,7 +26,10 @@ export const CONDITIONS_JS = `function evaluate(c, facts) {
   if ('all' in c) return c.all.every(function (x) { return evaluate(x, facts); });
   if ('any' in c) return c.any.some(function (x) { return evaluate(x, facts); });
   if ('not' in c) return !evaluate(c.not, facts);
-  return evaluateLeaf(c, 'block' in c ? facts.answer(c.block) : facts.hidden(c.hidden));
+  return evaluateLeaf(
+    c,
+    'block' in c ? facts.answer(c.block) : 'variable' in c ? (facts.variable ? facts.variable(c.variable) : undefined) : facts.hidden(c.hidden),
+  );
 }
 function isMissing(x) {
   return x === undefined || x === null || x === '' || (Array.isArray(x) && x.length === 0);
@@ -138,7 +141,7 @@ if (logic) {
     var jumps = (k < logic.breaks.length && logic.breaks[k].jumps) || [];
     for (var j = 0; j < jumps.length; j++) {
       if (!evaluate(jumps[j].if, facts)) continue;
-      if (jumps[j].to === 'end') return logic.breaks.length;
+      if (jumps[j].to === 'end' || jumps[j].to.indexOf('ending:') === 0) return logic.breaks.length;
       var to = logic.breaks.findIndex(function (p) { return p.id === jumps[j].to; });
       return to < 0 ? k : to;
     }
@@ -165,6 +168,7 @@ if (logic) {
     var facts = {
       answer: function (id) { return Object.prototype.hasOwnProperty.call(logic.answers, id) ? logic.answers[id] : shown[id] ? values[id] : undefined; },
       hidden: function (name) { return logic.hidden[name]; },
+      variable: function (name) { return (logic.variables || {})[name]; },
     };
     var added = [];
     var removed = [];

@@ -1,4 +1,5 @@
 import { ErrorDetail, pointerSegment } from '../common/errors/api-error';
+import type { FormCompute } from '../forms/compute';
 import { isStorableText } from '../common/validation/schema-validator';
 import type { Block } from '../forms/blocks';
 import { Condition, namesOf } from '../forms/conditions';
@@ -75,12 +76,13 @@ export interface Route {
 }
 
 export function route(
-  form: { blocks: Block[]; hiddenFields?: string[] | null },
+  form: { blocks: Block[]; hiddenFields?: string[] | null; compute?: FormCompute | null },
   raw: RawAnswers,
   hidden: Record<string, string>,
 ): Route {
   const answers = answersFromFormPost(form.blocks, raw);
-  const checked = validateResponse({ blocks: form.blocks, hiddenFields: form.hiddenFields ?? [] }, answers, hidden, {
+  const { blocks, hiddenFields, compute } = form;
+  const checked = validateResponse({ blocks, hiddenFields: hiddenFields ?? [], compute }, answers, hidden, {
     wording: 'person',
     source: 'web',
   });
@@ -157,9 +159,11 @@ export interface PageLogic {
   answers: Record<string, unknown>;
   hidden: Record<string, string>;
   breaks: Array<{ id: string; showIf?: Condition; jumps?: Block['jumps'] }>;
+  /** Variables as the pages before this one computed them (issue 46); a change on this page shows on the next post. */
+  variables?: Record<string, number | string>;
 }
 
-export function pageLogic(page: Page, r: Route): PageLogic {
+export function pageLogic(page: Page, r: Route, variables?: Record<string, number | string>): PageLogic {
   const at = r.pages.indexOf(page);
   const breaks = r.pages.slice(at + 1).map((p) => p.start!);
   const names = { blocks: new Set<string>(), hidden: new Set<string>() };
@@ -192,6 +196,7 @@ export function pageLogic(page: Page, r: Route): PageLogic {
     blocks,
     answers,
     hidden,
+    ...(variables ? { variables } : {}),
     breaks: breaks.map((pb) => ({
       id: pb.id,
       ...(pb.showIf ? { showIf: pb.showIf } : {}),

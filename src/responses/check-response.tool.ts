@@ -11,6 +11,8 @@ import { FormsService } from '../forms/forms.service';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import { UploadsService } from '../uploads/uploads.service';
 import { responseRefusal } from './response-refusal';
+import { outcomeFields } from './response.schemas';
+import { ENDING_PREFIX, type FormCompute } from '../forms/compute';
 
 const input = Type.Object(
   {
@@ -31,6 +33,12 @@ const output = Type.Object(
     shown: Type.Array(Type.String(), { description: 'Ids of the blocks shown, in order.' }),
     pages: Type.Array(Type.Integer(), { description: 'Pages visited (1 = first).' }),
     endedBy: Type.Optional(Type.String({ description: 'The page_break whose jump ended the form.' })),
+    ...outcomeFields,
+    problems: Type.Optional(
+      Type.Array(Type.Object({ path: Type.String(), message: Type.String() }), {
+        description: 'Calculations not applied (division by zero).',
+      }),
+    ),
     errors: Type.Array(
       Type.Object({ code: Type.String(), path: Type.String(), message: Type.String(), hint: Type.String() }),
     ),
@@ -43,7 +51,7 @@ type Output = Static<typeof output>;
   name: 'check_response',
   title: 'Check a response (dry run)',
   description:
-    'Dry run of create_response: the path the answers take and every error it would give (same codes and paths). Stores nothing. Share links take hidden fields as query parameters: {url}?src=ad.',
+    'Dry run of create_response: the path the answers take, what they compute (variables, ending) and every error it would give (same codes and paths). Stores nothing. Share links take hidden fields as query parameters: {url}?src=ad.',
   scope: 'responses:read',
   write: false,
   input,
@@ -82,7 +90,7 @@ function namedUploads(blocks: Block[], answers: Record<string, unknown>, stored:
 
 /** What create_response would make of these answers: validated by the same function, worded by the same refusal. */
 export async function checkResponse(
-  form: { blocks: Block[]; hiddenFields?: string[] },
+  form: { blocks: Block[]; hiddenFields?: string[]; compute?: FormCompute | null },
   answers: Record<string, unknown>,
   hidden?: Record<string, string>,
   files?: (checked: CheckedResponse) => Promise<ApiError | undefined>,
@@ -96,6 +104,7 @@ export async function checkResponse(
     shown,
     pages,
     ...(endedBy ? { endedBy } : {}),
+    ...outcomeOf(checked),
     errors: (refused?.details ?? []).map((d) => ({
       code: refused!.code,
       path: d.path,
@@ -119,7 +128,16 @@ function route(blocks: Block[], shown: Set<string>, checked: CheckedResponse): {
   const facts = {
     answer: (id: string) => (shown.has(id) ? checked.answers[id] : undefined),
     hidden: (name: string) => checked.hidden[name],
+    variable: (name: string) => checked.outcome?.variables[name],
   };
   const jump = (closing.jumps ?? []).find((j) => evaluate(j.if, facts));
-  return jump?.to === 'end' ? { pages, endedBy: closing.id } : { pages };
+  // A jump to "end" or to an ending (issue 46) ends the form.
+  return jump && (jump.to === 'end' || jump.to.startsWith(ENDING_PREFIX)) ? { pages, endedBy: closing.id } : { pages };
+}
+
+/** What the answers compute (issue 46): variables, ending and the calculations that could not apply. */
+function outcomeOf(checked: CheckedResponse): Pick<Output, 'variables' | 'ending' | 'problems'> {
+  const o = checked.outcome;
+  if (!o) return {};
+  return { variables: o.variables, ending: o.ending, ...(o.problems.length ? { problems: o.problems } : {}) };
 }

@@ -27,6 +27,8 @@ export class ResponsesFormAnswers implements FormAnswers {
   }
 
   discard(tx: EntityManager, formId: string, loss: AnswerLossCandidate): Promise<void> {
-    return this.stats.discardAnswers(tx, formId, loss);
+    if (loss.kind === 'variable_removed' || loss.kind === 'ending_removed')
+      return this.responses.discardOutcome(tx, formId, loss);
+    return this.stats.discardAnswers(tx, formId, { ...loss, kind: loss.kind });
   }
 }

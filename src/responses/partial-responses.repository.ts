@@ -321,12 +321,12 @@ export class PartialResponsesRepository {
 const FILTERABLE = `(SELECT *, started_at AS submitted_at FROM partial_responses WHERE form_id = $1) p`;
 
 /** The form $1's partials as readFilteredSummary reads rows (r): no recorded path, ordered by start, none completed (started_at NULL). */
-export const PARTIAL_SOURCE = `(SELECT id, answers, hidden, NULL::jsonb AS shown, started_at AS submitted_at,
+export const PARTIAL_SOURCE = `(SELECT id, answers, hidden, variables, NULL::jsonb AS shown, started_at AS submitted_at,
     row_number() OVER (ORDER BY id) AS seq, NULL::timestamptz AS started_at FROM partial_responses WHERE form_id = $1) r`;
 
 /** The form $1's sequenced responses, then its partials, as readFilteredSummary reads rows (r). */
-export const ALL_SOURCE = `(SELECT id, answers, hidden, shown, submitted_at, seq, started_at FROM responses WHERE form_id = $1 AND seq IS NOT NULL
-  UNION ALL SELECT id, answers, hidden, NULL::jsonb, started_at, 1000000000000000 + row_number() OVER (ORDER BY id), NULL::timestamptz
+export const ALL_SOURCE = `(SELECT id, answers, hidden, variables, shown, submitted_at, seq, started_at FROM responses WHERE form_id = $1 AND seq IS NOT NULL
+  UNION ALL SELECT id, answers, hidden, variables, NULL::jsonb, started_at, 1000000000000000 + row_number() OVER (ORDER BY id), NULL::timestamptz
     FROM partial_responses WHERE form_id = $1) r`;
 
 /**

@@ -18,6 +18,9 @@ import {
   Subjects,
 } from '../forms/conditions';
 import { conditionSql } from '../forms/conditions/sql';
+import type { Block } from '../forms/blocks';
+import type { FormCompute } from '../forms/compute';
+import { formVariables } from '../forms/form-logic';
 
 /**
  * The most leaves (conditions naming a block or hidden field) one filter may have. Each leaf is
@@ -60,6 +63,8 @@ export interface ResponseFilter {
 export interface FilterForm {
   blocks: ReadonlyArray<BlockSubject & { ref?: string | null }>;
   hiddenFields?: readonly string[] | null;
+  /** Its variables (issue 46): a filter may name them too. */
+  compute?: FormCompute | null;
 }
 
 /** The widest UTC offset PostgreSQL reads in a timestamp (RFC 3339 allows up to ±23:59; real zones stop at +14:00). */
@@ -92,7 +97,17 @@ export function filterSubjects(form: FilterForm): Subjects {
       hidden.has(name) || {
         error: `is not a hidden field of this form; its hidden fields are ${[...hidden].join(', ') || 'none'}`,
       },
+    variable: variableSubjects(form),
   };
+}
+
+/** A filter may name any variable of the form (issue 46). */
+function variableSubjects(form: FilterForm): Subjects['variable'] {
+  const variables = formVariables(form as { blocks: Block[]; compute?: FormCompute | null });
+  return (name) =>
+    variables.find((v) => v.name === name) ?? {
+      error: `is not a variable of this form; its variables are ${variables.map((v) => v.name).join(', ') || 'none'}`,
+    };
 }
 
 /** The leaves of a condition as sent (not yet checked: anything that is not a combinator counts as one). */

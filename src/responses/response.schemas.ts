@@ -4,6 +4,12 @@ import { PublicId } from '../forms/form.schemas';
 
 export const ResponseId = Type.String({ minLength: 1, maxLength: 64 });
 
+/** What a response to a form that computes carries (issue 46): computed by the server, never sent. */
+export const outcomeFields = {
+  variables: Type.Optional(Type.Unsafe<Record<string, number | string>>({ type: 'object' })),
+  ending: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+};
+
 export const ResponseSchema = Type.Object(
   {
     id: Type.String(),
@@ -30,6 +36,7 @@ export const ResponseSchema = Type.Object(
     lastPage: Type.Optional(
       Type.String({ description: "The furthest page it reached: '' the first, else a page_break id." }),
     ),
+    ...outcomeFields,
   },
   { additionalProperties: false },
 );

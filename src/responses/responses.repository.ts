@@ -17,14 +17,15 @@ export type InsertedResponse = Pick<ResponseEntity, 'id' | 'submittedAt'> & {
 
 /** A response as read. */
 export type ResponseRow = Pick<ResponseEntity, 'id' | 'submittedAt' | 'answers'> &
-  Partial<Pick<ResponseEntity, 'hidden' | 'startedAt' | 'lastPage' | 'shown'>>;
+  Partial<Pick<ResponseEntity, 'hidden' | 'startedAt' | 'lastPage' | 'shown' | 'variables' | 'ending'>>;
 
 /**
  * The columns a response's view reads besides id, submittedAt, answers and hidden (of r): its
- * start, its last page, and its path only where its last page was not stored (see responseViewer).
+ * start, its last page, its path only where its last page was not stored (see responseViewer),
+ * and what it computed (issue 46).
  */
 export const VIEW_COLUMNS = (r: string) =>
-  `${r}.started_at AS "startedAt", ${r}.last_page AS "lastPage", CASE WHEN ${r}.last_page IS NULL THEN ${r}.shown END AS shown`;
+  `${r}.started_at AS "startedAt", ${r}.last_page AS "lastPage", CASE WHEN ${r}.last_page IS NULL THEN ${r}.shown END AS shown, ${r}.variables, ${r}.ending`;
 
 /** A response to store (see ResponsesRepository.insertMany). */
 export interface NewResponse {
@@ -34,6 +35,9 @@ export interface NewResponse {
   hidden?: Record<string, string>;
   /** The blocks the respondent was shown, where the form records its path. */
   shown?: string[] | null;
+  /** What it computed, on a form that computes (issue 46). */
+  variables?: Record<string, number | string> | null;
+  ending?: string | null;
   source: string;
   /** Now (the database's clock) unless given. */
   submittedAt?: Date;
@@ -196,7 +200,7 @@ export class ResponsesRepository {
           WHERE before + count > $2 ORDER BY bucket LIMIT 1)
        SELECT r.id, r.submitted_at AS "submittedAt", r.answers, r.hidden, ${VIEW_COLUMNS('r')}
          FROM loc CROSS JOIN LATERAL (
-           SELECT id, submitted_at, answers, hidden, started_at, last_page, shown FROM responses
+           SELECT id, submitted_at, answers, hidden, started_at, last_page, shown, variables, ending FROM responses
             WHERE form_id = $1 AND seq >= (loc.bucket << ${BUCKET_BITS}) ORDER BY seq OFFSET ($2 - loc.before) LIMIT $3) r`,
       [formId, start, count],
     );
@@ -206,6 +210,16 @@ export class ResponsesRepository {
   async count(manager: EntityManager, formId: string): Promise<number> {
     const [{ n }] = await manager.query('SELECT count(*)::int AS n FROM responses WHERE form_id = $1', [formId]);
     return n;
+  }
+
+  /** Removes a variable or an ending (issue 46) from the form's responses that hold it; they have no aggregates. */
+  async discardOutcome(manager: EntityManager, formId: string, loss: AnswerLossCandidate): Promise<void> {
+    await manager.query(
+      loss.kind === 'ending_removed'
+        ? 'UPDATE responses SET ending = NULL WHERE form_id = $1 AND ending = $2'
+        : 'UPDATE responses SET variables = variables - $2::text WHERE form_id = $1 AND variables ? $2',
+      [formId, loss.blockId],
+    );
   }
 
   /** How many responses hold an answer that `loss` would discard. */
@@ -234,6 +248,8 @@ function positionOf(at: string, whenNull: string): string {
 
 /** SQL condition (on responses) for the answers a loss candidate would discard; $2 block id, $3 choice id. */
 function lossCondition(c: AnswerLossCandidate): string {
+  if (c.kind === 'variable_removed') return 'variables ? $2';
+  if (c.kind === 'ending_removed') return 'ending = $2';
   if (c.kind !== 'choice_removed') return 'answers ? $2';
   return c.multiple ? '(answers -> $2) ? $3' : 'answers ->> $2 = $3';
 }
@@ -257,6 +273,8 @@ function insertRow(r: NewResponse) {
     head: r.event?.head ?? null,
     tail: r.event?.tail ?? null,
     audit: r.audit ?? null,
+    variables: r.variables ?? null,
+    ending: r.ending ?? null,
     // Only on the rows that have them (a column the recordset lacks reads as NULL).
     ...(r.key && {
       key_scope: r.key.claim.id.scope,
@@ -276,9 +294,10 @@ function insertRow(r: NewResponse) {
  * array of insertRow()s), whose SQL is in migrations/1796000470000-StoreResponsesFunction.ts; the
  * claiming one (migrations/1796000500000-KeyedStoreFunction.ts) when a row has an Idempotency-Key
  * or uploads; both in the versions of migrations/1796000510000-CompletionTimes.ts, which also put
- * submittedAt in place of AT_SUBMISSION in the stored answer and the event. As a function its plan is made once
+ * submittedAt in place of AT_SUBMISSION in the stored answer and the event, and since
+ * migrations/1796000560000-FormsThatCompute.ts store variables and ending. As a function its plan is made once
  * per database session, prepared or not: behind a transaction pooler and on the embedded
  * database, where nothing is prepared, a plain statement of that size was planned on every call.
  */
-const INSERT_SQL = 'SELECT * FROM formwork_store_responses_v2($1::jsonb)';
-const CLAIMING_INSERT_SQL = 'SELECT * FROM formwork_store_claiming_responses_v3($1::jsonb)';
+const INSERT_SQL = 'SELECT * FROM formwork_store_responses_v3($1::jsonb)';
+const CLAIMING_INSERT_SQL = 'SELECT * FROM formwork_store_claiming_responses_v4($1::jsonb)';

@@ -10,7 +10,7 @@ import { currentManager, inTransaction, openTransaction } from '../database/tran
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { AnswerWording, answersViewer, Block, CHOICE_TYPES, NUMERIC_TYPES, takesAnswer } from '../forms/blocks';
 import { isBlockLeaf, isHiddenLeaf } from '../forms/conditions';
-import { CheckedResponse, hasLogic, validateResponse } from '../forms/form-logic';
+import { CheckedResponse, computeOutcome, computes, hasLogic, validateResponse } from '../forms/form-logic';
 import { FormRecord, FormsService, notFoundForm } from '../forms/forms.service';
 import { medianSeconds, ResponseStatsRepository, SECONDS_KEY, SummaryRow } from './response-stats.repository';
 import { NewResponse, ResponseRow, ResponsesRepository } from './responses.repository';
@@ -60,6 +60,9 @@ export interface ResponseView {
   startedAt?: string;
   updatedAt?: string;
   lastPage?: string;
+  /** On forms that compute (issue 46): its variables and the ending it reached. */
+  variables?: Record<string, number | string>;
+  ending?: string | null;
 }
 
 /**
@@ -404,6 +407,7 @@ export class ResponsesService {
         answers: checked.answers,
         hidden: checked.hidden,
         lastPage,
+        ...outcomeColumns(checked),
       }),
       startedAt: partial ? partial.startedAt.toISOString() : AT_SUBMISSION,
       updatedAt: AT_SUBMISSION,
@@ -420,6 +424,7 @@ export class ResponsesService {
       answers: checked.answers,
       hidden: checked.hidden,
       shown: checked.shown,
+      ...outcomeColumns(checked),
       source: how.source,
       published: how.published,
       lastPage,
@@ -434,6 +439,7 @@ export class ResponsesService {
             answers: described,
             ...(refs ? { refs } : {}),
             ...(view.hidden ? { hidden: view.hidden } : {}),
+            ...(view.variables ? { variables: view.variables, ending: view.ending } : {}),
           },
           undefined,
           timesJson(view), // as get_response shows them (the statement puts submittedAt in)
@@ -681,6 +687,7 @@ export class ResponsesService {
           answers: checked.answers,
           hidden: checked.hidden,
           shown: checked.shown,
+          ...outcomeColumns(checked),
           source: opts.source,
           submittedAt: opts.submittedAt,
         },
@@ -702,7 +709,12 @@ export class ResponsesService {
       : files.length
         ? await inTransaction(this.db, insert)
         : await insert(currentManager(this.db));
-    return responseViewer(form)({ ...row, answers: checked.answers, hidden: checked.hidden });
+    return responseViewer(form)({
+      ...row,
+      answers: checked.answers,
+      hidden: checked.hidden,
+      ...outcomeColumns(checked),
+    });
   }
 }
 
@@ -829,6 +841,7 @@ export function responseViewer(form: FormRecord, answersBy: AnswersBy = 'id'): (
   const refs = new Map(form.blocks.filter((b) => b.ref).map((b) => [b.id, b.ref!]));
   const byRef = answersBy === 'ref' && refs.size > 0;
   const declared = (form.hiddenFields?.length ?? 0) > 0;
+  const outcome = outcomeViewer(form);
   return (row) => {
     let answers = labelled(row.answers);
     if (byRef) answers = Object.fromEntries(Object.entries(answers).map(([id, v]) => [refs.get(id) ?? id, v]));
@@ -842,7 +855,24 @@ export function responseViewer(form: FormRecord, answersBy: AnswersBy = 'id'): (
     view.startedAt = row.startedAt ? row.startedAt.toISOString() : submittedAt;
     view.updatedAt = submittedAt;
     view.lastPage = row.lastPage ?? lastPageOf(form.blocks, row.shown);
+    outcome?.(view, row);
     return view;
+  };
+}
+
+/** What a checked response computed (issue 46), as the columns variables and ending hold it; nothing on forms that compute nothing. */
+export function outcomeColumns(checked: CheckedResponse): Pick<ResponseRow, 'variables' | 'ending'> {
+  return checked.outcome ? { variables: checked.outcome.variables, ending: checked.outcome.ending } : {};
+}
+
+/** On forms that compute (issue 46), adds a response's variables and ending to its view. */
+function outcomeViewer(form: FormRecord): ((view: ResponseView, row: ResponseRow) => void) | undefined {
+  if (!computes(form)) return undefined;
+  return (view, row) => {
+    // A partial's row has none stored (undefined): what its answers compute so far; it has reached no ending yet.
+    const outcome = row.variables === undefined ? computeOutcome(form, row.answers, row.hidden ?? {}) : undefined;
+    view.variables = outcome?.variables ?? row.variables ?? {};
+    view.ending = outcome ? null : (row.ending ?? null);
   };
 }
 

@@ -42,6 +42,41 @@ describe('response.created body around the stored submittedAt', () => {
     );
   });
 
+  it('is eventBody byte for byte with the variables and ending of a form that computes (issue 46), last', () => {
+    const at = new Date('2026-11-20T10:00:00.123Z');
+    const form = { publicId: 'f_abc', title: 'T' };
+    const response = {
+      id: 'r1',
+      answers: { b1: 'x' },
+      hidden: { s: 'a' },
+      variables: { score: 3, tag: '"x"' },
+      ending: 'pass',
+    };
+    const submittedAt = '2026-11-20T10:00:00.456Z';
+    const { head, tail } = responseCreatedBody(form, response, at);
+    expect(head + submittedAt + tail).toBe(
+      eventBody(
+        'response.created',
+        {
+          form,
+          response: {
+            id: 'r1',
+            submittedAt,
+            answers: response.answers,
+            hidden: response.hidden,
+            variables: response.variables,
+            ending: 'pass',
+          },
+        },
+        { at },
+      ),
+    );
+    expect(JSON.parse(head + submittedAt + tail).data.response).toMatchObject({
+      variables: { score: 3 },
+      ending: 'pass',
+    });
+  });
+
   it('leaves out whatever else the form record holds', () => {
     const { head, tail } = responseCreatedBody(
       { publicId: 'f_1', title: 'T', workspaceId: 'secret-ish' } as { publicId: string; title: string },

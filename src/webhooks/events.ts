@@ -45,6 +45,9 @@ export function responseCreatedBody(
     refs?: Record<string, string>;
     /** The response's hidden values (only on forms with hidden fields). */
     hidden?: Record<string, string>;
+    /** On forms that compute (issue 46): its variables and ending. */
+    variables?: Record<string, number | string>;
+    ending?: string | null;
   },
   at = new Date(),
   /** Members written after those, as JSON text starting with a comma (its status, times and last page). */
@@ -54,8 +57,12 @@ export function responseCreatedBody(
   // answers, then refs and hidden when present (written piece by piece: object rest costs more)
   const refs = response.refs === undefined ? '' : `,"refs":${JSON.stringify(response.refs)}`;
   const hidden = response.hidden === undefined ? '' : `,"hidden":${JSON.stringify(response.hidden)}`;
+  const outcome =
+    response.variables === undefined
+      ? ''
+      : `,"variables":${JSON.stringify(response.variables)},"ending":${JSON.stringify(response.ending ?? null)}`;
   return {
     head: `{"type":"response.created","timestamp":"${at.toISOString()}","data":{"form":${formJson},"response":{"id":${JSON.stringify(response.id)},"submittedAt":"`,
-    tail: `","answers":${JSON.stringify(response.answers)}${refs}${hidden}${more}}}}`,
+    tail: `","answers":${JSON.stringify(response.answers)}${refs}${hidden}${outcome}${more}}}}`,
   };
 }

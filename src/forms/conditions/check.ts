@@ -30,6 +30,8 @@ export interface BlockSubject {
 export interface Subjects {
   block(key: string): BlockSubject | { error: string };
   hidden(name: string): true | { error: string };
+  /** A variable's type (issue 46), or why it may not be named here; absent: no variable may be. */
+  variable?(name: string): { type: 'number' | 'text' } | { error: string };
   note?(blockId: string, problem: { choice?: string }): string | undefined;
 }
 
@@ -72,7 +74,10 @@ function check(
     return undefined;
   };
   if (!isObject(input))
-    return bad(path, 'must be a condition: { block, op, value? }, { hidden, op, value? }, { all }, { any } or { not }');
+    return bad(
+      path,
+      'must be a condition: { block, op, value? }, { hidden, op, value? }, { variable, op, value? }, { all }, { any } or { not }',
+    );
   for (const combinator of ['all', 'any', 'not'] as const) {
     if (!(combinator in input)) continue;
     if (Object.keys(input).length !== 1) return bad(path, `must have only "${combinator}"`);
@@ -104,11 +109,12 @@ function checkLeaf(
     details.push({ path: at, message });
     return undefined;
   };
-  const hasBlock = 'block' in input;
   const hasHidden = 'hidden' in input;
-  if (hasBlock === hasHidden) return bad(path, 'must name either a block (by id or ref) or a hidden field');
+  const hasVariable = 'variable' in input;
+  if (['block', 'hidden', 'variable'].filter((k) => k in input).length !== 1)
+    return bad(path, 'must name one of: a block (by id or ref), a hidden field or a variable');
   for (const key of Object.keys(input)) {
-    if (!['block', 'hidden', 'op', 'value'].includes(key))
+    if (!['block', 'hidden', 'variable', 'op', 'value'].includes(key))
       return bad(`${path}/${key}`, 'is not a field of a condition');
   }
   const op = input.op as Operator;
@@ -118,7 +124,14 @@ function checkLeaf(
   let block: BlockSubject | undefined;
   let leaf: Leaf;
   let subject: string;
-  if (hasHidden) {
+  if (hasVariable) {
+    if (typeof input.variable !== 'string') return bad(`${path}/variable`, 'must be the name of a variable');
+    const found = subjects.variable?.(input.variable) ?? { error: 'no variable can be named here' };
+    if ('error' in found) return bad(`${path}/variable`, found.error);
+    kind = found.type;
+    leaf = { variable: input.variable, op };
+    subject = `the variable "${input.variable}" (${found.type})`;
+  } else if (hasHidden) {
     if (typeof input.hidden !== 'string') return bad(`${path}/hidden`, 'must be the name of a hidden field');
     const found = subjects.hidden(input.hidden);
     if (found !== true) return bad(`${path}/hidden`, found.error);
@@ -222,12 +235,20 @@ export function conditionView(condition: Condition, name: (blockId: string) => s
   return { ...condition };
 }
 
-/** Every block id and hidden field a stored condition names. */
-export function namesOf(condition: Condition, out = { blocks: new Set<string>(), hidden: new Set<string>() }) {
+/** Every block id, hidden field and variable a stored condition names. */
+export function namesOf(
+  condition: Condition,
+  out: { blocks: Set<string>; hidden: Set<string>; variables?: Set<string> } = {
+    blocks: new Set<string>(),
+    hidden: new Set<string>(),
+    variables: new Set<string>(),
+  },
+) {
   if ('all' in condition) condition.all.forEach((c) => namesOf(c, out));
   else if ('any' in condition) condition.any.forEach((c) => namesOf(c, out));
   else if ('not' in condition) namesOf(condition.not, out);
   else if ('block' in condition) out.blocks.add(condition.block);
+  else if ('variable' in condition) out.variables?.add(condition.variable);
   else out.hidden.add(condition.hidden);
   return out;
 }

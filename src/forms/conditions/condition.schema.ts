@@ -4,10 +4,10 @@ import { MAX_CONDITION_LIST, MAX_CONDITION_TEXT } from './check';
 import { MAX_DEPTH, OPERATORS } from './condition.types';
 
 export const CONDITION_DESCRIPTION =
-  'A leaf { "block": id or ref, "op", "value"? } or { "hidden": name, "op", "value"? }, ' +
+  'A leaf { "block": id or ref, "op", "value"? }, { "hidden": name, ... } or { "variable": name, ... }, ' +
   `or all / any (a list) or not (one) of conditions, at most ${MAX_DEPTH} levels with the leaf (all > any > leaf). ` +
-  'ops: text, hidden field: equals, not_equals, in, contains, not_contains (substring, any case); ' +
-  'number, rating, linear_scale, date (YYYY-MM-DD): equals, not_equals, in, gt, gte, lt, lte; ' +
+  'ops: text, hidden, text variable: equals, not_equals, in, contains, not_contains (substring, any case); ' +
+  'number (and variable), rating, linear_scale, date (YYYY-MM-DD): equals, not_equals, in, gt, gte, lt, lte; ' +
   'multiple_choice, dropdown: equals, not_equals, in (choices by label or id); ' +
   'checkboxes: contains, not_contains (one ticked), equals, not_equals (exactly that set), in (any ticked); ' +
   'yes_no: equals, not_equals (true/false); all: answered, not_answered (no value). in and sets take a list. ' +
@@ -33,6 +33,7 @@ const CONDITION_DEFINITION = {
   properties: {
     block: name,
     hidden: name,
+    variable: name,
     op: { type: 'string', enum: [...OPERATORS] },
     value: { anyOf: [text, { type: 'number' }, { type: 'boolean' }, list({ anyOf: [text, { type: 'number' }] })] },
     all: list(self),

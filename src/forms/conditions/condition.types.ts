@@ -38,12 +38,20 @@ export interface HiddenLeaf {
   value?: ConditionValue;
 }
 
-export type Leaf = BlockLeaf | HiddenLeaf;
+/** A form's variable (issue 46), as computed so far on the respondent's path. */
+export interface VariableLeaf {
+  variable: string;
+  op: Operator;
+  value?: ConditionValue;
+}
+
+export type Leaf = BlockLeaf | HiddenLeaf | VariableLeaf;
 
 export type Condition = Leaf | { all: Condition[] } | { any: Condition[] } | { not: Condition };
 
 export const isBlockLeaf = (c: Condition): c is BlockLeaf => 'block' in c;
 export const isHiddenLeaf = (c: Condition): c is HiddenLeaf => 'hidden' in c;
+export const isVariableLeaf = (c: Condition): c is VariableLeaf => 'variable' in c;
 
 /**
  * The kinds of value a condition can test, each with its operators. A block's type decides its

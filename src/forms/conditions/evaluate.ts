@@ -1,4 +1,4 @@
-import { Condition, isBlockLeaf, Leaf } from './condition.types';
+import { Condition, isBlockLeaf, isVariableLeaf, Leaf } from './condition.types';
 import { foldCase } from './fold';
 
 /**
@@ -9,6 +9,8 @@ import { foldCase } from './fold';
 export interface Facts {
   answer(blockId: string): unknown;
   hidden(name: string): string | undefined;
+  /** A variable's value so far (issue 46); absent where no condition can name one. */
+  variable?(name: string): number | string | undefined;
 }
 
 /**
@@ -24,7 +26,11 @@ export function evaluate(condition: Condition, facts: Facts): boolean {
   if ('not' in condition) return !evaluate(condition.not, facts);
   return evaluateLeaf(
     condition,
-    isBlockLeaf(condition) ? facts.answer(condition.block) : facts.hidden(condition.hidden),
+    isBlockLeaf(condition)
+      ? facts.answer(condition.block)
+      : isVariableLeaf(condition)
+        ? facts.variable?.(condition.variable)
+        : facts.hidden(condition.hidden),
   );
 }
 

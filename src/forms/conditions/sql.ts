@@ -1,4 +1,4 @@
-import { Condition, isBlockLeaf, Leaf } from './condition.types';
+import { Condition, isBlockLeaf, isVariableLeaf, Leaf } from './condition.types';
 import { FOLD_FROM, FOLD_TO, foldCase } from './fold';
 
 /** foldCase in SQL (the two constants hold no quote). */
@@ -34,7 +34,12 @@ function bind(params: unknown[], value: unknown, cast: string): string {
 }
 
 function leafSql(leaf: Leaf, params: unknown[], alias: string): string {
-  const [column, name] = isBlockLeaf(leaf) ? [`${alias}.answers`, leaf.block] : [`${alias}.hidden`, leaf.hidden];
+  // Variables (issue 46) are NULL on responses of forms without any: every leaf on them is then not answered.
+  const [column, name] = isBlockLeaf(leaf)
+    ? [`${alias}.answers`, leaf.block]
+    : isVariableLeaf(leaf)
+      ? [`COALESCE(${alias}.variables, '{}'::jsonb)`, leaf.variable]
+      : [`${alias}.hidden`, leaf.hidden];
   const v = leaf.value;
   if (leaf.op === 'equals' && !Array.isArray(v) && v !== undefined) {
     // One value: containment of { name: value }, exact for a scalar (a string is not contained in a

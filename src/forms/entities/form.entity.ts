@@ -8,6 +8,7 @@ import {
   ManyToOne,
   UpdateDateColumn,
 } from 'typeorm';
+import type { FormCompute } from '../compute/compute.types';
 import { WorkspaceEntity } from '../../workspaces/entities/workspace.entity';
 
 export const FORM_STATUSES = ['draft', 'published', 'closed'] as const;
@@ -43,6 +44,10 @@ export class FormEntity {
   /** Whether the respondent page saves answers as a partial response as people go (issue 36). */
   @Column({ name: 'partial_responses', type: 'boolean', default: false })
   partialResponses: boolean;
+
+  /** Variables, endings and thank-you texts (issue 46; see forms/compute); NULL when it has none. */
+  @Column({ type: 'jsonb', nullable: true })
+  compute: FormCompute | null;
 
   /** Bumped on every change; update_form can require the version the caller read. */
   @Column({ type: 'integer', default: 1 })

@@ -31,6 +31,13 @@ export class PartialResponseEntity {
   lastPage: string;
 
   /** "api" (create_response) or "web" (the respondent page). */
+  /** What its answers computed so far (issue 46), as on responses. */
+  @Column({ type: 'jsonb', nullable: true })
+  variables: Record<string, number | string> | null;
+
+  @Column({ type: 'text', nullable: true })
+  ending: string | null;
+
   @Column({ type: 'text', default: 'api' })
   source: string;
 

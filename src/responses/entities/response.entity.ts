@@ -55,6 +55,13 @@ export class ResponseEntity {
   @Column({ name: 'resume_hash', type: 'bytea', nullable: true })
   resumeHash: Buffer | null;
 
+  /** What it computed, on a form that computes (issue 46): { name: value }, and the ending it reached. */
+  @Column({ type: 'jsonb', nullable: true })
+  variables: Record<string, number | string> | null;
+
+  @Column({ type: 'text', nullable: true })
+  ending: string | null;
+
   /** How it arrived: "api" (create_response), "web" (the respondent page), "import". */
   @Column({ type: 'text', default: 'api' })
   source: string;

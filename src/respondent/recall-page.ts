@@ -1,0 +1,92 @@
+/**
+ * Forms that compute on the respondent page (issue 46): recall filled into the texts a page
+ * shows, and the page that ends the form (the ending its answers reach, or the thank-you texts).
+ * Recall substitutes text into text: the page renders it escaped like any answer, so `<script>`
+ * in an answer shows as text; a redirect takes each value URL-encoded.
+ */
+import type { Block } from '../forms/blocks';
+import { hasRecall, Outcome, recall, RecallValues, recallValues } from '../forms/compute';
+import { computeOutcome, computes } from '../forms/form-logic';
+import type { FormRecord } from '../forms/forms.service';
+import type { Page, Route } from './respondent.steps';
+
+/** Nothing answered yet: every recall renders empty. */
+export const NO_RECALL: RecallValues = { block: () => '', hidden: () => '', variable: () => '' };
+
+/** A block with recall filled into its title, description and choice labels (the block itself when it recalls nothing). */
+export function recallBlock(b: Block, values: RecallValues): Block {
+  const choices = b.choices?.some((c) => hasRecall(c.label));
+  if (!hasRecall(b.title) && !hasRecall(b.description) && !choices) return b;
+  return {
+    ...b,
+    title: recall(b.title, values),
+    ...(b.description ? { description: recall(b.description, values) } : {}),
+    ...(choices ? { choices: b.choices!.map((c) => ({ ...c, label: recall(c.label, values) })) } : {}),
+  };
+}
+
+/** What a page of the walk recalls: the answers on the pages before it, hidden values, and what those answers compute. */
+export function valuesBefore(
+  form: FormRecord,
+  r: Route,
+  page: Page,
+): { values: RecallValues; variables?: Outcome['variables'] } {
+  const at = r.onPath.indexOf(page);
+  const earlier = new Set(r.onPath.slice(0, Math.max(0, at)).flatMap((p) => p.blocks.map((b) => b.id)));
+  const answers = Object.fromEntries(Object.entries(r.stored).filter(([id]) => earlier.has(id)));
+  const variables = computes(form) ? computeOutcome(form, answers, r.hidden).variables : undefined;
+  return { values: recallValues(form.blocks, answers, r.hidden, variables ?? {}), variables };
+}
+
+/** The end of a form for these answers (stored, by block id): the ending reached, else the thank-you texts; recall filled in. */
+export interface EndView {
+  title: string;
+  message: string;
+  /** An ending's redirect, each recalled value URL-encoded. */
+  redirectUrl?: string;
+}
+
+export function endView(
+  form: FormRecord,
+  answers: Record<string, unknown>,
+  hidden: Record<string, string>,
+  outcome: Pick<Outcome, 'variables' | 'ending'> | undefined = computes(form)
+    ? computeOutcome(form, answers, hidden)
+    : undefined,
+): EndView {
+  const values = recallValues(form.blocks, answers, hidden, outcome?.variables ?? {});
+  const ending = form.compute?.endings?.find((e) => e.ref === outcome?.ending);
+  if (ending)
+    return {
+      title: recall(ending.title, values),
+      message: recall(ending.message ?? '', values),
+      ...(ending.redirectUrl ? { redirectUrl: recall(ending.redirectUrl, values, encodeURIComponent) } : {}),
+    };
+  const thanks = form.compute?.thankYou;
+  return {
+    title: recall(thanks?.title ?? 'Thank you!', values),
+    message: recall(thanks?.message ?? `Your answers to “${form.title}” were received.`, values),
+  };
+}
+
+/** The end of a form submitted in one page: from the response as stored (answers labelled, its variables and ending). */
+export function endOfSubmitted(
+  form: FormRecord,
+  view: {
+    answers: Record<string, unknown>;
+    hidden?: Record<string, string>;
+    variables?: Outcome['variables'];
+    ending?: string | null;
+  },
+): EndView {
+  const outcome = view.variables ? { variables: view.variables, ending: view.ending ?? null } : undefined;
+  return endView(form, view.answers, view.hidden ?? {}, outcome);
+}
+
+/** The page script's logic with recall filled into the titles it announces. */
+export function recallLogic<T extends { blocks: Array<{ title: string }> }>(logic: T, values: RecallValues): T {
+  return {
+    ...logic,
+    blocks: logic.blocks.map((b) => (hasRecall(b.title) ? { ...b, title: recall(b.title, values) } : b)),
+  };
+}
