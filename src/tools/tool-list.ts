@@ -6,8 +6,9 @@
  * session. Within one list, in the registry's order:
  * - a description (of a property, a definition) already said by an earlier tool is written
  *   "As in <tool>." (the condition's grammar, a share link, the paging fields);
- * - an output schema identical to an earlier tool's is left out, and the tool's description ends
- *   "Answers as <tool>." (create_form, publish_form ... answer the form as get_form does).
+ * - an output schema identical to an earlier tool's is left out, and the first paragraph of the
+ *   tool's description ends "Answers as <tool>." (create_form, publish_form ... answer the form as
+ *   get_form does; MCP results still carry structuredContent).
  * Nothing else changes: every keyword that validates is kept, so a schema accepts what it accepted.
  * Each tool's schemas in full, on their own, are in /openapi.json.
  */
@@ -65,7 +66,8 @@ export function compactToolList<T extends ListedTool>(tools: T[]): T[] {
       return { ...listed, outputSchema: walk(tool.outputSchema) as object };
     }
     delete listed.outputSchema;
-    return { ...listed, description: `${tool.description} Answers as ${sameAs}.` };
+    // Said at the end of the first paragraph, so an example that ends a description stays at its end.
+    return { ...listed, description: tool.description.replace(/(\n\n|$)/, ` Answers as ${sameAs}.$1`) };
   });
 }
 

@@ -108,7 +108,8 @@ describe('the MCP connector on 2026-07-28 (stateless), beside 2025-11-25', () =>
     expect(list.status).toBe(200);
     expect(list.headers['mcp-session-id']).toBeUndefined();
     const { resultType, ttlMs, cacheScope, _meta, ...tools } = list.body.result;
-    expect({ resultType, ttlMs, cacheScope }).toEqual({ resultType: 'complete', ttlMs: 300_000, cacheScope: 'public' });
+    // private: the list is the credential's (the tools it may call).
+    expect({ resultType, ttlMs, cacheScope }).toEqual({ resultType: 'complete', ttlMs: 300_000, cacheScope: 'private' });
     expect(_meta['io.modelcontextprotocol/serverInfo']).toMatchObject({ name: 'formwork' });
     expect(tools).toEqual(await legacy.listTools());
 
