@@ -88,10 +88,14 @@ export function notListedHint(principal: Principal, hidden: ToolRequirement[]): 
     ...(pro ? ['a Pro workspace (write tools)'] : []),
     ...(roles.length ? [`the role ${roles.join(' or ')} or higher (ask a workspace admin)`] : []),
   ];
-  return `${hidden.length} more tools are not listed; they need ${needs.join('; ')}.`;
+  const more = hidden.length === 1 ? '1 more tool is' : `${hidden.length} more tools are`;
+  return `${more} not listed; they need ${needs.join('; ')}.`;
 }
 
 /** The tools of `all` a principal may call (all of them for none: the public listing). */
-export function callableBy<T extends { requirement: ToolRequirement }>(all: T[], principal: Principal | undefined): T[] {
+export function callableBy<T extends { requirement: ToolRequirement }>(
+  all: T[],
+  principal: Principal | undefined,
+): T[] {
   return principal ? all.filter((t) => mayCall(principal, t.requirement)) : all;
 }

@@ -55,7 +55,16 @@ export class ToolsController {
     if (!p || tools.length === this.registry.all().length) return { tools };
     const listed = new Set(tools.map((t) => t.name));
     const hidden = this.registry.all().filter((t) => !listed.has(t.definition.name));
-    return { tools, notListed: { count: hidden.length, hint: notListedHint(p, hidden.map((t) => t.requirement)) } };
+    return {
+      tools,
+      notListed: {
+        count: hidden.length,
+        hint: notListedHint(
+          p,
+          hidden.map((t) => t.requirement),
+        ),
+      },
+    };
   }
 
   /**

@@ -244,7 +244,12 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
     // output schema an earlier tool has ("Answers as <tool>." in the description).
     const withoutDescriptions = (x: unknown) =>
       JSON.parse(JSON.stringify(x), (k, v: unknown) => (k === 'description' && typeof v === 'string' ? undefined : v));
-    const own = new Map(app.get(ToolRegistry).describe().map((d) => [d.name, d]));
+    const own = new Map(
+      app
+        .get(ToolRegistry)
+        .describe()
+        .map((d) => [d.name, d]),
+    );
     const listedBefore: string[] = [];
     for (const tool of res.body.tools) {
       const full = own.get(tool.name)!;
