@@ -5,7 +5,7 @@ import type { FastifyRequest } from 'fastify';
 import { APP_CONFIG, AppConfig, resourceMetadataUrl } from '../config/config';
 import { ApiError } from '../common/errors/api-error';
 import { CREDENTIAL_VERIFIERS, CredentialVerifier, VerifyResult } from './credential-verifier';
-import { IS_PUBLIC } from './public.decorator';
+import { IS_CREDENTIAL_OPTIONAL, IS_PUBLIC } from './public.decorator';
 
 const DESCRIPTIONS: Record<Exclude<VerifyResult, { ok: true }>['reason'], { description: string; hint: string }> = {
   unknown: {
@@ -37,9 +37,12 @@ export class AuthGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()])) return true;
     const req = context.switchToHttp().getRequest<FastifyRequest>();
     const header = parseAuthorization(req.headers.authorization);
+    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()])) {
+      const optional = this.reflector.get<boolean>(IS_CREDENTIAL_OPTIONAL, context.getHandler());
+      if (!optional || header.kind === 'absent') return true;
+    }
     // The MCP connector's challenge names its own metadata (resource PUBLIC_URL/mcp), as MCP clients expect.
     const resource = req.routeOptions.url === '/mcp' ? 'mcp' : 'api/v1';
     if (header.kind === 'absent') throw this.unauthorized(resource);

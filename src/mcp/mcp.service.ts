@@ -45,16 +45,16 @@ const SCHEMA_VALIDATOR = new AjvJsonSchemaValidator();
 export const UI_EXTENSION = 'io.modelcontextprotocol/ui';
 
 /**
- * The caching hint of tools/list on 2026-07-28. The list is the registry's, fixed at boot and the
- * same for every credential (a tool the credential may not call is still listed, and refused with
- * 403 insufficient_scope when called), so a shared cache may keep it: 'public'. Five minutes, so a
- * deploy that adds or changes a tool reaches clients soon after.
+ * The caching hint of tools/list on 2026-07-28. The list is the credential's (the tools it may
+ * call: scope, plan and role), so only the client that asked may keep it: 'private'. Five minutes,
+ * so a deploy that adds or changes a tool, or a plan or role changed, reaches clients soon after.
  */
-export const TOOLS_LIST_CACHE: Required<CacheHint> = { ttlMs: 300_000, cacheScope: 'public' };
+export const TOOLS_LIST_CACHE: Required<CacheHint> = { ttlMs: 300_000, cacheScope: 'private' };
 
 const INSTRUCTIONS =
   "Formwork is a form builder's back end: forms made of blocks, and their responses. Every tool acts in the workspace of the credential. " +
-  'Read a form with get_form before changing it, and send the version you read to update_form. A tool that refuses answers with isError and a JSON error whose code, hint and details say what to change.';
+  'Read a form with get_form before changing it, and send the version you read to update_form. A tool that refuses answers with isError and a JSON error whose code, hint and details say what to change. ' +
+  'tools/list shows only the tools this credential may call; more exist: writes need a Pro workspace, the editor role (deleting a form, webhooks: admin) and a :write scope (forms, responses, webhooks), reads a :read scope. For more, authorize again asking for the scope, or ask a workspace admin.';
 
 /** What the HTTP answer of one POST /mcp is: status, headers and the JSON-RPC text (empty for 202). */
 export interface McpAnswer {
@@ -103,7 +103,8 @@ interface CallContext {
 export class McpService {
   private readonly logger = new Logger('Errors');
   private readonly debugLogger = new Logger('Mcp');
-  private tools?: Tool[];
+  /** The MCP entry of each listed tool (ToolRegistry.listFor keeps its lists, so an entry is made once). */
+  private readonly tools = new WeakMap<object, Tool>();
   private readonly router = new McpRouter<CallContext>();
   private readonly legacyServer: Server;
   private readonly modern: McpHttpHandler;
@@ -163,7 +164,9 @@ export class McpService {
         ...(cache ? { cacheHints: { 'tools/list': cache } } : {}),
       },
     );
-    server.setRequestHandler('tools/list', () => ({ tools: this.toolList() }));
+    server.setRequestHandler('tools/list', (_request, extra) => ({
+      tools: this.toolList(context(extra.mcpReq.id).principal),
+    }));
     server.setRequestHandler('resources/list', () => ({ resources: appViewList() }));
     server.setRequestHandler('resources/read', (request) => {
       const { uri } = request.params;
@@ -179,24 +182,29 @@ export class McpService {
   }
 
   /**
-   * tools/list: GET /api/v1/tools' entries, in the registry's order,
-   * with the MCP Apps view a tool opens (`_meta.ui`, and the flat key older hosts read).
+   * tools/list: the entries of GET /api/v1/tools for the same credential (the tools it may call),
+   * in the registry's order, with the MCP Apps view a tool opens (`_meta.ui`, and the flat key
+   * older hosts read). Each tool's entry is made once; a list is the credential's subset.
    */
-  private toolList(): Tool[] {
-    return (this.tools ??= this.registry
-      .describe()
-      .map(({ name, title, description, inputSchema, outputSchema, annotations }) => {
+  private toolList(principal: Principal): Tool[] {
+    return this.registry.listFor(principal).map((listed) => {
+      let tool = this.tools.get(listed);
+      if (!tool) {
+        const { name, title, description, inputSchema, outputSchema, annotations } = listed;
         const ui = this.registry.get(name)?.definition.ui;
-        return {
+        tool = {
           name,
           title,
           description,
           inputSchema: inputSchema as Tool['inputSchema'],
-          outputSchema: outputSchema as Tool['outputSchema'],
+          ...(outputSchema ? { outputSchema: outputSchema as Tool['outputSchema'] } : {}),
           annotations,
           ...(ui ? { _meta: { ui, ...(ui.resourceUri ? { 'ui/resourceUri': ui.resourceUri } : {}) } } : {}),
         };
-      }));
+        this.tools.set(listed, tool);
+      }
+      return tool;
+    });
   }
 
   async handle(req: FastifyRequest): Promise<McpAnswer> {

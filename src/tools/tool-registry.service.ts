@@ -5,7 +5,9 @@ import type { ToolRequirement } from '../common/access/tool-requirement';
 import { publishedOutput } from '../common/validation/published-output';
 import { gatherDefinitions } from '../common/validation/schema-definitions';
 import { createAjv, ValidateFunction } from '../common/validation/schema-validator';
+import type { Principal } from '../common/access/principal';
 import { TOOL_METADATA, ToolAnnotations, ToolDefinition, ToolHandler } from './tool.decorator';
+import { callableBy, compactToolList } from './tool-list';
 
 export interface RegisteredTool {
   definition: ToolDefinition;
@@ -22,7 +24,8 @@ export interface ToolDescriptor {
   title: string;
   description: string;
   inputSchema: object;
-  outputSchema: object;
+  /** Left out of a list where an earlier tool has the same (tool-list.ts). */
+  outputSchema?: object;
   annotations: ToolAnnotations;
 }
 
@@ -34,6 +37,8 @@ export interface ToolDescriptor {
 export class ToolRegistry implements OnModuleInit {
   private readonly tools = new Map<string, RegisteredTool>();
   private descriptors: ToolDescriptor[] = [];
+  /** The compacted lists sent so far, by the names they hold (a few sets of tools: by scope, plan and role). */
+  private readonly lists = new Map<string, ToolDescriptor[]>();
 
   constructor(private readonly discovery: DiscoveryService) {}
 
@@ -87,8 +92,29 @@ export class ToolRegistry implements OnModuleInit {
     return [...this.tools.values()];
   }
 
+  /** Every tool on its own, in full (what /openapi.json documents). */
   describe(): ToolDescriptor[] {
     return this.descriptors;
+  }
+
+  /**
+   * The tools a principal may call (mayCall: the access guard's own check), or all of them for
+   * no principal (the public listing).
+   */
+  callableBy(principal: Principal | undefined): RegisteredTool[] {
+    return callableBy(this.all(), principal);
+  }
+
+  /** The tool list a principal is sent (all of them for none), each thing said once (tool-list.ts). */
+  listFor(principal: Principal | undefined): ToolDescriptor[] {
+    const names = new Set(this.callableBy(principal).map((t) => t.definition.name));
+    const key = [...names].join(',');
+    let list = this.lists.get(key);
+    if (!list) {
+      list = compactToolList(this.descriptors.filter((d) => names.has(d.name)));
+      this.lists.set(key, list);
+    }
+    return list;
   }
 }
 

@@ -4,12 +4,13 @@ import { RouteConstraints } from '@nestjs/platform-fastify';
 import { ApiExcludeEndpoint } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Public } from '../auth/public.decorator';
-import { mayCall } from '../common/access/access';
+import { CredentialOptional } from '../auth/public.decorator';
 import { IDEMPOTENCY_KEY_PRESENT } from '../idempotency/idempotency-key.constraint';
 import { IdempotencyInterceptor } from '../idempotency/idempotency.interceptor';
 import { CheckedToolCall, ToolAccessGuard, ToolArgumentsGuard, ToolResolveGuard } from './tool-call.guards';
 import { ToolCall, ToolCallService } from './tool-call.service';
 import { ToolRegistry } from './tool-registry.service';
+import { notListedHint } from './tool-list';
 import { jsonServedAsIs } from '../common/http/served-as-is';
 
 /** The type Fastify gives a JSON answer it serializes. */
@@ -36,18 +37,34 @@ export class ToolsController {
         id: p.credential.id,
         ...(p.credential.name ? { name: p.credential.name } : {}),
       },
-      tools: this.registry
-        .all()
-        .filter((t) => mayCall(p, t.requirement))
-        .map((t) => t.definition.name),
+      tools: this.registry.callableBy(p).map((t) => t.definition.name),
     };
   }
 
+  /**
+   * The tools the credential may call (every tool without one: the API's public description), and
+   * `notListed` ({ count, hint }) when some are left out: how many, and what they would take.
+   */
   @Public()
+  @CredentialOptional()
   @Get('tools')
   @ApiExcludeEndpoint()
-  list() {
-    return { tools: this.registry.describe() };
+  list(@Req() req: FastifyRequest) {
+    const p = req.principal;
+    const tools = this.registry.listFor(p);
+    if (!p || tools.length === this.registry.all().length) return { tools };
+    const listed = new Set(tools.map((t) => t.name));
+    const hidden = this.registry.all().filter((t) => !listed.has(t.definition.name));
+    return {
+      tools,
+      notListed: {
+        count: hidden.length,
+        hint: notListedHint(
+          p,
+          hidden.map((t) => t.requirement),
+        ),
+      },
+    };
   }
 
   /**

@@ -237,8 +237,39 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
       expect(tool.inputSchema.$schema).toBeUndefined();
       expect(tool.inputSchema.type).toBe('object');
       expect(() => ajv.compile(tool.inputSchema)).not.toThrow();
-      expect(() => ajv.compile(tool.outputSchema)).not.toThrow();
+      if (tool.outputSchema) expect(() => ajv.compile(tool.outputSchema)).not.toThrow();
     }
+    // Each thing said once (src/tools/tool-list.ts): the schemas are the tools' own, keyword for
+    // keyword, but for a description an earlier tool of the list said ("As in <tool>.") and an
+    // output schema an earlier tool has ("Answers as <tool>." in the description).
+    const withoutDescriptions = (x: unknown) =>
+      JSON.parse(JSON.stringify(x), (k, v: unknown) => (k === 'description' && typeof v === 'string' ? undefined : v));
+    const own = new Map(
+      app
+        .get(ToolRegistry)
+        .describe()
+        .map((d) => [d.name, d]),
+    );
+    const listedBefore: string[] = [];
+    for (const tool of res.body.tools) {
+      const full = own.get(tool.name)!;
+      expect(withoutDescriptions(tool.inputSchema)).toEqual(withoutDescriptions(full.inputSchema));
+      if (tool.outputSchema) {
+        expect(withoutDescriptions(tool.outputSchema)).toEqual(withoutDescriptions(full.outputSchema));
+      } else {
+        const sameAs = /Answers as ([a-z_]+)\./.exec(tool.description)![1];
+        expect(listedBefore).toContain(sameAs);
+        expect(own.get(sameAs)!.outputSchema).toEqual(full.outputSchema);
+      }
+      for (const d of JSON.stringify(tool).match(/As in [a-z_]+\./g) ?? [])
+        expect(listedBefore).toContain(d.slice(6, -1));
+      listedBefore.push(tool.name);
+    }
+    // The form, answered by get_form, is described once: the tools that answer it too point to it.
+    const byName = (name: string) => res.body.tools.find((t: { name: string }) => t.name === name);
+    expect(byName('get_form').outputSchema).toBeDefined();
+    for (const name of ['create_form', 'update_form', 'publish_form', 'close_form'])
+      expect(byName(name).outputSchema).toBeUndefined();
     const listResponses = res.body.tools.find((t: { name: string }) => t.name === 'list_responses');
     expect(listResponses.inputSchema.properties.limit).toMatchObject({ minimum: 1, maximum: 200, default: 50 });
     expect(listResponses.inputSchema.required).toEqual(['publicId']);
@@ -253,10 +284,12 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
       const op = res.body.paths[`/api/v1/tools/${tool.definition.name}`]?.post;
       expect(op).toBeDefined();
       expect(op.operationId).toBe(tool.definition.name);
-      const published = (await request(app.getHttpServer()).get('/api/v1/tools')).body.tools.find(
-        (t: { name: string }) => t.name === tool.definition.name,
-      );
-      const { $defs, ...input } = published.inputSchema;
+      // Each tool on its own, in full (the lists point from one tool to an earlier one: checked above).
+      const published = app
+        .get(ToolRegistry)
+        .describe()
+        .find((t) => t.name === tool.definition.name)!;
+      const { $defs, ...input } = published.inputSchema as Record<string, unknown>;
       const output = published.outputSchema;
       // Shared definitions ($defs, such as the condition) live in components/schemas, where the document's references point.
       const inDocument = (x: unknown) => JSON.parse(JSON.stringify(x).replaceAll('#/$defs/', '#/components/schemas/'));

@@ -93,7 +93,9 @@ describe('the MCP connector on 2026-07-28 (stateless), beside 2025-11-25', () =>
 
   it('a v2 client pinned to 2026-07-28 connects without initialize and lists the tools of GET /api/v1/tools, in their order', async () => {
     expect(modern.getNegotiatedProtocolVersion()).toBe(MODERN);
-    const rest = (await request(app.getHttpServer()).get('/api/v1/tools')).body.tools;
+    // The same credential's list (a list fits its credential).
+    const rest = (await request(app.getHttpServer()).get('/api/v1/tools').set('Authorization', `Bearer ${admin}`)).body
+      .tools;
     const { tools } = await modern.listTools();
     // _meta: the MCP Apps view a tool opens (mcp-apps.e2e-spec.ts), which REST does not publish.
     expect(tools.map(({ _meta: _m, ...t }) => t)).toEqual(
@@ -108,7 +110,12 @@ describe('the MCP connector on 2026-07-28 (stateless), beside 2025-11-25', () =>
     expect(list.status).toBe(200);
     expect(list.headers['mcp-session-id']).toBeUndefined();
     const { resultType, ttlMs, cacheScope, _meta, ...tools } = list.body.result;
-    expect({ resultType, ttlMs, cacheScope }).toEqual({ resultType: 'complete', ttlMs: 300_000, cacheScope: 'public' });
+    // private: the list is the credential's (the tools it may call).
+    expect({ resultType, ttlMs, cacheScope }).toEqual({
+      resultType: 'complete',
+      ttlMs: 300_000,
+      cacheScope: 'private',
+    });
     expect(_meta['io.modelcontextprotocol/serverInfo']).toMatchObject({ name: 'formwork' });
     expect(tools).toEqual(await legacy.listTools());
 

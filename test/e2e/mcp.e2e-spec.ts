@@ -104,7 +104,9 @@ describe('the MCP connector (/mcp)', () => {
 
   describe('tools/list', () => {
     it('has exactly the tools of GET /api/v1/tools, with the same name, title, description, schemas and annotations', async () => {
-      const rest = (await request(app.getHttpServer()).get('/api/v1/tools')).body.tools;
+      // The same credential's list (a list fits its credential).
+      const rest = (await request(app.getHttpServer()).get('/api/v1/tools').set('Authorization', `Bearer ${admin}`))
+        .body.tools;
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name)).toEqual(rest.map((t: { name: string }) => t.name));
       // _meta: the MCP Apps view a tool opens (mcp-apps.e2e-spec.ts), which REST does not publish.

@@ -1,0 +1,101 @@
+/**
+ * The tool list a credential is sent (GET /api/v1/tools, MCP tools/list): the tools it may call
+ * (mayCall, the very check the access guard makes at call time), each said once.
+ *
+ * An agent reads the list as one text, before every session, so what it repeats costs it on every
+ * session. Within one list, in the registry's order:
+ * - a description (of a property, a definition) already said by an earlier tool is written
+ *   "As in <tool>." (the condition's grammar, a share link, the paging fields);
+ * - an output schema identical to an earlier tool's is left out, and the first paragraph of the
+ *   tool's description ends "Answers as <tool>." (create_form, publish_form ... answer the form as
+ *   get_form does; MCP results still carry structuredContent).
+ * Nothing else changes: every keyword that validates is kept, so a schema accepts what it accepted.
+ * Each tool's schemas in full, on their own, are in /openapi.json.
+ */
+import { mayCall } from '../common/access/access';
+import type { Principal } from '../common/access/principal';
+import { roleAtLeast } from '../common/access/roles';
+import type { ToolRequirement } from '../common/access/tool-requirement';
+
+/** What a tool list publishes per tool. */
+export interface ListedTool {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: object;
+  outputSchema?: object;
+  annotations: object;
+}
+
+/** A description shorter than this is not worth a pointer. */
+const MIN_REPEATED = 40;
+/** Keywords whose values are data, not schemas. */
+const DATA_KEYWORDS = new Set(['enum', 'const', 'default', 'examples', 'required']);
+
+type JsonObject = Record<string, unknown>;
+const isObject = (x: unknown): x is JsonObject => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/** The list as sent: each tool in full on its own, with what an earlier tool of the same list said replaced by a pointer. */
+export function compactToolList<T extends ListedTool>(tools: T[]): T[] {
+  const said = new Map<string, string>();
+  const outputs = new Map<string, string>();
+  return tools.map((tool) => {
+    const walk = (node: unknown): unknown => {
+      if (Array.isArray(node)) return node.map(walk);
+      if (!isObject(node)) return node;
+      const out: JsonObject = {};
+      for (const [key, value] of Object.entries(node)) {
+        if (key === 'description' && typeof value === 'string' && value.length >= MIN_REPEATED) {
+          const first = said.get(value);
+          if (first === undefined) said.set(value, tool.name);
+          else if (first !== tool.name) {
+            out[key] = `As in ${first}.`;
+            continue;
+          }
+        }
+        out[key] = DATA_KEYWORDS.has(key) ? value : walk(value);
+      }
+      return out;
+    };
+    const listed: T = { ...tool, inputSchema: walk(tool.inputSchema) as object };
+    if (tool.outputSchema === undefined) return listed;
+    const key = JSON.stringify(tool.outputSchema);
+    const sameAs = outputs.get(key);
+    if (sameAs === undefined) {
+      outputs.set(key, tool.name);
+      return { ...listed, outputSchema: walk(tool.outputSchema) as object };
+    }
+    delete listed.outputSchema;
+    // Said at the end of the first paragraph, so an example that ends a description stays at its end.
+    return { ...listed, description: tool.description.replace(/(\n\n|$)/, ` Answers as ${sameAs}.$1`) };
+  });
+}
+
+/**
+ * What the tools a credential may not call would take, in one sentence (the REST listing's
+ * `notListed.hint`), or undefined when it may call them all. Scope first, then plan, then role,
+ * as the access checks refuse.
+ */
+export function notListedHint(principal: Principal, hidden: ToolRequirement[]): string | undefined {
+  if (!hidden.length) return undefined;
+  const scopes = [...new Set(hidden.filter((t) => !principal.scopes.includes(t.scope)).map((t) => t.scope))];
+  const pro = hidden.some((t) => t.plan === 'pro' && principal.workspace.plan !== 'pro');
+  const roles = [...new Set(hidden.filter((t) => !roleAtLeast(principal.role, t.minRole)).map((t) => t.minRole))];
+  const needs = [
+    ...(scopes.length
+      ? [`the scope ${scopes.join(', ')} (a token granted it, or OAuth authorized again asking for it)`]
+      : []),
+    ...(pro ? ['a Pro workspace (write tools)'] : []),
+    ...(roles.length ? [`the role ${roles.join(' or ')} or higher (ask a workspace admin)`] : []),
+  ];
+  const more = hidden.length === 1 ? '1 more tool is' : `${hidden.length} more tools are`;
+  return `${more} not listed; they need ${needs.join('; ')}.`;
+}
+
+/** The tools of `all` a principal may call (all of them for none: the public listing). */
+export function callableBy<T extends { requirement: ToolRequirement }>(
+  all: T[],
+  principal: Principal | undefined,
+): T[] {
+  return principal ? all.filter((t) => mayCall(principal, t.requirement)) : all;
+}
