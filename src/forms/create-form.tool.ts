@@ -35,12 +35,12 @@ const output = FormSchema;
   title: 'Create a form',
   description:
     'Creates a draft form with its blocks; the answer shows every block and choice with its new id. Publish it with publish_form. ' +
-    'Logic: showIf on a block (or a page_break: its page) and jumps on a page_break, naming earlier blocks by ref. A rule that does not fit is refused (400 invalid_arguments) at its JSON path.\n\n' +
-    'Example (skip to the end on No, ask why on a low score or from support):\n' +
+    'A rule that does not fit is refused (400 invalid_arguments) at its JSON path.\n\n' +
+    'Example (end on No; ask why on a low score or from support):\n' +
     '{"title":"Feedback","hiddenFields":["source"],"blocks":[' +
     '{"ref":"happy","type":"yes_no","title":"Did you enjoy it?","required":true},' +
-    '{"type":"page_break","title":"Details","jumps":[{"if":{"block":"happy","op":"equals","value":false},"to":"end"}]},' +
-    '{"ref":"score","type":"rating","title":"How much?","max":5},' +
+    '{"type":"page_break","jumps":[{"if":{"block":"happy","op":"equals","value":false},"to":"end"}]},' +
+    '{"ref":"score","type":"rating","title":"How much?"},' +
     '{"ref":"why","type":"long_text","title":"What could be better?","showIf":{"any":[{"block":"score","op":"lte","value":2},{"hidden":"source","op":"equals","value":"support"}]}}]}',
   scope: 'forms:write',
   ui: { resourceUri: APP_VIEWS.formPreview },

@@ -80,13 +80,13 @@ export const BlockInputSchema = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: 64,
-        description: "An existing block's id, to keep the block and its answers; omitted for a new block.",
+        description: "An existing block's id, to keep it and its answers.",
       }),
     ),
     ref: Type.Optional(
       Type.Union([Type.String({ pattern: REF_PATTERN, maxLength: 64 }), Type.Null()], {
         description:
-          'Your own key for the block, unique in the form, not starting with b_: conditions, jumps and answers may name the block by it before it has an id. In update_form a known ref without id is that block; omitted: kept; null removes it.',
+          'Your key for the block (unique, not b_...): conditions, jumps and answers may name it so. update_form: a known ref without id is that block; omitted: kept; null removes it.',
       }),
     ),
     type: StringEnum(BLOCK_TYPES, {
@@ -140,9 +140,7 @@ export const BlockInputSchema = Type.Object(
       }),
     ),
     showIf: Type.Optional(
-      ConditionSchema(
-        'The block (on a page_break: its page) is shown only when this condition holds; it names only blocks before it.',
-      ),
+      ConditionSchema('Shown only when this holds (on a page_break: its page); names only earlier blocks.'),
     ),
     jumps: Type.Optional(
       Type.Array(
@@ -161,7 +159,7 @@ export const BlockInputSchema = Type.Object(
         {
           maxItems: MAX_JUMPS,
           description:
-            'page_break only: tried in order when the respondent leaves the page this page_break closes; the first whose if holds is taken, else the next page follows.',
+            'page_break only: tried in order on leaving the page it closes; the first whose if holds is taken, else the next page.',
         },
       ),
     ),
@@ -178,9 +176,8 @@ export const HiddenFieldsSchema = (description?: string) =>
     maxItems: MAX_HIDDEN_FIELDS,
     description:
       description ??
-      'Names of values a response carries besides its answers, e.g. ["campaign"]. People bring them in the share link\'s query: ' +
-        "/f/{publicId}?campaign=newsletter (the form's url, then ?name=value&...); create_response takes them in hidden; " +
-        'conditions test them as { "hidden": "campaign", "op", "value" }.',
+      'Names of values a response carries besides its answers, e.g. ["campaign"]: the share link brings them ' +
+        '(/f/{publicId}?campaign=newsletter), create_response takes them in hidden, conditions test { "hidden": name, "op", "value" }.',
   });
 
 export const FormTitle = Type.String({ minLength: 1, maxLength: 500 });

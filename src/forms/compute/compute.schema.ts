@@ -14,7 +14,7 @@ export const VariablesSchema = (description?: string) =>
   list(
     MAX_VARIABLES,
     description ??
-      '[{ "name", "type": "number"|"text", "initial"? }], names unlike refs and hidden fields. Points or correct on choices make a quiz: built-in score, correctCount.',
+      '[{ "name", "type": "number"|"text", "initial"? }]. Choices with points or correct add score and correctCount.',
   );
 
 /** create_form / update_form: `endings`. */
@@ -22,7 +22,7 @@ export const EndingsSchema = (description?: string) =>
   list(
     MAX_ENDINGS,
     description ??
-      '[{ "ref", "title", "message"?, "redirectUrl"? }]: a jump to "ending:<ref>" ends there, else the first. Texts recall {{ref}}, {{hidden:name}}, {{variable:name}}.',
+      '[{ "ref", "title", "message"?, "redirectUrl"? }]: a jump to "ending:<ref>" ends there, else the first. Texts recall {{ref}}, {{hidden:x}}, {{variable:x}}.',
   );
 
 /** create_form / update_form: `thankYou`, the page after a form without endings. */

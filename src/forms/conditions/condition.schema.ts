@@ -4,13 +4,13 @@ import { MAX_CONDITION_LIST, MAX_CONDITION_TEXT } from './check';
 import { MAX_DEPTH, OPERATORS } from './condition.types';
 
 export const CONDITION_DESCRIPTION =
-  'A leaf { "block": id or ref, "op", "value"? }, { "hidden": name, ... } or { "variable": name, ... }, ' +
-  `or all / any (a list) or not (one) of conditions, at most ${MAX_DEPTH} levels with the leaf (all > any > leaf). ` +
-  'ops: text, hidden, text variable: equals, not_equals, in, contains, not_contains (substring, any case); ' +
-  'number (and variable), rating, linear_scale, date (YYYY-MM-DD): equals, not_equals, in, gt, gte, lt, lte; ' +
-  'multiple_choice, dropdown: equals, not_equals, in (choices by label or id); ' +
-  'checkboxes: contains, not_contains (one ticked), equals, not_equals (exactly that set), in (any ticked); ' +
-  'yes_no: equals, not_equals (true/false); all: answered, not_answered (no value). in and sets take a list. ' +
+  'A leaf { "block": id or ref | "hidden": name | "variable": name, "op", "value"? }, ' +
+  `or all / any (a list) or not (one) of conditions, at most ${MAX_DEPTH} levels (all > any > leaf). ` +
+  'ops: text, hidden: equals, not_equals, in, contains, not_contains (substring, any case); ' +
+  'number, rating, linear_scale, date (YYYY-MM-DD): equals, not_equals, in, gt, gte, lt, lte; ' +
+  'multiple_choice, dropdown: equals, not_equals, in (label or id); ' +
+  'checkboxes: contains, not_contains (one ticked), equals, not_equals (that set), in (any ticked); ' +
+  "yes_no: equals, not_equals; a variable: its type's; any: answered, not_answered. in and sets take a list. " +
   'A block not shown or not answered fails every op but not_answered.';
 
 const text = { type: 'string', maxLength: MAX_CONDITION_TEXT };
