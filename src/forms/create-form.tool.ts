@@ -1,7 +1,14 @@
 import { Static, Type } from '@sinclair/typebox';
 import { APP_VIEWS } from '../apps/view-uris';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
-import { BlockInputSchema, FormDescription, FormSchema, FormTitle, HiddenFieldsSchema } from './form.schemas';
+import {
+  BlockInputSchema,
+  FormDescription,
+  FormSchema,
+  FormTitle,
+  HiddenFieldsSchema,
+  ScheduleFields,
+} from './form.schemas';
 import { FormsService } from './forms.service';
 import { PartialResponsesSetting } from './partial-setting';
 
@@ -17,6 +24,7 @@ const input = Type.Object(
     ),
     hiddenFields: Type.Optional(HiddenFieldsSchema()),
     partialResponses: Type.Optional(PartialResponsesSetting),
+    ...ScheduleFields,
   },
   { additionalProperties: false },
 );

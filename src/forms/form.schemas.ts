@@ -52,6 +52,8 @@ export const FormSchema = Type.Object(
     ...formFields,
     hiddenFields: Type.Optional(Type.Array(Type.String())),
     partialResponses: Type.Optional(Type.Boolean()),
+    opensAt: Type.Optional(Type.Union([Timestamp, Type.Null()])),
+    closesAt: Type.Optional(Type.Union([Timestamp, Type.Null()])),
     blocks: Type.Array(BlockSchema),
   },
   { additionalProperties: false },
@@ -168,3 +170,15 @@ export const HiddenFieldsSchema = (description?: string) =>
 
 export const FormTitle = Type.String({ minLength: 1, maxLength: 500 });
 export const FormDescription = Type.Union([Type.String({ maxLength: 5000 }), Type.Null()]);
+
+/** A form's schedule as create_form and update_form take it (issue 47). */
+export const ScheduleFields = {
+  opensAt: Type.Optional(
+    Type.Union([Timestamp, Type.Null()], { description: 'ISO 8601 UTC; no answers before it. null clears.' }),
+  ),
+  closesAt: Type.Optional(
+    Type.Union([Timestamp, Type.Null()], {
+      description: 'ISO 8601 UTC, after opensAt; at it the form closes (409 form_closed). null clears.',
+    }),
+  ),
+};

@@ -1,7 +1,15 @@
 import { Static, Type } from '@sinclair/typebox';
 import { APP_VIEWS } from '../apps/view-uris';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
-import { BlockInputSchema, FormDescription, FormSchema, FormTitle, HiddenFieldsSchema, PublicId } from './form.schemas';
+import {
+  BlockInputSchema,
+  FormDescription,
+  FormSchema,
+  FormTitle,
+  HiddenFieldsSchema,
+  ScheduleFields,
+  PublicId,
+} from './form.schemas';
 import { FormsService } from './forms.service';
 import { PartialResponsesSetting } from './partial-setting';
 
@@ -25,6 +33,7 @@ const input = Type.Object(
     ),
     hiddenFields: Type.Optional(HiddenFieldsSchema('The whole new list of hidden fields, as in create_form.')),
     partialResponses: Type.Optional(PartialResponsesSetting),
+    ...ScheduleFields,
     acceptAnswerLoss: Type.Optional(
       Type.Boolean({
         default: false,
