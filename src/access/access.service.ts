@@ -31,6 +31,7 @@ export class AccessService implements OnModuleInit, OnModuleDestroy {
   ) {}
 
   onModuleInit() {
+    this.forms.dueCloser = (formId) => this.closeDue(formId);
     this.timer = setInterval(
       () => void this.sweep().catch((err: Error) => this.logger.warn(`schedule sweep failed: ${err.message}`)),
       SCHEDULE_SWEEP_EVERY_MS,
@@ -63,7 +64,7 @@ export class AccessService implements OnModuleInit, OnModuleDestroy {
    */
   async refusal(form: FormRecord, wording: 'api' | 'person' = 'api', now = new Date()): Promise<ApiError | undefined> {
     const why = this.whyClosed(form, now, wording);
-    if (why && closedBySchedule(form, now)) await this.closeDue(form.id);
+    if (why && form.closeDue && closedBySchedule(form, now)) await this.closeDue(form.id);
     return why;
   }
 

@@ -72,7 +72,7 @@ export function scheduleRefusal(s: Schedule, now: Date, wording: 'api' | 'person
       hint:
         wording === 'api'
           ? `It takes responses from ${at.toISOString()} (opensAt); try again then, or move opensAt with update_form.`
-          : 'Come back then: your answers are taken from that time.',
+          : 'Come back then to answer it.',
     });
   }
   return undefined;

@@ -8,7 +8,11 @@ import type { BlockEntity } from './entities/block.entity';
 import type { FormEntity, FormStatus } from './entities/form.entity';
 
 /** A form as read from the database, with its blocks in order. */
-export type FormRecord = Omit<FormEntity, 'workspace'> & { blocks: Block[] };
+export type FormRecord = Omit<FormEntity, 'workspace'> & {
+  blocks: Block[];
+  /** Published, its closesAt passed, and not closed yet: it reads as closed, and is closed on read (issue 47). */
+  closeDue?: boolean;
+};
 
 /** A form as a list shows it: no blocks, but how many responses it has and when the last came. */
 export type FormListItem = FormRecord & { responseCount: number; lastResponseAt: Date | null };
@@ -27,7 +31,7 @@ const STATUS = `CASE WHEN ${DUE} THEN 'closed' ELSE f.status END AS status`;
 const FORM_COLUMNS = `f.id, f.public_id AS "publicId", f.workspace_id AS "workspaceId", f.title, f.description,
   ${STATUS}, f.hidden_fields AS "hiddenFields", f.version, f.created_at AS "createdAt", f.updated_at AS "updatedAt", f.published_at AS "publishedAt",
   CASE WHEN ${DUE} THEN f.closes_at ELSE f.closed_at END AS "closedAt", f.partial_responses AS "partialResponses",
-  f.opens_at AS "opensAt", f.closes_at AS "closesAt"`;
+  f.opens_at AS "opensAt", f.closes_at AS "closesAt", ${DUE} AS "closeDue"`;
 
 /** Blocks in order, as one JSON value, so a form and its blocks cost one round trip. */
 const BLOCKS_JSON = `COALESCE((SELECT json_agg(json_build_object('id', b.id, 'type', b.type, 'title', b.title,

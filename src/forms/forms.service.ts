@@ -75,6 +75,12 @@ export class FormsService {
   /** get_form's answers, by form id, with the version each is of, most recent last (see getView()). */
   private readonly formViews = new Map<string, { version: number; view: Record<string, unknown>; until?: number }>();
 
+  /**
+   * Closes a form its closesAt has passed, with its event (issue 47): set by the AccessService,
+   * which builds on forms/, so that get_form stores the close it shows.
+   */
+  dueCloser?: (formId: string) => Promise<unknown>;
+
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly repo: FormsRepository,
@@ -122,7 +128,11 @@ export class FormsService {
     const kept = this.formViews.get(current.id);
     // A published form's view lasts until its closesAt: from then on it reads as closed (issue 47).
     if (kept?.version === current.version && !(kept.until! <= Date.now())) return kept.view;
-    const form = await this.get(workspaceId, publicId, manager);
+    let form = await this.get(workspaceId, publicId, manager);
+    if (form.closeDue && this.dueCloser) {
+      await this.dueCloser(form.id);
+      form = await this.get(workspaceId, publicId, manager);
+    }
     const view = servedAsIs(this.view(form, true));
     const until = form.status === 'published' ? form.closesAt?.getTime() : undefined;
     this.formViews.delete(form.id);

@@ -189,6 +189,9 @@ describe('form schedules', () => {
       status: 'closed',
       closedAt: closesAt,
     });
+    // ... and that read stored the close.
+    const [row] = await db.query(`SELECT status FROM forms WHERE public_id = $1`, [publicId]);
+    expect(row.status).toBe('closed');
     expectError(
       await callTool(b, token, 'create_response', { publicId, answers: { [block]: 'late' } }),
       409,
