@@ -8,6 +8,7 @@ import {
   FormSchema,
   FormTitle,
   HiddenFieldsSchema,
+  ScheduleFields,
 } from './form.schemas';
 import { FormsService } from './forms.service';
 import { PartialResponsesSetting } from './partial-setting';
@@ -25,6 +26,7 @@ const input = Type.Object(
     hiddenFields: Type.Optional(HiddenFieldsSchema()),
     partialResponses: Type.Optional(PartialResponsesSetting),
     ...computeArguments,
+    ...ScheduleFields,
   },
   { additionalProperties: false },
 );

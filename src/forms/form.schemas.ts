@@ -60,6 +60,8 @@ export const FormSchema = Type.Object(
     ...formFields,
     hiddenFields: Type.Optional(Type.Array(Type.String())),
     partialResponses: Type.Optional(Type.Boolean()),
+    opensAt: Type.Optional(Type.Union([Timestamp, Type.Null()])),
+    closesAt: Type.Optional(Type.Union([Timestamp, Type.Null()])),
     blocks: Type.Array(BlockSchema),
     // As create_form takes them (issue 46); written out once, in its input.
     variables: Type.Optional(Type.Unsafe<unknown>({})),
@@ -193,4 +195,15 @@ export const computeUpdateArguments = {
   variables: Type.Optional(VariablesSchema('As in create_form.')),
   endings: Type.Optional(EndingsSchema('As in create_form.')),
   thankYou: Type.Optional(ThankYouSchema('As in create_form.')),
+};
+/** A form's schedule as create_form and update_form take it (issue 47). */
+export const ScheduleFields = {
+  opensAt: Type.Optional(
+    Type.Union([Timestamp, Type.Null()], { description: 'ISO 8601 UTC; no answers before it. null clears.' }),
+  ),
+  closesAt: Type.Optional(
+    Type.Union([Timestamp, Type.Null()], {
+      description: 'ISO 8601 UTC, after opensAt; at it the form closes (409 form_closed). null clears.',
+    }),
+  ),
 };

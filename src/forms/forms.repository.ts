@@ -8,7 +8,11 @@ import type { BlockEntity } from './entities/block.entity';
 import type { FormEntity, FormStatus } from './entities/form.entity';
 
 /** A form as read from the database, with its blocks in order. */
-export type FormRecord = Omit<FormEntity, 'workspace'> & { blocks: Block[] };
+export type FormRecord = Omit<FormEntity, 'workspace'> & {
+  blocks: Block[];
+  /** Published, its closesAt passed, and not closed yet: it reads as closed, and is closed on read (issue 47). */
+  closeDue?: boolean;
+};
 
 /** A form as a list shows it: no blocks, but how many responses it has and when the last came. */
 export type FormListItem = FormRecord & { responseCount: number; lastResponseAt: Date | null };
@@ -17,9 +21,17 @@ export type FormListItem = FormRecord & { responseCount: number; lastResponseAt:
 type BlockRow = Pick<BlockEntity, 'id' | 'title' | 'description' | 'required' | 'settings'> & { type: Block['type'] };
 
 /** The columns of FormEntity, under its property names. */
+/**
+ * A published form whose closesAt passed reads as closed (with closedAt its closesAt) from that
+ * second on, before the schedule sweep (AccessService) persists it (issue 47).
+ */
+const DUE = `(f.status = 'published' AND f.closes_at <= clock_timestamp())`;
+const STATUS = `CASE WHEN ${DUE} THEN 'closed' ELSE f.status END AS status`;
+
 const FORM_COLUMNS = `f.id, f.public_id AS "publicId", f.workspace_id AS "workspaceId", f.title, f.description,
-  f.status, f.hidden_fields AS "hiddenFields", f.version, f.created_at AS "createdAt", f.updated_at AS "updatedAt", f.published_at AS "publishedAt",
-  f.closed_at AS "closedAt", f.partial_responses AS "partialResponses", f.compute`;
+  ${STATUS}, f.hidden_fields AS "hiddenFields", f.version, f.created_at AS "createdAt", f.updated_at AS "updatedAt", f.published_at AS "publishedAt",
+  CASE WHEN ${DUE} THEN f.closes_at ELSE f.closed_at END AS "closedAt", f.partial_responses AS "partialResponses",
+  f.opens_at AS "opensAt", f.closes_at AS "closesAt", ${DUE} AS "closeDue", f.compute`;
 
 /** Blocks in order, as one JSON value, so a form and its blocks cost one round trip. */
 const BLOCKS_JSON = `COALESCE((SELECT json_agg(json_build_object('id', b.id, 'type', b.type, 'title', b.title,
@@ -163,7 +175,7 @@ export class FormsRepository {
     let where = 'f.workspace_id = $1';
     if (opts.status) {
       params.push(opts.status);
-      where += ` AND f.status = $${params.length}`;
+      where += ` AND (CASE WHEN ${DUE} THEN 'closed' ELSE f.status END) = $${params.length}`;
     }
     const [{ total }] = await manager.query(`SELECT count(*)::int AS total FROM forms f WHERE ${where}`, params);
     const rows: Array<Omit<FormListItem, 'blocks'>> = await manager.query(
@@ -265,6 +277,34 @@ export class FormsRepository {
        WHERE id = $1`,
       [formId, status, at ?? null],
     );
+  }
+
+  /** Sets the form's schedule (issue 47); the caller bumps the version (a create or updateContent). */
+  async setSchedule(tx: EntityManager, formId: string, opensAt: Date | null, closesAt: Date | null): Promise<void> {
+    await tx.query(`UPDATE forms SET opens_at = $2, closes_at = $3 WHERE id = $1`, [formId, opensAt, closesAt]);
+  }
+
+  /**
+   * Closes published forms whose closesAt passed (one, or up to `limit`), at their closesAt, and
+   * bumps their version; the ones this statement closed. Rows another transaction is closing are
+   * skipped, and a row it closed no longer matches: each form is closed by one statement only.
+   */
+  async closeDue(
+    tx: EntityManager,
+    limit: number,
+    formId?: string,
+  ): Promise<Array<{ publicId: string; workspaceId: string }>> {
+    // An UPDATE answers [rows, count].
+    const [rows] = (await tx.query(
+      `UPDATE forms f SET status = 'closed', closed_at = f.closes_at, version = f.version + 1, updated_at = clock_timestamp()
+        WHERE f.id IN (SELECT d.id FROM forms d
+                        WHERE d.status = 'published' AND d.closes_at <= clock_timestamp() AND ($2::uuid IS NULL OR d.id = $2)
+                        LIMIT $1 FOR UPDATE SKIP LOCKED)
+          AND f.status = 'published'
+        RETURNING f.public_id AS "publicId", f.workspace_id AS "workspaceId"`,
+      [limit, formId ?? null],
+    )) as [Array<{ publicId: string; workspaceId: string }>, number];
+    return rows;
   }
 
   /** Deletes the form; its blocks and responses go with it (ON DELETE CASCADE). */

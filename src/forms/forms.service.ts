@@ -26,6 +26,7 @@ import { FormVersionReads } from './form-version-reads';
 import { FormListItem, FormRecord, FormsRepository } from './forms.repository';
 import { UploadsService } from '../uploads/uploads.service';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service';
+import { checkSchedule, closedBySchedule, timeOf } from '../access/schedule';
 
 export interface FormInput {
   title: string;
@@ -39,6 +40,9 @@ export interface FormInput {
   variables?: ComputeInput['variables'];
   endings?: ComputeInput['endings'];
   thankYou?: ComputeInput['thankYou'];
+  /** The schedule (issue 47): ISO 8601 times; null or omitted: none. */
+  opensAt?: string | null;
+  closesAt?: string | null;
 }
 
 export interface FormUpdate {
@@ -52,6 +56,9 @@ export interface FormUpdate {
   /** The whole new list of hidden fields; omitted: kept. */
   hiddenFields?: string[];
   partialResponses?: boolean;
+  /** The schedule (issue 47): omitted: kept; null: cleared. */
+  opensAt?: string | null;
+  closesAt?: string | null;
   acceptAnswerLoss?: boolean;
   /** Each omitted: kept (issue 46). */
   variables?: ComputeInput['variables'];
@@ -82,7 +89,13 @@ export class FormsService {
   /** The forms this instance read last, by publicId, most recent last (see recent()). */
   private readonly recentForms = new Map<string, FormRecord>();
   /** get_form's answers, by form id, with the version each is of, most recent last (see getView()). */
-  private readonly formViews = new Map<string, { version: number; view: Record<string, unknown> }>();
+  private readonly formViews = new Map<string, { version: number; view: Record<string, unknown>; until?: number }>();
+
+  /**
+   * Closes a form its closesAt has passed, with its event (issue 47): set by the AccessService,
+   * which builds on forms/, so that get_form stores the close it shows.
+   */
+  dueCloser?: (formId: string) => Promise<unknown>;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -129,11 +142,17 @@ export class FormsService {
     const current = await this.versions.read({ workspaceId, publicId });
     if (!current) throw notFoundForm(publicId);
     const kept = this.formViews.get(current.id);
-    if (kept?.version === current.version) return kept.view;
-    const form = await this.get(workspaceId, publicId, manager);
+    // A published form's view lasts until its closesAt: from then on it reads as closed (issue 47).
+    if (kept?.version === current.version && !(kept.until! <= Date.now())) return kept.view;
+    let form = await this.get(workspaceId, publicId, manager);
+    if (form.closeDue && this.dueCloser) {
+      await this.dueCloser(form.id);
+      form = await this.get(workspaceId, publicId, manager);
+    }
     const view = servedAsIs(this.view(form, true));
+    const until = form.status === 'published' ? form.closesAt?.getTime() : undefined;
     this.formViews.delete(form.id);
-    this.formViews.set(form.id, { version: form.version, view });
+    this.formViews.set(form.id, { version: form.version, view, until });
     if (this.formViews.size > RECENT_FORMS) this.formViews.delete(this.formViews.keys().next().value!);
     return view;
   }
@@ -192,7 +211,8 @@ export class FormsService {
   async create(workspaceId: string, input: FormInput, manager?: EntityManager, createdAt?: Date): Promise<FormRecord> {
     const hiddenFields = input.hiddenFields ?? [];
     const checked = normalizeForm(input.blocks ?? [], [], hiddenFields, [], '/blocks', computeInput(input));
-    const details = [...checkHiddenFields(hiddenFields), ...checked.details];
+    const schedule = { opensAt: timeOf(input.opensAt) ?? null, closesAt: timeOf(input.closesAt) ?? null };
+    const details = [...checkHiddenFields(hiddenFields), ...checked.details, ...checkSchedule(schedule)];
     if (details.length) throw invalidForm(details);
     const blocks = checked.blocks;
     const run = async (tx: EntityManager) => {
@@ -211,6 +231,8 @@ export class FormsService {
       );
       await this.repo.insertBlocks(tx, id, blocks);
       if (input.partialResponses) await this.repo.setPartialResponses(tx, id, true);
+      if (schedule.opensAt || schedule.closesAt)
+        await this.repo.setSchedule(tx, id, schedule.opensAt, schedule.closesAt);
       await this.answers.formCreated(tx, id);
       return this.get(workspaceId, publicId, tx);
     };
@@ -239,6 +261,15 @@ export class FormsService {
           message: `The form is at version ${form.version}; this update was made from version ${input.version}.`,
         });
       }
+      const schedule = {
+        opensAt: timeOf(input.opensAt) === undefined ? form.opensAt : timeOf(input.opensAt)!,
+        closesAt: timeOf(input.closesAt) === undefined ? form.closesAt : timeOf(input.closesAt)!,
+      };
+      const scheduleDetails = checkSchedule(schedule, {
+        opensAt: input.opensAt !== undefined,
+        closesAt: input.closesAt !== undefined,
+      });
+      if (scheduleDetails.length) throw invalidForm(scheduleDetails);
       let discarded = 0;
       const hiddenFields = input.hiddenFields ?? form.hiddenFields;
       const hiddenDetails = input.hiddenFields ? checkHiddenFields(input.hiddenFields) : [];
@@ -292,6 +323,8 @@ export class FormsService {
       );
       if (input.partialResponses !== undefined)
         await this.repo.setPartialResponses(tx, form.id, input.partialResponses);
+      if (input.opensAt !== undefined || input.closesAt !== undefined)
+        await this.repo.setSchedule(tx, form.id, schedule.opensAt, schedule.closesAt);
       await this.audit.record(tx, actor, 'form.update', form.publicId, {
         version: form.version + 1,
         ...(discarded ? { answersDiscarded: discarded } : {}),
@@ -313,6 +346,12 @@ export class FormsService {
           hint: 'Add blocks with update_form, then publish.',
         });
       }
+      if (to === 'published' && closedBySchedule(form, new Date())) {
+        throw new ApiError('tool_error', {
+          message: `This form's closesAt (${form.closesAt!.toISOString()}) has passed: published, it would be closed at once.`,
+          hint: 'Set a later closesAt, or null, with update_form, then publish it.',
+        });
+      }
       if (to === 'closed' && form.status === 'draft') {
         throw new ApiError('tool_error', {
           message: 'This form is a draft: it was never published, so there is nothing to close.',
@@ -329,7 +368,8 @@ export class FormsService {
         tx,
         actor.workspace.id,
         to === 'published' ? 'form.published' : 'form.closed',
-        this.view(changed, true),
+        // A close by hand; the schedule's closes say "schedule" (AccessService).
+        to === 'published' ? this.view(changed, true) : { ...this.view(changed, true), reason: 'manual' },
       );
       return changed;
     });
@@ -401,6 +441,18 @@ export class FormsService {
     return losses.reduce((sum, l) => sum + l.answers, 0);
   }
 
+  /**
+   * Closes published forms whose closesAt passed (the one `formId` names, or up to `limit`), in
+   * `tx`: the forms this transaction closed, as read after (the caller emits their events). See
+   * FormsRepository.closeDue: a form is closed by one transaction, however many try.
+   */
+  async closeDue(tx: EntityManager, limit: number, formId?: string): Promise<FormRecord[]> {
+    const rows = await this.repo.closeDue(tx, limit, formId);
+    const closed: FormRecord[] = [];
+    for (const r of rows) closed.push(await this.get(r.workspaceId, r.publicId, tx));
+    return closed;
+  }
+
   /** Sets a form's status without the rules of publish_form and close_form (the demo's seeding, at `at` when given). */
   async setStatus(
     formId: string,
@@ -440,6 +492,9 @@ export function formView(f: FormRecord, withBlocks = false, publicUrl?: string) 
     if (f.hiddenFields?.length) view.hiddenFields = f.hiddenFields;
     // Shown either way (issue 45): false says it is off, where leaving it out said nothing.
     view.partialResponses = f.partialResponses === true;
+    // The schedule (issue 47), shown either way: null says there is none.
+    view.opensAt = f.opensAt?.toISOString() ?? null;
+    view.closesAt = f.closesAt?.toISOString() ?? null;
     view.blocks = blocksView(f.blocks);
     // Forms that compute (issue 46): only those that do show these, so other forms read as they did.
     if (f.compute?.variables) view.variables = f.compute.variables;

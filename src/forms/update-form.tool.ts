@@ -8,6 +8,7 @@ import {
   FormSchema,
   FormTitle,
   HiddenFieldsSchema,
+  ScheduleFields,
   PublicId,
 } from './form.schemas';
 import { FormsService } from './forms.service';
@@ -34,6 +35,7 @@ const input = Type.Object(
     hiddenFields: Type.Optional(HiddenFieldsSchema('The whole new list of hidden fields, as in create_form.')),
     partialResponses: Type.Optional(PartialResponsesSetting),
     ...computeUpdateArguments,
+    ...ScheduleFields,
     acceptAnswerLoss: Type.Optional(
       Type.Boolean({
         default: false,

@@ -12,6 +12,7 @@ import { currentManager, inTransaction } from '../database/transaction';
 import type { Readable } from 'node:stream';
 import { blocksView } from '../forms/form-logic';
 import { FormRecord, FormsService } from '../forms/forms.service';
+import { AccessService } from '../access/access.service';
 import { SessionsService } from '../settings/sessions.service';
 import { notAccepting, ResponsesService, ResponseView } from '../responses/responses.service';
 import { endOfSubmitted, EndView, endView, recallBlock, recallLogic, valuesBefore } from './recall-page';
@@ -86,6 +87,7 @@ export class RespondentController {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @InjectDataSource() private readonly db: DataSource,
     private readonly clients: ClientKeys,
+    private readonly access: AccessService,
   ) {}
 
   /** The pages' one script (respondent.script.ts): same-page questions appear at once. The pages work without it. */
@@ -100,13 +102,15 @@ export class RespondentController {
     const form = await this.findForm(publicId);
     if (prefersJson(req.headers.accept)) {
       if (!form) throw formNotFound();
-      if (form.status !== 'published') throw notAccepting(form.status);
+      const shut = await this.shut(form);
+      if (shut) throw shut;
       res.status(200).header('Cache-Control', 'no-store').send(formForEmbedding(form));
       return;
     }
     if (!form) return sendPage(res, 404, notFoundPage());
     const headers = await this.headersFor(form);
-    if (form.status !== 'published') return sendPage(res, 409, notAcceptingPage(form.status), headers);
+    const shut = await this.shut(form);
+    if (shut) return sendPage(res, 409, closedPage(shut, form.status), headers);
     if (!walksPages(form)) return sendPage(res, 200, formPage(form, {}, [], await this.fileView(form, {})), headers);
     const resumed = savesPartials(form) ? await this.resume(form, req) : undefined;
     if (resumed?.redirect)
@@ -132,7 +136,8 @@ export class RespondentController {
     const form = await this.findForm(publicId);
     if (!form) throw formNotFound();
     if ((await this.originOf(form, req)) === 'cross-site') throw crossSite();
-    if (form.status !== 'published') throw notAccepting(form.status);
+    const shut = await this.shut(form);
+    if (shut) throw shut;
     const body = isJsonRequest(req) ? parseJson(String(req.body ?? '')) : undefined;
     const { block, filename, contentType, size } = (body ?? {}) as Record<string, unknown>;
     const bad = [
@@ -187,7 +192,8 @@ export class RespondentController {
   ) {
     const form = await this.findForm(publicId);
     if (!form) throw formNotFound();
-    if (form.status !== 'published') throw notAccepting(form.status);
+    const shut = await this.shut(form);
+    if (shut) throw shut;
     const body = isJsonRequest(req) ? parseJson(String(req.body ?? '')) : undefined;
     const blockId = (body as { block?: unknown } | undefined)?.block;
     const block = form.blocks.find((b) => b.id === blockId && b.type === 'file_upload');
@@ -274,13 +280,14 @@ export class RespondentController {
     // A post made by another site's page (issue 45, 6.2): refused before any of it is read or stored.
     if ((await this.originOf(form, req)) === 'cross-site')
       return sendPage(res, 403, crossSitePage(form), { ...headers, ...(isMultipart(req) ? closing() : {}) });
+    // Nothing is stored for a form that takes no answers (its status or schedule); an unread body closes the connection.
+    const shut = await this.shut(form);
+    if (shut)
+      return sendPage(res, 409, closedPage(shut, form.status), { ...headers, ...(isMultipart(req) ? closing() : {}) });
     let raw = (isFormPost(req) ? req.body : {}) as RawAnswers;
     const fileProblems: ErrorDetail[] = [];
     let fileStatus = 400;
     if (isMultipart(req)) {
-      // Nothing is stored for a form that takes no answers; the unread body closes the connection.
-      if (form.status !== 'published')
-        return sendPage(res, 409, notAcceptingPage(form.status), { ...headers, ...closing() });
       try {
         const post = await this.receiveFiles(form, req, fileProblems);
         raw = post.fields;
@@ -299,7 +306,6 @@ export class RespondentController {
       }
     }
     if (walksPages(form)) {
-      if (form.status !== 'published') return sendPage(res, 409, notAcceptingPage(form.status), headers);
       if (typeof raw._resume === 'string' && raw._state === undefined && savesPartials(form)) {
         // The confirmation of a resume link opened without a person's click (see resume()).
         const moved = await this.moveTo(form, raw._resume, req);
@@ -331,8 +337,8 @@ export class RespondentController {
           headers,
         );
       }
-      if (err instanceof ApiError && err.code === 'form_not_accepting_responses')
-        return sendPage(res, 409, notAcceptingPage(form.status), headers);
+      if (err instanceof ApiError && CLOSED_CODES.has(err.code))
+        return sendPage(res, 409, closedPage(err, form.status), headers);
       throw err;
     }
     this.sendEnd(res, form, endOfSubmitted(form, submitted), headers);
@@ -463,8 +469,7 @@ export class RespondentController {
         state.a = values;
         return [400, await this.drawStep(form, state, at, route(form, state.a, state.h), details)];
       }
-      if (err instanceof ApiError && err.code === 'form_not_accepting_responses')
-        return [409, notAcceptingPage(form.status)];
+      if (err instanceof ApiError && CLOSED_CODES.has(err.code)) return [409, closedPage(err, form.status)];
       throw err;
     }
     // Submitted: this browser forgets the partial's secret.
@@ -849,6 +854,17 @@ export class RespondentController {
   }
 
   /** The form, or undefined when there is none (any other failure, say the database, stays an error). */
+  /**
+   * Why the form takes no answers now: its schedule (AccessService, which also closes a form whose
+   * closesAt passed), else its status; undefined when it takes them.
+   */
+  private async shut(form: FormRecord): Promise<ApiError | undefined> {
+    return (
+      (await this.access.refusal(form, 'person')) ??
+      (form.status === 'published' ? undefined : notAccepting(form.status))
+    );
+  }
+
   private async findForm(publicId: string) {
     if (!PUBLIC_ID.test(publicId)) return undefined;
     try {
@@ -880,6 +896,16 @@ function formNotFound(): ApiError {
 
 function notFoundPage(): string {
   return messagePage('Form not found', 'There is no form at this address. Check the link you were given.');
+}
+
+/** The refusals of a form that takes no answers now (see shut()). */
+const CLOSED_CODES = new Set<string>(['form_not_accepting_responses', 'form_closed', 'form_not_open']);
+
+/** The page of a refusal: its schedule's (the time in words, UTC), else its status's. */
+function closedPage(err: ApiError, status: string): string {
+  if (err.code === 'form_closed') return messagePage('This form is closed', `${err.message} ${err.hint}`);
+  if (err.code === 'form_not_open') return messagePage('This form is not open yet', `${err.message} ${err.hint}`);
+  return notAcceptingPage(status);
 }
 
 function notAcceptingPage(status: string): string {

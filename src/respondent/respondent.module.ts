@@ -1,6 +1,7 @@
 /** The respondent's page at /f/{publicId}: a published form as people see it, answer and submit it. */
 import { Module } from '@nestjs/common';
 import { FormsModule } from '../forms/forms.module';
+import { AccessModule } from '../access/access.module';
 import { ResponsesModule } from '../responses/responses.module';
 import { WorkspacesModule } from '../workspaces/workspaces.module';
 import { UploadsModule } from '../uploads/uploads.module';
@@ -9,7 +10,7 @@ import { PageStateSigner } from './page-state';
 import { RespondentController } from './respondent.controller';
 
 @Module({
-  imports: [FormsModule, ResponsesModule, WorkspacesModule, UploadsModule],
+  imports: [FormsModule, AccessModule, ResponsesModule, WorkspacesModule, UploadsModule],
   controllers: [RespondentController],
   providers: [PageStateSigner, ClientKeys],
 })

@@ -45,6 +45,7 @@ import { AnswerWording, Block } from '../forms/blocks';
 import { CheckedResponse, validateResponse } from '../forms/form-logic';
 import { FormRecord, FormsService } from '../forms/forms.service';
 import { UploadsService } from '../uploads/uploads.service';
+import { AccessService } from '../access/access.service';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service';
 import { eventBody, newEventId } from '../webhooks/events';
 import { PartialResponsesRepository, PartialRow } from './partial-responses.repository';
@@ -150,6 +151,7 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
     private readonly webhooks: WebhookOutbox,
     private readonly audit: AuditService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly access: AccessService,
   ) {}
 
   onModuleInit() {
@@ -180,6 +182,8 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
     },
   ): Promise<{ responseId: string; resumeSecret: string }> {
     if (!form.partialResponses) throw partialsOff(form.publicId);
+    const why = this.access.whyClosed(form, new Date(), 'person');
+    if (why) throw why;
     if (form.status !== 'published') throw notAccepting(form.status);
     const keys = new Set(pageKeys(form.blocks));
     const reached = [...new Set(input.pagesReached)].filter((k) => keys.has(k));
@@ -325,6 +329,8 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
     if (!SECRET.test(input.resumeSecret ?? '')) throw notFoundPartial();
     return inTransaction(this.db, async (tx) => {
       const locked = await this.forms.getPublic(form.publicId, tx, 'SHARE');
+      const why = this.access.whyClosed(locked, new Date(), 'person');
+      if (why) throw why;
       if (locked.status !== 'published') throw notAccepting(locked.status);
       const found = await this.repo.findByResume(tx, locked.id, hashOf(input.resumeSecret), true);
       if (found.completedId) throw responseCompleted(found.completedId);
@@ -346,6 +352,8 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
     return inTransaction(this.db, async (tx) => {
       const form = await this.forms.lock(tx, actor.workspace.id, publicId, 'SHARE');
       if (!form.partialResponses) throw partialsOff(publicId);
+      const why = this.access.whyClosed(form);
+      if (why) throw why;
       const checked = checkPartial(form, answers, hidden, 'api');
       const reached = reachedBy(form, checked);
       const row = await this.insert(tx, form, checked, reached, reached[reached.length - 1], 'api', null);
@@ -369,6 +377,9 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
   ): Promise<ResponseView> {
     return inTransaction(this.db, async (tx) => {
       const form = await this.forms.lock(tx, actor.workspace.id, publicId, 'SHARE');
+      // Its schedule (issue 47): a partial is not changed nor completed outside it.
+      const why = this.access.whyClosed(form);
+      if (why) throw why;
       const row = UUID.test(responseId) ? await this.repo.find(tx, form.id, responseId, true) : undefined;
       if (!row) {
         if (UUID.test(responseId) && (await this.responses.exists(tx, form.id, responseId)))

@@ -20,6 +20,7 @@ import {
 } from './entities/response-stats.entity';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { FormsModule } from '../forms/forms.module';
+import { AccessModule } from '../access/access.module';
 import { UploadsModule } from '../uploads/uploads.module';
 import { FilesModule } from '../files/files.module';
 import { WebhookOutboxModule } from '../webhooks/webhook-outbox.module';
@@ -52,6 +53,7 @@ import { UpdateResponseTool } from './update-response.tool';
       PartialPageCountEntity,
     ]),
     FormsModule,
+    AccessModule,
     IdempotencyModule,
     WebhookOutboxModule,
     UploadsModule,

@@ -34,6 +34,7 @@ import {
   withoutJit,
 } from './response-filter';
 import { newEventId, responseCreatedBody } from '../webhooks/events';
+import { AccessService } from '../access/access.service';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service';
 import {
   ALL_PAGES,
@@ -107,6 +108,7 @@ export class ResponsesService {
     private readonly uploads: UploadsService,
     private readonly files: FileAnswers,
     private readonly partials: PartialResponsesRepository,
+    private readonly access: AccessService,
   ) {}
 
   /** Whether the form has a completed response with this id. */
@@ -348,7 +350,8 @@ export class ResponsesService {
     if (
       known &&
       (workspaceId === undefined || known.workspaceId === workspaceId) &&
-      (!how.published || known.status === 'published')
+      (!how.published || known.status === 'published') &&
+      this.access.admits(known)
     ) {
       const checked = check(known);
       // Files whose bytes the service checked on arrival are held by the statement; any other case
@@ -359,10 +362,17 @@ export class ResponsesService {
     }
     // The path below locks the form in a transaction: a keyed call claims its key in it first, the usual way.
     if (keyed) throw new NeedsClaimTransaction();
+    let refused: FormRecord | undefined;
     return inTransaction(this.db, async (tx) => {
       const form = workspaceId
         ? await this.forms.lock(tx, workspaceId, publicId, 'SHARE')
         : await this.forms.getPublic(publicId, tx, 'SHARE');
+      // Its schedule (issue 47): before opensAt or after closesAt, nothing is stored.
+      const why = this.access.whyClosed(form, new Date(), how.source === 'web' ? 'person' : 'api');
+      if (why) {
+        refused = form;
+        throw why;
+      }
       if (how.published && form.status !== 'published') throw notAccepting(form.status);
       const checked = validated(check(form), wording);
       const response = await insert(tx, form, checked);
@@ -378,6 +388,10 @@ export class ResponsesService {
           files,
         });
       return response;
+    }).catch(async (err: unknown) => {
+      // A form found past its closesAt is closed now, once the refusing transaction has ended.
+      if (refused) await this.access.refusal(refused);
+      throw err;
     });
   }
 

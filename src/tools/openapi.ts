@@ -102,6 +102,8 @@ const TOOL_CALL_ERRORS: ErrorCode[] = [
   'version_conflict',
   'idempotency_key_in_use',
   'form_not_accepting_responses',
+  'form_closed',
+  'form_not_open',
   'request_timeout',
   'payload_too_large',
   'unsupported_media_type',

@@ -58,6 +58,16 @@ export const ERROR_CATALOG = {
     message: 'This form is not accepting responses.',
     hint: 'Only a published form takes responses; publish it with publish_form.',
   },
+  form_closed: {
+    status: 409,
+    message: 'This form closed at its scheduled time and takes no more responses.',
+    hint: 'Set a later closesAt (or null) with update_form, then publish_form reopens it.',
+  },
+  form_not_open: {
+    status: 409,
+    message: 'This form does not take responses before its opening time.',
+    hint: 'Try again at opensAt (get_form shows it), or move opensAt with update_form.',
+  },
   response_completed: {
     status: 409,
     message: 'This response is completed; its answers no longer change.',

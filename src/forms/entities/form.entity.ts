@@ -16,6 +16,7 @@ export type FormStatus = (typeof FORM_STATUSES)[number];
 
 @Entity({ name: 'forms' })
 @Index('IDX_forms_workspace_created', ['workspaceId', 'createdAt', 'id'])
+@Index('IDX_forms_closes_at', ['closesAt'], { where: "status = 'published' AND closes_at IS NOT NULL" })
 export class FormEntity {
   /** Internal key; never shown. */
   @PrimaryGeneratedColumn('uuid')
@@ -64,6 +65,14 @@ export class FormEntity {
 
   @Column({ name: 'closed_at', type: 'timestamptz', nullable: true })
   closedAt: Date | null;
+
+  /** Before it the form takes no answers (issue 47); null: at once. */
+  @Column({ name: 'opens_at', type: 'timestamptz', nullable: true })
+  opensAt: Date | null;
+
+  /** At it a published form reads as closed and is closed by the schedule sweep (issue 47); null: never. */
+  @Column({ name: 'closes_at', type: 'timestamptz', nullable: true })
+  closesAt: Date | null;
 
   @ManyToOne(() => WorkspaceEntity, { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'workspace_id' })
