@@ -198,12 +198,10 @@ export const computeUpdateArguments = {
 };
 /** A form's schedule as create_form and update_form take it (issue 47). */
 export const ScheduleFields = {
-  opensAt: Type.Optional(
-    Type.Union([Timestamp, Type.Null()], { description: 'ISO 8601 UTC; no answers before it. null clears.' }),
-  ),
+  opensAt: Type.Optional(Type.Union([Timestamp, Type.Null()], { description: 'No answers before it; null clears.' })),
   closesAt: Type.Optional(
     Type.Union([Timestamp, Type.Null()], {
-      description: 'ISO 8601 UTC, after opensAt; at it the form closes (409 form_closed). null clears.',
+      description: 'The form closes then (409 form_closed); null clears.',
     }),
   ),
 };
