@@ -17,12 +17,7 @@ const input = Type.Object(
   {
     title: FormTitle,
     description: Type.Optional(FormDescription),
-    blocks: Type.Optional(
-      Type.Array(BlockInputSchema, {
-        maxItems: 200,
-        description: 'The blocks in order; Formwork gives every block and choice an id.',
-      }),
-    ),
+    blocks: Type.Optional(Type.Array(BlockInputSchema, { maxItems: 200, description: 'The blocks, in order.' })),
     hiddenFields: Type.Optional(HiddenFieldsSchema()),
     partialResponses: Type.Optional(PartialResponsesSetting),
     ...computeArguments,
@@ -36,14 +31,13 @@ const output = FormSchema;
   name: 'create_form',
   title: 'Create a form',
   description:
-    'Creates a draft form with its blocks; the answer shows every block and choice with its new id. Publish it with publish_form. ' +
-    'A rule that does not fit is refused (400 invalid_arguments) at its JSON path.\n\n' +
-    'Example (end on No; ask why on a low score or from support):\n' +
+    'Creates a draft form; the answer gives every block and choice its id. Publish it with publish_form. ' +
+    'A rule that does not fit: 400 invalid_arguments at its JSON path.\n\nExample:\n' +
     '{"title":"Feedback","hiddenFields":["source"],"blocks":[' +
-    '{"ref":"happy","type":"yes_no","title":"Did you enjoy it?","required":true},' +
+    '{"ref":"happy","type":"yes_no","title":"Enjoyed it?","required":true},' +
     '{"type":"page_break","jumps":[{"if":{"block":"happy","op":"equals","value":false},"to":"end"}]},' +
     '{"ref":"score","type":"rating","title":"How much?"},' +
-    '{"ref":"why","type":"long_text","title":"What could be better?","showIf":{"any":[{"block":"score","op":"lte","value":2},{"hidden":"source","op":"equals","value":"support"}]}}]}',
+    '{"type":"long_text","title":"Why?","showIf":{"any":[{"block":"score","op":"lte","value":2},{"hidden":"source","op":"equals","value":"support"}]}}]}',
   scope: 'forms:write',
   ui: { resourceUri: APP_VIEWS.formPreview },
   write: true,

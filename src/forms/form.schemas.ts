@@ -87,8 +87,7 @@ export const BlockInputSchema = Type.Object(
     ),
     ref: Type.Optional(
       Type.Union([Type.String({ pattern: REF_PATTERN, maxLength: 64 }), Type.Null()], {
-        description:
-          'Your key for the block (unique, not b_...): conditions, jumps and answers may name it so. update_form: a known ref without id is that block; omitted: kept; null removes it.',
+        description: 'Your key for the block (unique, not b_...), for conditions, jumps and answers.',
       }),
     ),
     type: StringEnum(BLOCK_TYPES, {
@@ -152,16 +151,14 @@ export const BlockInputSchema = Type.Object(
             to: Type.String({
               minLength: 1,
               maxLength: 64,
-              description:
-                'The ref or id of a LATER page_break (its page comes next), "end" to finish the form, or "ending:<ref>".',
+              description: 'A LATER page_break\'s ref or id (its page is next), "end" (finish), or "ending:<ref>".',
             }),
           },
           { additionalProperties: false },
         ),
         {
           maxItems: MAX_JUMPS,
-          description:
-            'page_break only: tried in order on leaving the page it closes; the first whose if holds is taken, else the next page.',
+          description: 'page_break only: on leaving its page, the first whose if holds is taken, else the next page.',
         },
       ),
     ),
@@ -178,8 +175,8 @@ export const HiddenFieldsSchema = (description?: string) =>
     maxItems: MAX_HIDDEN_FIELDS,
     description:
       description ??
-      'Names of values a response carries besides its answers, e.g. ["campaign"]: the share link brings them ' +
-        '(/f/{publicId}?campaign=newsletter), create_response takes them in hidden, conditions test { "hidden": name, "op", "value" }.',
+      'Values a response carries besides its answers, e.g. ["campaign"]: set by the share link (?campaign=x) ' +
+        "or create_response's hidden; conditions test them.",
   });
 
 export const FormTitle = Type.String({ minLength: 1, maxLength: 500 });

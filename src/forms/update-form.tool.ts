@@ -29,7 +29,7 @@ const input = Type.Object(
       Type.Array(BlockInputSchema, {
         maxItems: 200,
         description:
-          "The whole new block list, in order: keep a block's id (or ref) and a choice's id to keep their answers; blocks left out are removed. A form read with get_form can be sent back as is.",
+          "The whole new block list, in order: keep a block's id (or ref) and a choice's id to keep their answers; blocks left out are removed; a ref left out is kept, null removes it. A form read with get_form can be sent back as is.",
       }),
     ),
     hiddenFields: Type.Optional(HiddenFieldsSchema('The whole new list of hidden fields, as in create_form.')),

@@ -9,8 +9,12 @@
  * - an output schema identical to an earlier tool's is left out, and the first paragraph of the
  *   tool's description ends "Answers as <tool>." (create_form, publish_form ... answer the form as
  *   get_form does; MCP results still carry structuredContent).
- * Nothing else changes: every keyword that validates is kept, so a schema accepts what it accepted.
- * Each tool's schemas in full, on their own, are in /openapi.json.
+ * - a schema is written shorter where that validates the same (tighten): no `type` beside an enum of
+ *   strings, and `anyOf: [X, { type: "null" }]` as X with `type: [X's type, "null"]` when X's other
+ *   keywords test only values of its type (a null passes them);
+ * - an annotation equal to MCP's default (readOnlyHint false, destructiveHint true, idempotentHint
+ *   false, openWorldHint true) is left out.
+ * A schema accepts exactly what it accepted. Each tool's schemas in full, on their own, are in /openapi.json.
  */
 import { mayCall } from '../common/access/access';
 import type { Principal } from '../common/access/principal';
@@ -35,6 +39,62 @@ const DATA_KEYWORDS = new Set(['enum', 'const', 'default', 'examples', 'required
 type JsonObject = Record<string, unknown>;
 const isObject = (x: unknown): x is JsonObject => typeof x === 'object' && x !== null && !Array.isArray(x);
 
+/** Keywords that test only a value of the schema's own type, or say nothing that validates: a null passes them. */
+const OF_ITS_TYPE = new Set([
+  'type',
+  'description',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'format',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'items',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'properties',
+  'required',
+  'additionalProperties',
+  'minProperties',
+  'maxProperties',
+]);
+/** MCP's defaults for tool annotations (a client reads a hint left out as this). */
+const ANNOTATION_DEFAULTS: JsonObject = {
+  readOnlyHint: false,
+  destructiveHint: true,
+  idempotentHint: false,
+  openWorldHint: true,
+};
+
+/** A schema (not its subschemas) written shorter where it validates the same. */
+export function tighten(node: JsonObject): JsonObject {
+  let out = node;
+  if (out.type === 'string' && Array.isArray(out.enum) && out.enum.every((v) => typeof v === 'string')) {
+    const { type: _type, ...rest } = out;
+    out = rest;
+  }
+  const alternatives = out.anyOf;
+  if (Array.isArray(alternatives) && alternatives.length === 2) {
+    const nullAt = alternatives.findIndex((a) => isObject(a) && Object.keys(a).length === 1 && a.type === 'null');
+    const other: unknown = alternatives[1 - nullAt];
+    if (
+      nullAt >= 0 &&
+      isObject(other) &&
+      typeof other.type === 'string' &&
+      other.type !== 'null' &&
+      Object.keys(other).every((k) => OF_ITS_TYPE.has(k) && !(k in out))
+    ) {
+      const { anyOf: _anyOf, ...rest } = out;
+      out = { ...rest, ...other, type: [other.type, 'null'] };
+    }
+  }
+  return out;
+}
+
 /** The list as sent: each tool in full on its own, with what an earlier tool of the same list said replaced by a pointer. */
 export function compactToolList<T extends ListedTool>(tools: T[]): T[] {
   const said = new Map<string, string>();
@@ -44,7 +104,7 @@ export function compactToolList<T extends ListedTool>(tools: T[]): T[] {
       if (Array.isArray(node)) return node.map(walk);
       if (!isObject(node)) return node;
       const out: JsonObject = {};
-      for (const [key, value] of Object.entries(node)) {
+      for (const [key, value] of Object.entries(tighten(node))) {
         if (key === 'description' && typeof value === 'string' && value.length >= MIN_REPEATED) {
           const first = said.get(value);
           if (first === undefined) said.set(value, tool.name);
@@ -57,7 +117,10 @@ export function compactToolList<T extends ListedTool>(tools: T[]): T[] {
       }
       return out;
     };
-    const listed: T = { ...tool, inputSchema: walk(tool.inputSchema) as object };
+    const annotations = Object.fromEntries(
+      Object.entries(tool.annotations).filter(([hint, value]) => ANNOTATION_DEFAULTS[hint] !== value),
+    );
+    const listed: T = { ...tool, inputSchema: walk(tool.inputSchema) as object, annotations };
     if (tool.outputSchema === undefined) return listed;
     const key = JSON.stringify(tool.outputSchema);
     const sameAs = outputs.get(key);

@@ -6,11 +6,10 @@ import { MAX_DEPTH, OPERATORS } from './condition.types';
 export const CONDITION_DESCRIPTION =
   'A leaf { "block": id or ref | "hidden": name | "variable": name, "op", "value"? }, ' +
   `or all / any (a list) or not (one) of conditions, at most ${MAX_DEPTH} levels (all > any > leaf). ` +
-  'ops: text, hidden: equals, not_equals, in, contains, not_contains (substring, any case); ' +
-  'number, rating, linear_scale, date (YYYY-MM-DD): equals, not_equals, in, gt, gte, lt, lte; ' +
-  'multiple_choice, dropdown: equals, not_equals, in (label or id); ' +
-  'checkboxes: contains, not_contains (one ticked), equals, not_equals (that set), in (any ticked); ' +
-  "yes_no: equals, not_equals; a variable: its type's; any: answered, not_answered. in and sets take a list. " +
+  'ops: any block: answered, not_answered; all but file_upload: equals, not_equals; and text, hidden: in, ' +
+  'contains, not_contains (substring, any case); number, rating, linear_scale, date (YYYY-MM-DD): in, gt, gte, lt, lte; ' +
+  'multiple_choice, dropdown: in; checkboxes: contains, not_contains (one ticked), in (any ticked), equals, ' +
+  "not_equals (that set). A choice by label or id; a variable: its type's ops. in and sets take a list. " +
   'A block not shown or not answered fails every op but not_answered.';
 
 const text = { type: 'string', maxLength: MAX_CONDITION_TEXT };
