@@ -1,5 +1,7 @@
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
 import type { Principal } from '../common/access/principal';
-import { compactToolList, notListedHint } from './tool-list';
+import { compactToolList, notListedHint, tighten } from './tool-list';
 
 const condition = 'A leaf { "block", "op", "value"? }, or all / any / not of conditions (a long description).';
 const form = {
@@ -44,6 +46,55 @@ describe('compactToolList', () => {
     expect(second.outputSchema).toBeUndefined();
     expect(second.description).toBe('Creates. Answers as get_form.\n\nExample: {"title":"x"}');
     expect(third.outputSchema).toEqual({ type: 'object', properties: { n: { type: 'integer' } } });
+  });
+});
+
+describe('tighten', () => {
+  const ajv = addFormats(new Ajv2020({ strict: false }));
+  /** The verdicts of a schema on values: tightened, it must give the same. */
+  const verdicts = (schema: object, values: unknown[]) => values.map((v) => ajv.validate(schema, v));
+  const values = [null, 'ok', 'Bad', 'x'.repeat(11), '2026-01-01T00:00:00Z', 'not a date', 0, 1.5, true, [], {}, ['a']];
+
+  it.each([
+    [
+      'a nullable string with its length and pattern',
+      { anyOf: [{ type: 'string', maxLength: 10, pattern: '^[a-z]+$' }, { type: 'null' }] },
+      { maxLength: 10, pattern: '^[a-z]+$', type: ['string', 'null'] },
+    ],
+    [
+      'a nullable date-time, described',
+      { description: 'd', anyOf: [{ format: 'date-time', type: 'string' }, { type: 'null' }] },
+      { description: 'd', format: 'date-time', type: ['string', 'null'] },
+    ],
+    [
+      'a nullable integer with bounds',
+      { anyOf: [{ type: 'null' }, { type: 'integer', minimum: 1 }] },
+      { type: ['integer', 'null'], minimum: 1 },
+    ],
+    ['an enum of strings', { type: 'string', enum: ['ok', 'Bad'] }, { enum: ['ok', 'Bad'] }],
+  ])('writes %s shorter, accepting exactly what it accepted', (_, schema, shorter) => {
+    expect(tighten(schema)).toEqual(shorter);
+    expect(verdicts(tighten(schema), values)).toEqual(verdicts(schema, values));
+  });
+
+  it.each([
+    ['an enum that is not all strings', { type: 'string', enum: ['ok', 0] }],
+    ['a nullable enum (null fails the enum)', { anyOf: [{ type: 'string', enum: ['ok'] }, { type: 'null' }] }],
+    ['a nullable reference', { anyOf: [{ $ref: '#/$defs/x' }, { type: 'null' }] }],
+    ['a keyword on both sides', { maxLength: 3, anyOf: [{ type: 'string', maxLength: 10 }, { type: 'null' }] }],
+    ['three alternatives', { anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'null' }] }],
+  ])('leaves %s as it is', (_, schema) => {
+    expect(tighten(schema)).toEqual(schema);
+  });
+
+  it('leaves out annotations equal to MCP defaults, in the list only', () => {
+    const declared = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true };
+    const [listed] = compactToolList([{ ...tool('create_form', { type: 'object' }, form), annotations: declared }]);
+    expect(listed.annotations).toEqual({ destructiveHint: false });
+    const [read] = compactToolList([
+      { ...tool('get_form', { type: 'object' }, form), annotations: { readOnlyHint: true, destructiveHint: true } },
+    ]);
+    expect(read.annotations).toEqual({ readOnlyHint: true });
   });
 });
 

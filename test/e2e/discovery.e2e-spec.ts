@@ -4,6 +4,7 @@ import addFormats from 'ajv-formats';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { publishedOutput } from '../../src/common/validation/published-output';
+import { tighten } from '../../src/tools/tool-list';
 import { ToolDescriptor, ToolRegistry, plainSchema } from '../../src/tools/tool-registry.service';
 import { createTestApp } from '../utils/create-test-app';
 
@@ -57,11 +58,25 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
     const res = await request(app.getHttpServer()).get('/api/v1/tools');
     // The access rules are published once, on each tool's operation in /openapi.json (x-formwork).
     const paths = (await request(app.getHttpServer()).get('/openapi.json')).body.paths;
+    // The list leaves out a hint equal to MCP's default (a client reads it so); the table has them all.
+    const mcpDefaults = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true };
+    const declared = new Map(
+      app
+        .get(ToolRegistry)
+        .describe()
+        .map((d) => [d.name, d.annotations]),
+    );
     const table = (res.body.tools as ToolDescriptor[])
       .map(({ name, title, annotations }) => {
         const access = paths[`/api/v1/tools/${name}`].post['x-formwork'];
         expect(title).toEqual(expect.any(String));
-        return { name, plan: access.plan, minRole: access.minRole, annotations };
+        const all = declared.get(name)!;
+        expect(annotations).toEqual(
+          Object.fromEntries(
+            Object.entries(all).filter(([hint, value]) => mcpDefaults[hint as keyof typeof mcpDefaults] !== value),
+          ),
+        );
+        return { name, plan: access.plan, minRole: access.minRole, annotations: all };
       })
       .sort((a, b) => a.name.localeCompare(b.name));
     expect(table).toEqual([
@@ -240,9 +255,19 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
       if (tool.outputSchema) expect(() => ajv.compile(tool.outputSchema)).not.toThrow();
     }
     // Each thing said once (src/tools/tool-list.ts): the schemas are the tools' own, keyword for
-    // keyword, but for a description an earlier tool of the list said ("As in <tool>.") and an
-    // output schema an earlier tool has ("Answers as <tool>." in the description).
+    // keyword, but for a description an earlier tool of the list said ("As in <tool>."), an
+    // output schema an earlier tool has ("Answers as <tool>." in the description), and what
+    // tighten writes shorter and validates the same (tool-list.spec.ts): the own schema tightened
+    // is the listed one.
     const withoutDescriptions = (x: unknown) =>
+      JSON.parse(JSON.stringify(x), (k, v: unknown) =>
+        k === 'description' && typeof v === 'string'
+          ? undefined
+          : typeof v === 'object' && v !== null && !Array.isArray(v)
+            ? tighten(v as Record<string, unknown>)
+            : v,
+      );
+    const listedAsIs = (x: unknown) =>
       JSON.parse(JSON.stringify(x), (k, v: unknown) => (k === 'description' && typeof v === 'string' ? undefined : v));
     const own = new Map(
       app
@@ -253,9 +278,9 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
     const listedBefore: string[] = [];
     for (const tool of res.body.tools) {
       const full = own.get(tool.name)!;
-      expect(withoutDescriptions(tool.inputSchema)).toEqual(withoutDescriptions(full.inputSchema));
+      expect(listedAsIs(tool.inputSchema)).toEqual(withoutDescriptions(full.inputSchema));
       if (tool.outputSchema) {
-        expect(withoutDescriptions(tool.outputSchema)).toEqual(withoutDescriptions(full.outputSchema));
+        expect(listedAsIs(tool.outputSchema)).toEqual(withoutDescriptions(full.outputSchema));
       } else {
         const sameAs = /Answers as ([a-z_]+)\./.exec(tool.description)![1];
         expect(listedBefore).toContain(sameAs);
