@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { createHmac, randomBytes } from 'node:crypto';
+import ipaddr from 'ipaddr.js';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { sharedSecret } from '../oauth/shared-secret';
@@ -23,9 +24,7 @@ export class ClientKeys {
 
   async of(ip: string | undefined): Promise<Buffer> {
     const key = await this.secret();
-    return createHmac('sha256', key)
-      .update(ip ?? 'unknown')
-      .digest();
+    return createHmac('sha256', key).update(clientOf(ip)).digest();
   }
 
   private secret(): Promise<Buffer> {
@@ -39,4 +38,17 @@ export class ClientKeys {
     );
     return this.key;
   }
+}
+
+/**
+ * The client a request's IP stands for: an IPv4 address (an IPv4-mapped IPv6 one folded to it),
+ * or an IPv6 address's /64, the block one subscriber holds (a client rotating through its /64 is
+ * one client, not 2^64).
+ */
+export function clientOf(ip: string | undefined): string {
+  if (!ip || !ipaddr.isValid(ip)) return ip ?? 'unknown';
+  const parsed = ipaddr.process(ip);
+  if (parsed.kind() === 'ipv4') return parsed.toString();
+  const parts = (parsed as ipaddr.IPv6).parts.slice(0, 4).concat([0, 0, 0, 0]);
+  return `${new ipaddr.IPv6(parts).toString()}/64`;
 }
