@@ -307,7 +307,16 @@ export class RespondentController {
     }
     if (walksPages(form)) {
       if (typeof raw._resume === 'string' && raw._state === undefined && savesPartials(form)) {
-        // The confirmation of a resume link opened without a person's click (see resume()).
+        // The confirmation of a resume link opened without a person's click (see resume()). A post
+        // not known to come from the page never replaces answers this browser holds: it asks again.
+        const held = heldSecretOf(req.headers.cookie);
+        if (
+          held &&
+          held !== raw._resume &&
+          !this.fromPage(req) &&
+          (await this.partials.resume(form.id, held)).kind === 'partial'
+        )
+          return sendPage(res, 200, confirmResumePage(form, raw._resume, true), headers);
         const moved = await this.moveTo(form, raw._resume, req);
         if (moved)
           return void res
@@ -378,6 +387,13 @@ export class RespondentController {
     const pages = pagesOf(form.blocks);
     const verified = await this.states.verify(raw._state, form.id);
     const state = verified ?? this.newState(form, {}, {});
+    // Link fixation (issue 45, 6.2): a post not known to come from the page (Origin: null, no
+    // Sec-Fetch-Site) may carry another person's state; it never continues the partial that state
+    // names unless this browser's cookie holds it: a new partial starts, with the answers.
+    if (state.p && state.p !== heldSecretOf(req.headers.cookie) && !this.fromPage(req)) {
+      state.p = undefined;
+      state.i = undefined;
+    }
     // The current page; a page the form no longer has sends the walk back to the first page.
     let current = pages.find((p) => p.key === state.s[state.s.length - 1]);
     if (!current) {
@@ -526,8 +542,7 @@ export class RespondentController {
       });
       // A post not known to come from the page never replaces the partial this browser holds (issue 45, 6.2).
       const held = heldSecretOf(req.headers.cookie);
-      const keep =
-        !held || held === saved.resumeSecret || postOrigin(req.headers, this.ownOrigins(req), []) === 'same-origin';
+      const keep = !held || held === saved.resumeSecret || this.fromPage(req);
       const cookie = keep ? this.keepCookie(form, saved.resumeSecret, req) : undefined;
       return { state: { ...state, p: saved.resumeSecret, i: saved.responseId }, r, cookie };
     } catch (err) {
@@ -698,6 +713,11 @@ export class RespondentController {
     const site = postOrigin(req.headers, this.ownOrigins(req), []);
     if (site !== 'cross-site') return site;
     return postOrigin(req.headers, this.ownOrigins(req), await this.workspaces.embedOriginsOf(form.workspaceId));
+  }
+
+  /** Whether a post is known to come from the form's own page (postOrigin 'same-origin'). */
+  private fromPage(req: Request): boolean {
+    return postOrigin(req.headers, this.ownOrigins(req), []) === 'same-origin';
   }
 
   private ownOrigins(req: Request): string[] {

@@ -31,6 +31,7 @@ describe('respondent page: save as you go and resume (issue 36)', () => {
       a: Record<string, unknown>;
       h: Record<string, string>;
       s: string[];
+      p?: string;
     };
   const cookieOf = (res: request.Response) =>
     ([res.headers['set-cookie']].flat().filter(Boolean) as string[]).find((c) => c.startsWith('fw_resume='));
@@ -625,6 +626,111 @@ describe('respondent page: save as you go and resume (issue 36)', () => {
         .send({ block: ids.name, filename: 'a.pdf', contentType: 'application/pdf', size: 10 });
       expect(upload.status).toBe(403);
       expect(upload.body.error.code).toBe('forbidden');
+    });
+
+    it('never continues the partial of another person’s state posted with Origin: null and no Sec-Fetch-Site (link fixation): the visitor’s answers start a new partial', async () => {
+      // The attacker's walk: a partial whose link they keep, and its signed state.
+      const attacker = request.agent(server());
+      const a2 = await post(attacker, (await attacker.get(`/f/${publicId}`)).text, [
+        [ids.name, 'Fixing Fay'],
+        [ids.plan, ids.family],
+        ['_action', 'next'],
+      ]);
+      const attackerSecret = walkOf(a2.text).p!;
+      expect(attackerSecret).toBeTruthy();
+      // The attacker's page (Referrer-Policy no-referrer) posts that state from a browser without Sec-Fetch-*.
+      const unknownOrigin = (agent: ReturnType<typeof request.agent>, fields: Array<[string, string]>) =>
+        post(agent, a2.text, fields).set('Origin', 'null');
+
+      // A visitor with answers of their own (a cookie), and one without.
+      const visitor = request.agent(server());
+      const v2 = await post(visitor, (await visitor.get(`/f/${publicId}`)).text, [
+        [ids.name, 'Wanda Walker'],
+        [ids.plan, ids.family],
+        ['_action', 'next'],
+      ]);
+      const visitorSecret = walkOf(v2.text).p!;
+      const fresh = request.agent(server());
+      const before = await counts();
+      for (const [agent, city] of [
+        [visitor, 'Visitor Town'],
+        [fresh, 'Fresh Town'],
+      ] as const) {
+        const res = await unknownOrigin(agent, [
+          [ids.city, city],
+          ['_action', 'next'],
+        ]);
+        expect(res.status).toBe(200);
+        expect(res.text).toContain('Page 3 of 3');
+        expect(res.text).not.toContain(attackerSecret);
+        const p = walkOf(res.text).p;
+        expect(p).toBeTruthy();
+        expect([attackerSecret, visitorSecret]).not.toContain(p);
+        // The visitor's cookie is not replaced; a browser without one keeps the new partial, never the attacker's.
+        if (agent === visitor) {
+          expect(cookieOf(res)).toBeUndefined();
+          continue;
+        }
+        expect(cookieOf(res)).toContain(`fw_resume=${p}`);
+        // What is typed next (the cookie holding it) goes to that new partial.
+        const back = await post(agent, res.text, [['_action', 'back']]).set('Origin', 'null');
+        expect(back.status).toBe(200);
+        expect(walkOf(back.text).p).toBe(p);
+      }
+      expect(await counts()).toEqual({ ...before, partial: before.partial + 2 });
+      // The attacker's partial is as it was: none of what the visitors typed.
+      const fay = await partialAnswersOf('Fixing Fay');
+      expect(fay).toHaveLength(3);
+      const attackers = fay.filter((r) => r.answers[ids.city] === undefined);
+      expect(attackers).toHaveLength(1);
+      expect(fay.map((r) => r.answers[ids.city]).sort()).toEqual(['Fresh Town', 'Visitor Town', undefined]);
+      expect(walkOf((await attacker.get(`/f/${publicId}?resume=${attackerSecret}`)).text).a[ids.city]).toBeUndefined();
+      // The visitor's own walk: their answers, and their own posts without Sec-Fetch-* continue it.
+      const own = await visitor.get(`/f/${publicId}`);
+      expect(walkOf(own.text).a[ids.name]).toBe('Wanda Walker');
+      const ownNext = await post(visitor, own.text, [
+        [ids.city, 'Own Town'],
+        ['_action', 'next'],
+      ]).set('Origin', 'null');
+      expect(walkOf(ownNext.text).p).toBe(visitorSecret);
+      expect((await partialAnswersOf('Wanda Walker'))[0].answers[ids.city]).toBe('Own Town');
+    });
+
+    it('asks again, moving nothing, on a "Continue here" post not known to come from the page in a browser with answers of its own', async () => {
+      const maker = request.agent(server());
+      const m2 = await post(maker, (await maker.get(`/f/${publicId}`)).text, [
+        [ids.name, 'Linked Lena'],
+        [ids.plan, ids.family],
+        ['_action', 'next'],
+      ]);
+      const link = linkOf((await post(maker, m2.text, [['_action', 'save']])).text);
+      const url = `${link.pathname}${link.search}`;
+      const secret = link.searchParams.get('resume')!;
+
+      const visitor = request.agent(server());
+      await post(visitor, (await visitor.get(`/f/${publicId}`)).text, [
+        [ids.name, 'Holding Hal'],
+        [ids.plan, ids.family],
+        ['_action', 'next'],
+      ]);
+      const confirmPost = () =>
+        visitor
+          .post(`/f/${publicId}`)
+          .type('form')
+          .send(new URLSearchParams([['_resume', secret]]).toString());
+      for (const res of [await confirmPost().set('Origin', 'null'), await confirmPost()]) {
+        expect(res.status).toBe(200);
+        expect(res.text).toContain('Continue your answers');
+        expect(res.text).not.toContain('Linked Lena');
+        expect(cookieOf(res)).toBeUndefined();
+      }
+      // Nothing moved: the visitor's answers stay, and the link still opens in the browser that saved it.
+      expect(walkOf((await visitor.get(`/f/${publicId}`)).text).a[ids.name]).toBe('Holding Hal');
+      expect(walkOf((await maker.get(url)).text).a[ids.name]).toBe('Linked Lena');
+      // The page's own post moves it.
+      const moved = await confirmPost().set('Origin', 'null').set('Sec-Fetch-Site', 'same-origin');
+      expect(moved.status).toBe(303);
+      expect(walkOf((await visitor.get(`/f/${publicId}`)).text).a[ids.name]).toBe('Linked Lena');
     });
 
     it('takes a post from an origin the workspace lets embed its forms, without replacing the cookie of the browser', async () => {
