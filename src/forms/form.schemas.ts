@@ -151,7 +151,7 @@ export const BlockInputSchema = Type.Object(
             to: Type.String({
               minLength: 1,
               maxLength: 64,
-              description: 'A LATER page_break\'s ref or id (its page is next), "end" (finish), or "ending:<ref>".',
+              description: 'A LATER page_break\'s ref or id (its page is next), "end" (finish), or "ending:REF".',
             }),
           },
           { additionalProperties: false },

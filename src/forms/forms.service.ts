@@ -517,9 +517,12 @@ function invalidForm(details: ErrorDetail[]): ApiError {
   );
   // A setting on a type that does not take it (min on a rating, say): the first detail's "where it belongs".
   const setting = details.map((d) => /^is not a setting of \w+ blocks: (.+)$/.exec(d.message)?.[1]).find(Boolean);
-  const hint = rules
-    ? 'Each detail points at the rule (showIf, jumps, calculate) or field to fix. A condition names only blocks before it (by ref or id), hidden fields the form declares and variables after a block that changes them; a jump goes to a later page_break, "end" or "ending:<ref>".'
-    : setting && `${setting[0].toUpperCase()}${setting.slice(1)}.`;
+  const redirect = details.some((d) => d.path.endsWith('/redirectUrl'));
+  const hint = redirect
+    ? 'A redirectUrl is an absolute http(s) URL; recall ({{ref}}, {{hidden:x}}, {{variable:x}}) may appear only after its host: in the path, query or fragment.'
+    : rules
+      ? 'Each detail points at the rule (showIf, jumps, calculate) or field to fix. A condition names only blocks before it (by ref or id), hidden fields the form declares and variables after a block that changes them; a jump goes to a later page_break, "end" or "ending:REF".'
+      : setting && `${setting[0].toUpperCase()}${setting.slice(1)}.`;
   return new ApiError('invalid_arguments', {
     message: rules ? 'Some blocks or rules are not valid.' : 'Some blocks are not valid.',
     ...(hint ? { hint } : {}),

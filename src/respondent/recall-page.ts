@@ -4,11 +4,14 @@
  * Recall substitutes text into text: the page renders it escaped like any answer, so `<script>`
  * in an answer shows as text; a redirect takes each value URL-encoded.
  */
+import { Logger } from '@nestjs/common';
 import type { Block } from '../forms/blocks';
-import { hasRecall, Outcome, recall, RecallValues, recallValues } from '../forms/compute';
+import { hasRecall, Outcome, recall, RecallValues, recallValues, redirectTarget } from '../forms/compute';
 import { computeOutcome, computes } from '../forms/form-logic';
 import type { FormRecord } from '../forms/forms.service';
 import type { Page, Route } from './respondent.steps';
+
+const logger = new Logger('Respondent');
 
 /** Nothing answered yet: every recall renders empty. */
 export const NO_RECALL: RecallValues = { block: () => '', hidden: () => '', variable: () => '' };
@@ -42,7 +45,7 @@ export function valuesBefore(
 export interface EndView {
   title: string;
   message: string;
-  /** An ending's redirect, each recalled value URL-encoded. */
+  /** An ending's redirect, each recalled value URL-encoded, percent-encoded; only to the template's scheme and host. */
   redirectUrl?: string;
 }
 
@@ -56,12 +59,17 @@ export function endView(
 ): EndView {
   const values = recallValues(form.blocks, answers, hidden, outcome?.variables ?? {});
   const ending = form.compute?.endings?.find((e) => e.ref === outcome?.ending);
-  if (ending)
+  if (ending) {
+    const redirectUrl = ending.redirectUrl ? redirectTarget(ending.redirectUrl, values) : undefined;
+    // A redirect whose values would leave its scheme and host (or make no URL): the ending's page instead.
+    if (ending.redirectUrl && !redirectUrl)
+      logger.debug(`Form ${form.publicId}: ending "${ending.ref}" redirect refused (not its scheme and host)`);
     return {
       title: recall(ending.title, values),
       message: recall(ending.message ?? '', values),
-      ...(ending.redirectUrl ? { redirectUrl: recall(ending.redirectUrl, values, encodeURIComponent) } : {}),
+      ...(redirectUrl ? { redirectUrl } : {}),
     };
+  }
   const thanks = form.compute?.thankYou;
   return {
     title: recall(thanks?.title ?? 'Thank you!', values),

@@ -174,6 +174,32 @@ describe('forms that compute (issue 46)', () => {
     ).toEqual(['/blocks/0/jumps/0/if/variable', '/blocks/0/jumps/0/to']);
   });
 
+  it('refuses a redirect that recalls in its scheme, host or port (an open redirect), with a hint; keeps recall after the host', async () => {
+    for (const redirectUrl of [
+      'https://{{hidden:next}}/',
+      'https://a.com{{hidden:next}}',
+      'https://a.com:{{hidden:next}}/',
+    ]) {
+      const res = await create({
+        title: 'T',
+        hiddenFields: ['next'],
+        endings: [{ ref: 'a', title: 'A', redirectUrl }],
+      });
+      expect([res.status, res.body.error?.code, res.body.error?.details]).toEqual([
+        400,
+        'invalid_arguments',
+        [{ path: '/endings/0/redirectUrl', message: expect.stringContaining('path, query or fragment') }],
+      ]);
+      expect(res.body.error.hint).toContain('only after its host');
+    }
+    const ok = await create({
+      title: 'T',
+      hiddenFields: ['next'],
+      endings: [{ ref: 'a', title: 'A', redirectUrl: 'https://a.com/{{hidden:next}}?n={{hidden:next}}' }],
+    });
+    expect(ok.status).toBe(200);
+  });
+
   it('update_form keeps variables and endings when omitted, and checks blocks against them', async () => {
     const made = await create(QUIZ);
     const { publicId } = made.body;

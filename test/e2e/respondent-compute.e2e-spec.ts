@@ -136,4 +136,45 @@ describe('respondent page: recall and endings (issue 46)', () => {
     expect(done.text).toContain('<h1>Merci!</h1>');
     expect(done.text).toContain('Your score: 1.');
   });
+
+  it("an ending's redirect: non-ASCII sent percent-encoded (not a 500 after the response is stored); a value that moves the host shows the ending's page", async () => {
+    const form = await publish({
+      title: 'Redirect',
+      hiddenFields: ['next'],
+      blocks: [{ ref: 'a', type: 'short_text', title: 'A?' }],
+      endings: [{ ref: 'e', title: 'Done', redirectUrl: 'https://example.com/日本/{{hidden:next}}' }],
+    });
+    const server = app.getHttpServer();
+    const submit = async (next: string) => {
+      const page = await request(server).get(`/f/${form.publicId}?next=${encodeURIComponent(next)}`);
+      expect(page.status).toBe(200);
+      return request(server)
+        .post(`/f/${form.publicId}`)
+        .type('form')
+        .send(
+          new URLSearchParams([
+            ['_state', stateOf(page.text)],
+            [form.blocks[0].id, 'x'],
+            ['_action', 'submit'],
+          ]).toString(),
+        );
+    };
+    const sent = await submit('é x');
+    expect([sent.status, sent.headers.location]).toEqual([303, 'https://example.com/%E6%97%A5%E6%9C%AC/%C3%A9%20x']);
+
+    // A template saved before the save-time check, with recall in its host: the value does not choose the host.
+    const db = app.get(DataSource);
+    await db.query(
+      `UPDATE forms SET compute = jsonb_set(compute, '{endings,0,redirectUrl}', '"https://example.com{{hidden:next}}/"') WHERE public_id = $1`,
+      [form.publicId],
+    );
+    const kept = await submit('.evil.com');
+    expect([kept.status, kept.headers.location]).toEqual([200, undefined]);
+    expect(kept.text).toContain('<h1>Done</h1>');
+    const [{ n }] = await db.query(
+      'SELECT count(*)::int AS n FROM responses r JOIN forms f ON f.id = r.form_id WHERE f.public_id = $1',
+      [form.publicId],
+    );
+    expect(n).toBe(2);
+  });
 });

@@ -199,6 +199,10 @@ export function checkThankYou(
 }
 
 function redirectProblem(url: string): string | undefined {
+  // Recall only after the host (issue 46): a value must not choose where the person is sent.
+  const at = url.indexOf('{{');
+  if (at >= 0 && !/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#\\{]+[/?#]/.test(url.slice(0, at)))
+    return 'recalls in its scheme, host or port: recall may appear only in the path, query or fragment';
   let parsed: URL;
   try {
     parsed = new URL(url.replace(/\{\{[^}]*\}\}/g, 'x'));

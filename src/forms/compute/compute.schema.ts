@@ -22,7 +22,7 @@ export const EndingsSchema = (description?: string) =>
   list(
     MAX_ENDINGS,
     description ??
-      '[{ "ref", "title", "message"?, "redirectUrl"? }]: a jump to "ending:<ref>" ends there, else the first. Texts recall {{ref}}, {{hidden:x}}, {{variable:x}}.',
+      '[{ "ref", "title", "message"?, "redirectUrl"? }]: a jump to "ending:REF" ends there, else the first. Texts recall {{ref}}, {{hidden:x}}, {{variable:x}}.',
   );
 
 /** create_form / update_form: `thankYou`, the page after a form without endings. */

@@ -1,7 +1,7 @@
 import type { Block } from '../blocks';
 import { computeOutcome, normalizeForm } from '../form-logic';
 import { arithmetic, Calculator, isCorrect, maxScore } from './evaluate';
-import { answerText, recall, recallTokens, recallValues } from './recall';
+import { answerText, recall, recallTokens, recallValues, redirectTarget } from './recall';
 import { conditionSql } from '../conditions/sql';
 
 /** The evaluator of forms that compute (issue 46), on forms checked by normalizeForm. */
@@ -173,6 +173,24 @@ describe('forms that compute: save-time checks', () => {
     ]);
     expect(paths([], { thankYou: { title: '' } })).toEqual(['/thankYou/title']);
   });
+  it('a redirect recalls only after its host: never in the scheme, host or port (an open redirect)', () => {
+    const at = (redirectUrl: string) => paths([], { endings: [{ ref: 'e', title: 'E', redirectUrl }] }, ['x']);
+    for (const bad of [
+      'https://{{hidden:x}}/',
+      'https://a.com{{hidden:x}}',
+      'https://a.com{{hidden:x}}/p',
+      'https://a.com:{{hidden:x}}/',
+      'https://u{{hidden:x}}@a.com/',
+      '{{hidden:x}}://a.com/',
+    ])
+      expect([bad, at(bad)]).toEqual([bad, ['/endings/0/redirectUrl']]);
+    for (const good of [
+      'https://a.com/{{hidden:x}}',
+      'https://a.com?n={{hidden:x}}',
+      'https://a.com:8080/p#{{hidden:x}}',
+    ])
+      expect([good, at(good)]).toEqual([good, []]);
+  });
   it('calculations: only on blocks that take an answer, of declared variables, of the right type, naming blocks up to their own', () => {
     const calc = (c: Record<string, unknown>, type = 'number') =>
       paths(
@@ -236,6 +254,18 @@ describe('recall', () => {
     expect(recall('{{pick}} {{ok}} {{hidden:h}} {{variable:v}} {{missing}}', values)).toBe('A&B, C Yes <i> 3 ');
     expect(recall('https://x/?p={{pick}}', values, encodeURIComponent)).toBe('https://x/?p=A%26B%2C%20C');
     expect(answerText(blocks[1], undefined)).toBe('');
+  });
+  it("a redirect goes only to its template's scheme and host, percent-encoded for a Location header", () => {
+    const v = (x: string) => ({ block: () => '', hidden: () => x, variable: () => '' });
+    expect(redirectTarget('https://a.com/{{hidden:x}}?q={{hidden:x}}', v('日本 é'))).toBe(
+      'https://a.com/%E6%97%A5%E6%9C%AC%20%C3%A9?q=%E6%97%A5%E6%9C%AC%20%C3%A9',
+    );
+    expect(redirectTarget('https://a.com/日本', v(''))).toBe('https://a.com/%E6%97%A5%E6%9C%AC');
+    // Templates saved before the check: a value that moves the host is refused.
+    expect(redirectTarget('https://{{hidden:x}}/', v('evil.com'))).toBeUndefined();
+    expect(redirectTarget('https://a.com{{hidden:x}}/', v('.evil.com'))).toBeUndefined();
+    expect(redirectTarget('https://a.com:{{hidden:x}}/', v('8080'))).toBeUndefined();
+    expect(redirectTarget('https://a.com{{hidden:x}}/', v(''))).toBe('https://a.com/');
   });
 });
 

@@ -41,6 +41,23 @@ export function recall(text: string, values: RecallValues, encode: (s: string) =
   );
 }
 
+const NOTHING: RecallValues = { block: () => '', hidden: () => '', variable: () => '' };
+
+/**
+ * Where an ending redirects: its URL with each value URL-encoded, as `new URL().href` (percent-encoded,
+ * so a Location header takes it); undefined when that is no URL or leaves the template's scheme and host.
+ */
+export function redirectTarget(template: string, values: RecallValues): string | undefined {
+  try {
+    const base = new URL(recall(template, NOTHING));
+    const url = new URL(recall(template, values, encodeURIComponent));
+    const same = url.protocol === base.protocol && url.host === base.host && /^https?:$/.test(url.protocol);
+    return same ? url.href : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A stored answer as recall shows it: choices by label (a list joined by ", "), yes/no as Yes/No, files not at all. */
 export function answerText(block: Block, value: unknown): string {
   if (value === undefined || value === null) return '';
