@@ -1,7 +1,7 @@
 /**
  * Who may answer a form, and when (issue 47). One way in for the responses service, the
  * respondent page and the tools: refusal(form) says why a form takes no answer now (today: its
- * schedule, see schedule.ts), and closes a form its closesAt has passed. The sweep, run on every
+ * schedule, see forms/schedule.ts), and closes a form its closesAt has passed. The sweep, run on every
  * instance, persists those closes for forms no one reads: each due form is closed by ONE
  * transaction (UPDATE ... WHERE status = 'published' RETURNING: a second instance's update finds
  * the row closed), which emits its form.closed event (reason "schedule") through the outbox.
@@ -13,7 +13,7 @@ import { ApiError } from '../common/errors/api-error';
 import { inTransaction } from '../database/transaction';
 import { FormRecord, FormsService } from '../forms/forms.service';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service';
-import { closedBySchedule, scheduleRefusal } from './schedule';
+import { closedBySchedule, scheduleRefusal } from '../forms/schedule';
 
 /** How often an instance closes the forms whose closesAt passed (a read closes one at once). */
 export const SCHEDULE_SWEEP_EVERY_MS = 15_000;

@@ -26,7 +26,7 @@ import { FormVersionReads } from './form-version-reads';
 import { FormListItem, FormRecord, FormsRepository } from './forms.repository';
 import { UploadsService } from '../uploads/uploads.service';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service';
-import { checkSchedule, closedBySchedule, timeOf } from '../access/schedule';
+import { checkSchedule, closedBySchedule, timeOf } from './schedule';
 
 export interface FormInput {
   title: string;

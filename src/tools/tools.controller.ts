@@ -1,5 +1,5 @@
 /** The routes of the tools API: GET /api/v1, GET /api/v1/tools, POST /api/v1/tools/{name}. */
-import { Controller, Get, HttpCode, Post, Req, Res, UseGuards, UseInterceptors } from '@nestjs/common';
+import { Controller, Get, Header, HttpCode, Post, Req, Res, UseGuards, UseInterceptors } from '@nestjs/common';
 import { RouteConstraints } from '@nestjs/platform-fastify';
 import { ApiExcludeEndpoint } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -43,11 +43,14 @@ export class ToolsController {
 
   /**
    * The tools the credential may call (every tool without one: the API's public description), and
-   * `notListed` ({ count, hint }) when some are left out: how many, and what they would take.
+   * `notListed` ({ count, hint }) when some are left out: how many, and what they would take. The
+   * answer depends on the credential, so a cache keys it on Authorization and shares none.
    */
   @Public()
   @CredentialOptional()
   @Get('tools')
+  @Header('Vary', 'Authorization')
+  @Header('Cache-Control', 'private')
   @ApiExcludeEndpoint()
   list(@Req() req: FastifyRequest) {
     const p = req.principal;

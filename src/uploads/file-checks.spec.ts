@@ -99,6 +99,8 @@ describe('markup (issue 45, item 6.3)', () => {
     expect(markupIn(Buffer.from('\ufeff<html><script>1</script>', 'utf16le'))).toBe('html');
     expect(markupIn(Buffer.concat([PNG, Buffer.from('<html><script>alert(1)</script>')]))).toBe('html');
     expect(markupIn(Buffer.concat([PNG, Buffer.from('<img src=x onerror=alert(1)>')]))).toBe('html');
+    expect(markupIn(Buffer.concat([PNG, Buffer.from('<img/src=x/onerror=alert(1)>')]))).toBe('html');
+    expect(markupIn(Buffer.concat([PNG, Buffer.from('<a href="javascript:alert(1)">x</a>')]))).toBe('html');
     expect(markupIn(PNG)).toBeUndefined();
     expect(markupIn(PDF)).toBeUndefined();
     expect(markupIn(Buffer.from('a,b\n"<script>x</script>",2\n'))).toBeUndefined();

@@ -131,8 +131,9 @@ const ANYWHERE_HTML = new RegExp(
     '<!doctype\\s+html',
     'https?://www\\.w3\\.org/1999/xhtml',
     '<\\?xml-stylesheet',
-    // An event handler in a tag: <img src=x onerror=...>
-    '<[a-z][\\w:.-]*\\s[^<>]*?\\bon[a-z]{3,}\\s*=',
+    // An event handler in a tag, after a space or a slash: <img src=x onerror=...>, <img/src=x/onerror=...>
+    '<[a-z][\\w:.-]*[\\s/][^<>]*?\\bon[a-z]{3,}\\s*=',
+    'javascript:',
   ].join('|'),
 );
 

@@ -1,6 +1,6 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,17 +19,20 @@ const cli = async (...argv: string[]) => {
   return { ...result, json: result.stdout ? JSON.parse(result.stdout) : undefined };
 };
 
-/** The built CLI (node dist/src/cli/main.js) as an admin runs it: its own process, env and cwd. */
+/**
+ * The built CLI (node dist/src/cli/main.js) as an admin runs it: its own process, env and cwd;
+ * killed after `timeout` ms (below the test's own timeout, so the test's cleanup still runs).
+ */
 function builtCli(
   argv: string[],
-  options: { env: NodeJS.ProcessEnv; cwd?: string },
+  options: { env: NodeJS.ProcessEnv; cwd?: string; timeout?: number },
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
     const env = { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test', ...options.env };
     execFile(
       process.execPath,
       [join(ROOT, 'dist', 'src', 'cli', 'main.js'), ...argv],
-      { env, cwd: options.cwd ?? ROOT },
+      { env, cwd: options.cwd ?? ROOT, timeout: options.timeout ?? 50_000 },
       (err, stdout, stderr) => {
         done({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr });
       },
@@ -555,11 +558,24 @@ describe('admin CLI', () => {
       }
     });
 
+    // Under data/ (git-ignored): a run killed before its cleanup leaves nothing in the repository.
+    const DATA = 'data';
+    const leftovers = () => {
+      if (!existsSync(join(ROOT, DATA))) return;
+      for (const entry of readdirSync(join(ROOT, DATA)).filter((n) => n.startsWith('cli-data-')))
+        rmSync(join(ROOT, DATA, entry), { recursive: true, force: true });
+    };
+    afterAll(leftovers);
+
     it('puts a relative DATA_DIR under the project root, not the directory it is started from', async () => {
-      const name = `cli-data-${Date.now().toString(36)}`;
+      const name = join(DATA, `cli-data-${Date.now().toString(36)}`);
       const elsewhere = mkdtempSync(join(tmpdir(), 'formwork-cwd-'));
       try {
-        const out = await builtCli(['migrate', '--json'], { env: { DATA_DIR: name }, cwd: elsewhere });
+        const out = await builtCli(['migrate', '--json'], {
+          env: { DATA_DIR: name },
+          cwd: elsewhere,
+          timeout: 100_000,
+        });
         expect(out.code).toBe(0);
         expect(JSON.parse(out.stdout).migrations.length).toBeGreaterThan(0);
         expect(existsSync(join(ROOT, name, 'pglite'))).toBe(true);

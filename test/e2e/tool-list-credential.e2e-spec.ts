@@ -155,4 +155,14 @@ describe('the tool list fits the credential', () => {
     expect(bad.status).toBe(401);
     expect(bad.body.error.code).toBe('unauthorized');
   });
+
+  it('GET /api/v1/tools answers per credential, so caches key it on Authorization and no shared cache keeps it', async () => {
+    const ws = await createWorkspace(app, 'pro');
+    const { token } = await createToken(app, ws, { role: 'viewer', scopes: ['forms:read'] });
+    for (const res of [await request(app.getHttpServer()).get('/api/v1/tools'), await rest(token)]) {
+      expect(res.status).toBe(200);
+      expect(res.headers.vary).toMatch(/(^|,\s*)authorization(\s*,|$)/i);
+      expect(res.headers['cache-control']).toMatch(/\bprivate\b/);
+    }
+  });
 });
