@@ -37,7 +37,7 @@ const output = FormSchema;
     '{"ref":"happy","type":"yes_no","title":"Enjoyed it?","required":true},' +
     '{"type":"page_break","jumps":[{"if":{"block":"happy","op":"equals","value":false},"to":"end"}]},' +
     '{"ref":"score","type":"rating","title":"How much?"},' +
-    '{"type":"long_text","title":"Why?","showIf":{"any":[{"block":"score","op":"lte","value":2},{"hidden":"source","op":"equals","value":"support"}]}}]}',
+    '{"ref":"why","type":"long_text","title":"Why?","showIf":{"any":[{"block":"score","op":"lte","value":2},{"hidden":"source","op":"equals","value":"support"}]}}]}',
   scope: 'forms:write',
   ui: { resourceUri: APP_VIEWS.formPreview },
   write: true,
