@@ -34,7 +34,20 @@ const NO_RAW_HTML = [
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'data/', 'coverage/', 'bench/results/', 'test-results/', 'docs/'] },
+  {
+    ignores: [
+      'node_modules/',
+      'dist/',
+      'data/',
+      'coverage/',
+      'bench/results/',
+      'test-results/',
+      'docs/',
+      'clients/typescript/src/generated/',
+      'clients/*/dist/',
+      'clients/*/node_modules/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   prettier,

@@ -179,8 +179,9 @@ describe('the TypeScript client', () => {
     const ids = new Set<string>();
     let previous = '';
     for await (const response of fw.paginate('list_responses', { publicId: form.publicId, limit: 200 })) {
-      expect(response.submittedAt >= previous).toBe(true); // oldest first, in order across pages
-      previous = response.submittedAt;
+      const at = response.submittedAt ?? '';
+      expect(at >= previous).toBe(true); // oldest first, in order across pages
+      previous = at;
       ids.add(response.id);
     }
     expect(ids.size).toBe(10_000);

@@ -98,11 +98,7 @@ export class FormworkClient {
   }
 
   /** Calls a tool; resolves to its result with the answer, the attempts and whether it was replayed. */
-  async request<N extends ToolName>(
-    name: N,
-    args?: ToolArgs<N>,
-    options: CallOptions = {},
-  ): Promise<CallResult<N>> {
+  async request<N extends ToolName>(name: N, args?: ToolArgs<N>, options: CallOptions = {}): Promise<CallResult<N>> {
     // Every write gets a key, so that any retry of it (a dropped connection included) runs it at most once.
     const idempotencyKey = options.idempotencyKey ?? (TOOLS[name].write ? crypto.randomUUID() : undefined);
     const maxRetries = options.maxRetries ?? this.maxRetries;
@@ -158,7 +154,8 @@ export class FormworkClient {
 
   /** Every item of a list tool (forms, responses), fetching the pages as the loop needs them. */
   async *paginate<N extends PagedTool>(name: N, args: ToolArgs<N>, options?: CallOptions): AsyncGenerator<PageItem<N>> {
-    for await (const page of this.pages(name, args, options)) yield* (page as Record<string, unknown>)[PAGED[name]] as Array<PageItem<N>>;
+    for await (const page of this.pages(name, args, options))
+      yield* (page as Record<string, unknown>)[PAGED[name]] as Array<PageItem<N>>;
   }
 
   /**
@@ -175,7 +172,12 @@ export class FormworkClient {
     const upload = await this.call('create_upload', { ...rest, size } as ToolArgs<'create_upload'>, options);
     // The URL takes one body, once: not retried (a failed send needs a new create_upload).
     const response = await this.fetch(
-      new Request(upload.url, { method: upload.method, headers: upload.headers, body: data as BodyInit, signal: options?.signal }),
+      new Request(upload.url, {
+        method: upload.method,
+        headers: upload.headers,
+        body: data as BodyInit,
+        signal: options?.signal,
+      }),
     );
     if (!response.ok) {
       const text = await response.text();
