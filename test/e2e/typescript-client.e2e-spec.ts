@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient, FormworkError } from '../../clients/typescript/src';
+import { retryDelayMs } from '../../clients/typescript/src/retry';
 import { bulkLoadResponses, createForm, createToken, createWorkspace, TestWorkspace } from '../factories';
 import { freePort } from '../utils/cluster';
 import { createTestApp } from '../utils/create-test-app';
@@ -138,6 +139,9 @@ describe('the TypeScript client', () => {
 
     const missing = await fw.call('get_form', { publicId: 'nope' }).catch((e: FormworkError) => e);
     expect(missing).toMatchObject({ code: 'not_found', status: 404 });
+    // @ts-expect-error get_form needs publicId: a type error, and a 400 for a script without types
+    const noArgs = await fw.call('get_form').catch((e: FormworkError) => e);
+    expect(noArgs).toMatchObject({ code: 'invalid_arguments', status: 400 });
   });
 
   it('retries a 503 after its Retry-After with the same key, and gives up after maxRetries', async () => {
@@ -168,6 +172,22 @@ describe('the TypeScript client', () => {
     const gaveUp = await fw.call('list_forms', {}, { maxRetries: 2 }).catch((e: FormworkError) => e);
     expect(gaveUp).toMatchObject({ code: 'service_unavailable', status: 503 });
     expect(waits).toEqual([2000, 2000]); // three attempts, two waits
+
+    // Aborting stops the retries: the wait is cut short by the abort, and nothing more is sent.
+    const controller = new AbortController();
+    const aborting = createClient({
+      baseUrl,
+      token,
+      sleep: async () => controller.abort(),
+      fetch: async (request) => {
+        keys.push(request.signal.aborted ? 'sent aborted' : 'sent');
+        return fetch(request).then(() => Response.json({}, { status: 503 }));
+      },
+    });
+    keys.length = 0;
+    const aborted = await aborting.call('list_forms', {}, { signal: controller.signal }).catch((e: Error) => e);
+    expect(aborted).toMatchObject({ name: 'AbortError' });
+    expect(keys).toEqual(['sent']);
   });
 
   it('walks 10,000 responses and every form with for await, a page at a time', async () => {
@@ -195,6 +215,23 @@ describe('the TypeScript client', () => {
     for await (const f of createClient({ baseUrl, token: ownToken }).paginate('list_forms', { limit: 2 }))
       listed.push(f.title);
     expect(listed).toEqual(titles);
+  });
+
+  it('waits what the answer asks: Retry-After in seconds or as a date, else the spent budget of RateLimit, else a bounded backoff', () => {
+    const now = Date.UTC(2026, 0, 1);
+    const wait = (headers: Record<string, string>, attempt = 1) => retryDelayMs(new Headers(headers), attempt, now);
+    expect(wait({ 'Retry-After': '7' })).toBe(7000);
+    expect(wait({ 'Retry-After': new Date(now + 3000).toUTCString() })).toBe(3000);
+    // Every budget in RateLimit: the longest reset among the spent ones; an unspent one is not waited for.
+    expect(wait({ RateLimit: '"ip";r=0;t=12, "cred";r=0;t=40', 'RateLimit-Reset': '12' })).toBe(40_000);
+    expect(wait({ RateLimit: '"ip";r=5;t=50, "cred";r=0;t=9' })).toBe(9000);
+    expect(wait({ 'RateLimit-Remaining': '0', 'RateLimit-Reset': '4' })).toBe(4000);
+    for (const attempt of [1, 2, 3, 10]) {
+      const backoff = wait({ RateLimit: '"ip";r=5;t=50' }, attempt);
+      const ceiling = Math.min(8000, 500 * 2 ** (attempt - 1));
+      expect(backoff).toBeGreaterThanOrEqual(ceiling / 2);
+      expect(backoff).toBeLessThanOrEqual(ceiling);
+    }
   });
 
   describe('rate budgets (3 requests a minute per credential, the clock moved by the client sleep)', () => {

@@ -93,17 +93,18 @@ export class FormworkClient {
   }
 
   /** Calls a tool; resolves to its result, or rejects with a FormworkError. */
-  async call<N extends ToolName>(name: N, ...[args, options]: ArgsAndOptions<N>): Promise<ToolResult<N>> {
-    return (await this.request(name, args, options)).data;
+  async call<N extends ToolName>(name: N, ...rest: ArgsAndOptions<N>): Promise<ToolResult<N>> {
+    return (await this.request(name, ...rest)).data;
   }
 
   /** Calls a tool; resolves to its result with the answer, the attempts and whether it was replayed. */
-  async request<N extends ToolName>(name: N, args?: ToolArgs<N>, options: CallOptions = {}): Promise<CallResult<N>> {
+  async request<N extends ToolName>(name: N, ...[args, options = {}]: ArgsAndOptions<N>): Promise<CallResult<N>> {
     // Every write gets a key, so that any retry of it (a dropped connection included) runs it at most once.
     const idempotencyKey = options.idempotencyKey ?? (TOOLS[name].write ? crypto.randomUUID() : undefined);
     const maxRetries = options.maxRetries ?? this.maxRetries;
     for (let attempt = 1; ; attempt++) {
       await this.waitForBudget();
+      options.signal?.throwIfAborted(); // aborted while waiting: nothing more is sent
       let outcome: { data?: unknown; error?: unknown; response: Response };
       try {
         // The path is one of the generated ones; openapi-fetch cannot narrow a path chosen at run time.
@@ -142,8 +143,8 @@ export class FormworkClient {
   }
 
   /** Every page of a list tool, from `offset` (default 0) on: each page adds its `count` to the offset, until `total`. */
-  async *pages<N extends PagedTool>(name: N, args: ToolArgs<N>, options?: CallOptions): AsyncGenerator<ToolResult<N>> {
-    let offset = args.offset ?? 0;
+  async *pages<N extends PagedTool>(name: N, ...[args, options]: ArgsAndOptions<N>): AsyncGenerator<ToolResult<N>> {
+    let offset = args?.offset ?? 0;
     for (;;) {
       const page = (await this.call(name as PagedTool, { ...args, offset }, options)) as ToolResult<N>;
       yield page;
@@ -153,8 +154,8 @@ export class FormworkClient {
   }
 
   /** Every item of a list tool (forms, responses), fetching the pages as the loop needs them. */
-  async *paginate<N extends PagedTool>(name: N, args: ToolArgs<N>, options?: CallOptions): AsyncGenerator<PageItem<N>> {
-    for await (const page of this.pages(name, args, options))
+  async *paginate<N extends PagedTool>(name: N, ...rest: ArgsAndOptions<N>): AsyncGenerator<PageItem<N>> {
+    for await (const page of this.pages(name, ...rest))
       yield* (page as Record<string, unknown>)[PAGED[name]] as Array<PageItem<N>>;
   }
 
