@@ -87,8 +87,15 @@ async function startService() {
   throw new Error(`formwork did not answer /readyz:\n${output}`);
 }
 
-/** The generated files' text from the document. */
+/**
+ * The generated files' text from the document. The responses' headers are left out of the types:
+ * the same ten RateLimit and request-id headers on each status of each tool would be three
+ * quarters of the file, and the client reads headers from the Response, not from these types.
+ */
 async function generate(document) {
+  for (const item of Object.values(document.paths))
+    for (const operation of Object.values(item))
+      for (const response of Object.values(operation.responses ?? {})) delete response.headers;
   const types = HEADER + astToString(await openapiTS(document, { emptyObjectsUnknown: true }));
   const tools = Object.entries(document.paths)
     .filter(([path]) => path.startsWith('/api/v1/tools/'))

@@ -644,26 +644,6 @@ export interface operations {
             /** @description The tool result. */
             200: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -700,26 +680,6 @@ export interface operations {
             /** @description Arguments do not match the input schema, or the tool refused (codes: invalid_arguments, tool_error) */
             400: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -729,27 +689,6 @@ export interface operations {
             /** @description Missing, invalid or expired credential (codes: unauthorized) */
             401: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -759,26 +698,6 @@ export interface operations {
             /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
             403: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -788,26 +707,6 @@ export interface operations {
             /** @description No such tool, form, block or response (codes: not_found) */
             404: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -817,26 +716,6 @@ export interface operations {
             /** @description The request did not arrive within 60 s (codes: request_timeout) */
             408: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -846,26 +725,6 @@ export interface operations {
             /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
             409: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -875,26 +734,6 @@ export interface operations {
             /** @description Body over 1 MB (codes: payload_too_large) */
             413: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -904,26 +743,6 @@ export interface operations {
             /** @description Body is not JSON, or is compressed (any Content-Encoding but identity) (codes: unsupported_media_type) */
             415: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -933,26 +752,6 @@ export interface operations {
             /** @description Idempotency-Key reused with another body (codes: idempotency_key_reused) */
             422: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -962,28 +761,6 @@ export interface operations {
             /** @description Request budget exceeded (codes: rate_limited) */
             429: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    /** @description Seconds to wait. */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -993,26 +770,6 @@ export interface operations {
             /** @description The tool failed on the service side; retry later (codes: internal_error) */
             500: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1042,26 +799,6 @@ export interface operations {
             /** @description The tool result. */
             200: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1102,26 +839,6 @@ export interface operations {
             /** @description Arguments do not match the input schema, or the tool refused (codes: invalid_arguments, tool_error) */
             400: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1131,27 +848,6 @@ export interface operations {
             /** @description Missing, invalid or expired credential (codes: unauthorized) */
             401: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1161,26 +857,6 @@ export interface operations {
             /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
             403: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1190,26 +866,6 @@ export interface operations {
             /** @description No such tool, form, block or response (codes: not_found) */
             404: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1219,26 +875,6 @@ export interface operations {
             /** @description The request did not arrive within 60 s (codes: request_timeout) */
             408: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1248,26 +884,6 @@ export interface operations {
             /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
             409: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1277,26 +893,6 @@ export interface operations {
             /** @description Body over 1 MB (codes: payload_too_large) */
             413: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1306,26 +902,6 @@ export interface operations {
             /** @description Body is not JSON, or is compressed (any Content-Encoding but identity) (codes: unsupported_media_type) */
             415: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1335,26 +911,6 @@ export interface operations {
             /** @description Idempotency-Key reused with another body (codes: idempotency_key_reused) */
             422: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1364,28 +920,6 @@ export interface operations {
             /** @description Request budget exceeded (codes: rate_limited) */
             429: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    /** @description Seconds to wait. */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1395,26 +929,6 @@ export interface operations {
             /** @description The tool failed on the service side; retry later (codes: internal_error) */
             500: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1510,26 +1024,6 @@ export interface operations {
             /** @description The tool result. */
             200: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1570,26 +1064,6 @@ export interface operations {
             /** @description Arguments do not match the input schema, or the tool refused (codes: invalid_arguments, tool_error) */
             400: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1599,27 +1073,6 @@ export interface operations {
             /** @description Missing, invalid or expired credential (codes: unauthorized) */
             401: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1629,26 +1082,6 @@ export interface operations {
             /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
             403: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1658,26 +1091,6 @@ export interface operations {
             /** @description No such tool, form, block or response (codes: not_found) */
             404: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1687,26 +1100,6 @@ export interface operations {
             /** @description The request did not arrive within 60 s (codes: request_timeout) */
             408: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1716,26 +1109,6 @@ export interface operations {
             /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
             409: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1745,26 +1118,6 @@ export interface operations {
             /** @description Body over 1 MB (codes: payload_too_large) */
             413: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1774,26 +1127,6 @@ export interface operations {
             /** @description Body is not JSON, or is compressed (any Content-Encoding but identity) (codes: unsupported_media_type) */
             415: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1803,26 +1136,6 @@ export interface operations {
             /** @description Idempotency-Key reused with another body (codes: idempotency_key_reused) */
             422: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1832,28 +1145,6 @@ export interface operations {
             /** @description Request budget exceeded (codes: rate_limited) */
             429: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    /** @description Seconds to wait. */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1863,26 +1154,6 @@ export interface operations {
             /** @description The tool failed on the service side; retry later (codes: internal_error) */
             500: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1986,26 +1257,6 @@ export interface operations {
             /** @description The tool result. */
             200: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2046,26 +1297,6 @@ export interface operations {
             /** @description Arguments do not match the input schema, or the tool refused (codes: invalid_arguments, tool_error) */
             400: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2075,27 +1306,6 @@ export interface operations {
             /** @description Missing, invalid or expired credential (codes: unauthorized) */
             401: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2105,26 +1315,6 @@ export interface operations {
             /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
             403: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2134,26 +1324,6 @@ export interface operations {
             /** @description No such tool, form, block or response (codes: not_found) */
             404: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2163,26 +1333,6 @@ export interface operations {
             /** @description The request did not arrive within 60 s (codes: request_timeout) */
             408: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2192,26 +1342,6 @@ export interface operations {
             /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
             409: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2221,26 +1351,6 @@ export interface operations {
             /** @description Body over 1 MB (codes: payload_too_large) */
             413: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2250,26 +1360,6 @@ export interface operations {
             /** @description Body is not JSON, or is compressed (any Content-Encoding but identity) (codes: unsupported_media_type) */
             415: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2279,26 +1369,6 @@ export interface operations {
             /** @description Idempotency-Key reused with another body (codes: idempotency_key_reused) */
             422: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2308,28 +1378,6 @@ export interface operations {
             /** @description Request budget exceeded (codes: rate_limited) */
             429: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    /** @description Seconds to wait. */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2339,26 +1387,6 @@ export interface operations {
             /** @description The tool failed on the service side; retry later (codes: internal_error) */
             500: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2388,26 +1416,6 @@ export interface operations {
             /** @description The tool result. */
             200: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2448,26 +1456,6 @@ export interface operations {
             /** @description Arguments do not match the input schema, or the tool refused (codes: invalid_arguments, tool_error) */
             400: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2477,27 +1465,6 @@ export interface operations {
             /** @description Missing, invalid or expired credential (codes: unauthorized) */
             401: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2507,26 +1474,6 @@ export interface operations {
             /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
             403: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2536,26 +1483,6 @@ export interface operations {
             /** @description No such tool, form, block or response (codes: not_found) */
             404: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2565,26 +1492,6 @@ export interface operations {
             /** @description The request did not arrive within 60 s (codes: request_timeout) */
             408: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2594,26 +1501,6 @@ export interface operations {
             /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
             409: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2623,26 +1510,6 @@ export interface operations {
             /** @description Body over 1 MB (codes: payload_too_large) */
             413: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2652,26 +1519,6 @@ export interface operations {
             /** @description Body is not JSON, or is compressed (any Content-Encoding but identity) (codes: unsupported_media_type) */
             415: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2681,26 +1528,6 @@ export interface operations {
             /** @description Idempotency-Key reused with another body (codes: idempotency_key_reused) */
             422: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2710,28 +1537,6 @@ export interface operations {
             /** @description Request budget exceeded (codes: rate_limited) */
             429: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    /** @description Seconds to wait. */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2741,26 +1546,6 @@ export interface operations {
             /** @description The tool failed on the service side; retry later (codes: internal_error) */
             500: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2790,26 +1575,6 @@ export interface operations {
             /** @description The tool result. */
             200: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2850,26 +1615,6 @@ export interface operations {
             /** @description Arguments do not match the input schema, or the tool refused (codes: invalid_arguments, tool_error) */
             400: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2879,27 +1624,6 @@ export interface operations {
             /** @description Missing, invalid or expired credential (codes: unauthorized) */
             401: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2909,26 +1633,6 @@ export interface operations {
             /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
             403: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2938,26 +1642,6 @@ export interface operations {
             /** @description No such tool, form, block or response (codes: not_found) */
             404: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2967,26 +1651,6 @@ export interface operations {
             /** @description The request did not arrive within 60 s (codes: request_timeout) */
             408: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2996,26 +1660,6 @@ export interface operations {
             /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
             409: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3025,26 +1669,6 @@ export interface operations {
             /** @description Body over 1 MB (codes: payload_too_large) */
             413: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3054,26 +1678,6 @@ export interface operations {
             /** @description Body is not JSON, or is compressed (any Content-Encoding but identity) (codes: unsupported_media_type) */
             415: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3083,26 +1687,6 @@ export interface operations {
             /** @description Idempotency-Key reused with another body (codes: idempotency_key_reused) */
             422: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3112,28 +1696,6 @@ export interface operations {
             /** @description Request budget exceeded (codes: rate_limited) */
             429: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    /** @description Seconds to wait. */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3143,26 +1705,6 @@ export interface operations {
             /** @description The tool failed on the service side; retry later (codes: internal_error) */
             500: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3192,26 +1734,6 @@ export interface operations {
             /** @description The tool result. */
             200: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3226,26 +1748,6 @@ export interface operations {
             /** @description Arguments do not match the input schema, or the tool refused (codes: invalid_arguments, tool_error) */
             400: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3255,27 +1757,6 @@ export interface operations {
             /** @description Missing, invalid or expired credential (codes: unauthorized) */
             401: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3285,26 +1766,6 @@ export interface operations {
             /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
             403: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3314,26 +1775,6 @@ export interface operations {
             /** @description No such tool, form, block or response (codes: not_found) */
             404: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3343,26 +1784,6 @@ export interface operations {
             /** @description The request did not arrive within 60 s (codes: request_timeout) */
             408: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3372,26 +1793,6 @@ export interface operations {
             /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
             409: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3401,26 +1802,6 @@ export interface operations {
             /** @description Body over 1 MB (codes: payload_too_large) */
             413: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3430,26 +1811,6 @@ export interface operations {
             /** @description Body is not JSON, or is compressed (any Content-Encoding but identity) (codes: unsupported_media_type) */
             415: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3459,26 +1820,6 @@ export interface operations {
             /** @description Idempotency-Key reused with another body (codes: idempotency_key_reused) */
             422: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3488,28 +1829,6 @@ export interface operations {
             /** @description Request budget exceeded (codes: rate_limited) */
             429: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    /** @description Seconds to wait. */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3519,26 +1838,6 @@ export interface operations {
             /** @description The tool failed on the service side; retry later (codes: internal_error) */
             500: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3605,26 +1904,6 @@ export interface operations {
             /** @description The tool result. */
             200: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3665,26 +1944,6 @@ export interface operations {
             /** @description Arguments do not match the input schema, or the tool refused (codes: invalid_arguments, tool_error) */
             400: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3694,27 +1953,6 @@ export interface operations {
             /** @description Missing, invalid or expired credential (codes: unauthorized) */
             401: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3724,26 +1962,6 @@ export interface operations {
             /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
             403: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3753,26 +1971,6 @@ export interface operations {
             /** @description No such tool, form, block or response (codes: not_found) */
             404: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3782,26 +1980,6 @@ export interface operations {
             /** @description The request did not arrive within 60 s (codes: request_timeout) */
             408: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3811,26 +1989,6 @@ export interface operations {
             /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
             409: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3840,26 +1998,6 @@ export interface operations {
             /** @description Body over 1 MB (codes: payload_too_large) */
             413: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3869,26 +2007,6 @@ export interface operations {
             /** @description Body is not JSON, or is compressed (any Content-Encoding but identity) (codes: unsupported_media_type) */
             415: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3898,26 +2016,6 @@ export interface operations {
             /** @description Idempotency-Key reused with another body (codes: idempotency_key_reused) */
             422: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -3927,28 +2025,6 @@ export interface operations {
             /** @description Request budget exceeded (codes: rate_limited) */
             429: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    /** @description Seconds to wait. */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3958,26 +2034,6 @@ export interface operations {
             /** @description The tool failed on the service side; retry later (codes: internal_error) */
             500: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4014,26 +2070,6 @@ export interface operations {
             /** @description The tool result. */
             200: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4069,26 +2105,6 @@ export interface operations {
             /** @description Arguments do not match the input schema, or the tool refused (codes: invalid_arguments, tool_error) */
             400: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4098,27 +2114,6 @@ export interface operations {
             /** @description Missing, invalid or expired credential (codes: unauthorized) */
             401: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4128,26 +2123,6 @@ export interface operations {
             /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
             403: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4157,26 +2132,6 @@ export interface operations {
             /** @description No such tool, form, block or response (codes: not_found) */
             404: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4186,26 +2141,6 @@ export interface operations {
             /** @description The request did not arrive within 60 s (codes: request_timeout) */
             408: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4215,26 +2150,6 @@ export interface operations {
             /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
             409: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4244,26 +2159,6 @@ export interface operations {
             /** @description Body over 1 MB (codes: payload_too_large) */
             413: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4273,26 +2168,6 @@ export interface operations {
             /** @description Body is not JSON, or is compressed (any Content-Encoding but identity) (codes: unsupported_media_type) */
             415: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4302,26 +2177,6 @@ export interface operations {
             /** @description Idempotency-Key reused with another body (codes: idempotency_key_reused) */
             422: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4331,28 +2186,6 @@ export interface operations {
             /** @description Request budget exceeded (codes: rate_limited) */
             429: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    /** @description Seconds to wait. */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4362,26 +2195,6 @@ export interface operations {
             /** @description The tool failed on the service side; retry later (codes: internal_error) */
             500: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4429,26 +2242,6 @@ export interface operations {
             /** @description The tool result. */
             200: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4502,26 +2295,6 @@ export interface operations {
             /** @description Arguments do not match the input schema, or the tool refused (codes: invalid_arguments, tool_error) */
             400: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4531,27 +2304,6 @@ export interface operations {
             /** @description Missing, invalid or expired credential (codes: unauthorized) */
             401: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4561,26 +2313,6 @@ export interface operations {
             /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
             403: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4590,26 +2322,6 @@ export interface operations {
             /** @description No such tool, form, block or response (codes: not_found) */
             404: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4619,26 +2331,6 @@ export interface operations {
             /** @description The request did not arrive within 60 s (codes: request_timeout) */
             408: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4648,26 +2340,6 @@ export interface operations {
             /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
             409: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4677,26 +2349,6 @@ export interface operations {
             /** @description Body over 1 MB (codes: payload_too_large) */
             413: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4706,26 +2358,6 @@ export interface operations {
             /** @description Body is not JSON, or is compressed (any Content-Encoding but identity) (codes: unsupported_media_type) */
             415: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4735,26 +2367,6 @@ export interface operations {
             /** @description Idempotency-Key reused with another body (codes: idempotency_key_reused) */
             422: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4764,28 +2376,6 @@ export interface operations {
             /** @description Request budget exceeded (codes: rate_limited) */
             429: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    /** @description Seconds to wait. */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4795,26 +2385,6 @@ export interface operations {
             /** @description The tool failed on the service side; retry later (codes: internal_error) */
             500: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4852,26 +2422,6 @@ export interface operations {
             /** @description The tool result. */
             200: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4907,26 +2457,6 @@ export interface operations {
             /** @description Arguments do not match the input schema, or the tool refused (codes: invalid_arguments, tool_error) */
             400: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4936,27 +2466,6 @@ export interface operations {
             /** @description Missing, invalid or expired credential (codes: unauthorized) */
             401: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4966,26 +2475,6 @@ export interface operations {
             /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
             403: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -4995,26 +2484,6 @@ export interface operations {
             /** @description No such tool, form, block or response (codes: not_found) */
             404: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5024,26 +2493,6 @@ export interface operations {
             /** @description The request did not arrive within 60 s (codes: request_timeout) */
             408: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5053,26 +2502,6 @@ export interface operations {
             /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
             409: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5082,26 +2511,6 @@ export interface operations {
             /** @description Body over 1 MB (codes: payload_too_large) */
             413: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5111,26 +2520,6 @@ export interface operations {
             /** @description Body is not JSON, or is compressed (any Content-Encoding but identity) (codes: unsupported_media_type) */
             415: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5140,26 +2529,6 @@ export interface operations {
             /** @description Idempotency-Key reused with another body (codes: idempotency_key_reused) */
             422: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5169,28 +2538,6 @@ export interface operations {
             /** @description Request budget exceeded (codes: rate_limited) */
             429: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    /** @description Seconds to wait. */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5200,26 +2547,6 @@ export interface operations {
             /** @description The tool failed on the service side; retry later (codes: internal_error) */
             500: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5254,26 +2581,6 @@ export interface operations {
             /** @description The tool result. */
             200: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5305,26 +2612,6 @@ export interface operations {
             /** @description Arguments do not match the input schema, or the tool refused (codes: invalid_arguments, tool_error) */
             400: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5334,27 +2621,6 @@ export interface operations {
             /** @description Missing, invalid or expired credential (codes: unauthorized) */
             401: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5364,26 +2630,6 @@ export interface operations {
             /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
             403: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5393,26 +2639,6 @@ export interface operations {
             /** @description No such tool, form, block or response (codes: not_found) */
             404: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5422,26 +2648,6 @@ export interface operations {
             /** @description The request did not arrive within 60 s (codes: request_timeout) */
             408: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5451,26 +2657,6 @@ export interface operations {
             /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
             409: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5480,26 +2666,6 @@ export interface operations {
             /** @description Body over 1 MB (codes: payload_too_large) */
             413: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5509,26 +2675,6 @@ export interface operations {
             /** @description Body is not JSON, or is compressed (any Content-Encoding but identity) (codes: unsupported_media_type) */
             415: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5538,26 +2684,6 @@ export interface operations {
             /** @description Idempotency-Key reused with another body (codes: idempotency_key_reused) */
             422: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5567,28 +2693,6 @@ export interface operations {
             /** @description Request budget exceeded (codes: rate_limited) */
             429: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    /** @description Seconds to wait. */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5598,26 +2702,6 @@ export interface operations {
             /** @description The tool failed on the service side; retry later (codes: internal_error) */
             500: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5648,26 +2732,6 @@ export interface operations {
             /** @description The tool result. */
             200: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5681,26 +2745,6 @@ export interface operations {
             /** @description Arguments do not match the input schema, or the tool refused (codes: invalid_arguments, tool_error) */
             400: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5710,27 +2754,6 @@ export interface operations {
             /** @description Missing, invalid or expired credential (codes: unauthorized) */
             401: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5740,26 +2763,6 @@ export interface operations {
             /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
             403: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5769,26 +2772,6 @@ export interface operations {
             /** @description No such tool, form, block or response (codes: not_found) */
             404: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5798,26 +2781,6 @@ export interface operations {
             /** @description The request did not arrive within 60 s (codes: request_timeout) */
             408: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5827,26 +2790,6 @@ export interface operations {
             /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
             409: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5856,26 +2799,6 @@ export interface operations {
             /** @description Body over 1 MB (codes: payload_too_large) */
             413: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5885,26 +2808,6 @@ export interface operations {
             /** @description Body is not JSON, or is compressed (any Content-Encoding but identity) (codes: unsupported_media_type) */
             415: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5914,26 +2817,6 @@ export interface operations {
             /** @description Idempotency-Key reused with another body (codes: idempotency_key_reused) */
             422: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5943,28 +2826,6 @@ export interface operations {
             /** @description Request budget exceeded (codes: rate_limited) */
             429: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    /** @description Seconds to wait. */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5974,26 +2835,6 @@ export interface operations {
             /** @description The tool failed on the service side; retry later (codes: internal_error) */
             500: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6030,26 +2871,6 @@ export interface operations {
             /** @description The tool result. */
             200: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6085,26 +2906,6 @@ export interface operations {
             /** @description Arguments do not match the input schema, or the tool refused (codes: invalid_arguments, tool_error) */
             400: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6114,27 +2915,6 @@ export interface operations {
             /** @description Missing, invalid or expired credential (codes: unauthorized) */
             401: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6144,26 +2924,6 @@ export interface operations {
             /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
             403: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6173,26 +2933,6 @@ export interface operations {
             /** @description No such tool, form, block or response (codes: not_found) */
             404: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6202,26 +2942,6 @@ export interface operations {
             /** @description The request did not arrive within 60 s (codes: request_timeout) */
             408: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6231,26 +2951,6 @@ export interface operations {
             /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
             409: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6260,26 +2960,6 @@ export interface operations {
             /** @description Body over 1 MB (codes: payload_too_large) */
             413: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6289,26 +2969,6 @@ export interface operations {
             /** @description Body is not JSON, or is compressed (any Content-Encoding but identity) (codes: unsupported_media_type) */
             415: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6318,26 +2978,6 @@ export interface operations {
             /** @description Idempotency-Key reused with another body (codes: idempotency_key_reused) */
             422: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6347,28 +2987,6 @@ export interface operations {
             /** @description Request budget exceeded (codes: rate_limited) */
             429: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    /** @description Seconds to wait. */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6378,26 +2996,6 @@ export interface operations {
             /** @description The tool failed on the service side; retry later (codes: internal_error) */
             500: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6433,26 +3031,6 @@ export interface operations {
             /** @description The tool result. */
             200: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6472,26 +3050,6 @@ export interface operations {
             /** @description Arguments do not match the input schema, or the tool refused (codes: invalid_arguments, tool_error) */
             400: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6501,27 +3059,6 @@ export interface operations {
             /** @description Missing, invalid or expired credential (codes: unauthorized) */
             401: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6531,26 +3068,6 @@ export interface operations {
             /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
             403: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6560,26 +3077,6 @@ export interface operations {
             /** @description No such tool, form, block or response (codes: not_found) */
             404: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6589,26 +3086,6 @@ export interface operations {
             /** @description The request did not arrive within 60 s (codes: request_timeout) */
             408: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6618,26 +3095,6 @@ export interface operations {
             /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
             409: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6647,26 +3104,6 @@ export interface operations {
             /** @description Body over 1 MB (codes: payload_too_large) */
             413: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6676,26 +3113,6 @@ export interface operations {
             /** @description Body is not JSON, or is compressed (any Content-Encoding but identity) (codes: unsupported_media_type) */
             415: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6705,26 +3122,6 @@ export interface operations {
             /** @description Idempotency-Key reused with another body (codes: idempotency_key_reused) */
             422: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6734,28 +3131,6 @@ export interface operations {
             /** @description Request budget exceeded (codes: rate_limited) */
             429: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    /** @description Seconds to wait. */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6765,26 +3140,6 @@ export interface operations {
             /** @description The tool failed on the service side; retry later (codes: internal_error) */
             500: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6844,26 +3199,6 @@ export interface operations {
             /** @description The tool result. */
             200: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6886,26 +3221,6 @@ export interface operations {
             /** @description Arguments do not match the input schema, or the tool refused (codes: invalid_arguments, tool_error) */
             400: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6915,27 +3230,6 @@ export interface operations {
             /** @description Missing, invalid or expired credential (codes: unauthorized) */
             401: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6945,26 +3239,6 @@ export interface operations {
             /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
             403: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6974,26 +3248,6 @@ export interface operations {
             /** @description No such tool, form, block or response (codes: not_found) */
             404: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7003,26 +3257,6 @@ export interface operations {
             /** @description The request did not arrive within 60 s (codes: request_timeout) */
             408: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7032,26 +3266,6 @@ export interface operations {
             /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
             409: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7061,26 +3275,6 @@ export interface operations {
             /** @description Body over 1 MB (codes: payload_too_large) */
             413: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7090,26 +3284,6 @@ export interface operations {
             /** @description Body is not JSON, or is compressed (any Content-Encoding but identity) (codes: unsupported_media_type) */
             415: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7119,26 +3293,6 @@ export interface operations {
             /** @description Idempotency-Key reused with another body (codes: idempotency_key_reused) */
             422: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7148,28 +3302,6 @@ export interface operations {
             /** @description Request budget exceeded (codes: rate_limited) */
             429: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    /** @description Seconds to wait. */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7179,26 +3311,6 @@ export interface operations {
             /** @description The tool failed on the service side; retry later (codes: internal_error) */
             500: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7233,26 +3345,6 @@ export interface operations {
             /** @description The tool result. */
             200: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7279,26 +3371,6 @@ export interface operations {
             /** @description Arguments do not match the input schema, or the tool refused (codes: invalid_arguments, tool_error) */
             400: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7308,27 +3380,6 @@ export interface operations {
             /** @description Missing, invalid or expired credential (codes: unauthorized) */
             401: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7338,26 +3389,6 @@ export interface operations {
             /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
             403: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7367,26 +3398,6 @@ export interface operations {
             /** @description No such tool, form, block or response (codes: not_found) */
             404: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7396,26 +3407,6 @@ export interface operations {
             /** @description The request did not arrive within 60 s (codes: request_timeout) */
             408: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7425,26 +3416,6 @@ export interface operations {
             /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
             409: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7454,26 +3425,6 @@ export interface operations {
             /** @description Body over 1 MB (codes: payload_too_large) */
             413: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7483,26 +3434,6 @@ export interface operations {
             /** @description Body is not JSON, or is compressed (any Content-Encoding but identity) (codes: unsupported_media_type) */
             415: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7512,26 +3443,6 @@ export interface operations {
             /** @description Idempotency-Key reused with another body (codes: idempotency_key_reused) */
             422: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7541,28 +3452,6 @@ export interface operations {
             /** @description Request budget exceeded (codes: rate_limited) */
             429: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    /** @description Seconds to wait. */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7572,26 +3461,6 @@ export interface operations {
             /** @description The tool failed on the service side; retry later (codes: internal_error) */
             500: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7627,26 +3496,6 @@ export interface operations {
             /** @description The tool result. */
             200: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7678,26 +3527,6 @@ export interface operations {
             /** @description Arguments do not match the input schema, or the tool refused (codes: invalid_arguments, tool_error) */
             400: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7707,27 +3536,6 @@ export interface operations {
             /** @description Missing, invalid or expired credential (codes: unauthorized) */
             401: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7737,26 +3545,6 @@ export interface operations {
             /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
             403: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7766,26 +3554,6 @@ export interface operations {
             /** @description No such tool, form, block or response (codes: not_found) */
             404: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7795,26 +3563,6 @@ export interface operations {
             /** @description The request did not arrive within 60 s (codes: request_timeout) */
             408: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7824,26 +3572,6 @@ export interface operations {
             /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
             409: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7853,26 +3581,6 @@ export interface operations {
             /** @description Body over 1 MB (codes: payload_too_large) */
             413: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7882,26 +3590,6 @@ export interface operations {
             /** @description Body is not JSON, or is compressed (any Content-Encoding but identity) (codes: unsupported_media_type) */
             415: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7911,26 +3599,6 @@ export interface operations {
             /** @description Idempotency-Key reused with another body (codes: idempotency_key_reused) */
             422: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7940,28 +3608,6 @@ export interface operations {
             /** @description Request budget exceeded (codes: rate_limited) */
             429: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    /** @description Seconds to wait. */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7971,26 +3617,6 @@ export interface operations {
             /** @description The tool failed on the service side; retry later (codes: internal_error) */
             500: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8029,26 +3655,6 @@ export interface operations {
             /** @description The tool result. */
             200: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8073,26 +3679,6 @@ export interface operations {
             /** @description Arguments do not match the input schema, or the tool refused (codes: invalid_arguments, tool_error) */
             400: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8102,27 +3688,6 @@ export interface operations {
             /** @description Missing, invalid or expired credential (codes: unauthorized) */
             401: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8132,26 +3697,6 @@ export interface operations {
             /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
             403: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8161,26 +3706,6 @@ export interface operations {
             /** @description No such tool, form, block or response (codes: not_found) */
             404: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8190,26 +3715,6 @@ export interface operations {
             /** @description The request did not arrive within 60 s (codes: request_timeout) */
             408: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8219,26 +3724,6 @@ export interface operations {
             /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
             409: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8248,26 +3733,6 @@ export interface operations {
             /** @description Body over 1 MB (codes: payload_too_large) */
             413: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8277,26 +3742,6 @@ export interface operations {
             /** @description Body is not JSON, or is compressed (any Content-Encoding but identity) (codes: unsupported_media_type) */
             415: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8306,26 +3751,6 @@ export interface operations {
             /** @description Idempotency-Key reused with another body (codes: idempotency_key_reused) */
             422: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8335,28 +3760,6 @@ export interface operations {
             /** @description Request budget exceeded (codes: rate_limited) */
             429: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    /** @description Seconds to wait. */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8366,26 +3769,6 @@ export interface operations {
             /** @description The tool failed on the service side; retry later (codes: internal_error) */
             500: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8416,26 +3799,6 @@ export interface operations {
             /** @description The tool result. */
             200: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8449,26 +3812,6 @@ export interface operations {
             /** @description Arguments do not match the input schema, or the tool refused (codes: invalid_arguments, tool_error) */
             400: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8478,27 +3821,6 @@ export interface operations {
             /** @description Missing, invalid or expired credential (codes: unauthorized) */
             401: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8508,26 +3830,6 @@ export interface operations {
             /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
             403: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8537,26 +3839,6 @@ export interface operations {
             /** @description No such tool, form, block or response (codes: not_found) */
             404: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8566,26 +3848,6 @@ export interface operations {
             /** @description The request did not arrive within 60 s (codes: request_timeout) */
             408: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8595,26 +3857,6 @@ export interface operations {
             /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
             409: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8624,26 +3866,6 @@ export interface operations {
             /** @description Body over 1 MB (codes: payload_too_large) */
             413: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8653,26 +3875,6 @@ export interface operations {
             /** @description Body is not JSON, or is compressed (any Content-Encoding but identity) (codes: unsupported_media_type) */
             415: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8682,26 +3884,6 @@ export interface operations {
             /** @description Idempotency-Key reused with another body (codes: idempotency_key_reused) */
             422: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8711,28 +3893,6 @@ export interface operations {
             /** @description Request budget exceeded (codes: rate_limited) */
             429: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    /** @description Seconds to wait. */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8742,26 +3902,6 @@ export interface operations {
             /** @description The tool failed on the service side; retry later (codes: internal_error) */
             500: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8792,26 +3932,6 @@ export interface operations {
             /** @description The tool result. */
             200: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8838,26 +3958,6 @@ export interface operations {
             /** @description Arguments do not match the input schema, or the tool refused (codes: invalid_arguments, tool_error) */
             400: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8867,27 +3967,6 @@ export interface operations {
             /** @description Missing, invalid or expired credential (codes: unauthorized) */
             401: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8897,26 +3976,6 @@ export interface operations {
             /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
             403: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8926,26 +3985,6 @@ export interface operations {
             /** @description No such tool, form, block or response (codes: not_found) */
             404: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8955,26 +3994,6 @@ export interface operations {
             /** @description The request did not arrive within 60 s (codes: request_timeout) */
             408: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8984,26 +4003,6 @@ export interface operations {
             /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
             409: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9013,26 +4012,6 @@ export interface operations {
             /** @description Body over 1 MB (codes: payload_too_large) */
             413: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9042,26 +4021,6 @@ export interface operations {
             /** @description Body is not JSON, or is compressed (any Content-Encoding but identity) (codes: unsupported_media_type) */
             415: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9071,26 +4030,6 @@ export interface operations {
             /** @description Idempotency-Key reused with another body (codes: idempotency_key_reused) */
             422: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9100,28 +4039,6 @@ export interface operations {
             /** @description Request budget exceeded (codes: rate_limited) */
             429: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    /** @description Seconds to wait. */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9131,26 +4048,6 @@ export interface operations {
             /** @description The tool failed on the service side; retry later (codes: internal_error) */
             500: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9190,26 +4087,6 @@ export interface operations {
             /** @description The tool result. */
             200: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9250,26 +4127,6 @@ export interface operations {
             /** @description Arguments do not match the input schema, or the tool refused (codes: invalid_arguments, tool_error) */
             400: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9279,27 +4136,6 @@ export interface operations {
             /** @description Missing, invalid or expired credential (codes: unauthorized) */
             401: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9309,26 +4145,6 @@ export interface operations {
             /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
             403: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9338,26 +4154,6 @@ export interface operations {
             /** @description No such tool, form, block or response (codes: not_found) */
             404: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9367,26 +4163,6 @@ export interface operations {
             /** @description The request did not arrive within 60 s (codes: request_timeout) */
             408: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9396,26 +4172,6 @@ export interface operations {
             /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
             409: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9425,26 +4181,6 @@ export interface operations {
             /** @description Body over 1 MB (codes: payload_too_large) */
             413: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9454,26 +4190,6 @@ export interface operations {
             /** @description Body is not JSON, or is compressed (any Content-Encoding but identity) (codes: unsupported_media_type) */
             415: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9483,26 +4199,6 @@ export interface operations {
             /** @description Idempotency-Key reused with another body (codes: idempotency_key_reused) */
             422: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9512,28 +4208,6 @@ export interface operations {
             /** @description Request budget exceeded (codes: rate_limited) */
             429: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    /** @description Seconds to wait. */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9543,26 +4217,6 @@ export interface operations {
             /** @description The tool failed on the service side; retry later (codes: internal_error) */
             500: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9593,26 +4247,6 @@ export interface operations {
             /** @description The tool result. */
             200: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9648,26 +4282,6 @@ export interface operations {
             /** @description Arguments do not match the input schema, or the tool refused (codes: invalid_arguments, tool_error) */
             400: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9677,27 +4291,6 @@ export interface operations {
             /** @description Missing, invalid or expired credential (codes: unauthorized) */
             401: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9707,26 +4300,6 @@ export interface operations {
             /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
             403: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9736,26 +4309,6 @@ export interface operations {
             /** @description No such tool, form, block or response (codes: not_found) */
             404: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9765,26 +4318,6 @@ export interface operations {
             /** @description The request did not arrive within 60 s (codes: request_timeout) */
             408: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9794,26 +4327,6 @@ export interface operations {
             /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
             409: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9823,26 +4336,6 @@ export interface operations {
             /** @description Body over 1 MB (codes: payload_too_large) */
             413: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9852,26 +4345,6 @@ export interface operations {
             /** @description Body is not JSON, or is compressed (any Content-Encoding but identity) (codes: unsupported_media_type) */
             415: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9881,26 +4354,6 @@ export interface operations {
             /** @description Idempotency-Key reused with another body (codes: idempotency_key_reused) */
             422: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9910,28 +4363,6 @@ export interface operations {
             /** @description Request budget exceeded (codes: rate_limited) */
             429: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    /** @description Seconds to wait. */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9941,26 +4372,6 @@ export interface operations {
             /** @description The tool failed on the service side; retry later (codes: internal_error) */
             500: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9994,26 +4405,6 @@ export interface operations {
             /** @description The tool result. */
             200: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10049,26 +4440,6 @@ export interface operations {
             /** @description Arguments do not match the input schema, or the tool refused (codes: invalid_arguments, tool_error) */
             400: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10078,27 +4449,6 @@ export interface operations {
             /** @description Missing, invalid or expired credential (codes: unauthorized) */
             401: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10108,26 +4458,6 @@ export interface operations {
             /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
             403: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10137,26 +4467,6 @@ export interface operations {
             /** @description No such tool, form, block or response (codes: not_found) */
             404: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10166,26 +4476,6 @@ export interface operations {
             /** @description The request did not arrive within 60 s (codes: request_timeout) */
             408: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10195,26 +4485,6 @@ export interface operations {
             /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
             409: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10224,26 +4494,6 @@ export interface operations {
             /** @description Body over 1 MB (codes: payload_too_large) */
             413: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10253,26 +4503,6 @@ export interface operations {
             /** @description Body is not JSON, or is compressed (any Content-Encoding but identity) (codes: unsupported_media_type) */
             415: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10282,26 +4512,6 @@ export interface operations {
             /** @description Idempotency-Key reused with another body (codes: idempotency_key_reused) */
             422: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10311,28 +4521,6 @@ export interface operations {
             /** @description Request budget exceeded (codes: rate_limited) */
             429: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    /** @description Seconds to wait. */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10342,26 +4530,6 @@ export interface operations {
             /** @description The tool failed on the service side; retry later (codes: internal_error) */
             500: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10382,24 +4550,6 @@ export interface operations {
             /** @description Workspace and access */
             200: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10426,27 +4576,6 @@ export interface operations {
             /** @description Missing, invalid or expired credential (codes: unauthorized) */
             401: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10456,28 +4585,6 @@ export interface operations {
             /** @description Request budget exceeded (codes: rate_limited) */
             429: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
-                    /** @description "true" when this answer is the stored answer of an earlier call with the same Idempotency-Key. */
-                    "Idempotency-Replayed"?: "true";
-                    /** @description Seconds to wait. */
-                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10498,24 +4605,6 @@ export interface operations {
             /** @description { "tools": [{ "name", "title", "description", "inputSchema", "outputSchema", "annotations" }] } */
             200: {
                 headers: {
-                    /** @description Requests allowed in the window of the tighter budget. */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in that window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until that window resets. */
-                    "RateLimit-Reset"?: number;
-                    /** @description Same value as RateLimit-Limit. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Same value as RateLimit-Remaining. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Same value as RateLimit-Reset (seconds, not an epoch time). */
-                    "X-RateLimit-Reset"?: number;
-                    /** @description Both budgets, e.g. "ip";q=240;w=60, "cred";q=120;w=60 (IETF draft structured field). */
-                    "RateLimit-Policy"?: string;
-                    /** @description Both budgets' state, e.g. "ip";r=239;t=60, "cred";r=119;t=60 (remaining, seconds to reset). */
-                    RateLimit?: string;
-                    /** @description Id of this request; quote it when reporting a problem. */
-                    "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
