@@ -55,6 +55,11 @@ export const FormSummarySchema = Type.Object(
   },
   { additionalProperties: false },
 );
+/** Who may answer (issue 47), as create_form and update_form take it. */
+export const AccessSetting = Type.Union([Type.Literal('public'), Type.Literal('invite')], {
+  description: 'invite: only with a create_invites link.',
+});
+
 export const FormSchema = Type.Object(
   {
     ...formFields,
@@ -62,6 +67,7 @@ export const FormSchema = Type.Object(
     partialResponses: Type.Optional(Type.Boolean()),
     opensAt: Type.Optional(Type.Union([Timestamp, Type.Null()])),
     closesAt: Type.Optional(Type.Union([Timestamp, Type.Null()])),
+    access: Type.Optional(AccessSetting),
     blocks: Type.Array(BlockSchema),
     // As create_form takes them (issue 46); written out once, in its input.
     variables: Type.Optional(Type.Unsafe<unknown>({})),
@@ -193,8 +199,9 @@ export const computeUpdateArguments = {
   endings: Type.Optional(EndingsSchema('As in create_form.')),
   thankYou: Type.Optional(ThankYouSchema('As in create_form.')),
 };
-/** A form's schedule as create_form and update_form take it (issue 47). */
+/** A form's schedule (and access) as create_form and update_form take them (issue 47). */
 export const ScheduleFields = {
+  access: Type.Optional(AccessSetting),
   opensAt: Type.Optional(Type.Union([Timestamp, Type.Null()], { description: 'No answers before it; null clears.' })),
   closesAt: Type.Optional(
     Type.Union([Timestamp, Type.Null()], {
