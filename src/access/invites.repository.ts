@@ -68,10 +68,10 @@ export class InvitesRepository {
 
   /** The invite whose walk saved this partial (or that this response answered). */
   async findByResponse(m: EntityManager, formId: string, responseId: string): Promise<InviteRow | undefined> {
-    const rows = (await m.query(
-      `SELECT ${COLUMNS} FROM form_invites i WHERE i.response_id = $1 AND i.form_id = $2`,
-      [responseId, formId],
-    )) as InviteRow[];
+    const rows = (await m.query(`SELECT ${COLUMNS} FROM form_invites i WHERE i.response_id = $1 AND i.form_id = $2`, [
+      responseId,
+      formId,
+    ])) as InviteRow[];
     return rows[0];
   }
 

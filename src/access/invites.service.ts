@@ -19,6 +19,8 @@ import { currentManager, inTransaction } from '../database/transaction';
 import { FormRecord, FormsService } from '../forms/forms.service';
 import { InviteRow, InvitesRepository } from './invites.repository';
 
+export type { InviteRow } from './invites.repository';
+
 export type InviteState = 'unused' | 'started' | 'completed' | 'expired' | 'revoked';
 
 /** What an invite link carries after ?invite= (anything else is not looked up). */
@@ -64,7 +66,8 @@ export class InvitesService {
   /** create_invites: the new invites with their links, which hold the secrets (shown only here). */
   async create(actor: Principal, publicId: string, input: NewInvites) {
     const form = await this.forms.get(actor.workspace.id, publicId);
-    const wanted: NonNullable<NewInvites['invites']> = input.invites ?? Array.from({ length: input.count ?? 0 }, () => ({}));
+    const wanted: NonNullable<NewInvites['invites']> =
+      input.invites ?? Array.from({ length: input.count ?? 0 }, () => ({}));
     const expiresAt = input.expiresAt === undefined ? null : new Date(input.expiresAt);
     const details: ErrorDetail[] = [];
     if ((input.count === undefined) === (input.invites === undefined))
@@ -144,7 +147,9 @@ export class InvitesService {
         throw new ApiError('not_found', {
           message: `No invitation ${unknown.slice(0, 5).join(', ')} on form ${publicId}; nothing was revoked.`,
           hint: 'list_invites shows the ids of this form’s invitations.',
-          details: unknown.slice(0, 20).map((id) => ({ path: `/ids/${ids.indexOf(id)}`, message: 'is not an invitation of this form' })),
+          details: unknown
+            .slice(0, 20)
+            .map((id) => ({ path: `/ids/${ids.indexOf(id)}`, message: 'is not an invitation of this form' })),
         });
       const revoked = await this.repo.revoke(tx, form.id, wanted);
       await this.audit.record(tx, actor, 'invites.revoke', form.publicId, { count: revoked.length });
@@ -159,7 +164,8 @@ export class InvitesService {
    * form's or tampered: invite_invalid; expired, revoked, answered). Reads only.
    */
   async bySecret(form: FormRecord, secret: unknown, m = currentManager(this.db)): Promise<InviteRow> {
-    const found = typeof secret === 'string' && SECRET.test(secret) ? await this.repo.findByHash(m, hashOf(secret)) : undefined;
+    const found =
+      typeof secret === 'string' && SECRET.test(secret) ? await this.repo.findByHash(m, hashOf(secret)) : undefined;
     if (!found || found.formId !== form.id) throw new ApiError('invite_invalid');
     const why = refusalOf(found);
     if (why) throw why;
@@ -172,7 +178,9 @@ export class InvitesService {
    */
   async walkRefusal(form: FormRecord, inviteId: string | undefined): Promise<ApiError | undefined> {
     if (!inviteId) return form.access === 'invite' ? new ApiError('invite_required') : undefined;
-    const found = UUID.test(inviteId) ? await this.repo.findById(currentManager(this.db), form.id, inviteId) : undefined;
+    const found = UUID.test(inviteId)
+      ? await this.repo.findById(currentManager(this.db), form.id, inviteId)
+      : undefined;
     return found ? refusalOf(found) : new ApiError('invite_invalid');
   }
 
@@ -199,7 +207,10 @@ export class InvitesService {
     store: (hidden: Record<string, string>) => Promise<T>,
   ): Promise<T> {
     return inTransaction(this.db, async (tx) => {
-      const found = typeof secret === 'string' && SECRET.test(secret) ? await this.repo.findByHash(tx, hashOf(secret), true) : undefined;
+      const found =
+        typeof secret === 'string' && SECRET.test(secret)
+          ? await this.repo.findByHash(tx, hashOf(secret), true)
+          : undefined;
       if (!found || found.formId !== form.id) throw new ApiError('invite_invalid');
       const why = refusalOf(found);
       if (why) throw why;

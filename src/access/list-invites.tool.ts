@@ -42,7 +42,12 @@ export class ListInvitesTool implements ToolHandler<typeof input, typeof output>
 
   async run(args: Static<typeof input>, ctx: ToolContext): Promise<Static<typeof output>> {
     const offset = args.offset ?? 0;
-    const { total, invites } = await this.invites.list(ctx.principal.workspace.id, args.publicId, args.limit ?? 100, offset);
+    const { total, invites } = await this.invites.list(
+      ctx.principal.workspace.id,
+      args.publicId,
+      args.limit ?? 100,
+      offset,
+    );
     return { total, offset, count: invites.length, invites } as Static<typeof output>;
   }
 }
