@@ -71,7 +71,7 @@ export class InvitesService {
     const expiresAt = input.expiresAt === undefined ? null : new Date(input.expiresAt);
     const details: ErrorDetail[] = [];
     if ((input.count === undefined) === (input.invites === undefined))
-      details.push({ path: '/count', message: 'give either count or invites, not both' });
+      details.push({ path: '/count', message: 'give count or invites (one of them)' });
     if (expiresAt && expiresAt.getTime() <= Date.now())
       details.push({ path: '/expiresAt', message: `must be in the future (it is ${expiresAt.toISOString()})` });
     const declared = new Set(form.hiddenFields ?? []);
@@ -164,6 +164,7 @@ export class InvitesService {
    * form's or tampered: invite_invalid; expired, revoked, answered). Reads only.
    */
   async bySecret(form: FormRecord, secret: unknown, m = currentManager(this.db)): Promise<InviteRow> {
+    if (secret === undefined) throw new ApiError('invite_required');
     const found =
       typeof secret === 'string' && SECRET.test(secret) ? await this.repo.findByHash(m, hashOf(secret)) : undefined;
     if (!found || found.formId !== form.id) throw new ApiError('invite_invalid');
