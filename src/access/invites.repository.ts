@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import type { FormInviteEntity } from './entities/form-invite.entity';
 
-export type InviteRow = Omit<FormInviteEntity, 'form' | 'secretHash'>;
+export type InviteRow = Omit<FormInviteEntity, 'form' | 'secretHash' | 'position'>;
 
 const COLUMNS = `i.id, i.form_id AS "formId", i.hidden, i.email, i.expires_at AS "expiresAt", i.created_at AS "createdAt",
   i.revoked_at AS "revokedAt", i.completed_at AS "completedAt", i.response_id AS "responseId"`;
@@ -13,17 +13,23 @@ type Updated<T> = [T[], number];
 
 @Injectable()
 export class InvitesRepository {
+  /**
+   * Inserts a create_invites call's invites, in order. Calls for one form take turns (a lock held
+   * to the commit) and stamp their rows after taking it, so a later call's rows sort after every
+   * committed one: new invites only append, and a walk of the pages by offset is exact.
+   */
   async insertMany(
     tx: EntityManager,
     formId: string,
     rows: Array<{ id: string; hash: Buffer; hidden: Record<string, string>; email: string | null }>,
     expiresAt: Date | null,
-  ): Promise<Date> {
-    const [{ at }] = (await tx.query(
-      `INSERT INTO form_invites (id, form_id, secret_hash, hidden, email, expires_at, created_at)
-         SELECT r.id, $1, r.hash, r.hidden, r.email, $3, clock_timestamp()
-           FROM unnest($2::uuid[], $4::bytea[], $5::jsonb[], $6::text[]) AS r(id, hash, hidden, email)
-         RETURNING created_at AS at`,
+  ): Promise<void> {
+    await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('formwork.invites:' || $1, 0))`, [formId]);
+    await tx.query(
+      `INSERT INTO form_invites (id, form_id, secret_hash, hidden, email, expires_at, created_at, position)
+         SELECT r.id, $1, r.hash, r.hidden, r.email, $3, t.at, r.n
+           FROM unnest($2::uuid[], $4::bytea[], $5::jsonb[], $6::text[]) WITH ORDINALITY AS r(id, hash, hidden, email, n),
+                (SELECT clock_timestamp() AS at) t`,
       [
         formId,
         rows.map((r) => r.id),
@@ -32,8 +38,7 @@ export class InvitesRepository {
         rows.map((r) => JSON.stringify(r.hidden)),
         rows.map((r) => r.email),
       ],
-    )) as Array<{ at: Date }>;
-    return at;
+    );
   }
 
   /** A page of the form's invites, oldest first (new ones only append: a walk by offset is exact), and how many it has. */
@@ -42,7 +47,7 @@ export class InvitesRepository {
       formId,
     ])) as Array<{ total: number }>;
     const rows = (await m.query(
-      `SELECT ${COLUMNS} FROM form_invites i WHERE i.form_id = $1 ORDER BY i.created_at, i.id LIMIT $2 OFFSET $3`,
+      `SELECT ${COLUMNS} FROM form_invites i WHERE i.form_id = $1 ORDER BY i.created_at, i.position LIMIT $2 OFFSET $3`,
       [formId, limit, offset],
     )) as InviteRow[];
     return { total, rows };

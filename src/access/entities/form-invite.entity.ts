@@ -8,7 +8,7 @@ import { FormEntity } from '../../forms/entities/form.entity';
  */
 @Entity({ name: 'form_invites' })
 @Index('IDX_form_invites_secret', ['secretHash'], { unique: true })
-@Index('IDX_form_invites_form', ['formId', 'createdAt', 'id'])
+@Index('IDX_form_invites_form', ['formId', 'createdAt', 'position'])
 @Index('IDX_form_invites_response', ['responseId'], { where: 'response_id IS NOT NULL' })
 export class FormInviteEntity {
   @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'PK_form_invites' })
@@ -32,6 +32,10 @@ export class FormInviteEntity {
 
   @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
   createdAt: Date;
+
+  /** Its place in its create_invites call: pages read in (createdAt, position) order. */
+  @Column({ type: 'integer', default: 0 })
+  position: number;
 
   @Column({ name: 'revoked_at', type: 'timestamptz', nullable: true })
   revokedAt: Date | null;
