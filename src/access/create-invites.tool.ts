@@ -15,7 +15,7 @@ const input = Type.Object(
           { hidden: Type.Optional(Hidden), email: Type.Optional(Type.String({ maxLength: 320 })) },
           { additionalProperties: false },
         ),
-        { minItems: 1, maxItems: 1000, description: 'Instead of count: hidden values fixed per invite.' },
+        { minItems: 1, maxItems: 1000 },
       ),
     ),
     expiresAt: Type.Optional(Type.String({ format: 'date-time' })),
@@ -25,18 +25,7 @@ const input = Type.Object(
 const output = Type.Object(
   {
     expiresAt: Type.Union([Type.String(), Type.Null()]),
-    invites: Type.Array(
-      Type.Object(
-        {
-          id: Type.String(),
-          url: Type.String(),
-          secret: Type.String(),
-          email: Type.Optional(Type.String()),
-          hidden: Type.Optional(Hidden),
-        },
-        { additionalProperties: false },
-      ),
-    ),
+    invites: Type.Array(Type.Object({ id: Type.String(), url: Type.String() }, { additionalProperties: false })),
   },
   { additionalProperties: false },
 );
@@ -45,7 +34,7 @@ const output = Type.Object(
   name: 'create_invites',
   title: 'Create invitations',
   description:
-    'Makes single-use links (url) that answer the form once, with fixed hidden values. Secrets are shown only here.',
+    'Single-use links to answer the form once (count, or invites with fixed hidden values). Shown only here.',
   scope: 'forms:write',
   write: true,
   input,

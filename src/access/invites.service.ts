@@ -108,9 +108,6 @@ export class InvitesService {
         invites: made.map((m) => ({
           id: m.id,
           url: `${this.config.publicUrl}/f/${form.publicId}?invite=${m.secret}`,
-          secret: m.secret,
-          ...(m.email ? { email: m.email } : {}),
-          ...(Object.keys(m.hidden).length ? { hidden: m.hidden } : {}),
         })),
       };
     });

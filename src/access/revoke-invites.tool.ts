@@ -18,7 +18,7 @@ const output = Type.Object(
   description: 'Ends invitations by id; answered ones stay (unchanged).',
   scope: 'forms:write',
   write: true,
-  annotations: { idempotentHint: true },
+  annotations: { destructiveHint: true, idempotentHint: true },
   input,
   output,
 })

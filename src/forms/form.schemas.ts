@@ -56,9 +56,7 @@ export const FormSummarySchema = Type.Object(
   { additionalProperties: false },
 );
 /** Who may answer (issue 47), as create_form and update_form take it. */
-export const AccessSetting = Type.Union([Type.Literal('public'), Type.Literal('invite')], {
-  description: 'invite: only with a create_invites link.',
-});
+export const AccessSetting = Type.Union([Type.Literal('public'), Type.Literal('invite')]);
 
 export const FormSchema = Type.Object(
   {
@@ -67,7 +65,7 @@ export const FormSchema = Type.Object(
     partialResponses: Type.Optional(Type.Boolean()),
     opensAt: Type.Optional(Type.Union([Timestamp, Type.Null()])),
     closesAt: Type.Optional(Type.Union([Timestamp, Type.Null()])),
-    access: Type.Optional(AccessSetting),
+    access: Type.Optional(Type.String()),
     blocks: Type.Array(BlockSchema),
     // As create_form takes them (issue 46); written out once, in its input.
     variables: Type.Optional(Type.Unsafe<unknown>({})),

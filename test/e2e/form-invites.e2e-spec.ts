@@ -101,12 +101,13 @@ describe('invitations (issue 47)', () => {
     expect(made.body.invites).toHaveLength(2);
     const [first] = made.body.invites;
     expect(first.url).toMatch(new RegExp(`/f/${publicId}\\?invite=inv_[A-Za-z0-9_-]{32}$`));
-    expect(first.secret).toBe(secretOf(first.url));
-    expect(Buffer.from(first.secret.slice(4), 'base64url')).toHaveLength(24);
+    const secret = secretOf(first.url);
+    expect(Buffer.from(secret.slice(4), 'base64url')).toHaveLength(24);
+    expect(Object.keys(first).sort()).toEqual(['id', 'url']);
     // Only the SHA-256 is stored: no column holds the secret.
     const rows = await db.query(`SELECT * FROM form_invites WHERE id = $1`, [first.id]);
-    expect(rows[0].secret_hash).toEqual(createHash('sha256').update(first.secret).digest());
-    expect(JSON.stringify(rows)).not.toContain(first.secret.slice(4));
+    expect(rows[0].secret_hash).toEqual(createHash('sha256').update(secret).digest());
+    expect(JSON.stringify(rows)).not.toContain(secret.slice(4));
 
     const more = await ask('create_invites', { publicId, count: 3 });
     expect(more.body.invites).toHaveLength(3);
@@ -164,7 +165,7 @@ describe('invitations (issue 47)', () => {
       publicId,
       invites: [{ hidden: { customer: 'c-1' } }, {}, {}],
     });
-    const [one, two, three] = made.body.invites.map((i: { secret: string }) => i.secret);
+    const [one, two, three] = made.body.invites.map((i: { url: string }) => secretOf(i.url));
     const answer = (invite: string, extra: object = {}) =>
       ask('create_response', { publicId, answers: { [ids.score]: 'Good' }, invite, ...extra });
 
@@ -176,7 +177,7 @@ describe('invitations (issue 47)', () => {
 
     expectError(await answer(`${one.slice(0, -2)}xx`), 403, 'invite_invalid'); // tampered
     expectError(await answer('inv_short'), 403, 'invite_invalid');
-    const foreign = (await ask('create_invites', { publicId: other.publicId, count: 1 })).body.invites[0].secret;
+    const foreign = secretOf((await ask('create_invites', { publicId: other.publicId, count: 1 })).body.invites[0].url);
     expectError(await answer(foreign), 403, 'invite_invalid'); // another form's
     expect((await ask('revoke_invites', { publicId, ids: [made.body.invites[1].id] })).body).toEqual({
       revoked: [made.body.invites[1].id],
@@ -208,8 +209,8 @@ describe('invitations (issue 47)', () => {
 
   it('stores one response when submissions of one invite race (tools and the page’s JSON)', async () => {
     const { publicId, ids } = await inviteForm();
-    const [secret] = (await ask('create_invites', { publicId, count: 1 })).body.invites.map(
-      (i: { secret: string }) => i.secret,
+    const [secret] = (await ask('create_invites', { publicId, count: 1 })).body.invites.map((i: { url: string }) =>
+      secretOf(i.url),
     );
     const answers = { [ids.score]: 'Fine' };
     const racing = await Promise.all(
@@ -249,14 +250,14 @@ describe('invitations (issue 47)', () => {
 
     const browser = request.agent(server());
     // The invite's hidden values win over the URL's.
-    const first = await browser.get(`/f/${publicId}?invite=${made[0].secret}&customer=c-hacked`);
+    const first = await browser.get(`/f/${publicId}?invite=${secretOf(made[0].url)}&customer=c-hacked`);
     expect(first.status).toBe(200);
     expect(walkOf(first.text)).toMatchObject({ h: { customer: 'c-7' }, v: made[0].id });
     const done = await post(browser, publicId, first.text, [[ids.score, 'Great']]);
     expect(done.status).toBe(200);
     expect(done.text).toContain('Thank you');
     // The same page posted again (another nonce: a new visit) and the link opened again.
-    const again = await browser.get(`/f/${publicId}?invite=${made[0].secret}`);
+    const again = await browser.get(`/f/${publicId}?invite=${secretOf(made[0].url)}`);
     expect(again.status).toBe(409);
     expect(again.text).toContain('Already answered');
     await db.query(`DELETE FROM settings_once`); // forget the nonce: only the invite refuses now
@@ -266,7 +267,7 @@ describe('invitations (issue 47)', () => {
     expect(await stored(publicId)).toEqual([{ customer: 'c-7' }]);
 
     // Revoked while the page is open: the post says so and stores nothing.
-    const open = await request(server()).get(`/f/${publicId}?invite=${made[1].secret}`);
+    const open = await request(server()).get(`/f/${publicId}?invite=${secretOf(made[1].url)}`);
     await ask('revoke_invites', { publicId, ids: [made[1].id] });
     const late = await request(server())
       .post(`/f/${publicId}`)
@@ -294,7 +295,7 @@ describe('invitations (issue 47)', () => {
     const [invite] = (await ask('create_invites', { publicId, invites: [{ hidden: { customer: 'c-3' } }] })).body
       .invites;
     const browser = request.agent(server());
-    const first = await browser.get(`/f/${publicId}?invite=${invite.secret}`);
+    const first = await browser.get(`/f/${publicId}?invite=${secretOf(invite.url)}`);
     const second = await post(browser, publicId, first.text, [
       [ids.score, 'Good'],
       ['_action', 'next'],
@@ -314,7 +315,7 @@ describe('invitations (issue 47)', () => {
     const listed = (await ask('list_invites', { publicId })).body.invites[0];
     expect(listed.state).toBe('completed');
     expect(listed.responseId).toBe((await ask('list_responses', { publicId })).body.responses[0].id);
-    const reopened = await request(server()).get(`/f/${publicId}?invite=${invite.secret}`);
+    const reopened = await request(server()).get(`/f/${publicId}?invite=${secretOf(invite.url)}`);
     expect(reopened.status).toBe(409);
     expect(reopened.text).toContain('Already answered');
   });
