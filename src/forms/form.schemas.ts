@@ -65,7 +65,7 @@ export const FormSchema = Type.Object(
     partialResponses: Type.Optional(Type.Boolean()),
     opensAt: Type.Optional(Type.Union([Timestamp, Type.Null()])),
     closesAt: Type.Optional(Type.Union([Timestamp, Type.Null()])),
-    access: Type.Optional(Type.String()),
+    access: Type.Optional(Type.Unsafe<string>({})),
     blocks: Type.Array(BlockSchema),
     // As create_form takes them (issue 46); written out once, in its input.
     variables: Type.Optional(Type.Unsafe<unknown>({})),

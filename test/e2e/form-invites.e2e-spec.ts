@@ -125,6 +125,21 @@ describe('invitations (issue 47)', () => {
     expect(all[0]).toMatchObject({ state: 'unused', email: 'ada@example.com', hidden: { customer: 'c-1' } });
   });
 
+  it('a retry with the same Idempotency-Key shows the same links, from an answer stored sealed', async () => {
+    const { publicId } = await inviteForm();
+    const key = { 'Idempotency-Key': `invites-${publicId}` };
+    const first = await callTool(app, token, 'create_invites', { publicId, count: 2 }, key);
+    const again = await callTool(app, token, 'create_invites', { publicId, count: 2 }, key);
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(first.body);
+    expect((await ask('list_invites', { publicId })).body.total).toBe(2);
+    const kept = await db.query(`SELECT response_body FROM idempotency_keys WHERE idempotency_key = $1`, [
+      key['Idempotency-Key'],
+    ]);
+    expect(kept).toHaveLength(1);
+    expect(String(kept[0].response_body)).not.toContain(secretOf(first.body.invites[0].url));
+  });
+
   it('refuses bad invitations at their path and stores none', async () => {
     const { publicId } = await inviteForm();
     const refused = [
