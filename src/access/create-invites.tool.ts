@@ -3,7 +3,10 @@ import { PublicId } from '../forms/form.schemas';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import { InvitesService } from './invites.service';
 
-const Hidden = Type.Record(Type.String(), Type.String({ maxLength: 1000 }));
+const Hidden = Type.Unsafe<Record<string, string>>({
+  type: 'object',
+  additionalProperties: { type: 'string', maxLength: 1000 },
+});
 
 const input = Type.Object(
   {

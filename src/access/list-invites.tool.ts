@@ -2,7 +2,7 @@ import { Static, Type } from '@sinclair/typebox';
 import { PublicId } from '../forms/form.schemas';
 import { pageArguments, pageFields } from '../tools/paging';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
-import { InvitesService } from './invites.service';
+import { InviteState, InvitesService } from './invites.service';
 
 const input = Type.Object({ publicId: PublicId, ...pageArguments(1000, 100) }, { additionalProperties: false });
 const Time = Type.Union([Type.String(), Type.Null()]);
@@ -13,9 +13,9 @@ const output = Type.Object(
       Type.Object(
         {
           id: Type.String(),
-          state: Type.Union(['unused', 'started', 'completed', 'expired', 'revoked'].map((s) => Type.Literal(s))),
+          state: Type.Unsafe<InviteState>({ enum: ['unused', 'started', 'completed', 'expired', 'revoked'] }),
           email: Type.Union([Type.String(), Type.Null()]),
-          hidden: Type.Record(Type.String(), Type.String()),
+          hidden: Type.Unsafe<Record<string, string>>({ type: 'object' }),
           createdAt: Type.String(),
           expiresAt: Time,
           completedAt: Time,
@@ -48,6 +48,6 @@ export class ListInvitesTool implements ToolHandler<typeof input, typeof output>
       args.limit ?? 100,
       offset,
     );
-    return { total, offset, count: invites.length, invites } as Static<typeof output>;
+    return { total, offset, count: invites.length, invites };
   }
 }

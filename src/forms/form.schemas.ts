@@ -56,7 +56,7 @@ export const FormSummarySchema = Type.Object(
   { additionalProperties: false },
 );
 /** Who may answer (issue 47), as create_form and update_form take it. */
-export const AccessSetting = Type.Union([Type.Literal('public'), Type.Literal('invite')]);
+export const AccessSetting = Type.Unsafe<'public' | 'invite'>({ enum: ['public', 'invite'] });
 
 export const FormSchema = Type.Object(
   {
@@ -203,7 +203,7 @@ export const ScheduleFields = {
   opensAt: Type.Optional(Type.Union([Timestamp, Type.Null()], { description: 'No answers before it; null clears.' })),
   closesAt: Type.Optional(
     Type.Union([Timestamp, Type.Null()], {
-      description: 'The form closes then (409 form_closed); null clears.',
+      description: 'Closes then (409 form_closed); null clears.',
     }),
   ),
 };
