@@ -571,8 +571,9 @@ export class RespondentController {
         ip: req.ip,
         client: await this.clients.of(req.ip),
       });
-      // A post not known to come from the page never replaces the partial this browser holds (issue 45, 6.2).
+      // The invitation's first saved partial: it reads as started (issue 47).
       if (state.v && saved.responseId !== state.i) await this.invites.started(state.v, saved.responseId);
+      // A post not known to come from the page never replaces the partial this browser holds (issue 45, 6.2).
       const held = heldSecretOf(req.headers.cookie);
       const keep = !held || held === saved.resumeSecret || this.fromPage(req);
       const cookie = keep ? this.keepCookie(form, saved.resumeSecret, req) : undefined;

@@ -298,6 +298,31 @@ describe('invitations (issue 47)', () => {
     expect(await stored(publicId)).toHaveLength(1);
   });
 
+  it('on a public one-page form, an invite link is walked and answered once; the plain address stays open', async () => {
+    const created = await ask('create_form', {
+      title: 'Quick poll',
+      blocks: [{ type: 'short_text', title: 'Your pick', required: true }],
+    });
+    const { publicId } = created.body;
+    const block = created.body.blocks[0].id as string;
+    await ask('publish_form', { publicId });
+    const [invite] = (await ask('create_invites', { publicId, count: 1 })).body.invites;
+    const first = await request(server()).get(`/f/${publicId}?invite=${secretOf(invite.url)}`);
+    expect(first.status).toBe(200);
+    expect(walkOf(first.text).v).toBe(invite.id);
+    const done = await post(request.agent(server()), publicId, first.text, [[block, 'Tea']]);
+    expect(done.status).toBe(200);
+    expect((await ask('list_invites', { publicId })).body.invites[0].state).toBe('completed');
+    await db.query(`DELETE FROM settings_once`);
+    const again = await post(request.agent(server()), publicId, first.text, [[block, 'Coffee']]);
+    expect(again.status).toBe(409);
+    expect(again.text).toContain('Already answered');
+    const plain = await request(server()).get(`/f/${publicId}`);
+    expect(plain.status).toBe(200);
+    expect(plain.text).not.toContain('_state');
+    expect(await stored(publicId)).toHaveLength(1);
+  });
+
   it('survives save and resume: started on Next, resumed with the invite, completed once', async () => {
     const { publicId, ids } = await inviteForm({
       partialResponses: true,
