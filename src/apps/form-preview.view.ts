@@ -197,6 +197,10 @@ function render() {
         h('p', {}, form.status === 'draft' ? 'This form is a draft: people cannot answer it yet.' : 'This form is closed: it takes no answers.'),
         h('button', { type: 'button', disabled: publishing, onclick: publish }, form.status === 'draft' ? 'Publish' : 'Reopen'))
     : h('p', { class: 'note' }, 'Published. Share link: ', form.url || '');
+  // Issue 47: an invite-only form takes answers only from create_invites links.
+  const invited = form.access === 'invite'
+    ? h('p', { class: 'note', role: 'note' }, 'Invite-only: people answer only from create_invites links; the share link alone says so.')
+    : null;
   const hiddenInputs = (form.hiddenFields || []).length
     ? h('details', {}, h('summary', {}, 'Hidden fields (set by the share link)'),
         form.hiddenFields.map((name) => h('div', { class: 'field' }, h('label', { for: 'hf-' + name }, name),
@@ -229,7 +233,7 @@ function render() {
       : h('div', { role: 'alert', class: 'problem' }, h('p', {}, h('strong', {}, 'create_response would refuse these answers:')),
           h('ul', {}, refused.map((e) => h('li', {}, e.path + ': ' + e.message)))));
   }
-  show(...heading, draft, hiddenInputs, section, nav, ...verdict);
+  show(...heading, draft, invited, hiddenInputs, section, nav, ...verdict);
   const again = focused && document.getElementById(focused);
   if (again) {
     again.focus();

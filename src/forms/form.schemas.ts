@@ -55,6 +55,9 @@ export const FormSummarySchema = Type.Object(
   },
   { additionalProperties: false },
 );
+/** Who may answer (issue 47), as create_form and update_form take it. */
+export const AccessSetting = Type.Unsafe<'public' | 'invite'>({ enum: ['public', 'invite'] });
+
 export const FormSchema = Type.Object(
   {
     ...formFields,
@@ -62,6 +65,7 @@ export const FormSchema = Type.Object(
     partialResponses: Type.Optional(Type.Boolean()),
     opensAt: Type.Optional(Type.Union([Timestamp, Type.Null()])),
     closesAt: Type.Optional(Type.Union([Timestamp, Type.Null()])),
+    access: Type.Optional(Type.Unsafe<string>({})),
     blocks: Type.Array(BlockSchema),
     // As create_form takes them (issue 46); written out once, in its input.
     variables: Type.Optional(Type.Unsafe<unknown>({})),
@@ -193,12 +197,13 @@ export const computeUpdateArguments = {
   endings: Type.Optional(EndingsSchema('As in create_form.')),
   thankYou: Type.Optional(ThankYouSchema('As in create_form.')),
 };
-/** A form's schedule as create_form and update_form take it (issue 47). */
+/** A form's schedule (and access) as create_form and update_form take them (issue 47). */
 export const ScheduleFields = {
+  access: Type.Optional(AccessSetting),
   opensAt: Type.Optional(Type.Union([Timestamp, Type.Null()], { description: 'No answers before it; null clears.' })),
   closesAt: Type.Optional(
     Type.Union([Timestamp, Type.Null()], {
-      description: 'The form closes then (409 form_closed); null clears.',
+      description: 'Closes then (409 form_closed); null clears.',
     }),
   ),
 };

@@ -20,7 +20,7 @@ import {
   normalizeForm,
 } from './form-logic';
 import { maxScore, isQuiz } from './compute';
-import { FormStatus } from './entities/form.entity';
+import { FormAccess, FormStatus } from './entities/form.entity';
 import { FormAnswers } from './form-answers';
 import { FormVersionReads } from './form-version-reads';
 import { FormListItem, FormRecord, FormsRepository } from './forms.repository';
@@ -43,6 +43,8 @@ export interface FormInput {
   /** The schedule (issue 47): ISO 8601 times; null or omitted: none. */
   opensAt?: string | null;
   closesAt?: string | null;
+  /** Who may answer (issue 47): 'public' (default) or 'invite'. */
+  access?: FormAccess;
 }
 
 export interface FormUpdate {
@@ -59,6 +61,8 @@ export interface FormUpdate {
   /** The schedule (issue 47): omitted: kept; null: cleared. */
   opensAt?: string | null;
   closesAt?: string | null;
+  /** Omitted: kept. */
+  access?: FormAccess;
   acceptAnswerLoss?: boolean;
   /** Each omitted: kept (issue 46). */
   variables?: ComputeInput['variables'];
@@ -231,6 +235,7 @@ export class FormsService {
       );
       await this.repo.insertBlocks(tx, id, blocks);
       if (input.partialResponses) await this.repo.setPartialResponses(tx, id, true);
+      if (input.access === 'invite') await this.repo.setAccess(tx, id, 'invite');
       if (schedule.opensAt || schedule.closesAt)
         await this.repo.setSchedule(tx, id, schedule.opensAt, schedule.closesAt);
       await this.answers.formCreated(tx, id);
@@ -323,6 +328,7 @@ export class FormsService {
       );
       if (input.partialResponses !== undefined)
         await this.repo.setPartialResponses(tx, form.id, input.partialResponses);
+      if (input.access !== undefined) await this.repo.setAccess(tx, form.id, input.access);
       if (input.opensAt !== undefined || input.closesAt !== undefined)
         await this.repo.setSchedule(tx, form.id, schedule.opensAt, schedule.closesAt);
       await this.audit.record(tx, actor, 'form.update', form.publicId, {
@@ -495,6 +501,7 @@ export function formView(f: FormRecord, withBlocks = false, publicUrl?: string) 
     // The schedule (issue 47), shown either way: null says there is none.
     view.opensAt = f.opensAt?.toISOString() ?? null;
     view.closesAt = f.closesAt?.toISOString() ?? null;
+    view.access = f.access ?? 'public';
     view.blocks = blocksView(f.blocks);
     // Forms that compute (issue 46): only those that do show these, so other forms read as they did.
     if (f.compute?.variables) view.variables = f.compute.variables;

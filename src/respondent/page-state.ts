@@ -39,6 +39,8 @@ export interface PageState {
   p?: string;
   /** That partial's id: the files it holds are this walk's files too (shown with Keep boxes). */
   i?: string;
+  /** The invitation this walk answers (issue 47): its id (the secret stays in the link). */
+  v?: string;
 }
 
 /**

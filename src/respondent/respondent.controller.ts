@@ -13,6 +13,8 @@ import type { Readable } from 'node:stream';
 import { blocksView } from '../forms/form-logic';
 import { FormRecord, FormsService } from '../forms/forms.service';
 import { AccessService } from '../access/access.service';
+import { InviteRow, InvitesService } from '../access/invites.service';
+import { inviteOfQuery, invitePage, isInviteRefusal } from './invite-walk';
 import { SessionsService } from '../settings/sessions.service';
 import { notAccepting, ResponsesService, ResponseView } from '../responses/responses.service';
 import { endOfSubmitted, EndView, endView, recallBlock, recallLogic, valuesBefore } from './recall-page';
@@ -88,6 +90,7 @@ export class RespondentController {
     @InjectDataSource() private readonly db: DataSource,
     private readonly clients: ClientKeys,
     private readonly access: AccessService,
+    private readonly invites: InvitesService,
   ) {}
 
   /** The pages' one script (respondent.script.ts): same-page questions appear at once. The pages work without it. */
@@ -111,8 +114,21 @@ export class RespondentController {
     const headers = await this.headersFor(form);
     const shut = await this.shut(form);
     if (shut) return sendPage(res, 409, closedPage(shut, form.status), headers);
-    if (!walksPages(form)) return sendPage(res, 200, formPage(form, {}, [], await this.fileView(form, {})), headers);
-    const resumed = savesPartials(form) ? await this.resume(form, req) : undefined;
+    // Invitations (issue 47): a link's invite opens a walk with its hidden values; an invite-only form opens only so, or resumed.
+    const link = inviteOfQuery(req.query);
+    let invite: InviteRow | undefined;
+    const resumable = savesPartials(form) && !!resumeSecretOf(req.query, req.headers.cookie).secret;
+    if (link !== undefined || (form.access === 'invite' && !resumable)) {
+      try {
+        invite = await this.invites.bySecret(form, link);
+      } catch (err) {
+        if (isInviteRefusal(err)) return sendPage(res, err.status, invitePage(err), headers);
+        throw err;
+      }
+    }
+    if (!walksPages(form) && !invite)
+      return sendPage(res, 200, formPage(form, {}, [], await this.fileView(form, {})), headers);
+    const resumed = savesPartials(form) && !invite ? await this.resume(form, req) : undefined;
     if (resumed?.redirect)
       return void res
         .status(303)
@@ -121,7 +137,8 @@ export class RespondentController {
         .send();
     if (resumed)
       return sendPage(res, 200, resumed.html!, resumed.cookie ? { ...headers, 'Set-Cookie': resumed.cookie } : headers);
-    const state = this.newState(form, {}, hiddenFromQuery(form.hiddenFields, req.query));
+    const state = this.newState(form, {}, { ...hiddenFromQuery(form.hiddenFields, req.query), ...invite?.hidden });
+    state.v = invite?.id;
     const r = route(form, state.a, state.h);
     sendPage(res, 200, await this.drawStep(form, state, r.onPath[0] ?? r.pages[0], r), headers);
   }
@@ -248,7 +265,8 @@ export class RespondentController {
       return sendPage(res, 404, notFoundPage());
     }
     if (isJsonRequest(req)) {
-      const body = parseJson(String(req.body ?? '')) as { answers?: unknown; hidden?: unknown } | undefined;
+      const body = parseJson(String(req.body ?? '')) as
+        { answers?: unknown; hidden?: unknown; invite?: unknown } | undefined;
       const answers = body?.answers;
       if (!answers || typeof answers !== 'object' || Array.isArray(answers)) {
         throw new ApiError('invalid_arguments', {
@@ -263,10 +281,16 @@ export class RespondentController {
           details: [{ path: '/hidden', message: 'must be an object of text values by hidden field name' }],
         });
       }
+      if (body?.invite !== undefined && typeof body.invite !== 'string')
+        throw new ApiError('invalid_arguments', {
+          message: "invite must be the secret of an invitation link (after '?invite=').",
+          details: [{ path: '/invite', message: 'must be a string' }],
+        });
       const response = await this.responses.submit(
         publicId,
         answers as Record<string, unknown>,
         hidden as Record<string, string> | undefined,
+        body?.invite === undefined ? undefined : { invite: body.invite as string },
       );
       res.status(201).send(response);
       return;
@@ -305,7 +329,7 @@ export class RespondentController {
         throw err;
       }
     }
-    if (walksPages(form)) {
+    if (walksPages(form) || raw._state !== undefined) {
       if (typeof raw._resume === 'string' && raw._state === undefined && savesPartials(form)) {
         // The confirmation of a resume link opened without a person's click (see resume()). A post
         // not known to come from the page never replaces answers this browser holds: it asks again.
@@ -348,6 +372,7 @@ export class RespondentController {
       }
       if (err instanceof ApiError && CLOSED_CODES.has(err.code))
         return sendPage(res, 409, closedPage(err, form.status), headers);
+      if (isInviteRefusal(err)) return sendPage(res, err.status, invitePage(err), headers);
       throw err;
     }
     this.sendEnd(res, form, endOfSubmitted(form, submitted), headers);
@@ -394,6 +419,9 @@ export class RespondentController {
       state.p = undefined;
       state.i = undefined;
     }
+    // Invitations (issue 47): nothing is saved nor stored for a walk its invite no longer admits.
+    const uninvited = await this.invites.walkRefusal(form, state.v);
+    if (uninvited) return [uninvited.status, invitePage(uninvited)];
     // The current page; a page the form no longer has sends the walk back to the first page.
     let current = pages.find((p) => p.key === state.s[state.s.length - 1]);
     if (!current) {
@@ -486,6 +514,7 @@ export class RespondentController {
         return [400, await this.drawStep(form, state, at, route(form, state.a, state.h), details)];
       }
       if (err instanceof ApiError && CLOSED_CODES.has(err.code)) return [409, closedPage(err, form.status)];
+      if (isInviteRefusal(err)) return [err.status, invitePage(err)];
       throw err;
     }
     // Submitted: this browser forgets the partial's secret.
@@ -498,16 +527,18 @@ export class RespondentController {
 
   /** Stores the submission: the walk's partial completed when it saved one, else a new response. */
   private async finish(form: FormRecord, state: PageState, r: Route): Promise<void> {
+    let stored: { id: string } | undefined;
     if (state.p && savesPartials(form)) {
       try {
-        await this.partials.complete(form, { resumeSecret: state.p, answers: r.answers, hidden: state.h });
-        return;
+        stored = await this.partials.complete(form, { resumeSecret: state.p, answers: r.answers, hidden: state.h });
       } catch (err) {
         // A partial deleted meanwhile (retention) or unknown: the answers are submitted as a new response.
         if (!(err instanceof ApiError) || err.code !== 'not_found') throw err;
       }
     }
-    await this.responses.submit(form.publicId, r.answers, state.h);
+    stored ??= await this.responses.submit(form.publicId, r.answers, state.h, { invited: !!state.v });
+    // The walk's invitation is answered in the same transaction, once (issue 47).
+    if (state.v) await this.invites.answered(currentManager(this.db), state.v, stored.id);
   }
 
   /**
@@ -540,6 +571,8 @@ export class RespondentController {
         ip: req.ip,
         client: await this.clients.of(req.ip),
       });
+      // The invitation's first saved partial: it reads as started (issue 47).
+      if (state.v && saved.responseId !== state.i) await this.invites.started(state.v, saved.responseId);
       // A post not known to come from the page never replaces the partial this browser holds (issue 45, 6.2).
       const held = heldSecretOf(req.headers.cookie);
       const keep = !held || held === saved.resumeSecret || this.fromPage(req);
@@ -699,6 +732,7 @@ export class RespondentController {
   ): Promise<string> {
     const w = resumedWalk(form, partial);
     const state: PageState = { ...this.newState(form, w.a, w.h), s: w.s, p: secret, i: partial.responseId };
+    state.v = (await this.invites.ofPartial(form, partial.responseId))?.id;
     return this.drawStep(form, state, w.page, w.r, [], notice);
   }
 

@@ -1,5 +1,6 @@
 import { Static, Type } from '@sinclair/typebox';
 import { PublicId } from '../forms/form.schemas';
+import { ApiError } from '../common/errors/api-error';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import { ResponseSchema } from './response.schemas';
 import { ResponsesService } from './responses.service';
@@ -21,6 +22,7 @@ const input = Type.Object(
         description: "Values of the form's hidden fields: { name: value } (undeclared names are refused).",
       }),
     ),
+    invite: Type.Optional(Type.String({ maxLength: 100, description: "An invite link's secret: answers it once." })),
     partial: Type.Optional(
       Type.Boolean({
         description:
@@ -49,11 +51,21 @@ export class CreateResponseTool implements ToolHandler<typeof input, typeof outp
     idempotency: IdempotencyService,
   ) {
     // A keyed submission claims its key in the insert statement that stores it (partials: the usual way).
-    idempotency.claimInStatement('create_response', (args) => !(args as Static<typeof input>).partial);
+    idempotency.claimInStatement('create_response', (args) => {
+      const { partial, invite } = args as Static<typeof input>;
+      return !partial && invite === undefined;
+    });
   }
 
   run(args: Static<typeof input>, ctx: ToolContext): Promise<Static<typeof output>> {
-    if (args.partial) return this.partials.createAs(ctx.principal, args.publicId, args.answers, args.hidden);
-    return this.responses.createAs(ctx.principal, args.publicId, args.answers, args.hidden);
+    if (args.partial) {
+      if (args.invite !== undefined)
+        throw new ApiError('invalid_arguments', {
+          message: 'An invitation is answered by a completed response, not a partial.',
+          details: [{ path: '/partial', message: 'must be left out with invite' }],
+        });
+      return this.partials.createAs(ctx.principal, args.publicId, args.answers, args.hidden);
+    }
+    return this.responses.createAs(ctx.principal, args.publicId, args.answers, args.hidden, args.invite);
   }
 }

@@ -46,6 +46,7 @@ import { CheckedResponse, validateResponse } from '../forms/form-logic';
 import { FormRecord, FormsService } from '../forms/forms.service';
 import { UploadsService } from '../uploads/uploads.service';
 import { AccessService } from '../access/access.service';
+import { InvitesService } from '../access/invites.service';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service';
 import { eventBody, newEventId } from '../webhooks/events';
 import { PartialResponsesRepository, PartialRow } from './partial-responses.repository';
@@ -152,6 +153,7 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
     private readonly audit: AuditService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly access: AccessService,
+    private readonly invites: InvitesService,
   ) {}
 
   onModuleInit() {
@@ -548,6 +550,8 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
   ): Promise<ResponseView> {
     const wording: AnswerWording = how.source === 'web' ? 'person' : 'api';
     const checked = validated(validateResponse(form, answers, hidden, { wording, source: how.source }), wording);
+    // The invitation whose walk saved it (issue 47) is answered by it, or refuses it.
+    await this.invites.completing(tx, form.id, row.id);
     // Its uploads leave the partial first (a file kept is taken again, checked, by the response).
     await this.repo.releaseUploads(tx, row.id);
     await this.repo.delete(tx, form.id, [row.id]);

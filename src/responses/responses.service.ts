@@ -35,6 +35,7 @@ import {
 } from './response-filter';
 import { newEventId, responseCreatedBody } from '../webhooks/events';
 import { AccessService } from '../access/access.service';
+import { InvitesService } from '../access/invites.service';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service';
 import {
   ALL_PAGES,
@@ -44,6 +45,15 @@ import {
   PartialRow,
 } from './partial-responses.repository';
 import { FunnelStep, pageKeys } from './pages';
+
+/**
+ * A submission's invitation (issue 47): `invite`, its secret (claimed with the response); or
+ * `invited`, the caller claims it in the same transaction (the page's walk).
+ */
+export interface Invited {
+  invite?: string;
+  invited?: boolean;
+}
 
 /** Which responses a read covers (issue 36). */
 export type ResponseStatus = 'completed' | 'partial' | 'all';
@@ -109,6 +119,7 @@ export class ResponsesService {
     private readonly files: FileAnswers,
     private readonly partials: PartialResponsesRepository,
     private readonly access: AccessService,
+    private readonly invites: InvitesService,
   ) {}
 
   /** Whether the form has a completed response with this id. */
@@ -306,16 +317,22 @@ export class ResponsesService {
     publicId: string,
     answers: Record<string, unknown>,
     hidden?: Record<string, string>,
+    invite?: string,
   ): Promise<ResponseView> {
-    return this.store(publicId, answers, { source: 'api', actor }, hidden);
+    return this.store(publicId, answers, { source: 'api', actor, invite }, hidden);
   }
 
   /**
    * A submission from the respondent page (form post or JSON): the same validation as
    * create_response, but only a published form takes it.
    */
-  submit(publicId: string, answers: Record<string, unknown>, hidden?: Record<string, string>): Promise<ResponseView> {
-    return this.store(publicId, answers, { source: 'web', published: true }, hidden);
+  submit(
+    publicId: string,
+    answers: Record<string, unknown>,
+    hidden?: Record<string, string>,
+    invite?: Invited,
+  ): Promise<ResponseView> {
+    return this.store(publicId, answers, { source: 'web', published: true, ...invite }, hidden);
   }
 
   /**
@@ -335,10 +352,20 @@ export class ResponsesService {
   private async store(
     publicId: string,
     answers: Record<string, unknown>,
-    how: { source: 'api' | 'web'; actor?: Principal; published?: boolean },
+    how: { source: 'api' | 'web'; actor?: Principal; published?: boolean } & Invited,
     hidden?: Record<string, string>,
   ): Promise<ResponseView> {
     const workspaceId = how.actor?.workspace.id;
+    if (how.invite !== undefined) {
+      // An invitation's answer (issue 47): claimed with the response, in one transaction.
+      const form = workspaceId ? await this.forms.get(workspaceId, publicId) : await this.forms.getPublic(publicId);
+      const { invite, ...rest } = how;
+      return this.invites.submitWith(form, invite, hidden, (fixed) =>
+        this.store(publicId, answers, { ...rest, invited: true }, fixed),
+      );
+    }
+    // A page's answer to an invite-only form comes with its invitation.
+    const uninvited = (form: FormRecord) => how.source === 'web' && !how.invited && form.access === 'invite';
     // The respondent page's answers are read by the person filling in the form, not by a program.
     const wording: AnswerWording = how.source === 'web' ? 'person' : 'api';
     const check = (form: FormRecord) => validateResponse(form, answers, hidden, { wording, source: how.source });
@@ -351,7 +378,8 @@ export class ResponsesService {
       known &&
       (workspaceId === undefined || known.workspaceId === workspaceId) &&
       (!how.published || known.status === 'published') &&
-      this.access.admits(known)
+      this.access.admits(known) &&
+      !uninvited(known)
     ) {
       const checked = check(known);
       // Files whose bytes the service checked on arrival are held by the statement; any other case
@@ -374,6 +402,7 @@ export class ResponsesService {
         throw why;
       }
       if (how.published && form.status !== 'published') throw notAccepting(form.status);
+      if (uninvited(form)) throw new ApiError('invite_required');
       const checked = validated(check(form), wording);
       const response = await insert(tx, form, checked);
       // Cannot happen: the form row is locked and was read after the lock.

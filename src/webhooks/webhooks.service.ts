@@ -55,7 +55,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
   /**
    * The answers that show a secret are stored for Idempotency-Key replays sealed, as the secret
    * itself is: a webhook's signing secret, and the links that serve without a token for 15 minutes
-   * (an export's, a file answer's) in the answers of the reads that make them. This key is the
+   * (an export's, a file answer's) in the answers of the reads that make them; invitation links. This key is the
    * service's one key at rest that every instance shares.
    */
   onModuleInit() {
@@ -65,6 +65,7 @@ export class WebhooksService implements OnModuleInit, OnApplicationBootstrap {
       'export_responses',
       'get_response',
       'list_responses',
+      'create_invites',
     ];
     this.idempotency.sealAnswersOf(secretAnswers, {
       seal: (body) => this.box.seal(body),

@@ -30,6 +30,7 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
       { name: 'check_response', scope: 'responses:read', write: false, minRole: 'viewer' },
       { name: 'close_form', scope: 'forms:write', write: true, minRole: 'editor' },
       { name: 'create_form', scope: 'forms:write', write: true, minRole: 'editor' },
+      { name: 'create_invites', scope: 'forms:write', write: true, minRole: 'editor' },
       { name: 'create_response', scope: 'responses:write', write: true, minRole: 'editor' },
       { name: 'create_upload', scope: 'responses:write', write: true, minRole: 'editor' },
       { name: 'create_webhook', scope: 'webhooks:write', write: true, minRole: 'admin' },
@@ -40,11 +41,13 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
       { name: 'get_form', scope: 'forms:read', write: false, minRole: 'viewer' },
       { name: 'get_response', scope: 'responses:read', write: false, minRole: 'viewer' },
       { name: 'list_forms', scope: 'forms:read', write: false, minRole: 'viewer' },
+      { name: 'list_invites', scope: 'forms:read', write: false, minRole: 'viewer' },
       { name: 'list_responses', scope: 'responses:read', write: false, minRole: 'viewer' },
       { name: 'list_webhook_deliveries', scope: 'webhooks:read', write: false, minRole: 'admin' },
       { name: 'list_webhooks', scope: 'webhooks:read', write: false, minRole: 'admin' },
       { name: 'publish_form', scope: 'forms:write', write: true, minRole: 'editor' },
       { name: 'redeliver_webhook', scope: 'webhooks:write', write: true, minRole: 'admin' },
+      { name: 'revoke_invites', scope: 'forms:write', write: true, minRole: 'editor' },
       { name: 'rotate_webhook_secret', scope: 'webhooks:write', write: true, minRole: 'admin' },
       { name: 'send_test_webhook', scope: 'webhooks:write', write: true, minRole: 'admin' },
       { name: 'summarize_responses', scope: 'responses:read', write: false, minRole: 'viewer' },
@@ -94,6 +97,12 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
       },
       {
         name: 'create_form',
+        plan: 'pro',
+        minRole: 'editor',
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+      },
+      {
+        name: 'create_invites',
         plan: 'pro',
         minRole: 'editor',
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
@@ -159,6 +168,12 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
         annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
       },
       {
+        name: 'list_invites',
+        plan: 'any',
+        minRole: 'viewer',
+        annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+      },
+      {
         name: 'list_responses',
         plan: 'any',
         minRole: 'viewer',
@@ -187,6 +202,12 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
         plan: 'pro',
         minRole: 'admin',
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
+      },
+      {
+        name: 'revoke_invites',
+        plan: 'pro',
+        minRole: 'editor',
+        annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
       },
       {
         name: 'rotate_webhook_secret',
@@ -238,7 +259,7 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
         .map((t) => t.definition.name)
         .sort(),
     );
-    expect(names).toHaveLength(24);
+    expect(names).toHaveLength(27);
     const ajv = addFormats(new Ajv2020({ strict: false }));
     for (const tool of res.body.tools) {
       expect(tool).toEqual(

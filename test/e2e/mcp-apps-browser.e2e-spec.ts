@@ -382,4 +382,20 @@ describe('MCP Apps views in Chromium through a test host (issue 39)', () => {
       .waitFor();
     await checkView(lost, 'preview-not-found');
   }, 120_000);
+
+  it('the preview says when a form is invite-only (issue 47)', async () => {
+    const client = clients['2026-07-28'];
+    const args = { ...BRANCHING_FORM, access: 'invite' };
+    const created = (await client.callTool({ name: 'create_form', arguments: args })) as CallToolResult;
+    const preview = await openView(
+      client,
+      PREVIEW,
+      { arguments: args, result: created },
+      { theme: 'light', width: 1280 },
+    );
+    await preview.frame
+      .getByText('Invite-only: people answer only from create_invites links', { exact: false })
+      .waitFor();
+    await checkView(preview, 'preview-invite-only');
+  }, 120_000);
 });

@@ -68,6 +68,31 @@ export const ERROR_CATALOG = {
     message: 'This form does not take responses before its opening time.',
     hint: 'Try again at opensAt (get_form shows it), or move opensAt with update_form.',
   },
+  invite_required: {
+    status: 403,
+    message: 'This form takes answers by invitation only.',
+    hint: 'Answer from an invitation link (/f/{publicId}?invite=...), or pass its secret as invite.',
+  },
+  invite_invalid: {
+    status: 403,
+    message: 'This invitation is not valid for this form.',
+    hint: 'Use the whole link you were sent; create_invites makes new ones.',
+  },
+  invite_expired: {
+    status: 410,
+    message: 'This invitation has expired.',
+    hint: 'Ask for a new invitation (create_invites).',
+  },
+  invite_revoked: {
+    status: 410,
+    message: 'This invitation was withdrawn.',
+    hint: 'Ask for a new invitation (create_invites).',
+  },
+  invite_used: {
+    status: 409,
+    message: 'This invitation has already been answered.',
+    hint: 'An invitation takes one response; list_invites shows its state.',
+  },
   response_completed: {
     status: 409,
     message: 'This response is completed; its answers no longer change.',

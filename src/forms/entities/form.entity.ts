@@ -13,6 +13,8 @@ import { WorkspaceEntity } from '../../workspaces/entities/workspace.entity';
 
 export const FORM_STATUSES = ['draft', 'published', 'closed'] as const;
 export type FormStatus = (typeof FORM_STATUSES)[number];
+export const FORM_ACCESS = ['public', 'invite'] as const;
+export type FormAccess = (typeof FORM_ACCESS)[number];
 
 @Entity({ name: 'forms' })
 @Index('IDX_forms_workspace_created', ['workspaceId', 'createdAt', 'id'])
@@ -73,6 +75,10 @@ export class FormEntity {
   /** At it a published form reads as closed and is closed by the schedule sweep (issue 47); null: never. */
   @Column({ name: 'closes_at', type: 'timestamptz', nullable: true })
   closesAt: Date | null;
+
+  /** Who may answer (issue 47): 'public', anyone with the link; 'invite', only with an invite. */
+  @Column({ type: 'text', default: 'public' })
+  access: FormAccess;
 
   @ManyToOne(() => WorkspaceEntity, { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'workspace_id' })
