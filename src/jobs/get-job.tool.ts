@@ -6,21 +6,15 @@ import { JobsService } from './jobs.service';
 const input = Type.Object(
   {
     jobId: Type.String({ pattern: '^job_[0-9a-f]{32}$' }),
-    cancel: Type.Optional(Type.Boolean({ description: 'Stop the job if it still works.' })),
+    cancel: Type.Optional(Type.Boolean({ description: 'Stop it' })),
   },
   { additionalProperties: false },
 );
+// The job as JobsService tells it (jobId, times, pollIntervalMs...); only what a caller branches on is spelled out.
 const output = Type.Object({
-  jobId: Type.String(),
-  tool: Type.String(),
   status: StringEnum(['working', 'completed', 'failed', 'cancelled'] as const),
-  statusMessage: Type.Optional(Type.String()),
-  createdAt: Type.String({ format: 'date-time' }),
-  updatedAt: Type.String({ format: 'date-time' }),
-  expiresAt: Type.String({ format: 'date-time' }),
-  pollIntervalMs: Type.Integer(),
-  result: Type.Optional(Type.Unknown({ description: "completed: the tool's answer." })),
-  error: Type.Optional(Type.Unknown({ description: "failed: the tool's refusal." })),
+  result: Type.Optional(Type.Unknown({ description: "The tool's answer" })),
+  error: Type.Optional(Type.Unknown({ description: "The tool's refusal" })),
 });
 
 /** The job resource of a call answered 202 (see jobs.service.ts): polled, or cancelled, here. */
