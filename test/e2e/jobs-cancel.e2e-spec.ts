@@ -49,42 +49,39 @@ describe('cancelling a job frees its long-read slot (issue 49)', () => {
     }
   }
 
-  it.each(['mcp', 'rest'])(
-    'over %s: a job held working is cancelled and its slot is free at once',
-    async (via) => {
-      await whileLocked(async () => {
-        let jobId: string;
-        if (via === 'mcp') {
-          const created = await post2026(app, token, 'tools/call', {
-            name: 'summarize_responses',
-            arguments: { publicId, status: 'partial' },
-          });
-          expect(created.body.result).toMatchObject({ resultType: 'task', status: 'working' });
-          jobId = created.body.result.taskId;
-        } else {
-          const created = await callTool(
-            app,
-            token,
-            'summarize_responses',
-            { publicId, status: 'partial' },
-            { Prefer: 'respond-async' },
-          );
-          expect(created.status).toBe(202);
-          jobId = created.body.jobId;
-        }
-        expect(longReads.runningFor(ws.id)).toBe(1);
-        if (via === 'mcp') {
-          const ack = await post2026(app, token, 'tasks/cancel', { taskId: jobId });
-          expect(ack.body.result).toEqual({ resultType: 'complete' });
-          expect((await post2026(app, token, 'tasks/get', { taskId: jobId })).body.result.status).toBe('cancelled');
-        } else {
-          const cancelled = await callTool(app, token, 'get_job', { jobId, cancel: true });
-          expect(cancelled.body).toMatchObject({ status: 'cancelled' });
-        }
-        expect(longReads.runningFor(ws.id)).toBe(0);
-      });
-    },
-  );
+  it.each(['mcp', 'rest'])('over %s: a job held working is cancelled and its slot is free at once', async (via) => {
+    await whileLocked(async () => {
+      let jobId: string;
+      if (via === 'mcp') {
+        const created = await post2026(app, token, 'tools/call', {
+          name: 'summarize_responses',
+          arguments: { publicId, status: 'partial' },
+        });
+        expect(created.body.result).toMatchObject({ resultType: 'task', status: 'working' });
+        jobId = created.body.result.taskId;
+      } else {
+        const created = await callTool(
+          app,
+          token,
+          'summarize_responses',
+          { publicId, status: 'partial' },
+          { Prefer: 'respond-async' },
+        );
+        expect(created.status).toBe(202);
+        jobId = created.body.jobId;
+      }
+      expect(longReads.runningFor(ws.id)).toBe(1);
+      if (via === 'mcp') {
+        const ack = await post2026(app, token, 'tasks/cancel', { taskId: jobId });
+        expect(ack.body.result).toEqual({ resultType: 'complete' });
+        expect((await post2026(app, token, 'tasks/get', { taskId: jobId })).body.result.status).toBe('cancelled');
+      } else {
+        const cancelled = await callTool(app, token, 'get_job', { jobId, cancel: true });
+        expect(cancelled.body).toMatchObject({ status: 'cancelled' });
+      }
+      expect(longReads.runningFor(ws.id)).toBe(0);
+    });
+  });
 
   it('the slot a job holds counts against the workspace: another long read is 429 until the job is cancelled', async () => {
     await whileLocked(async () => {
