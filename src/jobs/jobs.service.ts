@@ -192,6 +192,9 @@ function notFound(jobId: string): ApiError {
  * summaries that read the partial responses too (status partial or all), which scan the form's
  * rows instead of reading maintained totals. Undefined: the call answers as it always does.
  */
+/** The tools whose calls may run as a job (OpenAPI documents their 202). */
+export const JOB_TOOLS = ['summarize_responses'];
+
 export function jobWorthy(tool: string, args: unknown): string | undefined {
   const { status, publicId } = (args ?? {}) as { status?: string; publicId?: string };
   if (tool === 'summarize_responses' && (status === 'partial' || status === 'all'))
