@@ -99,4 +99,30 @@ describe('cancelling a job frees its long-read slot (issue 49)', () => {
       await callTool(app, token, 'get_job', { jobId: c.body.jobId, cancel: true });
     });
   });
+
+  it('a cancel made through another instance reaches the instance running the job, which gives its slot back', async () => {
+    // A second instance on the same database: it answers get_job for a job the first one runs.
+    const other = await createTestApp({ RATE_LIMIT_CREDENTIAL_PER_MIN: '1000' });
+    try {
+      await whileLocked(async () => {
+        const started = await callTool(
+          app,
+          token,
+          'summarize_responses',
+          { publicId, status: 'partial' },
+          { Prefer: 'respond-async' },
+        );
+        expect(started.status).toBe(202);
+        const seen = await callTool(other, token, 'get_job', { jobId: started.body.jobId });
+        expect(seen.body).toMatchObject({ jobId: started.body.jobId, status: 'working' });
+        const cancelled = await callTool(other, token, 'get_job', { jobId: started.body.jobId, cancel: true });
+        expect(cancelled.body.status).toBe('cancelled');
+        // The running instance finds the cancel on its next look (every half second), the lock still held.
+        while (longReads.runningFor(ws.id) > 0) await new Promise((r) => setTimeout(r, 50));
+        expect((await callTool(app, token, 'get_job', { jobId: started.body.jobId })).body.status).toBe('cancelled');
+      });
+    } finally {
+      await other.close();
+    }
+  });
 });
