@@ -1,15 +1,15 @@
 /**
  * The MCP Apps views (io.modelcontextprotocol/ui): two self-contained HTML documents a host shows
  * in a sandboxed iframe beside a tool's result. Each holds its whole script and style inline, with
- * the App bridge of @modelcontextprotocol/ext-apps (its app-with-deps bundle, read once from
- * node_modules at first use), and reaches nothing over the network: every datum comes through the
+ * the view's side of the App bridge (view-bridge.ts: a few KB, where ext-apps' bundle is 530 KB),
+ * and reaches nothing over the network: every datum comes through the
  * host's bridge (tools/call with the person's own credential), so the host's default CSP
  * (connect-src 'none') fits, and the document's own CSP says the same.
  */
-import { readFileSync } from 'node:fs';
 import { APP_VIEWS, AppView } from './view-uris';
 import { FORM_PREVIEW_JS } from './form-preview.view';
 import { RESULTS_JS } from './results.view';
+import { VIEW_BRIDGE_JS } from './view-bridge';
 import { VIEW_CSS } from './view-style';
 
 /** The MIME type of an MCP App view (RESOURCE_MIME_TYPE of ext-apps, whose server entry is ESM only). */
@@ -63,27 +63,6 @@ export function appViewHtml(uri: string): string | undefined {
   return html;
 }
 
-let bridge: string | undefined;
-
-/**
- * The App bridge as the start of a module script: the bundle's closing `export{a as App,...}`
- * becomes `const McpApps={App:a,...}` (an inline script cannot be imported from).
- */
-function bridgeScript(): string {
-  if (bridge !== undefined) return bridge;
-  const code = readFileSync(require.resolve('@modelcontextprotocol/ext-apps/app-with-deps'), 'utf8');
-  const at = code.lastIndexOf('export{');
-  if (at < 0) throw new Error('@modelcontextprotocol/ext-apps/app-with-deps has no export list: its bundle changed');
-  const end = code.indexOf('}', at);
-  const names = code
-    .slice(at + 'export{'.length, end)
-    .split(',')
-    .map((pair) => pair.trim().split(/\s+as\s+/))
-    .map(([local, exported]) => `${exported ?? local}:${local}`);
-  bridge = `${code.slice(0, at)}const McpApps={${names.join(',')}};${code.slice(end + 1).replace(/^;/, '')}`;
-  return bridge;
-}
-
 /** `</script` can not close the script early (the bundle and views are trusted, but its strings are many). */
 const inScript = (js: string) => js.replace(/<\/(script)/gi, '<\\/$1');
 
@@ -99,7 +78,7 @@ function viewDocument(view: ViewSource): string {
 </head>
 <body>
 <main id="app" aria-live="polite"><p role="status">Loading…</p></main>
-<script type="module">${inScript(bridgeScript())}
+<script type="module">${VIEW_BRIDGE_JS}
 {
 ${inScript(view.script)}
 }</script>

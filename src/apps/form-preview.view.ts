@@ -49,6 +49,8 @@ function setForm(f) {
   check = undefined;
   for (const k of Object.keys(answers)) delete answers[k];
   marked.clear();
+  // A required file question starts answered in the preview (it sends no files): the check goes on to the rest.
+  for (const b of f.blocks) if (b.type === 'file_upload' && b.required) { marked.add(b.id); answers[b.id] = [PREVIEW_UPLOAD]; }
   recheck(0);
 }
 
@@ -159,7 +161,7 @@ function question(b) {
             setAnswer(b, ev.target.checked ? [PREVIEW_UPLOAD] : undefined);
           } }),
         h('label', { for: box }, (b.maxFiles || 1) > 1 ? 'Files are chosen' : 'A file is chosen')),
-      h('p', { class: 'muted' }, 'A preview sends no files: mark one as chosen to check the rest.'),
+      h('p', { class: 'muted' }, b.required ? 'Required: answered in the preview, which sends no files.' : 'A preview sends no files: mark one as chosen to check the rest.'),
       errs);
   } else {
     const kind = { number: 'number', date: 'date', email: 'email', url: 'url', phone: 'tel' }[b.type] || 'text';

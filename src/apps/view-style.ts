@@ -12,9 +12,9 @@ export const VIEW_CSS = `
 * { box-sizing: border-box; }
 body { margin: 0; background: var(--bg); color: var(--fg); font: 16px/1.45 var(--font); }
 main { max-width: 44rem; margin: 0 auto; padding: 1rem; }
-h1 { font-size: 1.35rem; margin: 0 0 .25rem; overflow-wrap: anywhere; }
-h2 { font-size: 1.1rem; margin: 1.25rem 0 .5rem; overflow-wrap: anywhere; }
-p, li, legend, label { overflow-wrap: anywhere; }
+h1 { font-size: 1.35rem; margin: 0 0 .25rem; overflow-wrap: break-word; }
+h2 { font-size: 1.1rem; margin: 1.25rem 0 .5rem; overflow-wrap: break-word; }
+p, li, legend, label, span { overflow-wrap: break-word; }
 .muted { color: var(--muted); }
 .note { border-left: 4px solid var(--accent); background: var(--soft); padding: .5rem .75rem; margin: .75rem 0; }
 .problem { border-left: 4px solid var(--bad); padding: .5rem .75rem; margin: .75rem 0; background: var(--soft); }
@@ -35,6 +35,8 @@ button:disabled { opacity: .55; cursor: default; }
 .bars li { display: grid; grid-template-columns: minmax(6rem, 40%) 1fr auto; gap: .5rem; align-items: center; margin: .3rem 0; }
 .funnel li { grid-template-columns: 1fr auto; gap: .15rem .5rem; margin: .5rem 0; }
 .funnel li > :first-child { grid-column: 1 / -1; }
+/* On a phone a bar's label has a row of its own: in a narrow column its long words would break. */
+@media (max-width: 480px) { .bars li { grid-template-columns: 1fr auto; gap: .15rem .5rem; } .bars li > :first-child { grid-column: 1 / -1; } }
 .bar { height: .9rem; background: var(--soft); border-radius: 4px; overflow: hidden; }
 .bar span { display: block; height: 100%; background: var(--accent); }
 table { border-collapse: collapse; width: 100%; font-size: .95rem; }

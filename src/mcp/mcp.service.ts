@@ -31,6 +31,8 @@ import { ToolCallService } from '../tools/tool-call.service';
 import { ToolRegistry } from '../tools/tool-registry.service';
 import { extraContent } from './mcp-content';
 import { McpReply, McpRouter, ModernMcpRouter } from './mcp-router';
+import { JobsService } from '../jobs/jobs.service';
+import { McpTasks, TASKS_EXTENSION } from './mcp-tasks';
 
 /** The protocol versions of the 2025 era this connector speaks; initialize settles on one of them. */
 export const MCP_PROTOCOL_VERSIONS = ['2025-11-25', '2025-06-18'];
@@ -110,12 +112,15 @@ export class McpService {
   private readonly modern: McpHttpHandler;
   private readonly modernRouter = new ModernMcpRouter<CallContext>(MCP_MODERN_PROTOCOL_VERSIONS[0]);
   private readonly modernServer: Server;
+  private readonly tasks: McpTasks;
 
   constructor(
     private readonly registry: ToolRegistry,
     private readonly calls: ToolCallService,
     private readonly idempotency: IdempotencyService,
+    jobs: JobsService,
   ) {
+    this.tasks = new McpTasks(jobs, registry, calls);
     this.legacyServer = this.server(MCP_PROTOCOL_VERSIONS, (extra) => this.router.contextOf(extra)!);
     // The router's start() does nothing: the server is connected once this returns. It is never
     // closed: it holds no socket or timer, and closing it would drop the replies of calls still
@@ -155,7 +160,7 @@ export class McpService {
           tools: { listChanged: false },
           ...(modern ? { prompts: { listChanged: false } } : {}),
           resources: { listChanged: false },
-          extensions: { [UI_EXTENSION]: { mimeTypes: [APP_MIME_TYPE] } },
+          extensions: { [UI_EXTENSION]: { mimeTypes: [APP_MIME_TYPE] }, ...(modern ? { [TASKS_EXTENSION]: {} } : {}) },
         },
         instructions: INSTRUCTIONS,
         // One validator for every server (an Ajv instance costs more to build than a request).
@@ -264,6 +269,10 @@ export class McpService {
       successTexts: new Set(),
     };
     if (route.kind === 'modern') {
+      // The tasks extension (mcp-tasks.ts): a long call from a client that declares it, tasks/get and tasks/cancel.
+      const task =
+        route.messageKind === 'request' && (await this.tasks.handle(route.message, ctx.principal, ctx.requestId));
+      if (task) return { status: 200, headers: answerHeaders(ctx), body: JSON.stringify(task) };
       if (!onHotPath(req, route)) return this.serveModern(req, route, ctx);
       const reply = await this.modernRouter.exchange(route.message as JSONRPCRequest, ctx);
       return { status: 200, headers: answerHeaders(ctx), body: JSON.stringify(reply) };

@@ -73,4 +73,19 @@ describe('LongReads', () => {
     // A pool of 1 or 2 still runs one long read at a time.
     expect(new LongReads({ longReadsPerWorkspace: 2, databasePoolSize: 1 }).perInstance).toBe(1);
   });
+
+  it("within a job's slot, the job's own long reads take no other; another workspace's and work outside it still count", async () => {
+    const reads = new LongReads({ longReadsPerWorkspace: 1, databasePoolSize: 10 });
+    const giveBack = reads.take('a');
+    await reads.within('a', async () => {
+      await Promise.resolve();
+      reads.take('a')(); // the held slot: no refusal, nothing counted
+      expect(reads.runningFor('a')).toBe(1);
+      reads.take('b');
+      expect(reads.runningFor('b')).toBe(1);
+    });
+    expect(refusal(() => reads.take('a')).status).toBe(429);
+    giveBack();
+    expect(reads.runningFor('a')).toBe(0);
+  });
 });

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
@@ -34,6 +35,8 @@ export const LONG_READ_RETRY_AFTER_S = 2;
 export class LongReads {
   private readonly running = new Map<string, number>();
   private runningAll = 0;
+  /** The workspace whose slot the work running now holds already (a job's: see within). */
+  private readonly held = new AsyncLocalStorage<string>();
   readonly perWorkspace: number;
   readonly perInstance: number;
 
@@ -56,6 +59,7 @@ export class LongReads {
    * Returns the function that gives the slot back (once, however often it is called).
    */
   take(workspaceId: string): () => void {
+    if (this.held.getStore() === workspaceId) return () => undefined;
     const now = this.runningFor(workspaceId);
     if (now >= this.perWorkspace) {
       throw busy(
@@ -78,6 +82,14 @@ export class LongReads {
       if (left > 0) this.running.set(workspaceId, left);
       else this.running.delete(workspaceId);
     };
+  }
+
+  /**
+   * Runs `work` in the slot `workspaceId` took already (a background job's, src/jobs/): the long
+   * reads it makes take no other, so the job holds one slot, which its cancel gives back at once.
+   */
+  within<T>(workspaceId: string, work: () => Promise<T>): Promise<T> {
+    return this.held.run(workspaceId, work);
   }
 
   /** Runs `read` in a slot of the workspace (429 when none is free), on the replica when it has caught up. */

@@ -1,4 +1,5 @@
 /** The OpenAPI 3.1 document of the tools API (/openapi.json, /docs) and its examples. */
+import { JOB_TOOLS } from '../jobs/jobs.service';
 import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { ERROR_CATALOG, ErrorCode } from '../common/errors/error-catalog';
@@ -31,6 +32,16 @@ const RATE_LIMIT_HEADERS = {
     schema: { type: 'string' },
   },
   'X-Request-Id': { description: 'Id of this request; quote it when reporting a problem.', schema: { type: 'string' } },
+};
+
+/** On the tools whose long calls may run as a background job (issue 49). */
+const PREFER_ASYNC = {
+  name: 'Prefer',
+  in: 'header',
+  required: false,
+  description:
+    '`respond-async`: a long call (summarize_responses with status partial or all) answers 202 with a job to poll with get_job.',
+  schema: { type: 'string' },
 };
 
 /** On tool answers: a retry with the same Idempotency-Key and body gets the first answer again. */
@@ -339,6 +350,8 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
   for (const tool of registry.all()) {
     const d = tool.definition;
     const input = inComponents(tool.input, document.components.schemas as Record<string, unknown>);
+    // A tool whose long calls may run as a job (src/jobs/): the job's schema is get_job's answer.
+    const background = JOB_TOOLS.includes(d.name) ? registry.get('get_job') : undefined;
     document.paths[`/api/v1/tools/${d.name}`] = {
       post: {
         operationId: d.name,
@@ -357,6 +370,7 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
             description: 'Any unique string (a UUID); a retry with the same key and body returns the first result.',
             schema: { type: 'string', maxLength: 255 },
           },
+          ...(background ? [PREFER_ASYNC] : []),
         ],
         requestBody: {
           required: false,
@@ -374,6 +388,15 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
             // The declared output in full (strict, with formats), for code generators; the tool lists publish it shorter.
             content: { 'application/json': { schema: plainSchema(d.output) as never } },
           },
+          ...(background
+            ? {
+                '202': {
+                  description: 'With `Prefer: respond-async`, a long call: the job, polled with get_job.',
+                  headers: RATE_LIMIT_HEADERS,
+                  content: { 'application/json': { schema: plainSchema(background.definition.output) as never } },
+                },
+              }
+            : {}),
           ...errorResponses(TOOL_CALL_ERRORS),
         },
       },

@@ -12,6 +12,7 @@ import { ToolCall, ToolCallService } from './tool-call.service';
 import { ToolRegistry } from './tool-registry.service';
 import { notListedHint } from './tool-list';
 import { jsonServedAsIs } from '../common/http/served-as-is';
+import { JobsService, jobWorthy } from '../jobs/jobs.service';
 
 /** The type Fastify gives a JSON answer it serializes. */
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -21,6 +22,7 @@ export class ToolsController {
   constructor(
     private readonly registry: ToolRegistry,
     private readonly calls: ToolCallService,
+    private readonly jobs: JobsService,
   ) {}
 
   /** The caller's workspace, role and scopes, and the tools it may call. */
@@ -92,7 +94,20 @@ export class ToolsController {
   @HttpCode(200)
   @ApiExcludeEndpoint()
   @UseGuards(ToolResolveGuard, ToolAccessGuard, ToolArgumentsGuard)
-  async call(@CheckedToolCall() call: ToolCall, @Res({ passthrough: true }) reply: FastifyReply) {
+  async call(
+    @CheckedToolCall() call: ToolCall,
+    @Req() req: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
+    // Issue 49: with `Prefer: respond-async` (RFC 7240), a long call runs as a job: 202, and the
+    // job (get_job polls it). Not with an Idempotency-Key (the route above): a read needs none.
+    const name = call.tool.definition.name;
+    const working = /\brespond-async\b/i.test(String(req.headers.prefer ?? '')) && jobWorthy(name, call.args);
+    if (working) {
+      const job = await this.jobs.start(call.principal, name, working, () => this.calls.run(call));
+      reply.status(202).header('Preference-Applied', 'respond-async');
+      return job;
+    }
     const answer = await this.calls.run(call);
     const json = jsonServedAsIs(answer);
     if (json === undefined) return answer;

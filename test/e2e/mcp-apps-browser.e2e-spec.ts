@@ -148,6 +148,24 @@ describe('MCP Apps views in Chromium through a test host (issue 39)', () => {
     return view;
   }
 
+  /** The words of the view's text drawn across two lines or more (a word broken mid-way). */
+  function brokenWords(frame: Frame): Promise<string[]> {
+    return frame.evaluate(() => {
+      const out: string[] = [];
+      const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        if (node.parentElement?.closest('script, style, option, [hidden]')) continue;
+        for (const m of (node.textContent ?? '').matchAll(/\S+/g)) {
+          const range = document.createRange();
+          range.setStart(node, m.index!);
+          range.setEnd(node, m.index! + m[0].length);
+          if (range.getClientRects().length > 1) out.push(m[0]);
+        }
+      }
+      return out;
+    });
+  }
+
   /**
    * A person's press on a control, from the keyboard (Space checks a radio, presses a button):
    * Playwright's mouse click never settles in the sandboxed srcdoc frame here.
@@ -255,7 +273,7 @@ describe('MCP Apps views in Chromium through a test host (issue 39)', () => {
     120_000,
   );
 
-  it('issue 45 at 390 px: the preview shows end labels and file limits and a required file can be marked chosen; the results show the funnel, in progress, numbers, whole words, one "Newest responses"', async () => {
+  it('issues 45 and 49 at 390 px: the preview shows end labels and file limits and a required file is answered in the preview; the results show the funnel, in progress, numbers, whole words, one "Newest responses"', async () => {
     const client = clients['2026-07-28'];
     const phone = { theme: 'light' as const, width: 390 };
     const created = (await client.callTool({ name: 'create_form', arguments: APPLICATION_FORM })) as CallToolResult;
@@ -275,12 +293,17 @@ describe('MCP Apps views in Chromium through a test host (issue 39)', () => {
     }
     await cv.waitFor();
     await f.getByText('Accepted: PDF or images. Up to 5 MB each; at most 2 files.').waitFor();
-    // Unmarked, the required file is what create_response would refuse.
+    // Issue 49: the required file is answered in the preview from the start, so the check passes on the rest.
+    await f.getByText('Required: answered in the preview, which sends no files.').waitFor();
+    expect(await f.getByLabel('Files are chosen').isChecked()).toBe(true);
     await press(f.getByRole('button', { name: 'Check answers' }));
+    await f.getByText('These answers would be taken (with the files marked as chosen). Nothing was stored.').waitFor();
+    // Unmarked, the required file is what create_response would refuse.
+    await press(f.getByLabel('Files are chosen'));
     await f.getByText('create_response would refuse these answers:').waitFor();
-    // Marked as chosen, the check passes: the rest of the answers would be taken.
     await press(f.getByLabel('Files are chosen'));
     await f.getByText('These answers would be taken (with the files marked as chosen). Nothing was stored.').waitFor();
+    expect(await brokenWords(f)).toEqual([]);
     expect(await f.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await checkView(preview, 'preview-files-phone');
 
@@ -327,23 +350,8 @@ describe('MCP Apps views in Chromium through a test host (issue 39)', () => {
     await r.getByRole('cell', { name: 'Cleo Counterrevolutionary' }).waitFor();
     expect(await r.getByText('Newest responses', { exact: true }).count()).toBe(1);
     expect(await r.getByRole('table', { name: 'Newest responses' }).count()).toBe(1);
-    // No word of a table is broken across lines: each word's text sits on one line box.
-    const broken = await r.evaluate(() => {
-      const out: string[] = [];
-      for (const cell of Array.from(document.querySelectorAll('th, td'))) {
-        const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
-        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-          const text = node.textContent ?? '';
-          for (const m of text.matchAll(/\S+/g)) {
-            const range = document.createRange();
-            range.setStart(node, m.index!);
-            range.setEnd(node, m.index! + m[0].length);
-            if (range.getClientRects().length > 1) out.push(m[0]);
-          }
-        }
-      }
-      return out;
-    });
+    // No word is broken across lines (tables, headings, bars' labels): each word's text sits on one line box.
+    const broken = await brokenWords(r);
     expect(broken).toEqual([]);
     expect(await r.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await checkView(view, 'results-issue45-phone');

@@ -69,7 +69,11 @@ describe('MCP Apps views and check_response (issue 39)', () => {
       expect([view.uri, view.mimeType]).toEqual([uri, 'text/html;profile=mcp-app']);
       // One document: the bridge inlined, no file or origin of its own to load, no network allowed.
       expect(view.text).toMatch(/^<!doctype html>/);
-      expect(view.text).toContain('const McpApps={');
+      expect(view.text).toContain('const McpApps = ');
+      // Issue 49: at most 150 KB a view (ext-apps' whole bundle inlined made each ~528 KB).
+      const bytes = Buffer.byteLength(view.text);
+      console.log(`${uri}: ${bytes} bytes`);
+      expect(bytes).toBeLessThanOrEqual(150_000);
       expect(view.text).not.toMatch(/<script[^>]+src=|<link[^>]+href=|@import/i);
       expect(view.text).toMatch(
         /http-equiv="Content-Security-Policy" content="default-src 'none';[^"]*connect-src 'none'/,
