@@ -11,6 +11,7 @@ import {
   VariablesSchema,
 } from './compute';
 import { MAX_HIDDEN_FIELDS, MAX_JUMPS, REF_PATTERN } from './form-logic';
+import { MAX_QUOTAS } from './limits';
 import { FORM_STATUSES } from './entities/form.entity';
 
 /** JSON Schemas of forms and blocks, shared by the form tools' inputs and outputs. */
@@ -62,6 +63,8 @@ export const FormSchema = Type.Object(
     partialResponses: Type.Optional(Type.Boolean()),
     opensAt: Type.Optional(Type.Union([Timestamp, Type.Null()])),
     closesAt: Type.Optional(Type.Union([Timestamp, Type.Null()])),
+    maxResponses: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
+    quotas: Type.Optional(Type.Unsafe<unknown>({})),
     blocks: Type.Array(BlockSchema),
     // As create_form takes them (issue 46); written out once, in its input.
     variables: Type.Optional(Type.Unsafe<unknown>({})),
@@ -200,5 +203,32 @@ export const ScheduleFields = {
     Type.Union([Timestamp, Type.Null()], {
       description: 'The form closes then (409 form_closed); null clears.',
     }),
+  ),
+};
+
+/** A form's cap and quotas as create_form and update_form take them (issue 47). */
+export const LimitFields = {
+  maxResponses: Type.Optional(
+    Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], {
+      description: 'At most this many completed responses (then 409 response_limit_reached); null clears.',
+    }),
+  ),
+  quotas: Type.Optional(
+    Type.Array(
+      Type.Object(
+        {
+          name: Type.String(),
+          limit: Type.Integer({ minimum: 1 }),
+          when: Type.Unsafe<unknown>({ description: 'A condition, as showIf.' }),
+          onFull: Type.Optional(Type.String({ description: '"end" (default) or "ending:<ref>".' })),
+        },
+        { additionalProperties: false },
+      ),
+      {
+        maxItems: MAX_QUOTAS,
+        description:
+          'Completed responses matching `when` count; once full, a match is screened out to onFull (409 quota_full).',
+      },
+    ),
   ),
 };

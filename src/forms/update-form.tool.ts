@@ -9,6 +9,7 @@ import {
   FormTitle,
   HiddenFieldsSchema,
   ScheduleFields,
+  LimitFields,
   PublicId,
 } from './form.schemas';
 import { FormsService } from './forms.service';
@@ -36,6 +37,8 @@ const input = Type.Object(
     partialResponses: Type.Optional(PartialResponsesSetting),
     ...computeUpdateArguments,
     ...ScheduleFields,
+    ...LimitFields,
+    closeNow: Type.Optional(Type.Boolean({ description: 'Keep a maxResponses below the count; closes the form.' })),
     acceptAnswerLoss: Type.Optional(
       Type.Boolean({
         default: false,

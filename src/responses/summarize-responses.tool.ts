@@ -79,6 +79,12 @@ const output = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    cap: Type.Optional(Type.Object({ limit: Type.Integer(), count: Type.Integer() }, { additionalProperties: false })),
+    quotas: Type.Optional(
+      Type.Array(
+        Type.Object({ name: Type.String(), limit: Type.Integer(), count: Type.Integer() }, { additionalProperties: false }),
+      ),
+    ),
     funnel: Type.Optional(
       Type.Array(
         Type.Object(

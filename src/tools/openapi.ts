@@ -104,6 +104,8 @@ const TOOL_CALL_ERRORS: ErrorCode[] = [
   'form_not_accepting_responses',
   'form_closed',
   'form_not_open',
+  'response_limit_reached',
+  'quota_full',
   'request_timeout',
   'payload_too_large',
   'unsupported_media_type',
