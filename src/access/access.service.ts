@@ -173,10 +173,9 @@ export class AccessService implements OnModuleInit, OnModuleDestroy {
 
   /** The form's counters: its cap (name '') and quotas, each with its limit and count. */
   async counts(formId: string, m: EntityManager = currentManager(this.db)): Promise<LimitCount[]> {
-    return m.query(
-      `SELECT name, max AS "limit", count FROM response_limits WHERE form_id = $1 ORDER BY name`,
-      [formId],
-    );
+    return m.query(`SELECT name, max AS "limit", count FROM response_limits WHERE form_id = $1 ORDER BY name`, [
+      formId,
+    ]);
   }
 
   /**
@@ -185,13 +184,14 @@ export class AccessService implements OnModuleInit, OnModuleDestroy {
    */
   async closeForCap(formId: string): Promise<void> {
     await inTransaction(this.db, async (tx) => {
-      const [row] = await tx.query(
+      // An UPDATE answers [rows, count].
+      const [[row]] = (await tx.query(
         `UPDATE forms f SET status = 'closed', closed_at = clock_timestamp(), version = version + 1, updated_at = clock_timestamp()
           WHERE f.id = $1 AND f.status = 'published'
             AND EXISTS (SELECT 1 FROM response_limits l WHERE l.form_id = f.id AND l.name = '' AND l.count >= l.max)
          RETURNING f.workspace_id AS "workspaceId", f.public_id AS "publicId"`,
         [formId],
-      );
+      )) as [Array<{ workspaceId: string; publicId: string }>, number];
       if (!row) return;
       const form = await this.forms.get(row.workspaceId, row.publicId, tx);
       await this.webhooks.emit(tx, form.workspaceId, 'form.closed', { ...this.forms.view(form, true), reason: 'cap' });
@@ -223,7 +223,10 @@ export class AccessService implements OnModuleInit, OnModuleDestroy {
       if (closeNow && n >= form.maxResponses && form.status === 'published') {
         await this.forms.setStatus(form.id, 'closed', tx);
         const closed = await this.forms.get(form.workspaceId, form.publicId, tx);
-        await this.webhooks.emit(tx, form.workspaceId, 'form.closed', { ...this.forms.view(closed, true), reason: 'cap' });
+        await this.webhooks.emit(tx, form.workspaceId, 'form.closed', {
+          ...this.forms.view(closed, true),
+          reason: 'cap',
+        });
       }
     }
     for (const q of form.quotas ?? []) {
@@ -241,7 +244,11 @@ export class AccessService implements OnModuleInit, OnModuleDestroy {
   async uncount(
     tx: EntityManager,
     form: LimitedForm & { id: string },
-    row: { answers: Record<string, unknown>; hidden?: Record<string, string>; variables?: Record<string, number | string> | null },
+    row: {
+      answers: Record<string, unknown>;
+      hidden?: Record<string, string>;
+      variables?: Record<string, number | string> | null;
+    },
   ): Promise<void> {
     const names = countersOf(form, answerFacts(row.answers, row.hidden, row.variables));
     if (names)

@@ -281,7 +281,12 @@ export class FormsRepository {
   }
 
   /** Sets the form's cap and quotas (issue 47); the caller bumps the version (a create or updateContent). */
-  async setLimits(tx: EntityManager, formId: string, maxResponses: number | null, quotas: FormEntity['quotas']): Promise<void> {
+  async setLimits(
+    tx: EntityManager,
+    formId: string,
+    maxResponses: number | null,
+    quotas: FormEntity['quotas'],
+  ): Promise<void> {
     await tx.query(`UPDATE forms SET max_responses = $2, quotas = $3::jsonb WHERE id = $1`, [
       formId,
       maxResponses,

@@ -231,15 +231,8 @@ export class FormsService {
     const hiddenFields = input.hiddenFields ?? [];
     const checked = normalizeForm(input.blocks ?? [], [], hiddenFields, [], '/blocks', computeInput(input));
     const schedule = { opensAt: timeOf(input.opensAt) ?? null, closesAt: timeOf(input.closesAt) ?? null };
-    const limits = checkQuotas(
-      { blocks: checked.blocks, hiddenFields, compute: checked.compute },
-      input.quotas ?? [],
-    );
-    const details = [
-      ...checkHiddenFields(hiddenFields),
-      ...checked.details,
-      ...checkSchedule(schedule),
-    ];
+    const limits = checkQuotas({ blocks: checked.blocks, hiddenFields, compute: checked.compute }, input.quotas ?? []);
+    const details = [...checkHiddenFields(hiddenFields), ...checked.details, ...checkSchedule(schedule)];
     if (details.length) throw invalidForm(details);
     if (limits.details.length) throw invalidQuotas(limits.details);
     const blocks = checked.blocks;

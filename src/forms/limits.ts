@@ -117,10 +117,7 @@ export const quotasMatched = (form: LimitedForm, facts: Facts): Quota[] =>
  * form's order: the first full one is the one a refusal names); undefined on a form with no limit.
  */
 export function countersOf(form: LimitedForm, facts: Facts): string[] | undefined {
-  const names = [
-    ...(form.maxResponses != null ? [CAP] : []),
-    ...quotasMatched(form, facts).map((q) => q.name),
-  ];
+  const names = [...(form.maxResponses != null ? [CAP] : []), ...quotasMatched(form, facts).map((q) => q.name)];
   return names.length ? names : undefined;
 }
 
@@ -128,7 +125,7 @@ export function countersOf(form: LimitedForm, facts: Facts): string[] | undefine
 export function invalidQuotas(details: ErrorDetail[]): ApiError {
   return new ApiError('invalid_arguments', {
     message: 'Some quotas are not valid.',
-    hint: "A quota's `when` names blocks (id or ref), hidden fields and variables of the form; onFull is \"end\" or \"ending:REF\" of one of its endings.",
+    hint: 'A quota\'s `when` names blocks (id or ref), hidden fields and variables of the form; onFull is "end" or "ending:REF" of one of its endings.',
     details,
   });
 }

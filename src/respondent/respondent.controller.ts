@@ -904,7 +904,11 @@ export class RespondentController {
     const quota = await this.access.fullQuotaMatched(form, answerFacts(r.stored, r.hidden));
     if (!quota) return undefined;
     const ref = quota.onFull.startsWith('ending:') ? quota.onFull.slice('ending:'.length) : undefined;
-    if (ref) return thankYouPage(form, { ...endView(form, r.stored, r.hidden, { variables: {}, ending: ref }), redirectUrl: undefined });
+    if (ref)
+      return thankYouPage(form, {
+        ...endView(form, r.stored, r.hidden, { variables: {}, ending: ref }),
+        redirectUrl: undefined,
+      });
     const words = this.access.fullError(form, quota.name, 'person');
     return messagePage('Thank you', `${words.message} ${words.hint}`);
   }

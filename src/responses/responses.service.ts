@@ -746,7 +746,10 @@ export class ResponsesService {
           ...outcomeColumns(checked),
           source: opts.source,
           submittedAt: opts.submittedAt,
-          limits: this.access.countersOf(form, answerFacts(checked.answers, checked.hidden, checked.outcome?.variables)),
+          limits: this.access.countersOf(
+            form,
+            answerFacts(checked.answers, checked.hidden, checked.outcome?.variables),
+          ),
         },
       ]);
       if (!row) throw new Error(`form ${form.id} is gone or changed since it was read`);

@@ -82,7 +82,10 @@ const output = Type.Object(
     cap: Type.Optional(Type.Object({ limit: Type.Integer(), count: Type.Integer() }, { additionalProperties: false })),
     quotas: Type.Optional(
       Type.Array(
-        Type.Object({ name: Type.String(), limit: Type.Integer(), count: Type.Integer() }, { additionalProperties: false }),
+        Type.Object(
+          { name: Type.String(), limit: Type.Integer(), count: Type.Integer() },
+          { additionalProperties: false },
+        ),
       ),
     ),
     funnel: Type.Optional(
