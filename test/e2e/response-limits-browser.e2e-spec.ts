@@ -60,7 +60,11 @@ describe('quotas and caps on the respondent page in a real browser (issue 47)', 
           { type: 'page_break', title: 'More' },
           { ref: 'why', type: 'short_text', title: 'What brings you here?' },
         ],
-        endings: [{ ref: 'enough', title: 'We have enough answers from France', message: 'Thank you all the same.' }],
+        // The first ending is where a form with endings ends unless a jump (or a quota) says otherwise.
+        endings: [
+          { ref: 'thanks', title: 'Thanks for your answers' },
+          { ref: 'enough', title: 'We have enough answers from France', message: 'Thank you all the same.' },
+        ],
         quotas: [
           {
             name: 'France',
@@ -95,7 +99,7 @@ describe('quotas and caps on the respondent page in a real browser (issue 47)', 
       await page.getByLabel('What brings you here?').fill('Curiosity');
       await page.getByRole('button', { name: 'Submit' }).click();
       await page.waitForLoadState();
-      expect(await page.locator('h1').textContent()).toBe('Thank you!');
+      expect(await page.locator('h1').textContent()).toBe('Thanks for your answers');
       expect(await stored(publicId)).toBe(2);
       await page.goto(`${base}/f/${publicId}`);
       expect(await page.locator('h1').textContent()).toBe('This form is full');
