@@ -68,22 +68,19 @@ async function main() {
     ...b,
     ...(choices ? { choices: choices.map((c) => c.label) } : {}),
   }));
-  const answerable = demoForm.blocks.filter((b) => b.type !== 'statement');
-  const limits = {
-    maxResponses: 1_000_000_000,
-    // Conditions every sample answer meets: each submission counts toward the cap and all three.
-    quotas: answerable.slice(0, 3).map((b, i) => ({
-      name: `quota ${i + 1}`,
-      limit: 1_000_000_000,
-      when: { block: b.id, op: 'answered' },
-    })),
-  };
   const forms = [];
-  for (const [key, extra] of [
-    ['plain', {}],
-    ['capped', limits],
-  ]) {
-    const made = await call('create_form', { title: `Caps bench ${key}`, blocks, ...extra });
+  for (const key of ['plain', 'capped']) {
+    let made = await call('create_form', { title: `Caps bench ${key}`, blocks });
+    if (key === 'capped')
+      made = await call('update_form', {
+        publicId: made.publicId,
+        maxResponses: 1_000_000_000,
+        // Conditions every sample answer meets: each submission counts toward the cap and all three.
+        quotas: made.blocks
+          .filter((b) => b.type !== 'statement')
+          .slice(0, 3)
+          .map((b, i) => ({ name: `quota ${i + 1}`, limit: 1_000_000_000, when: { block: b.id, op: 'answered' } })),
+      });
     await call('publish_form', { publicId: made.publicId });
     const id = (await db.query('SELECT id FROM forms WHERE public_id = $1', [made.publicId])).rows[0].id;
     forms.push({ key, label: key === 'plain' ? 'no cap' : 'cap + 3 quotas', publicId: made.publicId, id, made });
