@@ -55,7 +55,7 @@ export class AccessService implements OnModuleInit, OnModuleDestroy {
 
   onModuleInit() {
     this.forms.dueCloser = (formId) => this.closeDue(formId);
-    this.forms.limitsKeeper = (tx, form, closeNow) => this.keepLimits(tx, form, closeNow);
+    this.forms.limitsKeeper = (tx, form, how) => this.keepLimits(tx, form, how);
     this.timer = setInterval(
       () => void this.sweep().catch((err: Error) => this.logger.warn(`schedule sweep failed: ${err.message}`)),
       SCHEDULE_SWEEP_EVERY_MS,
@@ -201,14 +201,18 @@ export class AccessService implements OnModuleInit, OnModuleDestroy {
   /**
    * Writes the form's counters after its limits or blocks changed (in the changing transaction,
    * the form locked, so no response is being stored meanwhile): the cap counts its responses, a
-   * quota those its condition matches. A cap below the responses stored is refused, unless
+   * quota those its condition matches. A cap sent below the responses stored is refused, unless
    * `closeNow`: then it stays, and the form closes now (form.closed, reason "cap").
    */
-  private async keepLimits(tx: EntityManager, form: FormRecord, closeNow: boolean): Promise<void> {
+  private async keepLimits(
+    tx: EntityManager,
+    form: FormRecord,
+    { closeNow, capSent }: { closeNow: boolean; capSent: boolean },
+  ): Promise<void> {
     await tx.query('DELETE FROM response_limits WHERE form_id = $1', [form.id]);
     if (form.maxResponses != null) {
       const [{ n }] = await tx.query('SELECT count(*)::int AS n FROM responses WHERE form_id = $1', [form.id]);
-      if (n > form.maxResponses && !closeNow)
+      if (n > form.maxResponses && capSent && !closeNow)
         throw new ApiError('invalid_arguments', {
           message: `maxResponses ${form.maxResponses} is below the ${n} responses this form already has.`,
           hint: `Set maxResponses to ${n} or more, or send closeNow: true to keep it and close the form now.`,

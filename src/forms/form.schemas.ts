@@ -206,29 +206,21 @@ export const ScheduleFields = {
   ),
 };
 
-/** A form's cap and quotas as create_form and update_form take them (issue 47). */
-export const LimitFields = {
-  maxResponses: Type.Optional(
-    Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], {
-      description: 'At most this many completed responses (then 409 response_limit_reached); null clears.',
+/**
+ * A form's cap and quotas as create_form and update_form take them (issue 47): terse (the tool
+ * list's size budget); checkQuotas checks each quota's fields, at their paths.
+ */
+const limitFields = (maxResponses: string, quotas: string) => ({
+  maxResponses: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: maxResponses })),
+  quotas: Type.Optional(
+    Type.Array(Type.Unsafe<{ name: string; limit: number; when: unknown; onFull?: string }>({ type: 'object' }), {
+      maxItems: MAX_QUOTAS,
+      description: quotas,
     }),
   ),
-  quotas: Type.Optional(
-    Type.Array(
-      Type.Object(
-        {
-          name: Type.String(),
-          limit: Type.Integer({ minimum: 1 }),
-          when: Type.Unsafe<unknown>({ description: 'A condition, as showIf.' }),
-          onFull: Type.Optional(Type.String({ description: '"end" (default) or "ending:<ref>".' })),
-        },
-        { additionalProperties: false },
-      ),
-      {
-        maxItems: MAX_QUOTAS,
-        description:
-          'Completed responses matching `when` count; once full, a match is screened out to onFull (409 quota_full).',
-      },
-    ),
-  ),
-};
+});
+export const LimitFields = limitFields(
+  'Cap on completed responses.',
+  '[{ name, limit, when (as showIf), onFull?: "end"|"ending:REF" }]: a full one screens matches out.',
+);
+export const LimitUpdateFields = limitFields('As in create_form; null clears.', 'As in create_form.');

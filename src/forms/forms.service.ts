@@ -111,10 +111,10 @@ export class FormsService {
 
   /**
    * Writes a form's limit counters after a change of its cap, quotas or blocks, in the changing
-   * transaction (issue 47): set by the AccessService, which counts them (and refuses a cap below
-   * the responses stored unless `closeNow`).
+   * transaction (issue 47): set by the AccessService, which counts them (and refuses a cap sent
+   * below the responses stored unless `closeNow`).
    */
-  limitsKeeper?: (tx: EntityManager, form: FormRecord, closeNow: boolean) => Promise<void>;
+  limitsKeeper?: (tx: EntityManager, form: FormRecord, how: { closeNow: boolean; capSent: boolean }) => Promise<void>;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -257,7 +257,7 @@ export class FormsService {
       await this.answers.formCreated(tx, id);
       if (input.maxResponses != null || limits.quotas.length) {
         await this.repo.setLimits(tx, id, input.maxResponses ?? null, limits.quotas);
-        await this.limitsKeeper?.(tx, await this.get(workspaceId, publicId, tx), false);
+        await this.limitsKeeper?.(tx, await this.get(workspaceId, publicId, tx), { closeNow: false, capSent: true });
       }
       return this.get(workspaceId, publicId, tx);
     };
@@ -368,14 +368,22 @@ export class FormsService {
    */
   private async updateLimits(tx: EntityManager, before: FormRecord, input: FormUpdate): Promise<void> {
     const limitsSent = input.maxResponses !== undefined || input.quotas !== undefined;
-    if (!limitsSent && !input.blocks && !before.quotas?.length && !input.closeNow) return;
+    // New blocks change what the quotas count (answers discarded), not the cap.
+    if (!limitsSent && !input.closeNow && !(input.blocks && before.quotas?.length)) return;
     const form = await this.get(before.workspaceId, before.publicId, tx);
     const maxResponses = input.maxResponses !== undefined ? input.maxResponses : form.maxResponses;
     const sent = input.quotas ?? form.quotas ?? [];
     const checked = checkQuotas(form, sent);
     if (checked.details.length) throw invalidQuotas(checked.details);
     if (limitsSent) await this.repo.setLimits(tx, form.id, maxResponses, checked.quotas);
-    await this.limitsKeeper?.(tx, { ...form, maxResponses, quotas: checked.quotas }, input.closeNow === true);
+    await this.limitsKeeper?.(
+      tx,
+      { ...form, maxResponses, quotas: checked.quotas },
+      {
+        closeNow: input.closeNow === true,
+        capSent: input.maxResponses != null,
+      },
+    );
   }
 
   /** publish_form (also reopens a closed form) and close_form. Doing it twice changes nothing. */

@@ -79,6 +79,11 @@ export function checkQuotas(
   const seen = new Set<string>();
   const quotas = input.flatMap((q, i) => {
     const at = `${path}/${i}`;
+    const shape = quotaShape(q, at);
+    if (shape.length) {
+      details.push(...shape);
+      return [];
+    }
     if (!NAME.test(q.name))
       details.push({ path: `${at}/name`, message: 'must be 1 to 64 letters, digits, spaces, _ . or -' });
     else if (seen.has(q.name)) details.push({ path: `${at}/name`, message: `"${q.name}" names another quota` });
@@ -98,6 +103,27 @@ export function checkQuotas(
   });
   return { quotas: details.length ? [] : quotas, details };
 }
+
+/** What the input schema leaves to this check (the tool list's size budget): a quota's fields and their types. */
+function quotaShape(q: unknown, at: string): ErrorDetail[] {
+  if (typeof q !== 'object' || q === null || Array.isArray(q))
+    return [{ path: at, message: 'must be { name, limit, when, onFull? }' }];
+  const x = q as Record<string, unknown>;
+  const extra = Object.keys(x).filter((k) => !QUOTA_FIELDS.includes(k));
+  return [
+    ...extra.map((k) => ({ path: `${at}/${k}`, message: `is not a field of a quota${didYouMean(k, QUOTA_FIELDS)}` })),
+    ...(typeof x.name === 'string' ? [] : [{ path: `${at}/name`, message: 'must be a string' }]),
+    ...(Number.isInteger(x.limit) && (x.limit as number) >= 1
+      ? []
+      : [{ path: `${at}/limit`, message: 'must be an integer >= 1' }]),
+    ...(x.when === undefined ? [{ path: `${at}/when`, message: 'is required: a condition, as showIf' }] : []),
+    ...(x.onFull === undefined || typeof x.onFull === 'string'
+      ? []
+      : [{ path: `${at}/onFull`, message: 'must be "end" or "ending:<ref>"' }]),
+  ];
+}
+
+const QUOTA_FIELDS = ['name', 'limit', 'when', 'onFull'];
 
 /** The facts of a response's answers (by block id), hidden values and variables. */
 export function answerFacts(

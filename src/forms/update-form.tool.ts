@@ -9,7 +9,7 @@ import {
   FormTitle,
   HiddenFieldsSchema,
   ScheduleFields,
-  LimitFields,
+  LimitUpdateFields,
   PublicId,
 } from './form.schemas';
 import { FormsService } from './forms.service';
@@ -37,8 +37,8 @@ const input = Type.Object(
     partialResponses: Type.Optional(PartialResponsesSetting),
     ...computeUpdateArguments,
     ...ScheduleFields,
-    ...LimitFields,
-    closeNow: Type.Optional(Type.Boolean({ description: 'Keep a maxResponses below the count; closes the form.' })),
+    ...LimitUpdateFields,
+    closeNow: Type.Optional(Type.Boolean({ description: 'A maxResponses below the count: kept, form closed.' })),
     acceptAnswerLoss: Type.Optional(
       Type.Boolean({
         default: false,
