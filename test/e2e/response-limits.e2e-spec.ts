@@ -1,6 +1,8 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
+import { SessionsService } from '../../src/settings/sessions.service';
+import { WorkspacesService } from '../../src/workspaces/workspaces.service';
 import { createToken, createWorkspace } from '../factories';
 import { callTool, expectError } from '../utils/http';
 import { createAppOn, isolatedDatabaseUrl } from '../utils/webhooks';
@@ -19,6 +21,7 @@ describe('response caps and quotas', () => {
   let db: DataSource;
   let drop: () => Promise<void>;
   let token: string;
+  let workspaceSlug: string;
   const server = process.env.FORMWORK_TEST_DATABASE_KIND === 'server';
 
   const ask = (name: string, args: object, app = a) => callTool(app, token, name, args);
@@ -101,6 +104,7 @@ describe('response caps and quotas', () => {
     if (b !== a) await b.init();
     db = a.get(DataSource);
     const ws = await createWorkspace(a, 'pro');
+    workspaceSlug = ws.slug;
     token = (await createToken(a, ws, { role: 'admin' })).token;
     // A subscribed endpoint, so that form.closed events are written (and counted here).
     const hook = await ask('create_webhook', { url: 'http://127.0.0.1:9/hook', events: ['form.closed'] });
@@ -171,6 +175,17 @@ describe('response caps and quotas', () => {
       { name: 'France', limit: 30, count: fr },
       { name: 'Germany', limit: 20, count: de },
     ]);
+    // The results page's Summary shows the same counts and limits.
+    const owner = await a.get(WorkspacesService).addMember(workspaceSlug, 'owner-limits@example.com', 'admin');
+    const session = await a.get(SessionsService).start(owner.user.id);
+    const resultsPage = await request(a.getHttpServer())
+      .get(`/settings/w/${workspaceSlug}/forms/${form.publicId}`)
+      .set('Cookie', `fw_session=${session}`);
+    expect(resultsPage.status).toBe(200);
+    const shown = text(resultsPage.text).replace(/\s+/g, ' ');
+    expect(shown).toContain('All responses (maxResponses) 40 40 (full)');
+    expect(shown).toContain(`France ${fr} 30`);
+    expect(shown).toContain(`Germany ${de} 20`);
   }, 120_000);
 
   it('fills a quota exactly, then refuses its matches with 409 quota_full naming it while others still count', async () => {
