@@ -470,6 +470,8 @@ export class ResponsesService {
     // Outside a transaction, with the submissions of other requests (see ResponseInsertBatcher).
     const row = m ? (await this.repo.insertMany(m, [response]))[0] : await this.inserts.insert(response);
     if (!row) return undefined;
+    // A keyed call its statement refused wrote nothing: it runs again with its key claimed first, as any keyed refusal.
+    if (row.full != null && claim) throw new NeedsClaimTransaction();
     this.limitReached(form, row, how.source === 'web' ? 'person' : 'api');
     const submittedAt = row.submittedAt.toISOString();
     if (claim) claim.answer = row.answer; // the text its statement stored with the key

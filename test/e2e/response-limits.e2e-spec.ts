@@ -199,6 +199,13 @@ describe('response caps and quotas', () => {
     expect(await count(form.publicId)).toBe(125);
     const refused = results.find((r) => r.code === 'quota_full')!;
     expect(refused.body.error.details[0].message).toContain('"Spain"');
+    // A keyed call refused is refused again, the same, when retried with its key; nothing stored.
+    const body = { publicId: form.publicId, answers: { [country.id]: 'Spain' } };
+    const keyed = await callTool(a, token, 'create_response', body, { 'Idempotency-Key': 'spain-full-1' });
+    expect(expectError(keyed, 409, 'quota_full').message).toContain('"Spain"');
+    const again = await callTool(a, token, 'create_response', body, { 'Idempotency-Key': 'spain-full-1' });
+    expectError(again, 409, 'quota_full');
+    expect(await count(form.publicId)).toBe(125);
     expect((await ask('get_form', { publicId: form.publicId })).body.quotas).toEqual([
       {
         name: 'Spain',
