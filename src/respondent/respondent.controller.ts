@@ -349,9 +349,8 @@ export class RespondentController {
       }
       if (err instanceof ApiError && CLOSED_CODES.has(err.code))
         return sendPage(res, 409, closedPage(err, form.status), headers);
-      if (err instanceof ApiError && err.code === 'quota_full') {
-        return sendPage(res, 200, (await this.screenedOut(form, route(form, raw, {})))!, headers);
-      }
+      if (err instanceof ApiError && err.code === 'quota_full')
+        return sendPage(res, 200, (await this.screenedOut(form, route(form, raw, {}))) ?? fullPage(err), headers);
       throw err;
     }
     this.sendEnd(res, form, endOfSubmitted(form, submitted), headers);
@@ -493,7 +492,8 @@ export class RespondentController {
         return [400, await this.drawStep(form, state, at, route(form, state.a, state.h), details)];
       }
       if (err instanceof ApiError && CLOSED_CODES.has(err.code)) return [409, closedPage(err, form.status)];
-      if (err instanceof ApiError && err.code === 'quota_full') return [200, (await this.screenedOut(form, r))!];
+      if (err instanceof ApiError && err.code === 'quota_full')
+        return [200, (await this.screenedOut(form, r)) ?? fullPage(err)];
       throw err;
     }
     // Submitted: this browser forgets the partial's secret.
@@ -909,8 +909,7 @@ export class RespondentController {
         ...endView(form, r.stored, r.hidden, { variables: {}, ending: ref }),
         redirectUrl: undefined,
       });
-    const words = this.access.fullError(form, quota.name, 'person');
-    return messagePage('Thank you', `${words.message} ${words.hint}`);
+    return fullPage(this.access.fullError(form, quota.name, 'person'));
   }
 
   private async findForm(publicId: string) {
@@ -944,6 +943,11 @@ function formNotFound(): ApiError {
 
 function notFoundPage(): string {
   return messagePage('Form not found', 'There is no form at this address. Check the link you were given.');
+}
+
+/** The page of a respondent a full quota screens out with onFull "end" (its refusal in a person's words). */
+function fullPage(err: ApiError): string {
+  return messagePage('Thank you', `${err.message} ${err.hint}`);
 }
 
 /** The refusals of a form that takes no answers now (see shut()). */
