@@ -11,6 +11,7 @@ import {
   VariablesSchema,
 } from './compute';
 import { MAX_HIDDEN_FIELDS, MAX_JUMPS, REF_PATTERN } from './form-logic';
+import { MAX_QUOTAS } from './limits';
 import { FORM_STATUSES } from './entities/form.entity';
 
 /** JSON Schemas of forms and blocks, shared by the form tools' inputs and outputs. */
@@ -66,6 +67,8 @@ export const FormSchema = Type.Object(
     opensAt: Type.Optional(Type.Union([Timestamp, Type.Null()])),
     closesAt: Type.Optional(Type.Union([Timestamp, Type.Null()])),
     access: Type.Optional(Type.Unsafe<string>({})),
+    maxResponses: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
+    quotas: Type.Optional(Type.Unsafe<unknown>({})),
     blocks: Type.Array(BlockSchema),
     // As create_form takes them (issue 46); written out once, in its input.
     variables: Type.Optional(Type.Unsafe<unknown>({})),
@@ -207,3 +210,22 @@ export const ScheduleFields = {
     }),
   ),
 };
+
+/**
+ * A form's cap and quotas as create_form and update_form take them (issue 47): terse (the tool
+ * list's size budget); checkQuotas checks each quota's fields, at their paths.
+ */
+const limitFields = (maxResponses: string, quotas: string) => ({
+  maxResponses: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: maxResponses })),
+  quotas: Type.Optional(
+    Type.Array(Type.Unsafe<{ name: string; limit: number; when: unknown; onFull?: string }>({ type: 'object' }), {
+      maxItems: MAX_QUOTAS,
+      description: quotas,
+    }),
+  ),
+});
+export const LimitFields = limitFields(
+  'Cap on completed responses.',
+  '[{ name, limit, when (as showIf), onFull?: "end"|"ending:REF" }]: a full one screens matches out.',
+);
+export const LimitUpdateFields = limitFields('As in create_form; null clears.', 'As in create_form.');

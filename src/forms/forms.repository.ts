@@ -31,7 +31,8 @@ const STATUS = `CASE WHEN ${DUE} THEN 'closed' ELSE f.status END AS status`;
 const FORM_COLUMNS = `f.id, f.public_id AS "publicId", f.workspace_id AS "workspaceId", f.title, f.description,
   ${STATUS}, f.hidden_fields AS "hiddenFields", f.version, f.created_at AS "createdAt", f.updated_at AS "updatedAt", f.published_at AS "publishedAt",
   CASE WHEN ${DUE} THEN f.closes_at ELSE f.closed_at END AS "closedAt", f.partial_responses AS "partialResponses",
-  f.opens_at AS "opensAt", f.closes_at AS "closesAt", ${DUE} AS "closeDue", f.compute, f.access`;
+  f.opens_at AS "opensAt", f.closes_at AS "closesAt", ${DUE} AS "closeDue", f.compute, f.access,
+  f.max_responses AS "maxResponses", f.quotas`;
 
 /** Blocks in order, as one JSON value, so a form and its blocks cost one round trip. */
 const BLOCKS_JSON = `COALESCE((SELECT json_agg(json_build_object('id', b.id, 'type', b.type, 'title', b.title,
@@ -282,6 +283,20 @@ export class FormsRepository {
   /** Sets who may answer (issue 47); the caller bumps the version (a create or updateContent). */
   async setAccess(tx: EntityManager, formId: string, access: FormAccess): Promise<void> {
     await tx.query(`UPDATE forms SET access = $2 WHERE id = $1`, [formId, access]);
+  }
+
+  /** Sets the form's cap and quotas (issue 47); the caller bumps the version (a create or updateContent). */
+  async setLimits(
+    tx: EntityManager,
+    formId: string,
+    maxResponses: number | null,
+    quotas: FormEntity['quotas'],
+  ): Promise<void> {
+    await tx.query(`UPDATE forms SET max_responses = $2, quotas = $3::jsonb WHERE id = $1`, [
+      formId,
+      maxResponses,
+      quotas?.length ? JSON.stringify(quotas) : null,
+    ]);
   }
 
   /** Sets the form's schedule (issue 47); the caller bumps the version (a create or updateContent). */

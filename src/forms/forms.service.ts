@@ -27,6 +27,7 @@ import { FormListItem, FormRecord, FormsRepository } from './forms.repository';
 import { UploadsService } from '../uploads/uploads.service';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service';
 import { checkSchedule, closedBySchedule, timeOf } from './schedule';
+import { checkQuotas, invalidQuotas } from './limits';
 
 export interface FormInput {
   title: string;
@@ -45,7 +46,13 @@ export interface FormInput {
   closesAt?: string | null;
   /** Who may answer (issue 47): 'public' (default) or 'invite'. */
   access?: FormAccess;
+  /** The cap and quotas (issue 47): null or omitted: none. */
+  maxResponses?: number | null;
+  quotas?: QuotaInput[];
 }
+
+/** A quota as sent: `when` by id or ref (see forms/limits.ts). */
+export type QuotaInput = { name: string; limit: number; when: unknown; onFull?: string };
 
 export interface FormUpdate {
   publicId: string;
@@ -63,6 +70,11 @@ export interface FormUpdate {
   closesAt?: string | null;
   /** Omitted: kept. */
   access?: FormAccess;
+  /** The cap and quotas (issue 47): omitted: kept; null / []: cleared. */
+  maxResponses?: number | null;
+  quotas?: QuotaInput[];
+  /** With a cap below the responses stored: keep it, and the form closes now. */
+  closeNow?: boolean;
   acceptAnswerLoss?: boolean;
   /** Each omitted: kept (issue 46). */
   variables?: ComputeInput['variables'];
@@ -100,6 +112,13 @@ export class FormsService {
    * which builds on forms/, so that get_form stores the close it shows.
    */
   dueCloser?: (formId: string) => Promise<unknown>;
+
+  /**
+   * Writes a form's limit counters after a change of its cap, quotas or blocks, in the changing
+   * transaction (issue 47): set by the AccessService, which counts them (and refuses a cap sent
+   * below the responses stored unless `closeNow`).
+   */
+  limitsKeeper?: (tx: EntityManager, form: FormRecord, how: { closeNow: boolean; capSent: boolean }) => Promise<void>;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -216,8 +235,10 @@ export class FormsService {
     const hiddenFields = input.hiddenFields ?? [];
     const checked = normalizeForm(input.blocks ?? [], [], hiddenFields, [], '/blocks', computeInput(input));
     const schedule = { opensAt: timeOf(input.opensAt) ?? null, closesAt: timeOf(input.closesAt) ?? null };
+    const limits = checkQuotas({ blocks: checked.blocks, hiddenFields, compute: checked.compute }, input.quotas ?? []);
     const details = [...checkHiddenFields(hiddenFields), ...checked.details, ...checkSchedule(schedule)];
     if (details.length) throw invalidForm(details);
+    if (limits.details.length) throw invalidQuotas(limits.details);
     const blocks = checked.blocks;
     const run = async (tx: EntityManager) => {
       const publicId = newFormPublicId();
@@ -239,6 +260,10 @@ export class FormsService {
       if (schedule.opensAt || schedule.closesAt)
         await this.repo.setSchedule(tx, id, schedule.opensAt, schedule.closesAt);
       await this.answers.formCreated(tx, id);
+      if (input.maxResponses != null || limits.quotas.length) {
+        await this.repo.setLimits(tx, id, input.maxResponses ?? null, limits.quotas);
+        await this.limitsKeeper?.(tx, await this.get(workspaceId, publicId, tx), { closeNow: false, capSent: true });
+      }
       return this.get(workspaceId, publicId, tx);
     };
     return manager ? run(manager) : inTransaction(this.db, run);
@@ -331,6 +356,7 @@ export class FormsService {
       if (input.access !== undefined) await this.repo.setAccess(tx, form.id, input.access);
       if (input.opensAt !== undefined || input.closesAt !== undefined)
         await this.repo.setSchedule(tx, form.id, schedule.opensAt, schedule.closesAt);
+      await this.updateLimits(tx, form, input);
       await this.audit.record(tx, actor, 'form.update', form.publicId, {
         version: form.version + 1,
         ...(discarded ? { answersDiscarded: discarded } : {}),
@@ -339,6 +365,31 @@ export class FormsService {
       await this.webhooks.emit(tx, actor.workspace.id, 'form.updated', this.view(updated, true));
       return updated;
     });
+  }
+
+  /**
+   * The cap and quotas of an update (issue 47): those sent, else the form's, checked against the
+   * form as updated (a quota naming a block the update removes is refused at its path); the
+   * counters are written again when they or the blocks changed.
+   */
+  private async updateLimits(tx: EntityManager, before: FormRecord, input: FormUpdate): Promise<void> {
+    const limitsSent = input.maxResponses !== undefined || input.quotas !== undefined;
+    // New blocks change what the quotas count (answers discarded), not the cap.
+    if (!limitsSent && !input.closeNow && !(input.blocks && before.quotas?.length)) return;
+    const form = await this.get(before.workspaceId, before.publicId, tx);
+    const maxResponses = input.maxResponses !== undefined ? input.maxResponses : form.maxResponses;
+    const sent = input.quotas ?? form.quotas ?? [];
+    const checked = checkQuotas(form, sent);
+    if (checked.details.length) throw invalidQuotas(checked.details);
+    if (limitsSent) await this.repo.setLimits(tx, form.id, maxResponses, checked.quotas);
+    await this.limitsKeeper?.(
+      tx,
+      { ...form, maxResponses, quotas: checked.quotas },
+      {
+        closeNow: input.closeNow === true,
+        capSent: input.maxResponses != null,
+      },
+    );
   }
 
   /** publish_form (also reopens a closed form) and close_form. Doing it twice changes nothing. */
@@ -502,6 +553,9 @@ export function formView(f: FormRecord, withBlocks = false, publicUrl?: string) 
     view.opensAt = f.opensAt?.toISOString() ?? null;
     view.closesAt = f.closesAt?.toISOString() ?? null;
     view.access = f.access ?? 'public';
+    // The cap, shown either way (null: none); quotas on forms that have them (counts: summarize_responses).
+    view.maxResponses = f.maxResponses ?? null;
+    if (f.quotas?.length) view.quotas = f.quotas;
     view.blocks = blocksView(f.blocks);
     // Forms that compute (issue 46): only those that do show these, so other forms read as they did.
     if (f.compute?.variables) view.variables = f.compute.variables;

@@ -9,6 +9,7 @@ import {
   FormTitle,
   HiddenFieldsSchema,
   ScheduleFields,
+  LimitUpdateFields,
   PublicId,
 } from './form.schemas';
 import { FormsService } from './forms.service';
@@ -36,6 +37,8 @@ const input = Type.Object(
     partialResponses: Type.Optional(PartialResponsesSetting),
     ...computeUpdateArguments,
     ...ScheduleFields,
+    ...LimitUpdateFields,
+    closeNow: Type.Optional(Type.Boolean({ description: 'A maxResponses below the count: kept, form closed.' })),
     acceptAnswerLoss: Type.Optional(
       Type.Boolean({
         default: false,

@@ -15,6 +15,7 @@ import { FormRecord, FormsService } from '../forms/forms.service';
 import { AccessService } from '../access/access.service';
 import { InviteRow, InvitesService } from '../access/invites.service';
 import { inviteOfQuery, invitePage, isInviteRefusal } from './invite-walk';
+import { answerFacts } from '../forms/limits';
 import { SessionsService } from '../settings/sessions.service';
 import { notAccepting, ResponsesService, ResponseView } from '../responses/responses.service';
 import { endOfSubmitted, EndView, endView, recallBlock, recallLogic, valuesBefore } from './recall-page';
@@ -373,6 +374,8 @@ export class RespondentController {
       if (err instanceof ApiError && CLOSED_CODES.has(err.code))
         return sendPage(res, 409, closedPage(err, form.status), headers);
       if (isInviteRefusal(err)) return sendPage(res, err.status, invitePage(err), headers);
+      if (err instanceof ApiError && err.code === 'quota_full')
+        return sendPage(res, 200, (await this.screenedOut(form, route(form, raw, {}))) ?? fullPage(err), headers);
       throw err;
     }
     this.sendEnd(res, form, endOfSubmitted(form, submitted), headers);
@@ -483,6 +486,9 @@ export class RespondentController {
       ];
     const problems = pageProblems(current, r);
     if (problems.length) return [400, await this.drawStep(form, state, current, r, problems)];
+    // A full quota these answers match: screened out here (issue 47); a saved partial stays one.
+    const screened = await this.screenedOut(form, r);
+    if (screened) return [200, screened];
     const next = nextPage(current.key, r);
     if (next) {
       const saved = await this.savePartial(form, { ...state, s: [...state.s, next.key] }, r, req);
@@ -515,6 +521,8 @@ export class RespondentController {
       }
       if (err instanceof ApiError && CLOSED_CODES.has(err.code)) return [409, closedPage(err, form.status)];
       if (isInviteRefusal(err)) return [err.status, invitePage(err)];
+      if (err instanceof ApiError && err.code === 'quota_full')
+        return [200, (await this.screenedOut(form, r)) ?? fullPage(err)];
       throw err;
     }
     // Submitted: this browser forgets the partial's secret.
@@ -915,8 +923,27 @@ export class RespondentController {
   private async shut(form: FormRecord): Promise<ApiError | undefined> {
     return (
       (await this.access.refusal(form, 'person')) ??
+      (await this.access.whyFull(form, 'person')) ??
       (form.status === 'published' ? undefined : notAccepting(form.status))
     );
+  }
+
+  /**
+   * The page of a respondent screened out (issue 47): the answers so far match a full quota (at
+   * the page where they match, or when the submission found it full); its onFull ending, or the
+   * form's closing words. Undefined when they match none.
+   */
+  private async screenedOut(form: FormRecord, r: Route): Promise<string | undefined> {
+    if (!form.quotas?.length) return undefined;
+    const quota = await this.access.fullQuotaMatched(form, answerFacts(r.stored, r.hidden));
+    if (!quota) return undefined;
+    const ref = quota.onFull.startsWith('ending:') ? quota.onFull.slice('ending:'.length) : undefined;
+    if (ref)
+      return thankYouPage(form, {
+        ...endView(form, r.stored, r.hidden, { variables: {}, ending: ref }),
+        redirectUrl: undefined,
+      });
+    return fullPage(this.access.fullError(form, quota.name, 'person'));
   }
 
   private async findForm(publicId: string) {
@@ -952,13 +979,24 @@ function notFoundPage(): string {
   return messagePage('Form not found', 'There is no form at this address. Check the link you were given.');
 }
 
+/** The page of a respondent a full quota screens out with onFull "end" (its refusal in a person's words). */
+function fullPage(err: ApiError): string {
+  return messagePage('Thank you', `${err.message} ${err.hint}`);
+}
+
 /** The refusals of a form that takes no answers now (see shut()). */
-const CLOSED_CODES = new Set<string>(['form_not_accepting_responses', 'form_closed', 'form_not_open']);
+const CLOSED_CODES = new Set<string>([
+  'form_not_accepting_responses',
+  'form_closed',
+  'form_not_open',
+  'response_limit_reached',
+]);
 
 /** The page of a refusal: its schedule's (the time in words, UTC), else its status's. */
 function closedPage(err: ApiError, status: string): string {
   if (err.code === 'form_closed') return messagePage('This form is closed', `${err.message} ${err.hint}`);
   if (err.code === 'form_not_open') return messagePage('This form is not open yet', `${err.message} ${err.hint}`);
+  if (err.code === 'response_limit_reached') return messagePage('This form is full', `${err.message} ${err.hint}`);
   return notAcceptingPage(status);
 }
 

@@ -333,7 +333,8 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
       const locked = await this.forms.getPublic(form.publicId, tx, 'SHARE');
       const why = this.access.whyClosed(locked, new Date(), 'person');
       if (why) throw why;
-      if (locked.status !== 'published') throw notAccepting(locked.status);
+      if (locked.status !== 'published')
+        throw (await this.access.whyFull(locked, 'person')) ?? notAccepting(locked.status);
       const found = await this.repo.findByResume(tx, locked.id, hashOf(input.resumeSecret), true);
       if (found.completedId) throw responseCompleted(found.completedId);
       // An expired partial (not swept yet) is as unknown as it is to resume.

@@ -13,6 +13,10 @@ import type { StatementClaim } from '../idempotency/statement-claim';
 export type InsertedResponse = Pick<ResponseEntity, 'id' | 'submittedAt'> & {
   /** Of a stored keyed response: the answer stored with its key (JSON text). */
   answer?: string;
+  /** Of a response not stored because a counter it counts toward is full (issue 47): that counter ('' the cap). */
+  full?: string | null;
+  /** Of a stored response: its statement filled its form's cap. */
+  filled?: boolean;
 };
 
 /** A response as read. */
@@ -47,6 +51,8 @@ export interface NewResponse {
   resumeHash?: Buffer | null;
   /** Only if the form is published. */
   published?: boolean;
+  /** The counters it counts toward (issue 47, see forms/limits.ts): stored only if each has room. */
+  limits?: string[];
   audit?: AuditRecordJson;
   event?: CreatedEvent;
   /** The call's Idempotency-Key, claimed by the statement with the response (see statement-claim.ts). */
@@ -106,22 +112,24 @@ export class ResponsesRepository {
    * share its round trip, its locks and its commit. With `key`, the statement also claims the
    * row's Idempotency-Key and stores its answer; a row whose key another call holds is left out,
    * like one whose form changed (the caller then claims the key in a transaction of its own); with
-   * `uploads`, a row is stored only if it can hold them all.
+   * `uploads`, a row is stored only if it can hold them all. With `limits`, a row is stored only
+   * if every counter it names has room (issue 47); one that does not is returned with `full`, the
+   * counter that is full, and no submittedAt.
    */
   async insertMany(m: EntityManager, responses: NewResponse[]): Promise<InsertedResponse[]> {
     const claiming = responses.some((r) => r.key || r.uploads?.length);
-    const rows: Array<InsertedResponse & { submittedText?: string }> = await m.query(
+    const rows: Array<InsertedResponse & { submittedText?: string | null }> = await m.query(
       prepared(m, claiming ? CLAIMING_INSERT_SQL : INSERT_SQL),
       [JSON.stringify(responses.map(insertRow))],
     );
-    if (!claiming) return rows;
     const keys = new Map(responses.filter((r) => r.key).map((r) => [r.id, r.key!]));
-    return rows.map(({ id, submittedAt, submittedText }) => {
+    return rows.map(({ id, submittedAt, submittedText, full, filled }) => {
+      if (full != null) return { id, submittedAt, full };
       const key = keys.get(id);
       // The answer the statement stored with the key: the same text around (and in: AT_SUBMISSION) the same ISO time.
-      return key
-        ? { id, submittedAt, answer: key.head + submittedText + key.tail.replaceAll('\u0001', submittedText!) }
-        : { id, submittedAt };
+      return key && submittedText
+        ? { id, submittedAt, filled, answer: key.head + submittedText + key.tail.replaceAll('\u0001', submittedText) }
+        : { id, submittedAt, filled };
     });
   }
 
@@ -275,6 +283,7 @@ function insertRow(r: NewResponse) {
     audit: r.audit ?? null,
     variables: r.variables ?? null,
     ending: r.ending ?? null,
+    ...(r.limits && { limits: r.limits }),
     // Only on the rows that have them (a column the recordset lacks reads as NULL).
     ...(r.key && {
       key_scope: r.key.claim.id.scope,
@@ -295,9 +304,10 @@ function insertRow(r: NewResponse) {
  * claiming one (migrations/1796000500000-KeyedStoreFunction.ts) when a row has an Idempotency-Key
  * or uploads; both in the versions of migrations/1796000510000-CompletionTimes.ts, which also put
  * submittedAt in place of AT_SUBMISSION in the stored answer and the event, and since
- * migrations/1796000560000-FormsThatCompute.ts store variables and ending. As a function its plan is made once
+ * migrations/1796000560000-FormsThatCompute.ts store variables and ending, and since
+ * migrations/1796000590000-ResponseLimits.ts count toward caps and quotas. As a function its plan is made once
  * per database session, prepared or not: behind a transaction pooler and on the embedded
  * database, where nothing is prepared, a plain statement of that size was planned on every call.
  */
-const INSERT_SQL = 'SELECT * FROM formwork_store_responses_v3($1::jsonb)';
-const CLAIMING_INSERT_SQL = 'SELECT * FROM formwork_store_claiming_responses_v4($1::jsonb)';
+const INSERT_SQL = 'SELECT * FROM formwork_store_responses_v4($1::jsonb)';
+const CLAIMING_INSERT_SQL = 'SELECT * FROM formwork_store_claiming_responses_v5($1::jsonb)';

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
@@ -6,14 +6,15 @@ import type { Principal } from '../common/access/principal';
 import { uuidv7 } from '../common/ids';
 import { ApiError } from '../common/errors/api-error';
 import { allowLongStatements } from '../database/long-statements';
-import { currentManager, inTransaction, openTransaction } from '../database/transaction';
+import { currentManager, inTransaction, openTransaction, outsideTransaction } from '../database/transaction';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { AnswerWording, answersViewer, Block, CHOICE_TYPES, NUMERIC_TYPES, takesAnswer } from '../forms/blocks';
 import { isBlockLeaf, isHiddenLeaf } from '../forms/conditions';
 import { CheckedResponse, computeOutcome, computes, hasLogic, validateResponse } from '../forms/form-logic';
 import { FormRecord, FormsService, notFoundForm } from '../forms/forms.service';
 import { medianSeconds, ResponseStatsRepository, SECONDS_KEY, SummaryRow } from './response-stats.repository';
-import { NewResponse, ResponseRow, ResponsesRepository } from './responses.repository';
+import { InsertedResponse, NewResponse, ResponseRow, ResponsesRepository } from './responses.repository';
+import { answerFacts, CAP } from '../forms/limits';
 import { ResponseInsertBatcher } from './response-insert-batcher';
 import { blockProblem, UploadDescription, UploadsService } from '../uploads/uploads.service';
 import { FileAnswers } from '../files/file-answers.service';
@@ -34,7 +35,7 @@ import {
   withoutJit,
 } from './response-filter';
 import { newEventId, responseCreatedBody } from '../webhooks/events';
-import { AccessService } from '../access/access.service';
+import { AccessService, LimitCounts } from '../access/access.service';
 import { InvitesService } from '../access/invites.service';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service';
 import {
@@ -104,6 +105,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  */
 @Injectable()
 export class ResponsesService {
+  private readonly logger = new Logger('Responses');
+
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly repo: ResponsesRepository,
@@ -401,7 +404,8 @@ export class ResponsesService {
         refused = form;
         throw why;
       }
-      if (how.published && form.status !== 'published') throw notAccepting(form.status);
+      if (how.published && form.status !== 'published')
+        throw (await this.access.whyFull(form, wording)) ?? notAccepting(form.status);
       if (uninvited(form)) throw new ApiError('invite_required');
       const checked = validated(check(form), wording);
       const response = await insert(tx, form, checked);
@@ -490,13 +494,31 @@ export class ResponsesService {
       },
       key,
       uploads,
+      limits: this.access.countersOf(form, answerFacts(checked.answers, checked.hidden, checked.outcome?.variables)),
     };
     // Outside a transaction, with the submissions of other requests (see ResponseInsertBatcher).
     const row = m ? (await this.repo.insertMany(m, [response]))[0] : await this.inserts.insert(response);
     if (!row) return undefined;
+    // A keyed call its statement refused wrote nothing: it runs again with its key claimed first, as any keyed refusal.
+    if (row.full != null && claim) throw new NeedsClaimTransaction();
+    this.limitReached(form, row, how.source === 'web' ? 'person' : 'api');
     const submittedAt = row.submittedAt.toISOString();
     if (claim) claim.answer = row.answer; // the text its statement stored with the key
     return atSubmission(view, submittedAt);
+  }
+
+  /**
+   * After a store statement (issue 47): a response refused because a counter is full is thrown
+   * (409 response_limit_reached / quota_full; its transaction, if any, rolls back: a partial stays
+   * one); when the cap is reached, the form is closed once (form.closed, reason "cap"), after this
+   * call's answer, outside its transaction.
+   */
+  private limitReached(form: FormRecord, row: InsertedResponse, wording: 'api' | 'person' = 'api'): void {
+    if (row.filled || row.full === CAP)
+      void outsideTransaction(() => this.access.closeForCap(form.id)).catch((err: Error) =>
+        this.logger.warn(`closing a full form failed: ${err.message}`),
+      );
+    if (row.full != null) throw this.access.fullError(form, row.full, wording);
   }
 
   /** Answers (keyed by block id) with each file answer as `[{ uploadId, name, size, contentType }]`, as webhook payloads carry them. */
@@ -534,6 +556,11 @@ export class ResponsesService {
       await this.webhooks.forgetAnswers(tx, form.workspaceId, { responseId });
       // Its files, before the row (whose deletion would set them pending); rolled back with a 404.
       await this.uploads.deleteForResponses(tx, [responseId]);
+      // Off the cap and quotas it counted toward (issue 47).
+      if (form.maxResponses != null || form.quotas?.length) {
+        const row = await this.repo.findOne(tx, form.id, responseId);
+        if (row) await this.access.uncount(tx, form, row);
+      }
       if (!(await this.stats.deleteResponse(tx, form.id, responseId))) throw notFoundResponse(publicId, responseId);
       await this.idempotency.forgetDeleted(tx, { workspaceId: actor.workspace.id, responseId });
       await this.audit.record(tx, actor, 'response.delete', responseId, { form: publicId });
@@ -551,7 +578,7 @@ export class ResponsesService {
     publicId: string,
     filter: ResponseFilter = {},
     status: ResponseStatus = 'completed',
-  ): Promise<FormSummary & { publicId: string; funnel?: FunnelStep[] }> {
+  ): Promise<FormSummary & { publicId: string; funnel?: FunnelStep[] } & Partial<LimitCounts>> {
     const form = await this.forms.get(workspaceId, publicId);
     const checked = checkResponseFilter(form, filter);
     let row = await this.readSummary(form);
@@ -602,7 +629,24 @@ export class ResponsesService {
         range: (id) => ranges.get(id) ?? { min: null, max: null },
         latest: (id) => stats.get(id)?.latest ?? [],
       }),
+      ...(await this.limitCounts(form)),
       ...(funnel ? { funnel } : {}),
+    };
+  }
+
+  /** The cap's and each quota's count and limit (issue 47), on forms that have them: not filtered. */
+  private async limitCounts(form: FormRecord): Promise<Partial<LimitCounts>> {
+    if (form.maxResponses == null && !form.quotas?.length) return {};
+    const counts = await this.access.counts(form.id);
+    const cap = counts.find((c) => c.name === CAP);
+    const quotas = (form.quotas ?? []).map((q) => ({
+      name: q.name,
+      limit: q.limit,
+      count: counts.find((c) => c.name === q.name)?.count ?? 0,
+    }));
+    return {
+      ...(cap ? { cap: { limit: cap.limit, count: cap.count } } : {}),
+      ...(quotas.length ? { quotas } : {}),
     };
   }
 
@@ -733,9 +777,14 @@ export class ResponsesService {
           ...outcomeColumns(checked),
           source: opts.source,
           submittedAt: opts.submittedAt,
+          limits: this.access.countersOf(
+            form,
+            answerFacts(checked.answers, checked.hidden, checked.outcome?.variables),
+          ),
         },
       ]);
       if (!row) throw new Error(`form ${form.id} is gone or changed since it was read`);
+      this.limitReached(form, row);
       // Files an import names are checked and held as a submission's are, in its transaction.
       if (files.length)
         await this.uploads.attach(m, {

@@ -79,6 +79,9 @@ const output = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    // { limit, count } and [{ name, limit, count }] (issue 47): terse, for the tool list's size budget.
+    cap: Type.Optional(Type.Unsafe<{ limit: number; count: number }>({ type: 'object' })),
+    quotas: Type.Optional(Type.Array(Type.Unsafe<{ name: string; limit: number; count: number }>({ type: 'object' }))),
     funnel: Type.Optional(
       Type.Array(
         Type.Object(

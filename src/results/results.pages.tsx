@@ -9,6 +9,7 @@ import type { FormListItem } from '../forms/forms.repository';
 import type { FormRecord } from '../forms/forms.service';
 import type { ResponseStatus, ResponseView } from '../responses/responses.service';
 import type { FormSummary } from '../responses/summarize';
+import type { LimitCounts } from '../access/access.service';
 import { Ctx } from '../settings/settings-http';
 import { Field, FieldErrors, Hidden, Layout, Pager, PostForm, Select, Summary, Table, when } from '../settings/ui';
 import { BlockChart, BlockCounts, FunnelChart, FunnelRow } from './charts';
@@ -371,8 +372,8 @@ export function SummaryPage(props: {
   form: FormRecord;
   fields: FilterFields;
   errors: FieldErrors;
-  /** Absent under a refused filter. */
-  summary?: FormSummary;
+  /** Absent under a refused filter; the cap's and quotas' counts on forms that have them (issue 47). */
+  summary?: FormSummary & Partial<LimitCounts>;
   /** On a form that saves partial responses (or holds some): completed and in progress, and the drop-off by page. */
   progress?: { completed: number; partial: number; funnel: FunnelRow[] };
   /** The Responses tab's status, kept in its link (the summary counts completed responses). */
@@ -395,6 +396,7 @@ export function SummaryPage(props: {
       ) : null}
       <Summary errors={errors} />
       <FilterForm action={`${ctx.base}/forms/${form.publicId}`} form={form} fields={props.fields} errors={errors} />
+      {summary?.cap || summary?.quotas ? <Limits cap={summary.cap} quotas={summary.quotas} /> : null}
       {summary ? <SummaryBody summary={summary} filtered={filtered} /> : null}
     </FormFrame>
   );
@@ -426,6 +428,37 @@ function Progress(props: { completed: number; partial: number; funnel: FunnelRow
         </details>
       ) : null}
       <p className="desc">The summary below counts completed responses only.</p>
+    </section>
+  );
+}
+
+/** The form's cap and quotas (issue 47): each one's count and limit, whatever the filter. */
+function Limits({ cap, quotas = [] }: Partial<LimitCounts>) {
+  const rows = [...(cap ? [{ name: 'All responses (maxResponses)', ...cap }] : []), ...quotas];
+  return (
+    <section aria-labelledby="limits-title" style={{ marginBottom: '1.5rem' }}>
+      <h3 id="limits-title">Limits</h3>
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Quota</th>
+            <th scope="col">Count</th>
+            <th scope="col">Limit</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr key={r.name}>
+              <th scope="row">{r.name}</th>
+              <td>{n(r.count)}</td>
+              <td>
+                {n(r.limit)}
+                {r.count >= r.limit ? ' (full)' : ''}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
     </section>
   );
 }

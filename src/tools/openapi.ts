@@ -120,6 +120,8 @@ const TOOL_CALL_ERRORS: ErrorCode[] = [
   'invite_expired',
   'invite_revoked',
   'invite_used',
+  'response_limit_reached',
+  'quota_full',
   'request_timeout',
   'payload_too_large',
   'unsupported_media_type',

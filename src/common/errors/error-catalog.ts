@@ -93,6 +93,16 @@ export const ERROR_CATALOG = {
     message: 'This invitation has already been answered.',
     hint: 'An invitation takes one response; list_invites shows its state.',
   },
+  response_limit_reached: {
+    status: 409,
+    message: 'This form has all the responses it takes (maxResponses).',
+    hint: 'Raise maxResponses (or set null) with update_form, then publish_form reopens it.',
+  },
+  quota_full: {
+    status: 409,
+    message: 'A quota these answers count toward is full.',
+    hint: 'Raise its limit with update_form (quotas), or send answers outside it.',
+  },
   response_completed: {
     status: 409,
     message: 'This response is completed; its answers no longer change.',

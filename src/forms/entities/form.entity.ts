@@ -9,6 +9,7 @@ import {
   UpdateDateColumn,
 } from 'typeorm';
 import type { FormCompute } from '../compute/compute.types';
+import type { Quota } from '../limits';
 import { WorkspaceEntity } from '../../workspaces/entities/workspace.entity';
 
 export const FORM_STATUSES = ['draft', 'published', 'closed'] as const;
@@ -79,6 +80,14 @@ export class FormEntity {
   /** Who may answer (issue 47): 'public', anyone with the link; 'invite', only with an invite. */
   @Column({ type: 'text', default: 'public' })
   access: FormAccess;
+
+  /** At most this many completed responses (issue 47); null: no cap. Counted in response_limits. */
+  @Column({ name: 'max_responses', type: 'integer', nullable: true })
+  maxResponses: number | null;
+
+  /** Quotas (issue 47; see forms/limits.ts), as stored (conditions' blocks by id); null: none. */
+  @Column({ type: 'jsonb', nullable: true })
+  quotas: Quota[] | null;
 
   @ManyToOne(() => WorkspaceEntity, { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'workspace_id' })
