@@ -9,6 +9,7 @@ import {
   FormTitle,
   HiddenFieldsSchema,
   ScheduleFields,
+  SpamProtectionField,
 } from './form.schemas';
 import { FormsService } from './forms.service';
 import { PartialResponsesSetting } from './partial-setting';
@@ -22,6 +23,7 @@ const input = Type.Object(
     partialResponses: Type.Optional(PartialResponsesSetting),
     ...computeArguments,
     ...ScheduleFields,
+    ...SpamProtectionField,
   },
   { additionalProperties: false },
 );

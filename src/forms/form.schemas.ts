@@ -62,6 +62,7 @@ export const FormSchema = Type.Object(
     partialResponses: Type.Optional(Type.Boolean()),
     opensAt: Type.Optional(Type.Union([Timestamp, Type.Null()])),
     closesAt: Type.Optional(Type.Union([Timestamp, Type.Null()])),
+    spamProtection: Type.Optional(Type.String()),
     blocks: Type.Array(BlockSchema),
     // As create_form takes them (issue 46); written out once, in its input.
     variables: Type.Optional(Type.Unsafe<unknown>({})),
@@ -200,5 +201,12 @@ export const ScheduleFields = {
     Type.Union([Timestamp, Type.Null()], {
       description: 'The form closes then (409 form_closed); null clears.',
     }),
+  ),
+};
+
+/** The page's spam defence (issue 47), as create_form and update_form take it. */
+export const SpamProtectionField = {
+  spamProtection: Type.Optional(
+    StringEnum(['off', 'auto', 'always'] as const, { description: 'Page spam checks; auto: a challenge past a post rate.' }),
   ),
 };

@@ -43,6 +43,8 @@ export interface FormInput {
   /** The schedule (issue 47): ISO 8601 times; null or omitted: none. */
   opensAt?: string | null;
   closesAt?: string | null;
+  /** The page's spam defence (issue 47); omitted: auto (create), kept (update). */
+  spamProtection?: 'off' | 'auto' | 'always';
 }
 
 export interface FormUpdate {
@@ -59,6 +61,8 @@ export interface FormUpdate {
   /** The schedule (issue 47): omitted: kept; null: cleared. */
   opensAt?: string | null;
   closesAt?: string | null;
+  /** The page's spam defence (issue 47); omitted: auto (create), kept (update). */
+  spamProtection?: 'off' | 'auto' | 'always';
   acceptAnswerLoss?: boolean;
   /** Each omitted: kept (issue 46). */
   variables?: ComputeInput['variables'];
@@ -233,6 +237,7 @@ export class FormsService {
       if (input.partialResponses) await this.repo.setPartialResponses(tx, id, true);
       if (schedule.opensAt || schedule.closesAt)
         await this.repo.setSchedule(tx, id, schedule.opensAt, schedule.closesAt);
+      if (input.spamProtection) await this.repo.setSpamProtection(tx, id, input.spamProtection);
       await this.answers.formCreated(tx, id);
       return this.get(workspaceId, publicId, tx);
     };
@@ -325,6 +330,7 @@ export class FormsService {
         await this.repo.setPartialResponses(tx, form.id, input.partialResponses);
       if (input.opensAt !== undefined || input.closesAt !== undefined)
         await this.repo.setSchedule(tx, form.id, schedule.opensAt, schedule.closesAt);
+      if (input.spamProtection) await this.repo.setSpamProtection(tx, form.id, input.spamProtection);
       await this.audit.record(tx, actor, 'form.update', form.publicId, {
         version: form.version + 1,
         ...(discarded ? { answersDiscarded: discarded } : {}),
@@ -495,6 +501,7 @@ export function formView(f: FormRecord, withBlocks = false, publicUrl?: string) 
     // The schedule (issue 47), shown either way: null says there is none.
     view.opensAt = f.opensAt?.toISOString() ?? null;
     view.closesAt = f.closesAt?.toISOString() ?? null;
+    view.spamProtection = f.spamProtection ?? 'auto';
     view.blocks = blocksView(f.blocks);
     // Forms that compute (issue 46): only those that do show these, so other forms read as they did.
     if (f.compute?.variables) view.variables = f.compute.variables;

@@ -9,6 +9,7 @@ import {
   FormTitle,
   HiddenFieldsSchema,
   ScheduleFields,
+  SpamProtectionField,
   PublicId,
 } from './form.schemas';
 import { FormsService } from './forms.service';
@@ -36,6 +37,7 @@ const input = Type.Object(
     partialResponses: Type.Optional(PartialResponsesSetting),
     ...computeUpdateArguments,
     ...ScheduleFields,
+    ...SpamProtectionField,
     acceptAnswerLoss: Type.Optional(
       Type.Boolean({
         default: false,

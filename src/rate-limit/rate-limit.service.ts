@@ -86,6 +86,16 @@ export class RateLimitService {
     return pair.second ? [ipState, state('credential', credentialLimit, pair.second)] : [ipState];
   }
 
+  /**
+   * Counts one hit on `key` in a one-minute window of the budgets' store (Redis, shared by every
+   * instance, when configured); whether the window's hits passed `limit`. Counted even when the
+   * request budgets are turned off: other rules (the spam gate) use it.
+   */
+  async passes(key: string, limit: number): Promise<boolean> {
+    const record = await this.storage.increment(`rl:${key}`, WINDOW_MS, limit, 0, 'rate');
+    return record.totalHits > limit;
+  }
+
   private limitOf(name: BudgetName): number {
     return name === 'ip' ? this.config.rateLimit.ipPerMin : this.config.rateLimit.credentialPerMin;
   }

@@ -13,6 +13,9 @@ import type { Readable } from 'node:stream';
 import { blocksView } from '../forms/form-logic';
 import { FormRecord, FormsService } from '../forms/forms.service';
 import { AccessService } from '../access/access.service';
+import { CHALLENGE_FIELD, HONEYPOT, honeypotReason, SpamGate } from '../access/spam/spam-gate.service';
+import { SpamResponses } from '../access/spam/spam-responses';
+import { ALTCHA_WORKER_PATH, altchaAssets } from '../access/spam/altcha-assets';
 import { SessionsService } from '../settings/sessions.service';
 import { notAccepting, ResponsesService, ResponseView } from '../responses/responses.service';
 import { endOfSubmitted, EndView, endView, recallBlock, recallLogic, valuesBefore } from './recall-page';
@@ -39,6 +42,7 @@ import {
   messagePage,
   RawAnswers,
   savedPage,
+  SpamView,
   stepPage,
   thankYouPage,
 } from './respondent.page';
@@ -88,12 +92,36 @@ export class RespondentController {
     @InjectDataSource() private readonly db: DataSource,
     private readonly clients: ClientKeys,
     private readonly access: AccessService,
+    private readonly spam: SpamGate,
+    private readonly spamKept: SpamResponses,
   ) {}
 
   /** The pages' one script (respondent.script.ts): same-page questions appear at once. The pages work without it. */
   @Get('assets/respondent.js')
   script(@Res() res: Response) {
     sendScript(res, RESPONDENT_SCRIPT);
+  }
+
+  /** The spam check's widget (issue 47), served from this origin (altcha-assets.ts). */
+  @Get('assets/altcha.js')
+  altchaScript(@Res() res: Response) {
+    sendScript(res, altchaAssets().script);
+  }
+
+  /** The widget's proof-of-work worker (worker-src 'self'). */
+  @Get(ALTCHA_WORKER_PATH.slice('/f/'.length))
+  altchaWorker(@Res() res: Response) {
+    sendScript(res, altchaAssets().worker);
+  }
+
+  /** A fresh challenge of the spam check for the form's page (the widget fetches it): bound to the form, used once. */
+  @Get(':publicId/challenge')
+  async challenge(@Param('publicId') publicId: string, @Res() res: Response) {
+    const form = await this.findForm(publicId);
+    if (!form) throw formNotFound();
+    const shut = await this.shut(form);
+    if (shut) throw shut;
+    res.status(200).header('Cache-Control', 'no-store').send(await this.spam.challenge(form));
   }
 
   @Get(':publicId')
@@ -111,7 +139,13 @@ export class RespondentController {
     const headers = await this.headersFor(form);
     const shut = await this.shut(form);
     if (shut) return sendPage(res, 409, closedPage(shut, form.status), headers);
-    if (!walksPages(form)) return sendPage(res, 200, formPage(form, {}, [], await this.fileView(form, {})), headers);
+    if (!walksPages(form))
+      return sendPage(
+        res,
+        200,
+        formPage(form, {}, [], await this.fileView(form, {}), await this.spamView(form, form.spamProtection === 'always')),
+        headers,
+      );
     const resumed = savesPartials(form) ? await this.resume(form, req) : undefined;
     if (resumed?.redirect)
       return void res
@@ -263,6 +297,8 @@ export class RespondentController {
           details: [{ path: '/hidden', message: 'must be an object of text values by hidden field name' }],
         });
       }
+      const kept = await this.spamOfJson(publicId, req, body as Record<string, unknown>);
+      if (kept) return void res.status(201).send(kept);
       const response = await this.responses.submit(
         publicId,
         answers as Record<string, unknown>,
@@ -285,6 +321,8 @@ export class RespondentController {
     if (shut)
       return sendPage(res, 409, closedPage(shut, form.status), { ...headers, ...(isMultipart(req) ? closing() : {}) });
     let raw = (isFormPost(req) ? req.body : {}) as RawAnswers;
+    // Spam defence (issue 47): this post counts toward the rates that make the challenge required.
+    const challenge = await this.spam.needsChallenge(form, req.ip);
     const fileProblems: ErrorDetail[] = [];
     let fileStatus = 400;
     if (isMultipart(req)) {
@@ -326,13 +364,33 @@ export class RespondentController {
             .send();
         return sendPage(res, 200, (await this.resume(form, req, raw._resume))?.html ?? notFoundPage(), headers);
       }
-      const [status, html, cookie, location] = await this.step(form, raw, fileProblems, req, fileStatus);
+      const [status, html, cookie, location] = await this.step(form, raw, fileProblems, req, fileStatus, challenge);
       const sent = cookie ? { ...headers, 'Set-Cookie': cookie } : headers;
       return sendPage(res, status, html, location ? { ...sent, Location: location } : sent);
     }
     const fileView = () => this.fileView(form, raw);
+    const drawn = await this.states.verify(raw._state, form.id);
+    const spamView = () => this.spamView(form, challenge || !!drawn?.c);
     if (fileProblems.length)
-      return sendPage(res, fileStatus, formPage(form, raw, fileProblems, await fileView()), headers);
+      return sendPage(res, fileStatus, formPage(form, raw, fileProblems, await fileView(), await spamView()), headers);
+    if (challenge && !drawn?.c && !raw[CHALLENGE_FIELD]) {
+      // The challenge became required after this page was drawn without it: the page again, with it.
+      const page = formPage(form, raw, [], await fileView(), await this.spamView(form, true));
+      return sendPage(res, 200, page, headers);
+    }
+    const verdict = await this.spam.judge(form, {
+      honeypot: raw[HONEYPOT],
+      startedAt: drawn?.t,
+      payload: raw[CHALLENGE_FIELD],
+      challenge: challenge || !!drawn?.c,
+    });
+    if (verdict === 'replayed') return sendPage(res, 409, replayedPage(form), headers);
+    if (verdict) {
+      // Kept apart, and answered like any other post (the bot learns nothing).
+      const answers = answersFromFormPost(form.blocks, raw);
+      await this.spamKept.keep(currentManager(this.db), form.id, { answers, reason: verdict });
+      return this.sendEnd(res, form, endView(form, {}, {}), headers);
+    }
     let submitted: ResponseView;
     try {
       submitted = await this.responses.submit(publicId, answersFromFormPost(form.blocks, raw));
@@ -342,7 +400,7 @@ export class RespondentController {
         return sendPage(
           res,
           400,
-          formPage(form, words.values, words.details, await this.fileView(form, words.values)),
+          formPage(form, words.values, words.details, await this.fileView(form, words.values), await spamView()),
           headers,
         );
       }
@@ -383,10 +441,15 @@ export class RespondentController {
     fileProblems: ErrorDetail[],
     req: Request,
     fileStatus = 400,
+    challenge = false,
   ): Promise<[number, string, string?, string?]> {
     const pages = pagesOf(form.blocks);
     const verified = await this.states.verify(raw._state, form.id);
     const state = verified ?? this.newState(form, {}, {});
+    // Spam defence (issue 47): a honeypot filled on any page marks the walk; once asked, the challenge stays asked.
+    const askedBefore = !!state.c;
+    state.z ??= honeypotReason(raw[HONEYPOT]);
+    if (challenge) state.c = 1;
     // Link fixation (issue 45, 6.2): a post not known to come from the page (Origin: null, no
     // Sec-Fetch-Site) may carry another person's state; it never continues the partial that state
     // names unless this browser's cookie holds it: a new partial starts, with the answers.
@@ -468,10 +531,24 @@ export class RespondentController {
       const fresh = { ...state, n: this.sessions.nonce(), t: Date.now() };
       return [200, await this.drawStep(form, fresh, current, r, [], 'Check your answers, then submit them.')];
     }
+    if (state.c && !askedBefore && !raw[CHALLENGE_FIELD])
+      // The challenge became required after this page was drawn without it: the page again, with it.
+      return [200, await this.drawStep(form, state, current, r, [], 'One more step: the check below runs, then submit.')];
+    const verdict = await this.spam.judge(form, {
+      honeypot: undefined, // in state.z
+      startedAt: state.o,
+      payload: raw[CHALLENGE_FIELD],
+      challenge: !!state.c,
+      earlier: state.z,
+    });
+    if (verdict === 'replayed') return [409, replayedPage(form)];
     try {
       await inTransaction(this.db, async () => {
         // (useNonce and submit both use the transaction's manager: currentManager.)
-        if (await this.sessions.useNonce(`respondent:${state.n}`)) await this.finish(form, state, r);
+        if (!(await this.sessions.useNonce(`respondent:${state.n}`))) return;
+        // A walk judged as spam is kept apart, and ends like any other (the bot learns nothing).
+        if (verdict) await this.spamKept.keep(currentManager(this.db), form.id, { answers: r.answers, hidden: state.h, reason: verdict });
+        else await this.finish(form, state, r);
       });
     } catch (err) {
       if (err instanceof ApiError && err.code === 'response_completed') return [200, alreadySubmittedPage(form)];
@@ -730,7 +807,10 @@ export class RespondentController {
 
   private newState(form: FormRecord, answers: RawAnswers, hidden: Record<string, string>): PageState {
     const first = route(form, answers, hidden).onPath[0];
-    return { f: form.id, n: this.sessions.nonce(), t: Date.now(), a: answers, h: hidden, s: [first?.key ?? ''], r: [] };
+    const now = Date.now();
+    const state: PageState = { f: form.id, n: this.sessions.nonce(), t: now, o: now, a: answers, h: hidden, s: [first?.key ?? ''], r: [] };
+    if (form.spamProtection === 'always') state.c = 1;
+    return state;
   }
 
   /** Draws `page` with the state signed into it (the blocks it shows recorded as drawn; a fresh issue time). */
@@ -765,6 +845,7 @@ export class RespondentController {
         notice,
         files,
         saves: savesPartials(form),
+        challenge: state.c ? challengeUrl(form) : undefined,
       },
       values,
       errors,
@@ -860,8 +941,42 @@ export class RespondentController {
    */
   private async headersFor(form: FormRecord): Promise<Record<string, string>> {
     const origins = await this.workspaces.embedOriginsOf(form.workspaceId);
-    if (!form.blocks.some((b) => b.type === 'file_upload')) return pageHeaders(origins);
-    return pageHeaders(origins, await this.uploadOrigin());
+    const challenge = form.spamProtection !== 'off';
+    if (!form.blocks.some((b) => b.type === 'file_upload')) return pageHeaders(origins, undefined, challenge);
+    return pageHeaders(origins, await this.uploadOrigin(), challenge);
+  }
+
+  /** The one-page form's spam checks (issue 47): its signed state (when it was drawn; whether it asks for the challenge). */
+  private async spamView(form: FormRecord, challenge: boolean): Promise<SpamView> {
+    const state = this.newState(form, {}, {});
+    if (challenge) state.c = 1;
+    return { state: await this.states.sign(state), challenge: challenge ? challengeUrl(form) : undefined };
+  }
+
+  /**
+   * The embedding JSON post's spam check (issue 47): no page, so no honeypot nor time; the
+   * challenge (its payload in `altcha`) when the form asks for one. A post judged as spam is kept
+   * and answered 201 as a response would be; a replayed challenge is refused (409).
+   */
+  private async spamOfJson(publicId: string, req: Request, body: Record<string, unknown>) {
+    const form = await this.findForm(publicId);
+    if (!form || form.status !== 'published' || (await this.shut(form))) return undefined; // submit says why
+    const challenge = await this.spam.needsChallenge(form, req.ip);
+    const verdict = await this.spam.judge(form, {
+      honeypot: undefined,
+      startedAt: 0,
+      payload: body[CHALLENGE_FIELD],
+      challenge,
+    });
+    if (verdict === 'replayed') throw challengeUsed();
+    if (!verdict) return undefined;
+    const answers = body.answers as Record<string, unknown>;
+    const id = await this.spamKept.keep(currentManager(this.db), form.id, {
+      answers,
+      hidden: body.hidden as Record<string, string> | undefined,
+      reason: verdict,
+    });
+    return { id, submittedAt: new Date().toISOString(), answers, status: 'completed' };
   }
 
   private uploadOriginOnce?: Promise<string>;
@@ -905,6 +1020,25 @@ function formForEmbedding(form: FormRecord) {
     blocks: blocksView(form.blocks),
     ...(form.hiddenFields?.length ? { hiddenFields: form.hiddenFields } : {}),
   };
+}
+
+/** Where the page's spam check widget fetches its challenge. */
+function challengeUrl(form: FormRecord): string {
+  return `/f/${form.publicId}/challenge`;
+}
+
+/** A post whose solved challenge was already used (a replay, or the form sent twice): nothing stored. */
+function replayedPage(form: FormRecord): string {
+  return messagePage(
+    'This form was already sent',
+    `This page's check that you are a person was already used, so nothing was stored this time. If you meant to send another answer, open the form again and send it from there. (“${form.title}”)`,
+  );
+}
+
+function challengeUsed(): ApiError {
+  return new ApiError('challenge_used', {
+    hint: 'Fetch a new challenge from /f/{publicId}/challenge, solve it and send the answers again.',
+  });
 }
 
 function formNotFound(): ApiError {

@@ -27,8 +27,9 @@ export const ResponseSchema = Type.Object(
       }),
     ),
     status: Type.Optional(
-      StringEnum(['partial', 'completed'] as const, { description: 'partial: not yet completed.' }),
+      StringEnum(['partial', 'completed', 'spam'] as const, { description: 'partial: not yet completed.' }),
     ),
+    reason: Type.Optional(Type.String({ description: 'Why it is spam.' })),
     startedAt: Type.Optional(
       Type.String({ format: 'date-time', description: 'Its first save (a response never partial: submittedAt).' }),
     ),
@@ -54,4 +55,10 @@ export const ResponseRef = Type.Object({ publicId: PublicId, responseId: Respons
 export const ResponseStatus = StringEnum(['completed', 'partial', 'all'] as const, {
   default: 'completed',
   description: 'completed (default), partial (not yet completed) or all (completed, then partial).',
+});
+
+/** list_responses' status: also the posts judged as spam (issue 47). */
+export const ListStatus = StringEnum(['completed', 'partial', 'all', 'spam'] as const, {
+  default: 'completed',
+  description: 'completed (default), partial (not yet completed), all (completed, then partial) or spam.',
 });

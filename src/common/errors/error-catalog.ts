@@ -68,6 +68,11 @@ export const ERROR_CATALOG = {
     message: 'This form does not take responses before its opening time.',
     hint: 'Try again at opensAt (get_form shows it), or move opensAt with update_form.',
   },
+  challenge_used: {
+    status: 409,
+    message: "This spam check's solution was already used; nothing was stored.",
+    hint: 'Fetch a new challenge, solve it and send the answers again.',
+  },
   response_completed: {
     status: 409,
     message: 'This response is completed; its answers no longer change.',
