@@ -121,7 +121,10 @@ export class RespondentController {
     if (!form) throw formNotFound();
     const shut = await this.shut(form);
     if (shut) throw shut;
-    res.status(200).header('Cache-Control', 'no-store').send(await this.spam.challenge(form));
+    res
+      .status(200)
+      .header('Cache-Control', 'no-store')
+      .send(await this.spam.challenge(form));
   }
 
   @Get(':publicId')
@@ -143,7 +146,13 @@ export class RespondentController {
       return sendPage(
         res,
         200,
-        formPage(form, {}, [], await this.fileView(form, {}), await this.spamView(form, form.spamProtection === 'always')),
+        formPage(
+          form,
+          {},
+          [],
+          await this.fileView(form, {}),
+          await this.spamView(form, form.spamProtection === 'always'),
+        ),
         headers,
       );
     const resumed = savesPartials(form) ? await this.resume(form, req) : undefined;
@@ -370,17 +379,17 @@ export class RespondentController {
     }
     const fileView = () => this.fileView(form, raw);
     const drawn = await this.states.verify(raw._state, form.id);
-    const spamView = () => this.spamView(form, challenge || !!drawn?.c);
+    const spamView = () => this.spamView(form, challenge || !!drawn?.c, drawn?.o);
     if (fileProblems.length)
       return sendPage(res, fileStatus, formPage(form, raw, fileProblems, await fileView(), await spamView()), headers);
-    if (challenge && !drawn?.c && !raw[CHALLENGE_FIELD]) {
+    if (challenge && drawn && !drawn.c && !raw[CHALLENGE_FIELD]) {
       // The challenge became required after this page was drawn without it: the page again, with it.
-      const page = formPage(form, raw, [], await fileView(), await this.spamView(form, true));
+      const page = formPage(form, raw, [], await fileView(), await this.spamView(form, true, drawn?.o));
       return sendPage(res, 200, page, headers);
     }
     const verdict = await this.spam.judge(form, {
       honeypot: raw[HONEYPOT],
-      startedAt: drawn?.t,
+      startedAt: drawn?.o,
       payload: raw[CHALLENGE_FIELD],
       challenge: challenge || !!drawn?.c,
     });
@@ -531,9 +540,12 @@ export class RespondentController {
       const fresh = { ...state, n: this.sessions.nonce(), t: Date.now() };
       return [200, await this.drawStep(form, fresh, current, r, [], 'Check your answers, then submit them.')];
     }
-    if (state.c && !askedBefore && !raw[CHALLENGE_FIELD])
+    if (state.c && verified && !askedBefore && !raw[CHALLENGE_FIELD])
       // The challenge became required after this page was drawn without it: the page again, with it.
-      return [200, await this.drawStep(form, state, current, r, [], 'One more step: the check below runs, then submit.')];
+      return [
+        200,
+        await this.drawStep(form, state, current, r, [], 'One more step: the check below runs, then submit.'),
+      ];
     const verdict = await this.spam.judge(form, {
       honeypot: undefined, // in state.z
       startedAt: state.o,
@@ -547,7 +559,12 @@ export class RespondentController {
         // (useNonce and submit both use the transaction's manager: currentManager.)
         if (!(await this.sessions.useNonce(`respondent:${state.n}`))) return;
         // A walk judged as spam is kept apart, and ends like any other (the bot learns nothing).
-        if (verdict) await this.spamKept.keep(currentManager(this.db), form.id, { answers: r.answers, hidden: state.h, reason: verdict });
+        if (verdict)
+          await this.spamKept.keep(currentManager(this.db), form.id, {
+            answers: r.answers,
+            hidden: state.h,
+            reason: verdict,
+          });
         else await this.finish(form, state, r);
       });
     } catch (err) {
@@ -808,7 +825,16 @@ export class RespondentController {
   private newState(form: FormRecord, answers: RawAnswers, hidden: Record<string, string>): PageState {
     const first = route(form, answers, hidden).onPath[0];
     const now = Date.now();
-    const state: PageState = { f: form.id, n: this.sessions.nonce(), t: now, o: now, a: answers, h: hidden, s: [first?.key ?? ''], r: [] };
+    const state: PageState = {
+      f: form.id,
+      n: this.sessions.nonce(),
+      t: now,
+      o: now,
+      a: answers,
+      h: hidden,
+      s: [first?.key ?? ''],
+      r: [],
+    };
     if (form.spamProtection === 'always') state.c = 1;
     return state;
   }
@@ -946,9 +972,13 @@ export class RespondentController {
     return pageHeaders(origins, await this.uploadOrigin(), challenge);
   }
 
-  /** The one-page form's spam checks (issue 47): its signed state (when it was drawn; whether it asks for the challenge). */
-  private async spamView(form: FormRecord, challenge: boolean): Promise<SpamView> {
+  /**
+   * The one-page form's spam checks (issue 47): its signed state (when the form was first drawn,
+   * `startedAt` on a page drawn again; whether it asks for the challenge) and the challenge's URL.
+   */
+  private async spamView(form: FormRecord, challenge: boolean, startedAt?: number): Promise<SpamView> {
     const state = this.newState(form, {}, {});
+    if (startedAt) state.o = startedAt;
     if (challenge) state.c = 1;
     return { state: await this.states.sign(state), challenge: challenge ? challengeUrl(form) : undefined };
   }

@@ -143,7 +143,10 @@ export interface SpamView {
 function SpamFields(props: { challenge?: string }) {
   return (
     <>
-      <div aria-hidden="true" style={{ position: 'absolute', left: '-10000px', width: '1px', height: '1px', overflow: 'hidden' }}>
+      <div
+        aria-hidden="true"
+        style={{ position: 'absolute', left: '-10000px', width: '1px', height: '1px', overflow: 'hidden' }}
+      >
         <label>
           Leave this empty <input type="text" name={HONEYPOT} tabIndex={-1} autoComplete="off" defaultValue="" />
         </label>

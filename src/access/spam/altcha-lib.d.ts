@@ -38,6 +38,11 @@ declare module 'altcha-lib' {
     hmacSignatureSecret?: string;
     hmacKeySignatureSecret?: string;
   }): Promise<Challenge>;
+  /** Used by the tests, as a bot that does the work would. */
+  export function solveChallenge(options: {
+    challenge: Challenge;
+    deriveKey: DeriveKeyFunction;
+  }): Promise<Solution | null>;
   export function verifySolution(options: {
     challenge: Challenge;
     solution: Solution;
