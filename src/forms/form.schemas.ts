@@ -206,9 +206,5 @@ export const ScheduleFields = {
 
 /** The page's spam defence (issue 47), as create_form and update_form take it. */
 export const SpamProtectionField = {
-  spamProtection: Type.Optional(
-    StringEnum(['off', 'auto', 'always'] as const, {
-      description: 'Page spam checks; auto: a challenge past a post rate.',
-    }),
-  ),
+  spamProtection: Type.Optional(StringEnum(['off', 'auto', 'always'] as const)),
 };

@@ -27,9 +27,8 @@ export const ResponseSchema = Type.Object(
       }),
     ),
     status: Type.Optional(
-      StringEnum(['partial', 'completed', 'spam'] as const, { description: 'partial: not yet completed.' }),
+      StringEnum(['partial', 'completed'] as const, { description: 'partial: not yet completed.' }),
     ),
-    reason: Type.Optional(Type.String({ description: 'Why it is spam.' })),
     startedAt: Type.Optional(
       Type.String({ format: 'date-time', description: 'Its first save (a response never partial: submittedAt).' }),
     ),
@@ -60,5 +59,5 @@ export const ResponseStatus = StringEnum(['completed', 'partial', 'all'] as cons
 /** list_responses' status: also the posts judged as spam (issue 47). */
 export const ListStatus = StringEnum(['completed', 'partial', 'all', 'spam'] as const, {
   default: 'completed',
-  description: 'completed (default), partial (not yet completed), all (completed, then partial) or spam.',
+  description: 'completed (default), partial (not yet completed) or all (completed, then partial).',
 });

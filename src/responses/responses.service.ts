@@ -56,10 +56,8 @@ export interface ResponseView {
   answers: Record<string, unknown>;
   /** Hidden values, on responses of forms that declare hidden fields (or that carry some). */
   hidden?: Record<string, string>;
-  /** Every view carries these (issue 45): 'partial' until completed; 'spam' kept apart (issue 47). */
-  status?: 'partial' | 'completed' | 'spam';
-  /** Why a spam one was judged so. */
-  reason?: string;
+  /** Every view carries these (issue 45): 'partial' until completed (a spam one, issue 47: none). */
+  status?: 'partial' | 'completed';
   /** When it started (its first save; submittedAt for a response that never was a partial), last changed, the last page it reached. */
   startedAt?: string;
   updatedAt?: string;
@@ -218,7 +216,10 @@ export class ResponsesService {
     return { total, responses: await page(rows) };
   }
 
-  /** list for status spam (issue 47): the posts judged as spam, in arrival order; no filter. */
+  /**
+   * list for status spam (issue 47): the posts judged as spam, in arrival order (submittedAt: when
+   * received), no status of their own (they are neither partial nor completed); no filter.
+   */
   private async listSpam(
     form: FormRecord,
     filter: ResponseFilter,
@@ -236,8 +237,6 @@ export class ResponsesService {
       submittedAt: r.receivedAt.toISOString(),
       answers: r.answers,
       ...(Object.keys(r.hidden).length ? { hidden: r.hidden } : {}),
-      status: 'spam' as const,
-      reason: r.reason,
     }));
     return { total, responses };
   }
