@@ -384,7 +384,8 @@ export class RespondentController {
       return sendPage(res, fileStatus, formPage(form, raw, fileProblems, await fileView(), await spamView()), headers);
     if (challenge && drawn && !drawn.c && !raw[CHALLENGE_FIELD]) {
       // The challenge became required after this page was drawn without it: the page again, with it.
-      const page = formPage(form, raw, [], await fileView(), await this.spamView(form, true, drawn?.o));
+      const spam = { ...(await this.spamView(form, true, drawn.o)), notice: ONE_MORE_STEP };
+      const page = formPage(form, raw, [], await fileView(), spam);
       return sendPage(res, 200, page, headers);
     }
     const verdict = await this.spam.judge(form, {
@@ -542,10 +543,7 @@ export class RespondentController {
     }
     if (state.c && verified && !askedBefore && !raw[CHALLENGE_FIELD])
       // The challenge became required after this page was drawn without it: the page again, with it.
-      return [
-        200,
-        await this.drawStep(form, state, current, r, [], 'One more step: the check below runs, then submit.'),
-      ];
+      return [200, await this.drawStep(form, state, current, r, [], ONE_MORE_STEP)];
     const verdict = await this.spam.judge(form, {
       honeypot: undefined, // in state.z
       startedAt: state.o,
@@ -1006,7 +1004,10 @@ export class RespondentController {
       hidden: body.hidden as Record<string, string> | undefined,
       reason: verdict,
     });
-    return { id, submittedAt: new Date().toISOString(), answers, status: 'completed' };
+    // Shaped as a stored response's answer, so the bot cannot tell.
+    const at = new Date().toISOString();
+    const hidden = body.hidden && Object.keys(body.hidden).length ? { hidden: body.hidden } : {};
+    return { id, submittedAt: at, answers, ...hidden, status: 'completed', startedAt: at, updatedAt: at, lastPage: '' };
   }
 
   private uploadOriginOnce?: Promise<string>;
@@ -1051,6 +1052,9 @@ function formForEmbedding(form: FormRecord) {
     ...(form.hiddenFields?.length ? { hiddenFields: form.hiddenFields } : {}),
   };
 }
+
+/** The notice of a page drawn again because the spam check became required after it was drawn without it. */
+const ONE_MORE_STEP = 'One more step: wait until the check below says it is done, then submit again.';
 
 /** Where the page's spam check widget fetches its challenge. */
 function challengeUrl(form: FormRecord): string {

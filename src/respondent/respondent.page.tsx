@@ -69,6 +69,11 @@ export function formPage(
       <>
         <h1>{form.title}</h1>
         {form.description ? <p className="desc">{form.description}</p> : null}
+        {spam.notice ? (
+          <p className="notice" role="status">
+            {spam.notice}
+          </p>
+        ) : null}
         <ErrorSummary blocks={form.blocks} errorFor={errorFor} />
         <form
           method="post"
@@ -132,6 +137,8 @@ export interface StepView {
 export interface SpamView {
   state?: string;
   challenge?: string;
+  /** Said once at the top (role=status): the page asks for the check it did not ask for before. */
+  notice?: string;
 }
 
 /**
@@ -153,7 +160,9 @@ function SpamFields(props: { challenge?: string }) {
       </div>
       {props.challenge ? (
         <>
-          {createElement('altcha-widget', { challenge: props.challenge, name: CHALLENGE_FIELD, auto: 'onload' })}
+          <div className="field">
+            {createElement('altcha-widget', { challenge: props.challenge, name: CHALLENGE_FIELD, auto: 'onload' })}
+          </div>
           <script src={ALTCHA_SCRIPT_PATH} defer />
           <noscript>
             <p className="desc">

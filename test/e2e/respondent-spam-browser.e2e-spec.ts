@@ -70,4 +70,33 @@ describe('respondent spam defence in a real browser (Debian chromium)', () => {
     expect(row).toEqual({ responses: 1, spam: 0 });
     await page.close();
   });
+
+  it('without JavaScript, a person answers a form under auto (honeypot and time only): stored as a response', async () => {
+    const ws = await createWorkspace(app, 'pro');
+    const { token } = await createToken(app, ws, { role: 'admin' });
+    const created = await callTool(app, token, 'create_form', {
+      title: 'Feedback',
+      blocks: [{ type: 'short_text', title: 'Your comment', required: true }],
+    });
+    const { publicId } = created.body;
+    await callTool(app, token, 'publish_form', { publicId });
+
+    const context = await browser.newContext({ javaScriptEnabled: false });
+    const page = await context.newPage();
+    await page.goto(`${base}/f/${publicId}`);
+    // The honeypot is there, but not for people: out of the tab order and hidden from assistive technology.
+    expect(await page.locator('input[name=comments]').getAttribute('tabindex')).toBe('-1');
+    await page.getByLabel('Your comment').fill('Quick and clear.');
+    await page.waitForTimeout(600); // a person takes longer than SPAM_MIN_FILL_MS to answer
+    await page.getByRole('button', { name: 'Submit' }).click();
+    await page.getByText('Thank you').first().waitFor();
+    const [row] = await app.get(DataSource).query(
+      `SELECT (SELECT count(*)::int FROM responses r WHERE r.form_id = f.id) AS responses,
+              (SELECT count(*)::int FROM spam_responses s WHERE s.form_id = f.id) AS spam
+         FROM forms f WHERE f.public_id = $1`,
+      [publicId],
+    );
+    expect(row).toEqual({ responses: 1, spam: 0 });
+    await context.close();
+  });
 });

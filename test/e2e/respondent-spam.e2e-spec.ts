@@ -117,7 +117,7 @@ describe('respondent spam defence', () => {
     const honeypot = await post(publicId, {
       _state: page.state,
       [block]: 'bot 2',
-      website: 'http://spam.example',
+      comments: 'Great post! Visit http://spam.example',
       altcha: await solved(publicId),
     });
     const work = await solved(publicId); // solved before the page is opened: the post follows at once
@@ -180,6 +180,8 @@ describe('respondent spam defence', () => {
     const asked = await post(publicId, { _state: page.state, [block]: 'fourth' });
     expect(asked.status).toBe(200);
     expect(asked.text).toContain('<altcha-widget');
+    expect(asked.text).toContain('One more step');
+    expect(asked.text).toContain('value="fourth"'); // the answers kept
     expect(await counts(publicId)).toEqual({ responses: 3, spam: 0 });
     // Sent again without solving it: spam. Solved: stored.
     const state = stateOf(asked.text)!;
@@ -194,7 +196,7 @@ describe('respondent spam defence', () => {
   it('off: no checks at all', async () => {
     const { publicId, block } = await published('off');
     expect((await open(publicId)).widget).toBe(false);
-    expect((await post(publicId, { [block]: 'fast', website: 'filled' })).status).toBe(200);
+    expect((await post(publicId, { [block]: 'fast', comments: 'filled' })).status).toBe(200);
     expect(await counts(publicId)).toEqual({ responses: 1, spam: 0 });
   });
 
@@ -206,13 +208,41 @@ describe('respondent spam defence', () => {
     ]);
     const first = await open(publicId);
     await sleep(MIN_FILL_MS);
-    const second = await post(publicId, { _state: first.state, [block]: 'Bot', website: 'x', _action: 'next' });
+    const second = await post(publicId, { _state: first.state, [block]: 'Bot', comments: 'x', _action: 'next' });
     expect(second.status).toBe(200);
     const end = await post(publicId, { _state: stateOf(second.text)!, _action: 'submit' });
     expect(end.status).toBe(200);
     expect(end.text).toContain('Thank you');
     expect(await reasons(publicId)).toEqual(['honeypot']);
     expect(await counts(publicId)).toEqual({ responses: 0, spam: 1 });
+  });
+
+  it('under always, a walk of several pages asks on every page and needs the solution only to submit', async () => {
+    const { publicId, block } = await published('always', [
+      { type: 'short_text', title: 'Name' },
+      { type: 'page_break', title: 'More' },
+      { type: 'short_text', title: 'City' },
+    ]);
+    const first = await open(publicId);
+    expect(first.widget).toBe(true);
+    await sleep(MIN_FILL_MS);
+    const second = await post(publicId, { _state: first.state, [block]: 'Ada', _action: 'next' });
+    expect(second.status).toBe(200);
+    expect(second.text).toContain('<altcha-widget');
+    const state = stateOf(second.text)!;
+    // Submitted without the solution: spam; with it (the same page again, as a person who solved it): stored.
+    expect((await post(publicId, { _state: state, _action: 'submit' })).text).toContain('Thank you');
+    expect(await counts(publicId)).toEqual({ responses: 0, spam: 1 });
+    const other = await open(publicId); // a walk of its own (the first one's submission is used up)
+    await sleep(MIN_FILL_MS);
+    const again = await post(publicId, { _state: other.state, [block]: 'Grace', _action: 'next' });
+    const done = await post(publicId, {
+      _state: stateOf(again.text)!,
+      _action: 'submit',
+      altcha: await solved(publicId),
+    });
+    expect(done.text).toContain('Thank you');
+    expect(await counts(publicId)).toEqual({ responses: 1, spam: 1 });
   });
 
   it('keeps a JSON post without the challenge as spam (201 like any), and refuses a replayed one (409 challenge_used)', async () => {
@@ -223,13 +253,12 @@ describe('respondent spam defence', () => {
     expect(bot.status).toBe(201);
     expect(await counts(publicId)).toEqual({ responses: 0, spam: 1 });
     const altcha = await solved(publicId);
-    expect(
-      (
-        await http()
-          .post(`/f/${publicId}`)
-          .send({ answers: { [block]: 'ok' }, altcha })
-      ).status,
-    ).toBe(201);
+    const person = await http()
+      .post(`/f/${publicId}`)
+      .send({ answers: { [block]: 'ok' }, altcha });
+    expect(person.status).toBe(201);
+    // The bot's answer has the shape of a stored response's.
+    expect(Object.keys(bot.body).sort()).toEqual(Object.keys(person.body).sort());
     expect(await counts(publicId)).toEqual({ responses: 1, spam: 1 });
     expectError(
       await http()

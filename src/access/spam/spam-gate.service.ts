@@ -24,8 +24,11 @@ import type { FormRecord } from '../../forms/forms.service';
 /** Why a post was judged as spam (stored with it). */
 export type SpamReason = 'honeypot' | 'too_fast' | 'no_challenge' | 'bad_challenge';
 
-/** The honeypot's field name: no block id looks like it (they start with b_). */
-export const HONEYPOT = 'website';
+/**
+ * The honeypot's field name: no block id looks like it (they start with b_), bots fill a comment
+ * box, and browsers' autofill has nothing for it (unlike "website" or "email", which it may fill).
+ */
+export const HONEYPOT = 'comments';
 /** The field the widget posts its solution in. */
 export const CHALLENGE_FIELD = 'altcha';
 
