@@ -262,14 +262,12 @@ export class EnvSchema {
   @Transform(toInt)
   @IsInt()
   @Min(1)
-  @Max(1_000_000)
   SPAM_CHALLENGE_FORM_POSTS_PER_MIN?: number;
 
   @IsOptional()
   @Transform(toInt)
   @IsInt()
   @Min(1)
-  @Max(1_000_000)
   SPAM_CHALLENGE_IP_POSTS_PER_MIN?: number;
 
   @IsOptional()

@@ -87,13 +87,14 @@ export class RateLimitService {
   }
 
   /**
-   * Counts one hit on `key` in a one-minute window of the budgets' store (Redis, shared by every
-   * instance, when configured); whether the window's hits passed `limit`. Counted even when the
-   * request budgets are turned off: other rules (the spam gate) use it.
+   * Counts one hit on `first` and, unless that passed its limit, on `second`, in one-minute windows
+   * of the budgets' store (Redis, shared by every instance, when configured: one round trip);
+   * whether either passed its limit. Counted even when the request budgets are turned off: other
+   * rules (the spam gate) use it.
    */
-  async passes(key: string, limit: number): Promise<boolean> {
-    const record = await this.storage.increment(`rl:${key}`, WINDOW_MS, limit, 0, 'rate');
-    return record.totalHits > limit;
+  async passesEither(first: [key: string, limit: number], second: [key: string, limit: number]): Promise<boolean> {
+    const pair = await this.storage.incrementPair(`rl:${first[0]}`, `rl:${second[0]}`, WINDOW_MS, first[1], second[1]);
+    return !pair.second || pair.first.isBlocked || pair.second.isBlocked;
   }
 
   private limitOf(name: BudgetName): number {

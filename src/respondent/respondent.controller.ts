@@ -987,8 +987,10 @@ export class RespondentController {
    * and answered 201 as a response would be; a replayed challenge is refused (409).
    */
   private async spamOfJson(publicId: string, req: Request, body: Record<string, unknown>) {
-    const form = await this.findForm(publicId);
+    // The form as this instance last read it (as the submission's fast path uses it), else read now.
+    const form = this.forms.recent(publicId) ?? (await this.findForm(publicId));
     if (!form || form.status !== 'published' || (await this.shut(form))) return undefined; // submit says why
+    if (form.spamProtection === 'off') return undefined;
     const challenge = await this.spam.needsChallenge(form, req.ip);
     const verdict = await this.spam.judge(form, {
       honeypot: undefined,

@@ -76,11 +76,10 @@ export class SpamGate {
     const setting = form.spamProtection ?? 'auto';
     if (setting !== 'auto') return setting === 'always';
     const { formPostsPerMin, ipPostsPerMin } = this.config.spam;
-    const [byForm, byIp] = await Promise.all([
-      this.rateLimit.passes(`spam:form:${form.id}`, formPostsPerMin),
-      this.rateLimit.passes(`spam:ip:${ip ?? 'unknown'}`, ipPostsPerMin),
-    ]);
-    return byForm || byIp;
+    return this.rateLimit.passesEither(
+      [`spam:form:${form.id}`, formPostsPerMin],
+      [`spam:ip:${ip ?? 'unknown'}`, ipPostsPerMin],
+    );
   }
 
   /** A fresh challenge for `form`'s page (what the widget fetches). */
