@@ -786,11 +786,13 @@ export class RespondentController {
   private async resumedPage(
     form: FormRecord,
     secret: string,
-    partial: Parameters<typeof resumedWalk>[1] & { responseId: string },
+    partial: Parameters<typeof resumedWalk>[1] & { responseId: string; startedAt?: Date },
     notice: string,
   ): Promise<string> {
     const w = resumedWalk(form, partial);
     const state: PageState = { ...this.newState(form, w.a, w.h), s: w.s, p: secret, i: partial.responseId };
+    // The spam gate's time to fill runs from the walk's start, not from its resumption (issue 47).
+    if (partial.startedAt) state.o = partial.startedAt.getTime();
     return this.drawStep(form, state, w.page, w.r, [], notice);
   }
 
