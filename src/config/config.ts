@@ -252,6 +252,25 @@ export class EnvSchema {
   PARTIAL_RESPONSE_RETENTION_DAYS?: number;
 
   @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(600_000)
+  SPAM_MIN_FILL_MS?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  SPAM_CHALLENGE_FORM_POSTS_PER_MIN?: number;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  SPAM_CHALLENGE_IP_POSTS_PER_MIN?: number;
+
+  @IsOptional()
   @Transform(emptyToUndefined)
   @IsString()
   CLIENT_IP_KEY?: string;
@@ -373,6 +392,13 @@ export interface AppConfig {
   };
   /** Partial responses not updated for this many days are deleted (PARTIAL_RESPONSE_RETENTION_DAYS, 30). */
   partialResponseRetentionDays: number;
+  /**
+   * Spam defence of the respondent pages (issue 47): a post sooner than minFillMs after its page
+   * was first drawn is spam; under a form's spamProtection "auto", the challenge is required once
+   * a form's or a client IP's page posts pass these per-minute rates (SPAM_MIN_FILL_MS 2000,
+   * SPAM_CHALLENGE_FORM_POSTS_PER_MIN 120, SPAM_CHALLENGE_IP_POSTS_PER_MIN 20).
+   */
+  spam: { minFillMs: number; formPostsPerMin: number; ipPostsPerMin: number };
   /**
    * What the respondent page (no credential) may keep per client IP and per form: pending uploads
    * (count, bytes) and open partial responses (issue 45, 6.6). Counted in the database.
@@ -651,6 +677,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     storage: { s3: parseS3(parsed), uploadIdleMs: parsed.UPLOAD_IDLE_TIMEOUT_MS ?? 30_000 },
     partialResponseRetentionDays: parsed.PARTIAL_RESPONSE_RETENTION_DAYS ?? 30,
+    spam: {
+      minFillMs: parsed.SPAM_MIN_FILL_MS ?? 2000,
+      formPostsPerMin: parsed.SPAM_CHALLENGE_FORM_POSTS_PER_MIN ?? 120,
+      ipPostsPerMin: parsed.SPAM_CHALLENGE_IP_POSTS_PER_MIN ?? 20,
+    },
     anonymousLimits: {
       uploadsPerIp: parsed.PENDING_UPLOADS_PER_IP ?? 100,
       uploadBytesPerIp: (parsed.PENDING_UPLOAD_MB_PER_IP ?? 2048) * 1024 * 1024,

@@ -10,6 +10,7 @@ import {
   HiddenFieldsSchema,
   ScheduleFields,
   LimitFields,
+  SpamProtectionField,
 } from './form.schemas';
 import { FormsService } from './forms.service';
 import { PartialResponsesSetting } from './partial-setting';
@@ -24,6 +25,7 @@ const input = Type.Object(
     ...computeArguments,
     ...ScheduleFields,
     ...LimitFields,
+    ...SpamProtectionField,
   },
   { additionalProperties: false },
 );

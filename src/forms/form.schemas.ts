@@ -69,6 +69,7 @@ export const FormSchema = Type.Object(
     access: Type.Optional(Type.Unsafe<string>({})),
     maxResponses: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
     quotas: Type.Optional(Type.Unsafe<unknown>({})),
+    spamProtection: Type.Optional(Type.String()),
     blocks: Type.Array(BlockSchema),
     // As create_form takes them (issue 46); written out once, in its input.
     variables: Type.Optional(Type.Unsafe<unknown>({})),
@@ -229,3 +230,8 @@ export const LimitFields = limitFields(
   '[{ name, limit, when (as showIf), onFull?: "end"|"ending:REF" }]: a full one screens matches out.',
 );
 export const LimitUpdateFields = limitFields('As in create_form; null clears.', 'As in create_form.');
+
+/** The page's spam defence (issue 47), as create_form and update_form take it. */
+export const SpamProtectionField = {
+  spamProtection: Type.Optional(StringEnum(['off', 'auto', 'always'] as const)),
+};

@@ -31,7 +31,7 @@ const STATUS = `CASE WHEN ${DUE} THEN 'closed' ELSE f.status END AS status`;
 const FORM_COLUMNS = `f.id, f.public_id AS "publicId", f.workspace_id AS "workspaceId", f.title, f.description,
   ${STATUS}, f.hidden_fields AS "hiddenFields", f.version, f.created_at AS "createdAt", f.updated_at AS "updatedAt", f.published_at AS "publishedAt",
   CASE WHEN ${DUE} THEN f.closes_at ELSE f.closed_at END AS "closedAt", f.partial_responses AS "partialResponses",
-  f.opens_at AS "opensAt", f.closes_at AS "closesAt", ${DUE} AS "closeDue", f.compute, f.access,
+  f.opens_at AS "opensAt", f.closes_at AS "closesAt", f.spam_protection AS "spamProtection", ${DUE} AS "closeDue", f.compute, f.access,
   f.max_responses AS "maxResponses", f.quotas`;
 
 /** Blocks in order, as one JSON value, so a form and its blocks cost one round trip. */
@@ -297,6 +297,11 @@ export class FormsRepository {
       maxResponses,
       quotas?.length ? JSON.stringify(quotas) : null,
     ]);
+  }
+
+  /** Sets the form's spamProtection (issue 47); the caller bumps the version. */
+  async setSpamProtection(tx: EntityManager, formId: string, setting: string): Promise<void> {
+    await tx.query(`UPDATE forms SET spam_protection = $2 WHERE id = $1`, [formId, setting]);
   }
 
   /** Sets the form's schedule (issue 47); the caller bumps the version (a create or updateContent). */

@@ -49,6 +49,8 @@ export interface FormInput {
   /** The cap and quotas (issue 47): null or omitted: none. */
   maxResponses?: number | null;
   quotas?: QuotaInput[];
+  /** The page's spam defence (issue 47); omitted: auto (create), kept (update). */
+  spamProtection?: 'off' | 'auto' | 'always';
 }
 
 /** A quota as sent: `when` by id or ref (see forms/limits.ts). */
@@ -75,6 +77,8 @@ export interface FormUpdate {
   quotas?: QuotaInput[];
   /** With a cap below the responses stored: keep it, and the form closes now. */
   closeNow?: boolean;
+  /** The page's spam defence (issue 47); omitted: auto (create), kept (update). */
+  spamProtection?: 'off' | 'auto' | 'always';
   acceptAnswerLoss?: boolean;
   /** Each omitted: kept (issue 46). */
   variables?: ComputeInput['variables'];
@@ -259,6 +263,7 @@ export class FormsService {
       if (input.access === 'invite') await this.repo.setAccess(tx, id, 'invite');
       if (schedule.opensAt || schedule.closesAt)
         await this.repo.setSchedule(tx, id, schedule.opensAt, schedule.closesAt);
+      if (input.spamProtection) await this.repo.setSpamProtection(tx, id, input.spamProtection);
       await this.answers.formCreated(tx, id);
       if (input.maxResponses != null || limits.quotas.length) {
         await this.repo.setLimits(tx, id, input.maxResponses ?? null, limits.quotas);
@@ -357,6 +362,7 @@ export class FormsService {
       if (input.opensAt !== undefined || input.closesAt !== undefined)
         await this.repo.setSchedule(tx, form.id, schedule.opensAt, schedule.closesAt);
       await this.updateLimits(tx, form, input);
+      if (input.spamProtection) await this.repo.setSpamProtection(tx, form.id, input.spamProtection);
       await this.audit.record(tx, actor, 'form.update', form.publicId, {
         version: form.version + 1,
         ...(discarded ? { answersDiscarded: discarded } : {}),
@@ -556,6 +562,7 @@ export function formView(f: FormRecord, withBlocks = false, publicUrl?: string) 
     // The cap, shown either way (null: none); quotas on forms that have them (counts: summarize_responses).
     view.maxResponses = f.maxResponses ?? null;
     if (f.quotas?.length) view.quotas = f.quotas;
+    view.spamProtection = f.spamProtection ?? 'auto';
     view.blocks = blocksView(f.blocks);
     // Forms that compute (issue 46): only those that do show these, so other forms read as they did.
     if (f.compute?.variables) view.variables = f.compute.variables;

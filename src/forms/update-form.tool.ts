@@ -10,6 +10,7 @@ import {
   HiddenFieldsSchema,
   ScheduleFields,
   LimitUpdateFields,
+  SpamProtectionField,
   PublicId,
 } from './form.schemas';
 import { FormsService } from './forms.service';
@@ -39,6 +40,7 @@ const input = Type.Object(
     ...ScheduleFields,
     ...LimitUpdateFields,
     closeNow: Type.Optional(Type.Boolean({ description: 'A maxResponses below the count: kept, form closed.' })),
+    ...SpamProtectionField,
     acceptAnswerLoss: Type.Optional(
       Type.Boolean({
         default: false,

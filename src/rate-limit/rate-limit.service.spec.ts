@@ -30,6 +30,20 @@ describe('RateLimitService', () => {
     jest.useRealTimers();
   });
 
+  describe("passesEither (the spam gate's rates, issue 47)", () => {
+    it('says when either key passes its limit, counting even with budgets off, windows per key', async () => {
+      const off = new RateLimitService(storage, { rateLimit: { ...config.rateLimit, enabled: false } } as AppConfig);
+      const seen = [];
+      for (let i = 0; i < 3; i++) seen.push(await off.passesEither(['form:a', 2], ['ip:x', 5]));
+      expect(seen).toEqual([false, false, true]); // the form's third post in the minute
+      // ip:x's third counted hit: the form's refusal above did not spend it.
+      expect(await off.passesEither(['form:b', 2], ['ip:x', 2])).toBe(true);
+      expect(await off.passesEither(['form:b', 2], ['ip:y', 3])).toBe(false);
+      jest.advanceTimersByTime(60_000);
+      expect(await off.passesEither(['form:a', 2], ['ip:x', 3])).toBe(false); // a new minute
+    });
+  });
+
   describe('consume', () => {
     it('counts down the credential budget and marks it exceeded past its limit', async () => {
       const states = [];

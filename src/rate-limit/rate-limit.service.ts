@@ -86,6 +86,17 @@ export class RateLimitService {
     return pair.second ? [ipState, state('credential', credentialLimit, pair.second)] : [ipState];
   }
 
+  /**
+   * Counts one hit on `first` and, unless that passed its limit, on `second`, in one-minute windows
+   * of the budgets' store (Redis, shared by every instance, when configured: one round trip);
+   * whether either passed its limit. Counted even when the request budgets are turned off: other
+   * rules (the spam gate) use it.
+   */
+  async passesEither(first: [key: string, limit: number], second: [key: string, limit: number]): Promise<boolean> {
+    const pair = await this.storage.incrementPair(`rl:${first[0]}`, `rl:${second[0]}`, WINDOW_MS, first[1], second[1]);
+    return !pair.second || pair.first.isBlocked || pair.second.isBlocked;
+  }
+
   private limitOf(name: BudgetName): number {
     return name === 'ip' ? this.config.rateLimit.ipPerMin : this.config.rateLimit.credentialPerMin;
   }

@@ -16,9 +16,15 @@ const PAGE_CSP =
  * X-Frame-Options is for browsers without frame-ancestors; it cannot name a list, so it is only
  * sent when no site may frame the page.
  */
-export function pageHeaders(embedOrigins: readonly string[], uploadOrigin?: string): Record<string, string> {
+export function pageHeaders(
+  embedOrigins: readonly string[],
+  uploadOrigin?: string,
+  challenge = false,
+): Record<string, string> {
   // A page with a file question: its script asks the page's own origin for an upload target and sends the bytes there.
-  const csp = uploadOrigin ? `${PAGE_CSP}; connect-src 'self' ${uploadOrigin}` : PAGE_CSP;
+  // A page that may ask for the spam check (issue 47): the widget fetches its challenge here and works in a worker served here.
+  const connect = [uploadOrigin || challenge ? "connect-src 'self'" : '', uploadOrigin ?? ''].filter(Boolean).join(' ');
+  const csp = [PAGE_CSP, connect, challenge ? "worker-src 'self'" : ''].filter(Boolean).join('; ');
   const framing: Record<string, string> = embedOrigins.length
     ? { 'Content-Security-Policy': `${csp}; frame-ancestors ${embedOrigins.join(' ')}` }
     : { 'Content-Security-Policy': `${csp}; frame-ancestors 'none'`, 'X-Frame-Options': 'DENY' };

@@ -41,6 +41,12 @@ export interface PageState {
   i?: string;
   /** The invitation this walk answers (issue 47): its id (the secret stays in the link). */
   v?: string;
+  /** When the walk's first page was drawn (ms): the spam gate's minimum time to fill (issue 47). */
+  o?: number;
+  /** A spam reason a page post of this walk gave (the honeypot filled): its submission is kept as spam. */
+  z?: string;
+  /** The pages ask for the spam check's challenge (once asked, every later page of the walk does). */
+  c?: 1;
 }
 
 /**

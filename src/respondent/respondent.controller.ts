@@ -16,6 +16,9 @@ import { AccessService } from '../access/access.service';
 import { InviteRow, InvitesService } from '../access/invites.service';
 import { inviteOfQuery, invitePage, isInviteRefusal } from './invite-walk';
 import { answerFacts } from '../forms/limits';
+import { CHALLENGE_FIELD, HONEYPOT, honeypotReason, SpamGate } from '../access/spam/spam-gate.service';
+import { SpamResponses } from '../access/spam/spam-responses';
+import { ALTCHA_WORKER_PATH, altchaAssets } from '../access/spam/altcha-assets';
 import { SessionsService } from '../settings/sessions.service';
 import { notAccepting, ResponsesService, ResponseView } from '../responses/responses.service';
 import { endOfSubmitted, EndView, endView, recallBlock, recallLogic, valuesBefore } from './recall-page';
@@ -42,6 +45,7 @@ import {
   messagePage,
   RawAnswers,
   savedPage,
+  SpamView,
   stepPage,
   thankYouPage,
 } from './respondent.page';
@@ -92,12 +96,39 @@ export class RespondentController {
     private readonly clients: ClientKeys,
     private readonly access: AccessService,
     private readonly invites: InvitesService,
+    private readonly spam: SpamGate,
+    private readonly spamKept: SpamResponses,
   ) {}
 
   /** The pages' one script (respondent.script.ts): same-page questions appear at once. The pages work without it. */
   @Get('assets/respondent.js')
   script(@Res() res: Response) {
     sendScript(res, RESPONDENT_SCRIPT);
+  }
+
+  /** The spam check's widget (issue 47), served from this origin (altcha-assets.ts). */
+  @Get('assets/altcha.js')
+  altchaScript(@Res() res: Response) {
+    sendScript(res, altchaAssets().script);
+  }
+
+  /** The widget's proof-of-work worker (worker-src 'self'). */
+  @Get(ALTCHA_WORKER_PATH.slice('/f/'.length))
+  altchaWorker(@Res() res: Response) {
+    sendScript(res, altchaAssets().worker);
+  }
+
+  /** A fresh challenge of the spam check for the form's page (the widget fetches it): bound to the form, used once. */
+  @Get(':publicId/challenge')
+  async challenge(@Param('publicId') publicId: string, @Res() res: Response) {
+    const form = await this.findForm(publicId);
+    if (!form) throw formNotFound();
+    const shut = await this.shut(form);
+    if (shut) throw shut;
+    res
+      .status(200)
+      .header('Cache-Control', 'no-store')
+      .send(await this.spam.challenge(form));
   }
 
   @Get(':publicId')
@@ -128,7 +159,18 @@ export class RespondentController {
       }
     }
     if (!walksPages(form) && !invite)
-      return sendPage(res, 200, formPage(form, {}, [], await this.fileView(form, {})), headers);
+      return sendPage(
+        res,
+        200,
+        formPage(
+          form,
+          {},
+          [],
+          await this.fileView(form, {}),
+          await this.spamView(form, form.spamProtection === 'always'),
+        ),
+        headers,
+      );
     const resumed = savesPartials(form) && !invite ? await this.resume(form, req) : undefined;
     if (resumed?.redirect)
       return void res
@@ -287,6 +329,8 @@ export class RespondentController {
           message: "invite must be the secret of an invitation link (after '?invite=').",
           details: [{ path: '/invite', message: 'must be a string' }],
         });
+      const kept = await this.spamOfJson(publicId, req, body as Record<string, unknown>);
+      if (kept) return void res.status(201).send(kept);
       const response = await this.responses.submit(
         publicId,
         answers as Record<string, unknown>,
@@ -310,6 +354,8 @@ export class RespondentController {
     if (shut)
       return sendPage(res, 409, closedPage(shut, form.status), { ...headers, ...(isMultipart(req) ? closing() : {}) });
     let raw = (isFormPost(req) ? req.body : {}) as RawAnswers;
+    // Spam defence (issue 47): this post counts toward the rates that make the challenge required.
+    const challenge = await this.spam.needsChallenge(form, req.ip);
     const fileProblems: ErrorDetail[] = [];
     let fileStatus = 400;
     if (isMultipart(req)) {
@@ -351,13 +397,34 @@ export class RespondentController {
             .send();
         return sendPage(res, 200, (await this.resume(form, req, raw._resume))?.html ?? notFoundPage(), headers);
       }
-      const [status, html, cookie, location] = await this.step(form, raw, fileProblems, req, fileStatus);
+      const [status, html, cookie, location] = await this.step(form, raw, fileProblems, req, fileStatus, challenge);
       const sent = cookie ? { ...headers, 'Set-Cookie': cookie } : headers;
       return sendPage(res, status, html, location ? { ...sent, Location: location } : sent);
     }
     const fileView = () => this.fileView(form, raw);
+    const drawn = await this.states.verify(raw._state, form.id);
+    const spamView = () => this.spamView(form, challenge || !!drawn?.c, drawn?.o);
     if (fileProblems.length)
-      return sendPage(res, fileStatus, formPage(form, raw, fileProblems, await fileView()), headers);
+      return sendPage(res, fileStatus, formPage(form, raw, fileProblems, await fileView(), await spamView()), headers);
+    if (challenge && drawn && !drawn.c && !raw[CHALLENGE_FIELD]) {
+      // The challenge became required after this page was drawn without it: the page again, with it.
+      const spam = { ...(await this.spamView(form, true, drawn.o)), notice: ONE_MORE_STEP };
+      const page = formPage(form, raw, [], await fileView(), spam);
+      return sendPage(res, 200, page, headers);
+    }
+    const verdict = await this.spam.judge(form, {
+      honeypot: raw[HONEYPOT],
+      startedAt: drawn?.o,
+      payload: raw[CHALLENGE_FIELD],
+      challenge: challenge || !!drawn?.c,
+    });
+    if (verdict === 'replayed') return sendPage(res, 409, replayedPage(form), headers);
+    if (verdict) {
+      // Kept apart, and answered like any other post (the bot learns nothing).
+      const answers = answersFromFormPost(form.blocks, raw);
+      await this.spamKept.keep(currentManager(this.db), form.id, { answers, reason: verdict });
+      return this.sendEnd(res, form, endView(form, {}, {}), headers);
+    }
     let submitted: ResponseView;
     try {
       submitted = await this.responses.submit(publicId, answersFromFormPost(form.blocks, raw));
@@ -367,7 +434,7 @@ export class RespondentController {
         return sendPage(
           res,
           400,
-          formPage(form, words.values, words.details, await this.fileView(form, words.values)),
+          formPage(form, words.values, words.details, await this.fileView(form, words.values), await spamView()),
           headers,
         );
       }
@@ -411,10 +478,15 @@ export class RespondentController {
     fileProblems: ErrorDetail[],
     req: Request,
     fileStatus = 400,
+    challenge = false,
   ): Promise<[number, string, string?, string?]> {
     const pages = pagesOf(form.blocks);
     const verified = await this.states.verify(raw._state, form.id);
     const state = verified ?? this.newState(form, {}, {});
+    // Spam defence (issue 47): a honeypot filled on any page marks the walk; once asked, the challenge stays asked.
+    const askedBefore = !!state.c;
+    state.z ??= honeypotReason(raw[HONEYPOT]);
+    if (challenge) state.c = 1;
     // Link fixation (issue 45, 6.2): a post not known to come from the page (Origin: null, no
     // Sec-Fetch-Site) may carry another person's state; it never continues the partial that state
     // names unless this browser's cookie holds it: a new partial starts, with the answers.
@@ -502,10 +574,29 @@ export class RespondentController {
       const fresh = { ...state, n: this.sessions.nonce(), t: Date.now() };
       return [200, await this.drawStep(form, fresh, current, r, [], 'Check your answers, then submit them.')];
     }
+    if (state.c && verified && !askedBefore && !raw[CHALLENGE_FIELD])
+      // The challenge became required after this page was drawn without it: the page again, with it.
+      return [200, await this.drawStep(form, state, current, r, [], ONE_MORE_STEP)];
+    const verdict = await this.spam.judge(form, {
+      honeypot: undefined, // in state.z
+      startedAt: state.o,
+      payload: raw[CHALLENGE_FIELD],
+      challenge: !!state.c,
+      earlier: state.z,
+    });
+    if (verdict === 'replayed') return [409, replayedPage(form)];
     try {
       await inTransaction(this.db, async () => {
         // (useNonce and submit both use the transaction's manager: currentManager.)
-        if (await this.sessions.useNonce(`respondent:${state.n}`)) await this.finish(form, state, r);
+        if (!(await this.sessions.useNonce(`respondent:${state.n}`))) return;
+        // A walk judged as spam is kept apart, and ends like any other (the bot learns nothing).
+        if (verdict)
+          await this.spamKept.keep(currentManager(this.db), form.id, {
+            answers: r.answers,
+            hidden: state.h,
+            reason: verdict,
+          });
+        else await this.finish(form, state, r);
       });
     } catch (err) {
       if (err instanceof ApiError && err.code === 'response_completed') return [200, alreadySubmittedPage(form)];
@@ -735,12 +826,14 @@ export class RespondentController {
   private async resumedPage(
     form: FormRecord,
     secret: string,
-    partial: Parameters<typeof resumedWalk>[1] & { responseId: string },
+    partial: Parameters<typeof resumedWalk>[1] & { responseId: string; startedAt?: Date },
     notice: string,
   ): Promise<string> {
     const w = resumedWalk(form, partial);
     const state: PageState = { ...this.newState(form, w.a, w.h), s: w.s, p: secret, i: partial.responseId };
     state.v = (await this.invites.ofPartial(form, partial.responseId))?.id;
+    // The spam gate's time to fill runs from the walk's start, not from its resumption (issue 47).
+    if (partial.startedAt) state.o = partial.startedAt.getTime();
     return this.drawStep(form, state, w.page, w.r, [], notice);
   }
 
@@ -772,7 +865,19 @@ export class RespondentController {
 
   private newState(form: FormRecord, answers: RawAnswers, hidden: Record<string, string>): PageState {
     const first = route(form, answers, hidden).onPath[0];
-    return { f: form.id, n: this.sessions.nonce(), t: Date.now(), a: answers, h: hidden, s: [first?.key ?? ''], r: [] };
+    const now = Date.now();
+    const state: PageState = {
+      f: form.id,
+      n: this.sessions.nonce(),
+      t: now,
+      o: now,
+      a: answers,
+      h: hidden,
+      s: [first?.key ?? ''],
+      r: [],
+    };
+    if (form.spamProtection === 'always') state.c = 1;
+    return state;
   }
 
   /** Draws `page` with the state signed into it (the blocks it shows recorded as drawn; a fresh issue time). */
@@ -807,6 +912,7 @@ export class RespondentController {
         notice,
         files,
         saves: savesPartials(form),
+        challenge: state.c ? challengeUrl(form) : undefined,
       },
       values,
       errors,
@@ -902,8 +1008,51 @@ export class RespondentController {
    */
   private async headersFor(form: FormRecord): Promise<Record<string, string>> {
     const origins = await this.workspaces.embedOriginsOf(form.workspaceId);
-    if (!form.blocks.some((b) => b.type === 'file_upload')) return pageHeaders(origins);
-    return pageHeaders(origins, await this.uploadOrigin());
+    const challenge = form.spamProtection !== 'off';
+    if (!form.blocks.some((b) => b.type === 'file_upload')) return pageHeaders(origins, undefined, challenge);
+    return pageHeaders(origins, await this.uploadOrigin(), challenge);
+  }
+
+  /**
+   * The one-page form's spam checks (issue 47): its signed state (when the form was first drawn,
+   * `startedAt` on a page drawn again; whether it asks for the challenge) and the challenge's URL.
+   */
+  private async spamView(form: FormRecord, challenge: boolean, startedAt?: number): Promise<SpamView> {
+    const state = this.newState(form, {}, {});
+    if (startedAt) state.o = startedAt;
+    if (challenge) state.c = 1;
+    return { state: await this.states.sign(state), challenge: challenge ? challengeUrl(form) : undefined };
+  }
+
+  /**
+   * The embedding JSON post's spam check (issue 47): no page, so no honeypot nor time; the
+   * challenge (its payload in `altcha`) when the form asks for one. A post judged as spam is kept
+   * and answered 201 as a response would be; a replayed challenge is refused (409).
+   */
+  private async spamOfJson(publicId: string, req: Request, body: Record<string, unknown>) {
+    // The form as this instance last read it (as the submission's fast path uses it), else read now.
+    const form = this.forms.recent(publicId) ?? (await this.findForm(publicId));
+    if (!form || form.status !== 'published' || (await this.shut(form))) return undefined; // submit says why
+    if (form.spamProtection === 'off') return undefined;
+    const challenge = await this.spam.needsChallenge(form, req.ip);
+    const verdict = await this.spam.judge(form, {
+      honeypot: undefined,
+      startedAt: 0,
+      payload: body[CHALLENGE_FIELD],
+      challenge,
+    });
+    if (verdict === 'replayed') throw challengeUsed();
+    if (!verdict) return undefined;
+    const answers = body.answers as Record<string, unknown>;
+    const id = await this.spamKept.keep(currentManager(this.db), form.id, {
+      answers,
+      hidden: body.hidden as Record<string, string> | undefined,
+      reason: verdict,
+    });
+    // Shaped as a stored response's answer, so the bot cannot tell.
+    const at = new Date().toISOString();
+    const hidden = body.hidden && Object.keys(body.hidden).length ? { hidden: body.hidden } : {};
+    return { id, submittedAt: at, answers, ...hidden, status: 'completed', startedAt: at, updatedAt: at, lastPage: '' };
   }
 
   private uploadOriginOnce?: Promise<string>;
@@ -966,6 +1115,28 @@ function formForEmbedding(form: FormRecord) {
     blocks: blocksView(form.blocks),
     ...(form.hiddenFields?.length ? { hiddenFields: form.hiddenFields } : {}),
   };
+}
+
+/** The notice of a page drawn again because the spam check became required after it was drawn without it. */
+const ONE_MORE_STEP = 'One more step: wait until the check below says it is done, then submit again.';
+
+/** Where the page's spam check widget fetches its challenge. */
+function challengeUrl(form: FormRecord): string {
+  return `/f/${form.publicId}/challenge`;
+}
+
+/** A post whose solved challenge was already used (a replay, or the form sent twice): nothing stored. */
+function replayedPage(form: FormRecord): string {
+  return messagePage(
+    'This form was already sent',
+    `This page's check that you are a person was already used, so nothing was stored this time. If you meant to send another answer, open the form again and send it from there. (“${form.title}”)`,
+  );
+}
+
+function challengeUsed(): ApiError {
+  return new ApiError('challenge_used', {
+    hint: 'Fetch a new challenge from /f/{publicId}/challenge, solve it and send the answers again.',
+  });
 }
 
 function formNotFound(): ApiError {

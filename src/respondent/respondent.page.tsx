@@ -1,4 +1,4 @@
-import { Fragment, type ReactNode } from 'react';
+import { createElement, Fragment, type ReactNode } from 'react';
 import { EndView, NO_RECALL, recallBlock } from './recall-page';
 import type { ErrorDetail } from '../common/errors/api-error';
 import type { Block } from '../forms/blocks';
@@ -6,6 +6,8 @@ import type { FormRecord } from '../forms/forms.service';
 import { Document, renderPage } from '../common/html';
 import { SCRIPT_PATH } from './respondent.script';
 import { typesInWords } from './file-words';
+import { ALTCHA_SCRIPT_PATH } from '../access/spam/altcha-assets';
+import { CHALLENGE_FIELD, HONEYPOT } from '../access/spam/spam-gate.service';
 
 /**
  * The respondent page, rendered on the server with React (docs/architecture.md): plain HTML that
@@ -56,6 +58,7 @@ export function formPage(
   values: RawAnswers = {},
   errors: ErrorDetail[] = [],
   files: FileView = NO_FILES,
+  spam: SpamView = {},
 ): string {
   const errorFor = errorsByBlock(errors);
   const withFiles = hasFiles(form.blocks);
@@ -66,6 +69,11 @@ export function formPage(
       <>
         <h1>{form.title}</h1>
         {form.description ? <p className="desc">{form.description}</p> : null}
+        {spam.notice ? (
+          <p className="notice" role="status">
+            {spam.notice}
+          </p>
+        ) : null}
         <ErrorSummary blocks={form.blocks} errorFor={errorFor} />
         <form
           method="post"
@@ -74,6 +82,7 @@ export function formPage(
           data-uploads={withFiles ? `/f/${form.publicId}/uploads` : undefined}
           noValidate
         >
+          {spam.state ? <input type="hidden" name="_state" value={spam.state} /> : null}
           <RequiredNote />
           {form.blocks.map((b) => (
             // Recall of answers on this same page renders empty (issue 46).
@@ -85,6 +94,7 @@ export function formPage(
               files={files}
             />
           ))}
+          <SpamFields challenge={spam.challenge} />
           <button type="submit">Submit</button>
         </form>
       </>
@@ -116,6 +126,54 @@ export interface StepView {
   files?: FileView;
   /** The form saves partial responses: the first page says so, every page offers "Save and finish later". */
   saves?: boolean;
+  /** The spam check's challenge URL, when the page asks for one (SpamFields). */
+  challenge?: string;
+}
+
+/**
+ * The spam checks a page carries (issue 47): the one-page form's signed state (when it was drawn),
+ * and the challenge's URL when the page asks for one.
+ */
+export interface SpamView {
+  state?: string;
+  challenge?: string;
+  /** Said once at the top (role=status): the page asks for the check it did not ask for before. */
+  notice?: string;
+}
+
+/**
+ * The honeypot (a field people never see nor reach: off-screen, out of the tab order, hidden from
+ * assistive technology; bots that fill every field fill it) and, when asked, the proof-of-work
+ * widget: it fetches its challenge and solves it while the person answers, and posts the solution
+ * in CHALLENGE_FIELD. Without JavaScript a note says the answers are kept for review.
+ */
+function SpamFields(props: { challenge?: string }) {
+  return (
+    <>
+      <div
+        aria-hidden="true"
+        style={{ position: 'absolute', left: '-10000px', width: '1px', height: '1px', overflow: 'hidden' }}
+      >
+        <label>
+          Leave this empty <input type="text" name={HONEYPOT} tabIndex={-1} autoComplete="off" defaultValue="" />
+        </label>
+      </div>
+      {props.challenge ? (
+        <>
+          <div className="field">
+            {createElement('altcha-widget', { challenge: props.challenge, name: CHALLENGE_FIELD, auto: 'onload' })}
+          </div>
+          <script src={ALTCHA_SCRIPT_PATH} defer />
+          <noscript>
+            <p className="desc">
+              This form checks that answers come from a person with a short computation in your browser, which needs
+              JavaScript. Without it, your answers are kept for the form&apos;s owner to review.
+            </p>
+          </noscript>
+        </>
+      ) : null}
+    </>
+  );
 }
 
 /**
@@ -178,6 +236,7 @@ export function stepPage(
                 <Field b={b} value={values[b.id]} error={errorFor.get(b.id)} files={step.files ?? NO_FILES} />
               </div>
             ))}
+          <SpamFields challenge={step.challenge} />
           <div className="actions" style={{ flexDirection: 'row-reverse', justifyContent: 'flex-end' }}>
             <button type="submit" name="_action" value={step.last ? 'submit' : 'next'}>
               {step.last ? 'Submit' : 'Next'}

@@ -4,7 +4,7 @@ import { StringEnum } from '../common/validation/schema-validator';
 import { pageArguments, pageFields } from '../tools/paging';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import { responseFilterArguments } from './response-filter';
-import { AnswersBy, ResponseSchema, ResponseStatus } from './response.schemas';
+import { AnswersBy, ListStatus, ResponseSchema } from './response.schemas';
 import { ResponsesService } from './responses.service';
 import { readerOf } from '../files/file-links';
 
@@ -20,7 +20,7 @@ const input = Type.Object(
     ),
     ...responseFilterArguments,
     answersBy: Type.Optional(AnswersBy),
-    status: Type.Optional(ResponseStatus),
+    status: Type.Optional(ListStatus),
   },
   { additionalProperties: false },
 );

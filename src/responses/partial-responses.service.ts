@@ -39,6 +39,7 @@ import type { Principal } from '../common/access/principal';
 import { ApiError } from '../common/errors/api-error';
 import { ERROR_CATALOG } from '../common/errors/error-catalog';
 import { uuidv7 } from '../common/ids';
+import { SpamResponses, SpamRow } from '../access/spam/spam-responses';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { currentManager, inTransaction } from '../database/transaction';
 import { AnswerWording, Block } from '../forms/blocks';
@@ -154,6 +155,7 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly access: AccessService,
     private readonly invites: InvitesService,
+    private readonly spamKept: SpamResponses,
   ) {}
 
   onModuleInit() {
@@ -385,6 +387,8 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
       if (why) throw why;
       const row = UUID.test(responseId) ? await this.repo.find(tx, form.id, responseId, true) : undefined;
       if (!row) {
+        const spam = UUID.test(responseId) ? await this.spamKept.find(tx, form.id, responseId) : undefined;
+        if (spam) return this.restoreSpam(tx, actor, form, spam, input, publicId);
         if (UUID.test(responseId) && (await this.responses.exists(tx, form.id, responseId)))
           throw responseCompleted(responseId);
         throw notFoundResponse(publicId, responseId);
@@ -404,6 +408,47 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
       await this.audit.record(tx, actor, 'response.update', row.id, { form: publicId });
       return partialViewer(form)(changed);
     });
+  }
+
+  /**
+   * update_response on a post judged as spam (issue 47): with complete, it becomes a response
+   * with its id (the answers sent merged in, validated in full, as a completion is): from then on
+   * it counts everywhere and its response.created event is sent. Without complete, refused: a spam
+   * post has nothing to save in between.
+   */
+  private async restoreSpam(
+    tx: EntityManager,
+    actor: Principal,
+    form: FormRecord,
+    spam: SpamRow,
+    input: { answers: Record<string, unknown>; hidden?: Record<string, string>; complete?: boolean },
+    publicId: string,
+  ): Promise<ResponseView> {
+    if (!input.complete)
+      throw new ApiError('invalid_arguments', {
+        message: 'This response was judged as spam: update_response restores it with complete: true.',
+        hint: 'Send complete: true (with any answers to change) to keep it as a completed response, or delete_response.',
+        details: [{ path: '/complete', message: 'must be true to restore a spam response' }],
+      });
+    const answers = mergedAnswers(form, spam.answers, input.answers);
+    const hidden = input.hidden ?? spam.hidden;
+    let checked: CheckedResponse;
+    try {
+      checked = validated(validateResponse(form, answers, hidden, { wording: 'api', source: 'web' }), 'api');
+    } catch (err) {
+      throw withStoredAndMissing(err, form, answers);
+    }
+    await this.spamKept.remove(tx, form.id, spam.id);
+    const view = await this.responses.insertChecked(
+      tx,
+      form,
+      checked,
+      { source: 'web', actor, publicId },
+      { id: spam.id, startedAt: spam.receivedAt, lastPage: '', resumeHash: null },
+    );
+    if (!view) throw new Error(`form ${form.id} changed under its lock`);
+    await this.responses.attachFiles(tx, form, view.id, answers, checked.answers);
+    return view;
   }
 
   /**

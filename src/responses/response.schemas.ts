@@ -55,3 +55,9 @@ export const ResponseStatus = StringEnum(['completed', 'partial', 'all'] as cons
   default: 'completed',
   description: 'completed (default), partial (not yet completed) or all (completed, then partial).',
 });
+
+/** list_responses' status: also the posts judged as spam (issue 47). */
+export const ListStatus = StringEnum(['completed', 'partial', 'all', 'spam'] as const, {
+  default: 'completed',
+  description: 'completed (default), partial (not yet completed) or all (completed, then partial).',
+});

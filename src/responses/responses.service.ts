@@ -37,6 +37,7 @@ import {
 import { newEventId, responseCreatedBody } from '../webhooks/events';
 import { AccessService, LimitCounts } from '../access/access.service';
 import { InvitesService } from '../access/invites.service';
+import { SpamResponses } from '../access/spam/spam-responses';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service';
 import {
   ALL_PAGES,
@@ -66,7 +67,7 @@ export interface ResponseView {
   answers: Record<string, unknown>;
   /** Hidden values, on responses of forms that declare hidden fields (or that carry some). */
   hidden?: Record<string, string>;
-  /** Every view carries these (issue 45): 'partial' until completed. */
+  /** Every view carries these (issue 45): 'partial' until completed (a spam one, issue 47: none). */
   status?: 'partial' | 'completed';
   /** When it started (its first save; submittedAt for a response that never was a partial), last changed, the last page it reached. */
   startedAt?: string;
@@ -123,6 +124,7 @@ export class ResponsesService {
     private readonly partials: PartialResponsesRepository,
     private readonly access: AccessService,
     private readonly invites: InvitesService,
+    private readonly spamKept: SpamResponses,
   ) {}
 
   /** Whether the form has a completed response with this id. */
@@ -169,12 +171,13 @@ export class ResponsesService {
       answersBy?: AnswersBy;
       /** Who reads: file answers get download links bound to it. */
       reader?: FileReader;
-      /** completed (default), partial, or all: completed then partial (issue 36). */
-      status?: ResponseStatus;
+      /** completed (default), partial, or all: completed then partial (issue 36); spam (issue 47). */
+      status?: ResponseStatus | 'spam';
     },
   ): Promise<{ total: number; responses: ResponseView[] }> {
     const form = await this.forms.get(workspaceId, publicId);
     const filter = checkResponseFilter(form, opts.filter ?? {});
+    if (opts.status === 'spam') return this.listSpam(form, filter, opts);
     if (opts.status && opts.status !== 'completed') return this.listWithPartials(workspaceId, form, filter, opts);
     // Without `where`, the page covers the part of the order between the first response since
     // `since` and the first since `until`, both found through the buckets.
@@ -225,6 +228,31 @@ export class ResponsesService {
     if (!r) return { total, responses: [] };
     const rows = await this.repo.readPage(currentManager(this.db), form.id, skipped + r.start, r.count);
     return { total, responses: await page(rows) };
+  }
+
+  /**
+   * list for status spam (issue 47): the posts judged as spam, in arrival order (submittedAt: when
+   * received), no status of their own (they are neither partial nor completed); no filter.
+   */
+  private async listSpam(
+    form: FormRecord,
+    filter: ResponseFilter,
+    opts: Parameters<ResponsesService['list']>[2],
+  ): Promise<{ total: number; responses: ResponseView[] }> {
+    if (filter.where || filter.since || filter.until)
+      throw new ApiError('invalid_arguments', {
+        message: 'status spam lists every post judged as spam; it takes no where, since or until.',
+        hint: 'Leave out where, since and until with status spam.',
+        details: [{ path: '/status', message: 'spam takes no filter' }],
+      });
+    const { total, rows } = await this.spamKept.page(currentManager(this.db), form.id, opts);
+    const responses = rows.map((r) => ({
+      id: r.id,
+      submittedAt: r.receivedAt.toISOString(),
+      answers: r.answers,
+      ...(Object.keys(r.hidden).length ? { hidden: r.hidden } : {}),
+    }));
+    return { total, responses };
   }
 
   /**
@@ -536,6 +564,11 @@ export class ResponsesService {
     return inTransaction(this.db, async (tx) => {
       const form = await this.forms.lock(tx, actor.workspace.id, publicId, 'SHARE');
       if (!UUID.test(responseId)) throw notFoundResponse(publicId, responseId);
+      if (await this.spamKept.remove(tx, form.id, responseId)) {
+        // A post judged as spam (issue 47): never counted nor sent, so nothing else to undo.
+        await this.audit.record(tx, actor, 'response.delete', responseId, { form: publicId, spam: true });
+        return { id: responseId, deleted: true as const };
+      }
       if (await this.partials.find(tx, form.id, responseId, true)) {
         // A partial (issue 36): its files and answers in the delivery log go with it; no response.deleted.
         await this.webhooks.forgetAnswers(tx, form.workspaceId, { responseId });

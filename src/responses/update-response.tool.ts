@@ -30,7 +30,7 @@ const output = ResponseSchema;
   name: 'update_response',
   title: 'Update a partial response',
   description:
-    'Changes answers of a partial response (create_response partial: true, or saved by the form page): only those sent change, null clears one. May complete it. A completed response is refused (409 response_completed).',
+    'Changes answers of a partial response (create_response partial: true, or saved by the form page): only those sent change, null clears one. May complete it, or restore spam. A completed response is refused (409 response_completed).',
   scope: 'responses:write',
   write: true,
   input,

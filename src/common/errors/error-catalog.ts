@@ -103,6 +103,11 @@ export const ERROR_CATALOG = {
     message: 'A quota these answers count toward is full.',
     hint: 'Raise its limit with update_form (quotas), or send answers outside it.',
   },
+  challenge_used: {
+    status: 409,
+    message: "This spam check's solution was already used; nothing was stored.",
+    hint: 'Fetch a new challenge, solve it and send the answers again.',
+  },
   response_completed: {
     status: 409,
     message: 'This response is completed; its answers no longer change.',

@@ -89,6 +89,10 @@ export class FormEntity {
   @Column({ type: 'jsonb', nullable: true })
   quotas: Quota[] | null;
 
+  /** Spam defence of its page (issue 47): off, auto (the challenge past a rate of posts) or always. */
+  @Column({ name: 'spam_protection', type: 'text', default: 'auto' })
+  spamProtection: 'off' | 'auto' | 'always';
+
   @ManyToOne(() => WorkspaceEntity, { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'workspace_id' })
   workspace?: WorkspaceEntity;
