@@ -26,9 +26,11 @@ export class ResponsesFormAnswers implements FormAnswers {
     return this.responses.countLost(tx, formId, loss);
   }
 
-  discard(tx: EntityManager, formId: string, loss: AnswerLossCandidate): Promise<void> {
-    if (loss.kind === 'variable_removed' || loss.kind === 'ending_removed')
+  async discard(tx: EntityManager, formId: string, loss: AnswerLossCandidate): Promise<void> {
+    if (loss.kind === 'variable_removed' || loss.kind === 'ending_removed') {
+      await this.stats.discardOutcome(tx, formId, loss.kind, loss.blockId);
       return this.responses.discardOutcome(tx, formId, loss);
+    }
     return this.stats.discardAnswers(tx, formId, { ...loss, kind: loss.kind });
   }
 }

@@ -5,6 +5,7 @@ import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import { responseFilterArguments } from './response-filter';
 import { ResponsesService } from './responses.service';
 import { ResponseStatus } from './response.schemas';
+import type { FormSummary, VariableSummary } from './summarize';
 
 const input = Type.Object(
   { publicId: PublicId, ...responseFilterArguments, status: Type.Optional(ResponseStatus) },
@@ -79,6 +80,9 @@ const output = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    // Forms that compute (issue 46): VariableSummary and ending counts (docs/tools.md; untyped here: the list's size).
+    variables: Type.Optional(Type.Unsafe<VariableSummary[]>({ type: 'array' })),
+    endings: Type.Optional(Type.Unsafe<NonNullable<FormSummary['endings']>>({ type: 'array' })),
     funnel: Type.Optional(
       Type.Array(
         Type.Object(
