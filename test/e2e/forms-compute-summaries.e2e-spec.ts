@@ -27,7 +27,7 @@ describe('forms that compute: summaries and filters (issue 46)', () => {
     { n: 3, word: 'f', src: 'a' },
     { n: 12.5, word: 'g', src: 'a' },
   ];
-  let ids: string[] = [];
+  const ids: string[] = [];
   let kept: number[] = []; // indexes of SENT still stored
 
   /** The independent evaluation: total adds n, label is the word, the ending "big" from 10 on. */
@@ -233,5 +233,60 @@ describe('forms that compute: summaries and filters (issue 46)', () => {
       [publicId],
     );
     expect(gone).toEqual([]);
+  });
+
+  it('a partial stores what each save computes; partials are summarised and filtered by it', async () => {
+    const made = await callTool(app, token, 'create_form', {
+      title: 'Partial sums',
+      partialResponses: true,
+      variables: [{ name: 'total', type: 'number', initial: 0 }],
+      blocks: [
+        { ref: 'n', type: 'number', title: 'n', calculate: [{ variable: 'total', op: 'add', value: { block: 'n' } }] },
+        { type: 'page_break', title: 'Two' },
+        {
+          ref: 'm',
+          type: 'number',
+          title: 'm',
+          calculate: [{ variable: 'total', op: 'multiply', value: { block: 'm' } }],
+        },
+      ],
+    });
+    expect(made.status).toBe(200);
+    const pid = made.body.publicId;
+    const stored = async (id: string) =>
+      (await app.get(DataSource).query('SELECT variables, ending FROM partial_responses WHERE id = $1', [id]))[0];
+    const p = await callTool(app, token, 'create_response', { publicId: pid, answers: { n: 4 }, partial: true });
+    expect(p.status).toBe(200);
+    expect(await stored(p.body.id)).toEqual({ variables: { total: 4 }, ending: null });
+    const q = await callTool(app, token, 'create_response', { publicId: pid, answers: { n: 2 }, partial: true });
+    const changed = await callTool(app, token, 'update_response', {
+      publicId: pid,
+      responseId: q.body.id,
+      answers: { m: 5 },
+    });
+    expect(changed.status).toBe(200);
+    expect(await stored(q.body.id)).toEqual({ variables: { total: 10 }, ending: null });
+    const sum = await callTool(app, token, 'summarize_responses', { publicId: pid, status: 'partial' });
+    expect(sum.body.error).toBeUndefined();
+    expect(sum.body.variables).toEqual([
+      {
+        name: 'total',
+        type: 'number',
+        answered: 2,
+        min: 4,
+        max: 10,
+        mean: 7,
+        distribution: [
+          { value: 4, count: 1 },
+          { value: 10, count: 1 },
+        ],
+      },
+    ]);
+    const list = await callTool(app, token, 'list_responses', {
+      publicId: pid,
+      status: 'partial',
+      where: { variable: 'total', op: 'gt', value: 5 },
+    });
+    expect([list.body.total, list.body.responses.map((r: { id: string }) => r.id)]).toEqual([1, [q.body.id]]);
   });
 });
