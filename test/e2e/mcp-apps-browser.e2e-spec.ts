@@ -369,6 +369,7 @@ describe('MCP Apps views in Chromium through a test host (issue 39)', () => {
     await press(f.getByRole('group', { name: /^Question 2:/ }).getByLabel('3', { exact: true }));
     await f.getByText('score: 3 of 20').waitFor();
     await f.getByText('correctCount: 1').waitFor();
+    await f.getByRole('heading', { name: 'What these answers compute' }).scrollIntoViewIfNeeded();
     await checkView(preview, 'preview-quiz-desktop');
 
     await callTool(app, token, 'publish_form', { publicId });
@@ -384,6 +385,7 @@ describe('MCP Apps views in Chromium through a test host (issue 39)', () => {
     await r.getByText('Mean 10 · min 0 · max 20').waitFor();
     await r.getByText('Mean 5 · min 0 · max 10').waitFor(); // correctCount
     expect(await r.getByText('1 (50%)').count()).toBeGreaterThanOrEqual(2); // each ending, each score
+    await r.getByRole('heading', { name: 'Endings reached' }).scrollIntoViewIfNeeded();
     await checkView(results, 'results-quiz-desktop');
   }, 120_000);
 
