@@ -1,7 +1,11 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DataSource } from 'typeorm';
 import { ResponseStatsRepository } from '../../src/responses/response-stats.repository';
-import { createToken, createWorkspace } from '../factories';
+import { randomBytes } from 'node:crypto';
+import request from 'supertest';
+import { SessionsService } from '../../src/settings/sessions.service';
+import { WorkspacesService } from '../../src/workspaces/workspaces.service';
+import { createToken, createWorkspace, TestWorkspace } from '../factories';
 import { createTestApp } from '../utils/create-test-app';
 import { callTool } from '../utils/http';
 
@@ -16,6 +20,7 @@ describe('forms that compute: summaries and filters (issue 46)', () => {
   let app: NestFastifyApplication;
   let token: string;
   let publicId: string;
+  let ws: TestWorkspace;
 
   /** What each response sends: n (a number or none), a word, the hidden src. */
   const SENT: Array<{ n?: number; word?: string; src: string }> = [
@@ -102,7 +107,7 @@ describe('forms that compute: summaries and filters (issue 46)', () => {
 
   beforeAll(async () => {
     app = await createTestApp();
-    const ws = await createWorkspace(app, 'pro');
+    ws = await createWorkspace(app, 'pro');
     token = (await createToken(app, ws, { role: 'admin' })).token;
     const made = await callTool(app, token, 'create_form', {
       title: 'Sums',
@@ -157,6 +162,26 @@ describe('forms that compute: summaries and filters (issue 46)', () => {
       expected(kept.filter((i) => SENT[i].src === 'a')),
     );
     expect(await summary({ where: { variable: 'ending', op: 'equals', value: 'nobody' } })).toEqual(expected([]));
+  });
+
+  it("the results page's Summary shows the endings reached and the variables", async () => {
+    const email = `viewer-${randomBytes(4).toString('hex')}@example.com`;
+    const { user } = await app.get(WorkspacesService).addMember(ws.slug, email, 'viewer');
+    const cookie = `fw_session=${await app.get(SessionsService).start(user.id)}`;
+    const res = await request(app.getHttpServer())
+      .get(`/settings/w/${ws.slug}/forms/${publicId}`)
+      .set('Cookie', cookie);
+    expect(res.status).toBe(200);
+    const want = expected(kept);
+    expect(res.text).toContain('Endings reached');
+    expect(res.text).toContain('<th scope="row">Big</th><td>3</td><td>42.9%</td>');
+    expect(res.text).toContain('Variable total');
+    expect(res.text).toContain(
+      `Lowest 0 · mean ${(want.variables[0] as { mean: number }).mean.toLocaleString('en-US')} · highest 20`,
+    );
+    expect(res.text).toContain('Variable label');
+    expect(res.text).toContain('<caption>Answers to Variable total per value</caption>');
+    expect(res.text).toContain('<th scope="row">3</th><td>2</td><td>28.6%</td>');
   });
 
   it('list_responses filters on variables and on ending: exact totals and pages', async () => {
