@@ -1,5 +1,5 @@
 import { Fragment, type ReactNode } from 'react';
-import { EndView, NO_RECALL, recallBlock } from './recall-page';
+import { EndView, NO_RECALL, recallBlock, SAME_PAGE_MARK, withSamePage } from './recall-page';
 import type { ErrorDetail } from '../common/errors/api-error';
 import type { Block } from '../forms/blocks';
 import type { FormRecord } from '../forms/forms.service';
@@ -29,6 +29,28 @@ export interface FileView {
 }
 
 const NO_FILES: FileView = { kept: new Map(), limitMb: {} };
+
+const MARKS = new RegExp(`${SAME_PAGE_MARK}([^${SAME_PAGE_MARK}]*)${SAME_PAGE_MARK}`, 'g');
+const hasMark = (text: string | null | undefined) => !!text?.includes(SAME_PAGE_MARK);
+
+/**
+ * A recalled text (issue 46) with each recall of a block above on the same page (SAME_PAGE_MARK)
+ * as an empty span naming the block, which the page's script fills in as the person answers;
+ * without the script it stays empty. Text either way: the renderer escapes it.
+ */
+function recalled(text: string | null | undefined): ReactNode {
+  if (!text || !hasMark(text)) return text;
+  return text
+    .split(new RegExp(MARKS.source))
+    .map((part, i) => (i % 2 ? <span key={i} data-recall={part} /> : part || null));
+}
+
+/** A recalled text where no element can go (an option, the error summary): its same-page recalls empty. */
+const unmarked = (text: string) => (hasMark(text) ? text.replace(MARKS, '') : text);
+
+/** Whether a page's blocks recall a block on the same page (the page's script then fills them in). */
+const recallsOnPage = (blocks: Block[]) =>
+  blocks.some((b) => hasMark(b.title) || hasMark(b.description) || b.choices?.some((c) => hasMark(c.label)));
 const hasFiles = (blocks: Block[]) => blocks.some((b) => b.type === 'file_upload');
 
 /** A respondent page: the shared shell, one main column. */
@@ -59,14 +81,17 @@ export function formPage(
 ): string {
   const errorFor = errorsByBlock(errors);
   const withFiles = hasFiles(form.blocks);
+  // Recall (issue 46): every block recalled is on this one page, filled in by the script as the person answers.
+  const onPage = withSamePage(NO_RECALL, form.blocks);
+  const blocks = form.blocks.map((b) => recallBlock(b, onPage));
   return Page({
     title: form.title,
-    script: withFiles ? SCRIPT_PATH : undefined,
+    script: withFiles || recallsOnPage(blocks) ? SCRIPT_PATH : undefined,
     children: (
       <>
         <h1>{form.title}</h1>
         {form.description ? <p className="desc">{form.description}</p> : null}
-        <ErrorSummary blocks={form.blocks} errorFor={errorFor} />
+        <ErrorSummary blocks={blocks} errorFor={errorFor} />
         <form
           method="post"
           action={`/f/${form.publicId}`}
@@ -75,15 +100,8 @@ export function formPage(
           noValidate
         >
           <RequiredNote />
-          {form.blocks.map((b) => (
-            // Recall of answers on this same page renders empty (issue 46).
-            <Field
-              key={b.id}
-              b={recallBlock(b, NO_RECALL)}
-              value={values[b.id]}
-              error={errorFor.get(b.id)}
-              files={files}
-            />
+          {blocks.map((b) => (
+            <Field key={b.id} b={b} value={values[b.id]} error={errorFor.get(b.id)} files={files} />
           ))}
           <button type="submit">Submit</button>
         </form>
@@ -140,7 +158,7 @@ export function stepPage(
   const withFiles = hasFiles(all);
   return Page({
     title: `${progress}: ${form.title}`,
-    script: step.logic || withFiles ? SCRIPT_PATH : undefined,
+    script: step.logic || withFiles || recallsOnPage(all) ? SCRIPT_PATH : undefined,
     children: (
       <>
         <h1>{form.title}</h1>
@@ -219,7 +237,7 @@ function errorsByBlock(errors: ErrorDetail[]): Map<string, string> {
 function ErrorSummary(props: { blocks: Block[]; errorFor: Map<string, string> }) {
   const { errorFor } = props;
   if (!errorFor.size) return null;
-  const titles = new Map(props.blocks.map((b) => [b.id, b.title]));
+  const titles = new Map(props.blocks.map((b) => [b.id, unmarked(b.title)]));
   return (
     <div className="summary" role="alert" aria-labelledby="summary-title" tabIndex={-1} autoFocus id="errors">
       <h2 id="summary-title">
@@ -270,9 +288,9 @@ function Field(props: { b: Block; value: string | string[] | undefined; error: s
     return (
       <div className="field statement">
         <p>
-          <strong>{b.title}</strong>
+          <strong>{recalled(b.title)}</strong>
         </p>
-        {b.description ? <p className="desc">{b.description}</p> : null}
+        {b.description ? <p className="desc">{recalled(b.description)}</p> : null}
       </div>
     );
   }
@@ -297,7 +315,7 @@ function Field(props: { b: Block; value: string | string[] | undefined; error: s
   ) : null;
   const desc = b.description ? (
     <p className="desc" id={`d-${b.id}`}>
-      {b.description}
+      {recalled(b.description)}
     </p>
   ) : null;
   const err = error ? (
@@ -315,7 +333,7 @@ function Field(props: { b: Block; value: string | string[] | undefined; error: s
       return (
         <div className="field">
           <label htmlFor={id}>
-            {b.title}
+            {recalled(b.title)}
             {mark}
           </label>
           {desc}
@@ -325,7 +343,7 @@ function Field(props: { b: Block; value: string | string[] | undefined; error: s
             <option value="">Choose…</option>
             {options.map((o) => (
               <option key={o.value} value={o.value}>
-                {o.label}
+                {unmarked(o.label)}
               </option>
             ))}
           </select>
@@ -345,7 +363,7 @@ function Field(props: { b: Block; value: string | string[] | undefined; error: s
             defaultChecked={chosen.has(o.value)}
             aria-invalid={error ? 'true' : undefined}
           />{' '}
-          {o.label}
+          {recalled(o.label)}
         </label>
       </Fragment>
     ));
@@ -359,7 +377,7 @@ function Field(props: { b: Block; value: string | string[] | undefined; error: s
         aria-describedby={describedBy}
       >
         <legend>
-          {b.title}
+          {recalled(b.title)}
           {mark}
         </legend>
         {desc}
@@ -379,7 +397,7 @@ function Field(props: { b: Block; value: string | string[] | undefined; error: s
 
   const label = (
     <label htmlFor={id}>
-      {b.title}
+      {recalled(b.title)}
       {mark}
     </label>
   );
