@@ -97,6 +97,7 @@ export function formPage(
           action={`/f/${form.publicId}`}
           encType={withFiles ? 'multipart/form-data' : undefined}
           data-uploads={withFiles ? `/f/${form.publicId}/uploads` : undefined}
+          data-recall={recallsOnPage(blocks) ? '' : undefined}
           noValidate
         >
           <RequiredNote />
@@ -183,6 +184,7 @@ export function stepPage(
           data-uploads={withFiles ? `/f/${form.publicId}/uploads` : undefined}
           noValidate
           data-logic={step.logic ? JSON.stringify(step.logic) : undefined}
+          data-recall={recallsOnPage(all) ? '' : undefined}
         >
           <input type="hidden" name="_state" value={step.state} />
           {step.start?.title ? <h2>{step.start.title}</h2> : null}

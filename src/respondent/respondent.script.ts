@@ -342,15 +342,15 @@ if (upForm) {
 `;
 
 /**
- * Recall of a block above on the same page (issue 46): the page draws each as an empty
- * span[data-recall] naming the block (respondent.page.tsx's recalled()); this fills it in with
+ * Recall of a block above on the same page (issue 46): the page (its form marked data-recall) draws
+ * each as an empty span[data-recall] naming the block (respondent.page.tsx's recalled()); this fills it in with
  * what the person has answered there, as the server recalls a stored answer: choices and yes/no by
  * their label (a list joined by ", "), text trimmed but for long text, numbers as numbers, files
  * not at all. As text (textContent): markup in an answer shows as typed.
  */
-const RECALL_JS = `var spots = document.querySelectorAll('span[data-recall]');
-var recallForm = spots.length ? spots[0].closest('form') : null;
+const RECALL_JS = `var recallForm = document.querySelector('form[data-recall]');
 if (recallForm) {
+  var spots = recallForm.querySelectorAll('span[data-recall]');
   var answerText = function (id) {
     var out = [];
     Array.prototype.forEach.call(recallForm.elements, function (el) {

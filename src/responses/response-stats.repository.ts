@@ -477,6 +477,26 @@ export class ResponseStatsRepository {
   }
 
   /**
+   * How many sequenced responses of the form hold a number under the key `key` (a number
+   * variable's: computedOf) that compares with `value` as `op` says, from the maintained counts.
+   * The values counted and the filter's both come from JavaScript numbers written in their shortest
+   * form, so comparing them as float8 here and as numeric in the filter (conditionSql) agrees.
+   */
+  async countCompared(
+    manager: EntityManager,
+    formId: string,
+    key: string,
+    compare: { op: 'gt' | 'gte' | 'lt' | 'lte'; value: number },
+  ): Promise<number> {
+    const sign = { gt: '>', gte: '>=', lt: '<', lte: '<=' }[compare.op];
+    const [{ n }] = await manager.query(
+      `SELECT COALESCE(sum(count), 0)::float8 AS n FROM answer_counts WHERE form_id = $1 AND block_id = $2 AND num ${sign} $3::float8`,
+      [formId, key, compare.value],
+    );
+    return n;
+  }
+
+  /**
    * How many sequenced responses of the form hold one of `values` in the hidden field `name`, from
    * the maintained counts; undefined when they were not kept in step with the form's responses (an
    * instance of an earlier version counted or deleted some: see HiddenCountEntity), for the caller

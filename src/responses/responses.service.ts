@@ -214,7 +214,9 @@ export class ResponsesService {
           ? undefined
           : 'hidden' in known
             ? await this.stats.countHidden(tx, form.id, known.hidden, known.values) // undefined: rows are counted
-            : await this.stats.countAnswers(tx, form.id, known.blockId, known.values);
+            : 'compare' in known
+              ? await this.stats.countCompared(tx, form.id, known.blockId, known.compare)
+              : await this.stats.countAnswers(tx, form.id, known.blockId, known.values);
         return this.repo.filteredPage(tx, { sql, params }, range, counted);
       });
       return { total, responses: await page(rows) };
@@ -783,14 +785,19 @@ export class ResponsesService {
 /**
  * A filter whose number of matches the maintained counts hold: equals or in, no since/until, on one
  * choice (multiple_choice, dropdown) or yes/no block (answer_counts), or on one hidden field
- * (hidden_counts). Its total is then read, not counted, and its first pages read only the rows
+ * (hidden_counts); on forms that compute (issue 46), on the ending, or a number variable's equals,
+ * in, gt, gte, lt or lte (answer_counts). Its total is then read, not counted, and its first pages read only the rows
  * before them. Those counts are kept by the same statement that gives responses their seq, so they
  * count exactly the sequenced responses the page reads.
  */
 function countedFilter(
   form: FormRecord,
   filter: ResponseFilter,
-): { blockId: string; values: string[] } | { hidden: string; values: string[] } | undefined {
+):
+  | { blockId: string; values: string[] }
+  | { hidden: string; values: string[] }
+  | { blockId: string; compare: { op: 'gt' | 'gte' | 'lt' | 'lte'; value: number } }
+  | undefined {
   const where = filter.where;
   if (!where || filter.since !== undefined || filter.until !== undefined) return undefined;
   if (isHiddenLeaf(where)) {
@@ -808,6 +815,12 @@ function countedFilter(
       where.op === 'equals' ? [where.value] : where.op === 'in' && Array.isArray(where.value) ? where.value : [];
     const ending = where.variable === ENDING_VARIABLE;
     const numbers = !ending && formVariables(form).some((v) => v.name === where.variable && v.type === 'number');
+    // A range on a number variable: the counts of the values in it (answer_counts' num, by index).
+    if (numbers && ['gt', 'gte', 'lt', 'lte'].includes(where.op) && typeof where.value === 'number')
+      return {
+        blockId: variableKey(where.variable),
+        compare: { op: where.op as 'gt' | 'gte' | 'lt' | 'lte', value: where.value },
+      };
     const fits = (x: unknown) =>
       ending ? typeof x === 'string' : numbers && typeof x === 'number' && /^-?\d+(\.\d+)?$/.test(String(x));
     if (!list.length || !list.every(fits)) return undefined;

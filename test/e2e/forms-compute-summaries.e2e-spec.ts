@@ -193,6 +193,9 @@ describe('forms that compute: summaries and filters (issue 46)', () => {
       [{ variable: 'total', op: 'equals', value: 3 }, (c) => c.total === 3],
       [{ variable: 'total', op: 'in', value: [12, 12.5, 0] }, (c) => [12, 12.5, 0].includes(c.total)],
       [{ variable: 'total', op: 'gte', value: 5 }, (c) => c.total >= 5],
+      [{ variable: 'total', op: 'gt', value: 12 }, (c) => c.total > 12],
+      [{ variable: 'total', op: 'lt', value: 12.5 }, (c) => c.total < 12.5],
+      [{ variable: 'total', op: 'lte', value: -1 }, (c) => c.total <= -1],
       [{ variable: 'label', op: 'contains', value: 'SCRIPT' }, (c) => c.label.includes('script')],
       [{ variable: 'label', op: 'answered' }, (c) => c.label !== ''],
     ];
