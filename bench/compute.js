@@ -79,7 +79,7 @@ async function main(teardown) {
   const { WorkspacesService } = require(join(DIST, 'workspaces', 'workspaces.service'));
   const { FormsService } = require(join(DIST, 'forms', 'forms.service'));
   const { ResponsesService } = require(join(DIST, 'responses', 'responses.service'));
-  const { ResponseStatsRepository } = require(join(DIST, 'responses', 'response-stats.repository'));
+  const { ResponseStatsRepository } = require(join(DIST, 'summaries', 'response-stats.repository'));
   const { allowLongStatements } = require(join(DIST, 'database', 'long-statements'));
   const { DataSource } = require('typeorm');
   const config = loadConfig({

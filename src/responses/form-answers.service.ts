@@ -4,7 +4,7 @@ import { EntityManager } from 'typeorm';
 import type { AnswerLossCandidate } from '../forms/answer-loss';
 import { FormAnswers } from '../forms/form-answers';
 import { ResponsesRepository } from './responses.repository';
-import { ResponseStatsRepository } from './response-stats.repository';
+import { ResponseStatsRepository } from '../summaries/response-stats.repository';
 
 /** responses/' side of FormAnswers: what a form's creation, edit and deletion do to its answers. */
 @Injectable()

@@ -2,7 +2,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { prepared } from '../database/prepared';
-import { isoText } from './response-stats.repository';
+import { isoText } from '../summaries/response-stats.repository';
 
 /** A partial as read. */
 export interface PartialRow {

@@ -5,7 +5,7 @@ import type { AnswerLossCandidate } from '../forms/answer-loss';
 import { prepared } from '../database/prepared';
 import type { AuditRecordJson } from '../audit/audit.repository';
 import type { ResponseEntity } from './entities/response.entity';
-import { BUCKET_BITS } from './response-stats.repository';
+import { BUCKET_BITS } from '../summaries/response-stats.repository';
 import { withoutJit } from './response-filter';
 import type { StatementClaim } from '../idempotency/statement-claim';
 

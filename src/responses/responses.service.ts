@@ -26,7 +26,7 @@ import {
   SECONDS_KEY,
   SummaryRow,
   variableKey,
-} from './response-stats.repository';
+} from '../summaries/response-stats.repository';
 import { NewResponse, ResponseRow, ResponsesRepository } from './responses.repository';
 import { ResponseInsertBatcher } from './response-insert-batcher';
 import { blockProblem, UploadDescription, UploadsService } from '../uploads/uploads.service';
@@ -37,7 +37,7 @@ import { ResponseSequencer } from './response-sequencer';
 import { NeedsClaimTransaction, StatementClaim, statementClaim } from '../idempotency/statement-claim';
 import { responseRefusal } from './response-refusal';
 import { LongReads } from './long-reads';
-import { countedValues, FormSummary, summarizeComputed, summaryFromStats } from './summarize';
+import { countedValues, FormSummary, summarizeComputed, summaryFromStats } from '../summaries/summarize';
 import {
   checkResponseFilter,
   isFiltered,

@@ -8,7 +8,7 @@ import type { FileAnswer } from '../files/file-answers';
 import type { FormListItem } from '../forms/forms.repository';
 import type { FormRecord } from '../forms/forms.service';
 import type { ResponseStatus, ResponseView } from '../responses/responses.service';
-import type { BlockSummary, FormSummary } from '../responses/summarize';
+import type { BlockSummary, FormSummary } from '../summaries/summarize';
 import { Ctx } from '../settings/settings-http';
 import { Field, FieldErrors, Hidden, Layout, Pager, PostForm, Select, Summary, Table, when } from '../settings/ui';
 import { BlockChart, BlockCounts, FunnelChart, FunnelRow } from './charts';

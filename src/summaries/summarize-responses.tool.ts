@@ -2,9 +2,9 @@ import { Static, Type } from '@sinclair/typebox';
 import { PublicId } from '../forms/form.schemas';
 import { APP_VIEWS } from '../apps/view-uris';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
-import { responseFilterArguments } from './response-filter';
-import { ResponsesService } from './responses.service';
-import { ResponseStatus } from './response.schemas';
+import { responseFilterArguments } from '../responses/response-filter';
+import { ResponsesService } from '../responses/responses.service';
+import { ResponseStatus } from '../responses/response.schemas';
 import type { FormSummary, VariableSummary } from './summarize';
 
 const input = Type.Object(

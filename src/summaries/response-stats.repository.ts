@@ -4,7 +4,7 @@ import { allowLongStatements } from '../database/long-statements';
 import type { Block } from '../forms/blocks';
 import { ENDING_VARIABLE } from '../forms/conditions';
 import { LATEST_TEXTS } from './summarize';
-import { ResponseSegment, withoutJit } from './response-filter';
+import { ResponseSegment, withoutJit } from '../responses/response-filter';
 
 /**
  * The order of a form's responses and their maintained aggregates, so that paging, totals and
