@@ -85,7 +85,7 @@ async function main() {
   if (!form.in_step) {
     // An earlier run's writes by the build before: recount with BENCH_DIST's own code, timed.
     const { dataSourceOptions } = require(join(BUILDS[1].dist, 'database', 'data-source.js'));
-    const { ResponseStatsRepository } = require(join(BUILDS[1].dist, 'responses', 'response-stats.repository.js'));
+    const { ResponseStatsRepository } = require(join(BUILDS[1].dist, 'summaries', 'response-stats.repository.js'));
     const { DataSource } = require('typeorm');
     const ds = new DataSource(dataSourceOptions(db.url, 2, false));
     await ds.initialize();

@@ -66,7 +66,7 @@ async function main(teardown) {
   const { FormsService } = require(join(DIST, 'forms', 'forms.service'));
   const { ResponsesService } = require(join(DIST, 'responses', 'responses.service'));
   const { PartialResponsesService } = require(join(DIST, 'responses', 'partial-responses.service'));
-  const { ResponseStatsRepository } = require(join(DIST, 'responses', 'response-stats.repository'));
+  const { ResponseStatsRepository } = require(join(DIST, 'summaries', 'response-stats.repository'));
   const { allowLongStatements } = require(join(DIST, 'database', 'long-statements'));
   const { DataSource } = require('typeorm');
 

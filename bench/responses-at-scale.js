@@ -550,7 +550,7 @@ async function main() {
   teardown.onSignals('stopping the server and dropping the database');
 
   requireBuilt(
-    [CLI, MAIN, join(DIST, 'responses', 'response-stats.repository.js'), join(DIST, 'database', 'data-source.js')],
+    [CLI, MAIN, join(DIST, 'summaries', 'response-stats.repository.js'), join(DIST, 'database', 'data-source.js')],
     'bench:responses',
   );
 
@@ -753,7 +753,7 @@ async function main() {
     // Build the aggregates with the service's own code, as after any bulk import.
     require('reflect-metadata');
     const { dataSourceOptions } = require(join(DIST, 'database', 'data-source.js'));
-    const { ResponseStatsRepository } = require(join(DIST, 'responses', 'response-stats.repository.js'));
+    const { ResponseStatsRepository } = require(join(DIST, 'summaries', 'response-stats.repository.js'));
     const { DataSource } = require('typeorm');
     // The service bounds each statement of a recount by LONG_STATEMENT_MS (10 min); at 10M on a busy
     // machine one statement may take longer: this is the benchmark's setup, not a measured path.
@@ -769,7 +769,7 @@ async function main() {
         ...(exportForm ? [[exportForm, OPTS.exportResponses, "the export's form"]] : []),
       ])
         await timed(
-          `Aggregates of ${what} (${int(n)} responses): \`recomputeResponseStats()\` (dist/src/responses/response-stats.repository.js), one transaction`,
+          `Aggregates of ${what} (${int(n)} responses): \`recomputeResponseStats()\` (dist/src/summaries/response-stats.repository.js), one transaction`,
           () => dataSource.transaction((tx) => new ResponseStatsRepository().recomputeResponseStats(tx, f.id)),
           n,
         );

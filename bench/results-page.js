@@ -147,7 +147,7 @@ async function main(teardown) {
   const loadMs = performance.now() - t0;
   require('reflect-metadata');
   const { dataSourceOptions } = require(join(DIST, 'database', 'data-source.js'));
-  const { ResponseStatsRepository } = require(join(DIST, 'responses', 'response-stats.repository.js'));
+  const { ResponseStatsRepository } = require(join(DIST, 'summaries', 'response-stats.repository.js'));
   const longStatements = require(join(DIST, 'database', 'long-statements.js'));
   if (longStatements.LONG_STATEMENT_MS < 3_600_000) longStatements.LONG_STATEMENT_MS = 3_600_000;
   const { DataSource } = require('typeorm');

@@ -169,7 +169,7 @@ async function main() {
   const folders = [];
   for (const b of BUILDS) {
     const { dataSourceOptions } = require(join(b.dist, 'database', 'data-source.js'));
-    const { ResponseStatsRepository } = require(join(b.dist, 'responses', 'response-stats.repository.js'));
+    const { ResponseStatsRepository } = require(join(b.dist, 'summaries', 'response-stats.repository.js'));
     const ds = new DataSource(dataSourceOptions(db.url, 1, false));
     await ds.initialize();
     folders.push({ ds, repo: new ResponseStatsRepository() });

@@ -3,7 +3,8 @@
  * respondent sees it, page by page. Its logic is the server's: every change of an answer asks
  * check_response (a dry run, nothing stored) which blocks are shown, which pages the answers
  * visit, whether a jump ends the form, and what create_response would refuse. A draft says so and
- * offers Publish, a publish_form call through the host (which asks the person first).
+ * offers Publish, a publish_form call through the host (which asks the person first). On a form
+ * that computes, the same check's variables, ending and problems are shown under the page (issue 46).
  *
  * Files are never sent from a preview: a file question says what it takes (types in words, size,
  * count) and can be marked as chosen (issue 45). The check then gets an upload id of the right
@@ -235,12 +236,27 @@ function render() {
       : h('div', { role: 'alert', class: 'problem' }, h('p', {}, h('strong', {}, 'create_response would refuse these answers:')),
           h('ul', {}, refused.map((e) => h('li', {}, e.path + ': ' + e.message)))));
   }
-  show(...heading, draft, invited, hiddenInputs, section, nav, ...verdict);
+  show(...heading, draft, invited, hiddenInputs, section, nav, ...verdict, scoreFlow());
   const again = focused && document.getElementById(focused);
   if (again) {
     again.focus();
     try { again.setSelectionRange(again.value.length, again.value.length); } catch (_) { /* not a text field */ }
   }
+}
+
+/**
+ * What the answers compute so far (issue 46), from the same check: each variable (a quiz's score
+ * out of its maximum), the ending they reach, and the calculations that could not apply.
+ */
+function scoreFlow() {
+  if (!check || !check.variables) return null;
+  const ends = form.endings || [];
+  const ending = ends.find((e) => e.ref === check.ending);
+  return h('section', { 'aria-labelledby': 'computed-title' }, h('h2', { id: 'computed-title' }, 'What these answers compute'),
+    h('ul', {}, Object.entries(check.variables).map(([k, v]) =>
+      h('li', {}, k + ': ' + v + (k === 'score' && form.maxScore !== undefined ? ' of ' + form.maxScore : '')))),
+    ends.length ? h('p', {}, 'Ending: ' + (ending ? ending.title + ' (' + ending.ref + ')' : 'none yet') + '. Endings: ' + ends.map((e) => e.ref).join(', ') + '.') : null,
+    (check.problems || []).map((p) => h('p', { class: 'err' }, p.path + ': ' + p.message)));
 }
 
 async function publish() {

@@ -3,7 +3,7 @@
  * answer as bars (HTML and CSS), numbers' mean, min and max, the drop-off by page (its funnel, on
  * forms that save partial responses), the ten newest responses and the five responses in progress
  * last saved (list_responses, status partial), a filter on one choice question or hidden field
- * (the tools' `where`), Refresh, and Download, which asks the host to open the link
+ * (the tools' `where`), the endings reached and the variables (issue 46), Refresh, and Download, which asks the host to open the link
  * export_responses answers (ui/open-link: the view itself fetches nothing).
  */
 import { VIEW_COMMON_JS } from './view-style';
@@ -116,6 +116,17 @@ function blockSummary(b) {
     h('p', { class: 'muted' }, b.answered + ' answered, ' + b.skipped + ' skipped'), stats, body || null);
 }
 
+/** What the responses computed (issue 46): the endings reached as bars, each variable as a number or text question is shown. */
+function computed() {
+  const ends = summary.endings || [];
+  const reached = ends.reduce((n, e) => n + e.count, 0);
+  return [
+    ends.length ? h('section', { 'aria-label': 'Endings reached' }, h('h2', {}, 'Endings reached'),
+      bars(ends.map((e) => ({ label: e.title, count: e.count })), reached)) : null,
+    (summary.variables || []).map((v) => blockSummary(Object.assign({}, v, { title: 'Variable ' + v.name, skipped: summary.total - v.answered }))),
+  ];
+}
+
 /** The drop-off by page: how many reached each page, as bars of the first page's, and how many of them completed. */
 function funnel() {
   const steps = summary && summary.funnel;
@@ -188,6 +199,7 @@ function render() {
     failure ? problem(failure) : null,
     funnel(),
     summary ? summary.blocks.map(blockSummary) : null,
+    summary ? computed() : null,
     newestResponses(),
     inProgress(),
   );

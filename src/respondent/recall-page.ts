@@ -16,6 +16,28 @@ const logger = new Logger('Respondent');
 /** Nothing answered yet: every recall renders empty. */
 export const NO_RECALL: RecallValues = { block: () => '', hidden: () => '', variable: () => '' };
 
+/**
+ * Marks, in a text recalled for a page, where a block above on the same page is recalled: NUL,
+ * the block's id, NUL. No recalled value can hold NUL (PostgreSQL's text and jsonb refuse it, so
+ * no answer, hidden value or title does), so a mark is never made by what someone typed. The
+ * page draws each as an empty span the page's script fills in as the person answers (see
+ * respondent.page.tsx's recalled()); without the script it stays empty.
+ */
+export const SAME_PAGE_MARK = '\u0000';
+
+/** `values`, with the blocks of `page` (by ref) recalled as SAME_PAGE_MARKs. */
+export function withSamePage(values: RecallValues, blocks: Block[]): RecallValues {
+  const onPage = new Map(blocks.filter((b) => b.ref).map((b) => [b.ref!, b.id]));
+  if (!onPage.size) return values;
+  return {
+    ...values,
+    block: (ref) => {
+      const id = onPage.get(ref);
+      return id ? `${SAME_PAGE_MARK}${id}${SAME_PAGE_MARK}` : values.block(ref);
+    },
+  };
+}
+
 /** A block with recall filled into its title, description and choice labels (the block itself when it recalls nothing). */
 export function recallBlock(b: Block, values: RecallValues): Block {
   const choices = b.choices?.some((c) => hasRecall(c.label));

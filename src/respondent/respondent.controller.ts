@@ -21,7 +21,7 @@ import { SpamResponses } from '../access/spam/spam-responses';
 import { ALTCHA_WORKER_PATH, altchaAssets } from '../access/spam/altcha-assets';
 import { SessionsService } from '../settings/sessions.service';
 import { notAccepting, ResponsesService, ResponseView } from '../responses/responses.service';
-import { endOfSubmitted, EndView, endView, recallBlock, recallLogic, valuesBefore } from './recall-page';
+import { endOfSubmitted, EndView, endView, recallBlock, recallLogic, valuesBefore, withSamePage } from './recall-page';
 import { PartialResponsesService } from '../responses/partial-responses.service';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { WorkspacesService } from '../workspaces/workspaces.service';
@@ -896,7 +896,8 @@ export class RespondentController {
     const files = await this.fileView(form, values, state.i);
     // Recall (issue 46): what the pages before this one answered and computed.
     const before = valuesBefore(form, r, page);
-    const fill = (b: Block) => recallBlock(b, before.values);
+    const onPage = withSamePage(before.values, page.blocks);
+    const fill = (b: Block) => recallBlock(b, onPage);
     return stepPage(
       form,
       {

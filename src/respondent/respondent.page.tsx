@@ -1,5 +1,5 @@
 import { createElement, Fragment, type ReactNode } from 'react';
-import { EndView, NO_RECALL, recallBlock } from './recall-page';
+import { EndView, NO_RECALL, recallBlock, SAME_PAGE_MARK, withSamePage } from './recall-page';
 import type { ErrorDetail } from '../common/errors/api-error';
 import type { Block } from '../forms/blocks';
 import type { FormRecord } from '../forms/forms.service';
@@ -31,6 +31,28 @@ export interface FileView {
 }
 
 const NO_FILES: FileView = { kept: new Map(), limitMb: {} };
+
+const MARKS = new RegExp(`${SAME_PAGE_MARK}([^${SAME_PAGE_MARK}]*)${SAME_PAGE_MARK}`, 'g');
+const hasMark = (text: string | null | undefined) => !!text?.includes(SAME_PAGE_MARK);
+
+/**
+ * A recalled text (issue 46) with each recall of a block above on the same page (SAME_PAGE_MARK)
+ * as an empty span naming the block, which the page's script fills in as the person answers;
+ * without the script it stays empty. Text either way: the renderer escapes it.
+ */
+function recalled(text: string | null | undefined): ReactNode {
+  if (!text || !hasMark(text)) return text;
+  return text
+    .split(new RegExp(MARKS.source))
+    .map((part, i) => (i % 2 ? <span key={i} data-recall={part} /> : part || null));
+}
+
+/** A recalled text where no element can go (an option, the error summary): its same-page recalls empty. */
+const unmarked = (text: string) => (hasMark(text) ? text.replace(MARKS, '') : text);
+
+/** Whether a page's blocks recall a block on the same page (the page's script then fills them in). */
+const recallsOnPage = (blocks: Block[]) =>
+  blocks.some((b) => hasMark(b.title) || hasMark(b.description) || b.choices?.some((c) => hasMark(c.label)));
 const hasFiles = (blocks: Block[]) => blocks.some((b) => b.type === 'file_upload');
 
 /** A respondent page: the shared shell, one main column. */
@@ -62,9 +84,12 @@ export function formPage(
 ): string {
   const errorFor = errorsByBlock(errors);
   const withFiles = hasFiles(form.blocks);
+  // Recall (issue 46): every block recalled is on this one page, filled in by the script as the person answers.
+  const onPage = withSamePage(NO_RECALL, form.blocks);
+  const blocks = form.blocks.map((b) => recallBlock(b, onPage));
   return Page({
     title: form.title,
-    script: withFiles ? SCRIPT_PATH : undefined,
+    script: withFiles || recallsOnPage(blocks) ? SCRIPT_PATH : undefined,
     children: (
       <>
         <h1>{form.title}</h1>
@@ -74,25 +99,19 @@ export function formPage(
             {spam.notice}
           </p>
         ) : null}
-        <ErrorSummary blocks={form.blocks} errorFor={errorFor} />
+        <ErrorSummary blocks={blocks} errorFor={errorFor} />
         <form
           method="post"
           action={`/f/${form.publicId}`}
           encType={withFiles ? 'multipart/form-data' : undefined}
           data-uploads={withFiles ? `/f/${form.publicId}/uploads` : undefined}
+          data-recall={recallsOnPage(blocks) ? '' : undefined}
           noValidate
         >
           {spam.state ? <input type="hidden" name="_state" value={spam.state} /> : null}
           <RequiredNote />
-          {form.blocks.map((b) => (
-            // Recall of answers on this same page renders empty (issue 46).
-            <Field
-              key={b.id}
-              b={recallBlock(b, NO_RECALL)}
-              value={values[b.id]}
-              error={errorFor.get(b.id)}
-              files={files}
-            />
+          {blocks.map((b) => (
+            <Field key={b.id} b={b} value={values[b.id]} error={errorFor.get(b.id)} files={files} />
           ))}
           <SpamFields challenge={spam.challenge} />
           <button type="submit">Submit</button>
@@ -198,7 +217,7 @@ export function stepPage(
   const withFiles = hasFiles(all);
   return Page({
     title: `${progress}: ${form.title}`,
-    script: step.logic || withFiles ? SCRIPT_PATH : undefined,
+    script: step.logic || withFiles || recallsOnPage(all) ? SCRIPT_PATH : undefined,
     children: (
       <>
         <h1>{form.title}</h1>
@@ -223,6 +242,7 @@ export function stepPage(
           data-uploads={withFiles ? `/f/${form.publicId}/uploads` : undefined}
           noValidate
           data-logic={step.logic ? JSON.stringify(step.logic) : undefined}
+          data-recall={recallsOnPage(all) ? '' : undefined}
         >
           <input type="hidden" name="_state" value={step.state} />
           {step.start?.title ? <h2>{step.start.title}</h2> : null}
@@ -278,7 +298,7 @@ function errorsByBlock(errors: ErrorDetail[]): Map<string, string> {
 function ErrorSummary(props: { blocks: Block[]; errorFor: Map<string, string> }) {
   const { errorFor } = props;
   if (!errorFor.size) return null;
-  const titles = new Map(props.blocks.map((b) => [b.id, b.title]));
+  const titles = new Map(props.blocks.map((b) => [b.id, unmarked(b.title)]));
   return (
     <div className="summary" role="alert" aria-labelledby="summary-title" tabIndex={-1} autoFocus id="errors">
       <h2 id="summary-title">
@@ -329,9 +349,9 @@ function Field(props: { b: Block; value: string | string[] | undefined; error: s
     return (
       <div className="field statement">
         <p>
-          <strong>{b.title}</strong>
+          <strong>{recalled(b.title)}</strong>
         </p>
-        {b.description ? <p className="desc">{b.description}</p> : null}
+        {b.description ? <p className="desc">{recalled(b.description)}</p> : null}
       </div>
     );
   }
@@ -356,7 +376,7 @@ function Field(props: { b: Block; value: string | string[] | undefined; error: s
   ) : null;
   const desc = b.description ? (
     <p className="desc" id={`d-${b.id}`}>
-      {b.description}
+      {recalled(b.description)}
     </p>
   ) : null;
   const err = error ? (
@@ -374,7 +394,7 @@ function Field(props: { b: Block; value: string | string[] | undefined; error: s
       return (
         <div className="field">
           <label htmlFor={id}>
-            {b.title}
+            {recalled(b.title)}
             {mark}
           </label>
           {desc}
@@ -384,7 +404,7 @@ function Field(props: { b: Block; value: string | string[] | undefined; error: s
             <option value="">Choose…</option>
             {options.map((o) => (
               <option key={o.value} value={o.value}>
-                {o.label}
+                {unmarked(o.label)}
               </option>
             ))}
           </select>
@@ -404,7 +424,7 @@ function Field(props: { b: Block; value: string | string[] | undefined; error: s
             defaultChecked={chosen.has(o.value)}
             aria-invalid={error ? 'true' : undefined}
           />{' '}
-          {o.label}
+          {recalled(o.label)}
         </label>
       </Fragment>
     ));
@@ -418,7 +438,7 @@ function Field(props: { b: Block; value: string | string[] | undefined; error: s
         aria-describedby={describedBy}
       >
         <legend>
-          {b.title}
+          {recalled(b.title)}
           {mark}
         </legend>
         {desc}
@@ -438,7 +458,7 @@ function Field(props: { b: Block; value: string | string[] | undefined; error: s
 
   const label = (
     <label htmlFor={id}>
-      {b.title}
+      {recalled(b.title)}
       {mark}
     </label>
   );

@@ -109,7 +109,8 @@ describe("the page script's evaluator", () => {
     };
     const document = {
       title: 'Page 1 of 3: Party',
-      querySelector: (selector: string) => (selector.includes('data-uploads') ? null : form),
+      querySelector: (selector: string) =>
+        selector.includes('data-uploads') || selector.includes('data-recall') ? null : form,
       getElementById: (id: string) =>
         id === 'announce' ? live : id === 'progress' ? progress : (boxes[id.slice(2)] ??= { hidden: true }),
       createElement: () => ({}),

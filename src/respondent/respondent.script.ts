@@ -341,11 +341,53 @@ if (upForm) {
 }
 `;
 
+/**
+ * Recall of a block above on the same page (issue 46): the page (its form marked data-recall) draws
+ * each as an empty span[data-recall] naming the block (respondent.page.tsx's recalled()); this fills it in with
+ * what the person has answered there, as the server recalls a stored answer: choices and yes/no by
+ * their label (a list joined by ", "), text trimmed but for long text, numbers as numbers, files
+ * not at all. As text (textContent): markup in an answer shows as typed.
+ */
+const RECALL_JS = `var recallForm = document.querySelector('form[data-recall]');
+if (recallForm) {
+  var spots = recallForm.querySelectorAll('span[data-recall]');
+  var answerText = function (id) {
+    var out = [];
+    Array.prototype.forEach.call(recallForm.elements, function (el) {
+      if (el.name !== id || el.type === 'file' || el.type === 'hidden') return;
+      if (el.type === 'checkbox' || el.type === 'radio') {
+        var label = el.checked && el.closest('label');
+        if (label) out.push(label.textContent.trim());
+        return;
+      }
+      if (el.tagName === 'SELECT') {
+        if (el.value) out.push(el.options[el.selectedIndex].textContent.trim());
+        return;
+      }
+      var v = el.tagName === 'TEXTAREA' ? el.value : el.value.trim();
+      if (el.type === 'number' && v !== '' && isFinite(Number(v))) v = String(Number(v));
+      if (v !== '') out.push(v);
+    });
+    return out.join(', ');
+  };
+  var fillIn = function () {
+    Array.prototype.forEach.call(spots, function (spot) {
+      var text = answerText(spot.getAttribute('data-recall'));
+      if (spot.textContent !== text) spot.textContent = text;
+    });
+  };
+  fillIn();
+  recallForm.addEventListener('input', fillIn);
+  recallForm.addEventListener('change', fillIn);
+}
+`;
+
 /** The file served at SCRIPT_PATH. */
 export const RESPONDENT_SCRIPT = `(function () {
 'use strict';
 ${CONDITIONS_JS}
 ${PAGE_JS}
 ${FILES_JS}
+${RECALL_JS}
 })();
 `;

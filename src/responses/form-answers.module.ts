@@ -1,7 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { FormAnswers } from '../forms/form-answers';
 import { ResponsesFormAnswers } from './form-answers.service';
-import { ResponseStatsRepository } from './response-stats.repository';
+import { ResponseStatsRepository } from '../summaries/response-stats.repository';
 import { ResponsesRepository } from './responses.repository';
 
 /**

@@ -4,7 +4,7 @@ import { EntityManager } from 'typeorm';
 import type { AnswerLossCandidate } from '../forms/answer-loss';
 import { FormAnswers } from '../forms/form-answers';
 import { ResponsesRepository } from './responses.repository';
-import { ResponseStatsRepository } from './response-stats.repository';
+import { ResponseStatsRepository } from '../summaries/response-stats.repository';
 
 /** responses/' side of FormAnswers: what a form's creation, edit and deletion do to its answers. */
 @Injectable()
@@ -26,9 +26,11 @@ export class ResponsesFormAnswers implements FormAnswers {
     return this.responses.countLost(tx, formId, loss);
   }
 
-  discard(tx: EntityManager, formId: string, loss: AnswerLossCandidate): Promise<void> {
-    if (loss.kind === 'variable_removed' || loss.kind === 'ending_removed')
+  async discard(tx: EntityManager, formId: string, loss: AnswerLossCandidate): Promise<void> {
+    if (loss.kind === 'variable_removed' || loss.kind === 'ending_removed') {
+      await this.stats.discardOutcome(tx, formId, loss.kind, loss.blockId);
       return this.responses.discardOutcome(tx, formId, loss);
+    }
     return this.stats.discardAnswers(tx, formId, { ...loss, kind: loss.kind });
   }
 }

@@ -2,7 +2,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { prepared } from '../database/prepared';
-import { isoText } from './response-stats.repository';
+import { isoText } from '../summaries/response-stats.repository';
 
 /** A partial as read. */
 export interface PartialRow {
@@ -20,6 +20,13 @@ export interface PartialRow {
 
 const COLUMNS = `p.id, p.form_id AS "formId", p.answers, p.hidden, p.pages_reached AS "pagesReached", p.last_page AS "lastPage",
   p.source, p.resume_hash AS "resumeHash", p.started_at AS "startedAt", p.updated_at AS "updatedAt"`;
+
+/**
+ * A partial's variables as its save computed them (issue 46), for filters and summaries of
+ * partials; NULL on forms that compute nothing. Its ending stays NULL: a partial reaches one only
+ * when it completes. Its view computes them from its answers (partialViewer).
+ */
+const variablesJson = (v: unknown) => (v ? JSON.stringify(v) : null);
 
 /** The key of partial_page_counts that counts a form's partials (page keys are '' or block ids). */
 export const ALL_PAGES = '*';
@@ -64,7 +71,7 @@ export class PartialResponsesRepository {
    */
   async insert(
     m: EntityManager,
-    p: Omit<PartialRow, 'startedAt' | 'updatedAt'> & { clientHash?: Buffer | null },
+    p: Omit<PartialRow, 'startedAt' | 'updatedAt'> & { clientHash?: Buffer | null; variables?: unknown },
     at: Date,
     event: { workspaceId: string; id: string; body: string },
   ): Promise<PartialRow> {
@@ -72,8 +79,8 @@ export class PartialResponsesRepository {
       prepared(
         m,
         `WITH p AS (
-         INSERT INTO partial_responses (id, form_id, answers, hidden, pages_reached, last_page, source, resume_hash, started_at, updated_at, client_hash)
-         VALUES ($1, $2, $3::jsonb, $4::jsonb, $5::text[], $6, $7, $8, $9, $9, $13) RETURNING *),
+         INSERT INTO partial_responses (id, form_id, answers, hidden, pages_reached, last_page, source, resume_hash, started_at, updated_at, client_hash, variables)
+         VALUES ($1, $2, $3::jsonb, $4::jsonb, $5::text[], $6, $7, $8, $9, $9, $13, $14::jsonb) RETURNING *),
        c AS (${countPages('$2', `array_append($5::text[], '${ALL_PAGES}')`, '1')}),
        e AS (${deliveries('$10', '$11', '$12', 'p', 'TRUE')})
        SELECT ${COLUMNS} FROM p`,
@@ -92,6 +99,7 @@ export class PartialResponsesRepository {
         event.id,
         event.body,
         p.clientHash ?? null,
+        variablesJson(p.variables),
       ],
     );
     return row;
@@ -167,7 +175,15 @@ export class PartialResponsesRepository {
    */
   async saveByResume(
     m: EntityManager,
-    p: { formId: string; hash: Buffer; answers: unknown; hidden: unknown; reached: string[]; lastPage: string },
+    p: {
+      formId: string;
+      hash: Buffer;
+      answers: unknown;
+      hidden: unknown;
+      reached: string[];
+      lastPage: string;
+      variables?: unknown;
+    },
     at: Date,
     event: { workspaceId: string; id: string; form: string; response: string },
     freshSince: Date,
@@ -182,7 +198,7 @@ export class PartialResponsesRepository {
         `WITH old AS (SELECT id, pages_reached FROM partial_responses WHERE resume_hash = $1 AND form_id = $2 AND updated_at >= $12 FOR UPDATE),
        p AS (
          UPDATE partial_responses p SET answers = $3::jsonb, hidden = $4::jsonb, pages_reached = old.pages_reached || ${added},
-                last_page = $6, updated_at = $7
+                last_page = $6, updated_at = $7, variables = $13::jsonb
            FROM old WHERE p.id = old.id
          RETURNING p.*, ${added} AS added),
        c AS (${countPages('$2', '(SELECT added FROM p)', '1')}),
@@ -202,6 +218,7 @@ export class PartialResponsesRepository {
         event.form,
         event.response,
         freshSince,
+        variablesJson(p.variables),
       ],
     );
     return row;
@@ -234,17 +251,26 @@ export class PartialResponsesRepository {
   /** Changes a partial (locked by the caller) and counts it on the pages it newly reached. */
   async update(
     m: EntityManager,
-    p: Pick<PartialRow, 'id' | 'formId' | 'answers' | 'hidden' | 'pagesReached' | 'lastPage'>,
+    p: Pick<PartialRow, 'id' | 'formId' | 'answers' | 'hidden' | 'pagesReached' | 'lastPage'> & { variables?: unknown },
     newPages: string[],
   ): Promise<PartialRow> {
     const [row] = await m.query(
       `WITH p AS (
          UPDATE partial_responses SET answers = $3::jsonb, hidden = $4::jsonb, pages_reached = $5::text[], last_page = $6,
-                updated_at = clock_timestamp()
+                updated_at = clock_timestamp(), variables = $8::jsonb
           WHERE id = $1 AND form_id = $2 RETURNING *),
        c AS (${countPages('$2', '$7::text[]', '1')})
        SELECT ${COLUMNS} FROM p`,
-      [p.id, p.formId, JSON.stringify(p.answers), JSON.stringify(p.hidden), p.pagesReached, p.lastPage, newPages],
+      [
+        p.id,
+        p.formId,
+        JSON.stringify(p.answers),
+        JSON.stringify(p.hidden),
+        p.pagesReached,
+        p.lastPage,
+        newPages,
+        variablesJson(p.variables),
+      ],
     );
     return row;
   }
@@ -321,12 +347,12 @@ export class PartialResponsesRepository {
 const FILTERABLE = `(SELECT *, started_at AS submitted_at FROM partial_responses WHERE form_id = $1) p`;
 
 /** The form $1's partials as readFilteredSummary reads rows (r): no recorded path, ordered by start, none completed (started_at NULL). */
-export const PARTIAL_SOURCE = `(SELECT id, answers, hidden, variables, NULL::jsonb AS shown, started_at AS submitted_at,
+export const PARTIAL_SOURCE = `(SELECT id, answers, hidden, variables, ending, NULL::jsonb AS shown, started_at AS submitted_at,
     row_number() OVER (ORDER BY id) AS seq, NULL::timestamptz AS started_at FROM partial_responses WHERE form_id = $1) r`;
 
 /** The form $1's sequenced responses, then its partials, as readFilteredSummary reads rows (r). */
-export const ALL_SOURCE = `(SELECT id, answers, hidden, variables, shown, submitted_at, seq, started_at FROM responses WHERE form_id = $1 AND seq IS NOT NULL
-  UNION ALL SELECT id, answers, hidden, variables, NULL::jsonb, started_at, 1000000000000000 + row_number() OVER (ORDER BY id), NULL::timestamptz
+export const ALL_SOURCE = `(SELECT id, answers, hidden, variables, ending, shown, submitted_at, seq, started_at FROM responses WHERE form_id = $1 AND seq IS NOT NULL
+  UNION ALL SELECT id, answers, hidden, variables, ending, NULL::jsonb, started_at, 1000000000000000 + row_number() OVER (ORDER BY id), NULL::timestamptz
     FROM partial_responses WHERE form_id = $1) r`;
 
 /**

@@ -117,7 +117,7 @@ export function checkPartial(
 ): CheckedResponse {
   const wording: AnswerWording = source === 'web' ? 'person' : 'api';
   const checked = validateResponse(
-    { blocks: loose(form.blocks), hiddenFields: form.hiddenFields ?? [] },
+    { blocks: loose(form.blocks), hiddenFields: form.hiddenFields ?? [], compute: form.compute },
     answers,
     hidden,
     { wording, source },
@@ -225,7 +225,15 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
         const { id: _id, startedAt: _started, ...rest } = view;
         const row = await this.repo.saveByResume(
           m,
-          { formId: form.id, hash: hashOf(given), answers: checked.answers, hidden: checked.hidden, reached, lastPage },
+          {
+            formId: form.id,
+            hash: hashOf(given),
+            answers: checked.answers,
+            hidden: checked.hidden,
+            reached,
+            lastPage,
+            variables: checked.outcome?.variables,
+          },
           at,
           {
             workspaceId: form.workspaceId,
@@ -548,7 +556,7 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
       },
       { at },
     );
-    const row = await this.repo.insert(tx, { ...p, clientHash }, at, {
+    const row = await this.repo.insert(tx, { ...p, clientHash, variables: checked.outcome?.variables }, at, {
       workspaceId: form.workspaceId,
       id: newEventId(),
       body,
@@ -576,6 +584,7 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
         hidden: checked.hidden,
         pagesReached: [...row.pagesReached, ...added],
         lastPage,
+        variables: checked.outcome?.variables,
       },
       added,
     );

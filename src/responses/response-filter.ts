@@ -12,6 +12,7 @@ import {
   checkCondition,
   Condition,
   ConditionSchema,
+  ENDING_VARIABLE,
   isBlockLeaf,
   isHiddenLeaf,
   MAX_CONDITION_LIST,
@@ -101,12 +102,23 @@ export function filterSubjects(form: FilterForm): Subjects {
   };
 }
 
-/** A filter may name any variable of the form (issue 46). */
+/**
+ * A filter may name any variable of the form (issue 46), and on a form with endings "ending": the
+ * ending a response reached (by ref), unless a variable has that name.
+ */
 function variableSubjects(form: FilterForm): Subjects['variable'] {
-  const variables = formVariables(form as { blocks: Block[]; compute?: FormCompute | null });
+  const variables: Array<{ name: string; type: 'number' | 'text'; stored?: string }> = [
+    ...formVariables(form as { blocks: Block[]; compute?: FormCompute | null }),
+  ];
+  if (form.compute?.endings?.length && !variables.some((v) => v.name === 'ending'))
+    variables.push(
+      { name: 'ending', type: 'text', stored: ENDING_VARIABLE },
+      { name: ENDING_VARIABLE, type: 'text' }, // as stored: a checked filter checks again
+    );
+  const names = variables.filter((v) => v.name !== ENDING_VARIABLE).map((v) => v.name);
   return (name) =>
     variables.find((v) => v.name === name) ?? {
-      error: `is not a variable of this form; its variables are ${variables.map((v) => v.name).join(', ') || 'none'}`,
+      error: `is not a variable of this form; its variables are ${names.join(', ') || 'none'}`,
     };
 }
 

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { allowLongStatements } from '../database/long-statements';
 import { currentManager, inTransaction, openTransaction } from '../database/transaction';
-import { ResponseStatsRepository } from './response-stats.repository';
+import { ResponseStatsRepository } from '../summaries/response-stats.repository';
 
 /** How often each instance sequences the responses waiting on any form (see ResponseSequencerWorker). */
 export const SEQUENCE_EVERY_MS = 100;

@@ -33,7 +33,7 @@ import { LongReads } from './long-reads';
 import { ResponseInsertBatcher } from './response-insert-batcher';
 import { ResponseSequencer } from './response-sequencer';
 import { ResponsesService } from './responses.service';
-import { SummarizeResponsesTool } from './summarize-responses.tool';
+import { SummarizeResponsesTool } from '../summaries/summarize-responses.tool';
 import { UpdateResponseTool } from './update-response.tool';
 
 @Module({

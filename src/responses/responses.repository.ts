@@ -5,7 +5,7 @@ import type { AnswerLossCandidate } from '../forms/answer-loss';
 import { prepared } from '../database/prepared';
 import type { AuditRecordJson } from '../audit/audit.repository';
 import type { ResponseEntity } from './entities/response.entity';
-import { BUCKET_BITS } from './response-stats.repository';
+import { BUCKET_BITS } from '../summaries/response-stats.repository';
 import { withoutJit } from './response-filter';
 import type { StatementClaim } from '../idempotency/statement-claim';
 
@@ -220,14 +220,19 @@ export class ResponsesRepository {
     return n;
   }
 
-  /** Removes a variable or an ending (issue 46) from the form's responses that hold it; they have no aggregates. */
+  /**
+   * Removes a variable or an ending (issue 46) from the form's responses and partials that hold it
+   * (a partial's are computed again at its next save). The caller takes it out of the aggregates
+   * (ResponseStatsRepository.discardOutcome).
+   */
   async discardOutcome(manager: EntityManager, formId: string, loss: AnswerLossCandidate): Promise<void> {
-    await manager.query(
-      loss.kind === 'ending_removed'
-        ? 'UPDATE responses SET ending = NULL WHERE form_id = $1 AND ending = $2'
-        : 'UPDATE responses SET variables = variables - $2::text WHERE form_id = $1 AND variables ? $2',
-      [formId, loss.blockId],
-    );
+    for (const table of ['responses', 'partial_responses'])
+      await manager.query(
+        loss.kind === 'ending_removed'
+          ? `UPDATE ${table} SET ending = NULL WHERE form_id = $1 AND ending = $2`
+          : `UPDATE ${table} SET variables = variables - $2::text WHERE form_id = $1 AND variables ? $2`,
+        [formId, loss.blockId],
+      );
   }
 
   /** How many responses hold an answer that `loss` would discard. */

@@ -9,10 +9,24 @@ import { allowLongStatements } from '../database/long-statements';
 import { currentManager, inTransaction, openTransaction, outsideTransaction } from '../database/transaction';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { AnswerWording, answersViewer, Block, CHOICE_TYPES, NUMERIC_TYPES, takesAnswer } from '../forms/blocks';
-import { isBlockLeaf, isHiddenLeaf } from '../forms/conditions';
-import { CheckedResponse, computeOutcome, computes, hasLogic, validateResponse } from '../forms/form-logic';
+import { ENDING_VARIABLE, isBlockLeaf, isHiddenLeaf, isVariableLeaf } from '../forms/conditions';
+import {
+  CheckedResponse,
+  computeOutcome,
+  computes,
+  formVariables,
+  hasLogic,
+  validateResponse,
+} from '../forms/form-logic';
 import { FormRecord, FormsService, notFoundForm } from '../forms/forms.service';
-import { medianSeconds, ResponseStatsRepository, SECONDS_KEY, SummaryRow } from './response-stats.repository';
+import {
+  ENDING_KEY,
+  medianSeconds,
+  ResponseStatsRepository,
+  SECONDS_KEY,
+  SummaryRow,
+  variableKey,
+} from '../summaries/response-stats.repository';
 import { InsertedResponse, NewResponse, ResponseRow, ResponsesRepository } from './responses.repository';
 import { answerFacts, CAP } from '../forms/limits';
 import { ResponseInsertBatcher } from './response-insert-batcher';
@@ -24,7 +38,7 @@ import { ResponseSequencer } from './response-sequencer';
 import { NeedsClaimTransaction, StatementClaim, statementClaim } from '../idempotency/statement-claim';
 import { responseRefusal } from './response-refusal';
 import { LongReads } from './long-reads';
-import { countedValues, FormSummary, summaryFromStats } from './summarize';
+import { countedValues, FormSummary, summarizeComputed, summaryFromStats } from '../summaries/summarize';
 import {
   checkResponseFilter,
   isFiltered,
@@ -217,7 +231,9 @@ export class ResponsesService {
           ? undefined
           : 'hidden' in known
             ? await this.stats.countHidden(tx, form.id, known.hidden, known.values) // undefined: rows are counted
-            : await this.stats.countAnswers(tx, form.id, known.blockId, known.values);
+            : 'compare' in known
+              ? await this.stats.countCompared(tx, form.id, known.blockId, known.compare)
+              : await this.stats.countAnswers(tx, form.id, known.blockId, known.values);
         return this.repo.filteredPage(tx, { sql, params }, range, counted);
       });
       return { total, responses: await page(rows) };
@@ -644,6 +660,7 @@ export class ResponsesService {
       row.medianSeconds !== undefined
         ? row.medianSeconds
         : medianSeconds(row.counts.filter((c) => c.blockId === SECONDS_KEY));
+    const computed = computes(form) ? await this.summarizeComputed(workspaceId, form, checked, status) : {};
     return {
       publicId,
       ...summaryFromStats(form.blocks, {
@@ -663,6 +680,7 @@ export class ResponsesService {
         latest: (id) => stats.get(id)?.latest ?? [],
       }),
       ...(await this.limitCounts(form)),
+      ...computed,
       ...(funnel ? { funnel } : {}),
     };
   }
@@ -681,6 +699,38 @@ export class ResponsesService {
       ...(cap ? { cap: { limit: cap.limit, count: cap.count } } : {}),
       ...(quotas.length ? { quotas } : {}),
     };
+  }
+
+  /**
+   * The summary of what the responses computed (issue 46): unfiltered from the maintained counts
+   * (answer_counts, kept by the sequencer with the blocks'), filtered (a segment too) from one scan
+   * of the matches, in a filtered read's slot.
+   */
+  private async summarizeComputed(
+    workspaceId: string,
+    form: FormRecord,
+    checked: ResponseFilter,
+    status: ResponseStatus,
+  ): Promise<Pick<FormSummary, 'variables' | 'endings'>> {
+    const variables = formVariables(form);
+    const keys = [...variables.map((v) => variableKey(v.name)), ENDING_KEY];
+    const read = async (tx: EntityManager, filter?: { sql: string; params: unknown[]; source?: string }) => {
+      const rows = await this.stats.readComputed(tx, form.id, keys, filter);
+      const latest = new Map<string, Array<{ value: string; submittedAt: string }>>();
+      for (const v of variables.filter((x) => x.type === 'text'))
+        latest.set(v.name, await this.stats.latestText(tx, form.id, v.name, filter));
+      return summarizeComputed(
+        variables,
+        form.compute?.endings ?? [],
+        { rows: new Map(rows.map((r) => [r.key, r])), latest: (name) => latest.get(name) ?? [] },
+        { variable: variableKey, ending: ENDING_KEY },
+      );
+    };
+    if (!isFiltered(checked) && status === 'completed') return read(currentManager(this.db));
+    const params: unknown[] = [form.id]; // $1: the form
+    const sql = responseFilterSql(form, checked, params, 'r');
+    const source = status === 'partial' ? PARTIAL_SOURCE : status === 'all' ? ALL_SOURCE : undefined;
+    return this.filteredRead(workspaceId, (tx) => read(tx, { sql, params, source }));
   }
 
   /**
@@ -846,14 +896,19 @@ export class ResponsesService {
 /**
  * A filter whose number of matches the maintained counts hold: equals or in, no since/until, on one
  * choice (multiple_choice, dropdown) or yes/no block (answer_counts), or on one hidden field
- * (hidden_counts). Its total is then read, not counted, and its first pages read only the rows
+ * (hidden_counts); on forms that compute (issue 46), on the ending, or a number variable's equals,
+ * in, gt, gte, lt or lte (answer_counts). Its total is then read, not counted, and its first pages read only the rows
  * before them. Those counts are kept by the same statement that gives responses their seq, so they
  * count exactly the sequenced responses the page reads.
  */
 function countedFilter(
   form: FormRecord,
   filter: ResponseFilter,
-): { blockId: string; values: string[] } | { hidden: string; values: string[] } | undefined {
+):
+  | { blockId: string; values: string[] }
+  | { hidden: string; values: string[] }
+  | { blockId: string; compare: { op: 'gt' | 'gte' | 'lt' | 'lte'; value: number } }
+  | undefined {
   const where = filter.where;
   if (!where || filter.since !== undefined || filter.until !== undefined) return undefined;
   if (isHiddenLeaf(where)) {
@@ -863,6 +918,24 @@ function countedFilter(
       return { hidden: where.hidden, values: [where.value] };
     if (where.op === 'in' && Array.isArray(where.value)) return { hidden: where.hidden, values: strings(where.value) };
     return undefined;
+  }
+  if (isVariableLeaf(where)) {
+    // Issue 46: the ending reached, and number variables, are counted per value (computedOf);
+    // a number by its JSON text, so only those whose text JavaScript and PostgreSQL agree on.
+    const list =
+      where.op === 'equals' ? [where.value] : where.op === 'in' && Array.isArray(where.value) ? where.value : [];
+    const ending = where.variable === ENDING_VARIABLE;
+    const numbers = !ending && formVariables(form).some((v) => v.name === where.variable && v.type === 'number');
+    // A range on a number variable: the counts of the values in it (answer_counts' num, by index).
+    if (numbers && ['gt', 'gte', 'lt', 'lte'].includes(where.op) && typeof where.value === 'number')
+      return {
+        blockId: variableKey(where.variable),
+        compare: { op: where.op as 'gt' | 'gte' | 'lt' | 'lte', value: where.value },
+      };
+    const fits = (x: unknown) =>
+      ending ? typeof x === 'string' : numbers && typeof x === 'number' && /^-?\d+(\.\d+)?$/.test(String(x));
+    if (!list.length || !list.every(fits)) return undefined;
+    return { blockId: ending ? ENDING_KEY : variableKey(where.variable), values: list.map(String) };
   }
   if (!isBlockLeaf(where)) return undefined;
   const block = form.blocks.find((b) => b.id === where.block);

@@ -5,7 +5,7 @@
  * a visually hidden table beside it carries the same numbers for screen readers.
  */
 import type { ReactNode } from 'react';
-import type { BlockSummary } from '../responses/summarize';
+import type { BlockSummary } from '../summaries/summarize';
 import { Hidden, Table, when } from '../settings/ui';
 
 const BAR = '#2b59c3';

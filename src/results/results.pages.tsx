@@ -8,7 +8,7 @@ import type { FileAnswer } from '../files/file-answers';
 import type { FormListItem } from '../forms/forms.repository';
 import type { FormRecord } from '../forms/forms.service';
 import type { ResponseStatus, ResponseView } from '../responses/responses.service';
-import type { FormSummary } from '../responses/summarize';
+import type { BlockSummary, FormSummary } from '../summaries/summarize';
 import type { LimitCounts } from '../access/access.service';
 import { Ctx } from '../settings/settings-http';
 import { Field, FieldErrors, Hidden, Layout, Pager, PostForm, Select, Summary, Table, when } from '../settings/ui';
@@ -489,8 +489,58 @@ function SummaryBody({ summary, filtered }: { summary: FormSummary; filtered: bo
           <BlockChart b={b} />
         </section>
       ))}
+      {computedBlocks(summary).map((b, i) => (
+        <section
+          key={b.blockId}
+          aria-labelledby={`c-${i}`}
+          style={{ borderTop: '1px solid #e6e8ee', paddingTop: '1rem' }}
+        >
+          <h3 id={`c-${i}`} style={{ overflowWrap: 'anywhere' }}>
+            {b.title}
+          </h3>
+          <p className="desc">
+            {b.answered.toLocaleString('en-US')} of {summary.total.toLocaleString('en-US')}
+          </p>
+          <BlockChart b={b} />
+        </section>
+      ))}
     </>
   );
+}
+
+/**
+ * What the responses computed (issue 46), drawn as blocks are: the endings reached as a choice's
+ * bars, a number variable as a number's range (with its distribution as a scale's columns), a
+ * text variable's latest values.
+ */
+function computedBlocks(summary: FormSummary): BlockSummary[] {
+  const endings = summary.endings ?? [];
+  const reached = endings.reduce((n, e) => n + e.count, 0);
+  return [
+    ...(endings.length
+      ? [
+          {
+            blockId: ':ending',
+            type: 'ending',
+            title: 'Endings reached',
+            answered: reached,
+            skipped: 0,
+            choices: endings.map((e) => ({
+              id: e.ref,
+              label: e.title,
+              count: e.count,
+              share: reached ? e.count / reached : 0,
+            })),
+          },
+        ]
+      : []),
+    ...(summary.variables ?? []).map((v) => ({
+      ...v,
+      blockId: `:variable:${v.name}`,
+      title: `Variable ${v.name}`,
+      skipped: 0,
+    })),
+  ];
 }
 
 /** Whether a response read is still in progress (a completed one carries status "completed", or none before issue 45). */

@@ -19,7 +19,7 @@ import { ListResponsesTool } from '../responses/list-responses.tool';
 import { ResponseFilter } from '../responses/response-filter';
 import { ResponsesService, ResponseStatus } from '../responses/responses.service';
 import { PartialResponsesService } from '../responses/partial-responses.service';
-import { SummarizeResponsesTool } from '../responses/summarize-responses.tool';
+import { SummarizeResponsesTool } from '../summaries/summarize-responses.tool';
 import { PageError, notFound } from '../settings/settings.service';
 import type { Access } from '../settings/settings.service';
 import { TOOL_METADATA, ToolDefinition } from '../tools/tool.decorator';

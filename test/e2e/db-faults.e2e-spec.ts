@@ -7,7 +7,7 @@ import { dataSourceOptions, SessionBounds } from '../../src/database/data-source
 import { allowLongStatements } from '../../src/database/long-statements';
 import { inTransaction } from '../../src/database/transaction';
 import { FormRecord } from '../../src/forms/forms.service';
-import { ResponseStatsRepository } from '../../src/responses/response-stats.repository';
+import { ResponseStatsRepository } from '../../src/summaries/response-stats.repository';
 import { SEQUENCER_WAIT_MS } from '../../src/responses/response-sequencer';
 import { createForm, createResponses, createToken, createWorkspace, TestWorkspace } from '../factories';
 import { createTestApp, testDatabaseUrl } from '../utils/create-test-app';

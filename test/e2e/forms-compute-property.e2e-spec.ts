@@ -198,5 +198,5 @@ describe('property: what a form computes (issue 46, fast-check)', () => {
       );
     }
     expect(read).toEqual(stored);
-  });
+  }, 300_000); // 2,000 tool calls: 50 s to 3 min on the embedded database of a loaded 2-core machine
 });

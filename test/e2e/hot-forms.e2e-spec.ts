@@ -5,11 +5,11 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { DataSource, EntityManager } from 'typeorm';
 import { FormRecord, FormsService } from '../../src/forms/forms.service';
-import { ResponseStatsRepository } from '../../src/responses/response-stats.repository';
+import { ResponseStatsRepository } from '../../src/summaries/response-stats.repository';
 
 const stats = new ResponseStatsRepository();
 import { ResponsesService } from '../../src/responses/responses.service';
-import { summarize } from '../../src/responses/summarize';
+import { summarize } from '../../src/summaries/summarize';
 import { createForm, createToken, createWorkspace, TestWorkspace } from '../factories';
 import { callToolAt, ensureBuilt, Instance } from '../utils/cluster';
 import { createTestApp, testDatabaseUrl } from '../utils/create-test-app';

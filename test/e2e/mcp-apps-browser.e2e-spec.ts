@@ -12,6 +12,7 @@ import { axeProblems, launchChromium } from '../utils/browser';
 import { createTestApp } from '../utils/create-test-app';
 import { callTool } from '../utils/http';
 import { APPLICATION_FORM, BRANCHING_FORM } from './apps.fixture';
+import { QUIZ, quizAnswers } from '../utils/quiz-form';
 
 /**
  * Issue 39 in Chromium: a minimal MCP Apps host. The page holds the view in a sandboxed iframe
@@ -358,6 +359,42 @@ describe('MCP Apps views in Chromium through a test host (issue 39)', () => {
     await r.getByRole('heading', { name: 'Newest responses' }).scrollIntoViewIfNeeded();
     await checkView(view, 'results-issue45-phone-tables');
     expect(publicId).toBeTruthy();
+  }, 120_000);
+
+  it('issue 46: the preview shows what the answers compute (score of the maximum, ending); the results show the endings reached and the variables', async () => {
+    const client = clients['2026-07-28'];
+    const created = (await client.callTool({ name: 'create_form', arguments: QUIZ })) as CallToolResult;
+    expect(created.isError).toBeFalsy();
+    const { publicId } = created.structuredContent as { publicId: string };
+    const desktop = { theme: 'light' as const, width: 1280 };
+    const preview = await openView(client, PREVIEW, { arguments: QUIZ, result: created }, desktop);
+    const f = preview.frame;
+    await f.getByRole('heading', { name: 'What these answers compute' }).waitFor();
+    await f.getByText('score: 0 of 20').waitFor();
+    await f.getByText('Ending: Not this time, {{hidden:name}} (fail). Endings: fail, pass.').waitFor();
+    // Question 1 right (2 points), question 2 a near miss (1 point).
+    await press(f.getByRole('group', { name: /^Question 1:/ }).getByLabel('1', { exact: true }));
+    await press(f.getByRole('group', { name: /^Question 2:/ }).getByLabel('3', { exact: true }));
+    await f.getByText('score: 3 of 20').waitFor();
+    await f.getByText('correctCount: 1').waitFor();
+    await f.getByRole('heading', { name: 'What these answers compute' }).scrollIntoViewIfNeeded();
+    await checkView(preview, 'preview-quiz-desktop');
+
+    await callTool(app, token, 'publish_form', { publicId });
+    for (const picks of [Array(10).fill(1), Array(10).fill(0)] as Array<Array<0 | 1>>) {
+      const res = await callTool(app, token, 'create_response', { publicId, answers: quizAnswers(picks) });
+      expect([res.status, res.body.ending]).toEqual([200, picks[0] ? 'pass' : 'fail']);
+    }
+    const summary = (await client.callTool({ name: 'summarize_responses', arguments: { publicId } })) as CallToolResult;
+    const results = await openView(client, RESULTS, { arguments: { publicId }, result: summary }, desktop);
+    const r = results.frame;
+    await r.getByRole('heading', { name: 'Endings reached' }).waitFor();
+    await r.getByRole('heading', { name: 'Variable score' }).waitFor();
+    await r.getByText('Mean 10 · min 0 · max 20').waitFor();
+    await r.getByText('Mean 5 · min 0 · max 10').waitFor(); // correctCount
+    expect(await r.getByText('1 (50%)').count()).toBeGreaterThanOrEqual(2); // each ending, each score
+    await r.getByRole('heading', { name: 'Endings reached' }).scrollIntoViewIfNeeded();
+    await checkView(results, 'results-quiz-desktop');
   }, 120_000);
 
   it("at 390 px in the dark theme, both views fit and pass axe; a form of another workspace shows get_form's not_found", async () => {

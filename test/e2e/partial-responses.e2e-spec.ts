@@ -7,7 +7,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DataSource } from 'typeorm';
 import { PartialResponsesService } from '../../src/responses/partial-responses.service';
 import { ResponsesService } from '../../src/responses/responses.service';
-import { ResponseStatsRepository } from '../../src/responses/response-stats.repository';
+import { ResponseStatsRepository } from '../../src/summaries/response-stats.repository';
 import { FormsService } from '../../src/forms/forms.service';
 import { createToken, createWorkspace, TestWorkspace } from '../factories';
 import { createTestApp } from '../utils/create-test-app';

@@ -83,4 +83,46 @@ describe('a quiz on the respondent page in a real browser (issue 46)', () => {
       );
     });
   }
+
+  for (const javaScriptEnabled of [true, false]) {
+    it(`JavaScript ${javaScriptEnabled ? 'on' : 'off'}: a recall of a block above on the same page is ${javaScriptEnabled ? 'filled in as the person answers, as text' : 'empty'}; on the next page the server fills it in`, async () => {
+      const made = await callTool(app, token, 'create_form', {
+        title: 'Same page',
+        blocks: [
+          { ref: 'name', type: 'short_text', title: 'Your name' },
+          { ref: 'colour', type: 'checkboxes', title: 'Colours', choices: ['Red', 'Green', 'Blue'] },
+          { ref: 'why', type: 'long_text', title: 'Why {{colour}}, {{name}}?', description: 'Tell us, {{name}}.' },
+          { type: 'page_break', title: 'Two' },
+          { ref: 'last', type: 'short_text', title: 'Last words, {{name}}?' },
+        ],
+      });
+      expect(made.status).toBe(200);
+      const { publicId } = made.body;
+      await callTool(app, token, 'publish_form', { publicId });
+      const context = await browser.newContext({ javaScriptEnabled, viewport: { width: 800, height: 900 } });
+      const page = await context.newPage();
+      await page.goto(`${base}/f/${publicId}`);
+      const name = '<script>alert(1)</script>';
+      await page.getByLabel('Your name').fill(name);
+      await page.getByLabel('Green').check();
+      await page.getByLabel('Blue').check();
+      const title = page.locator('label', { hasText: /^Why/ });
+      if (javaScriptEnabled) {
+        await page.getByText(`Why Green, Blue, ${name}?`, { exact: true }).waitFor();
+        await page.getByText(`Tell us, ${name}.`, { exact: true }).waitFor();
+        await page.getByLabel('Your name').fill('Ada');
+        await page.getByText('Why Green, Blue, Ada?', { exact: true }).waitFor();
+        await page.getByLabel('Your name').fill(name);
+      } else expect(await title.textContent()).toBe('Why , ?');
+      expect(await page.locator('form script').count()).toBe(0);
+      await page.screenshot({
+        path: join(__dirname, '../../test-results', `recall-same-page-js-${javaScriptEnabled ? 'on' : 'off'}.png`),
+      });
+      await page.getByRole('button', { name: 'Next' }).click();
+      await page.waitForLoadState();
+      await page.getByText(`Last words, ${name}?`, { exact: true }).waitFor();
+      expect(await page.locator('form script').count()).toBe(0);
+      await context.close();
+    });
+  }
 });

@@ -2,7 +2,7 @@ import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DataSource } from 'typeorm';
 import { HiddenCounts1796000450000 } from '../../migrations/1796000450000-HiddenCounts';
 import { FormRecord, FormsService } from '../../src/forms/forms.service';
-import { ResponseStatsRepository } from '../../src/responses/response-stats.repository';
+import { ResponseStatsRepository } from '../../src/summaries/response-stats.repository';
 import { createToken, createWorkspace, TestWorkspace } from '../factories';
 import { createTestApp } from '../utils/create-test-app';
 import { callTool } from '../utils/http';

@@ -12,7 +12,7 @@ import {
   ResponseFilter,
 } from '../../src/responses/response-filter';
 import { ResponsesService } from '../../src/responses/responses.service';
-import { StoredResponse, summarize } from '../../src/responses/summarize';
+import { StoredResponse, summarize } from '../../src/summaries/summarize';
 import { createForm, createResponses, createToken, createWorkspace, TestWorkspace } from '../factories';
 import { BLOCKS, rowCases } from '../utils/condition-cases';
 import { createTestApp } from '../utils/create-test-app';

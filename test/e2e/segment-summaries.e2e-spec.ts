@@ -1,9 +1,9 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DataSource } from 'typeorm';
 import { FormsService } from '../../src/forms/forms.service';
-import { MAX_SEGMENTS_PER_FORM, ResponseStatsRepository } from '../../src/responses/response-stats.repository';
+import { MAX_SEGMENTS_PER_FORM, ResponseStatsRepository } from '../../src/summaries/response-stats.repository';
 import { SEGMENT_BUILD_ATTEMPTS } from '../../src/responses/responses.service';
-import { StoredResponse, summarize } from '../../src/responses/summarize';
+import { StoredResponse, summarize } from '../../src/summaries/summarize';
 import { createToken, createWorkspace, TestWorkspace } from '../factories';
 import { createTestApp } from '../utils/create-test-app';
 import { callTool } from '../utils/http';

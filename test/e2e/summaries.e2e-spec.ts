@@ -1,7 +1,7 @@
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DataSource } from 'typeorm';
 import { FormsService } from '../../src/forms/forms.service';
-import { summarize } from '../../src/responses/summarize';
+import { summarize } from '../../src/summaries/summarize';
 import { bulkLoadResponses, createForm, createToken, createWorkspace, TestWorkspace } from '../factories';
 import { createTestApp } from '../utils/create-test-app';
 import { callTool } from '../utils/http';

@@ -1,7 +1,7 @@
 import { INestApplication } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { ResponseStatsRepository } from '../../src/responses/response-stats.repository';
+import { ResponseStatsRepository } from '../../src/summaries/response-stats.repository';
 import { Plan, Role, Scope } from '../../src/common/access/roles';
 import { BlockInput } from '../../src/forms/blocks';
 import { FormRecord, FormsService } from '../../src/forms/forms.service';

@@ -31,7 +31,7 @@ export interface Subjects {
   block(key: string): BlockSubject | { error: string };
   hidden(name: string): true | { error: string };
   /** A variable's type (issue 46), or why it may not be named here; absent: no variable may be. */
-  variable?(name: string): { type: 'number' | 'text' } | { error: string };
+  variable?(name: string): { type: 'number' | 'text'; stored?: string } | { error: string };
   note?(blockId: string, problem: { choice?: string }): string | undefined;
 }
 
@@ -129,7 +129,7 @@ function checkLeaf(
     const found = subjects.variable?.(input.variable) ?? { error: 'no variable can be named here' };
     if ('error' in found) return bad(`${path}/variable`, found.error);
     kind = found.type;
-    leaf = { variable: input.variable, op };
+    leaf = { variable: found.stored ?? input.variable, op };
     subject = `the variable "${input.variable}" (${found.type})`;
   } else if (hasHidden) {
     if (typeof input.hidden !== 'string') return bad(`${path}/hidden`, 'must be the name of a hidden field');

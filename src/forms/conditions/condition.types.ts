@@ -47,6 +47,12 @@ export interface VariableLeaf {
 
 export type Leaf = BlockLeaf | HiddenLeaf | VariableLeaf;
 
+/**
+ * A response filter's { "variable": "ending" } as stored (issue 46): the ending a response reached
+ * (its ref), a text. No variable's name holds a colon.
+ */
+export const ENDING_VARIABLE = ':ending';
+
 export type Condition = Leaf | { all: Condition[] } | { any: Condition[] } | { not: Condition };
 
 export const isBlockLeaf = (c: Condition): c is BlockLeaf => 'block' in c;

@@ -1,4 +1,4 @@
-import { Condition, isBlockLeaf, isVariableLeaf, Leaf } from './condition.types';
+import { Condition, ENDING_VARIABLE, isBlockLeaf, isVariableLeaf, Leaf } from './condition.types';
 import { FOLD_FROM, FOLD_TO, foldCase } from './fold';
 
 /** foldCase in SQL (the two constants hold no quote). */
@@ -38,7 +38,12 @@ function leafSql(leaf: Leaf, params: unknown[], alias: string): string {
   const [column, name] = isBlockLeaf(leaf)
     ? [`${alias}.answers`, leaf.block]
     : isVariableLeaf(leaf)
-      ? [`COALESCE(${alias}.variables, '{}'::jsonb)`, leaf.variable]
+      ? leaf.variable === ENDING_VARIABLE
+        ? [
+            `CASE WHEN ${alias}.ending IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('${ENDING_VARIABLE}', ${alias}.ending) END`,
+            leaf.variable,
+          ]
+        : [`COALESCE(${alias}.variables, '{}'::jsonb)`, leaf.variable]
       : [`${alias}.hidden`, leaf.hidden];
   const v = leaf.value;
   if (leaf.op === 'equals' && !Array.isArray(v) && v !== undefined) {

@@ -30,6 +30,71 @@ export interface FormSummary {
   /** Issue 45: the median of the times to complete (see completionBucket), null when none started as a partial. */
   medianSecondsToComplete: number | null;
   blocks: BlockSummary[];
+  /** On forms that compute (issue 46): number variables as number blocks are summarised, text variables as text blocks. */
+  variables?: VariableSummary[];
+  /** On forms with endings: how many responses reached each. */
+  endings?: Array<{ ref: string; title: string; count: number }>;
+}
+
+export interface VariableSummary {
+  name: string;
+  type: 'number' | 'text';
+  /** Responses holding it (a text variable: not empty). */
+  answered: number;
+  min?: number | null;
+  max?: number | null;
+  mean?: number | null;
+  /** A number variable with at most MAX_COMPUTED_VALUES values: the responses per value, lowest first. */
+  distribution?: Array<{ value: number; count: number }>;
+  latest?: Array<{ value: string; submittedAt: string }>;
+}
+
+/** What the responses computed, per variable and ending, as ResponseStatsRepository.readComputed reads it. */
+export interface ComputedSource {
+  /** By key (variableKey(name), ENDING_KEY). */
+  rows: Map<
+    string,
+    {
+      answered: number;
+      sum: number | null;
+      min: number | null;
+      max: number | null;
+      values: Array<{ value: string; count: number }> | null;
+    }
+  >;
+  /** The latest values of each text variable, newest first. */
+  latest(name: string): Array<{ value: string; submittedAt: string }>;
+}
+
+/** The summary of a form's variables and endings (issue 46) from what readComputed reads. */
+export function summarizeComputed(
+  variables: Array<{ name: string; type: 'number' | 'text' }>,
+  endings: Array<{ ref: string; title: string }>,
+  src: ComputedSource,
+  keys: { variable: (name: string) => string; ending: string },
+): Pick<FormSummary, 'variables' | 'endings'> {
+  const reached = new Map((src.rows.get(keys.ending)?.values ?? []).map((v) => [v.value, Number(v.count)]));
+  return {
+    variables: variables.map((v) => {
+      const row = src.rows.get(keys.variable(v.name));
+      const answered = Number(row?.answered ?? 0);
+      if (v.type === 'text') return { name: v.name, type: v.type, answered, latest: src.latest(v.name) };
+      return {
+        name: v.name,
+        type: v.type,
+        answered,
+        min: row?.min ?? null,
+        max: row?.max ?? null,
+        mean: answered ? round(Number(row?.sum ?? 0) / answered) : null,
+        ...(row?.values
+          ? { distribution: row.values.map((x) => ({ value: Number(x.value), count: Number(x.count) })) }
+          : {}),
+      };
+    }),
+    ...(endings.length
+      ? { endings: endings.map((e) => ({ ref: e.ref, title: e.title, count: reached.get(e.ref) ?? 0 })) }
+      : {}),
+  };
 }
 
 export interface StoredResponse {

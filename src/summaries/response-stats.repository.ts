@@ -2,8 +2,9 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { allowLongStatements } from '../database/long-statements';
 import type { Block } from '../forms/blocks';
+import { ENDING_VARIABLE } from '../forms/conditions';
 import { LATEST_TEXTS } from './summarize';
-import { ResponseSegment, withoutJit } from './response-filter';
+import { ResponseSegment, withoutJit } from '../responses/response-filter';
 
 /**
  * The order of a form's responses and their maintained aggregates, so that paging, totals and
@@ -94,6 +95,29 @@ function timesOf(source: string, formColumn?: string, key = 'form_id'): string {
   return `SELECT ${formColumn ? `${formColumn} AS ${key}, ` : ''}'${SECONDS_KEY}'::text AS block_id, 'seconds'::text AS type,
       ${completionSeconds('s')}::text AS value, ${completionSeconds('s')}::float8 AS num
     FROM ${source} WHERE s.started_at IS NOT NULL`;
+}
+
+/** The answer_counts key of a form's variable (issue 46): no block id holds a colon. */
+export const variableKey = (name: string) => `:variable:${name}`;
+/** The answer_counts key of the endings responses reached (value: the ending's ref). */
+export const ENDING_KEY = ENDING_VARIABLE;
+
+/**
+ * (block_id, type, value, num) as valuesOf's, for what the rows of `source` (aliased s, exposing
+ * `variables` and `ending`) computed (issue 46): a number variable's value (num set), a text
+ * variable counted under the value '' when it is not empty (its texts are not kept: they are up to
+ * 1,000 characters each; the latest are read from the responses), the ending's ref. So a summary
+ * of them, and the totals of equals / in filters on them, read answer_counts only.
+ */
+function computedOf(source: string, formColumn?: string, key = 'form_id'): string {
+  const k = formColumn ? `${formColumn} AS ${key}, ` : '';
+  return `SELECT ${k}':variable:' || e.key AS block_id, jsonb_typeof(e.value) AS type,
+           CASE WHEN jsonb_typeof(e.value) = 'number' THEN e.value #>> '{}' ELSE '' END AS value,
+           CASE WHEN jsonb_typeof(e.value) = 'number' THEN (e.value #>> '{}')::float8 END AS num
+      FROM ${source} CROSS JOIN LATERAL jsonb_each(CASE WHEN jsonb_typeof(s.variables) = 'object' THEN s.variables ELSE '{}' END) e
+     WHERE jsonb_typeof(e.value) = 'number' OR (jsonb_typeof(e.value) = 'string' AND e.value <> '""')
+    UNION ALL
+    SELECT ${k}'${ENDING_KEY}'::text, 'ending'::text, s.ending, NULL::float8 FROM ${source} WHERE s.ending IS NOT NULL`;
 }
 
 /**
@@ -233,7 +257,7 @@ c AS (SELECT form_id, last_seq, COALESCE(last_submitted_at, '-infinity') AS last
 s AS (
   UPDATE responses r SET seq = c.last_seq + p.n, submitted_at = GREATEST(p.submitted_at, c.last_at)
     FROM p JOIN c ON c.form_id = p.form_id WHERE r.id = p.id
-  RETURNING r.id, r.form_id, r.seq, r.submitted_at, r.started_at, r.answers, r.shown, r.hidden),
+  RETURNING r.id, r.form_id, r.seq, r.submitted_at, r.started_at, r.answers, r.shown, r.hidden, r.variables, r.ending),
 per_form AS (SELECT form_id, count(*)::int AS n, count(shown)::int AS recorded, max(submitted_at) AS last_at FROM s GROUP BY form_id),
 counter AS (
   UPDATE response_counters rc SET total = rc.total + x.n, recorded = rc.recorded + x.recorded, last_seq = rc.last_seq + x.n,
@@ -247,7 +271,7 @@ buckets AS (
 counts AS (
   INSERT INTO answer_counts (form_id, block_id, value, num, count)
   SELECT form_id, block_id, value, num, count(*)
-    FROM (${valuesOf('s', 's.form_id', 's.form_id')} UNION ALL ${timesOf('s', 's.form_id')}) v
+    FROM (${valuesOf('s', 's.form_id', 's.form_id')} UNION ALL ${timesOf('s', 's.form_id')} UNION ALL ${computedOf('s', 's.form_id')}) v
    GROUP BY form_id, block_id, value, num ORDER BY form_id, block_id, value
   ON CONFLICT (form_id, block_id, value) DO UPDATE SET count = answer_counts.count + EXCLUDED.count),
 hidden AS (
@@ -337,6 +361,19 @@ export function medianSeconds(histogram: Array<{ value: string; count: number | 
     if (seen * 2 >= total) return b.at;
   }
   return null;
+}
+
+/** The most values of a number variable whose counts a summary shows (a distribution); more: none shown. */
+export const MAX_COMPUTED_VALUES = 50;
+
+/** What readComputed reads per key (numbers may come as text). */
+export interface ComputedRow {
+  key: string;
+  answered: number;
+  sum: number | null;
+  min: number | null;
+  max: number | null;
+  values: Array<{ value: string; count: number }> | null;
 }
 
 /** A segment's row while its first build runs (see startSegment): the scan counts responses up to scanSeq. */
@@ -435,6 +472,26 @@ export class ResponseStatsRepository {
     const [{ n }] = await manager.query(
       `SELECT COALESCE(sum(count), 0)::int AS n FROM answer_counts WHERE form_id = $1 AND block_id = $2 AND value = ANY($3::text[])`,
       [formId, blockId, [...new Set(values)]],
+    );
+    return n;
+  }
+
+  /**
+   * How many sequenced responses of the form hold a number under the key `key` (a number
+   * variable's: computedOf) that compares with `value` as `op` says, from the maintained counts.
+   * The values counted and the filter's both come from JavaScript numbers written in their shortest
+   * form, so comparing them as float8 here and as numeric in the filter (conditionSql) agrees.
+   */
+  async countCompared(
+    manager: EntityManager,
+    formId: string,
+    key: string,
+    compare: { op: 'gt' | 'gte' | 'lt' | 'lte'; value: number },
+  ): Promise<number> {
+    const sign = { gt: '>', gte: '>=', lt: '<', lte: '<=' }[compare.op];
+    const [{ n }] = await manager.query(
+      `SELECT COALESCE(sum(count), 0)::float8 AS n FROM answer_counts WHERE form_id = $1 AND block_id = $2 AND num ${sign} $3::float8`,
+      [formId, key, compare.value],
     );
     return n;
   }
@@ -568,6 +625,53 @@ export class ResponseStatsRepository {
         .filter((p) => p.range && p.block.type === 'date')
         .map((p) => ({ blockId: p.block.id, min: at(p.range![0]), max: at(p.range![1]) })),
     };
+  }
+
+  /**
+   * What the responses computed (issue 46), per key of computedOf (`keys`: the form's variables'
+   * and ENDING_KEY): how many hold it, the sum, min and max of a number variable, and the counts
+   * per value (a number, an ending's ref; '' for a text variable) when it has at most
+   * MAX_COMPUTED_VALUES of them. Unfiltered from answer_counts (as many rows as values, whatever
+   * the number of responses); with `filter`, from one scan of the matching rows of `source`.
+   */
+  async readComputed(
+    manager: EntityManager,
+    formId: string,
+    keys: string[],
+    filter?: { sql: string; params: unknown[]; source?: string },
+  ): Promise<ComputedRow[]> {
+    const params = filter ? [...filter.params] : [formId];
+    const k = `$${params.push(keys)}::text[]`;
+    const counts = filter
+      ? `WITH m AS MATERIALIZED (SELECT r.variables, r.ending FROM ${filter.source ?? COMPLETED_SOURCE} WHERE ${filter.sql}),
+              c AS (SELECT block_id, value, num, count(*) AS count FROM (${computedOf('m s')}) v WHERE block_id = ANY(${k}) GROUP BY 1, 2, 3)`
+      : `WITH c AS (SELECT block_id, value, num, count FROM answer_counts WHERE form_id = $1 AND block_id = ANY(${k}))`;
+    if (filter) await withoutJit(manager);
+    return manager.query(
+      `${counts}
+       SELECT block_id AS key, sum(count)::float8 AS answered, sum(num * count)::float8 AS sum, min(num) AS min, max(num) AS max,
+              CASE WHEN count(*) <= ${MAX_COMPUTED_VALUES} THEN json_agg(json_build_object('value', value, 'count', count::float8) ORDER BY num, value) END AS "values"
+         FROM c GROUP BY block_id`,
+      params,
+    );
+  }
+
+  /** The latest non-empty values of a text variable, newest first (a walk of the rows by seq, backwards), as the latest text answers are. */
+  async latestText(
+    manager: EntityManager,
+    formId: string,
+    name: string,
+    filter?: { sql: string; params: unknown[]; source?: string },
+  ): Promise<Array<{ value: string; submittedAt: string }>> {
+    const params = filter ? [...filter.params] : [formId];
+    const n = `$${params.push(name)}::text`;
+    return manager.query(
+      `SELECT r.variables ->> ${n} AS value, ${isoText('r.submitted_at')} AS "submittedAt"
+         FROM ${filter?.source ?? COMPLETED_SOURCE}
+        WHERE ${filter?.sql ?? 'TRUE'} AND COALESCE(r.variables ->> ${n}, '') <> ''
+        ORDER BY r.seq DESC LIMIT ${LATEST_TEXTS}`,
+      params,
+    );
   }
 
   /**
@@ -863,11 +967,11 @@ export class ResponseStatsRepository {
   async deleteResponse(tx: EntityManager, formId: string, responseId: string): Promise<boolean> {
     await this.lockSequencer(tx, formId);
     const [gone] = await tx.query(
-      `WITH d AS (DELETE FROM responses WHERE form_id = $1 AND id = $2 RETURNING seq, answers, shown, hidden, submitted_at, started_at),
+      `WITH d AS (DELETE FROM responses WHERE form_id = $1 AND id = $2 RETURNING seq, answers, shown, hidden, submitted_at, started_at, variables, ending),
             c AS (UPDATE response_counters SET total = total - 1, recorded = recorded - (SELECT count(shown) FROM d), hidden_total = hidden_total - 1
                    WHERE form_id = $1 AND EXISTS (SELECT 1 FROM d WHERE seq IS NOT NULL)),
             b AS (UPDATE response_buckets SET count = count - 1 WHERE form_id = $1 AND bucket = (SELECT seq >> ${BUCKET_BITS} FROM d))
-       SELECT seq, answers, shown, hidden, submitted_at AS "submittedAt", started_at AS "startedAt" FROM d`,
+       SELECT seq, answers, shown, hidden, submitted_at AS "submittedAt", started_at AS "startedAt", variables, ending FROM d`,
       [formId, responseId],
     );
     if (!gone) return false;
@@ -880,17 +984,24 @@ export class ResponseStatsRepository {
         WHERE g.form_id = $1 AND NOT ${segmentMatch('x', 'g.kind', 'g.match')}`,
       [formId, JSON.stringify(gone.answers ?? {}), JSON.stringify(gone.hidden ?? {})],
     );
-    const self = `(SELECT $2::jsonb AS answers, $3::timestamptz AS submitted_at, $4::timestamptz AS started_at) s`;
+    const self = `(SELECT $2::jsonb AS answers, $3::timestamptz AS submitted_at, $4::timestamptz AS started_at, $5::jsonb AS variables, $6::text AS ending) s`;
     await tx.query(
       `WITH ac AS (
          UPDATE answer_counts a SET count = a.count - v.n
-           FROM (SELECT block_id, value, count(*) AS n FROM (${valuesOf(self, '$1')} UNION ALL ${timesOf(self)}) x
+           FROM (SELECT block_id, value, count(*) AS n FROM (${valuesOf(self, '$1')} UNION ALL ${timesOf(self)} UNION ALL ${computedOf(self)}) x
                   GROUP BY block_id, value) v
           WHERE a.form_id = $1 AND a.block_id = v.block_id AND a.value = v.value)
        UPDATE block_stats s SET answered = s.answered - 1, sum = s.sum - a.num
          FROM (${answeredOf(self, '$1')}) a
         WHERE s.form_id = $1 AND s.block_id = a.block_id`,
-      [formId, JSON.stringify(gone.answers), gone.submittedAt, gone.startedAt],
+      [
+        formId,
+        JSON.stringify(gone.answers),
+        gone.submittedAt,
+        gone.startedAt,
+        JSON.stringify(gone.variables),
+        gone.ending,
+      ],
     );
     if (Array.isArray(gone.shown))
       await tx.query(
@@ -932,10 +1043,10 @@ export class ResponseStatsRepository {
     await tx.query('DELETE FROM hidden_counts WHERE form_id = $1', [formId]);
     await this.dropSegments(tx, formId); // made again when next summarized
     // Only the sequenced responses: others may commit meanwhile, and will be folded in when sequenced.
-    const all = `(SELECT answers, submitted_at, started_at FROM responses WHERE form_id = $1 AND seq IS NOT NULL) s`;
+    const all = `(SELECT answers, submitted_at, started_at, variables, ending FROM responses WHERE form_id = $1 AND seq IS NOT NULL) s`;
     await tx.query(
       `INSERT INTO answer_counts (form_id, block_id, value, num, count)
-       SELECT $1, block_id, value, num, count(*) FROM (${valuesOf(all, '$1')} UNION ALL ${timesOf(all)}) v GROUP BY block_id, value, num`,
+       SELECT $1, block_id, value, num, count(*) FROM (${valuesOf(all, '$1')} UNION ALL ${timesOf(all)} UNION ALL ${computedOf(all)}) v GROUP BY block_id, value, num`,
       [formId],
     );
     await tx.query(
@@ -982,6 +1093,28 @@ export class ResponseStatsRepository {
        SELECT $1, block_id, shown FROM (${shownOf(all, '$1')}) x ${blockId ? 'WHERE block_id = $2' : ''}
        ON CONFLICT (form_id, block_id) DO UPDATE SET shown = EXCLUDED.shown`,
       blockId ? [formId, blockId] : [formId],
+    );
+  }
+
+  /**
+   * Takes a removed variable, or a removed ending's ref, out of the counts of what responses
+   * computed (issue 46), with the form's sequencer lock and its waiting responses sequenced first,
+   * as discardAnswers does: the caller then removes it from the responses (ResponsesRepository.discardOutcome).
+   */
+  async discardOutcome(
+    tx: EntityManager,
+    formId: string,
+    kind: 'variable_removed' | 'ending_removed',
+    name: string,
+  ): Promise<void> {
+    await allowLongStatements(tx);
+    await this.lockSequencer(tx, formId);
+    await this.sequenceResponses(tx, [formId]);
+    await tx.query(
+      kind === 'ending_removed'
+        ? 'DELETE FROM answer_counts WHERE form_id = $1 AND block_id = $2 AND value = $3'
+        : 'DELETE FROM answer_counts WHERE form_id = $1 AND block_id = $2',
+      kind === 'ending_removed' ? [formId, ENDING_KEY, name] : [formId, variableKey(name)],
     );
   }
 

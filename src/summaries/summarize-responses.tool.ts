@@ -2,9 +2,10 @@ import { Static, Type } from '@sinclair/typebox';
 import { PublicId } from '../forms/form.schemas';
 import { APP_VIEWS } from '../apps/view-uris';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
-import { responseFilterArguments } from './response-filter';
-import { ResponsesService } from './responses.service';
-import { ResponseStatus } from './response.schemas';
+import { responseFilterArguments } from '../responses/response-filter';
+import { ResponsesService } from '../responses/responses.service';
+import { ResponseStatus } from '../responses/response.schemas';
+import type { FormSummary, VariableSummary } from './summarize';
 
 const input = Type.Object(
   { publicId: PublicId, ...responseFilterArguments, status: Type.Optional(ResponseStatus) },
@@ -82,6 +83,9 @@ const output = Type.Object(
     // { limit, count } and [{ name, limit, count }] (issue 47): terse, for the tool list's size budget.
     cap: Type.Optional(Type.Unsafe<{ limit: number; count: number }>({ type: 'object' })),
     quotas: Type.Optional(Type.Array(Type.Unsafe<{ name: string; limit: number; count: number }>({ type: 'object' }))),
+    // Forms that compute (issue 46): VariableSummary and ending counts (docs/tools.md; untyped here: the list's size).
+    variables: Type.Optional(Type.Unsafe<VariableSummary[]>({ type: 'array' })),
+    endings: Type.Optional(Type.Unsafe<NonNullable<FormSummary['endings']>>({ type: 'array' })),
     funnel: Type.Optional(
       Type.Array(
         Type.Object(
