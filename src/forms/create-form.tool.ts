@@ -31,8 +31,7 @@ const output = FormSchema;
   name: 'create_form',
   title: 'Create a form',
   description:
-    'Creates a draft form; the answer gives every block and choice its id. Publish it with publish_form. ' +
-    'A rule that does not fit: 400 invalid_arguments at its JSON path.\n\nExample:\n' +
+    'Creates a draft form; the answer gives every block and choice its id. Publish it with publish_form.\n\nExample:\n' +
     '{"title":"Feedback","hiddenFields":["source"],"blocks":[' +
     '{"ref":"happy","type":"yes_no","title":"Enjoyed it?","required":true},' +
     '{"type":"page_break","jumps":[{"if":{"block":"happy","op":"equals","value":false},"to":"end"}]},' +

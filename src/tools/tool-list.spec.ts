@@ -49,6 +49,43 @@ describe('compactToolList', () => {
   });
 });
 
+describe('compactToolList with a subschema an earlier tool sent', () => {
+  const block = {
+    type: 'object',
+    additionalProperties: false,
+    required: ['type'],
+    properties: { type: { enum: ['short_text', 'long_text', 'number', 'rating'] }, title: { type: 'string' } },
+    description: 'A block of the form, with its type and title, in the order shown.',
+  };
+  const [create, update, small] = compactToolList([
+    tool('create_form', { type: 'object', properties: { blocks: { type: 'array', items: block } } }, form),
+    tool('update_form', { type: 'object', properties: { list: { type: 'array', maxItems: 5, items: block } } }, {}),
+    tool('get_response', { type: 'object', properties: { publicId: { type: 'string', maxLength: 64 } } }, {}),
+  ]);
+
+  it('sends it whole once, then points to where it was sent', () => {
+    expect((create.inputSchema as any).properties.blocks.items).toEqual(block);
+    expect((update.inputSchema as any).properties.list.items).toEqual({
+      type: 'object',
+      description: 'As in create_form (blocks[]).',
+    });
+  });
+
+  it('sends a short one again (a pointer would not be shorter)', () => {
+    expect((small.inputSchema as any).properties.publicId).toEqual({ type: 'string', maxLength: 64 });
+  });
+
+  it('never takes a map of properties for a schema', () => {
+    const properties = { a: { type: 'string' }, b: { type: 'string', description: 'x'.repeat(200) } };
+    const [, second] = compactToolList([
+      tool('one', { type: 'object', properties }, {}),
+      tool('two', { type: 'object', properties: { ...properties, c: { type: 'integer' } } }, {}),
+    ]);
+    expect(Object.keys((second.inputSchema as any).properties)).toEqual(['a', 'b', 'c']);
+    expect((second.inputSchema as any).properties.b).toEqual({ type: 'string', description: 'As in one (b).' });
+  });
+});
+
 describe('tighten', () => {
   const ajv = addFormats(new Ajv2020({ strict: false }));
   /** The verdicts of a schema on values: tightened, it must give the same. */

@@ -278,9 +278,27 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
     const listedBefore: string[] = [];
     for (const tool of res.body.tools) {
       const full = own.get(tool.name)!;
-      expect(listedAsIs(tool.inputSchema)).toEqual(withoutDescriptions(full.inputSchema));
+      // A subschema an earlier tool sent whole is a pointer to it ("As in <tool> (<where>)."): the
+      // schema it points to is this one's own, and the comparison below reads it in its place.
+      const resolved = (listed: unknown, mine: unknown): unknown => {
+        if (typeof listed !== 'object' || listed === null || typeof mine !== 'object' || mine === null) return listed;
+        const pointer = /^As in ([a-z_]+) \((.+)\)\.$/.exec(String((listed as { description?: unknown }).description));
+        if (pointer && Object.keys(listed).every((k) => k === 'type' || k === 'description')) {
+          expect([...listedBefore, tool.name]).toContain(pointer[1]);
+          expect(schemaAt(own.get(pointer[1])!, pointer[2])).toEqual(mine);
+          return withoutDescriptions(mine);
+        }
+        return Array.isArray(listed)
+          ? listed.map((x, i) => resolved(x, (mine as unknown[])[i]))
+          : Object.fromEntries(
+              Object.entries(listed).map(([k, v]) => [k, resolved(v, (mine as Record<string, unknown>)[k])]),
+            );
+      };
+      expect(listedAsIs(resolved(tool.inputSchema, full.inputSchema))).toEqual(withoutDescriptions(full.inputSchema));
       if (tool.outputSchema) {
-        expect(listedAsIs(tool.outputSchema)).toEqual(withoutDescriptions(full.outputSchema));
+        expect(listedAsIs(resolved(tool.outputSchema, full.outputSchema))).toEqual(
+          withoutDescriptions(full.outputSchema),
+        );
       } else {
         const sameAs = /Answers as ([a-z_]+)\./.exec(tool.description)![1];
         expect(listedBefore).toContain(sameAs);
@@ -362,3 +380,19 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
     expect(ds.entityMetadatas.map((m) => m.tableName).sort()).toEqual(tables.map((t) => t.tablename).sort());
   });
 });
+
+/** A tool's subschema at a pointer's where: properties by name, x[] an item of x, output. the answer's, $defs.name. */
+function schemaAt(tool: ToolDescriptor, where: string): unknown {
+  const [first, ...rest] = where.split('.');
+  let node = (first === 'output' ? tool.outputSchema : tool.inputSchema) as Record<string, any>;
+  const segments = first === 'output' ? rest : [first, ...rest];
+  for (let i = 0; i < segments.length; i++) {
+    const [, name, items] = /^(.*?)((?:\[\])*)$/.exec(segments[i])!;
+    if (['$defs', 'patternProperties', 'anyOf', 'oneOf', 'allOf', 'prefixItems'].includes(name))
+      node = node[name][segments[++i]];
+    else if (['not', 'additionalProperties', 'contains', 'if', 'then', 'else'].includes(name)) node = node[name];
+    else if (name) node = node.properties[name];
+    for (let n = 0; n < items.length / 2; n++) node = node.items;
+  }
+  return node;
+}
