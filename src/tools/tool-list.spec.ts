@@ -49,6 +49,10 @@ describe('compactToolList', () => {
   });
 });
 
+/** A listed tool's input properties. */
+type Props = Record<string, { items?: unknown }>;
+const props = (listed: { inputSchema: object }) => (listed.inputSchema as { properties: Props }).properties;
+
 describe('compactToolList with a subschema an earlier tool sent', () => {
   const block = {
     type: 'object',
@@ -64,15 +68,15 @@ describe('compactToolList with a subschema an earlier tool sent', () => {
   ]);
 
   it('sends it whole once, then points to where it was sent', () => {
-    expect((create.inputSchema as any).properties.blocks.items).toEqual(block);
-    expect((update.inputSchema as any).properties.list.items).toEqual({
+    expect(props(create).blocks.items).toEqual(block);
+    expect(props(update).list.items).toEqual({
       type: 'object',
       description: 'As in create_form (blocks[]).',
     });
   });
 
   it('sends a short one again (a pointer would not be shorter)', () => {
-    expect((small.inputSchema as any).properties.publicId).toEqual({ type: 'string', maxLength: 64 });
+    expect(props(small).publicId).toEqual({ type: 'string', maxLength: 64 });
   });
 
   it('never takes a map of properties for a schema', () => {
@@ -81,8 +85,8 @@ describe('compactToolList with a subschema an earlier tool sent', () => {
       tool('one', { type: 'object', properties }, {}),
       tool('two', { type: 'object', properties: { ...properties, c: { type: 'integer' } } }, {}),
     ]);
-    expect(Object.keys((second.inputSchema as any).properties)).toEqual(['a', 'b', 'c']);
-    expect((second.inputSchema as any).properties.b).toEqual({ type: 'string', description: 'As in one (b).' });
+    expect(Object.keys(props(second))).toEqual(['a', 'b', 'c']);
+    expect(props(second).b).toEqual({ type: 'string', description: 'As in one (b).' });
   });
 });
 

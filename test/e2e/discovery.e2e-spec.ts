@@ -384,6 +384,7 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
 /** A tool's subschema at a pointer's where: properties by name, x[] an item of x, output. the answer's, $defs.name. */
 function schemaAt(tool: ToolDescriptor, where: string): unknown {
   const [first, ...rest] = where.split('.');
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any JSON Schema, walked by keyword
   let node = (first === 'output' ? tool.outputSchema : tool.inputSchema) as Record<string, any>;
   const segments = first === 'output' ? rest : [first, ...rest];
   for (let i = 0; i < segments.length; i++) {
