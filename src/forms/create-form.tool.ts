@@ -4,6 +4,7 @@ import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import {
   BlockInputSchema,
   computeArguments,
+  DryRunArgument,
   FormDescription,
   FormSchema,
   FormTitle,
@@ -22,6 +23,7 @@ const input = Type.Object(
     partialResponses: Type.Optional(PartialResponsesSetting),
     ...computeArguments,
     ...ScheduleFields,
+    dryRun: DryRunArgument,
   },
   { additionalProperties: false },
 );
@@ -47,6 +49,7 @@ export class CreateFormTool implements ToolHandler<typeof input, typeof output> 
   constructor(private readonly forms: FormsService) {}
 
   async run(args: Static<typeof input>, ctx: ToolContext): Promise<Static<typeof output>> {
+    if (args.dryRun) return this.forms.createDryRun(ctx.principal.workspace.id, args) as Static<typeof output>;
     return this.forms.view(await this.forms.createAs(ctx.principal, args), true) as Static<typeof output>;
   }
 }

@@ -68,8 +68,22 @@ export const FormSchema = Type.Object(
     endings: Type.Optional(Type.Unsafe<unknown>({})),
     thankYou: Type.Optional(Type.Unsafe<unknown>({})),
     maxScore: Type.Optional(Type.Number()),
+    dryRun: Type.Optional(
+      Type.Object(
+        {
+          warnings: Type.Array(Type.Object({ path: Type.String(), message: Type.String() })),
+          answerLoss: Type.Array(Type.Object({ path: Type.String(), message: Type.String() })),
+        },
+        { description: 'A dry run: nothing stored. answerLoss: answers the update discards (needs acceptAnswerLoss).' },
+      ),
+    ),
   },
   { additionalProperties: false },
+);
+
+/** create_form's and update_form's check-only flag (the answer's dryRun says what it found). */
+export const DryRunArgument = Type.Optional(
+  Type.Boolean({ description: 'Check only: the form as it would be stored, its warnings; nothing stored.' }),
 );
 
 /** The arguments of the tools that act on one form. */

@@ -4,6 +4,7 @@ import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import {
   BlockInputSchema,
   computeUpdateArguments,
+  DryRunArgument,
   FormDescription,
   FormSchema,
   FormTitle,
@@ -17,12 +18,13 @@ import { PartialResponsesSetting } from './partial-setting';
 const input = Type.Object(
   {
     publicId: PublicId,
-    version: Type.Optional(
+    ifVersion: Type.Optional(
       Type.Integer({
         minimum: 1,
         description: 'The version you read; if the form changed since, the update is refused (409 version_conflict).',
       }),
     ),
+    version: Type.Optional(Type.Integer({ minimum: 1, description: 'Older name of ifVersion.' })),
     title: Type.Optional(FormTitle),
     description: Type.Optional(FormDescription),
     blocks: Type.Optional(
@@ -36,6 +38,7 @@ const input = Type.Object(
     partialResponses: Type.Optional(PartialResponsesSetting),
     ...computeUpdateArguments,
     ...ScheduleFields,
+    dryRun: DryRunArgument,
     acceptAnswerLoss: Type.Optional(
       Type.Boolean({
         default: false,
@@ -64,6 +67,8 @@ export class UpdateFormTool implements ToolHandler<typeof input, typeof output> 
   constructor(private readonly forms: FormsService) {}
 
   async run(args: Static<typeof input>, ctx: ToolContext): Promise<Static<typeof output>> {
+    if (args.dryRun)
+      return (await this.forms.update(ctx.principal, { ...args, dryRun: true })) as Static<typeof output>;
     return this.forms.view(await this.forms.update(ctx.principal, args), true) as Static<typeof output>;
   }
 }
