@@ -230,3 +230,225 @@ describe('files over MCP: create_upload with contentBase64', () => {
 });
 
 const MB = 1024 * 1024;
+
+describe('validate before write, and concurrent editors: dryRun and ifVersion', () => {
+  let app: NestFastifyApplication;
+  let db: DataSource;
+  let ws: TestWorkspace;
+  let token: string;
+
+  beforeAll(async () => {
+    app = await createTestApp({ RATE_LIMIT_CREDENTIAL_PER_MIN: '1000' });
+    db = app.get(DataSource);
+    ws = await createWorkspace(app, 'pro');
+    token = (await createToken(app, ws)).token;
+  });
+  afterAll(() => app?.close());
+
+  const formCount = async () =>
+    Number((await db.query('SELECT count(*) AS n FROM forms WHERE workspace_id = $1', [ws.id]))[0].n);
+  /** A form whose logic a dry run warns about: each warning of the issue, once. */
+  const risky = {
+    title: 'Risky',
+    hiddenFields: ['src'],
+    blocks: [
+      { ref: 'q', type: 'yes_no', title: 'Go on?' },
+      // Both alternatives together always hold: the form always ends here.
+      {
+        type: 'page_break',
+        jumps: [
+          {
+            if: {
+              any: [
+                { block: 'q', op: 'answered' },
+                { block: 'q', op: 'not_answered' },
+              ],
+            },
+            to: 'end',
+          },
+          { if: { block: 'q', op: 'equals', value: true }, to: 'end' },
+        ],
+      },
+      { ref: 'late', type: 'short_text', title: 'Never asked', required: true },
+      {
+        ref: 'why',
+        type: 'long_text',
+        title: 'Why, {{hidden:src}}?',
+        showIf: { block: 'q', op: 'equals', value: false },
+        required: true,
+      },
+    ],
+  };
+
+  it.each(REVISIONS)(
+    'on %s: create_form dryRun answers the form with its warnings, and stores nothing',
+    async (revision) => {
+      const before = await formCount();
+      const checked = await mcp(app, token, revision, 'create_form', { ...risky, dryRun: true });
+      expect(checked.ok).toBe(true);
+      const form = (
+        checked as {
+          value: {
+            status: string;
+            version: number;
+            blocks: unknown[];
+            dryRun: { warnings: Array<{ path: string; message: string }>; answerLoss: unknown[] };
+          };
+        }
+      ).value;
+      expect(form).toMatchObject({ status: 'draft', version: 1, title: 'Risky' });
+      expect(form.blocks).toHaveLength(4);
+      const warned = Object.fromEntries(form.dryRun.warnings.map((w) => [w.path, w.message]));
+      expect(Object.keys(warned).sort()).toEqual(
+        ['/blocks/1', '/blocks/1/jumps/1', '/blocks/2/required', '/blocks/3/required', '/blocks/3/title'].sort(),
+      );
+      expect(warned['/blocks/1']).toMatch(/no path reaches/);
+      expect(warned['/blocks/1/jumps/1']).toMatch(/can never be taken/);
+      expect(warned['/blocks/3/required']).toMatch(/showIf can hide it/);
+      expect(warned['/blocks/3/title']).toMatch(/\{\{hidden:src\}\} can be empty/);
+      expect(form.dryRun.answerLoss).toEqual([]);
+      expect(await formCount()).toBe(before);
+    },
+  );
+
+  it('a dry run refuses what the write refuses, every error at its path, and stores nothing', async () => {
+    const before = await formCount();
+    const res = await callTool(app, token, 'create_form', {
+      title: 'Bad',
+      dryRun: true,
+      blocks: [
+        { ref: 'a', type: 'short_text', title: 'A', showIf: { block: 'nope', op: 'answered' } },
+        { type: 'multiple_choice', title: 'B' },
+      ],
+    });
+    const error = expectError(res, 400, 'invalid_arguments');
+    expect(error.details!.map((d) => d.path)).toEqual(
+      expect.arrayContaining(['/blocks/0/showIf/block', '/blocks/1/choices']),
+    );
+    expect(await formCount()).toBe(before);
+    // A clean form: no warnings.
+    const clean = await callTool(app, token, 'create_form', {
+      title: 'Clean',
+      dryRun: true,
+      blocks: [{ type: 'short_text', title: 'Name', required: true }],
+    });
+    expect(clean.status).toBe(200);
+    expect(clean.body.dryRun).toEqual({ warnings: [], answerLoss: [] });
+    expect(await formCount()).toBe(before);
+  });
+
+  it.each(REVISIONS)(
+    'on %s: update_form dryRun reports the answers it would discard, bumps nothing and stores nothing',
+    async (revision) => {
+      const made = await callTool(app, token, 'create_form', {
+        title: 'Survey',
+        blocks: [
+          { ref: 'name', type: 'short_text', title: 'Name' },
+          { ref: 'color', type: 'multiple_choice', title: 'Color', choices: ['Red', 'Blue'] },
+        ],
+      });
+      const form = made.body;
+      await callTool(app, token, 'publish_form', { publicId: form.publicId });
+      expect(
+        (
+          await callTool(app, token, 'create_response', {
+            publicId: form.publicId,
+            answers: { name: 'Ada', color: 'Red' },
+          })
+        ).status,
+      ).toBe(200);
+      const read = (await callTool(app, token, 'get_form', { publicId: form.publicId })).body;
+      const checked = await mcp(app, token, revision, 'update_form', {
+        publicId: form.publicId,
+        ifVersion: read.version,
+        dryRun: true,
+        title: 'Survey 2',
+        blocks: [read.blocks[0]],
+      });
+      expect(checked.ok).toBe(true);
+      const preview = (
+        checked as {
+          value: {
+            title: string;
+            version: number;
+            blocks: unknown[];
+            dryRun: { answerLoss: Array<{ path: string; message: string }> };
+          };
+        }
+      ).value;
+      expect(preview).toMatchObject({ title: 'Survey 2', version: read.version + 1 });
+      expect(preview.blocks).toHaveLength(1);
+      expect(preview.dryRun.answerLoss).toEqual([
+        { path: expect.stringMatching(/^\/blocks/), message: expect.stringMatching(/1 answer/) },
+      ]);
+      // Nothing stored: the form reads as before, at its version; the real update is refused without acceptAnswerLoss.
+      expect((await callTool(app, token, 'get_form', { publicId: form.publicId })).body).toEqual(read);
+      const real = await callTool(app, token, 'update_form', {
+        publicId: form.publicId,
+        title: 'Survey 2',
+        blocks: [read.blocks[0]],
+      });
+      expectError(real, 400, 'tool_error');
+    },
+  );
+
+  it.each(REVISIONS)(
+    'on %s: a stale ifVersion is refused with 409 version_conflict naming the current version',
+    async (revision) => {
+      const made = (
+        await callTool(app, token, 'create_form', {
+          title: 'Edited twice',
+          blocks: [{ type: 'short_text', title: 'A' }],
+        })
+      ).body;
+      const first = await mcp(app, token, revision, 'update_form', {
+        publicId: made.publicId,
+        ifVersion: made.version,
+        title: 'First',
+      });
+      expect(first).toMatchObject({ ok: true, value: { title: 'First', version: made.version + 1 } });
+      const second = await mcp(app, token, revision, 'update_form', {
+        publicId: made.publicId,
+        ifVersion: made.version,
+        title: 'Second',
+      });
+      expect(second.ok).toBe(false);
+      const error = (second as { error: { code: string; details?: Array<{ path: string; message: string }> } }).error;
+      expect(error.code).toBe('version_conflict');
+      expect(error.details).toEqual([{ path: '/ifVersion', message: `the form is at version ${made.version + 1}` }]);
+      const now = (await callTool(app, token, 'get_form', { publicId: made.publicId })).body;
+      expect(now).toMatchObject({ title: 'First', version: made.version + 1 });
+    },
+  );
+
+  it('REST: 409 version_conflict for a stale ifVersion (and its older name, version); an update that changes nothing keeps the version', async () => {
+    const made = (
+      await callTool(app, token, 'create_form', { title: 'Same', blocks: [{ type: 'short_text', title: 'A' }] })
+    ).body;
+    for (const stale of [{ ifVersion: made.version + 5 }, { version: made.version + 5 }]) {
+      const res = await callTool(app, token, 'update_form', { publicId: made.publicId, ...stale, title: 'x' });
+      expect(expectError(res, 409, 'version_conflict').details![0].message).toBe(
+        `the form is at version ${made.version}`,
+      );
+    }
+    const same = await callTool(app, token, 'update_form', {
+      publicId: made.publicId,
+      ifVersion: made.version,
+      title: 'Same',
+      blocks: made.blocks,
+    });
+    expect(same.status).toBe(200);
+    expect(same.body.version).toBe(made.version);
+    const audited = await db.query(
+      `SELECT count(*) AS n FROM audit_events WHERE action = 'form.update' AND subject_id = $1`,
+      [made.publicId],
+    );
+    expect(Number(audited[0].n)).toBe(0);
+    const changed = await callTool(app, token, 'update_form', {
+      publicId: made.publicId,
+      ifVersion: made.version,
+      description: 'Now with one',
+    });
+    expect(changed.body.version).toBe(made.version + 1);
+  });
+});
