@@ -33,7 +33,7 @@ const output = FormSchema;
   name: 'create_form',
   title: 'Create a form',
   description:
-    'Creates a draft form; the answer gives every block and choice its id. Publish it with publish_form.\n\nExample:\n' +
+    'Creates a draft form (publish_form publishes it); the answer gives each block and choice its id.\n\nExample:\n' +
     '{"title":"Feedback","hiddenFields":["source"],"blocks":[' +
     '{"ref":"happy","type":"yes_no","title":"Enjoyed it?","required":true},' +
     '{"type":"page_break","jumps":[{"if":{"block":"happy","op":"equals","value":false},"to":"end"}]},' +

@@ -113,6 +113,28 @@ describe('tighten', () => {
       { type: ['integer', 'null'], minimum: 1 },
     ],
     ['an enum of strings', { type: 'string', enum: ['ok', 'Bad'] }, { enum: ['ok', 'Bad'] }],
+    [
+      'alternatives of different kinds',
+      {
+        anyOf: [
+          { type: 'string', maxLength: 10 },
+          { type: 'number' },
+          { type: 'boolean' },
+          { type: 'array', items: { type: 'string' }, minItems: 1 },
+        ],
+      },
+      { type: ['string', 'number', 'boolean', 'array'], maxLength: 10, items: { type: 'string' }, minItems: 1 },
+    ],
+    [
+      'a label or an object with one',
+      {
+        anyOf: [
+          { type: 'string', minLength: 1 },
+          { type: 'object', required: ['label'], additionalProperties: false },
+        ],
+      },
+      { type: ['string', 'object'], minLength: 1, required: ['label'], additionalProperties: false },
+    ],
   ])('writes %s shorter, accepting exactly what it accepted', (_, schema, shorter) => {
     expect(tighten(schema)).toEqual(shorter);
     expect(verdicts(tighten(schema), values)).toEqual(verdicts(schema, values));
@@ -123,7 +145,17 @@ describe('tighten', () => {
     ['a nullable enum (null fails the enum)', { anyOf: [{ type: 'string', enum: ['ok'] }, { type: 'null' }] }],
     ['a nullable reference', { anyOf: [{ $ref: '#/$defs/x' }, { type: 'null' }] }],
     ['a keyword on both sides', { maxLength: 3, anyOf: [{ type: 'string', maxLength: 10 }, { type: 'null' }] }],
-    ['three alternatives', { anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'null' }] }],
+    [
+      'two alternatives of one kind',
+      {
+        anyOf: [
+          { type: 'integer', minimum: 5 },
+          { type: 'number', maximum: 1 },
+        ],
+      },
+    ],
+    ['an alternative with a keyword of another kind', { anyOf: [{ type: 'string', minimum: 1 }, { type: 'number' }] }],
+    ['an alternative without one type', { anyOf: [{ type: 'string' }, { enum: [1, 2] }] }],
   ])('leaves %s as it is', (_, schema) => {
     expect(tighten(schema)).toEqual(schema);
   });

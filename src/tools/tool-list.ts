@@ -14,8 +14,9 @@
  *   tool's description ends "Answers as <tool>." (create_form, publish_form ... answer the form as
  *   get_form does; MCP results still carry structuredContent).
  * - a schema is written shorter where that validates the same (tighten): no `type` beside an enum of
- *   strings, and `anyOf: [X, { type: "null" }]` as X with `type: [X's type, "null"]` when X's other
- *   keywords test only values of its type (a null passes them);
+ *   strings, an `anyOf` of one-type alternatives of different kinds as one schema listing the types
+ *   (each alternative's keywords test only its kind), and `anyOf: [X, { type: "null" }]` as X with
+ *   `type: [X's type, "null"]` when X's other keywords test only values of its type (a null passes them);
  * - an annotation equal to MCP's default (readOnlyHint false, destructiveHint true, idempotentHint
  *   false, openWorldHint true) is left out.
  * A schema accepts exactly what it accepted, but where it points to an earlier tool's. Each tool's
@@ -89,6 +90,8 @@ export function tighten(node: JsonObject): JsonObject {
     const { type: _type, ...rest } = out;
     out = rest;
   }
+  const merged = mergedTypes(out);
+  if (merged) return merged;
   const alternatives = out.anyOf;
   if (Array.isArray(alternatives) && alternatives.length === 2) {
     const nullAt = alternatives.findIndex((a) => isObject(a) && Object.keys(a).length === 1 && a.type === 'null');
@@ -105,6 +108,46 @@ export function tighten(node: JsonObject): JsonObject {
     }
   }
   return out;
+}
+
+/** The keywords that test only values of one kind (JSON Schema ignores them for any other). */
+const KIND_KEYWORDS: Record<string, string[]> = {
+  string: ['minLength', 'maxLength', 'pattern', 'format'],
+  number: ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf'],
+  array: ['items', 'minItems', 'maxItems', 'uniqueItems'],
+  object: ['properties', 'required', 'additionalProperties', 'minProperties', 'maxProperties'],
+  boolean: [],
+  null: [],
+};
+const kindOf = (type: string) => (type === 'integer' ? 'number' : type);
+
+/**
+ * `anyOf` of alternatives that each have one type, of different kinds, and only keywords of their
+ * kind, as one schema with the types listed and the keywords side by side: a value of one of the
+ * types meets exactly its own alternative's keywords either way. Undefined when it does not apply.
+ */
+function mergedTypes(node: JsonObject): JsonObject | undefined {
+  const alternatives = node.anyOf;
+  if (!Array.isArray(alternatives) || alternatives.length < 2) return undefined;
+  const kinds = new Set<string>();
+  const merged: JsonObject = {};
+  for (const a of alternatives) {
+    if (!isObject(a) || typeof a.type !== 'string' || !(kindOf(a.type) in KIND_KEYWORDS)) return undefined;
+    const kind = kindOf(a.type);
+    if (kinds.has(kind)) return undefined;
+    kinds.add(kind);
+    for (const [key, value] of Object.entries(a)) {
+      if (key === 'type') continue;
+      if (!KIND_KEYWORDS[kind].includes(key) || key in node) return undefined;
+      merged[key] = value;
+    }
+  }
+  const { anyOf: _anyOf, ...rest } = node;
+  // null last, as a nullable type is written.
+  const types = alternatives
+    .map((a) => (a as JsonObject).type)
+    .sort((a, b) => Number(a === 'null') - Number(b === 'null'));
+  return { ...rest, type: types, ...merged };
 }
 
 /** The list as sent: each tool in full on its own, with what an earlier tool of the same list said replaced by a pointer. */
