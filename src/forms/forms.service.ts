@@ -5,12 +5,12 @@ import { AuditService } from '../audit/audit.service';
 import type { Principal } from '../common/access/principal';
 import { ApiError, ErrorDetail } from '../common/errors/api-error';
 import { APP_CONFIG, AppConfig } from '../config/config';
-import { newFormPublicId } from '../common/ids';
+import { newBlockId, newChoiceId, newFormPublicId } from '../common/ids';
 import { currentManager, inTransaction } from '../database/transaction';
 import { servedAsIs } from '../common/http/served-as-is';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { AnswerLossCandidate, computeLossCandidates, describeLoss, lossCandidates } from './answer-loss';
-import { BlockInput } from './blocks';
+import { Block, BlockInput } from './blocks';
 import {
   blocksView,
   checkHiddenFields,
@@ -217,29 +217,67 @@ export class FormsService {
    */
   async create(workspaceId: string, input: FormInput, manager?: EntityManager, createdAt?: Date): Promise<FormRecord> {
     const { hiddenFields, checked, schedule } = checkNewForm(input);
-    const blocks = checked.blocks;
-    const run = async (tx: EntityManager) => {
-      const publicId = newFormPublicId();
-      const id = await this.repo.insert(
-        tx,
-        {
-          publicId,
-          workspaceId,
-          title: input.title,
-          description: input.description ?? null,
-          hiddenFields,
-          compute: checked.compute,
-        },
-        createdAt,
-      );
-      await this.repo.insertBlocks(tx, id, blocks);
-      if (input.partialResponses) await this.repo.setPartialResponses(tx, id, true);
-      if (schedule.opensAt || schedule.closesAt)
-        await this.repo.setSchedule(tx, id, schedule.opensAt, schedule.closesAt);
-      await this.answers.formCreated(tx, id);
-      return this.get(workspaceId, publicId, tx);
+    const form = {
+      title: input.title,
+      description: input.description ?? null,
+      hiddenFields,
+      compute: checked.compute,
+      blocks: checked.blocks,
+      partialResponses: input.partialResponses === true,
+      ...schedule,
     };
+    const run = (tx: EntityManager) => this.insertForm(tx, workspaceId, form, createdAt);
     return manager ? run(manager) : inTransaction(this.db, run);
+  }
+
+  /** Stores a new form, checked, with its blocks and settings, in `tx`; the form as read back. */
+  private async insertForm(
+    tx: EntityManager,
+    workspaceId: string,
+    form: Pick<
+      FormRecord,
+      'title' | 'description' | 'hiddenFields' | 'compute' | 'blocks' | 'partialResponses' | 'opensAt' | 'closesAt'
+    >,
+    createdAt?: Date,
+  ): Promise<FormRecord> {
+    const publicId = newFormPublicId();
+    const { title, description, hiddenFields, compute } = form;
+    const id = await this.repo.insert(
+      tx,
+      { publicId, workspaceId, title, description, hiddenFields, compute },
+      createdAt,
+    );
+    await this.repo.insertBlocks(tx, id, form.blocks);
+    if (form.partialResponses) await this.repo.setPartialResponses(tx, id, true);
+    if (form.opensAt || form.closesAt) await this.repo.setSchedule(tx, id, form.opensAt, form.closesAt);
+    await this.answers.formCreated(tx, id);
+    return this.get(workspaceId, publicId, tx);
+  }
+
+  /**
+   * duplicate_form: a draft copy of a form, its blocks, logic and settings (hidden fields, partial
+   * responses, variables, endings, thank-you texts) with new ids for the form, its blocks and
+   * choices, its rules pointing to the copies; not its schedule, responses or files.
+   */
+  async duplicateAs(actor: Principal, publicId: string, title?: string): Promise<FormRecord> {
+    return inTransaction(this.db, async (tx) => {
+      const source = await this.get(actor.workspace.id, publicId, tx);
+      const { blocks, compute } = withNewIds(source.blocks, source.compute);
+      const form = await this.insertForm(tx, actor.workspace.id, {
+        ...source,
+        title: title ?? `${source.title} (copy)`,
+        blocks,
+        compute,
+        opensAt: null,
+        closesAt: null,
+      });
+      await this.audit.record(tx, actor, 'form.create', form.publicId, {
+        version: form.version,
+        duplicateOf: publicId,
+      });
+      await this.webhooks.emit(tx, actor.workspace.id, 'form.created', this.view(form, true));
+      return form;
+    });
   }
 
   /**
@@ -642,4 +680,21 @@ function canonicalJson(value: unknown): string {
       ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
       : v,
   );
+}
+
+/**
+ * A form's blocks and compute settings with a new id for each block and choice, everywhere it
+ * appears (rules name blocks, jumps pages, points and correct answers choices, all by id). Ids
+ * are random tokens, so each quoted occurrence in the JSON is that id.
+ */
+function withNewIds(blocks: Block[], compute: FormRecord['compute']): Pick<FormRecord, 'blocks' | 'compute'> {
+  const ids = new Map<string, string>();
+  for (const b of blocks) {
+    ids.set(b.id, newBlockId());
+    for (const c of b.choices ?? []) ids.set(c.id, newChoiceId());
+  }
+  const json = JSON.stringify({ blocks, compute }).replace(/"([bc]_[A-Za-z0-9]+)"/g, (quoted, id: string) =>
+    ids.has(id) ? `"${ids.get(id)}"` : quoted,
+  );
+  return JSON.parse(json) as Pick<FormRecord, 'blocks' | 'compute'>;
 }

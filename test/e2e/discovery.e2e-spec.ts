@@ -36,6 +36,7 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
       { name: 'delete_form', scope: 'forms:write', write: true, minRole: 'admin' },
       { name: 'delete_response', scope: 'responses:write', write: true, minRole: 'editor' },
       { name: 'delete_webhook', scope: 'webhooks:write', write: true, minRole: 'admin' },
+      { name: 'duplicate_form', scope: 'forms:write', write: true, minRole: 'editor' },
       { name: 'export_responses', scope: 'responses:read', write: false, minRole: 'viewer' },
       { name: 'get_form', scope: 'forms:read', write: false, minRole: 'viewer' },
       { name: 'get_response', scope: 'responses:read', write: false, minRole: 'viewer' },
@@ -133,6 +134,12 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
         plan: 'pro',
         minRole: 'admin',
         annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+      },
+      {
+        name: 'duplicate_form',
+        plan: 'pro',
+        minRole: 'editor',
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
       },
       {
         name: 'export_responses',
@@ -238,7 +245,7 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
         .map((t) => t.definition.name)
         .sort(),
     );
-    expect(names).toHaveLength(24);
+    expect(names).toHaveLength(25);
     const ajv = addFormats(new Ajv2020({ strict: false }));
     for (const tool of res.body.tools) {
       expect(tool).toEqual(

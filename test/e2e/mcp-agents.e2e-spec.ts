@@ -452,3 +452,84 @@ describe('validate before write, and concurrent editors: dryRun and ifVersion', 
     expect(changed.body.version).toBe(made.version + 1);
   });
 });
+
+/** A block as get_form answers it, as far as ids go. */
+type FormBlock = { id: string; choices?: Array<{ id: string }> };
+
+describe('duplicate_form', () => {
+  let app: NestFastifyApplication;
+  let token: string;
+
+  beforeAll(async () => {
+    app = await createTestApp({ RATE_LIMIT_CREDENTIAL_PER_MIN: '1000' });
+    const ws = await createWorkspace(app, 'pro');
+    token = (await createToken(app, ws)).token;
+  });
+  afterAll(() => app?.close());
+
+  it.each(REVISIONS)(
+    'on %s: a draft copy with blocks, logic and settings under new ids, its rules pointing to the copies',
+    async (revision) => {
+      const source = (
+        await callTool(app, token, 'create_form', {
+          title: 'Quiz',
+          hiddenFields: ['src'],
+          partialResponses: true,
+          variables: [{ name: 'bonus', type: 'number' }],
+          endings: [{ ref: 'bye', title: 'Bye' }],
+          blocks: [
+            { type: 'multiple_choice', title: 'Pick', choices: ['A', 'B'], points: {}, required: true },
+            { type: 'page_break', jumps: [{ if: { block: 'pick', op: 'equals', value: 'B' }, to: 'ending:bye' }] },
+            { ref: 'why', type: 'long_text', title: 'Why?', showIf: { hidden: 'src', op: 'equals', value: 'ad' } },
+          ].map((b, i) => (i === 0 ? { ...b, ref: 'pick' } : b)),
+        })
+      ).body;
+      expect(source.publicId).toEqual(expect.any(String));
+      await callTool(app, token, 'publish_form', { publicId: source.publicId });
+      const copied = await mcp(app, token, revision, 'duplicate_form', { publicId: source.publicId });
+      expect(copied.ok).toBe(true);
+      const copy = (copied as { value: { publicId: string; blocks: FormBlock[] } & Record<string, unknown> }).value;
+      expect(copy).toMatchObject({
+        title: 'Quiz (copy)',
+        status: 'draft',
+        version: 1,
+        hiddenFields: ['src'],
+        partialResponses: true,
+      });
+      expect(copy.publicId).not.toBe(source.publicId);
+      expect(copy.variables).toEqual(source.variables);
+      expect(copy.endings).toEqual(source.endings);
+      // New ids for every block and choice.
+      const idsOf = (blocks: FormBlock[]) => blocks.flatMap((b) => [b.id, ...(b.choices ?? []).map((c) => c.id)]);
+      const sourceIds = new Set(idsOf(source.blocks));
+      expect(idsOf(copy.blocks)).toHaveLength(sourceIds.size);
+      expect(idsOf(copy.blocks).filter((id) => sourceIds.has(id))).toEqual([]);
+      // Else the same form: the source with each id replaced by its copy's (in order) reads as the copy.
+      const renamed = new Map(idsOf(source.blocks).map((id, i) => [id, idsOf(copy.blocks)[i]]));
+      expect(
+        JSON.parse(JSON.stringify(source.blocks).replace(/"([bc]_\w+)"/g, (q, id) => `"${renamed.get(id) ?? id}"`)),
+      ).toEqual(copy.blocks);
+      // The copy works on its own: its rule sends B to its ending.
+      await callTool(app, token, 'publish_form', { publicId: copy.publicId });
+      const answered = await callTool(app, token, 'check_response', {
+        publicId: copy.publicId,
+        answers: { pick: 'B' },
+      });
+      expect(answered.body).toMatchObject({ ok: true, ending: 'bye' });
+    },
+  );
+
+  it("takes a title; another workspace's form is not found; a viewer may not copy", async () => {
+    const source = (
+      await callTool(app, token, 'create_form', { title: 'Base', blocks: [{ type: 'short_text', title: 'A' }] })
+    ).body;
+    const named = await callTool(app, token, 'duplicate_form', { publicId: source.publicId, title: 'Base v2' });
+    expect(named.body).toMatchObject({ title: 'Base v2', status: 'draft' });
+    const other = await createWorkspace(app, 'pro');
+    const stranger = (await createToken(app, other)).token;
+    expectError(await callTool(app, stranger, 'duplicate_form', { publicId: source.publicId }), 404, 'not_found');
+    const ws = await createWorkspace(app, 'pro');
+    const viewer = (await createToken(app, ws, { role: 'viewer' })).token;
+    expectError(await callTool(app, viewer, 'duplicate_form', { publicId: source.publicId }), 403, 'forbidden');
+  });
+});
