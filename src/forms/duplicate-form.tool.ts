@@ -1,5 +1,4 @@
 import { Static, Type } from '@sinclair/typebox';
-import { APP_VIEWS } from '../apps/view-uris';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import { FormSchema, FormTitle, PublicId } from './form.schemas';
 import { FormsService } from './forms.service';
@@ -13,7 +12,6 @@ const output = FormSchema;
   description:
     'Makes a draft copy of a form: blocks, logic and settings with new ids, titled title (default "<title> (copy)"); not its schedule or responses.',
   scope: 'forms:write',
-  ui: { resourceUri: APP_VIEWS.formPreview },
   write: true,
   input,
   output,
