@@ -184,6 +184,26 @@ describe('files over MCP: create_upload with contentBase64', () => {
     },
   );
 
+  it.each(REVISIONS)('on %s: an answer error points to get_form, and no hint names a REST path', async (revision) => {
+    const refused = await mcp(app, token, revision, 'create_response', {
+      publicId: form.publicId,
+      answers: { name: 42 },
+    });
+    expect(refused.ok).toBe(false);
+    const error = (refused as { error: { code: string; hint: string } }).error;
+    expect(error.code).toBe('invalid_arguments');
+    expect(error.hint).toContain('get_form');
+    const others = await Promise.all([
+      mcp(app, token, revision, 'create_response', { publicId: form.publicId, answers: {}, bogus: 1 }),
+      mcp(app, token, revision, 'get_form', { publicId: 'nope' }),
+      mcp(app, token, revision, 'update_form', { publicId: form.publicId, ifVersion: 999 }),
+    ]);
+    for (const other of others) {
+      expect(other.ok).toBe(false);
+      expect((other as { error: { hint: string } }).error.hint).not.toMatch(/\/api\/|openapi/);
+    }
+  });
+
   it('check_response reports an upload whose bytes are not stored yet (ok: false)', async () => {
     const made = await callTool(app, token, 'create_upload', {
       publicId: form.publicId,
