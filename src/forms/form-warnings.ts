@@ -16,6 +16,7 @@ import { Block, takesAnswer } from './blocks';
 import { ENDING_PREFIX, type FormCompute } from './compute';
 import { recallTokens } from './compute/recall';
 import { Condition, isBlockLeaf, isHiddenLeaf, isVariableLeaf } from './conditions';
+import { blockIndex } from './form-logic';
 
 /** The subject a leaf tests: a block, a hidden field or a variable, by kind and name. */
 function subjectOf(c: Condition): string | undefined {
@@ -48,11 +49,7 @@ export const alwaysFalse = (c: Condition): boolean => 'all' in c && complementar
 
 export function formWarnings(blocks: Block[], compute?: FormCompute | null): ErrorDetail[] {
   const warnings: ErrorDetail[] = [];
-  const indexOf = new Map<string, number>();
-  blocks.forEach((b, i) => {
-    indexOf.set(b.id, i);
-    if (b.ref) indexOf.set(b.ref, i);
-  });
+  const indexOf = blockIndex(blocks);
   // Pages by the index they start at: 0, then each page_break's.
   const starts = [0, ...blocks.flatMap((b, i) => (b.type === 'page_break' && i > 0 ? [i] : []))];
   const pageEnd = (p: number) => starts[p + 1] ?? blocks.length;
