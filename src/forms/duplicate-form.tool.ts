@@ -10,7 +10,7 @@ const output = FormSchema;
   name: 'duplicate_form',
   title: 'Duplicate a form',
   description:
-    'Makes a draft copy of a form: blocks, logic and settings with new ids, titled title (default "<title> (copy)"); not its schedule or responses.',
+    'Makes a draft copy of a form: blocks, logic and settings with new ids, titled title (default: its title + " (copy)"); not its schedule or responses.',
   scope: 'forms:write',
   write: true,
   input,
