@@ -4,6 +4,7 @@ import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import {
   BlockInputSchema,
   computeArguments,
+  DryRunArgument,
   FormDescription,
   FormSchema,
   FormTitle,
@@ -26,6 +27,7 @@ const input = Type.Object(
     ...ScheduleFields,
     ...LimitFields,
     ...SpamProtectionField,
+    dryRun: DryRunArgument,
   },
   { additionalProperties: false },
 );
@@ -35,8 +37,7 @@ const output = FormSchema;
   name: 'create_form',
   title: 'Create a form',
   description:
-    'Creates a draft form; the answer gives every block and choice its id. Publish it with publish_form. ' +
-    'A rule that does not fit: 400 invalid_arguments at its JSON path.\n\nExample:\n' +
+    'Creates a draft form (publish_form publishes it); the answer gives each block and choice its id.\n\nExample:\n' +
     '{"title":"Feedback","hiddenFields":["source"],"blocks":[' +
     '{"ref":"happy","type":"yes_no","title":"Enjoyed it?","required":true},' +
     '{"type":"page_break","jumps":[{"if":{"block":"happy","op":"equals","value":false},"to":"end"}]},' +
@@ -52,6 +53,7 @@ export class CreateFormTool implements ToolHandler<typeof input, typeof output> 
   constructor(private readonly forms: FormsService) {}
 
   async run(args: Static<typeof input>, ctx: ToolContext): Promise<Static<typeof output>> {
+    if (args.dryRun) return this.forms.createDryRun(ctx.principal.workspace.id, args) as Static<typeof output>;
     return this.forms.view(await this.forms.createAs(ctx.principal, args), true) as Static<typeof output>;
   }
 }

@@ -142,11 +142,7 @@ export function normalizeForm(
   });
 
   // Rules name blocks by id or ref; only blocks before the rule.
-  const indexOf = new Map<string, number>();
-  blocks.forEach((b, i) => {
-    indexOf.set(b.id, i);
-    if (b.ref) indexOf.set(b.ref, i);
-  });
+  const indexOf = blockIndex(blocks);
   const previousKeys = new Map<string, Block>();
   for (const b of previous) {
     previousKeys.set(b.id, b);
@@ -690,4 +686,14 @@ function prepare(blocks: Block[]): Prepared {
     prepared.set(blocks, p);
   }
   return p;
+}
+
+/** Where each block is in the list, by its id and by its ref. */
+export function blockIndex(blocks: Block[]): Map<string, number> {
+  const indexOf = new Map<string, number>();
+  blocks.forEach((b, i) => {
+    indexOf.set(b.id, i);
+    if (b.ref) indexOf.set(b.ref, i);
+  });
+  return indexOf;
 }

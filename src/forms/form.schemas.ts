@@ -76,8 +76,22 @@ export const FormSchema = Type.Object(
     endings: Type.Optional(Type.Unsafe<unknown>({})),
     thankYou: Type.Optional(Type.Unsafe<unknown>({})),
     maxScore: Type.Optional(Type.Number()),
+    dryRun: Type.Optional(
+      Type.Object(
+        {
+          warnings: Type.Array(Type.Object({ path: Type.String(), message: Type.String() })),
+          answerLoss: Type.Array(Type.Object({ path: Type.String(), message: Type.String() })),
+        },
+        { description: 'dryRun only. answerLoss: answers the update discards (needs acceptAnswerLoss).' },
+      ),
+    ),
   },
   { additionalProperties: false },
+);
+
+/** create_form's and update_form's check-only flag (the answer's dryRun says what it found). */
+export const DryRunArgument = Type.Optional(
+  Type.Boolean({ description: 'Check only: answers the form as it would be stored; stores nothing.' }),
 );
 
 /** The arguments of the tools that act on one form. */
@@ -95,11 +109,11 @@ export const BlockInputSchema = Type.Object(
     ),
     ref: Type.Optional(
       Type.Union([Type.String({ pattern: REF_PATTERN, maxLength: 64 }), Type.Null()], {
-        description: 'Your key for the block (unique, not b_...), for conditions, jumps and answers.',
+        description: 'Your unique key for the block (not b_...), usable wherever its id is.',
       }),
     ),
     type: StringEnum(BLOCK_TYPES, {
-      description: 'statement: text, no answer; page_break: starts a new page; file_upload: see create_upload.',
+      description: 'statement: text only; page_break: starts a page; file_upload: see create_upload.',
     }),
     title: Type.Optional(
       Type.String({ minLength: 1, maxLength: 1000, description: 'Required on every block except a page_break.' }),
@@ -120,7 +134,7 @@ export const BlockInputSchema = Type.Object(
         ]),
         {
           maxItems: 200,
-          description: 'multiple_choice, checkboxes, dropdown: labels, or { id, label } to keep (or rename) a choice.',
+          description: 'Labels, or { id, label } to keep (or rename) a choice.',
         },
       ),
     ),
@@ -183,8 +197,7 @@ export const HiddenFieldsSchema = (description?: string) =>
     maxItems: MAX_HIDDEN_FIELDS,
     description:
       description ??
-      'Values a response carries besides its answers, e.g. ["campaign"]: set by the share link (?campaign=x) ' +
-        "or create_response's hidden; conditions test them.",
+      "Values a response carries besides answers: from the share link (?campaign=x) or create_response's hidden.",
   });
 
 export const FormTitle = Type.String({ minLength: 1, maxLength: 500 });

@@ -16,6 +16,7 @@ import { GetFormTool } from './get-form.tool';
 import { ListFormsTool } from './list-forms.tool';
 import { PublishFormTool } from './publish-form.tool';
 import { UpdateFormTool } from './update-form.tool';
+import { DuplicateFormTool } from './duplicate-form.tool';
 
 /** Forms and their blocks: the service, its repository and the form tools. Answers are reached through FormAnswers. */
 @Module({
@@ -28,6 +29,7 @@ import { UpdateFormTool } from './update-form.tool';
     GetFormTool,
     CreateFormTool,
     UpdateFormTool,
+    DuplicateFormTool,
     PublishFormTool,
     CloseFormTool,
     DeleteFormTool,

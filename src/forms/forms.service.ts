@@ -5,12 +5,12 @@ import { AuditService } from '../audit/audit.service';
 import type { Principal } from '../common/access/principal';
 import { ApiError, ErrorDetail } from '../common/errors/api-error';
 import { APP_CONFIG, AppConfig } from '../config/config';
-import { newFormPublicId } from '../common/ids';
+import { newBlockId, newChoiceId, newFormPublicId } from '../common/ids';
 import { currentManager, inTransaction } from '../database/transaction';
 import { servedAsIs } from '../common/http/served-as-is';
 import { IdempotencyService } from '../idempotency/idempotency.service';
 import { AnswerLossCandidate, computeLossCandidates, describeLoss, lossCandidates } from './answer-loss';
-import { BlockInput } from './blocks';
+import { Block, BlockInput } from './blocks';
 import {
   blocksView,
   checkHiddenFields,
@@ -22,6 +22,7 @@ import {
 import { maxScore, isQuiz } from './compute';
 import { FormAccess, FormStatus } from './entities/form.entity';
 import { FormAnswers } from './form-answers';
+import { formWarnings } from './form-warnings';
 import { FormVersionReads } from './form-version-reads';
 import { FormListItem, FormRecord, FormsRepository } from './forms.repository';
 import { UploadsService } from '../uploads/uploads.service';
@@ -51,6 +52,8 @@ export interface FormInput {
   quotas?: QuotaInput[];
   /** The page's spam defence (issue 47); omitted: auto (create), kept (update). */
   spamProtection?: 'off' | 'auto' | 'always';
+  /** Check only (create_form's dryRun): see FormsService.createDryRun. */
+  dryRun?: boolean;
 }
 
 /** A quota as sent: `when` by id or ref (see forms/limits.ts). */
@@ -59,7 +62,11 @@ export type QuotaInput = { name: string; limit: number; when: unknown; onFull?: 
 export interface FormUpdate {
   publicId: string;
   /** The version the caller read; a stale one is refused with 409 version_conflict. */
+  ifVersion?: number;
+  /** The older name of ifVersion. */
   version?: number;
+  /** Check only: the form as it would be stored, warnings and the answer-loss report; nothing stored. */
+  dryRun?: boolean;
   title?: string;
   description?: string | null;
   /** The whole new block list; a block (or choice) keeps its answers by keeping its id. */
@@ -236,42 +243,126 @@ export class FormsService {
    * backdates it (the demo's history), else it is created now.
    */
   async create(workspaceId: string, input: FormInput, manager?: EntityManager, createdAt?: Date): Promise<FormRecord> {
-    const hiddenFields = input.hiddenFields ?? [];
-    const checked = normalizeForm(input.blocks ?? [], [], hiddenFields, [], '/blocks', computeInput(input));
-    const schedule = { opensAt: timeOf(input.opensAt) ?? null, closesAt: timeOf(input.closesAt) ?? null };
-    const limits = checkQuotas({ blocks: checked.blocks, hiddenFields, compute: checked.compute }, input.quotas ?? []);
-    const details = [...checkHiddenFields(hiddenFields), ...checked.details, ...checkSchedule(schedule)];
-    if (details.length) throw invalidForm(details);
-    if (limits.details.length) throw invalidQuotas(limits.details);
-    const blocks = checked.blocks;
-    const run = async (tx: EntityManager) => {
-      const publicId = newFormPublicId();
-      const id = await this.repo.insert(
-        tx,
-        {
-          publicId,
-          workspaceId,
-          title: input.title,
-          description: input.description ?? null,
-          hiddenFields,
-          compute: checked.compute,
-        },
-        createdAt,
-      );
-      await this.repo.insertBlocks(tx, id, blocks);
-      if (input.partialResponses) await this.repo.setPartialResponses(tx, id, true);
-      if (input.access === 'invite') await this.repo.setAccess(tx, id, 'invite');
-      if (schedule.opensAt || schedule.closesAt)
-        await this.repo.setSchedule(tx, id, schedule.opensAt, schedule.closesAt);
-      if (input.spamProtection) await this.repo.setSpamProtection(tx, id, input.spamProtection);
-      await this.answers.formCreated(tx, id);
-      if (input.maxResponses != null || limits.quotas.length) {
-        await this.repo.setLimits(tx, id, input.maxResponses ?? null, limits.quotas);
-        await this.limitsKeeper?.(tx, await this.get(workspaceId, publicId, tx), { closeNow: false, capSent: true });
-      }
-      return this.get(workspaceId, publicId, tx);
+    const { hiddenFields, checked, schedule, quotas } = checkNewForm(input);
+    const form = {
+      title: input.title,
+      description: input.description ?? null,
+      hiddenFields,
+      compute: checked.compute,
+      blocks: checked.blocks,
+      partialResponses: input.partialResponses === true,
+      ...schedule,
+      access: input.access ?? 'public',
+      spamProtection: input.spamProtection ?? 'auto',
+      maxResponses: input.maxResponses ?? null,
+      quotas: quotas.length ? quotas : null,
     };
+    const run = (tx: EntityManager) => this.insertForm(tx, workspaceId, form, createdAt);
     return manager ? run(manager) : inTransaction(this.db, run);
+  }
+
+  /** Stores a new form, checked, with its blocks and settings, in `tx`; the form as read back. */
+  private async insertForm(
+    tx: EntityManager,
+    workspaceId: string,
+    form: Pick<
+      FormRecord,
+      | 'title'
+      | 'description'
+      | 'hiddenFields'
+      | 'compute'
+      | 'blocks'
+      | 'partialResponses'
+      | 'opensAt'
+      | 'closesAt'
+      | 'access'
+      | 'spamProtection'
+      | 'maxResponses'
+      | 'quotas'
+    >,
+    createdAt?: Date,
+  ): Promise<FormRecord> {
+    const publicId = newFormPublicId();
+    const { title, description, hiddenFields, compute } = form;
+    const id = await this.repo.insert(
+      tx,
+      { publicId, workspaceId, title, description, hiddenFields, compute },
+      createdAt,
+    );
+    await this.repo.insertBlocks(tx, id, form.blocks);
+    if (form.partialResponses) await this.repo.setPartialResponses(tx, id, true);
+    if (form.opensAt || form.closesAt) await this.repo.setSchedule(tx, id, form.opensAt, form.closesAt);
+    if (form.access === 'invite') await this.repo.setAccess(tx, id, 'invite');
+    if (form.spamProtection !== 'auto') await this.repo.setSpamProtection(tx, id, form.spamProtection);
+    await this.answers.formCreated(tx, id);
+    if (form.maxResponses != null || form.quotas?.length) {
+      await this.repo.setLimits(tx, id, form.maxResponses, form.quotas);
+      await this.limitsKeeper?.(tx, await this.get(workspaceId, publicId, tx), { closeNow: false, capSent: true });
+    }
+    return this.get(workspaceId, publicId, tx);
+  }
+
+  /**
+   * duplicate_form: a draft copy of a form, its blocks, logic and settings (hidden fields, partial
+   * responses, variables, endings, thank-you texts) with new ids for the form, its blocks and
+   * choices, its rules pointing to the copies; not its schedule, responses or files.
+   */
+  async duplicateAs(actor: Principal, publicId: string, title?: string): Promise<FormRecord> {
+    return inTransaction(this.db, async (tx) => {
+      const source = await this.get(actor.workspace.id, publicId, tx);
+      const { blocks, compute, quotas } = withNewIds(source.blocks, source.compute, source.quotas);
+      const form = await this.insertForm(tx, actor.workspace.id, {
+        ...source,
+        title: title ?? `${source.title} (copy)`,
+        blocks,
+        compute,
+        quotas,
+        opensAt: null,
+        closesAt: null,
+      });
+      await this.audit.record(tx, actor, 'form.create', form.publicId, {
+        version: form.version,
+        duplicateOf: publicId,
+      });
+      await this.webhooks.emit(tx, actor.workspace.id, 'form.created', this.view(form, true));
+      return form;
+    });
+  }
+
+  /**
+   * create_form's dry run: the form as create would store it (its publicId and ids are made anew
+   * by the real call), its warnings; the same 400 for what create refuses. Nothing is written.
+   */
+  createDryRun(workspaceId: string, input: FormInput): DryRunView {
+    const { hiddenFields, checked, schedule, quotas } = checkNewForm(input);
+    const now = new Date();
+    const form: FormRecord = {
+      id: '',
+      publicId: newFormPublicId(),
+      workspaceId,
+      title: input.title,
+      description: input.description ?? null,
+      status: 'draft',
+      hiddenFields,
+      version: 1,
+      createdAt: now,
+      updatedAt: now,
+      publishedAt: null,
+      closedAt: null,
+      partialResponses: input.partialResponses === true,
+      ...schedule,
+      access: input.access ?? 'public',
+      spamProtection: input.spamProtection ?? 'auto',
+      maxResponses: input.maxResponses ?? null,
+      quotas: quotas.length ? quotas : null,
+      compute: checked.compute,
+      blocks: checked.blocks,
+    };
+    return this.dryRunView(form, []);
+  }
+
+  private dryRunView(form: FormRecord, answerLoss: ErrorDetail[]): DryRunView {
+    return { ...this.view(form, true), dryRun: { warnings: formWarnings(form.blocks, form.compute), answerLoss } };
   }
 
   /** create_form: the form and its audit record in one transaction. */
@@ -286,81 +377,52 @@ export class FormsService {
 
   /**
    * update_form. The form row is locked for the transaction, so concurrent edits are serialised
-   * and a second edit sent with the version both callers read gets 409 version_conflict.
+   * and a second edit sent with the version both callers read gets 409 version_conflict. An update
+   * that changes nothing (the form would read the same) stores nothing and keeps the version. A dry
+   * run answers the form as it would be stored, with its warnings and the answers it would discard,
+   * and writes nothing.
    */
-  async update(actor: Principal, input: FormUpdate): Promise<FormRecord> {
+  update(actor: Principal, input: FormUpdate & { dryRun: true }): Promise<DryRunView>;
+  update(actor: Principal, input: FormUpdate): Promise<FormRecord>;
+  async update(actor: Principal, input: FormUpdate): Promise<FormRecord | DryRunView> {
     return inTransaction(this.db, async (tx) => {
-      const form = await this.lock(tx, actor.workspace.id, input.publicId);
-      if (input.version !== undefined && input.version !== form.version) {
+      const form = input.dryRun
+        ? await this.get(actor.workspace.id, input.publicId, tx)
+        : await this.lock(tx, actor.workspace.id, input.publicId);
+      const expected = input.ifVersion ?? input.version;
+      if (expected !== undefined && expected !== form.version) {
         throw new ApiError('version_conflict', {
-          message: `The form is at version ${form.version}; this update was made from version ${input.version}.`,
+          message: `The form is at version ${form.version}; this update was made from version ${expected}.`,
+          hint: 'Read the form again with get_form, apply your change to it, and send its version as ifVersion.',
+          details: [
+            {
+              path: input.ifVersion !== undefined ? '/ifVersion' : '/version',
+              message: `the form is at version ${form.version}`,
+            },
+          ],
         });
       }
-      const schedule = {
-        opensAt: timeOf(input.opensAt) === undefined ? form.opensAt : timeOf(input.opensAt)!,
-        closesAt: timeOf(input.closesAt) === undefined ? form.closesAt : timeOf(input.closesAt)!,
-      };
-      const scheduleDetails = checkSchedule(schedule, {
-        opensAt: input.opensAt !== undefined,
-        closesAt: input.closesAt !== undefined,
-      });
-      if (scheduleDetails.length) throw invalidForm(scheduleDetails);
-      let discarded = 0;
-      const hiddenFields = input.hiddenFields ?? form.hiddenFields;
-      const hiddenDetails = input.hiddenFields ? checkHiddenFields(input.hiddenFields) : [];
-      // Variables, endings and thank-you texts sent replace the form's (issue 46); the blocks are
-      // checked again against them (the stored blocks when none are sent).
-      const computeChanged =
-        input.variables !== undefined || input.endings !== undefined || input.thankYou !== undefined;
-      const compute = computeInput({
-        variables: input.variables ?? form.compute?.variables,
-        endings: input.endings ?? form.compute?.endings,
-        thankYou: input.thankYou ?? form.compute?.thankYou,
-      });
-      const blocksInput = input.blocks ?? (computeChanged ? (form.blocks as BlockInput[]) : undefined);
-      // The rules are checked before any answer loss: acceptAnswerLoss does not lift a broken rule.
-      if (blocksInput) {
-        const normalized = normalizeForm(blocksInput, form.blocks, hiddenFields, form.hiddenFields, '/blocks', compute);
-        const details = [...hiddenDetails, ...normalized.details];
-        if (details.length) throw invalidForm(details);
-        const blocks = normalized.blocks;
-        discarded = await this.handleAnswerLoss(
-          tx,
-          form,
-          [
-            ...lossCandidates(form.blocks, blocks),
-            // Variables and endings stored responses hold (issue 46).
-            ...computeLossCandidates(
-              { variables: formVariables(form).map((v) => v.name), compute: form.compute },
-              {
-                variables: formVariables({ blocks, compute: normalized.compute }).map((v) => v.name),
-                compute: normalized.compute,
-              },
-            ),
-          ],
-          input.acceptAnswerLoss === true,
-        );
-        await this.repo.replaceBlocks(tx, form.id, blocks);
-        await this.repo.setCompute(tx, form.id, normalized.compute);
-      } else {
-        const details = [
-          ...hiddenDetails,
-          ...(input.hiddenFields ? checkHiddenStillNamed(form.blocks, hiddenFields) : []),
-        ];
-        if (details.length) throw invalidForm(details);
+      const plan = await this.planUpdate(tx, form, input);
+      if (input.dryRun) {
+        const answerLoss = plan.losses.map(({ candidate, answers }) => ({
+          path: candidate.path,
+          message: describeLoss(candidate, answers),
+        }));
+        return this.dryRunView({ ...plan.next, version: form.version + (plan.changed ? 1 : 0) }, answerLoss);
       }
-      await this.repo.updateContent(
-        tx,
-        form.id,
-        input.title ?? form.title,
-        input.description !== undefined ? input.description : form.description,
-        hiddenFields,
-      );
+      if (!plan.changed) return form;
+      const discarded = await this.handleAnswerLoss(tx, form, plan.losses, input.acceptAnswerLoss === true);
+      const next = plan.next;
+      if (plan.blocksChanged) {
+        await this.repo.replaceBlocks(tx, form.id, next.blocks);
+        await this.repo.setCompute(tx, form.id, next.compute);
+      }
+      await this.repo.updateContent(tx, form.id, next.title, next.description, next.hiddenFields);
       if (input.partialResponses !== undefined)
         await this.repo.setPartialResponses(tx, form.id, input.partialResponses);
-      if (input.access !== undefined) await this.repo.setAccess(tx, form.id, input.access);
       if (input.opensAt !== undefined || input.closesAt !== undefined)
-        await this.repo.setSchedule(tx, form.id, schedule.opensAt, schedule.closesAt);
+        await this.repo.setSchedule(tx, form.id, next.opensAt, next.closesAt);
+      if (input.access !== undefined) await this.repo.setAccess(tx, form.id, input.access);
       await this.updateLimits(tx, form, input);
       if (input.spamProtection) await this.repo.setSpamProtection(tx, form.id, input.spamProtection);
       await this.audit.record(tx, actor, 'form.update', form.publicId, {
@@ -396,6 +458,98 @@ export class FormsService {
         capSent: input.maxResponses != null,
       },
     );
+  }
+
+  /**
+   * What an update would make of the form, checked (400 invalid_arguments with every detail, as
+   * before any write), with the answers it would discard counted: the form as it would read, and
+   * whether that differs from the form as it reads now.
+   */
+  private async planUpdate(
+    tx: EntityManager,
+    form: FormRecord,
+    input: FormUpdate,
+  ): Promise<{ next: FormRecord; changed: boolean; blocksChanged: boolean; losses: AnswerLoss[] }> {
+    const schedule = {
+      opensAt: timeOf(input.opensAt) === undefined ? form.opensAt : timeOf(input.opensAt)!,
+      closesAt: timeOf(input.closesAt) === undefined ? form.closesAt : timeOf(input.closesAt)!,
+    };
+    const scheduleDetails = checkSchedule(schedule, {
+      opensAt: input.opensAt !== undefined,
+      closesAt: input.closesAt !== undefined,
+    });
+    if (scheduleDetails.length) throw invalidForm(scheduleDetails);
+    const hiddenFields = input.hiddenFields ?? form.hiddenFields;
+    const hiddenDetails = input.hiddenFields ? checkHiddenFields(input.hiddenFields) : [];
+    // Variables, endings and thank-you texts sent replace the form's (issue 46); the blocks are
+    // checked again against them (the stored blocks when none are sent).
+    const computeChanged = input.variables !== undefined || input.endings !== undefined || input.thankYou !== undefined;
+    const compute = computeInput({
+      variables: input.variables ?? form.compute?.variables,
+      endings: input.endings ?? form.compute?.endings,
+      thankYou: input.thankYou ?? form.compute?.thankYou,
+    });
+    const blocksInput = input.blocks ?? (computeChanged ? (form.blocks as BlockInput[]) : undefined);
+    let next: FormRecord = {
+      ...form,
+      title: input.title ?? form.title,
+      description: input.description !== undefined ? input.description : form.description,
+      hiddenFields,
+      partialResponses: input.partialResponses ?? form.partialResponses,
+      ...schedule,
+      access: input.access ?? form.access,
+      spamProtection: input.spamProtection ?? form.spamProtection,
+      maxResponses: input.maxResponses !== undefined ? input.maxResponses : form.maxResponses,
+    };
+    let losses: AnswerLoss[] = [];
+    // The rules are checked before any answer loss: acceptAnswerLoss does not lift a broken rule.
+    if (blocksInput) {
+      const normalized = normalizeForm(blocksInput, form.blocks, hiddenFields, form.hiddenFields, '/blocks', compute);
+      const details = [...hiddenDetails, ...normalized.details];
+      if (details.length) throw invalidForm(details);
+      next = { ...next, blocks: normalized.blocks, compute: normalized.compute };
+      losses = await this.countLosses(tx, form, [
+        ...lossCandidates(form.blocks, next.blocks),
+        // Variables and endings stored responses hold (issue 46).
+        ...computeLossCandidates(
+          { variables: formVariables(form).map((v) => v.name), compute: form.compute },
+          {
+            variables: formVariables({ blocks: next.blocks, compute: normalized.compute }).map((v) => v.name),
+            compute: normalized.compute,
+          },
+        ),
+      ]);
+    } else {
+      const details = [
+        ...hiddenDetails,
+        ...(input.hiddenFields ? checkHiddenStillNamed(form.blocks, hiddenFields) : []),
+      ];
+      if (details.length) throw invalidForm(details);
+    }
+    // Quotas sent, or blocks changed under stored ones, are checked against the form as it would be (issue 47).
+    if (input.quotas !== undefined || (blocksInput && form.quotas?.length)) {
+      const limits = checkQuotas(next, input.quotas ?? form.quotas ?? []);
+      if (limits.details.length) throw invalidQuotas(limits.details);
+    }
+    const reads = (f: FormRecord) => canonicalJson({ ...this.view(f, true), version: 0, updatedAt: '' });
+    const blocksChanged =
+      blocksInput !== undefined && reads({ ...form, blocks: next.blocks, compute: next.compute }) !== reads(form);
+    const limitsSent = input.quotas !== undefined || input.closeNow === true;
+    return { next, changed: blocksChanged || limitsSent || reads(next) !== reads(form), blocksChanged, losses };
+  }
+
+  /** The answers each candidate change would discard (those that discard none left out). */
+  private async countLosses(
+    tx: EntityManager,
+    form: FormRecord,
+    candidates: AnswerLossCandidate[],
+  ): Promise<AnswerLoss[]> {
+    const losses: AnswerLoss[] = [];
+    for (const c of candidates) {
+      const n = await this.answers.countLost(tx, form.id, c);
+      if (n > 0) losses.push({ candidate: c, answers: n });
+    }
+    return losses;
   }
 
   /** publish_form (also reopens a closed form) and close_form. Doing it twice changes nothing. */
@@ -473,21 +627,16 @@ export class FormsService {
   }
 
   /**
-   * Counts the answers an edit would discard. Refuses the edit (400 tool_error) unless the caller
-   * accepted the loss; when accepted, removes those answers (and exactly them from the aggregates)
-   * so what is stored matches the form.
+   * Refuses an edit that would discard answers (400 tool_error) unless the caller accepted the
+   * loss; when accepted, removes those answers (and exactly them from the aggregates) so what is
+   * stored matches the form.
    */
   private async handleAnswerLoss(
     tx: EntityManager,
     form: FormRecord,
-    candidates: AnswerLossCandidate[],
+    losses: AnswerLoss[],
     accepted: boolean,
   ): Promise<number> {
-    const losses: Array<{ candidate: AnswerLossCandidate; answers: number }> = [];
-    for (const c of candidates) {
-      const n = await this.answers.countLost(tx, form.id, c);
-      if (n > 0) losses.push({ candidate: c, answers: n });
-    }
     if (losses.length === 0) return 0;
     if (!accepted) {
       const details: ErrorDetail[] = losses.map(({ candidate, answers }) => ({
@@ -596,4 +745,57 @@ function invalidForm(details: ErrorDetail[]): ApiError {
     ...(hint ? { hint } : {}),
     details,
   });
+}
+
+/** A change that would discard answers, and how many. */
+interface AnswerLoss {
+  candidate: AnswerLossCandidate;
+  answers: number;
+}
+
+/** A dry run's answer: the form as it would be stored, with what the author should know. */
+export type DryRunView = Record<string, unknown> & {
+  dryRun: { warnings: ErrorDetail[]; answerLoss: ErrorDetail[] };
+};
+
+/** A new form's settings checked (400 invalid_arguments with every detail). */
+function checkNewForm(input: FormInput) {
+  const hiddenFields = input.hiddenFields ?? [];
+  const checked = normalizeForm(input.blocks ?? [], [], hiddenFields, [], '/blocks', computeInput(input));
+  const schedule = { opensAt: timeOf(input.opensAt) ?? null, closesAt: timeOf(input.closesAt) ?? null };
+  const limits = checkQuotas({ blocks: checked.blocks, hiddenFields, compute: checked.compute }, input.quotas ?? []);
+  const details = [...checkHiddenFields(hiddenFields), ...checked.details, ...checkSchedule(schedule)];
+  if (details.length) throw invalidForm(details);
+  if (limits.details.length) throw invalidQuotas(limits.details);
+  return { hiddenFields, checked, schedule, quotas: limits.quotas };
+}
+
+/** JSON with object keys sorted, so that two values read the same whatever order their keys came in. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+}
+
+/**
+ * A form's blocks and compute settings with a new id for each block and choice, everywhere it
+ * appears (rules name blocks, jumps pages, points and correct answers choices, all by id). Ids
+ * are random tokens, so each quoted occurrence in the JSON is that id.
+ */
+function withNewIds(
+  blocks: Block[],
+  compute: FormRecord['compute'],
+  quotas: FormRecord['quotas'],
+): Pick<FormRecord, 'blocks' | 'compute' | 'quotas'> {
+  const ids = new Map<string, string>();
+  for (const b of blocks) {
+    ids.set(b.id, newBlockId());
+    for (const c of b.choices ?? []) ids.set(c.id, newChoiceId());
+  }
+  const json = JSON.stringify({ blocks, compute, quotas }).replace(/"([bc]_[A-Za-z0-9]+)"/g, (quoted, id: string) =>
+    ids.has(id) ? `"${ids.get(id)}"` : quoted,
+  );
+  return JSON.parse(json) as Pick<FormRecord, 'blocks' | 'compute' | 'quotas'>;
 }

@@ -4,6 +4,7 @@ import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import {
   BlockInputSchema,
   computeUpdateArguments,
+  DryRunArgument,
   FormDescription,
   FormSchema,
   FormTitle,
@@ -19,12 +20,13 @@ import { PartialResponsesSetting } from './partial-setting';
 const input = Type.Object(
   {
     publicId: PublicId,
-    version: Type.Optional(
+    ifVersion: Type.Optional(
       Type.Integer({
         minimum: 1,
         description: 'The version you read; if the form changed since, the update is refused (409 version_conflict).',
       }),
     ),
+    version: Type.Optional(Type.Integer({ minimum: 1, description: 'Older name of ifVersion.' })),
     title: Type.Optional(FormTitle),
     description: Type.Optional(FormDescription),
     blocks: Type.Optional(
@@ -41,6 +43,7 @@ const input = Type.Object(
     ...LimitUpdateFields,
     closeNow: Type.Optional(Type.Boolean({ description: 'A maxResponses below the count: kept, form closed.' })),
     ...SpamProtectionField,
+    dryRun: DryRunArgument,
     acceptAnswerLoss: Type.Optional(
       Type.Boolean({
         default: false,
@@ -69,6 +72,8 @@ export class UpdateFormTool implements ToolHandler<typeof input, typeof output> 
   constructor(private readonly forms: FormsService) {}
 
   async run(args: Static<typeof input>, ctx: ToolContext): Promise<Static<typeof output>> {
+    if (args.dryRun)
+      return (await this.forms.update(ctx.principal, { ...args, dryRun: true })) as Static<typeof output>;
     return this.forms.view(await this.forms.update(ctx.principal, args), true) as Static<typeof output>;
   }
 }

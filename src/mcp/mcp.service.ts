@@ -259,6 +259,7 @@ export class McpService {
       message,
       req.principal!,
       route.kind === 'legacy' ? header(req, 'mcp-protocol-version') : undefined,
+      Buffer.byteLength(req.body),
     );
     if (refused) return refused;
     const ctx: CallContext = {
@@ -316,13 +317,19 @@ export class McpService {
     message: JSONRPCMessage,
     principal: Principal,
     versionHeader: string | undefined,
+    bodyBytes: number,
   ): McpAnswer | undefined {
     const { id, method, params } = message as { id?: RequestId; method?: unknown; params?: unknown };
+    const called =
+      method === 'tools/call' && id !== undefined && !toolsCallProblem(params)
+        ? this.registry.get((params as { name: string }).name)
+        : undefined;
+    // The body limit of the tool called (1 MB for any other message), as HTTP 413 like the REST route's.
+    this.calls.checkBodySize(called, bodyBytes);
     if (method === 'tools/call' && id !== undefined) {
       const invalid = toolsCallProblem(params);
       if (invalid) return jsonRpcReplyError(id, ProtocolErrorCode.InvalidParams, `Invalid params: ${invalid}`);
-      const tool = this.registry.get((params as { name: string }).name);
-      if (tool) this.calls.authorizeScope(principal, tool, 'mcp');
+      if (called) this.calls.authorizeScope(principal, called, 'mcp');
     }
     if (versionHeader !== undefined && !MCP_PROTOCOL_VERSIONS.includes(versionHeader)) {
       const error = new UnsupportedProtocolVersionError({ supported: ALL_PROTOCOL_VERSIONS, requested: versionHeader });

@@ -2,6 +2,10 @@ import { ApiError } from '../common/errors/api-error';
 import type { AnswerWording } from '../forms/blocks';
 import type { CheckedResponse } from '../forms/form-logic';
 
+/** Where the fix of an answer is: the form (its blocks), not the tool's schema. */
+const ANSWERS_HINT =
+  "Fix the answers named in details: get_form shows the form's blocks with their type, choices, limits and refs.";
+
 /**
  * Why a submission is refused: 400 invalid_arguments with a detail per answer (or hidden value)
  * that does not fit, or that answers a block its path did not show; undefined when it is taken.
@@ -26,7 +30,7 @@ export function responseRefusal(checked: CheckedResponse, wording: AnswerWording
               ? {
                   hint: `Leave out answers to blocks these answers do not show (or change the answers that decide it): ${checked.notShown}.`,
                 }
-              : {}),
+              : { hint: ANSWERS_HINT }),
           details,
         },
   );

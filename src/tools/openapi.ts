@@ -185,6 +185,10 @@ export const TOOL_EXAMPLES: Record<string, { summary: string; value: Record<stri
     summary: forAForm('Rename a form (blocks unchanged)'),
     value: { publicId: PUBLIC_ID, title: 'Team lunch (Friday)' },
   },
+  duplicate_form: {
+    summary: forAForm('A draft copy of a form to try changes on'),
+    value: { publicId: PUBLIC_ID, title: 'Team lunch (draft 2)' },
+  },
   publish_form: { summary: forAForm('Open a form for responses'), value: { publicId: PUBLIC_ID } },
   close_form: { summary: forAForm('Stop a form taking responses'), value: { publicId: PUBLIC_ID } },
   delete_form: { summary: forAForm('Delete a form and its responses'), value: { publicId: PUBLIC_ID } },

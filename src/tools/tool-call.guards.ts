@@ -16,7 +16,7 @@ declare module 'fastify' {
 /**
  * POST /api/v1/tools/{name} runs these after authentication and the credential's budget (the
  * global guards), in this order; each reports its own refusal:
- *   ToolResolveGuard (404) -> ToolAccessGuard (403 scope, plan, role) -> ToolArgumentsGuard (400, 415)
+ *   ToolResolveGuard (404, 413 past the tool's body limit) -> ToolAccessGuard (403 scope, plan, role) -> ToolArgumentsGuard (400, 415)
  * then IdempotencyInterceptor (calls with an Idempotency-Key only) and the handler. The arguments are a guard because Nest runs
  * interceptors before pipes, and they must be checked before an Idempotency-Key is claimed.
  */
@@ -26,7 +26,9 @@ export class ToolResolveGuard implements CanActivate {
 
   canActivate(context: ExecutionContext): boolean {
     const req = context.switchToHttp().getRequest<FastifyRequest>();
-    req.toolCall = { tool: this.calls.resolve(String((req.params as { name?: string }).name)) };
+    const tool = this.calls.resolve(String((req.params as { name?: string }).name));
+    if (typeof req.body === 'string') this.calls.checkBodySize(tool, Buffer.byteLength(req.body));
+    req.toolCall = { tool };
     return true;
   }
 }

@@ -3,6 +3,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { assertMayCall } from '../common/access/access';
 import type { Principal } from '../common/access/principal';
 import { ApiError } from '../common/errors/api-error';
+import { payloadTooLarge } from '../common/errors/request-checks';
+import { JSON_BODY_LIMIT } from '../common/http/body';
 import { APP_CONFIG, AppConfig, resourceMetadataUrl } from '../config/config';
 import { nestingDepthDetails, toDetails, unstorableTextDetails } from '../common/validation/schema-validator';
 import { RegisteredTool, ToolRegistry } from './tool-registry.service';
@@ -58,6 +60,15 @@ export class ToolCallService {
   /** The scope check alone (403 insufficient_scope): MCP answers it as an HTTP status before the call runs. */
   authorizeScope(principal: Principal, tool: RegisteredTool, resource: 'api/v1' | 'mcp' = 'api/v1'): void {
     if (!principal.scopes.includes(tool.requirement.scope)) this.authorize(principal, tool, resource);
+  }
+
+  /**
+   * A body larger than the call takes (1 MB, or the tool's bodyLimit): 413 payload_too_large. The
+   * tool routes read up to TOOL_ROUTE_BODY_LIMIT, so this is where the limit of each call is held.
+   */
+  checkBodySize(tool: RegisteredTool | undefined, bytes: number): void {
+    const limit = tool?.definition.bodyLimit ?? JSON_BODY_LIMIT;
+    if (bytes > limit) throw payloadTooLarge(limit);
   }
 
   /**

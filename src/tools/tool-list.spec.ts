@@ -49,6 +49,47 @@ describe('compactToolList', () => {
   });
 });
 
+/** A listed tool's input properties. */
+type Props = Record<string, { items?: unknown }>;
+const props = (listed: { inputSchema: object }) => (listed.inputSchema as { properties: Props }).properties;
+
+describe('compactToolList with a subschema an earlier tool sent', () => {
+  const block = {
+    type: 'object',
+    additionalProperties: false,
+    required: ['type'],
+    properties: { type: { enum: ['short_text', 'long_text', 'number', 'rating'] }, title: { type: 'string' } },
+    description: 'A block of the form, with its type and title, in the order shown.',
+  };
+  const [create, update, small] = compactToolList([
+    tool('create_form', { type: 'object', properties: { blocks: { type: 'array', items: block } } }, form),
+    tool('update_form', { type: 'object', properties: { list: { type: 'array', maxItems: 5, items: block } } }, {}),
+    tool('get_response', { type: 'object', properties: { publicId: { type: 'string', maxLength: 64 } } }, {}),
+  ]);
+
+  it('sends it whole once, then points to where it was sent', () => {
+    expect(props(create).blocks.items).toEqual(block);
+    expect(props(update).list.items).toEqual({
+      type: 'object',
+      description: 'As in create_form (blocks[]).',
+    });
+  });
+
+  it('sends a short one again (a pointer would not be shorter)', () => {
+    expect(props(small).publicId).toEqual({ type: 'string', maxLength: 64 });
+  });
+
+  it('never takes a map of properties for a schema', () => {
+    const properties = { a: { type: 'string' }, b: { type: 'string', description: 'x'.repeat(200) } };
+    const [, second] = compactToolList([
+      tool('one', { type: 'object', properties }, {}),
+      tool('two', { type: 'object', properties: { ...properties, c: { type: 'integer' } } }, {}),
+    ]);
+    expect(Object.keys(props(second))).toEqual(['a', 'b', 'c']);
+    expect(props(second).b).toEqual({ type: 'string', description: 'As in one (b).' });
+  });
+});
+
 describe('tighten', () => {
   const ajv = addFormats(new Ajv2020({ strict: false }));
   /** The verdicts of a schema on values: tightened, it must give the same. */
@@ -72,6 +113,28 @@ describe('tighten', () => {
       { type: ['integer', 'null'], minimum: 1 },
     ],
     ['an enum of strings', { type: 'string', enum: ['ok', 'Bad'] }, { enum: ['ok', 'Bad'] }],
+    [
+      'alternatives of different kinds',
+      {
+        anyOf: [
+          { type: 'string', maxLength: 10 },
+          { type: 'number' },
+          { type: 'boolean' },
+          { type: 'array', items: { type: 'string' }, minItems: 1 },
+        ],
+      },
+      { type: ['string', 'number', 'boolean', 'array'], maxLength: 10, items: { type: 'string' }, minItems: 1 },
+    ],
+    [
+      'a label or an object with one',
+      {
+        anyOf: [
+          { type: 'string', minLength: 1 },
+          { type: 'object', required: ['label'], additionalProperties: false },
+        ],
+      },
+      { type: ['string', 'object'], minLength: 1, required: ['label'], additionalProperties: false },
+    ],
   ])('writes %s shorter, accepting exactly what it accepted', (_, schema, shorter) => {
     expect(tighten(schema)).toEqual(shorter);
     expect(verdicts(tighten(schema), values)).toEqual(verdicts(schema, values));
@@ -82,7 +145,17 @@ describe('tighten', () => {
     ['a nullable enum (null fails the enum)', { anyOf: [{ type: 'string', enum: ['ok'] }, { type: 'null' }] }],
     ['a nullable reference', { anyOf: [{ $ref: '#/$defs/x' }, { type: 'null' }] }],
     ['a keyword on both sides', { maxLength: 3, anyOf: [{ type: 'string', maxLength: 10 }, { type: 'null' }] }],
-    ['three alternatives', { anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'null' }] }],
+    [
+      'two alternatives of one kind',
+      {
+        anyOf: [
+          { type: 'integer', minimum: 5 },
+          { type: 'number', maximum: 1 },
+        ],
+      },
+    ],
+    ['an alternative with a keyword of another kind', { anyOf: [{ type: 'string', minimum: 1 }, { type: 'number' }] }],
+    ['an alternative without one type', { anyOf: [{ type: 'string' }, { enum: [1, 2] }] }],
   ])('leaves %s as it is', (_, schema) => {
     expect(tighten(schema)).toEqual(schema);
   });

@@ -36,6 +36,8 @@ export interface ToolDeclaration<I extends TSchema = TSchema, O extends TSchema 
    * may call the tool (default both; ["app"]: only a view, the host keeps it from the model).
    */
   ui?: { resourceUri?: AppView; visibility?: Array<'model' | 'app'> };
+  /** The largest request body a call takes, in bytes, where more than JSON_BODY_LIMIT (1 MB). */
+  bodyLimit?: number;
 }
 
 /** A tool as the registry, the access checks and the discovery documents know it: nothing left to default. */

@@ -3,6 +3,7 @@
  * then held by that response and deleted with it (rows and objects). See docs/tools.md, "Files".
  */
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Readable } from 'node:stream';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource, EntityManager, EntitySubscriberInterface, QueryRunner } from 'typeorm';
 import type { Plan } from '../common/access/roles';
@@ -74,6 +75,8 @@ export interface AttachInput {
 
 /** 1 MB, as maxSizeMb and the plans count it. */
 export const MB = 1024 * 1024;
+/** The largest file create_upload takes inline (contentBase64); larger ones go by URL. */
+export const CONTENT_LIMIT_BYTES = 5 * MB;
 /** An upload no response names within this long is deleted (rows and objects). */
 export const PENDING_HOURS = 24;
 const SWEEP_EVERY_MS = 10 * 60_000;
@@ -242,6 +245,7 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
   async createFromStream(
     input: Omit<CreateUploadInput, 'size'>,
     body: NodeJS.ReadableStream,
+    path = '/file',
   ): Promise<{ uploadId: string; size: number }> {
     const { block, name, contentType } = this.checkFile(input);
     const limit = fileLimitBytes(block, input.plan);
@@ -271,7 +275,7 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
       if (mismatch)
         throw new ApiError('invalid_arguments', {
           message: `${name} ${mismatch}.`,
-          details: [{ path: '/file', message: `${name} ${mismatch}` }],
+          details: [{ path, message: `${name} ${mismatch}` }],
           hint: typeHint(contentType),
         });
       const row = { id: uploadId, workspaceId: input.workspaceId, formId: input.form.id, blockId: block.id };
@@ -289,6 +293,35 @@ export class UploadsService implements OnModuleInit, OnModuleDestroy, EntitySubs
       throw err;
     }
     return { uploadId, size };
+  }
+
+  /**
+   * An upload whose bytes come with it (create_upload's contentBase64, up to 5 MB): the checks of
+   * create and of the PUT endpoint (block, name, type, markup, size, the type by its first bytes),
+   * then stored as the page's streamed files are; the answer names it at once. Nothing is kept when
+   * a check fails (400 at /contentBase64 or /size).
+   */
+  async createWithContent(
+    input: Omit<CreateUploadInput, 'size'> & { size?: number },
+    content: Buffer,
+  ): Promise<{ uploadId: string; size: number }> {
+    const { block } = this.checkFile(input);
+    const limit = Math.min(fileLimitBytes(block, input.plan), CONTENT_LIMIT_BYTES);
+    if (content.length > limit)
+      throw invalid(
+        '/contentBase64',
+        `has ${content.length} bytes, over the limit of ${limit} bytes (${limit / MB} MB) here`,
+        limit === CONTENT_LIMIT_BYTES
+          ? 'Files over 5 MB go by URL: call create_upload without contentBase64 and PUT the bytes to its url.'
+          : limitHint(block, input.plan),
+      );
+    if (input.size !== undefined && input.size !== content.length)
+      throw invalid(
+        '/size',
+        `is ${input.size}, but contentBase64 has ${content.length} bytes`,
+        'Leave size out when sending contentBase64, or send the whole file.',
+      );
+    return this.createFromStream(input, Readable.from([content]), '/contentBase64');
   }
 
   /**

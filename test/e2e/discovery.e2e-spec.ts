@@ -37,6 +37,7 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
       { name: 'delete_form', scope: 'forms:write', write: true, minRole: 'admin' },
       { name: 'delete_response', scope: 'responses:write', write: true, minRole: 'editor' },
       { name: 'delete_webhook', scope: 'webhooks:write', write: true, minRole: 'admin' },
+      { name: 'duplicate_form', scope: 'forms:write', write: true, minRole: 'editor' },
       { name: 'export_responses', scope: 'responses:read', write: false, minRole: 'viewer' },
       { name: 'get_form', scope: 'forms:read', write: false, minRole: 'viewer' },
       { name: 'get_response', scope: 'responses:read', write: false, minRole: 'viewer' },
@@ -142,6 +143,12 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
         plan: 'pro',
         minRole: 'admin',
         annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+      },
+      {
+        name: 'duplicate_form',
+        plan: 'pro',
+        minRole: 'editor',
+        annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
       },
       {
         name: 'export_responses',
@@ -259,7 +266,7 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
         .map((t) => t.definition.name)
         .sort(),
     );
-    expect(names).toHaveLength(27);
+    expect(names).toHaveLength(28);
     const ajv = addFormats(new Ajv2020({ strict: false }));
     for (const tool of res.body.tools) {
       expect(tool).toEqual(
@@ -299,9 +306,27 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
     const listedBefore: string[] = [];
     for (const tool of res.body.tools) {
       const full = own.get(tool.name)!;
-      expect(listedAsIs(tool.inputSchema)).toEqual(withoutDescriptions(full.inputSchema));
+      // A subschema an earlier tool sent whole is a pointer to it ("As in <tool> (<where>)."): the
+      // schema it points to is this one's own, and the comparison below reads it in its place.
+      const resolved = (listed: unknown, mine: unknown): unknown => {
+        if (typeof listed !== 'object' || listed === null || typeof mine !== 'object' || mine === null) return listed;
+        const pointer = /^As in ([a-z_]+) \((.+)\)\.$/.exec(String((listed as { description?: unknown }).description));
+        if (pointer && Object.keys(listed).every((k) => k === 'type' || k === 'description')) {
+          expect([...listedBefore, tool.name]).toContain(pointer[1]);
+          expect(schemaAt(own.get(pointer[1])!, pointer[2])).toEqual(mine);
+          return withoutDescriptions(mine);
+        }
+        return Array.isArray(listed)
+          ? listed.map((x, i) => resolved(x, (mine as unknown[])[i]))
+          : Object.fromEntries(
+              Object.entries(listed).map(([k, v]) => [k, resolved(v, (mine as Record<string, unknown>)[k])]),
+            );
+      };
+      expect(listedAsIs(resolved(tool.inputSchema, full.inputSchema))).toEqual(withoutDescriptions(full.inputSchema));
       if (tool.outputSchema) {
-        expect(listedAsIs(tool.outputSchema)).toEqual(withoutDescriptions(full.outputSchema));
+        expect(listedAsIs(resolved(tool.outputSchema, full.outputSchema))).toEqual(
+          withoutDescriptions(full.outputSchema),
+        );
       } else {
         const sameAs = /Answers as ([a-z_]+)\./.exec(tool.description)![1];
         expect(listedBefore).toContain(sameAs);
@@ -383,3 +408,20 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
     expect(ds.entityMetadatas.map((m) => m.tableName).sort()).toEqual(tables.map((t) => t.tablename).sort());
   });
 });
+
+/** A tool's subschema at a pointer's where: properties by name, x[] an item of x, output. the answer's, $defs.name. */
+function schemaAt(tool: ToolDescriptor, where: string): unknown {
+  const [first, ...rest] = where.split('.');
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any JSON Schema, walked by keyword
+  let node = (first === 'output' ? tool.outputSchema : tool.inputSchema) as Record<string, any>;
+  const segments = first === 'output' ? rest : [first, ...rest];
+  for (let i = 0; i < segments.length; i++) {
+    const [, name, items] = /^(.*?)((?:\[\])*)$/.exec(segments[i])!;
+    if (['$defs', 'patternProperties', 'anyOf', 'oneOf', 'allOf', 'prefixItems'].includes(name))
+      node = node[name][segments[++i]];
+    else if (['not', 'additionalProperties', 'contains', 'if', 'then', 'else'].includes(name)) node = node[name];
+    else if (name) node = node.properties[name];
+    for (let n = 0; n < items.length / 2; n++) node = node.items;
+  }
+  return node;
+}

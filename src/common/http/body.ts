@@ -6,6 +6,13 @@ import { payloadTooLarge } from '../errors/request-checks';
 
 /** JSON bodies (tool arguments, the respondent page's JSON): 1 MB. */
 export const JSON_BODY_LIMIT = 1024 * 1024;
+/**
+ * The tool routes (POST /api/v1/tools/{name}, POST /mcp) read bodies up to this; each tool call then
+ * takes JSON_BODY_LIMIT unless its tool declares more (create_upload, whose contentBase64 carries
+ * a file of up to 5 MB: 6.67 MB as base64). See ToolCallService.checkBodySize.
+ */
+export const TOOL_ROUTE_BODY_LIMIT = 7 * 1024 * 1024;
+const TOOL_ROUTES = new Set(['/api/v1/tools/:name', '/mcp']);
 /** The largest form post any page takes (the respondent page); a page may take less (see FormPost). */
 export const FORM_BODY_LIMIT = 200 * 1024;
 
@@ -56,7 +63,8 @@ function mediaType(header: string | undefined): string {
 /**
  * Reads request bodies without interpreting them, so that each route reports a bad body at its own
  * step (a tool call: after authentication and the tool checks, in the order the design fixes):
- *  - JSON (application/json, application/*+json): the text, up to 1 MB; `parseJson` parses it;
+ *  - JSON (application/json, application/*+json): the text, up to 1 MB (7 MB on the tool routes,
+ *    where each tool says what it takes); `parseJson` parses it;
  *  - form posts: the fields (repeated names as lists), on routes that declare FormPostConfig; the
  *    text elsewhere;
  *  - any other type: the bytes, up to 1 MB (the route answers 415).
@@ -64,6 +72,9 @@ function mediaType(header: string | undefined): string {
  * Fastify's own JSON and text parsers are removed: nothing is parsed before the route asks.
  */
 export function registerBodyParsers(app: FastifyInstance): void {
+  app.addHook('onRoute', (route) => {
+    if (TOOL_ROUTES.has(route.url)) route.bodyLimit = TOOL_ROUTE_BODY_LIMIT;
+  });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(JSON_TYPE, { parseAs: 'string', bodyLimit: JSON_BODY_LIMIT }, (req, text, done) => {
     done(refusedCharset(req) ?? null, text);
@@ -130,7 +141,7 @@ export function parseJson(text: string): unknown {
 export function bodyLimitOf(req: FastifyRequest): number {
   const form = (req.routeOptions.config as Partial<FormPostConfig> | undefined)?.formPost;
   if (isFormPost(req)) return form?.bytes ?? FORM_BODY_LIMIT;
-  return JSON_BODY_LIMIT;
+  return Math.max(JSON_BODY_LIMIT, req.routeOptions.bodyLimit ?? 0);
 }
 
 /** JSON and form posts are read as UTF-8: a body declared in another charset is refused, not misread. */
