@@ -9,6 +9,8 @@ export const NOTICES = {
   'member-removed': 'Member removed. The tokens they created stop working within 5 seconds.',
   'app-disconnected': 'App disconnected. Its tokens stop working within 5 seconds.',
   'webhook-deleted': 'Endpoint deleted.',
+  'email-saved': 'Your email notifications are saved.',
+  'email-test': 'A test message is queued to your address.',
   'webhook-enabled': 'Endpoint enabled.',
   'webhook-disabled': 'Endpoint disabled. Nothing is sent to it until it is enabled again.',
   'test-sent': 'Test event queued: it appears in the deliveries below.',

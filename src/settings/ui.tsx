@@ -99,6 +99,7 @@ const sectionLinks: Array<[key: string, label: string, adminOnly: boolean | 'own
   ['members', 'Members', true],
   ['apps', 'Connected apps', false],
   ['webhooks', 'Webhooks', true],
+  ['email', 'Email', false],
   ['audit', 'Audit log', true],
   ['plan', 'Plan and embedding', 'owner'],
 ];
