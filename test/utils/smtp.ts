@@ -12,6 +12,9 @@ export type Answer = 'ok' | '421' | '550' | { hold: Promise<void> };
  */
 export class TestSmtpServer {
   readonly received: ParsedMail[] = [];
+  /** Messages whose data arrived (accepted or not, held or not). */
+  dataArrived = 0;
+  private readonly closed = new Set<string>();
   private readonly answers: Answer[] = [];
   private server?: SMTPServer;
   private port = 0;
@@ -42,11 +45,13 @@ export class TestSmtpServer {
       authOptional: true,
       disabledCommands: ['AUTH', 'STARTTLS'],
       logger: false,
-      onData: (stream, _session, callback) => {
+      onClose: (session) => this.closed.add(session.id),
+      onData: (stream, session, callback) => {
         const answer = this.answers.shift() ?? 'ok';
         const chunks: Buffer[] = [];
         stream.on('data', (c: Buffer) => chunks.push(c));
         stream.on('end', async () => {
+          this.dataArrived++;
           if (answer === '421' || answer === '550') {
             const err = Object.assign(new Error(answer === '421' ? 'Try again later' : 'No such user here'), {
               responseCode: Number(answer),
@@ -54,6 +59,8 @@ export class TestSmtpServer {
             return callback(err);
           }
           if (typeof answer === 'object') await answer.hold;
+          // Its sender went away before the 250: not accepted (it never learned that it was sent).
+          if (this.closed.has(session.id)) return;
           const parsed = await simpleParser(Buffer.concat(chunks));
           this.received.push(parsed);
           callback();
