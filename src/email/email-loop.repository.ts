@@ -135,13 +135,10 @@ export class EmailLoopRepository extends LoopConnections {
               attempt_count = o.attempt_count + 1, last_attempt_at = r.at, last_code = r.code, last_answer = r.answer
          FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::int[], $5::text[]) AS r(id, token, at, code, answer)
         WHERE o.id = r.id AND o.claim_token = r.token`,
-      [
-        items.map((i) => i.claimed.id),
-        items.map((i) => i.claimed.claim_token),
-        items.map((i) => i.attempt.attemptedAt),
-        items.map((i) => i.attempt.statusCode),
-        items.map((i) => i.attempt.responseBody),
-      ],
+      columns(
+        items.map(({ claimed: c, attempt: a }) => [c.id, c.claim_token, a.attemptedAt, a.statusCode, a.responseBody]),
+        5,
+      ),
     );
   }
 
@@ -168,31 +165,45 @@ export class EmailLoopRepository extends LoopConnections {
     return (rows[0] as { moved: number }).moved;
   }
 
-  /** What a message is about, to render it; null when that is gone (or its person unsubscribed or left). */
-  async contentOf(e: ClaimedEmail): Promise<EmailContent | null> {
-    const { rows } = await this.pool.query(
-      `SELECT f.title, f.public_id, w.slug, w.name AS workspace,
+  /**
+   * What each message is about, to render it, in one statement for a claim's batch: by email id;
+   * the form, response, subscription (with its person still a member) or digest window missing
+   * when gone.
+   */
+  async contentsOf(emails: ClaimedEmail[]): Promise<Map<string, EmailContent>> {
+    const { rows } = await this.loopQuery(
+      'contents',
+      `SELECT e.id AS email_id, f.title, f.public_id, w.slug, w.name AS workspace,
               (SELECT json_agg(json_build_object('id', b.id, 'title', b.title, 'type', b.type) ORDER BY b.position)
                  FROM blocks b WHERE b.form_id = f.id) AS blocks,
               r.answers, r.submitted_at,
               (SELECT s.mode FROM email_subscriptions s
                  JOIN memberships m ON m.workspace_id = s.workspace_id AND m.user_id = s.user_id
-                WHERE s.id = $2) AS mode,
-              CASE WHEN $4::timestamptz IS NOT NULL THEN (
+                WHERE s.id = e.subscription_id) AS mode,
+              CASE WHEN e.since IS NOT NULL THEN (
                 SELECT json_build_object('count', count(*), 'latest',
                          (SELECT json_agg(json_build_object('id', l.id, 'submittedAt', l.submitted_at))
                             FROM (SELECT id, submitted_at FROM responses
-                                   WHERE form_id = f.id AND submitted_at >= $4 AND submitted_at < $5
+                                   WHERE form_id = f.id AND submitted_at >= e.since AND submitted_at < e.until
                                    ORDER BY submitted_at DESC LIMIT 20) l))
-                  FROM responses d WHERE d.form_id = f.id AND d.submitted_at >= $4 AND d.submitted_at < $5) END AS digest
-         FROM workspaces w
-         LEFT JOIN forms f ON f.id = $1 AND f.workspace_id = w.id
-         LEFT JOIN responses r ON r.id = $3 AND r.form_id = f.id
-        WHERE w.id = $6`,
-      [e.form_id, e.subscription_id, e.response_id, e.since, e.until, e.workspace_id],
+                  FROM responses d WHERE d.form_id = f.id AND d.submitted_at >= e.since AND d.submitted_at < e.until) END AS digest
+         FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::uuid[], $6::timestamptz[], $7::timestamptz[])
+              AS e(id, workspace_id, form_id, subscription_id, response_id, since, until)
+         JOIN workspaces w ON w.id = e.workspace_id
+         LEFT JOIN forms f ON f.id = e.form_id AND f.workspace_id = w.id
+         LEFT JOIN responses r ON r.id = e.response_id AND r.form_id = f.id`,
+      columns(
+        emails.map((e) => [e.id, e.workspace_id, e.form_id, e.subscription_id, e.response_id, e.since, e.until]),
+        7,
+      ),
     );
-    return (rows[0] as EmailContent | undefined) ?? null;
+    return new Map((rows as Array<EmailContent & { email_id: string }>).map((r) => [r.email_id, r]));
   }
+}
+
+/** Rows of `width` values as `width` arrays, one per column (the parameters of an unnest). */
+function columns(rows: unknown[][], width: number): unknown[][] {
+  return Array.from({ length: width }, (_, k) => rows.map((r) => r[k]));
 }
 
 export interface EmailContent {

@@ -6,7 +6,7 @@ import { EmailService } from '../email/email.service';
 import { NOTIFY_MODES, NotifyMode, OUTBOX_STATUSES, OutboxRow } from '../email/email.repository';
 import { Ctx, FORM, pageNumber, SettingsHttp, SettingsPages, text } from './settings-http';
 import { notFound } from './settings.service';
-import { Field, FilterButton, Layout, Pager, PostForm, render, Select, Table, when } from './ui';
+import { Field, Layout, Pager, PostForm, render, Select, StatusFilter, Table, when } from './ui';
 
 const PER_PAGE = 50;
 const MODE_LABELS: Record<NotifyMode, string> = {
@@ -87,17 +87,7 @@ function Outbox({ ctx, o }: { ctx: Ctx; o: NonNullable<View['outbox']> }) {
           Send a test message to {ctx.chrome.email}
         </button>
       </PostForm>
-      <form method="get" action={here} className="actions">
-        <Field
-          id="status"
-          label="Status"
-          errors={{}}
-          control={(a) => (
-            <Select {...a} options={['', ...OUTBOX_STATUSES]} chosen={o.status ?? ''} labels={{ '': 'Any' }} />
-          )}
-        />
-        <FilterButton />
-      </form>
+      <StatusFilter action={here} statuses={OUTBOX_STATUSES} chosen={o.status} />
       {o.rows.length ? (
         <Table label="Messages" head={['Kind', 'To', 'Created', 'Status', 'Attempts', 'Last answer']}>
           {o.rows.map((r) => (
