@@ -202,20 +202,24 @@ export class EnvSchema {
   WEBHOOK_SECRET_KEY?: string;
 
   @IsOptional()
+  @Transform(emptyToUndefined)
   @Matches(/^smtps?:\/\/[^\s]+$/, {
     message: 'must be an smtp:// (STARTTLS) or smtps:// URL, e.g. smtp://user:pass@mail.example.com:587',
   })
   SMTP_URL?: string;
 
   @IsOptional()
+  @Transform(emptyToUndefined)
   @Matches(/^[^\r\n]{3,320}$/, { message: 'must be one address, e.g. "Formwork <forms@example.com>"' })
   MAIL_FROM?: string;
 
   @IsOptional()
+  @Transform(emptyToUndefined)
   @Matches(/^[A-Za-z0-9.-]{1,253}$/, { message: 'must be a domain name, e.g. example.com' })
   MAIL_DKIM_DOMAIN?: string;
 
   @IsOptional()
+  @Transform(emptyToUndefined)
   @Matches(/^[A-Za-z0-9._-]{1,63}$/, { message: 'must be a DKIM selector, e.g. formwork' })
   MAIL_DKIM_SELECTOR?: string;
 
@@ -566,6 +570,9 @@ function parseOrigins(raw: string | undefined): string[] {
 }
 
 /** A key of 32 bytes in base64 (openssl rand -base64 32); the value is never echoed. */
+/** Settings whose value may hold a password or key: a refusal names them without their value. */
+const SECRET_SETTINGS = new Set(['SMTP_URL', 'MAIL_DKIM_KEY']);
+
 function parseEmail(parsed: EnvSchema, publicUrl: string): EmailSettings {
   const dkim = [parsed.MAIL_DKIM_DOMAIN, parsed.MAIL_DKIM_SELECTOR, parsed.MAIL_DKIM_KEY];
   if (dkim.some(Boolean) && !dkim.every(Boolean))
@@ -631,7 +638,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     const c = e.constraints ?? {};
     // A value of the wrong kind fails every check; say the kind first ("must be an integer").
     const why = c.isInt ?? c.isBoolean ?? c.isUrl ?? c.isIn ?? Object.values(c)[0] ?? 'is invalid';
-    throw new ConfigError(`${e.property}=${JSON.stringify(env[e.property])} is not valid: ${why}`);
+    // A setting that may hold a password or key is named, never echoed.
+    const shown = SECRET_SETTINGS.has(e.property) ? e.property : `${e.property}=${JSON.stringify(env[e.property])}`;
+    throw new ConfigError(`${shown} is not valid: ${why}`);
   }
   checkDatabaseUrl(parsed.DATABASE_URL);
   checkDatabaseUrl(parsed.DATABASE_DIRECT_URL, 'DATABASE_DIRECT_URL');
