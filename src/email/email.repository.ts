@@ -67,6 +67,16 @@ export class EmailRepository {
     );
   }
 
+  /** Makes a failed message of the workspace due again, its attempts counted afresh; whether there was one. */
+  async retry(workspaceId: string, id: string): Promise<boolean> {
+    const rows = await currentManager(this.db).query(
+      `UPDATE email_outbox SET status = 'pending', next_attempt_at = now(), attempt_count = 0
+        WHERE id = $1 AND workspace_id = $2 AND status = 'failed' RETURNING id`,
+      [id, workspaceId],
+    );
+    return rows.length > 0;
+  }
+
   /** Messages waiting (on every workspace): what /readyz reports. */
   async pending(): Promise<number> {
     const [row] = await currentManager(this.db).query(

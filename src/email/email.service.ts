@@ -53,6 +53,10 @@ export class EmailService {
     return this.repository.outbox(workspaceId, o);
   }
 
+  retry(workspaceId: string, id: string): Promise<boolean> {
+    return /^[0-9a-f-]{36}$/i.test(id) ? this.repository.retry(workspaceId, id) : Promise.resolve(false);
+  }
+
   queueTest(workspaceId: string, to: string): Promise<void> {
     return this.repository.queueTest(workspaceId, to);
   }

@@ -1,4 +1,4 @@
-import { Get, Post, Query, Req, Res } from '@nestjs/common';
+import { Get, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { RouteConfig } from '@nestjs/platform-fastify';
 import type { FastifyReply as Response, FastifyRequest as Request } from 'fastify';
 import { roleAtLeast } from '../common/access/roles';
@@ -89,7 +89,7 @@ function Outbox({ ctx, o }: { ctx: Ctx; o: NonNullable<View['outbox']> }) {
       </PostForm>
       <StatusFilter action={here} statuses={OUTBOX_STATUSES} chosen={o.status} />
       {o.rows.length ? (
-        <Table label="Messages" head={['Kind', 'To', 'Created', 'Status', 'Attempts', 'Last answer']}>
+        <Table label="Messages" head={['Kind', 'To', 'Created', 'Status', 'Attempts', 'Last answer', '']}>
           {o.rows.map((r) => (
             <tr key={r.id}>
               <td>{r.kind}</td>
@@ -101,6 +101,15 @@ function Outbox({ ctx, o }: { ctx: Ctx; o: NonNullable<View['outbox']> }) {
               </td>
               <td>{r.attemptCount}</td>
               <td>{r.lastAnswer ? `${r.lastAnswer} (${when(r.lastAttemptAt)})` : '—'}</td>
+              <td>
+                {r.status === 'failed' ? (
+                  <PostForm action={`${here}/${r.id}/retry`} csrf={ctx.chrome.csrf} className="inline">
+                    <button type="submit" className="secondary">
+                      Send again
+                    </button>
+                  </PostForm>
+                ) : null}
+              </td>
             </tr>
           ))}
         </Table>
@@ -150,6 +159,16 @@ export class EmailController {
       if (!NOTIFY_MODES.includes(mode)) throw notFound();
       if (!(await this.email.setMode(access.workspace.id, session.userId, text(body.form), mode))) throw notFound();
       this.http.seeOther(res, `${base}/email`, 'email-saved');
+    });
+  }
+
+  /** A failed message, due again (after the address or the server is fixed). */
+  @Post(':id/retry')
+  @RouteConfig(FORM)
+  retry(@Param('id') id: string, @Req() req: Request, @Res() res: Response) {
+    return this.http.run(req, res, 'admin', async ({ access, base }) => {
+      if (!(await this.email.retry(access.workspace.id, id))) throw notFound();
+      this.http.seeOther(res, `${base}/email`, 'email-retry');
     });
   }
 

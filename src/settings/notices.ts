@@ -11,6 +11,7 @@ export const NOTICES = {
   'webhook-deleted': 'Endpoint deleted.',
   'email-saved': 'Your email notifications are saved.',
   'email-test': 'A test message is queued to your address.',
+  'email-retry': 'The message is queued again.',
   'webhook-enabled': 'Endpoint enabled.',
   'webhook-disabled': 'Endpoint disabled. Nothing is sent to it until it is enabled again.',
   'test-sent': 'Test event queued: it appears in the deliveries below.',

@@ -67,8 +67,11 @@ describe('email across instances', () => {
     expect(created.status).toBe(200);
     // The instance has sent the whole message; the server holds its answer, and the instance dies waiting.
     await waitUntil(async () => smtp.dataArrived === 1, 20_000, 'the first instance sent the message');
+    const closed = smtp.sessionsClosed;
     a.signal('SIGKILL');
     await a.exited;
+    // The server has seen its connections end (the message never got its 250), then answers.
+    await waitUntil(async () => smtp.sessionsClosed > closed, 20_000, 'the server saw the connection end');
     release();
 
     b = await Instance.start('b', env());

@@ -215,6 +215,21 @@ describe('email', () => {
     const sent = smtp.to(admin.email).map((m) => m.messageId);
     expect(new Set(sent).size).toBe(sent.length);
     expect(sent.length).toBe(2);
+
+    // An admin sends the failed one again from the page; another workspace's admin cannot.
+    const otherWs = await createWorkspace(app, 'pro');
+    const stranger = await member('admin', otherWs);
+    const foreign = await app.inject({
+      method: 'POST',
+      url: `/settings/w/${otherWs.slug}/email/${failed.id}/retry`,
+      headers: { cookie: stranger.cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ csrf: stranger.csrf }).toString(),
+    });
+    expect(foreign.statusCode).toBe(404);
+    expect((await rows('id = $1', [failed.id]))[0].status).toBe('failed');
+    expect((await post(`/settings/w/${ws.slug}/email/${failed.id}/retry`, admin, {})).statusCode).toBe(303);
+    await until('the message sent again arrives', async () => smtp.to(admin.email).length === 3);
+    await until('recorded', async () => (await rows('id = $1', [failed.id]))[0].status === 'sent');
   }, 60_000);
 
   it("shares the sending fairly: one workspace's backlog does not hold back another's message", async () => {

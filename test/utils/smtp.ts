@@ -39,6 +39,11 @@ export class TestSmtpServer {
     return this.received.filter((m) => [m.to].flat().some((t) => t?.value.some((v) => v.address === address)));
   }
 
+  /** Sessions whose client went away or quit. */
+  get sessionsClosed(): number {
+    return this.closed.size;
+  }
+
   /** Listens (again, on the same port after down()). */
   async up(): Promise<void> {
     const server = new SMTPServer({
