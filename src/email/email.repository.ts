@@ -70,8 +70,11 @@ export class EmailRepository {
   /** Makes a failed message of the workspace due again, its attempts counted afresh; whether there was one. */
   async retry(workspaceId: string, id: string): Promise<boolean> {
     const rows = await currentManager(this.db).query(
-      `UPDATE email_outbox SET status = 'pending', next_attempt_at = now(), attempt_count = 0
-        WHERE id = $1 AND workspace_id = $2 AND status = 'failed' RETURNING id`,
+      // A SELECT of the CTE: TypeORM answers an UPDATE with [rows, count], a SELECT with its rows.
+      `WITH u AS (
+         UPDATE email_outbox SET status = 'pending', next_attempt_at = now(), attempt_count = 0
+          WHERE id = $1 AND workspace_id = $2 AND status = 'failed' RETURNING id)
+       SELECT id FROM u`,
       [id, workspaceId],
     );
     return rows.length > 0;
