@@ -43,7 +43,7 @@ function EmailPage({ ctx, v }: { ctx: Ctx; v: View }) {
       <h2>Your notifications</h2>
       <p className="desc">For each form, email yourself each response, or an hourly or daily digest.</p>
       {v.forms.length ? (
-        <Table label="Notifications" head={['Form', 'Notify me', '']}>
+        <Table label="Notifications" head={['Form', 'Notify me']}>
           {v.forms.map((f) => (
             <tr key={f.publicId}>
               <td>{f.title}</td>
@@ -65,7 +65,6 @@ function EmailPage({ ctx, v }: { ctx: Ctx; v: View }) {
                   <button type="submit">Save</button>
                 </PostForm>
               </td>
-              <td>{MODE_LABELS[f.mode]}</td>
             </tr>
           ))}
         </Table>
