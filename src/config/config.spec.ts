@@ -402,6 +402,36 @@ describe('loadConfig', () => {
   });
 });
 
+describe('email settings', () => {
+  it('reads SMTP_URL, MAIL_FROM and DKIM; MAIL_FROM defaults to the public host', () => {
+    expect(loadConfig({ PUBLIC_URL: 'http://forms.example.com' }).email).toMatchObject({
+      smtpUrl: undefined,
+      from: 'Formwork <formwork@forms.example.com>',
+      dkim: undefined,
+    });
+    const c = loadConfig({
+      SMTP_URL: 'smtps://u:p@mail.example.com:465',
+      MAIL_FROM: 'Forms <forms@example.com>',
+      MAIL_DKIM_DOMAIN: 'example.com',
+      MAIL_DKIM_SELECTOR: 'fw',
+      MAIL_DKIM_KEY: '-----BEGIN PRIVATE KEY-----\\nabc\\n-----END PRIVATE KEY-----',
+    }).email;
+    expect(c).toMatchObject({ smtpUrl: 'smtps://u:p@mail.example.com:465', from: 'Forms <forms@example.com>' });
+    expect(c.dkim).toEqual({
+      domainName: 'example.com',
+      keySelector: 'fw',
+      privateKey: '-----BEGIN PRIVATE KEY-----\nabc\n-----END PRIVATE KEY-----',
+    });
+  });
+
+  it('refuses a bad SMTP_URL without echoing its password, and DKIM settings that do not go together', () => {
+    expect(() => loadConfig({ SMTP_URL: 'http://user:hunter2@mail.example.com' })).toThrow(/^SMTP_URL is not valid/);
+    expect(() => loadConfig({ SMTP_URL: 'http://user:hunter2@mail.example.com' })).not.toThrow(/hunter2/);
+    expect(() => loadConfig({ MAIL_FROM: 'a@example.com\r\nBcc: x@example.com' })).toThrow(/MAIL_FROM/);
+    expect(() => loadConfig({ MAIL_DKIM_DOMAIN: 'example.com' })).toThrow(/go together/);
+  });
+});
+
 describe('DATA_DIR', () => {
   const root = resolve(__dirname, '..', '..');
 

@@ -202,6 +202,39 @@ export class EnvSchema {
   WEBHOOK_SECRET_KEY?: string;
 
   @IsOptional()
+  @Transform(emptyToUndefined)
+  @Matches(/^smtps?:\/\/[^\s]+$/, {
+    message: 'must be an smtp:// (STARTTLS) or smtps:// URL, e.g. smtp://user:pass@mail.example.com:587',
+  })
+  SMTP_URL?: string;
+
+  @IsOptional()
+  @Transform(emptyToUndefined)
+  @Matches(/^[^\r\n]{3,320}$/, { message: 'must be one address, e.g. "Formwork <forms@example.com>"' })
+  MAIL_FROM?: string;
+
+  @IsOptional()
+  @Transform(emptyToUndefined)
+  @Matches(/^[A-Za-z0-9.-]{1,253}$/, { message: 'must be a domain name, e.g. example.com' })
+  MAIL_DKIM_DOMAIN?: string;
+
+  @IsOptional()
+  @Transform(emptyToUndefined)
+  @Matches(/^[A-Za-z0-9._-]{1,63}$/, { message: 'must be a DKIM selector, e.g. formwork' })
+  MAIL_DKIM_SELECTOR?: string;
+
+  @IsOptional()
+  @IsString()
+  MAIL_DKIM_KEY?: string;
+
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(10)
+  @Max(60_000)
+  MAIL_RETRY_BASE_MS?: number;
+
+  @IsOptional()
   @IsString()
   WEBHOOK_SECRET_KEY_PREVIOUS?: string;
 
@@ -384,6 +417,7 @@ export interface AppConfig {
     /** Older keys that still open secrets sealed under them (WEBHOOK_SECRET_KEY_PREVIOUS, comma-separated). */
     previousSecretKeys: Buffer[];
   };
+  email: EmailSettings;
   /** Where uploaded files live: DATA_DIR/uploads, or the S3-compatible bucket STORAGE_S3_BUCKET names. */
   storage: {
     s3: S3Settings | undefined;
@@ -406,6 +440,18 @@ export interface AppConfig {
   anonymousLimits: AnonymousLimits;
   /** CLIENT_IP_KEY: keys the hash of a client IP stored on those rows; unset, a key shared through the database. */
   clientIpKey: Buffer | undefined;
+}
+
+/** Email (issue 48): without SMTP_URL messages wait in the outbox, sent once a server is configured. */
+export interface EmailSettings {
+  /** SMTP_URL: smtp:// (STARTTLS) or smtps://, credentials in it. */
+  smtpUrl: string | undefined;
+  /** MAIL_FROM, e.g. "Formwork <forms@example.com>". */
+  from: string;
+  /** MAIL_DKIM_DOMAIN, MAIL_DKIM_SELECTOR and MAIL_DKIM_KEY (PEM), all three or none. */
+  dkim: { domainName: string; keySelector: string; privateKey: string } | undefined;
+  /** The first retry delay; the schedule is the webhooks' (MAIL_RETRY_BASE_MS, 5 s; lower only in tests). */
+  retryBaseMs: number;
 }
 
 export interface AnonymousLimits {
@@ -550,6 +596,28 @@ function parseOrigins(raw: string | undefined): string[] {
 }
 
 /** A key of 32 bytes in base64 (openssl rand -base64 32); the value is never echoed. */
+/** Settings whose value may hold a password or key: a refusal names them without their value. */
+const SECRET_SETTINGS = new Set(['SMTP_URL', 'MAIL_DKIM_KEY']);
+
+function parseEmail(parsed: EnvSchema, publicUrl: string): EmailSettings {
+  const dkim = [parsed.MAIL_DKIM_DOMAIN, parsed.MAIL_DKIM_SELECTOR, parsed.MAIL_DKIM_KEY];
+  if (dkim.some(Boolean) && !dkim.every(Boolean))
+    throw new Error('MAIL_DKIM_DOMAIN, MAIL_DKIM_SELECTOR and MAIL_DKIM_KEY go together: set all three or none');
+  return {
+    smtpUrl: parsed.SMTP_URL || undefined,
+    from: parsed.MAIL_FROM || `Formwork <formwork@${new URL(publicUrl).hostname}>`,
+    dkim: parsed.MAIL_DKIM_KEY
+      ? {
+          domainName: parsed.MAIL_DKIM_DOMAIN!,
+          keySelector: parsed.MAIL_DKIM_SELECTOR!,
+          // A PEM in one line of env: its newlines written as \n.
+          privateKey: parsed.MAIL_DKIM_KEY.replace(/\\n/g, '\n'),
+        }
+      : undefined,
+    retryBaseMs: parsed.MAIL_RETRY_BASE_MS ?? 5000,
+  };
+}
+
 function parseKey(name: string, raw: string): Buffer {
   const key = Buffer.from(raw.trim(), 'base64');
   if (key.length !== 32 || !/^[A-Za-z0-9+/_-]+=*$/.test(raw.trim()))
@@ -596,7 +664,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     const c = e.constraints ?? {};
     // A value of the wrong kind fails every check; say the kind first ("must be an integer").
     const why = c.isInt ?? c.isBoolean ?? c.isUrl ?? c.isIn ?? Object.values(c)[0] ?? 'is invalid';
-    throw new ConfigError(`${e.property}=${JSON.stringify(env[e.property])} is not valid: ${why}`);
+    // A setting that may hold a password or key is named, never echoed.
+    const shown = SECRET_SETTINGS.has(e.property) ? e.property : `${e.property}=${JSON.stringify(env[e.property])}`;
+    throw new ConfigError(`${shown} is not valid: ${why}`);
   }
   checkDatabaseUrl(parsed.DATABASE_URL);
   checkDatabaseUrl(parsed.DATABASE_DIRECT_URL, 'DATABASE_DIRECT_URL');
@@ -675,6 +745,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         .filter((k) => k.trim() !== '')
         .map((k) => parseKey('WEBHOOK_SECRET_KEY_PREVIOUS', k)),
     },
+    email: parseEmail(parsed, publicUrl),
     storage: { s3: parseS3(parsed), uploadIdleMs: parsed.UPLOAD_IDLE_TIMEOUT_MS ?? 30_000 },
     partialResponseRetentionDays: parsed.PARTIAL_RESPONSE_RETENTION_DAYS ?? 30,
     spam: {

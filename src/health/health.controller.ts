@@ -9,6 +9,7 @@ import { RateLimitService } from '../rate-limit/rate-limit.service';
 import { ReadReplica } from '../database/replica';
 import { currentManager } from '../database/transaction';
 import { FileStorage } from '../storage/file-storage';
+import { EmailReadiness, EmailService } from '../email/email.service';
 
 type Check = 'ok' | 'unreachable';
 
@@ -21,6 +22,7 @@ export class HealthController {
     @InjectDataSource() private readonly db: DataSource,
     private readonly rateLimit: RateLimitService,
     private readonly files: FileStorage,
+    private readonly email: EmailService,
     @Optional() private readonly replica?: ReadReplica,
   ) {}
 
@@ -37,10 +39,11 @@ export class HealthController {
    * instance until Redis is back. (A stopping instance closes its listener: probes then fail to
    * connect, which is the signal a load balancer needs.) A read replica (DATABASE_REPLICA_URL) down or
    * behind never fails it: long reads then go to the primary; `replica: { ok, lagMs? }` says so.
+   * Email never fails it either (messages wait in the outbox): `email: { configured, server?, pending }`.
    */
   @Get('readyz')
   async ready(@Res({ passthrough: true }) res: FastifyReply) {
-    const [database, store, filesOk, replica] = await Promise.all([
+    const [database, store, filesOk, replica, email] = await Promise.all([
       withTimeout(currentManager(this.db).query('SELECT 1'), 2000).then(
         (): Check => 'ok',
         (): Check => 'unreachable',
@@ -51,11 +54,12 @@ export class HealthController {
         () => false,
       ),
       this.replica?.status(),
+      withTimeout(this.email.readiness(), 4000).catch((): EmailReadiness | undefined => undefined),
     ]);
     const checks = { database, redis: store.redis };
     const rateLimits = store.counting;
     const storage = { kind: this.files.kind, ok: filesOk };
-    const reads = replica ? { replica } : {};
+    const reads = { ...(replica ? { replica } : {}), ...(email ? { email } : {}) };
     if (database !== 'ok' || !filesOk) {
       res.status(503);
       return { status: 'unavailable', checks, storage, rateLimits, ...reads };

@@ -25,6 +25,9 @@ import { TokensController } from './tokens.controller';
 import { WebhooksController } from './webhooks.controller';
 import { SettingsRepository } from './settings.repository';
 import { UploadsModule } from '../uploads/uploads.module';
+import { EmailModule } from '../email/email.module';
+import { UnsubscribeController } from '../email/unsubscribe.controller';
+import { EmailController } from './email.controller';
 import { SettingsService } from './settings.service';
 import { WebhooksPageService } from './webhooks-page.service';
 
@@ -43,6 +46,7 @@ import { WebhooksPageService } from './webhooks-page.service';
     ResponsesModule,
     ExportsModule,
     UploadsModule,
+    EmailModule,
   ],
   controllers: [
     SignInController,
@@ -53,6 +57,8 @@ import { WebhooksPageService } from './webhooks-page.service';
     WebhooksController,
     AuditController,
     PlanController,
+    EmailController,
+    UnsubscribeController,
     // The results pages (issue 27, src/results): forms, a form's summary, responses, share.
     FormsResultsController,
     ResponsesResultsController,

@@ -99,6 +99,7 @@ const sectionLinks: Array<[key: string, label: string, adminOnly: boolean | 'own
   ['members', 'Members', true],
   ['apps', 'Connected apps', false],
   ['webhooks', 'Webhooks', true],
+  ['email', 'Email', false],
   ['audit', 'Audit log', true],
   ['plan', 'Plan and embedding', 'owner'],
 ];
@@ -430,6 +431,23 @@ export const FilterButton = () => (
 );
 
 /** Newer and Older links of a paged list, keeping its filter (`query`). */
+/** A log's filter by status (GET `action`?status=): "Any" or one of `statuses`. */
+export function StatusFilter(props: { action: string; statuses: readonly string[]; chosen?: string }) {
+  return (
+    <form method="get" action={props.action} className="actions">
+      <Field
+        id="status"
+        label="Status"
+        errors={{}}
+        control={(a) => (
+          <Select {...a} options={['', ...props.statuses]} chosen={props.chosen ?? ''} labels={{ '': 'Any' }} />
+        )}
+      />
+      <FilterButton />
+    </form>
+  );
+}
+
 export function Pager(props: { query: Record<string, string>; page: number; more: boolean }) {
   const q = (page: number) => `?${new URLSearchParams({ ...props.query, page: String(page) })}`;
   return (

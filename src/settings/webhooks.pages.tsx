@@ -5,13 +5,13 @@ import {
   Checkboxes,
   Field,
   FieldErrors,
-  FilterButton,
   Hidden,
   Layout,
   OnceShownText,
   Pager,
   PostForm,
   Select,
+  StatusFilter,
   Summary,
   Table,
   when,
@@ -314,17 +314,7 @@ export function WebhookPage(props: {
         </div>
       </PostForm>
       <h2>Deliveries</h2>
-      <form method="get" action={here} className="actions">
-        <Field
-          id="status"
-          label="Status"
-          errors={{}}
-          control={(a) => (
-            <Select {...a} options={['', ...DELIVERY_STATUSES]} chosen={view.status ?? ''} labels={{ '': 'Any' }} />
-          )}
-        />
-        <FilterButton />
-      </form>
+      <StatusFilter action={here} statuses={DELIVERY_STATUSES} chosen={view.status} />
       {log.deliveries.length ? (
         <Table label="Deliveries" head={['Event', 'Created', 'Status', 'Attempts', '']}>
           {log.deliveries.map((d) => (

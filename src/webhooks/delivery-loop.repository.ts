@@ -8,8 +8,21 @@ import { SHARED_SESSION_MARK } from '../database/embedded-postgres';
  * a request is waiting for, nor waits behind requests for one.
  */
 
+/** What the loop reads of any claimed row (a webhook delivery, an email). */
+export interface Claimed {
+  id: string;
+  /** False: taken off the due index by the claim without being held (not to be sent). */
+  active: boolean;
+  /** The attempts made before this one (recorded ones: a claim does not count). */
+  attempt_count: number;
+  claim_token: string;
+  /** What its share of the instance's attempts is counted by besides its workspace: its endpoint, the mail server. */
+  endpoint_id: string;
+  workspace_id: string;
+}
+
 /** A delivery the loop claimed, with what sending it takes. */
-export interface ClaimedDelivery {
+export interface ClaimedDelivery extends Claimed {
   id: string;
   /**
    * False: not to be sent, set aside as paused by the claim (endpoint disabled or workspace on
@@ -173,12 +186,20 @@ export const RESUME_SQL = `UPDATE webhook_deliveries SET status = 'pending'
     WHERE e.enabled
     LIMIT $1))`;
 
-export class DeliveryLoopRepository {
-  private readonly pool: Pool;
+/**
+ * The connections of one channel's loop (DeliveryLoop): a pool of its own, and its hot statements
+ * prepared once per connection (loopQuery).
+ */
+export class LoopConnections {
+  protected readonly pool: Pool;
   private readonly sharesSession: boolean;
 
-  /** `databaseUrl`: the application's; `warn` hears of a connection that broke. */
-  constructor(databaseUrl: string, warn: (message: string) => void) {
+  /** `databaseUrl`: the application's; `warn` hears of a connection that broke; `noun` names the channel. */
+  constructor(
+    databaseUrl: string,
+    warn: (message: string) => void,
+    private readonly noun: string,
+  ) {
     this.sharesSession = databaseUrl.includes(SHARED_SESSION_MARK);
     this.pool = new Pool({
       connectionString: loopConnectionString(databaseUrl),
@@ -186,7 +207,28 @@ export class DeliveryLoopRepository {
       connectionTimeoutMillis: 10_000,
     });
     // An idle connection that breaks (a database restart) is replaced by the next query.
-    this.pool.on('error', (err) => warn(`a webhook delivery connection broke: ${err.message}`));
+    this.pool.on('error', (err) => warn(`a ${noun} delivery connection broke: ${err.message}`));
+  }
+
+  /** Closes the loop's connections (when the loop has stopped). */
+  async end(): Promise<void> {
+    await this.pool.end();
+  }
+
+  /**
+   * One of the loop's hot statements (a claim, a record), as a named prepared statement: each of
+   * the loop's connections parses and plans it once, not on every batch. The embedded database
+   * gets the plain text (its connections share one session, see database/prepared.ts).
+   */
+  protected loopQuery(name: string, text: string, values: unknown[]) {
+    if (this.sharesSession) return this.pool.query(text, values);
+    return this.pool.query({ name: `formwork_${this.noun}_${name}`, text, values });
+  }
+}
+
+export class DeliveryLoopRepository extends LoopConnections {
+  constructor(databaseUrl: string, warn: (message: string) => void) {
+    super(databaseUrl, warn, 'webhook');
   }
 
   /**
@@ -320,21 +362,6 @@ export class DeliveryLoopRepository {
       [days, batch],
     );
     return rowCount ?? 0;
-  }
-
-  /** Closes the loop's connections (when the loop has stopped). */
-  async end(): Promise<void> {
-    await this.pool.end();
-  }
-
-  /**
-   * One of the loop's hot statements (a claim, a record), as a named prepared statement: each of
-   * the loop's connections parses and plans it once, not on every batch. The embedded database
-   * gets the plain text (its connections share one session, see database/prepared.ts).
-   */
-  private loopQuery(name: string, text: string, values: unknown[]) {
-    if (this.sharesSession) return this.pool.query(text, values);
-    return this.pool.query({ name: `formwork_webhooks_${name}`, text, values });
   }
 }
 

@@ -12,6 +12,7 @@ import {
   InFlight,
 } from './delivery-loop.repository';
 import { SendResult } from './sender';
+import { WebhookChannel } from './webhook-channel';
 
 type Item = { claimed: ClaimedDelivery; attempt: AttemptRecord };
 const KEY = Buffer.alloc(32, 7).toString('base64');
@@ -33,8 +34,10 @@ describe('DeliveryLoop records a batch of successes', () => {
       },
     } as unknown as DeliveryLoopRepository;
     const warnings: string[] = [];
-    const loop = new DeliveryLoop(repository, { allowPrivateUrls: true, retryBaseMs: 100, secretKeys: [KEY] }, (m) =>
-      warnings.push(m),
+    const warn = (m: string) => warnings.push(m);
+    const loop = new DeliveryLoop(
+      new WebhookChannel(repository, { allowPrivateUrls: true, retryBaseMs: 100, secretKeys: [KEY] }, warn),
+      warn,
     );
     const recordBatch = (loop as unknown as { recordBatch: (items: Item[]) => Promise<void> }).recordBatch.bind(loop);
 
@@ -127,13 +130,14 @@ function loopOn(
   send: (url: string) => Promise<SendResult>,
   abortAll: () => void = () => undefined,
 ): DeliveryLoop {
-  const loop = new DeliveryLoop(
+  const warn = (m: string) => warnings.push(m);
+  const channel = new WebhookChannel(
     index.repository(),
     { allowPrivateUrls: true, retryBaseMs: 100, secretKeys: [KEY] },
-    (m) => warnings.push(m),
+    warn,
   );
-  (loop as unknown as { sender: unknown }).sender = { send, abortAll, close: async () => undefined };
-  return loop;
+  (channel as unknown as { sender: unknown }).sender = { send, abortAll, close: async () => undefined };
+  return new DeliveryLoop(channel, warn);
 }
 
 /**

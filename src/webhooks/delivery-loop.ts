@@ -1,9 +1,6 @@
 import { inBatches } from '../database/in-batches';
-import { nextDelayMs, parseRetryAfter } from './schedule';
-import { SendResult, storableText, TIMEOUT_MS, WebhookSender } from './sender';
-import { WebhookSecretBox } from './secret-box';
-import { signedHeaders } from './signing';
-import { AttemptOutcome, AttemptRecord, ClaimedDelivery, DeliveryLoopRepository } from './delivery-loop.repository';
+import { SendResult, storableText } from './sender';
+import { AttemptOutcome, AttemptRecord, Claimed, ClaimCaps, InFlight } from './delivery-loop.repository';
 
 /**
  * At most this many attempts run at once on one instance (and as many connections to one receiver
@@ -12,7 +9,7 @@ import { AttemptOutcome, AttemptRecord, ClaimedDelivery, DeliveryLoopRepository 
  * claim statement and one record statement serve more events (bench:webhooks: p50 ratio 1.16x to
  * 1.23x with these, 1.23x to 1.27x with claims of 32; see bench/README.md).
  */
-const MAX_IN_FLIGHT = 128;
+export const MAX_IN_FLIGHT = 128;
 /** Rows claimed per statement. */
 const CLAIM_BATCH = MAX_IN_FLIGHT / 2;
 /**
@@ -48,7 +45,7 @@ export const MAX_IN_FLIGHT_PER_FAST_WORKSPACE = CLAIM_BATCH;
  * cost it a look at the row each but do not count): enough to find a batch beside the backlog of a
  * few endpoints with some room left, and few enough to keep a claim cheap.
  */
-const CLAIM_WINDOW = 4 * CLAIM_BATCH;
+export const CLAIM_WINDOW = 4 * CLAIM_BATCH;
 /**
  * How often the loop looks for due deliveries when its last claim found less than a batch. Events
  * are not pushed to it one by one: claiming what is due every half second (or as soon as a batch
@@ -57,11 +54,6 @@ const CLAIM_WINDOW = 4 * CLAIM_BATCH;
  * DeliveryLoop.claimAndStart), to reach the rows of others due after their backlog.
  */
 const POLL_MS = 500;
-/**
- * A claim holds a row this long: past the 10 s timeout, with room to record the result. If the
- * instance dies mid-attempt, the row is due again after this and any instance takes it.
- */
-const LEASE_SECONDS = TIMEOUT_MS / 1000 + 10;
 /** An endpoint whose every attempt failed for this long is disabled. */
 export const DISABLE_AFTER_DAYS = 5;
 /** Deliveries (and their attempts) are kept this long, then purged in batches. */
@@ -75,13 +67,70 @@ const PURGE_BATCH = 1000;
 const RESUME_EVERY_MS = 5_000;
 const RESUME_BATCH = 5_000;
 
-/**
- * Successful attempts wait at most this long (or for this many) to be recorded together: each
- * statement (and its commit) costs more than the rows it records, so fewer, fuller batches cost the
- * database and this process less per delivery. A claim's lease lasts far longer than the wait.
- */
+/** Successful attempts recorded together at most (see DeliveryChannel.recordWaitMs). */
 const RECORD_BATCH = MAX_IN_FLIGHT;
-const RECORD_WAIT_MS = 50;
+
+/** The caps of one channel's shares (see Share): per target (a webhook endpoint, the mail server) and per workspace. */
+export interface ShareCaps {
+  perTarget: number;
+  perFastTarget: number;
+  perWorkspace: number;
+  perFastWorkspace: number;
+}
+
+/** The SQL of a channel's loop: each channel has its own table of deliveries (webhook_deliveries, email_outbox). */
+export interface LoopRepository<C extends Claimed> {
+  claim(limit: number, leaseSeconds: number, inFlight: InFlight, caps: ClaimCaps): Promise<C[]>;
+  resumePaused(limit: number): Promise<number>;
+  recordAttempt(
+    claimed: C,
+    attempt: AttemptRecord,
+    outcome: Exclude<AttemptOutcome, 'delivered'>,
+    next: Date | null,
+    disableAfterDays: number,
+  ): Promise<void>;
+  recordDelivered(items: Array<{ claimed: C; attempt: AttemptRecord }>): Promise<void>;
+  release(claimed: C): Promise<void>;
+  purgeDeliveries(days: number, batch: number): Promise<number>;
+  end(): Promise<void>;
+}
+
+/**
+ * What one kind of delivery brings to the loop (webhooks: WebhookChannel; email: EmailChannel):
+ * its table, how one is sent and what an answer comes to. The loop brings the rest: claims with
+ * leases, fair shares between targets and workspaces, retries, batching of records, purges.
+ */
+export interface DeliveryChannel<C extends Claimed> {
+  /** Names the deliveries in warnings ("webhook", "email"). */
+  readonly noun: string;
+  readonly repository: LoopRepository<C>;
+  /**
+   * A claim holds a row this long: past the send's timeout, with room to record the result. If the
+   * instance dies mid-attempt, the row is due again after this and any instance takes it.
+   */
+  readonly leaseSeconds: number;
+  /**
+   * Successful attempts wait at most this long to be recorded together: each statement (and its
+   * commit) costs more than the rows it records. A claim's lease lasts far longer than the wait.
+   */
+  readonly recordWaitMs: number;
+  readonly caps: ShareCaps;
+  send(claimed: C): Promise<SendResult>;
+  /** What an answer comes to, for the `attempt`-th attempt (1-based) made at `at`. */
+  outcomeOf(result: SendResult, attempt: number, at: Date): { outcome: AttemptOutcome; next: Date | null };
+  /** Ends the sends under way (the loop stops). */
+  abortAll(): void;
+  close(): Promise<void>;
+  /** Work of its own, every few seconds on every instance (email: digests due); how many rows it wrote. */
+  periodic?(): Promise<number>;
+}
+
+export const WEBHOOK_CAPS: ShareCaps = {
+  perTarget: MAX_IN_FLIGHT_PER_ENDPOINT,
+  perFastTarget: MAX_IN_FLIGHT_PER_FAST_ENDPOINT,
+  perWorkspace: MAX_IN_FLIGHT_PER_WORKSPACE,
+  perFastWorkspace: MAX_IN_FLIGHT_PER_FAST_WORKSPACE,
+};
 
 /** An attempt whose answer the database refused (`err`): recorded without it, the reason kept as its error. */
 function unstorable(attempt: AttemptRecord, err: unknown): AttemptRecord {
@@ -129,8 +178,8 @@ export class Share {
   }
 }
 
-interface DeliveredBatch {
-  items: Array<{ claimed: ClaimedDelivery; attempt: AttemptRecord }>;
+interface DeliveredBatch<C> {
+  items: Array<{ claimed: C; attempt: AttemptRecord }>;
   promise: Promise<void>;
   resolve: () => void;
   reject: (err: Error) => void;
@@ -138,14 +187,13 @@ interface DeliveredBatch {
 }
 
 /**
- * The delivery loop every instance runs, off the request path (in a worker thread of its own, see
- * delivery.worker.ts): it claims due deliveries, sends each (signed, 10 s, no redirects), and
+ * The delivery loop every instance runs per channel, off the request path (in a worker thread of
+ * its own, see delivery.worker.ts): it claims due deliveries, sends each (the channel's send), and
  * records the attempt and what comes next (see schedule.ts). At least once: a delivery whose
  * instance died mid-attempt is claimed again after its lease.
  */
-export class DeliveryLoop {
-  private readonly sender: WebhookSender;
-  private readonly box: WebhookSecretBox;
+export class DeliveryLoop<C extends Claimed = Claimed> {
+  private readonly repository: LoopRepository<C>;
   private running = false;
   /** Set once the loop stops: an attempt that ends after this is released, not recorded. */
   private stopping = false;
@@ -156,7 +204,7 @@ export class DeliveryLoop {
   private purgeTimer?: NodeJS.Timeout;
   private resumeTimer?: NodeJS.Timeout;
   private resuming = false;
-  private batch?: DeliveredBatch;
+  private batch?: DeliveredBatch<C>;
   /** The shares of this instance's attempts of the endpoints and workspaces with some in flight or waiting, by id. */
   private readonly shares = { byEndpoint: new Map<string, Share>(), byWorkspace: new Map<string, Share>() };
   /** When a claim last passed over the waiting shares (ms). */
@@ -167,13 +215,10 @@ export class DeliveryLoop {
   private batchFilled = false;
 
   constructor(
-    private readonly repository: DeliveryLoopRepository,
-    /** `secretKeys`: the keys that open the endpoints' secrets (base64; the first is WEBHOOK_SECRET_KEY's, see secret-box.ts). */
-    private readonly options: { allowPrivateUrls: boolean; retryBaseMs: number; secretKeys: string[] },
+    readonly channel: DeliveryChannel<C>,
     private readonly warn: (message: string) => void,
   ) {
-    this.sender = new WebhookSender(options.allowPrivateUrls, TIMEOUT_MS, MAX_IN_FLIGHT);
-    this.box = new WebhookSecretBox(options.secretKeys.map((k) => Buffer.from(k, 'base64')));
+    this.repository = channel.repository;
   }
 
   /**
@@ -200,9 +245,9 @@ export class DeliveryLoop {
     clearInterval(this.resumeTimer);
     this.wake?.();
     await this.loopDone;
-    this.sender.abortAll();
+    this.channel.abortAll();
     await Promise.all(this.inFlight.values());
-    await this.sender.close();
+    await this.channel.close();
     await this.repository.end();
   }
 
@@ -219,7 +264,7 @@ export class DeliveryLoop {
         try {
           claimed = await this.claimAndStart(limit);
         } catch (err) {
-          this.warn(`could not claim webhook deliveries: ${(err as Error).message}`);
+          this.warn(`could not claim ${this.channel.noun} deliveries: ${(err as Error).message}`);
         }
       }
       if (this.inFlight.size < MAX_IN_FLIGHT) {
@@ -283,14 +328,15 @@ export class DeliveryLoop {
       }
       return m;
     };
+    const caps = this.channel.caps;
     const claimed = await this.repository.claim(
       limit,
-      LEASE_SECONDS,
+      this.channel.leaseSeconds,
       {
-        byEndpoint: taken(this.shares.byEndpoint, MAX_IN_FLIGHT_PER_ENDPOINT),
-        byWorkspace: taken(this.shares.byWorkspace, MAX_IN_FLIGHT_PER_WORKSPACE),
+        byEndpoint: taken(this.shares.byEndpoint, caps.perTarget),
+        byWorkspace: taken(this.shares.byWorkspace, caps.perWorkspace),
       },
-      { perEndpoint: MAX_IN_FLIGHT_PER_ENDPOINT, perWorkspace: MAX_IN_FLIGHT_PER_WORKSPACE, window: CLAIM_WINDOW },
+      { perEndpoint: caps.perTarget, perWorkspace: caps.perWorkspace, window: CLAIM_WINDOW },
     );
     const got = new Map<Share, number>();
     for (const delivery of claimed) {
@@ -312,7 +358,7 @@ export class DeliveryLoop {
     for (const delivery of claimed) {
       if (!delivery.active) continue;
       const done = this.attempt(delivery)
-        .catch((err: Error) => this.warn(`could not record a webhook attempt: ${err.message}`))
+        .catch((err: Error) => this.warn(`could not record an attempt (${this.channel.noun}): ${err.message}`))
         .finally(() => {
           this.inFlight.delete(delivery.id);
           // Room for a whole batch again: claim now rather than at the next poll (not once per attempt).
@@ -324,20 +370,16 @@ export class DeliveryLoop {
   }
 
   /** The shares of a delivery's endpoint and workspace, made when missing. */
-  private sharesOf(delivery: ClaimedDelivery): [Share, Share] {
+  private sharesOf(delivery: C): [Share, Share] {
     const get = (m: Map<string, Share>, id: string, cap: number, fastCap: number) => {
       let share = m.get(id);
       if (!share) m.set(id, (share = new Share(cap, fastCap)));
       return share;
     };
+    const caps = this.channel.caps;
     return [
-      get(this.shares.byEndpoint, delivery.endpoint_id, MAX_IN_FLIGHT_PER_ENDPOINT, MAX_IN_FLIGHT_PER_FAST_ENDPOINT),
-      get(
-        this.shares.byWorkspace,
-        delivery.workspace_id,
-        MAX_IN_FLIGHT_PER_WORKSPACE,
-        MAX_IN_FLIGHT_PER_FAST_WORKSPACE,
-      ),
+      get(this.shares.byEndpoint, delivery.endpoint_id, caps.perTarget, caps.perFastTarget),
+      get(this.shares.byWorkspace, delivery.workspace_id, caps.perWorkspace, caps.perFastWorkspace),
     ];
   }
 
@@ -352,7 +394,7 @@ export class DeliveryLoop {
    * it came within FAST_MS. When one with rows waiting has half its cap free again, the loop
    * claims again at once, for a few rows of it rather than one.
    */
-  private answered(delivery: ClaimedDelivery, result: SendResult | undefined): void {
+  private answered(delivery: C, result: SendResult | undefined): void {
     const now = Date.now();
     let worthClaiming = false;
     for (const share of this.sharesOf(delivery)) {
@@ -366,15 +408,11 @@ export class DeliveryLoop {
     }
   }
 
-  private async attempt(delivery: ClaimedDelivery): Promise<void> {
+  private async attempt(delivery: C): Promise<void> {
     const attemptedAt = new Date();
     let result: SendResult | undefined;
     try {
-      result = await this.sender.send(
-        delivery.url,
-        signedHeaders(this.secretsOf(delivery), delivery.event_id, delivery.payload, attemptedAt),
-        delivery.payload,
-      );
+      result = await this.channel.send(delivery);
     } finally {
       this.answered(delivery, result);
     }
@@ -388,7 +426,7 @@ export class DeliveryLoop {
       responseBody: result.responseBody,
     };
     // This attempt's number: the claim did not count it (only recorded attempts count).
-    const { outcome, next } = this.outcomeOf(result, delivery.attempt_count + 1, attemptedAt);
+    const { outcome, next } = this.channel.outcomeOf(result, delivery.attempt_count + 1, attemptedAt);
     if (outcome === 'delivered') return this.recordDelivered(delivery, attempt);
     try {
       await this.repository.recordAttempt(delivery, attempt, outcome, next, DISABLE_AFTER_DAYS);
@@ -398,34 +436,17 @@ export class DeliveryLoop {
     }
   }
 
-  /**
-   * The secrets that sign a delivery, opened. One that no configured key opens throws (the
-   * delivery is claimed again after its lease, and delivered once the key is back or the secret
-   * rotated); a previous secret that does not open (a rotation after a lost key) is left out.
-   */
-  private secretsOf(delivery: ClaimedDelivery): string[] {
-    const secrets = [this.box.open(delivery.secret)];
-    if (delivery.previous_secret) {
-      try {
-        secrets.push(this.box.open(delivery.previous_secret));
-      } catch (err) {
-        this.warn(`webhook ${delivery.endpoint_id} is signed with its current secret only: ${(err as Error).message}`);
-      }
-    }
-    return secrets;
-  }
-
   /** Queues a success for the next batch; resolves once the batch is recorded. */
-  private recordDelivered(claimed: ClaimedDelivery, attempt: AttemptRecord): Promise<void> {
+  private recordDelivered(claimed: C, attempt: AttemptRecord): Promise<void> {
     let batch = this.batch;
     if (!batch) {
       let settle!: { resolve: () => void; reject: (e: Error) => void };
       const promise = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
-      const created: DeliveredBatch = {
+      const created: DeliveredBatch<C> = {
         items: [],
         promise,
         ...settle,
-        timer: setTimeout(() => this.flush(created), RECORD_WAIT_MS),
+        timer: setTimeout(() => this.flush(created), this.channel.recordWaitMs),
       };
       this.batch = batch = created;
     }
@@ -437,7 +458,7 @@ export class DeliveryLoop {
     return batch.promise;
   }
 
-  private flush(batch: DeliveredBatch): void {
+  private flush(batch: DeliveredBatch<C>): void {
     if (this.batch === batch) this.batch = undefined;
     this.recordBatch(batch.items).then(() => batch.resolve(), batch.reject);
   }
@@ -448,7 +469,7 @@ export class DeliveryLoop {
    * lease, and again, past their schedule). A row that fails on its own is recorded without the
    * receiver's answer, with a note saying why. Fails only if that fails too (the database is gone).
    */
-  private async recordBatch(items: DeliveredBatch['items']): Promise<void> {
+  private async recordBatch(items: DeliveredBatch<C>['items']): Promise<void> {
     try {
       return await this.repository.recordDelivered(items);
     } catch (err) {
@@ -456,7 +477,7 @@ export class DeliveryLoop {
         return this.repository.recordDelivered([{ ...items[0], attempt: unstorable(items[0].attempt, err) }]);
       }
       this.warn(
-        `could not record ${items.length} webhook attempts at once, recording them one by one: ${(err as Error).message}`,
+        `could not record ${items.length} ${this.channel.noun} attempts at once, recording them one by one: ${(err as Error).message}`,
       );
     }
     const failures = await Promise.all(
@@ -471,16 +492,6 @@ export class DeliveryLoop {
     if (failed) throw failed;
   }
 
-  private outcomeOf(result: SendResult, attempt: number, at: Date): { outcome: AttemptOutcome; next: Date | null } {
-    if (result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300)
-      return { outcome: 'delivered', next: null };
-    if (result.statusCode === 410) return { outcome: 'gone', next: null };
-    const delay = nextDelayMs(attempt, this.options.retryBaseMs, parseRetryAfter(result.retryAfter));
-    return delay === null
-      ? { outcome: 'failed', next: null }
-      : { outcome: 'retry', next: new Date(at.getTime() + result.durationMs + delay) };
-  }
-
   /**
    * Makes paused deliveries pending again where they may be sent now, in batches; how many. One run
    * at a time (a run over a long pause may outlast the interval), and none once stopping.
@@ -488,9 +499,15 @@ export class DeliveryLoop {
   async resume(): Promise<number> {
     if (this.resuming) return 0;
     this.resuming = true;
-    const resumed = await this.batched('resume paused webhook deliveries', RESUME_BATCH, () =>
+    let resumed = await this.batched(`resume paused ${this.channel.noun} deliveries`, RESUME_BATCH, () =>
       this.repository.resumePaused(RESUME_BATCH),
     );
+    if (this.channel.periodic) {
+      resumed += await this.channel.periodic().catch((err: Error) => {
+        this.warn(`could not run the periodic work of ${this.channel.noun}: ${err.message}`);
+        return 0;
+      });
+    }
     this.resuming = false;
     if (resumed > 0) this.wake?.();
     return resumed;
@@ -498,7 +515,7 @@ export class DeliveryLoop {
 
   /** Deletes deliveries older than 30 days (their attempts with them), in batches. */
   purge(): Promise<number> {
-    return this.batched('purge old webhook deliveries', PURGE_BATCH, () =>
+    return this.batched(`purge old ${this.channel.noun} deliveries`, PURGE_BATCH, () =>
       this.repository.purgeDeliveries(RETENTION_DAYS, PURGE_BATCH),
     );
   }

@@ -4,8 +4,11 @@
  * answers the host's requests (claim, purge, stop) and passes its warnings up, to be logged there.
  */
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { EmailChannel, EmailLoopOptions } from '../email/email-channel';
 import { DeliveryLoop } from './delivery-loop';
-import { DeliveryLoopRepository } from './delivery-loop.repository';
+import { ClaimedDelivery, DeliveryLoopRepository } from './delivery-loop.repository';
+import type { ClaimedEmail } from '../email/email-loop.repository';
+import { WebhookChannel } from './webhook-channel';
 
 /** What the thread is started with. */
 export interface DeliveryThreadData {
@@ -16,10 +19,21 @@ export interface DeliveryThreadData {
   retryBaseMs: number;
   /** The keys that open the endpoints' secrets, base64, WEBHOOK_SECRET_KEY's first. */
   secretKeys: string[];
+  /** Whether the webhooks' loop runs here (WEBHOOKS_DELIVERY). */
+  webhooks: boolean;
+  /** The email loop's settings, when it runs here (SMTP_URL set). */
+  email?: EmailLoopOptions;
 }
 
 /** What the host may ask of the thread. */
-export type DeliveryThreadRequest = { op: 'claim'; limit: number } | { op: 'purge' } | { op: 'stop' };
+export type DeliveryThreadRequest =
+  | { op: 'claim'; limit: number; channel: Channel }
+  | { op: 'purge'; channel: Channel }
+  | { op: 'periodic'; channel: Channel }
+  | { op: 'stop' };
+
+/** The loops a thread may run. */
+export type Channel = 'webhook' | 'email';
 
 /** A request of the host, answered with the same id. */
 export type ToDeliveryThread = DeliveryThreadRequest & { id: number };
@@ -31,13 +45,39 @@ if (!isMainThread && parentPort && (workerData as DeliveryThreadData | undefined
   const port = parentPort;
   const data = workerData as DeliveryThreadData;
   const warn = (message: string) => port.postMessage({ warn: message } satisfies FromDeliveryThread);
-  const loop = new DeliveryLoop(new DeliveryLoopRepository(data.databaseUrl, warn), data, warn);
-  loop.start();
+  const loops = startLoops(data, warn);
   port.on('message', (msg: ToDeliveryThread) => {
-    const run = msg.op === 'claim' ? loop.claimAndStart(msg.limit) : msg.op === 'purge' ? loop.purge() : loop.stop();
+    const run =
+      msg.op === 'stop' ? Promise.all(Object.values(loops).map((l) => l.stop())).then(() => 0) : runOp(loops, msg);
     run.then(
       (result) => port.postMessage({ id: msg.id, result: result ?? undefined } satisfies FromDeliveryThread),
       (err: Error) => port.postMessage({ id: msg.id, error: err.message } satisfies FromDeliveryThread),
     );
   });
+}
+
+/** The loops `data` asks for, started unless `start` is false (for one-off claims and purges). */
+export function startLoops(data: Omit<DeliveryThreadData, 'role'>, warn: (m: string) => void, start = true): Loops {
+  const loops: Loops = {};
+  if (data.webhooks) {
+    const channel = new WebhookChannel(new DeliveryLoopRepository(data.databaseUrl, warn), data, warn);
+    loops.webhook = new DeliveryLoop(channel, warn);
+  }
+  if (data.email) loops.email = new DeliveryLoop(new EmailChannel(data.databaseUrl, data.email, warn), warn);
+  if (start) for (const loop of Object.values(loops)) loop.start();
+  return loops;
+}
+
+export interface Loops {
+  webhook?: DeliveryLoop<ClaimedDelivery>;
+  email?: DeliveryLoop<ClaimedEmail>;
+}
+
+/** One request of the host to a loop: a claim now, a purge now, or its periodic work now. */
+export function runOp(loops: Loops, msg: Exclude<DeliveryThreadRequest, { op: 'stop' }>): Promise<number> {
+  const loop = loops[msg.channel];
+  if (!loop) return Promise.reject(new Error(`the ${msg.channel} delivery loop does not run here`));
+  if (msg.op === 'claim') return loop.claimAndStart(msg.limit);
+  if (msg.op === 'purge') return loop.purge();
+  return loop.resume();
 }

@@ -5,13 +5,15 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } f
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/config';
-import { DeliveryLoop } from './delivery-loop';
-import { DeliveryLoopRepository } from './delivery-loop.repository';
 import { WebhookSecretBox } from './secret-box';
-import type {
+import {
+  Channel,
   DeliveryThreadData,
   DeliveryThreadRequest,
   FromDeliveryThread,
+  Loops,
+  runOp,
+  startLoops,
   ToDeliveryThread,
 } from './delivery.thread';
 
@@ -23,7 +25,7 @@ const STOP_TIMEOUT_MS = 15_000;
 const RESTART_DELAY_MS = 1_000;
 
 /**
- * Hosts the delivery loop of this instance (DeliveryLoop): in a worker thread of its own, so that
+ * Hosts the delivery loops of this instance (DeliveryLoop: webhooks, and email once SMTP_URL is set): in a worker thread of its own, so that
  * sending, signing and reading answers (and TLS handshakes with receivers) never delay a request
  * on this thread. Measured in bench/README.md: with the loop on the request thread, a busy
  * instance's create_response p50 rose by a third while it delivered. The loop's state is in the
@@ -34,8 +36,8 @@ const RESTART_DELAY_MS = 1_000;
 export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Webhooks');
   private thread?: Worker;
-  /** The loop when it runs in this thread (no compiled entry), or made for a one-off claim or purge. */
-  private local?: DeliveryLoop;
+  /** The loops when they run in this thread (no compiled entry), or made for a one-off claim or purge. */
+  private local?: Loops;
   private stopping = false;
   private nextId = 0;
   private readonly pending = new Map<number, { resolve: (n: number) => void; reject: (e: Error) => void }>();
@@ -49,7 +51,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
   onApplicationBootstrap() {
     if (!this.config.webhooks.deliver) return;
     if (existsSync(THREAD_ENTRY)) this.startThread();
-    else this.here().start();
+    else this.local = startLoops(this.loopData(), (m) => this.logger.warn(m));
   }
 
   /** Stops the loop: attempts in flight are abandoned (due again at once) and its connections closed. */
@@ -65,39 +67,48 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
       clearTimeout(timer);
       await thread.terminate();
     }
-    await this.local?.stop();
+    await Promise.all(Object.values(this.local ?? {}).map((l) => l.stop()));
   }
 
   /**
    * Claims up to `limit` due deliveries now and starts their attempts; how many it took off the
    * due index (claimed, set aside as paused, or deleted: its endpoint is gone).
    */
-  claimAndStart(limit: number): Promise<number> {
-    return this.thread ? this.request({ op: 'claim', limit }) : this.here().claimAndStart(limit);
+  claimAndStart(limit: number, channel: Channel = 'webhook'): Promise<number> {
+    return this.run({ op: 'claim', limit, channel });
   }
 
   /** Deletes deliveries older than 30 days now; how many. */
-  purge(): Promise<number> {
-    return this.thread ? this.request({ op: 'purge' }) : this.here().purge();
+  purge(channel: Channel = 'webhook'): Promise<number> {
+    return this.run({ op: 'purge', channel });
   }
 
-  private here(): DeliveryLoop {
-    this.local ??= new DeliveryLoop(
-      new DeliveryLoopRepository(this.databaseUrl(), (m) => this.logger.warn(m)),
-      { ...this.config.webhooks, secretKeys: this.box.exportKeys() },
-      (m) => this.logger.warn(m),
-    );
-    return this.local;
+  /** A loop's periodic work now (email: the digests due, queued); how many rows it wrote. */
+  periodic(channel: Channel): Promise<number> {
+    return this.run({ op: 'periodic', channel });
+  }
+
+  private run(msg: Exclude<DeliveryThreadRequest, { op: 'stop' }>): Promise<number> {
+    if (this.thread) return this.request(msg);
+    this.local ??= startLoops(this.loopData(), (m) => this.logger.warn(m), false);
+    return runOp(this.local, msg);
+  }
+
+  private loopData(): Omit<DeliveryThreadData, 'role'> {
+    const { email, publicUrl, webhooks } = this.config;
+    const secretKeys = this.box.exportKeys();
+    return {
+      databaseUrl: this.databaseUrl(),
+      allowPrivateUrls: webhooks.allowPrivateUrls,
+      retryBaseMs: webhooks.retryBaseMs,
+      secretKeys,
+      webhooks: true,
+      email: email.smtpUrl ? { ...email, smtpUrl: email.smtpUrl, publicUrl, secretKeys } : undefined,
+    };
   }
 
   private startThread(): void {
-    const data: DeliveryThreadData = {
-      role: 'formwork-delivery',
-      databaseUrl: this.databaseUrl(),
-      allowPrivateUrls: this.config.webhooks.allowPrivateUrls,
-      retryBaseMs: this.config.webhooks.retryBaseMs,
-      secretKeys: this.box.exportKeys(),
-    };
+    const data: DeliveryThreadData = { role: 'formwork-delivery', ...this.loopData() };
     const thread = new Worker(THREAD_ENTRY, { workerData: data });
     this.thread = thread;
     thread.on('message', (msg: FromDeliveryThread) => {

@@ -32,6 +32,6 @@ import { WebhooksService } from './webhooks.service';
     RedeliverWebhookTool,
     SendTestWebhookTool,
   ],
-  exports: [WebhookDeliveryWorker, WebhooksService],
+  exports: [WebhookDeliveryWorker, WebhooksService, WebhookSecretBox],
 })
 export class WebhooksModule {}

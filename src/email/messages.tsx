@@ -1,0 +1,144 @@
+import type { ReactNode } from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
+
+/**
+ * The messages, rendered on the server from React components (escaped by construction) with a
+ * plain-text part beside each. Subjects and names never carry a line break into a header
+ * (oneLine), and nodemailer encodes what is not ASCII.
+ */
+export interface RenderedMessage {
+  subject: string;
+  html: string;
+  text: string;
+}
+
+export interface AnswerLine {
+  question: string;
+  answer: string;
+}
+
+/** One line of at most `max` characters: no CR, LF or other control character can reach a header. */
+export function oneLine(s: string, max = 150): string {
+  // eslint-disable-next-line no-control-regex
+  const flat = s.replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+function Page(props: { title: string; children: ReactNode; unsubscribe?: string }) {
+  return (
+    <html>
+      <body style={{ fontFamily: 'system-ui, sans-serif', color: '#1d2330', maxWidth: '40rem' }}>
+        <h1 style={{ fontSize: '1.2rem' }}>{props.title}</h1>
+        {props.children}
+        {props.unsubscribe ? (
+          <p style={{ color: '#5b6475', fontSize: '.85rem' }}>
+            You get this because you asked for it in Formwork&apos;s settings.{' '}
+            <a href={props.unsubscribe}>Unsubscribe</a>
+          </p>
+        ) : null}
+      </body>
+    </html>
+  );
+}
+
+function html(node: ReactNode): string {
+  return `<!doctype html>${renderToStaticMarkup(node)}`;
+}
+
+/** A new response: its answers (escaped), a link to it on the results page (sign-in needed). */
+export function notificationMessage(m: {
+  formTitle: string;
+  submittedAt: Date;
+  answers: AnswerLine[];
+  responseUrl: string;
+  unsubscribeUrl: string;
+}): RenderedMessage {
+  const title = `New response to ${oneLine(m.formTitle, 100)}`;
+  const when = m.submittedAt.toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
+  return {
+    subject: title,
+    html: html(
+      <Page title={title} unsubscribe={m.unsubscribeUrl}>
+        <p>Submitted {when}.</p>
+        <table cellPadding={6} style={{ borderCollapse: 'collapse' }}>
+          <tbody>
+            {m.answers.map((a, i) => (
+              <tr key={i} style={{ borderTop: '1px solid #dde1e8', verticalAlign: 'top' }}>
+                <th style={{ textAlign: 'left' }}>{a.question}</th>
+                <td style={{ whiteSpace: 'pre-wrap' }}>{a.answer}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        <p>
+          <a href={m.responseUrl}>See the response in Formwork</a>
+        </p>
+      </Page>,
+    ),
+    text: [
+      title,
+      `Submitted ${when}.`,
+      '',
+      ...m.answers.map((a) => `${a.question}\n  ${a.answer.replace(/\n/g, '\n  ')}`),
+      '',
+      `See the response: ${m.responseUrl}`,
+      '',
+      `Unsubscribe: ${m.unsubscribeUrl}`,
+    ].join('\n'),
+  };
+}
+
+/** An hourly or daily digest: how many responses came in the window, the latest ones linked. */
+export function digestMessage(m: {
+  formTitle: string;
+  count: number;
+  period: 'hourly' | 'daily';
+  latest: Array<{ submittedAt: Date; url: string }>;
+  resultsUrl: string;
+  unsubscribeUrl: string;
+}): RenderedMessage {
+  const n = `${m.count} new response${m.count === 1 ? '' : 's'}`;
+  const title = `${n} to ${oneLine(m.formTitle, 100)} (${m.period === 'hourly' ? 'last hour' : 'last day'})`;
+  const at = (d: Date) => d.toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
+  return {
+    subject: title,
+    html: html(
+      <Page title={title} unsubscribe={m.unsubscribeUrl}>
+        <ul>
+          {m.latest.map((r) => (
+            <li key={r.url}>
+              <a href={r.url}>{at(r.submittedAt)}</a>
+            </li>
+          ))}
+        </ul>
+        <p>
+          <a href={m.resultsUrl}>See all responses in Formwork</a>
+        </p>
+      </Page>,
+    ),
+    text: [
+      title,
+      '',
+      ...m.latest.map((r) => `- ${at(r.submittedAt)}: ${r.url}`),
+      '',
+      `All responses: ${m.resultsUrl}`,
+      '',
+      `Unsubscribe: ${m.unsubscribeUrl}`,
+    ].join('\n'),
+  };
+}
+
+/** The settings page's test message: the server works. */
+export function testMessage(workspace: string): RenderedMessage {
+  const title = `Formwork can send email for ${oneLine(workspace, 100)}`;
+  const body = 'This test message was sent from the Email settings page.';
+  return {
+    subject: title,
+    html: html(
+      <Page title={title}>
+        <p>{body}</p>
+      </Page>,
+    ),
+    text: `${title}\n\n${body}`,
+  };
+}
