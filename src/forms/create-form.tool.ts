@@ -38,11 +38,11 @@ const output = FormSchema;
   title: 'Create a form',
   description:
     'Creates a draft form (publish_form publishes it); the answer gives each block and choice its id.\n\nExample:\n' +
-    '{"title":"Feedback","hiddenFields":["source"],"blocks":[' +
+    '{"title":"Feedback","blocks":[' +
     '{"ref":"happy","type":"yes_no","title":"Enjoyed it?","required":true},' +
     '{"type":"page_break","jumps":[{"if":{"block":"happy","op":"equals","value":false},"to":"end"}]},' +
     '{"ref":"score","type":"rating","title":"How much?"},' +
-    '{"ref":"why","type":"long_text","title":"Why?","showIf":{"any":[{"block":"score","op":"lte","value":2},{"hidden":"source","op":"equals","value":"support"}]}}]}',
+    '{"ref":"why","type":"long_text","title":"Why?","showIf":{"block":"score","op":"lte","value":2}}]}',
   scope: 'forms:write',
   ui: { resourceUri: APP_VIEWS.formPreview },
   write: true,

@@ -90,9 +90,7 @@ export const FormSchema = Type.Object(
 );
 
 /** create_form's and update_form's check-only flag (the answer's dryRun says what it found). */
-export const DryRunArgument = Type.Optional(
-  Type.Boolean({ description: 'Check only: answers the form as it would be stored; stores nothing.' }),
-);
+export const DryRunArgument = Type.Optional(Type.Boolean({ description: 'Validate only; stores nothing.' }));
 
 /** The arguments of the tools that act on one form. */
 export const FormRef = Type.Object({ publicId: PublicId }, { additionalProperties: false });
@@ -155,7 +153,7 @@ export const BlockInputSchema = Type.Object(
       }),
     ),
     maxFiles: Type.Optional(Type.Integer({ description: 'file_upload: 1..10 (1)' })),
-    maxSizeMb: Type.Optional(Type.Integer({ description: 'file_upload: MB per file (10); plans: Free 10, Pro 100' })),
+    maxSizeMb: Type.Optional(Type.Integer({ description: 'file_upload: MB per file (10; Pro: up to 100)' })),
     accept: Type.Optional(
       Type.Array(Type.String({ maxLength: 200 }), {
         maxItems: 50,
@@ -195,9 +193,7 @@ export const BlockInputSchema = Type.Object(
 export const HiddenFieldsSchema = (description?: string) =>
   Type.Array(Type.String({ pattern: REF_PATTERN, maxLength: 64 }), {
     maxItems: MAX_HIDDEN_FIELDS,
-    description:
-      description ??
-      "Values a response carries besides answers: from the share link (?campaign=x) or create_response's hidden.",
+    description: description ?? "Names of values from the share link (?campaign=x) or create_response's hidden.",
   });
 
 export const FormTitle = Type.String({ minLength: 1, maxLength: 500 });
@@ -217,10 +213,10 @@ export const computeUpdateArguments = {
 /** A form's schedule (and access) as create_form and update_form take them (issue 47). */
 export const ScheduleFields = {
   access: Type.Optional(AccessSetting),
-  opensAt: Type.Optional(Type.Union([Timestamp, Type.Null()], { description: 'No answers before it; null clears.' })),
+  opensAt: Type.Optional(Type.Union([Timestamp, Type.Null()], { description: 'Opens then.' })),
   closesAt: Type.Optional(
     Type.Union([Timestamp, Type.Null()], {
-      description: 'Closes then (409 form_closed); null clears.',
+      description: 'Closes then.',
     }),
   ),
 };
@@ -240,7 +236,7 @@ const limitFields = (maxResponses: string, quotas: string) => ({
 });
 export const LimitFields = limitFields(
   'Cap on completed responses.',
-  '[{ name, limit, when (as showIf), onFull?: "end"|"ending:REF" }]: a full one screens matches out.',
+  '[{ name, limit, when (as showIf), onFull?: "end"|"ending:REF" }]',
 );
 export const LimitUpdateFields = limitFields('As in create_form; null clears.', 'As in create_form.');
 
