@@ -376,7 +376,10 @@ export class RespondentController {
         throw err;
       }
     }
-    if (walksPages(form) || raw._state !== undefined) {
+    // A one-page form's plain page carries a state only for the spam defence (its times, its
+    // challenge): it is answered below. An invitation's walk (its state names the invite) is a walk.
+    const drawn = await this.states.verify(raw._state, form.id);
+    if (walksPages(form) || drawn?.v) {
       if (typeof raw._resume === 'string' && raw._state === undefined && savesPartials(form)) {
         // The confirmation of a resume link opened without a person's click (see resume()). A post
         // not known to come from the page never replaces answers this browser holds: it asks again.
@@ -402,7 +405,6 @@ export class RespondentController {
       return sendPage(res, status, html, location ? { ...sent, Location: location } : sent);
     }
     const fileView = () => this.fileView(form, raw);
-    const drawn = await this.states.verify(raw._state, form.id);
     const spamView = () => this.spamView(form, challenge || !!drawn?.c, drawn?.o);
     if (fileProblems.length)
       return sendPage(res, fileStatus, formPage(form, raw, fileProblems, await fileView(), await spamView()), headers);

@@ -40,6 +40,7 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
       { name: 'duplicate_form', scope: 'forms:write', write: true, minRole: 'editor' },
       { name: 'export_responses', scope: 'responses:read', write: false, minRole: 'viewer' },
       { name: 'get_form', scope: 'forms:read', write: false, minRole: 'viewer' },
+      { name: 'get_job', scope: 'responses:read', write: false, minRole: 'viewer' },
       { name: 'get_response', scope: 'responses:read', write: false, minRole: 'viewer' },
       { name: 'list_forms', scope: 'forms:read', write: false, minRole: 'viewer' },
       { name: 'list_invites', scope: 'forms:read', write: false, minRole: 'viewer' },
@@ -163,6 +164,12 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
         annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
       },
       {
+        name: 'get_job',
+        plan: 'any',
+        minRole: 'viewer',
+        annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+      },
+      {
         name: 'get_response',
         plan: 'any',
         minRole: 'viewer',
@@ -266,7 +273,7 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
         .map((t) => t.definition.name)
         .sort(),
     );
-    expect(names).toHaveLength(28);
+    expect(names).toHaveLength(29);
     const ajv = addFormats(new Ajv2020({ strict: false }));
     for (const tool of res.body.tools) {
       expect(tool).toEqual(

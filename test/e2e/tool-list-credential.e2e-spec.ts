@@ -88,9 +88,9 @@ describe('the tool list fits the credential', () => {
     const ws = await createWorkspace(app, 'pro');
     const { token } = await createToken(app, ws, { role: 'viewer', scopes: ['forms:read'] });
     const listed = await listedTo(token);
-    expect(listed).toEqual(['list_forms', 'get_form']);
+    expect(listed).toEqual(['list_forms', 'get_form', 'list_invites']);
     const res = await rest(token);
-    expect(res.body.notListed.count).toBe(everyTool.length - 2);
+    expect(res.body.notListed.count).toBe(everyTool.length - 3);
     expect(res.body.notListed.hint).toContain('forms:write');
     expect(res.body.notListed.hint).toMatch(/role editor/);
     await expectCallsAgree(token, listed);
