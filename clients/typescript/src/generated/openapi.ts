@@ -55,10 +55,10 @@ export interface paths {
         put?: never;
         /**
          * Create a form
-         * @description Creates a draft form; the answer gives every block and choice its id. Publish it with publish_form. A rule that does not fit: 400 invalid_arguments at its JSON path.
+         * @description Creates a draft form (publish_form publishes it); the answer gives each block and choice its id.
          *
          *     Example:
-         *     {"title":"Feedback","hiddenFields":["source"],"blocks":[{"ref":"happy","type":"yes_no","title":"Enjoyed it?","required":true},{"type":"page_break","jumps":[{"if":{"block":"happy","op":"equals","value":false},"to":"end"}]},{"ref":"score","type":"rating","title":"How much?"},{"ref":"why","type":"long_text","title":"Why?","showIf":{"any":[{"block":"score","op":"lte","value":2},{"hidden":"source","op":"equals","value":"support"}]}}]}
+         *     {"title":"Feedback","blocks":[{"ref":"happy","type":"yes_no","title":"Enjoyed it?","required":true},{"type":"page_break","jumps":[{"if":{"block":"happy","op":"equals","value":false},"to":"end"}]},{"ref":"score","type":"rating","title":"How much?"},{"ref":"why","type":"long_text","title":"Why?","showIf":{"block":"score","op":"lte","value":2}}]}
          *
          *     Needs scope `forms:write` and role editor or higher; a Pro workspace. Send `Idempotency-Key` to retry safely.
          */
@@ -85,6 +85,28 @@ export interface paths {
          *     Needs scope `forms:write` and role editor or higher; a Pro workspace. Send `Idempotency-Key` to retry safely.
          */
         post: operations["update_form"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tools/duplicate_form": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Duplicate a form
+         * @description Makes a draft copy of a form: blocks, logic and settings with new ids, titled title (default: its title + " (copy)"); not its schedule or responses.
+         *
+         *     Needs scope `forms:write` and role editor or higher; a Pro workspace. Send `Idempotency-Key` to retry safely.
+         */
+        post: operations["duplicate_form"];
         delete?: never;
         options?: never;
         head?: never;
@@ -300,7 +322,7 @@ export interface paths {
         put?: never;
         /**
          * Update a partial response
-         * @description Changes answers of a partial response (create_response partial: true, or saved by the form page): only those sent change, null clears one. May complete it. A completed response is refused (409 response_completed).
+         * @description Changes answers of a partial response (create_response partial: true, or saved by the form page): only those sent change, null clears one. May complete it, or restore spam. A completed response is refused (409 response_completed).
          *
          *     Needs scope `responses:write` and role editor or higher; a Pro workspace. Send `Idempotency-Key` to retry safely.
          */
@@ -322,7 +344,7 @@ export interface paths {
         put?: never;
         /**
          * Create an upload
-         * @description A file for a file_upload block: your HTTP client (not a tool) PUTs its exact bytes to url with headers within 15 minutes, then create_response names uploadId as the block's answer, which checks size and type. Unnamed uploads go after 24 hours.
+         * @description A file for a file_upload block: with contentBase64 it is stored and checked now; else your HTTP client (not a tool) PUTs its exact bytes to url with headers within 15 minutes. Then create_response names uploadId as the block's answer. Unnamed uploads go after 24 hours.
          *
          *     Needs scope `responses:write` and role editor or higher; a Pro workspace. Send `Idempotency-Key` to retry safely.
          */
@@ -531,6 +553,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tools/get_job": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get a job
+         * @description A background job (a call sent with Prefer: respond-async, answered 202): its status and result. cancel stops it.
+         *
+         *     Needs scope `responses:read` and role viewer or higher. Send `Idempotency-Key` to retry safely.
+         */
+        post: operations["get_job"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tools/create_invites": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create invitations
+         * @description Single-use links to answer the form once (count, or invites with fixed hidden values). Shown only here.
+         *
+         *     Needs scope `forms:write` and role editor or higher; a Pro workspace. Send `Idempotency-Key` to retry safely.
+         */
+        post: operations["create_invites"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tools/list_invites": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * List invitations
+         * @description A form's invitations, oldest first, each with its state (never its secret).
+         *
+         *     Needs scope `forms:read` and role viewer or higher. Send `Idempotency-Key` to retry safely.
+         */
+        post: operations["list_invites"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tools/revoke_invites": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke invitations
+         * @description Ends invitations by id; answered ones stay (unchanged).
+         *
+         *     Needs scope `forms:write` and role editor or higher; a Pro workspace. Send `Idempotency-Key` to retry safely.
+         */
+        post: operations["revoke_invites"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1": {
         parameters: {
             query?: never;
@@ -581,7 +691,7 @@ export interface components {
                  * @description Stable error code.
                  * @enum {string}
                  */
-                code: "unauthorized" | "insufficient_scope" | "pro_required" | "forbidden" | "invalid_arguments" | "tool_error" | "idempotency_key_reused" | "file_refused" | "idempotency_key_in_use" | "version_conflict" | "form_not_accepting_responses" | "form_closed" | "form_not_open" | "response_completed" | "partial_responses_off" | "not_found" | "origin_not_allowed" | "method_not_allowed" | "payload_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "pending_limit_reached" | "internal_error" | "service_unavailable";
+                code: "unauthorized" | "insufficient_scope" | "pro_required" | "forbidden" | "invalid_arguments" | "tool_error" | "idempotency_key_reused" | "file_refused" | "idempotency_key_in_use" | "version_conflict" | "form_not_accepting_responses" | "form_closed" | "form_not_open" | "invite_required" | "invite_invalid" | "invite_expired" | "invite_revoked" | "invite_used" | "response_limit_reached" | "quota_full" | "challenge_used" | "response_completed" | "partial_responses_off" | "not_found" | "origin_not_allowed" | "method_not_allowed" | "payload_too_large" | "request_timeout" | "unsupported_media_type" | "rate_limited" | "pending_limit_reached" | "internal_error" | "service_unavailable";
                 /** @description What went wrong. */
                 message: string;
                 /** @description What to do next. */
@@ -695,7 +805,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
+            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden, invite_required, invite_invalid) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -722,8 +832,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
+            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open, invite_used, response_limit_reached, quota_full) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined (codes: invite_expired, invite_revoked) */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -824,6 +943,10 @@ export interface operations {
                         partialResponses?: boolean;
                         opensAt?: string | null;
                         closesAt?: string | null;
+                        access?: unknown;
+                        maxResponses?: number | null;
+                        quotas?: unknown;
+                        spamProtection?: string;
                         blocks: {
                             id: string;
                             type: string;
@@ -833,6 +956,17 @@ export interface operations {
                         endings?: unknown;
                         thankYou?: unknown;
                         maxScore?: number;
+                        /** @description dryRun only. answerLoss: answers the update discards (needs acceptAnswerLoss). */
+                        dryRun?: {
+                            warnings: {
+                                path: string;
+                                message: string;
+                            }[];
+                            answerLoss: {
+                                path: string;
+                                message: string;
+                            }[];
+                        };
                     };
                 };
             };
@@ -854,7 +988,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
+            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden, invite_required, invite_invalid) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -881,8 +1015,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
+            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open, invite_used, response_limit_reached, quota_full) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined (codes: invite_expired, invite_revoked) */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -956,10 +1099,10 @@ export interface operations {
                     blocks?: {
                         /** @description An existing block's id, to keep it and its answers. */
                         id?: string;
-                        /** @description Your key for the block (unique, not b_...), for conditions, jumps and answers. */
+                        /** @description Your unique key for the block (not b_...), usable wherever its id is. */
                         ref?: string | null;
                         /**
-                         * @description statement: text, no answer; page_break: starts a new page; file_upload: see create_upload.
+                         * @description statement: text only; page_break: starts a page; file_upload: see create_upload.
                          * @enum {string}
                          */
                         type: "short_text" | "long_text" | "email" | "url" | "phone" | "number" | "multiple_choice" | "checkboxes" | "dropdown" | "rating" | "linear_scale" | "date" | "yes_no" | "statement" | "page_break" | "file_upload";
@@ -968,7 +1111,7 @@ export interface operations {
                         description?: string | null;
                         /** @default false */
                         required?: boolean;
-                        /** @description multiple_choice, checkboxes, dropdown: labels, or { id, label } to keep (or rename) a choice. */
+                        /** @description Labels, or { id, label } to keep (or rename) a choice. */
                         choices?: (string | {
                             id?: string;
                             label: string;
@@ -983,7 +1126,7 @@ export interface operations {
                         maxLabel?: string;
                         /** @description file_upload: 1..10 (1) */
                         maxFiles?: number;
-                        /** @description file_upload: MB per file (10); plans: Free 10, Pro 100 */
+                        /** @description file_upload: MB per file (10; Pro: up to 100) */
                         maxSizeMb?: number;
                         /** @description file_upload: e.g. "application/pdf", "image/*", ".docx" (any) */
                         accept?: string[];
@@ -1003,9 +1146,9 @@ export interface operations {
                         /** @description right choice(s) */
                         correct?: unknown;
                     }[];
-                    /** @description Values a response carries besides its answers, e.g. ["campaign"]: set by the share link (?campaign=x) or create_response's hidden; conditions test them. */
+                    /** @description Names of values from the share link (?campaign=x) or create_response's hidden. */
                     hiddenFields?: string[];
-                    /** @description Save answers as people go on the form's page, resumable later (default false). See update_response. */
+                    /** @description Keep unfinished page answers, resumable (default false). */
                     partialResponses?: boolean;
                     /** @description [{ "name", "type": "number"|"text", "initial"? }]. Choices with points or correct add score and correctCount. */
                     variables?: Record<string, unknown>[];
@@ -1013,10 +1156,20 @@ export interface operations {
                     endings?: Record<string, unknown>[];
                     /** @description { "title"?, "message"? } after a form without endings */
                     thankYou?: Record<string, unknown>;
-                    /** @description No answers before it; null clears. */
+                    /** @enum {unknown} */
+                    access?: "public" | "invite";
+                    /** @description Opens then. */
                     opensAt?: string | null;
-                    /** @description The form closes then (409 form_closed); null clears. */
+                    /** @description Closes then. */
                     closesAt?: string | null;
+                    /** @description Cap on completed responses. */
+                    maxResponses?: number | null;
+                    /** @description [{ name, limit, when (as showIf), onFull?: "end"|"ending:REF" }] */
+                    quotas?: Record<string, unknown>[];
+                    /** @enum {string} */
+                    spamProtection?: "off" | "auto" | "always";
+                    /** @description Validate only; stores nothing. */
+                    dryRun?: boolean;
                 };
             };
         };
@@ -1049,6 +1202,10 @@ export interface operations {
                         partialResponses?: boolean;
                         opensAt?: string | null;
                         closesAt?: string | null;
+                        access?: unknown;
+                        maxResponses?: number | null;
+                        quotas?: unknown;
+                        spamProtection?: string;
                         blocks: {
                             id: string;
                             type: string;
@@ -1058,6 +1215,17 @@ export interface operations {
                         endings?: unknown;
                         thankYou?: unknown;
                         maxScore?: number;
+                        /** @description dryRun only. answerLoss: answers the update discards (needs acceptAnswerLoss). */
+                        dryRun?: {
+                            warnings: {
+                                path: string;
+                                message: string;
+                            }[];
+                            answerLoss: {
+                                path: string;
+                                message: string;
+                            }[];
+                        };
                     };
                 };
             };
@@ -1079,7 +1247,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
+            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden, invite_required, invite_invalid) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1106,8 +1274,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
+            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open, invite_used, response_limit_reached, quota_full) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined (codes: invite_expired, invite_revoked) */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1177,6 +1354,8 @@ export interface operations {
                 "application/json": {
                     publicId: string;
                     /** @description The version you read; if the form changed since, the update is refused (409 version_conflict). */
+                    ifVersion?: number;
+                    /** @description Older name of ifVersion. */
                     version?: number;
                     title?: string;
                     description?: string | null;
@@ -1184,10 +1363,10 @@ export interface operations {
                     blocks?: {
                         /** @description An existing block's id, to keep it and its answers. */
                         id?: string;
-                        /** @description Your key for the block (unique, not b_...), for conditions, jumps and answers. */
+                        /** @description Your unique key for the block (not b_...), usable wherever its id is. */
                         ref?: string | null;
                         /**
-                         * @description statement: text, no answer; page_break: starts a new page; file_upload: see create_upload.
+                         * @description statement: text only; page_break: starts a page; file_upload: see create_upload.
                          * @enum {string}
                          */
                         type: "short_text" | "long_text" | "email" | "url" | "phone" | "number" | "multiple_choice" | "checkboxes" | "dropdown" | "rating" | "linear_scale" | "date" | "yes_no" | "statement" | "page_break" | "file_upload";
@@ -1196,7 +1375,7 @@ export interface operations {
                         description?: string | null;
                         /** @default false */
                         required?: boolean;
-                        /** @description multiple_choice, checkboxes, dropdown: labels, or { id, label } to keep (or rename) a choice. */
+                        /** @description Labels, or { id, label } to keep (or rename) a choice. */
                         choices?: (string | {
                             id?: string;
                             label: string;
@@ -1211,7 +1390,7 @@ export interface operations {
                         maxLabel?: string;
                         /** @description file_upload: 1..10 (1) */
                         maxFiles?: number;
-                        /** @description file_upload: MB per file (10); plans: Free 10, Pro 100 */
+                        /** @description file_upload: MB per file (10; Pro: up to 100) */
                         maxSizeMb?: number;
                         /** @description file_upload: e.g. "application/pdf", "image/*", ".docx" (any) */
                         accept?: string[];
@@ -1233,7 +1412,7 @@ export interface operations {
                     }[];
                     /** @description The whole new list of hidden fields, as in create_form. */
                     hiddenFields?: string[];
-                    /** @description Save answers as people go on the form's page, resumable later (default false). See update_response. */
+                    /** @description Keep unfinished page answers, resumable (default false). */
                     partialResponses?: boolean;
                     /** @description As in create_form. */
                     variables?: Record<string, unknown>[];
@@ -1241,10 +1420,22 @@ export interface operations {
                     endings?: Record<string, unknown>[];
                     /** @description As in create_form. */
                     thankYou?: Record<string, unknown>;
-                    /** @description No answers before it; null clears. */
+                    /** @enum {unknown} */
+                    access?: "public" | "invite";
+                    /** @description Opens then. */
                     opensAt?: string | null;
-                    /** @description The form closes then (409 form_closed); null clears. */
+                    /** @description Closes then. */
                     closesAt?: string | null;
+                    /** @description As in create_form; null clears. */
+                    maxResponses?: number | null;
+                    /** @description As in create_form. */
+                    quotas?: Record<string, unknown>[];
+                    /** @description A maxResponses below the count: kept, form closed. */
+                    closeNow?: boolean;
+                    /** @enum {string} */
+                    spamProtection?: "off" | "auto" | "always";
+                    /** @description Validate only; stores nothing. */
+                    dryRun?: boolean;
                     /**
                      * @description Allow a change that discards answers (removing or retyping an answered block, removing a chosen choice).
                      * @default false
@@ -1282,6 +1473,10 @@ export interface operations {
                         partialResponses?: boolean;
                         opensAt?: string | null;
                         closesAt?: string | null;
+                        access?: unknown;
+                        maxResponses?: number | null;
+                        quotas?: unknown;
+                        spamProtection?: string;
                         blocks: {
                             id: string;
                             type: string;
@@ -1291,6 +1486,17 @@ export interface operations {
                         endings?: unknown;
                         thankYou?: unknown;
                         maxScore?: number;
+                        /** @description dryRun only. answerLoss: answers the update discards (needs acceptAnswerLoss). */
+                        dryRun?: {
+                            warnings: {
+                                path: string;
+                                message: string;
+                            }[];
+                            answerLoss: {
+                                path: string;
+                                message: string;
+                            }[];
+                        };
                     };
                 };
             };
@@ -1312,7 +1518,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
+            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden, invite_required, invite_invalid) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1339,8 +1545,201 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
+            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open, invite_used, response_limit_reached, quota_full) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined (codes: invite_expired, invite_revoked) */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MB (codes: payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON, or is compressed (any Content-Encoding but identity) (codes: unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency-Key reused with another body (codes: idempotency_key_reused) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request budget exceeded (codes: rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The tool failed on the service side; retry later (codes: internal_error) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    duplicate_form: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string (a UUID); a retry with the same key and body returns the first result. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    publicId: string;
+                    title?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The tool result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        publicId: string;
+                        /**
+                         * Format: uri
+                         * @description Share link; takes answers while published.
+                         */
+                        url: string;
+                        title: string;
+                        description: string | null;
+                        /** @enum {string} */
+                        status: "draft" | "published" | "closed";
+                        version: number;
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        updatedAt: string;
+                        publishedAt: string | null;
+                        closedAt: string | null;
+                        hiddenFields?: string[];
+                        partialResponses?: boolean;
+                        opensAt?: string | null;
+                        closesAt?: string | null;
+                        access?: unknown;
+                        maxResponses?: number | null;
+                        quotas?: unknown;
+                        spamProtection?: string;
+                        blocks: {
+                            id: string;
+                            type: string;
+                            title?: string;
+                        }[];
+                        variables?: unknown;
+                        endings?: unknown;
+                        thankYou?: unknown;
+                        maxScore?: number;
+                        /** @description dryRun only. answerLoss: answers the update discards (needs acceptAnswerLoss). */
+                        dryRun?: {
+                            warnings: {
+                                path: string;
+                                message: string;
+                            }[];
+                            answerLoss: {
+                                path: string;
+                                message: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Arguments do not match the input schema, or the tool refused (codes: invalid_arguments, tool_error) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (codes: unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden, invite_required, invite_invalid) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such tool, form, block or response (codes: not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive within 60 s (codes: request_timeout) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open, invite_used, response_limit_reached, quota_full) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined (codes: invite_expired, invite_revoked) */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1441,6 +1840,10 @@ export interface operations {
                         partialResponses?: boolean;
                         opensAt?: string | null;
                         closesAt?: string | null;
+                        access?: unknown;
+                        maxResponses?: number | null;
+                        quotas?: unknown;
+                        spamProtection?: string;
                         blocks: {
                             id: string;
                             type: string;
@@ -1450,6 +1853,17 @@ export interface operations {
                         endings?: unknown;
                         thankYou?: unknown;
                         maxScore?: number;
+                        /** @description dryRun only. answerLoss: answers the update discards (needs acceptAnswerLoss). */
+                        dryRun?: {
+                            warnings: {
+                                path: string;
+                                message: string;
+                            }[];
+                            answerLoss: {
+                                path: string;
+                                message: string;
+                            }[];
+                        };
                     };
                 };
             };
@@ -1471,7 +1885,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
+            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden, invite_required, invite_invalid) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1498,8 +1912,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
+            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open, invite_used, response_limit_reached, quota_full) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined (codes: invite_expired, invite_revoked) */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1600,6 +2023,10 @@ export interface operations {
                         partialResponses?: boolean;
                         opensAt?: string | null;
                         closesAt?: string | null;
+                        access?: unknown;
+                        maxResponses?: number | null;
+                        quotas?: unknown;
+                        spamProtection?: string;
                         blocks: {
                             id: string;
                             type: string;
@@ -1609,6 +2036,17 @@ export interface operations {
                         endings?: unknown;
                         thankYou?: unknown;
                         maxScore?: number;
+                        /** @description dryRun only. answerLoss: answers the update discards (needs acceptAnswerLoss). */
+                        dryRun?: {
+                            warnings: {
+                                path: string;
+                                message: string;
+                            }[];
+                            answerLoss: {
+                                path: string;
+                                message: string;
+                            }[];
+                        };
                     };
                 };
             };
@@ -1630,7 +2068,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
+            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden, invite_required, invite_invalid) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1657,8 +2095,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
+            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open, invite_used, response_limit_reached, quota_full) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined (codes: invite_expired, invite_revoked) */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1763,7 +2210,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
+            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden, invite_required, invite_invalid) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1790,8 +2237,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
+            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open, invite_used, response_limit_reached, quota_full) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined (codes: invite_expired, invite_revoked) */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1896,7 +2352,7 @@ export interface operations {
                      * @default completed
                      * @enum {string}
                      */
-                    status?: "completed" | "partial" | "all";
+                    status?: "completed" | "partial" | "all" | "spam";
                 };
             };
         };
@@ -1959,7 +2415,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
+            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden, invite_required, invite_invalid) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1986,8 +2442,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
+            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open, invite_used, response_limit_reached, quota_full) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined (codes: invite_expired, invite_revoked) */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2120,7 +2585,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
+            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden, invite_required, invite_invalid) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2147,8 +2612,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
+            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open, invite_used, response_limit_reached, quota_full) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined (codes: invite_expired, invite_revoked) */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2209,6 +2683,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (a UUID); a retry with the same key and body returns the first result. */
                 "Idempotency-Key"?: string;
+                /** @description `respond-async`: a long call (summarize_responses with status partial or all) answers 202 with a job to poll with get_job. */
+                Prefer?: string;
             };
             path?: never;
             cookie?: never;
@@ -2282,6 +2758,10 @@ export interface operations {
                                 submittedAt: string;
                             }[];
                         }[];
+                        cap?: Record<string, unknown>;
+                        quotas?: Record<string, unknown>[];
+                        variables?: unknown[];
+                        endings?: unknown[];
                         /** @description Forms with partialResponses: per page ('' the first, else its page_break id), responses that reached it and how many of those completed. Not filtered. */
                         funnel?: {
                             page: string;
@@ -2289,6 +2769,22 @@ export interface operations {
                             reached: number;
                             completed: number;
                         }[];
+                    };
+                };
+            };
+            /** @description With `Prefer: respond-async`, a long call: the job, polled with get_job. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "working" | "completed" | "failed" | "cancelled";
+                        /** @description The tool's answer */
+                        result?: unknown;
+                        /** @description The tool's refusal */
+                        error?: unknown;
                     };
                 };
             };
@@ -2310,7 +2806,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
+            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden, invite_required, invite_invalid) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2337,8 +2833,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
+            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open, invite_used, response_limit_reached, quota_full) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined (codes: invite_expired, invite_revoked) */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2413,6 +2918,8 @@ export interface operations {
                     hidden?: {
                         [key: string]: string;
                     };
+                    /** @description An invite link's secret: answers it once. */
+                    invite?: string;
                     /** @description Store a partial response (form setting partialResponses on): checked the same, but required is not enforced; continue it with update_response. */
                     partial?: boolean;
                 };
@@ -2472,7 +2979,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
+            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden, invite_required, invite_invalid) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2499,8 +3006,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
+            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open, invite_used, response_limit_reached, quota_full) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined (codes: invite_expired, invite_revoked) */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2627,7 +3143,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
+            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden, invite_required, invite_invalid) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2654,8 +3170,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
+            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open, invite_used, response_limit_reached, quota_full) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined (codes: invite_expired, invite_revoked) */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2760,7 +3285,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
+            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden, invite_required, invite_invalid) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2787,8 +3312,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
+            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open, invite_used, response_limit_reached, quota_full) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined (codes: invite_expired, invite_revoked) */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2921,7 +3455,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
+            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden, invite_required, invite_invalid) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2948,8 +3482,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
+            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open, invite_used, response_limit_reached, quota_full) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined (codes: invite_expired, invite_revoked) */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3022,8 +3565,10 @@ export interface operations {
                     block: string;
                     filename: string;
                     contentType: string;
-                    /** @description Bytes. */
-                    size: number;
+                    /** @description Bytes (not needed with contentBase64). */
+                    size?: number;
+                    /** @description The file itself (up to 5 MB): stored now. */
+                    contentBase64?: string;
                 };
             };
         };
@@ -3036,14 +3581,14 @@ export interface operations {
                 content: {
                     "application/json": {
                         uploadId: string;
-                        url: string;
+                        url?: string;
                         /** @constant */
-                        method: "PUT";
-                        headers: {
+                        method?: "PUT";
+                        headers?: {
                             [key: string]: string;
                         };
                         /** Format: date-time */
-                        expiresAt: string;
+                        expiresAt?: string;
                     };
                 };
             };
@@ -3065,7 +3610,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
+            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden, invite_required, invite_invalid) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3092,8 +3637,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
+            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open, invite_used, response_limit_reached, quota_full) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined (codes: invite_expired, invite_revoked) */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3236,7 +3790,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
+            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden, invite_required, invite_invalid) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3263,8 +3817,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
+            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open, invite_used, response_limit_reached, quota_full) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined (codes: invite_expired, invite_revoked) */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3386,7 +3949,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
+            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden, invite_required, invite_invalid) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3413,8 +3976,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
+            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open, invite_used, response_limit_reached, quota_full) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined (codes: invite_expired, invite_revoked) */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3542,7 +4114,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
+            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden, invite_required, invite_invalid) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3569,8 +4141,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
+            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open, invite_used, response_limit_reached, quota_full) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined (codes: invite_expired, invite_revoked) */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3694,7 +4275,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
+            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden, invite_required, invite_invalid) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3721,8 +4302,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
+            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open, invite_used, response_limit_reached, quota_full) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined (codes: invite_expired, invite_revoked) */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3827,7 +4417,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
+            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden, invite_required, invite_invalid) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3854,8 +4444,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
+            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open, invite_used, response_limit_reached, quota_full) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined (codes: invite_expired, invite_revoked) */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3973,7 +4572,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
+            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden, invite_required, invite_invalid) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4000,8 +4599,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
+            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open, invite_used, response_limit_reached, quota_full) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined (codes: invite_expired, invite_revoked) */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4142,7 +4750,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
+            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden, invite_required, invite_invalid) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4169,8 +4777,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
+            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open, invite_used, response_limit_reached, quota_full) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined (codes: invite_expired, invite_revoked) */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4297,7 +4914,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
+            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden, invite_required, invite_invalid) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4324,8 +4941,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
+            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open, invite_used, response_limit_reached, quota_full) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined (codes: invite_expired, invite_revoked) */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4455,7 +5081,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden) */
+            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden, invite_required, invite_invalid) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4482,8 +5108,615 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open) */
+            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open, invite_used, response_limit_reached, quota_full) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined (codes: invite_expired, invite_revoked) */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MB (codes: payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON, or is compressed (any Content-Encoding but identity) (codes: unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency-Key reused with another body (codes: idempotency_key_reused) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request budget exceeded (codes: rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The tool failed on the service side; retry later (codes: internal_error) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    get_job: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string (a UUID); a retry with the same key and body returns the first result. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    jobId: string;
+                    /** @description Stop it */
+                    cancel?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The tool result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "working" | "completed" | "failed" | "cancelled";
+                        /** @description The tool's answer */
+                        result?: unknown;
+                        /** @description The tool's refusal */
+                        error?: unknown;
+                    };
+                };
+            };
+            /** @description Arguments do not match the input schema, or the tool refused (codes: invalid_arguments, tool_error) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (codes: unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden, invite_required, invite_invalid) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such tool, form, block or response (codes: not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive within 60 s (codes: request_timeout) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open, invite_used, response_limit_reached, quota_full) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined (codes: invite_expired, invite_revoked) */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MB (codes: payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON, or is compressed (any Content-Encoding but identity) (codes: unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency-Key reused with another body (codes: idempotency_key_reused) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request budget exceeded (codes: rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The tool failed on the service side; retry later (codes: internal_error) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    create_invites: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string (a UUID); a retry with the same key and body returns the first result. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    publicId: string;
+                    count?: number;
+                    invites?: {
+                        hidden?: {
+                            [key: string]: string;
+                        };
+                        email?: string;
+                    }[];
+                    /** Format: date-time */
+                    expiresAt?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The tool result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        expiresAt: string | null;
+                        invites: {
+                            id: string;
+                            url: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Arguments do not match the input schema, or the tool refused (codes: invalid_arguments, tool_error) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (codes: unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden, invite_required, invite_invalid) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such tool, form, block or response (codes: not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive within 60 s (codes: request_timeout) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open, invite_used, response_limit_reached, quota_full) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined (codes: invite_expired, invite_revoked) */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MB (codes: payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON, or is compressed (any Content-Encoding but identity) (codes: unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency-Key reused with another body (codes: idempotency_key_reused) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request budget exceeded (codes: rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The tool failed on the service side; retry later (codes: internal_error) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    list_invites: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string (a UUID); a retry with the same key and body returns the first result. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    publicId: string;
+                    /** @default 100 */
+                    limit?: number;
+                    /**
+                     * @description Start position; add the previous page's count for the next page.
+                     * @default 0
+                     */
+                    offset?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The tool result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        total: number;
+                        offset: number;
+                        count: number;
+                        invites: {
+                            id: string;
+                            /** @enum {unknown} */
+                            state: "unused" | "started" | "completed" | "expired" | "revoked";
+                            email: string | null;
+                            hidden: Record<string, unknown>;
+                            createdAt: string;
+                            expiresAt: string | null;
+                            completedAt: string | null;
+                            responseId: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Arguments do not match the input schema, or the tool refused (codes: invalid_arguments, tool_error) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (codes: unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden, invite_required, invite_invalid) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such tool, form, block or response (codes: not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive within 60 s (codes: request_timeout) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open, invite_used, response_limit_reached, quota_full) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined (codes: invite_expired, invite_revoked) */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MB (codes: payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON, or is compressed (any Content-Encoding but identity) (codes: unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency-Key reused with another body (codes: idempotency_key_reused) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request budget exceeded (codes: rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The tool failed on the service side; retry later (codes: internal_error) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revoke_invites: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string (a UUID); a retry with the same key and body returns the first result. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    publicId: string;
+                    ids: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description The tool result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        revoked: string[];
+                        unchanged: string[];
+                    };
+                };
+            };
+            /** @description Arguments do not match the input schema, or the tool refused (codes: invalid_arguments, tool_error) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (codes: unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden, invite_required, invite_invalid) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such tool, form, block or response (codes: not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive within 60 s (codes: request_timeout) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open, invite_used, response_limit_reached, quota_full) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined (codes: invite_expired, invite_revoked) */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
