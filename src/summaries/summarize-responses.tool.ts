@@ -84,8 +84,8 @@ const output = Type.Object(
     cap: Type.Optional(Type.Unsafe<{ limit: number; count: number }>({ type: 'object' })),
     quotas: Type.Optional(Type.Array(Type.Unsafe<{ name: string; limit: number; count: number }>({ type: 'object' }))),
     // Forms that compute (issue 46): VariableSummary and ending counts (docs/tools.md; untyped here: the list's size).
-    variables: Type.Optional(Type.Unsafe<VariableSummary[]>({ type: 'array' })),
-    endings: Type.Optional(Type.Unsafe<NonNullable<FormSummary['endings']>>({ type: 'array' })),
+    variables: Type.Optional(Type.Array(Type.Unsafe<VariableSummary>({ type: 'object' }))),
+    endings: Type.Optional(Type.Array(Type.Unsafe<NonNullable<FormSummary['endings']>[number]>({ type: 'object' }))),
     funnel: Type.Optional(
       Type.Array(
         Type.Object(

@@ -171,6 +171,8 @@ export class FormworkClient {
     const { data, ...rest } = args;
     const size = data instanceof Blob ? data.size : data.byteLength;
     const upload = await this.call('create_upload', { ...rest, size } as ToolArgs<'create_upload'>, options);
+    // No URL: the service stored the bytes already (the arguments carried contentBase64).
+    if (!upload.url) return upload.uploadId;
     // The URL takes one body, once: not retried (a failed send needs a new create_upload).
     const response = await this.fetch(
       new Request(upload.url, {

@@ -2760,8 +2760,8 @@ export interface operations {
                         }[];
                         cap?: Record<string, unknown>;
                         quotas?: Record<string, unknown>[];
-                        variables?: unknown[];
-                        endings?: unknown[];
+                        variables?: Record<string, unknown>[];
+                        endings?: Record<string, unknown>[];
                         /** @description Forms with partialResponses: per page ('' the first, else its page_break id), responses that reached it and how many of those completed. Not filtered. */
                         funnel?: {
                             page: string;
