@@ -4,6 +4,8 @@ import { SendResult, storableText, TIMEOUT_MS, WebhookSender } from './sender';
 import { WebhookSecretBox } from './secret-box';
 import { signedHeaders } from './signing';
 import { AttemptOutcome, AttemptRecord, ClaimedDelivery, DeliveryLoopRepository } from './delivery-loop.repository';
+import { deliveryOutcomes } from '../observability/metrics';
+import { inDeliverySpan } from '../observability/tracing';
 
 /**
  * At most this many attempts run at once on one instance (and as many connections to one receiver
@@ -370,10 +372,9 @@ export class DeliveryLoop {
     const attemptedAt = new Date();
     let result: SendResult | undefined;
     try {
-      result = await this.sender.send(
-        delivery.url,
-        signedHeaders(this.secretsOf(delivery), delivery.event_id, delivery.payload, attemptedAt),
-        delivery.payload,
+      const headers = signedHeaders(this.secretsOf(delivery), delivery.event_id, delivery.payload, attemptedAt);
+      result = await inDeliverySpan(delivery.traceparent, headers, () =>
+        this.sender.send(delivery.url, headers, delivery.payload),
       );
     } finally {
       this.answered(delivery, result);
@@ -389,6 +390,7 @@ export class DeliveryLoop {
     };
     // This attempt's number: the claim did not count it (only recorded attempts count).
     const { outcome, next } = this.outcomeOf(result, delivery.attempt_count + 1, attemptedAt);
+    deliveryOutcomes.count(outcome);
     if (outcome === 'delivered') return this.recordDelivered(delivery, attempt);
     try {
       await this.repository.recordAttempt(delivery, attempt, outcome, next, DISABLE_AFTER_DAYS);
