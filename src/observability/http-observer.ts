@@ -150,13 +150,11 @@ export function startMetricsServer(port: number, host?: string): Promise<Server>
     exposition().then(
       ({ type, body }) => res.writeHead(200, { 'Content-Type': type }).end(body),
       () =>
-        res
-          .writeHead(500, { 'Content-Type': 'application/json; charset=utf-8' })
-          .end(
-            JSON.stringify({
-              error: { code: 'internal_error', message: 'The metrics could not be read.', hint: 'Try again.' },
-            }),
-          ),
+        res.writeHead(500, { 'Content-Type': 'application/json; charset=utf-8' }).end(
+          JSON.stringify({
+            error: { code: 'internal_error', message: 'The metrics could not be read.', hint: 'Try again.' },
+          }),
+        ),
     );
   });
   return new Promise((resolve, reject) => {

@@ -119,7 +119,7 @@ describe('Prometheus scraping two instances', () => {
     const binary = requirePrometheus();
     await requireRedis();
     ensureBuilt();
-    setup = await createTestApp();
+    setup = await createTestApp({ WEBHOOKS_DELIVERY: 'false' });
     ws = await createWorkspace(setup, 'pro');
     token = (await createToken(setup, ws, { role: 'admin' })).token;
     receiver = await WebhookReceiver.start();
