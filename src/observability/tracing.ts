@@ -43,7 +43,8 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env): void {
         ignoreIncomingRequestHook: (req) => /^\/(?:healthz|readyz|metrics)(?:[/?]|$)/.test(req.url ?? ''),
       }),
       // Only inside a request or a delivery: the background loops' polling would be noise.
-      new PgInstrumentation({ requireParentSpan: true }),
+      // (The pool's connect spans add nothing a query's span does not show, at a span a request.)
+      new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
       new IORedisInstrumentation({ requireParentSpan: true }),
     ],
   });

@@ -21,24 +21,23 @@ const OPERATIONS = new Set([
 const CLIENT_ERRORS = [FileTooLargeError, UploadIdleError, ObjectExistsError];
 
 /**
- * `storage`, each operation in a `storage <op>` span and its failures counted by operation
- * (formwork_storage_errors_total). The same object for everything else (instanceof, fields).
+ * `storage` with each operation in a `storage <op>` span and its failures counted by operation
+ * (formwork_storage_errors_total): the same object (instanceof and fields hold), each operation
+ * replaced by an own property that calls the class's method.
  */
 export function observedStorage<T extends FileStorage>(storage: T): T {
-  return new Proxy(storage, {
-    get(target, property, receiver) {
-      const value = Reflect.get(target, property, receiver) as unknown;
-      if (typeof value !== 'function' || typeof property !== 'string' || !OPERATIONS.has(property)) return value;
-      const operation = property;
-      return (...args: unknown[]) =>
-        inSpan(`storage ${operation}`, async () => {
-          try {
-            return await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-          } catch (err) {
-            if (!CLIENT_ERRORS.some((kind) => err instanceof kind)) metrics.storageErrors.inc({ operation });
-            throw err;
-          }
-        });
-    },
-  });
+  const methods = storage as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+  for (const operation of OPERATIONS) {
+    const run = methods[operation];
+    methods[operation] = (...args: unknown[]) =>
+      inSpan(`storage ${operation}`, async () => {
+        try {
+          return await run.apply(storage, args);
+        } catch (err) {
+          if (!CLIENT_ERRORS.some((kind) => err instanceof kind)) metrics.storageErrors.inc({ operation });
+          throw err;
+        }
+      });
+  }
+  return storage;
 }

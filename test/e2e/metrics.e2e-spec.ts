@@ -82,7 +82,7 @@ describe('GET /metrics on the public port', () => {
       }
     });
 
-    it('counts tool calls by tool and code, and the respondent page by method and status', async () => {
+    it('counts tool calls by tool, transport and code, and the respondent page by method and status', async () => {
       const before = (await scrape()).text;
       await callTool(app, token, 'get_form', { publicId });
       await callTool(app, token, 'get_form', { publicId });
@@ -90,17 +90,32 @@ describe('GET /metrics on the public port', () => {
       await callTool(app, token, 'get_form', { wrong: 1 });
       await callTool(app, token, `no_such_tool_${ws.id}`, {});
       await request(app.getHttpServer()).get(`/f/${publicId}`);
+      // The same over MCP (a refusal there is a result with isError, or a JSON-RPC error for an unknown tool).
+      const mcp = (name: string, args: unknown) =>
+        request(app.getHttpServer())
+          .post('/mcp')
+          .set('Accept', 'application/json, text/event-stream')
+          .set('Content-Type', 'application/json')
+          .set('Authorization', `Bearer ${token}`)
+          .send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }));
+      expect((await mcp('get_form', { publicId })).body.result.isError).toBeFalsy();
+      expect((await mcp('get_form', { publicId: 'nope' })).body.result.isError).toBe(true);
+      expect((await mcp('no_such_tool', {})).body.error).toBeDefined();
       const res = await scrape();
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
       const delta = (name: string, labels: Record<string, string>) =>
         valueOf(res.text, name, labels) - valueOf(before, name, labels);
-      const tool = (t: string, code: string) =>
-        delta('formwork_tool_calls_total', { tool: t, transport: 'rest', code });
+      const tool = (t: string, code: string, transport = 'rest') =>
+        delta('formwork_tool_calls_total', { tool: t, transport, code });
       expect(tool('get_form', 'ok')).toBe(2);
       expect(tool('get_form', 'not_found')).toBe(1);
       expect(tool('get_form', 'invalid_arguments')).toBe(1);
       expect(tool('unknown', 'not_found')).toBe(1);
+      expect(tool('get_form', 'ok', 'mcp')).toBe(1);
+      expect(tool('get_form', 'not_found', 'mcp')).toBe(1);
+      expect(tool('unknown', 'not_found', 'mcp')).toBe(1);
+      expect(delta('formwork_tool_call_duration_seconds_count', { tool: 'get_form', transport: 'mcp' })).toBe(2);
       expect(delta('formwork_tool_call_duration_seconds_count', { tool: 'get_form', transport: 'rest' })).toBe(4);
       expect(delta('formwork_respondent_requests_total', { method: 'GET', status: '200' })).toBe(1);
       // Node's default process metrics, and the pool read at scrape time.
