@@ -154,7 +154,10 @@ async function main() {
       const ratio = mean[name].rps / mean.off.rps;
       const line = `${tool}, ${name} / off: ${f2(ratio)} (target at least ${target}): ${ratio >= target ? 'PASS' : 'FAIL'}`;
       verdicts.push(line);
-      report.push(`- ${line}`);
+      // The server's own CPU per request: what a CPU-bound instance would keep, less swayed by the
+      // other processes of a shared machine than req/s.
+      const byCpu = mean.off.cpuPerReq / mean[name].cpuPerReq;
+      report.push(`- ${line}`, `- ${tool}, ${name} / off by server CPU per request: ${f2(byCpu)}`);
     }
     report.push(`- ${noiseLine(rows, (r) => `${r.server} round ${r.round}`)}`, '');
   }

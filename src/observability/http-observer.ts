@@ -3,7 +3,7 @@
  * when set (a server of its own, which the public load balancer does not reach), else on the public
  * port to a bearer of METRICS_TOKEN, else refused.
  */
-import { type Span, trace } from '@opentelemetry/api';
+import { type Span, SpanStatusCode } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createServer, type Server } from 'node:http';
 import { timingSafeEqual, createHash } from 'node:crypto';
@@ -11,11 +11,12 @@ import { ApiError } from '../common/errors/api-error';
 import { sendError } from '../common/errors/api-exception.filter';
 import type { AppConfig } from '../config/config';
 import { metrics, registry } from './metrics';
-import { tracingOn } from './tracing';
+import { inContext, startServerSpan, tracingOn } from './tracing';
 
 const TOOL_ROUTE = '/api/v1/tools/:name';
 /** The respondent's form: its GET (the page) and its POST (a page posted). */
 const RESPONDENT_ROUTE = '/f/:publicId';
+const UNTRACED = /^\/(?:healthz|readyz|metrics)(?:[/?]|$)/;
 
 /**
  * Records each answered request: its route's latency; a tool call's tool, transport "rest" and
@@ -25,10 +26,15 @@ const RESPONDENT_ROUTE = '/f/:publicId';
 export function observeRequests(fastify: FastifyInstance, isTool: (name: string) => boolean): void {
   const spans = new WeakMap<FastifyRequest, Span>();
   if (tracingOn()) {
+    // The request's server span, made here rather than by the SDK's node:http instrumentation
+    // (which binds every listener of each request and answer to its context: half the cost of
+    // tracing in bench/metrics.js); the caller's W3C traceparent is its parent.
     fastify.addHook('onRequest', (req, _reply, done) => {
-      const span = trace.getActiveSpan();
-      if (span) spans.set(req, span);
-      done();
+      // Probes and scrapes are not requests anyone traces.
+      if (UNTRACED.test(req.url)) return done();
+      const { span, context: active } = startServerSpan(req.method, req.headers);
+      spans.set(req, span);
+      inContext(active, done);
     });
   }
   fastify.addHook('onResponse', (req, reply, done) => {
@@ -53,8 +59,10 @@ export function observeRequests(fastify: FastifyInstance, isTool: (name: string)
     const span = spans.get(req);
     if (span) {
       span.updateName(`${req.method} ${route}`);
-      span.setAttribute('http.route', route);
+      span.setAttributes({ 'http.route': route, 'http.response.status_code': reply.statusCode });
       if (tool) span.setAttribute('tool.name', tool);
+      if (reply.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
     }
     done();
   });

@@ -1,12 +1,22 @@
 /**
  * OpenTelemetry traces, off unless OTEL_EXPORTER_OTLP_ENDPOINT (or its _TRACES_ variant) is set;
  * the SDK reads the standard OTEL_* variables itself (service name, headers, sampler, batch delay).
- * Spans: the HTTP server span of each request (named by its route), `tool <name>` around a tool's
+ * Spans: the server span of each request (named by its route; made by http-observer.ts), `tool <name>` around a tool's
  * run (REST and MCP), PostgreSQL (pg) and Redis (ioredis) calls under them, `storage <op>`, and
  * `webhook deliver`, linked to the request that queued the delivery (its traceparent is stored
  * with the outbox row) and sending its own traceparent to the receiver.
  */
-import { context, type Link, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import {
+  type Context,
+  context,
+  type Link,
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from '@opentelemetry/api';
 
 const tracer = trace.getTracer('formwork');
 
@@ -27,8 +37,6 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env): void {
   const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof import('@opentelemetry/sdk-node');
   const { OTLPTraceExporter } =
     require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
-  const { HttpInstrumentation } =
-    require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
   const { PgInstrumentation } =
     require('@opentelemetry/instrumentation-pg') as typeof import('@opentelemetry/instrumentation-pg');
   const { IORedisInstrumentation } =
@@ -38,10 +46,6 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env): void {
     serviceName: env.OTEL_SERVICE_NAME ?? 'formwork',
     traceExporter: new OTLPTraceExporter(),
     instrumentations: [
-      new HttpInstrumentation({
-        // Probes and scrapes are not requests anyone traces.
-        ignoreIncomingRequestHook: (req) => /^\/(?:healthz|readyz|metrics)(?:[/?]|$)/.test(req.url ?? ''),
-      }),
       // Only inside a request or a delivery: the background loops' polling would be noise.
       // (The pool's connect spans add nothing a query's span does not show, at a span a request.)
       new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
@@ -81,6 +85,22 @@ export function inSpan<T>(
       span.end();
     }
   });
+}
+
+/** A request's server span, child of the caller's `traceparent` header when it sends one, and the context it is active in. */
+export function startServerSpan(method: string, headers: Record<string, unknown>): { span: Span; context: Context } {
+  const parent = propagation.extract(ROOT_CONTEXT, headers);
+  const span = tracer.startSpan(
+    method,
+    { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } },
+    parent,
+  );
+  return { span, context: trace.setSpan(parent, span) };
+}
+
+/** Runs `fn` with `active` as the active context. */
+export function inContext<T>(active: Context, fn: () => T): T {
+  return context.with(active, fn);
 }
 
 /** The W3C traceparent of the active span (to store with an outbox row), or null without one. */
