@@ -4,7 +4,8 @@ import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { createToken, createWorkspace, TestWorkspace } from '../factories';
 import { callToolAt, destroyAgents, ensureBuilt, Instance, REDIS_URL, requireRedis, waitUntil } from '../utils/cluster';
-import { createTestApp, testDatabaseUrl } from '../utils/create-test-app';
+import { createTestApp } from '../utils/create-test-app';
+import { isolatedDatabaseUrl } from '../utils/webhooks';
 
 interface OtlpSpan {
   traceId: string;
@@ -74,6 +75,7 @@ const attribute = (span: OtlpSpan, key: string) => span.attributes?.find((a) => 
  */
 describe('OpenTelemetry traces over OTLP/HTTP', () => {
   let setup: NestFastifyApplication;
+  let isolated: { url: string; drop: () => Promise<void> };
   let ws: TestWorkspace;
   let token: string;
   let collector: Collector;
@@ -83,13 +85,15 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
   beforeAll(async () => {
     await requireRedis();
     ensureBuilt();
-    setup = await createTestApp({ WEBHOOKS_DELIVERY: 'false' });
+    // A schema of its own: other suites' instances running meanwhile must not deliver this one's webhooks.
+    isolated = await isolatedDatabaseUrl('otlp');
+    setup = await createTestApp({ WEBHOOKS_DELIVERY: 'false' }, isolated.url);
     ws = await createWorkspace(setup, 'pro');
     token = (await createToken(setup, ws, { role: 'admin' })).token;
     collector = await Collector.start();
     receiver = await Collector.start();
     instance = await Instance.start('traced', {
-      DATABASE_URL: testDatabaseUrl(),
+      DATABASE_URL: isolated.url,
       REDIS_URL,
       NODE_ENV: 'production',
       BOOTSTRAP_DEMO: 'false',
@@ -108,6 +112,7 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
     await collector?.stop();
     await receiver?.stop();
     await setup?.close();
+    await isolated?.drop();
   }, 30_000);
 
   it('exports a tool call with its SQL and Redis spans under the caller’s traceparent, and links the webhook it queued', async () => {

@@ -16,8 +16,8 @@ import {
   sleep,
   waitUntil,
 } from '../utils/cluster';
-import { createTestApp, testDatabaseUrl } from '../utils/create-test-app';
-import { WebhookReceiver } from '../utils/webhooks';
+import { createTestApp } from '../utils/create-test-app';
+import { isolatedDatabaseUrl, WebhookReceiver } from '../utils/webhooks';
 
 /** Debian's prometheus, or a failure saying how to install it. */
 function requirePrometheus(): string {
@@ -108,6 +108,7 @@ class Prometheus {
  */
 describe('Prometheus scraping two instances', () => {
   let setup: NestFastifyApplication;
+  let isolated: { url: string; drop: () => Promise<void> };
   let ws: TestWorkspace;
   let token: string;
   let a: Instance;
@@ -119,13 +120,15 @@ describe('Prometheus scraping two instances', () => {
     const binary = requirePrometheus();
     await requireRedis();
     ensureBuilt();
-    setup = await createTestApp({ WEBHOOKS_DELIVERY: 'false' });
+    // A schema of its own: other suites' instances running meanwhile must not deliver this one's webhooks.
+    isolated = await isolatedDatabaseUrl('prom');
+    setup = await createTestApp({ WEBHOOKS_DELIVERY: 'false' }, isolated.url);
     ws = await createWorkspace(setup, 'pro');
     token = (await createToken(setup, ws, { role: 'admin' })).token;
     receiver = await WebhookReceiver.start();
     const metricsPorts = [await freePort(), await freePort()];
     const env = (metricsPort: number) => ({
-      DATABASE_URL: testDatabaseUrl(),
+      DATABASE_URL: isolated.url,
       REDIS_URL,
       NODE_ENV: 'production',
       BOOTSTRAP_DEMO: 'false',
@@ -150,6 +153,7 @@ describe('Prometheus scraping two instances', () => {
     await Promise.all([a?.stop(), b?.stop()]);
     await receiver?.down();
     await setup?.close();
+    await isolated?.drop();
   }, 30_000);
 
   it('reads back tool calls per tool and code, page posts and a webhook delivery, exactly, across both', async () => {
