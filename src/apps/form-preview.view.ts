@@ -110,8 +110,9 @@ function question(b) {
   const errId = errors.length ? id + '-err' : undefined;
   const title = (b.title || 'Untitled question') + (b.required ? ' *' : '');
   // A rating's or scale's end labels ("1: Poor, 5: Great"), read with the question as the form page reads them.
-  const lo = b.type === 'rating' ? 1 : (b.min ?? 1), hi = b.max ?? 5;
-  const ends = (b.type === 'rating' || b.type === 'linear_scale') && (b.minLabel || b.maxLabel)
+  const scale = b.type === 'rating' || b.type === 'linear_scale' || b.type === 'nps';
+  const lo = b.type === 'nps' ? 0 : b.type === 'rating' ? 1 : (b.min ?? 1), hi = b.type === 'nps' ? 10 : (b.max ?? 5);
+  const ends = scale && (b.minLabel || b.maxLabel)
     ? h('p', { id: id + '-ends', class: 'muted' },
         [b.minLabel ? lo + ': ' + b.minLabel : null, b.maxLabel ? hi + ': ' + b.maxLabel : null].filter(Boolean).join(', '))
     : null;
@@ -125,7 +126,7 @@ function question(b) {
   if (b.type === 'statement') return h('div', {}, h('h2', {}, b.title || ''), desc);
   const choices = b.type === 'yes_no'
     ? [{ id: true, label: 'Yes' }, { id: false, label: 'No' }]
-    : b.type === 'rating' || b.type === 'linear_scale'
+    : scale
       ? Array.from({ length: hi - lo + 1 }, (_, k) => ({ id: lo + k, label: String(lo + k) }))
       : b.choices;
   if (choices && b.type !== 'dropdown') {

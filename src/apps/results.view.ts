@@ -105,7 +105,8 @@ function blockSummary(b) {
   let body;
   // Numbers, ratings and scales: mean, min and max (when answered), then a rating's or scale's bars.
   const stats = b.mean !== undefined && b.mean !== null
-    ? h('p', {}, 'Mean ' + Math.round(b.mean * 100) / 100 + ' · min ' + b.min + ' · max ' + b.max)
+    ? h('p', {}, (b.nps !== undefined ? 'NPS ' + b.nps + ' · ' + b.promoters + ' promoters, ' + b.passives + ' passives, ' + b.detractors + ' detractors · ' : '') +
+      'Mean ' + Math.round(b.mean * 100) / 100 + ' · min ' + b.min + ' · max ' + b.max)
     : null;
   if (b.choices) body = bars(b.choices.map((c) => ({ label: c.label, count: c.count })), b.answered);
   else if (b.yes !== undefined) body = bars([{ label: 'Yes', count: b.yes }, { label: 'No', count: b.no }], b.answered);

@@ -27,12 +27,21 @@ export const BLOCK_TYPES = [
   'statement',
   'page_break',
   'file_upload',
+  'nps',
 ] as const;
 export type BlockType = (typeof BLOCK_TYPES)[number];
 
 export const CHOICE_TYPES: readonly BlockType[] = ['multiple_choice', 'checkboxes', 'dropdown'];
 export const TEXT_TYPES: readonly BlockType[] = ['short_text', 'long_text', 'email', 'url', 'phone'];
-export const NUMERIC_TYPES: readonly BlockType[] = ['number', 'rating', 'linear_scale'];
+export const NUMERIC_TYPES: readonly BlockType[] = ['number', 'rating', 'linear_scale', 'nps'];
+/** Types answered by picking one integer of a fixed scale (scaleBounds), with optional end labels. */
+export const SCALE_TYPES: readonly BlockType[] = ['rating', 'linear_scale', 'nps'];
+
+/** A scale's ends: a rating runs from 1 to max (default 5), a linear scale from min (0 or 1) to max, an NPS from 0 to 10. */
+export function scaleBounds(b: Pick<Block, 'type' | 'min' | 'max'>): { min: number; max: number } {
+  if (b.type === 'nps') return { min: 0, max: 10 };
+  return { min: b.type === 'rating' ? 1 : (b.min ?? 1), max: b.max ?? 5 };
+}
 /** Types that take no answer: a statement (text only) and a page_break (starts a page). */
 export const NO_ANSWER_TYPES: readonly BlockType[] = ['statement', 'page_break'];
 export const takesAnswer = (type: BlockType) => !NO_ANSWER_TYPES.includes(type);
@@ -118,6 +127,7 @@ const SETTINGS: Record<BlockType, readonly ('choices' | 'min' | 'max')[]> = {
   statement: [],
   page_break: [],
   file_upload: [],
+  nps: [],
 };
 
 /**
@@ -278,6 +288,7 @@ function normalizeFileSettings(
 function settingHint(type: BlockType, setting: 'choices' | 'min' | 'max'): string {
   if (type === 'rating' && setting === 'min')
     return ': a rating runs from 1 to its max (3 to 10, default 5); for a scale from 0, use linear_scale';
+  if (type === 'nps') return ': an nps always runs from 0 to 10';
   if (setting === 'choices') return ': choices go on multiple_choice, checkboxes and dropdown blocks';
   const takes = SETTINGS[type].filter((s) => s !== 'choices');
   return takes.length
@@ -470,9 +481,9 @@ function checkAnswer(block: Block, value: unknown): { value: unknown } | Refusal
       return { value };
     }
     case 'rating':
-    case 'linear_scale': {
-      const min = block.type === 'rating' ? 1 : (block.min ?? 1);
-      const max = block.max ?? 5;
+    case 'linear_scale':
+    case 'nps': {
+      const { min, max } = scaleBounds(block);
       if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
         return {
           api: `must be an integer from ${min} to ${max}${

@@ -95,7 +95,7 @@ export const BlockInputSchema = Type.Object(
       }),
     ),
     type: StringEnum(BLOCK_TYPES, {
-      description: 'statement: text, no answer; page_break: starts a new page; file_upload: see create_upload.',
+      description: 'statement: text, no answer; page_break: starts a new page; file_upload: see create_upload; nps: 0-10.',
     }),
     title: Type.Optional(
       Type.String({ minLength: 1, maxLength: 1000, description: 'Required on every block except a page_break.' }),
@@ -126,14 +126,14 @@ export const BlockInputSchema = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: 100,
-        description: 'rating, linear_scale: label of the low end',
+        description: 'rating, linear_scale, nps: label of the low end',
       }),
     ),
     maxLabel: Type.Optional(
       Type.String({
         minLength: 1,
         maxLength: 100,
-        description: 'rating, linear_scale: label of the high end',
+        description: 'rating, linear_scale, nps: label of the high end',
       }),
     ),
     maxFiles: Type.Optional(Type.Integer({ description: 'file_upload: 1..10 (1)' })),

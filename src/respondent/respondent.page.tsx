@@ -1,7 +1,7 @@
 import { Fragment, type ReactNode } from 'react';
 import { EndView, NO_RECALL, recallBlock } from './recall-page';
 import type { ErrorDetail } from '../common/errors/api-error';
-import type { Block } from '../forms/blocks';
+import { type Block, NUMERIC_TYPES, scaleBounds, SCALE_TYPES } from '../forms/blocks';
 import type { FormRecord } from '../forms/forms.service';
 import { Document, renderPage } from '../common/html';
 import { SCRIPT_PATH } from './respondent.script';
@@ -350,7 +350,7 @@ function Field(props: { b: Block; value: string | string[] | undefined; error: s
       </Fragment>
     ));
     // The points of a rating or scale sit in one row of equal cells (a 0-10 scale included), wrapping evenly on phones.
-    const scale = b.type === 'rating' || b.type === 'linear_scale';
+    const scale = SCALE_TYPES.includes(b.type);
     return (
       <fieldset
         className="field"
@@ -522,9 +522,8 @@ function choicesOf(b: Block): Array<{ value: string; label: string }> | undefine
       { value: 'true', label: 'Yes' },
       { value: 'false', label: 'No' },
     ];
-  if (b.type === 'rating' || b.type === 'linear_scale') {
-    const min = b.type === 'rating' ? 1 : (b.min ?? 1);
-    const max = b.max ?? 5;
+  if (SCALE_TYPES.includes(b.type)) {
+    const { min, max } = scaleBounds(b);
     return Array.from({ length: max - min + 1 }, (_, i) => ({ value: String(min + i), label: String(min + i) }));
   }
   return undefined;
@@ -547,7 +546,7 @@ export function answersFromFormPost(blocks: Block[], raw: RawAnswers): Record<st
     }
     const text = Array.isArray(value) ? value[0] : value;
     if (text === undefined || text.trim() === '') continue;
-    if (b.type === 'number' || b.type === 'rating' || b.type === 'linear_scale') {
+    if (NUMERIC_TYPES.includes(b.type)) {
       // Plain decimals only: Number() would also take "0x10" or "0b101".
       const trimmed = text.trim();
       answers[b.id] = /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/.test(trimmed) ? Number(trimmed) : text;

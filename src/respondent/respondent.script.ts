@@ -130,7 +130,7 @@ if (logic) {
       if (Math.abs(n) > 1e15 || (b.min !== undefined && n < b.min) || (b.max !== undefined && n > b.max)) return undefined;
       return n;
     }
-    if (b.type === 'rating' || b.type === 'linear_scale') return Number(text);
+    if (b.type === 'rating' || b.type === 'linear_scale' || b.type === 'nps') return Number(text);
     if (b.type === 'yes_no') return text === 'true' ? true : text === 'false' ? false : undefined;
     return b.type === 'long_text' ? text : text.trim();
   };

@@ -47,7 +47,7 @@ export const BUCKET_BITS = 10; // 1024 seq values per bucket
  */
 export const MAX_SEGMENTS_PER_FORM = 32;
 
-const NUMERIC = `('number', 'rating', 'linear_scale')`;
+const NUMERIC = `('number', 'rating', 'linear_scale', 'nps')`;
 const TEXT = `('short_text', 'long_text', 'email', 'url', 'phone')`;
 
 /**

@@ -1,4 +1,4 @@
-import { Block, NUMERIC_TYPES, takesAnswer, TEXT_TYPES } from '../forms/blocks';
+import { Block, NUMERIC_TYPES, scaleBounds, SCALE_TYPES, takesAnswer, TEXT_TYPES } from '../forms/blocks';
 import { hasLogic } from '../forms/form-logic';
 
 /** How many of the latest answers a text block's summary shows. */
@@ -20,6 +20,11 @@ export interface BlockSummary {
   mean?: number | null;
   /** Rating and linear scale: how many answers gave each value of the scale, lowest first. */
   distribution?: Array<{ value: number; count: number }>;
+  /** NPS only: % promoters (9-10) minus % detractors (0-6), -100 to 100 (null without answers), and the three groups. */
+  nps?: number | null;
+  promoters?: number;
+  passives?: number;
+  detractors?: number;
   latest?: Array<{ value: string; submittedAt: string }>;
 }
 
@@ -104,6 +109,7 @@ export function summaryFromStats(blocks: Block[], src: SummarySource): FormSumma
           s.mean = answered ? round(src.sum(b.id) / answered) : null;
           if (b.type !== 'number')
             s.distribution = scaleOf(b).map((value) => ({ value, count: src.count(b.id, String(value)) }));
+          if (b.type === 'nps') Object.assign(s, npsOf(s.distribution!, answered));
         } else if (b.type === 'date') {
           Object.assign(s, src.range(b.id));
         } else if (TEXT_TYPES.includes(b.type)) {
@@ -175,14 +181,26 @@ function lowerMedian(values: number[]): number | null {
 export function countedValues(b: Block): string[] {
   if (b.choices) return b.choices.map((c) => c.id);
   if (b.type === 'yes_no') return ['true', 'false'];
-  if (b.type === 'rating' || b.type === 'linear_scale') return scaleOf(b).map(String);
+  if (SCALE_TYPES.includes(b.type)) return scaleOf(b).map(String);
   return [];
 }
 
 function scaleOf(b: Block): number[] {
-  const lo = b.type === 'rating' ? 1 : (b.min ?? 1);
-  const hi = b.max ?? 5;
+  const { min: lo, max: hi } = scaleBounds(b);
   return Array.from({ length: Math.max(0, hi - lo + 1) }, (_, i) => lo + i);
+}
+
+/** The Net Promoter Score of an NPS block's distribution: promoters answer 9-10, passives 7-8, detractors 0-6. */
+function npsOf(
+  distribution: Array<{ value: number; count: number }>,
+  answered: number,
+): Pick<BlockSummary, 'nps' | 'promoters' | 'passives' | 'detractors'> {
+  const among = (lo: number, hi: number) =>
+    distribution.filter((d) => d.value >= lo && d.value <= hi).reduce((n, d) => n + d.count, 0);
+  const promoters = among(9, 10);
+  const detractors = among(0, 6);
+  const nps = answered ? Math.round(((promoters - detractors) / answered) * 1000) / 10 : null;
+  return { nps, promoters, passives: among(7, 8), detractors };
 }
 
 function round(n: number): number {

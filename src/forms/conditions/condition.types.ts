@@ -119,6 +119,7 @@ export const SUBJECT_KINDS: Readonly<Record<string, SubjectKind>> = {
   number: 'number',
   rating: 'number',
   linear_scale: 'number',
+  nps: 'number',
   date: 'date',
   multiple_choice: 'choice',
   dropdown: 'choice',

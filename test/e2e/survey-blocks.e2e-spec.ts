@@ -1,0 +1,193 @@
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { parse } from 'csv-parse/sync';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { FormRecord, FormsService } from '../../src/forms/forms.service';
+import { StoredResponse, summarize } from '../../src/responses/summarize';
+import { createToken, createWorkspace, TestWorkspace } from '../factories';
+import { createTestApp } from '../utils/create-test-app';
+import { callTool, expectError } from '../utils/http';
+
+/**
+ * The blocks surveys are made of (issue 50): nps so far. Each is answered through the API and the
+ * page without JavaScript, refused at its path when bad, summarized (equal to a recount of the
+ * stored rows), filtered with exact totals and exported (CSV parsing back to list_responses).
+ */
+describe('survey blocks: nps', () => {
+  let app: NestFastifyApplication;
+  let db: DataSource;
+  let ws: TestWorkspace;
+  let token: string;
+  let publicId: string;
+  let form: FormRecord;
+  let id: Record<string, string>;
+
+  /** The i-th response's answers by ref: every value of the scale, some skipped. */
+  const answersOf = (i: number): Record<string, unknown> => ({
+    name: `P${i}`,
+    ...(i % 7 === 6 ? {} : { nps: (i * 3) % 11 }),
+  });
+  const N = 40;
+
+  const storedRows = async (): Promise<StoredResponse[]> =>
+    (
+      await db.query('SELECT answers, submitted_at, shown, started_at FROM responses WHERE form_id = $1 ORDER BY seq', [
+        form.id,
+      ])
+    ).map((r: { answers: Record<string, unknown>; submitted_at: Date; shown: string[] | null; started_at: Date }) => ({
+      answers: r.answers,
+      submittedAt: new Date(r.submitted_at),
+      shown: r.shown,
+      startedAt: r.started_at ? new Date(r.started_at) : null,
+    }));
+
+  const download = (url: string) => {
+    const u = new URL(url);
+    return request(app.getHttpServer()).get(u.pathname + u.search);
+  };
+
+  beforeAll(async () => {
+    app = await createTestApp();
+    db = app.get(DataSource);
+    ws = await createWorkspace(app, 'pro');
+    token = (await createToken(app, ws, { role: 'admin' })).token;
+    const created = await callTool(app, token, 'create_form', {
+      title: 'Customer feedback',
+      blocks: [
+        { type: 'short_text', title: 'Name', ref: 'name' },
+        {
+          type: 'nps',
+          title: 'How likely are you to recommend us?',
+          ref: 'nps',
+          minLabel: 'Not at all likely',
+          maxLabel: 'Extremely likely',
+        },
+        {
+          type: 'long_text',
+          title: 'What would you change?',
+          ref: 'change',
+          showIf: { block: 'nps', op: 'lte', value: 6 },
+        },
+      ],
+    });
+    expect(created.status).toBe(200);
+    publicId = created.body.publicId;
+    const nps = created.body.blocks[1];
+    expect(nps).toMatchObject({ type: 'nps', ref: 'nps', minLabel: 'Not at all likely', maxLabel: 'Extremely likely' });
+    expect(nps.min).toBeUndefined();
+    id = Object.fromEntries((created.body.blocks as Array<{ ref: string; id: string }>).map((b) => [b.ref, b.id]));
+    expect((await callTool(app, token, 'publish_form', { publicId })).status).toBe(200);
+    form = await app.get(FormsService).get(ws.id, publicId);
+  });
+  afterAll(() => app.close());
+
+  it('refuses settings an nps does not take, at their path', async () => {
+    const error = expectError(
+      await callTool(app, token, 'create_form', { title: 'x', blocks: [{ type: 'nps', title: 'NPS', max: 5 }] }),
+      400,
+      'invalid_arguments',
+    );
+    expect(error.details).toEqual([{ path: '/blocks/0/max', message: expect.stringMatching(/0 to 10/) }]);
+  });
+
+  it.each([11, 7.5, -1, '9'])(
+    'refuses %p at /answers/nps, in create_response and check_response alike',
+    async (value) => {
+      const before = (await storedRows()).length;
+      const sent = { publicId, answers: { nps: value } };
+      const error = expectError(await callTool(app, token, 'create_response', sent), 400, 'invalid_arguments');
+      expect(error.details).toEqual([
+        { path: '/answers/nps', message: expect.stringMatching(/^must be an integer from 0 to 10/) },
+      ]);
+      const dry = await callTool(app, token, 'check_response', sent);
+      expect(dry.status).toBe(200);
+      expect(dry.body.ok).toBe(false);
+      expect(dry.body.errors.map((e: { path: string }) => e.path)).toEqual(['/answers/nps']);
+      expect((await storedRows()).length).toBe(before);
+    },
+  );
+
+  it('takes answers from the API and from the page without JavaScript, and shows 0-10 with the end labels', async () => {
+    for (let i = 0; i < N; i++) {
+      const res = await callTool(app, token, 'create_response', { publicId, answers: answersOf(i) });
+      expect(res.status).toBe(200);
+    }
+    const page = await request(app.getHttpServer()).get(`/f/${publicId}`);
+    expect(page.status).toBe(200);
+    for (let v = 0; v <= 10; v++) expect(page.text).toContain(`name="${id.nps}" value="${v}"`);
+    expect(page.text).toContain('Not at all likely');
+    expect(page.text).toContain('Extremely likely');
+
+    const refused = await request(app.getHttpServer())
+      .post(`/f/${publicId}`)
+      .type('form')
+      .send(`${id.name}=Page&${id.nps}=11`);
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('Choose a number from 0 to 10.');
+    const posted = await request(app.getHttpServer())
+      .post(`/f/${publicId}`)
+      .type('form')
+      .send(`${id.name}=Page&${id.nps}=10`);
+    expect(posted.status).toBe(200);
+    const rows = await storedRows();
+    expect(rows).toHaveLength(N + 1);
+    expect(rows[N].answers).toEqual({ [id.name]: 'Page', [id.nps]: 10 });
+  });
+
+  it('summarizes the NPS, its groups and distribution, equal to a recount of the stored rows', async () => {
+    const rows = await storedRows();
+    const res = await callTool(app, token, 'summarize_responses', { publicId });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ publicId, ...summarize(form.blocks, rows) });
+    const values = rows.map((r) => r.answers[id.nps]).filter((v): v is number => typeof v === 'number');
+    const promoters = values.filter((v) => v >= 9).length;
+    const detractors = values.filter((v) => v <= 6).length;
+    const nps = res.body.blocks.find((b: { blockId: string }) => b.blockId === id.nps);
+    expect(nps).toMatchObject({
+      type: 'nps',
+      answered: values.length,
+      promoters,
+      passives: values.length - promoters - detractors,
+      detractors,
+      nps: Math.round(((promoters - detractors) / values.length) * 1000) / 10,
+    });
+    expect(nps.distribution).toHaveLength(11);
+    expect(nps.distribution[10]).toEqual({ value: 10, count: values.filter((v) => v === 10).length });
+  });
+
+  it('filters with the number operators: exact totals in list, summary and export', async () => {
+    const rows = await storedRows();
+    for (const [op, value, keep] of [
+      ['gte', 9, (v: number) => v >= 9],
+      ['lte', 6, (v: number) => v <= 6],
+      ['in', [7, 8], (v: number) => v === 7 || v === 8],
+    ] as const) {
+      const where = { block: 'nps', op, value };
+      const matching = rows.filter((r) => typeof r.answers[id.nps] === 'number' && keep(r.answers[id.nps] as number));
+      expect(matching.length).toBeGreaterThan(0);
+      const listed = await callTool(app, token, 'list_responses', { publicId, where, limit: 200 });
+      expect(listed.status).toBe(200);
+      expect(listed.body.total).toBe(matching.length);
+      const summary = await callTool(app, token, 'summarize_responses', { publicId, where });
+      expect(summary.body).toEqual({ publicId, ...summarize(form.blocks, matching) });
+      const link = await callTool(app, token, 'export_responses', { publicId, where, format: 'ndjson' });
+      const lines = (await download(link.body.url)).text.trim().split('\n');
+      expect(lines.map((l) => JSON.parse(l).answers[id.nps])).toEqual(matching.map((r) => r.answers[id.nps]));
+    }
+  });
+
+  it('exports a CSV that parses back to what list_responses shows', async () => {
+    const listed = await callTool(app, token, 'list_responses', { publicId, limit: 200, order: 'oldest' });
+    expect(listed.status).toBe(200);
+    const link = await callTool(app, token, 'export_responses', { publicId, format: 'csv' });
+    const res = await download(link.body.url);
+    expect(res.status).toBe(200);
+    const records: Record<string, string>[] = parse(res.text, { columns: true, bom: true });
+    const byId = new Map(records.map((r) => [r.id, r]));
+    expect(records).toHaveLength(listed.body.total);
+    for (const r of listed.body.responses as Array<{ id: string; answers: Record<string, unknown> }>) {
+      const cell = byId.get(r.id)!['How likely are you to recommend us?'];
+      expect(cell).toBe(r.answers[id.nps] === undefined ? '' : String(r.answers[id.nps]));
+    }
+  });
+});
