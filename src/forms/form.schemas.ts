@@ -95,7 +95,8 @@ export const BlockInputSchema = Type.Object(
       }),
     ),
     type: StringEnum(BLOCK_TYPES, {
-      description: 'statement: text, no answer; page_break: starts a new page; file_upload: see create_upload; nps: 0-10.',
+      description:
+        'statement: text, no answer; page_break: starts a new page; file_upload: see create_upload; nps: 0-10.',
     }),
     title: Type.Optional(
       Type.String({ minLength: 1, maxLength: 1000, description: 'Required on every block except a page_break.' }),
