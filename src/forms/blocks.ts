@@ -28,6 +28,7 @@ export const BLOCK_TYPES = [
   'page_break',
   'file_upload',
   'nps',
+  'ranking',
 ] as const;
 export type BlockType = (typeof BLOCK_TYPES)[number];
 
@@ -81,6 +82,8 @@ export interface Block {
   calculate?: Calculation[];
   points?: Record<string, number>;
   correct?: string | string[];
+  /** ranking only (issue 50): the answer ranks only the first rankTop choices (absent: all of them). */
+  rankTop?: number;
 }
 
 /** A block as a caller sends it: choices may be plain labels, ids are optional. */
@@ -107,6 +110,7 @@ export interface BlockInput {
   calculate?: Array<Record<string, unknown>> | Calculation[];
   points?: Record<string, unknown>;
   correct?: unknown;
+  rankTop?: number;
 }
 
 /** Settings each type accepts beyond id, type, title, description and required. */
@@ -128,6 +132,7 @@ const SETTINGS: Record<BlockType, readonly ('choices' | 'min' | 'max')[]> = {
   page_break: [],
   file_upload: [],
   nps: [],
+  ranking: ['choices'],
 };
 
 /**
@@ -148,6 +153,8 @@ export const MAX_BLOCKS = 200;
 /** Number answers stay within ±10^15: exact in a double, and sums of a million of them stay finite. */
 export const MAX_NUMBER = 1e15;
 export const MAX_CHOICES = 200;
+/** A ranking puts 2 to 20 choices in order. */
+export const MAX_RANKED = 20;
 const TEXT_LIMITS: Partial<Record<BlockType, number>> = {
   short_text: 1000,
   long_text: 10000,
@@ -197,6 +204,8 @@ export function normalizeBlocks(
         bad(setting, `is not a setting of ${raw.type} blocks${settingHint(raw.type, setting)}`);
       }
     }
+    if (raw.rankTop !== undefined && raw.type !== 'ranking')
+      bad('rankTop', `is not a setting of ${raw.type} blocks: rankTop goes on ranking blocks`);
     for (const setting of FILE_SETTINGS) {
       if (raw[setting] !== undefined && raw.type !== 'file_upload')
         bad(setting, `is not a setting of ${raw.type} blocks: ${setting} goes on file_upload blocks`);
@@ -222,6 +231,19 @@ export function normalizeBlocks(
         const kept = previousById.get(id)?.choices ?? [];
         const choices = normalizeChoices(raw.choices, kept, `${path}/choices`, details);
         block.choices = choices;
+        break;
+      }
+      case 'ranking': {
+        const kept = previousById.get(id)?.choices ?? [];
+        block.choices = normalizeChoices(raw.choices, kept, `${path}/choices`, details);
+        const n = block.choices.length;
+        if (raw.choices && (n < 2 || n > MAX_RANKED))
+          bad('choices', `a ranking takes 2 to ${MAX_RANKED} choices`);
+        if (raw.rankTop !== undefined) {
+          if (!Number.isInteger(raw.rankTop) || raw.rankTop < 1 || raw.rankTop > n)
+            bad('rankTop', `must be an integer from 1 to the number of choices (${n})`);
+          else if (raw.rankTop < n) block.rankTop = raw.rankTop;
+        }
         break;
       }
       case 'number': {
@@ -289,7 +311,7 @@ function settingHint(type: BlockType, setting: 'choices' | 'min' | 'max'): strin
   if (type === 'rating' && setting === 'min')
     return ': a rating runs from 1 to its max (3 to 10, default 5); for a scale from 0, use linear_scale';
   if (type === 'nps') return ': an nps always runs from 0 to 10';
-  if (setting === 'choices') return ': choices go on multiple_choice, checkboxes and dropdown blocks';
+  if (setting === 'choices') return ': choices go on multiple_choice, checkboxes, dropdown and ranking blocks';
   const takes = SETTINGS[type].filter((s) => s !== 'choices');
   return takes.length
     ? `: ${type} takes ${takes.join(' and ')}`
@@ -338,6 +360,7 @@ export function blockView(b: Block): Record<string, unknown> {
   if (b.description) view.description = b.description;
   view.required = b.required;
   if (b.choices) view.choices = b.choices;
+  if (b.rankTop !== undefined) view.rankTop = b.rankTop;
   if (b.min !== undefined) view.min = b.min;
   if (b.max !== undefined) view.max = b.max;
   if (b.type === 'file_upload') {
@@ -554,6 +577,8 @@ function checkAnswer(block: Block, value: unknown): { value: unknown } | Refusal
       return { value };
     case 'file_upload':
       return checkUploadIds(block, value);
+    case 'ranking':
+      return checkRanking(block, value);
     default:
       return { api: 'takes no answer', person: 'This part of the form takes no answer.' };
   }
@@ -585,6 +610,28 @@ function checkUploadIds(block: Block, value: unknown): { value: unknown } | Refu
     };
   if (new Set(ids).size !== ids.length)
     return { api: 'names the same upload twice', person: 'Choose each file only once.' };
+  return { value: ids };
+}
+
+/**
+ * A ranking's answer: its choices (labels or ids) in order, best first: every choice, or the first
+ * rankTop. Stored as choice ids. The page sends a choice twice when two were given the same place.
+ */
+function checkRanking(block: Block, value: unknown): { value: unknown } | Refusal {
+  const choices = block.choices ?? [];
+  const want = block.rankTop ?? choices.length;
+  const what = block.rankTop ? `the ${want} first of ${choiceList(block)}` : `all of ${choiceList(block)}`;
+  const person = block.rankTop ? `Rank your top ${want}, each with its own place.` : 'Give each option its own place.';
+  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string'))
+    return { api: `must be a list of choice labels (or ids) in order, best first: ${what}`, person };
+  const ids: string[] = [];
+  for (const v of value as string[]) {
+    const choice = findChoice(block, v);
+    if (!choice) return { api: `"${v}" is not one of ${choiceList(block)}${meantChoice(block, v)}`, person };
+    if (ids.includes(choice.id)) return { api: `"${v}" is ranked twice`, person };
+    ids.push(choice.id);
+  }
+  if (ids.length !== want) return { api: `must rank ${what} (got ${ids.length})`, person };
   return { value: ids };
 }
 
@@ -671,7 +718,7 @@ function newAnswersViewer(blocks: Block[]): (stored: Record<string, unknown>) =>
       if (block.type === 'multiple_choice' || block.type === 'dropdown') {
         const label = labels.get(value as string);
         if (label !== undefined) out[blockId] = label;
-      } else if (block.type === 'checkboxes' && Array.isArray(value)) {
+      } else if ((block.type === 'checkboxes' || block.type === 'ranking') && Array.isArray(value)) {
         out[blockId] = value.map((id) => labels.get(id)).filter((l): l is string => l !== undefined);
       } else {
         out[blockId] = value;

@@ -117,7 +117,7 @@ export const BlockInputSchema = Type.Object(
         ]),
         {
           maxItems: 200,
-          description: 'multiple_choice, checkboxes, dropdown: labels, or { id, label } to keep (or rename) a choice.',
+          description: 'multiple_choice, checkboxes, dropdown, ranking (2..20): labels, or { id, label } to keep (or rename) a choice.',
         },
       ),
     ),
@@ -137,6 +137,7 @@ export const BlockInputSchema = Type.Object(
         description: 'rating, linear_scale, nps: label of the high end',
       }),
     ),
+    rankTop: Type.Optional(Type.Integer({ description: 'ranking: rank only the first N' })),
     maxFiles: Type.Optional(Type.Integer({ description: 'file_upload: 1..10 (1)' })),
     maxSizeMb: Type.Optional(Type.Integer({ description: 'file_upload: MB per file (10); plans: Free 10, Pro 100' })),
     accept: Type.Optional(

@@ -308,6 +308,8 @@ function Field(props: { b: Block; value: string | string[] | undefined; error: s
   ) : null;
   const one = Array.isArray(value) ? value[0] : value;
 
+  if (b.type === 'ranking')
+    return <RankingField b={b} value={value} error={error} describedBy={describedBy} mark={mark} desc={desc} err={err} />;
   const options = choicesOf(b);
   if (options) {
     const chosen = new Set(Array.isArray(value) ? value : value !== undefined ? [value] : []);
@@ -514,6 +516,69 @@ function ScaleEnds(props: { b: Block; options: Array<{ value: string }> }) {
   );
 }
 
+/**
+ * A ranking without script: a place to choose for each option (1 is best), posted as
+ * "<choice id>:<place>" under the block's id (rankingFromPost reads them back).
+ */
+function RankingField(props: {
+  b: Block;
+  value: string | string[] | undefined;
+  error: string | undefined;
+  describedBy: string | undefined;
+  mark: ReactNode;
+  desc: ReactNode;
+  err: ReactNode;
+}) {
+  const { b, value } = props;
+  const posted = Array.isArray(value) ? value : value !== undefined ? [value] : [];
+  const places = b.rankTop ?? b.choices?.length ?? 0;
+  return (
+    <fieldset className="field ranking" aria-describedby={props.describedBy}>
+      <legend>
+        {b.title}
+        {props.mark}
+      </legend>
+      {props.desc}
+      <p className="desc">
+        {b.rankTop ? `Choose your top ${places}: 1 is the best.` : 'Give each option a place: 1 is the best.'}
+      </p>
+      {props.err}
+      {(b.choices ?? []).map((c, i) => {
+        const sid = i === 0 ? `f-${b.id}` : `f-${b.id}-${i}`;
+        return (
+          <div className="rank" key={c.id}>
+            <select
+              id={sid}
+              name={b.id}
+              aria-invalid={props.error ? 'true' : undefined}
+              defaultValue={posted.find((v) => v.startsWith(`${c.id}:`)) ?? ''}
+            >
+              <option value="">–</option>
+              {Array.from({ length: places }, (_, p) => (
+                <option key={p} value={`${c.id}:${p + 1}`}>
+                  {p + 1}
+                </option>
+              ))}
+            </select>{' '}
+            <label htmlFor={sid}>{c.label}</label>
+          </div>
+        );
+      })}
+    </fieldset>
+  );
+}
+
+/**
+ * A ranking as posted ("<choice id>:<place>" per option placed): the options in the order of their
+ * places. Two at one place send the first twice, which validation refuses in the page's words.
+ */
+export function rankingFromPost(values: string[]): string[] {
+  const placed = values
+    .map((v) => ({ id: v.slice(0, v.lastIndexOf(':')), place: Number(v.slice(v.lastIndexOf(':') + 1)) }))
+    .sort((a, b) => a.place - b.place);
+  return placed.map((p, i) => (i > 0 && placed[i - 1].place === p.place ? placed[i - 1].id : p.id));
+}
+
 /** Options of blocks answered by picking: choices, yes/no, and the points of a rating or scale. */
 function choicesOf(b: Block): Array<{ value: string; label: string }> | undefined {
   if (b.choices) return b.choices.map((c) => ({ value: c.id, label: c.label }));
@@ -539,6 +604,11 @@ export function answersFromFormPost(blocks: Block[], raw: RawAnswers): Record<st
   for (const b of blocks) {
     const value = raw[b.id];
     if (value === undefined) continue;
+    if (b.type === 'ranking') {
+      const list = (Array.isArray(value) ? value : [value]).filter((v) => v.includes(':'));
+      if (list.length) answers[b.id] = rankingFromPost(list);
+      continue;
+    }
     if (b.type === 'checkboxes' || b.type === 'file_upload') {
       const list = (Array.isArray(value) ? value : [value]).filter((v) => v !== '');
       if (list.length) answers[b.id] = b.type === 'file_upload' ? [...new Set(list)] : list;

@@ -12,7 +12,8 @@ export interface BlockSummary {
   /** On forms with rules (or responses with a recorded path): how many responses were shown the block. */
   shown?: number;
   skipped: number;
-  choices?: Array<{ id: string; label: string; count: number; share: number }>;
+  /** A ranking's choices add how often each was first and its mean place (1 is best; null: never ranked). */
+  choices?: Array<{ id: string; label: string; count: number; share: number; first?: number; meanRank?: number | null }>;
   yes?: number;
   no?: number;
   min?: number | string | null;
@@ -94,7 +95,9 @@ export function summaryFromStats(blocks: Block[], src: SummarySource): FormSumma
           ...(shown === undefined ? {} : { shown }),
           skipped: Math.max(0, (shown ?? src.total) - answered),
         };
-        if (b.choices) {
+        if (b.type === 'ranking') {
+          s.choices = rankedChoices(b, src, answered);
+        } else if (b.choices) {
           s.choices = b.choices.map((c) => {
             const count = src.count(b.id, c.id);
             return { id: c.id, label: c.label, count, share: answered ? round(count / answered) : 0 };
@@ -132,6 +135,7 @@ export function summarize(blocks: Block[], responses: Iterable<StoredResponse>):
   const list = [...responses].sort((a, b) => a.submittedAt.getTime() - b.submittedAt.getTime());
   const values = (id: string) => list.map((r) => r.answers[id]).filter((v) => v !== undefined && v !== null);
   const recorded = list.some((r) => Array.isArray(r.shown));
+  const ranked = new Set(blocks.filter((b) => b.type === 'ranking').map((b) => b.id));
   return summaryFromStats(blocks, {
     total: list.length,
     shown:
@@ -150,7 +154,14 @@ export function summarize(blocks: Block[], responses: Iterable<StoredResponse>):
     count: (id, value) =>
       values(id).reduce(
         (acc: number, v) =>
-          acc + (Array.isArray(v) ? v.filter((x) => String(x) === value).length : String(v) === value ? 1 : 0),
+          acc +
+          (ranked.has(id) && Array.isArray(v)
+            ? v.filter((x, i) => rankedValue(String(x), i + 1) === value).length
+            : Array.isArray(v)
+              ? v.filter((x) => String(x) === value).length
+              : String(v) === value
+                ? 1
+                : 0),
         0,
       ),
     range: (id) => {
@@ -179,6 +190,7 @@ function lowerMedian(values: number[]): number | null {
  * ids, true/false, the scale's values); none for the other blocks.
  */
 export function countedValues(b: Block): string[] {
+  if (b.type === 'ranking') return rankedValues(b);
   if (b.choices) return b.choices.map((c) => c.id);
   if (b.type === 'yes_no') return ['true', 'false'];
   if (SCALE_TYPES.includes(b.type)) return scaleOf(b).map(String);
@@ -201,6 +213,32 @@ function npsOf(
   const detractors = among(0, 6);
   const nps = answered ? Math.round(((promoters - detractors) / answered) * 1000) / 10 : null;
   return { nps, promoters, passives: among(7, 8), detractors };
+}
+
+/** How the counts name a choice ranked at a place (1 is best): "<choice id>:<place>", as the stats' SQL makes it. */
+export const rankedValue = (choiceId: string, place: number) => `${choiceId}:${place}`;
+
+function rankedValues(b: Block): string[] {
+  const places = b.rankTop ?? b.choices?.length ?? 0;
+  return (b.choices ?? []).flatMap((c) => Array.from({ length: places }, (_, i) => rankedValue(c.id, i + 1)));
+}
+
+/** A ranking's choices: how many ranked each, how often it was first, and its mean place. */
+function rankedChoices(b: Block, src: SummarySource, answered: number): NonNullable<BlockSummary['choices']> {
+  const places = b.rankTop ?? b.choices?.length ?? 0;
+  return (b.choices ?? []).map((c) => {
+    const at = Array.from({ length: places }, (_, i) => src.count(b.id, rankedValue(c.id, i + 1)));
+    const count = at.reduce((n, x) => n + x, 0);
+    const sum = at.reduce((n, x, i) => n + x * (i + 1), 0);
+    return {
+      id: c.id,
+      label: c.label,
+      count,
+      share: answered ? round(count / answered) : 0,
+      first: at[0] ?? 0,
+      meanRank: count ? round(sum / count) : null,
+    };
+  });
 }
 
 function round(n: number): number {

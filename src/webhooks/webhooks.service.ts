@@ -382,6 +382,8 @@ function sampleAnswer(b: Block): unknown {
       return choices[0]?.label;
     case 'checkboxes':
       return choices.length ? [choices[0].label] : undefined;
+    case 'ranking':
+      return choices.slice(0, b.rankTop ?? choices.length).map((c) => c.label);
     case 'rating':
     case 'linear_scale':
     case 'nps':

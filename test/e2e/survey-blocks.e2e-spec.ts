@@ -13,7 +13,7 @@ import { callTool, expectError } from '../utils/http';
  * page without JavaScript, refused at its path when bad, summarized (equal to a recount of the
  * stored rows), filtered with exact totals and exported (CSV parsing back to list_responses).
  */
-describe('survey blocks: nps', () => {
+describe('survey blocks: nps and ranking', () => {
   let app: NestFastifyApplication;
   let db: DataSource;
   let ws: TestWorkspace;
@@ -23,9 +23,18 @@ describe('survey blocks: nps', () => {
   let id: Record<string, string>;
 
   /** The i-th response's answers by ref: every value of the scale, some skipped. */
+  const ORDERS = [
+    ['Price', 'Speed', 'Support', 'Design'],
+    ['Speed', 'Price', 'Design', 'Support'],
+    ['Support', 'Design', 'Price', 'Speed'],
+    ['Design', 'Speed', 'Price', 'Support'],
+    ['Price', 'Support', 'Speed', 'Design'],
+  ];
   const answersOf = (i: number): Record<string, unknown> => ({
     name: `P${i}`,
     ...(i % 7 === 6 ? {} : { nps: (i * 3) % 11 }),
+    ...(i % 5 === 4 ? {} : { rank: ORDERS[i % ORDERS.length] }),
+    ...(i % 3 === 2 ? {} : { top: ORDERS[(i + 1) % ORDERS.length].slice(0, 2) }),
   });
   const N = 40;
 
@@ -68,6 +77,20 @@ describe('survey blocks: nps', () => {
           ref: 'change',
           showIf: { block: 'nps', op: 'lte', value: 6 },
         },
+        { type: 'ranking', title: 'Rank what matters', ref: 'rank', choices: ['Price', 'Speed', 'Support', 'Design'] },
+        {
+          type: 'ranking',
+          title: 'Your top two',
+          ref: 'top',
+          choices: ['Price', 'Speed', 'Support', 'Design'],
+          rankTop: 2,
+        },
+        {
+          type: 'short_text',
+          title: 'Why price?',
+          ref: 'why',
+          showIf: { block: 'rank', choice: 'Price', op: 'lte', value: 1 },
+        },
       ],
     });
     expect(created.status).toBe(200);
@@ -107,6 +130,41 @@ describe('survey blocks: nps', () => {
     },
   );
 
+  it.each([
+    ['a duplicate', ['Price', 'Price', 'Speed', 'Support'], /ranked twice/],
+    ['a missing choice', ['Price', 'Speed', 'Support'], /must rank all of/],
+    ['an unknown choice', ['Price', 'Speed', 'Support', 'Colour'], /"Colour" is not one of/],
+    ['one label', 'Price', /must be a list/],
+  ])('refuses a ranking with %s at /answers/rank', async (_, value, message) => {
+    const error = expectError(
+      await callTool(app, token, 'create_response', { publicId, answers: { rank: value } }),
+      400,
+      'invalid_arguments',
+    );
+    expect(error.details).toEqual([{ path: '/answers/rank', message: expect.stringMatching(message) }]);
+  });
+
+  it('refuses ranking settings out of range, and a choice condition on another type', async () => {
+    const error = expectError(
+      await callTool(app, token, 'create_form', {
+        title: 'x',
+        blocks: [
+          { type: 'ranking', title: 'One', choices: ['Only'] },
+          { type: 'ranking', title: 'Two', choices: ['A', 'B'], rankTop: 3 },
+          { type: 'nps', title: 'N', ref: 'n' },
+          { type: 'short_text', title: 'T', showIf: { block: 'n', choice: 'A', op: 'lte', value: 1 } },
+        ],
+      }),
+      400,
+      'invalid_arguments',
+    );
+    expect(error.details!.map((d) => d.path)).toEqual([
+      '/blocks/0/choices',
+      '/blocks/1/rankTop',
+      '/blocks/3/showIf/choice',
+    ]);
+  });
+
   it('takes answers from the API and from the page without JavaScript, and shows 0-10 with the end labels', async () => {
     for (let i = 0; i < N; i++) {
       const res = await callTool(app, token, 'create_response', { publicId, answers: answersOf(i) });
@@ -131,7 +189,84 @@ describe('survey blocks: nps', () => {
     expect(posted.status).toBe(200);
     const rows = await storedRows();
     expect(rows).toHaveLength(N + 1);
-    expect(rows[N].answers).toEqual({ [id.name]: 'Page', [id.nps]: 10 });
+    expect(rows.find((r) => r.answers[id.name] === 'Page')!.answers).toEqual({ [id.name]: 'Page', [id.nps]: 10 });
+  });
+  it("ranks without JavaScript: a place per option, duplicates refused in the page's words", async () => {
+    const rank = form.blocks.find((b) => b.ref === 'rank')!;
+    const c = Object.fromEntries(rank.choices!.map((x) => [x.label, x.id]));
+    const page = await request(app.getHttpServer()).get(`/f/${publicId}`);
+    expect(page.text).toContain(`<option value="${c.Speed}:4">4</option>`);
+    const post = (places: Record<string, number>) =>
+      request(app.getHttpServer())
+        .post(`/f/${publicId}`)
+        .type('form')
+        .send(
+          [`${id.name}=Ranker`, ...Object.entries(places).map(([label, p]) => `${id.rank}=${c[label]}%3A${p}`)].join(
+            '&',
+          ),
+        );
+    const before = (await storedRows()).length;
+    const dup = await post({ Price: 1, Speed: 1, Support: 2, Design: 3 });
+    expect(dup.status).toBe(400);
+    expect(dup.text).toContain('Give each option its own place.');
+    expect((await storedRows()).length).toBe(before);
+    const ok = await post({ Price: 2, Speed: 1, Support: 4, Design: 3 });
+    expect(ok.status).toBe(200);
+    const rows = await storedRows();
+    expect(rows.find((r) => r.answers[id.name] === 'Ranker')!.answers[id.rank]).toEqual([
+      c.Speed,
+      c.Price,
+      c.Design,
+      c.Support,
+    ]);
+  });
+
+  it('summarizes a ranking: mean place and how often first, equal to a recount', async () => {
+    const rows = await storedRows();
+    const res = await callTool(app, token, 'summarize_responses', { publicId });
+    expect(res.body).toEqual({ publicId, ...summarize(form.blocks, rows) });
+    const rank = res.body.blocks.find((b: { blockId: string }) => b.blockId === id.rank);
+    const lists = rows.map((r) => r.answers[id.rank]).filter((v): v is string[] => Array.isArray(v));
+    const price = form.blocks.find((b) => b.ref === 'rank')!.choices!.find((x) => x.label === 'Price')!;
+    const places = lists.map((l) => l.indexOf(price.id) + 1);
+    expect(rank.choices.find((x: { id: string }) => x.id === price.id)).toMatchObject({
+      count: lists.length,
+      first: places.filter((p) => p === 1).length,
+      meanRank: Math.round((places.reduce((a, b) => a + b, 0) / places.length) * 10_000) / 10_000,
+    });
+    const top = res.body.blocks.find((b: { blockId: string }) => b.blockId === id.top);
+    expect(top.choices.reduce((n: number, x: { first: number }) => n + x.first, 0)).toBe(top.answered);
+  });
+
+  it('filters on a ranking position with exact totals, and asks the follow-up of those who put Price first', async () => {
+    const rows = await storedRows();
+    const price = form.blocks.find((b) => b.ref === 'rank')!.choices!.find((x) => x.label === 'Price')!.id;
+    for (const [op, value, keep] of [
+      ['lte', 2, (p: number) => p <= 2],
+      ['equals', 1, (p: number) => p === 1],
+      ['gte', 3, (p: number) => p >= 3],
+    ] as const) {
+      const where = { block: 'rank', choice: 'Price', op, value };
+      const matching = rows.filter((r) => {
+        const list = r.answers[id.rank];
+        return Array.isArray(list) && list.includes(price) && keep(list.indexOf(price) + 1);
+      });
+      expect(matching.length).toBeGreaterThan(0);
+      const listed = await callTool(app, token, 'list_responses', { publicId, where, limit: 200 });
+      expect(listed.body.total).toBe(matching.length);
+      const summary = await callTool(app, token, 'summarize_responses', { publicId, where });
+      expect(summary.body).toEqual({ publicId, ...summarize(form.blocks, matching) });
+    }
+    const asked = await callTool(app, token, 'check_response', {
+      publicId,
+      answers: { rank: ['Price', 'Speed', 'Support', 'Design'], why: 'Budget' },
+    });
+    expect(asked.body.ok).toBe(true);
+    const notAsked = await callTool(app, token, 'check_response', {
+      publicId,
+      answers: { rank: ['Speed', 'Price', 'Support', 'Design'], why: 'Budget' },
+    });
+    expect(notAsked.body.ok).toBe(false);
   });
 
   it('summarizes the NPS, its groups and distribution, equal to a recount of the stored rows', async () => {
@@ -188,6 +323,8 @@ describe('survey blocks: nps', () => {
     for (const r of listed.body.responses as Array<{ id: string; answers: Record<string, unknown> }>) {
       const cell = byId.get(r.id)!['How likely are you to recommend us?'];
       expect(cell).toBe(r.answers[id.nps] === undefined ? '' : String(r.answers[id.nps]));
+      const ranked = byId.get(r.id)!['Rank what matters'];
+      expect(ranked).toBe(r.answers[id.rank] === undefined ? '' : (r.answers[id.rank] as string[]).join('; '));
     }
   });
 });

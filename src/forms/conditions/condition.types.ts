@@ -27,6 +27,8 @@ export type ConditionValue = string | number | boolean | Array<string | number>;
 export interface BlockLeaf {
   /** A block's id or ref on input; its id once checked (stored). */
   block: string;
+  /** A ranking's choice (its id once checked): the leaf tests the choice's place, 1 being first. */
+  choice?: string;
   op: Operator;
   value?: ConditionValue;
 }
@@ -126,6 +128,7 @@ export const SUBJECT_KINDS: Readonly<Record<string, SubjectKind>> = {
   checkboxes: 'choices',
   yes_no: 'boolean',
   file_upload: 'files',
+  ranking: 'files', // a choice's place: { block, choice, op, value } (a number)
 };
 
 /** The operators a kind takes, for messages. */

@@ -41,13 +41,19 @@ function leafSql(leaf: Leaf, params: unknown[], alias: string): string {
       ? [`COALESCE(${alias}.variables, '{}'::jsonb)`, leaf.variable]
       : [`${alias}.hidden`, leaf.hidden];
   const v = leaf.value;
-  if (leaf.op === 'equals' && !Array.isArray(v) && v !== undefined) {
+  const choice = isBlockLeaf(leaf) ? leaf.choice : undefined;
+  if (leaf.op === 'equals' && !Array.isArray(v) && v !== undefined && choice === undefined) {
     // One value: containment of { name: value }, exact for a scalar (a string is not contained in a
     // list, 4 is 4.0), as cheap as a hand-written ->> comparison, and servable by a GIN index.
     // "" is no answer: equal to nothing.
     return v === '' ? 'false' : `(${column} @> ${bind(params, JSON.stringify({ [name]: v }), 'jsonb')})`;
   }
-  const x = `${column} -> ${bind(params, name, 'text')}`;
+  const answer = `${column} -> ${bind(params, name, 'text')}`;
+  // A ranking's choice: its place (1 first) as a jsonb number, NULL when not ranked (placeOr).
+  const x =
+    choice === undefined
+      ? answer
+      : `to_jsonb((SELECT p.o FROM jsonb_array_elements_text(CASE WHEN jsonb_typeof(${answer}) = 'array' THEN ${answer} END) WITH ORDINALITY p(e, o) WHERE p.e = ${bind(params, choice, 'text')} LIMIT 1))`;
   // NULL (absent) or a missing value: the same as the evaluator's isMissing.
   const present = `COALESCE((${x}) NOT IN ('null'::jsonb, '""'::jsonb, '[]'::jsonb), false)`;
   if (leaf.op === 'answered') return `(${present})`;
