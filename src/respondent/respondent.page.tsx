@@ -309,7 +309,9 @@ function Field(props: { b: Block; value: string | string[] | undefined; error: s
   const one = Array.isArray(value) ? value[0] : value;
 
   if (b.type === 'ranking')
-    return <RankingField b={b} value={value} error={error} describedBy={describedBy} mark={mark} desc={desc} err={err} />;
+    return (
+      <RankingField b={b} value={value} error={error} describedBy={describedBy} mark={mark} desc={desc} err={err} />
+    );
   const options = choicesOf(b);
   if (options) {
     const chosen = new Set(Array.isArray(value) ? value : value !== undefined ? [value] : []);
@@ -546,8 +548,9 @@ function RankingField(props: {
       {(b.choices ?? []).map((c, i) => {
         const sid = i === 0 ? `f-${b.id}` : `f-${b.id}-${i}`;
         return (
-          <div className="rank" key={c.id}>
+          <div className="rank" key={c.id} style={{ display: 'flex', alignItems: 'center', gap: '0.75rem' }}>
             <select
+              style={{ width: '5rem', flex: 'none' }}
               id={sid}
               name={b.id}
               aria-invalid={props.error ? 'true' : undefined}

@@ -81,4 +81,58 @@ describe('survey blocks in a real browser (Debian chromium)', () => {
       [created.body.blocks[1].id]: 'Faster replies',
     });
   });
+
+  it.each([
+    [true, 1280],
+    [false, 390],
+    [true, 390],
+  ])('ranks with JavaScript %p at %p px: a place per option, a duplicate refused, axe clean', async (js, width) => {
+    const created = await callTool(app, token, 'create_form', {
+      title: 'What matters',
+      blocks: [
+        {
+          type: 'ranking',
+          title: 'Rank what matters',
+          ref: 'rank',
+          required: true,
+          choices: ['Price', 'Speed', 'Support'],
+        },
+        { type: 'short_text', title: 'Why price?', showIf: { block: 'rank', choice: 'Price', op: 'lte', value: 1 } },
+      ],
+    });
+    expect(created.status).toBe(200);
+    const { publicId } = created.body;
+    await callTool(app, token, 'publish_form', { publicId });
+    const context = await browser.newContext({ javaScriptEnabled: js, viewport: { width, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(`${base}/f/${publicId}`);
+    if (js) expect(await axeProblems(page)).toEqual([]);
+    const place = (label: string, n: string) => page.getByLabel(label, { exact: true }).selectOption({ label: n });
+    await place('Price', '1');
+    await place('Speed', '1');
+    await place('Support', '2');
+    await page.getByRole('button', { name: 'Submit' }).click();
+    await page.getByText('Give each option its own place.').first().waitFor();
+    await page.screenshot({
+      path: join(results, `survey-ranking-error-${js ? 'js' : 'nojs'}-${width}.png`),
+      fullPage: true,
+    });
+    if (js) expect(await axeProblems(page)).toEqual([]);
+    await place('Speed', '3');
+    await place('Support', '2');
+    if (!js) {
+      await page.getByRole('button', { name: 'Submit' }).click();
+      await page.getByText('Your answers added questions to this page.').waitFor();
+    }
+    await page.getByLabel('Why price?').fill('Budget');
+    await page.screenshot({ path: join(results, `survey-ranking-${js ? 'js' : 'nojs'}-${width}.png`), fullPage: true });
+    await page.getByRole('button', { name: 'Submit' }).click();
+    await page.getByRole('heading', { name: 'Thank you!' }).waitFor();
+    await context.close();
+    const list = await callTool(app, token, 'list_responses', { publicId });
+    expect(list.body.responses[0].answers).toEqual({
+      [created.body.blocks[0].id]: ['Price', 'Support', 'Speed'],
+      [created.body.blocks[1].id]: 'Budget',
+    });
+  });
 });

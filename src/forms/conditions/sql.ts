@@ -48,12 +48,14 @@ function leafSql(leaf: Leaf, params: unknown[], alias: string): string {
     // "" is no answer: equal to nothing.
     return v === '' ? 'false' : `(${column} @> ${bind(params, JSON.stringify({ [name]: v }), 'jsonb')})`;
   }
-  const answer = `${column} -> ${bind(params, name, 'text')}`;
-  // A ranking's choice: its place (1 first) as a jsonb number, NULL when not ranked (placeOr).
+  // A ranking's choice: its place (1 first) as a jsonb number, NULL when not ranked (placeOr); the
+  // block and the choice are one parameter, so that a leaf keeps to 3.
+  const pair = choice === undefined ? '' : bind(params, [name, choice], 'text[]');
+  const answer = choice === undefined ? `${column} -> ${bind(params, name, 'text')}` : `${column} -> (${pair})[1]`;
   const x =
     choice === undefined
       ? answer
-      : `to_jsonb((SELECT p.o FROM jsonb_array_elements_text(CASE WHEN jsonb_typeof(${answer}) = 'array' THEN ${answer} END) WITH ORDINALITY p(e, o) WHERE p.e = ${bind(params, choice, 'text')} LIMIT 1))`;
+      : `to_jsonb((SELECT p.o FROM jsonb_array_elements_text(CASE WHEN jsonb_typeof(${answer}) = 'array' THEN ${answer} END) WITH ORDINALITY p(e, o) WHERE p.e = (${pair})[2] LIMIT 1))`;
   // NULL (absent) or a missing value: the same as the evaluator's isMissing.
   const present = `COALESCE((${x}) NOT IN ('null'::jsonb, '""'::jsonb, '[]'::jsonb), false)`;
   if (leaf.op === 'answered') return `(${present})`;
