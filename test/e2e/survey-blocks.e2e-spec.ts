@@ -327,4 +327,27 @@ describe('survey blocks: nps and ranking', () => {
       expect(ranked).toBe(r.answers[id.rank] === undefined ? '' : (r.answers[id.rank] as string[]).join('; '));
     }
   });
+
+  it('removing a ranked choice drops it from each ranking, and the summary equals a recount', async () => {
+    const got = await callTool(app, token, 'get_form', { publicId });
+    type Shown = { ref?: string; choices?: Array<{ label: string }> };
+    const blocks = (got.body.blocks as Shown[]).map((b) =>
+      b.ref === 'top' ? { ...b, choices: b.choices!.filter((c) => c.label !== 'Speed') } : b,
+    );
+    const refused = await callTool(app, token, 'update_form', { publicId, blocks });
+    expectError(refused, 400, 'tool_error');
+    const updated = await callTool(app, token, 'update_form', { publicId, blocks, acceptAnswerLoss: true });
+    expect(updated.status).toBe(200);
+    form = await app.get(FormsService).get(ws.id, publicId);
+    const rows = await storedRows();
+    const speed = refused.body.error.details.length; // the loss was named
+    expect(speed).toBeGreaterThan(0);
+    const top = form.blocks.find((b) => b.ref === 'top')!;
+    for (const r of rows) {
+      const list = r.answers[top.id];
+      if (Array.isArray(list)) for (const c of list) expect(top.choices!.map((x) => x.id)).toContain(c);
+    }
+    const res = await callTool(app, token, 'summarize_responses', { publicId });
+    expect(res.body).toEqual({ publicId, ...summarize(form.blocks, rows) });
+  });
 });

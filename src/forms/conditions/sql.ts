@@ -56,6 +56,9 @@ function leafSql(leaf: Leaf, params: unknown[], alias: string): string {
     choice === undefined
       ? answer
       : `to_jsonb((SELECT p.o FROM jsonb_array_elements_text(CASE WHEN jsonb_typeof(${answer}) = 'array' THEN ${answer} END) WITH ORDINALITY p(e, o) WHERE p.e = (${pair})[2] LIMIT 1))`;
+  // A place equals: the ranking holds the choice (containment, servable by the GIN index), at that place.
+  if (choice !== undefined && leaf.op === 'equals' && !Array.isArray(v))
+    return `(${column} @> ${bind(params, JSON.stringify({ [name]: [choice] }), 'jsonb')} AND (${x}) = ${bind(params, JSON.stringify(v), 'jsonb')})`;
   // NULL (absent) or a missing value: the same as the evaluator's isMissing.
   const present = `COALESCE((${x}) NOT IN ('null'::jsonb, '""'::jsonb, '[]'::jsonb), false)`;
   if (leaf.op === 'answered') return `(${present})`;
