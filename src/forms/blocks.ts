@@ -237,8 +237,7 @@ export function normalizeBlocks(
         const kept = previousById.get(id)?.choices ?? [];
         block.choices = normalizeChoices(raw.choices, kept, `${path}/choices`, details);
         const n = block.choices.length;
-        if (raw.choices && (n < 2 || n > MAX_RANKED))
-          bad('choices', `a ranking takes 2 to ${MAX_RANKED} choices`);
+        if (raw.choices && (n < 2 || n > MAX_RANKED)) bad('choices', `a ranking takes 2 to ${MAX_RANKED} choices`);
         if (raw.rankTop !== undefined) {
           if (!Number.isInteger(raw.rankTop) || raw.rankTop < 1 || raw.rankTop > n)
             bad('rankTop', `must be an integer from 1 to the number of choices (${n})`);

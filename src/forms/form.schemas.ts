@@ -117,7 +117,8 @@ export const BlockInputSchema = Type.Object(
         ]),
         {
           maxItems: 200,
-          description: 'multiple_choice, checkboxes, dropdown, ranking (2..20): labels, or { id, label } to keep (or rename) a choice.',
+          description:
+            'multiple_choice, checkboxes, dropdown, ranking (2..20): labels, or { id, label } to keep (or rename) a choice.',
         },
       ),
     ),

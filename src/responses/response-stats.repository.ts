@@ -503,8 +503,8 @@ export class ResponseStatsRepository {
           : b.type === 'ranking' // "<choice id>:<place>": the choice at that place (rankedValue)
             ? `(${answer}) ->> (${bind(v.slice(v.lastIndexOf(':') + 1))}::int - 1) = ${bind(v.slice(0, v.lastIndexOf(':')))}`
             : b.type === 'yes_no'
-            ? `(${answer}) = ${bind(v)}::jsonb`
-            : `(r.answers ->> ${key}) = ${bind(v)}`;
+              ? `(${answer}) = ${bind(v)}::jsonb`
+              : `(r.answers ->> ${key}) = ${bind(v)}`;
       return {
         block: b,
         answered: take(`count(*) FILTER (WHERE r.answers ? ${key})`),

@@ -13,7 +13,14 @@ export interface BlockSummary {
   shown?: number;
   skipped: number;
   /** A ranking's choices add how often each was first and its mean place (1 is best; null: never ranked). */
-  choices?: Array<{ id: string; label: string; count: number; share: number; first?: number; meanRank?: number | null }>;
+  choices?: Array<{
+    id: string;
+    label: string;
+    count: number;
+    share: number;
+    first?: number;
+    meanRank?: number | null;
+  }>;
   yes?: number;
   no?: number;
   min?: number | string | null;
