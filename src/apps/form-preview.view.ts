@@ -141,7 +141,7 @@ function question(b) {
     };
     return h('fieldset', { 'aria-describedby': described }, h('legend', {}, title), desc,
       b.choices.map((c, k) => h('div', { class: 'opt' },
-        h('select', { id: id + '-' + k, 'aria-invalid': invalid, onchange: (ev) => { at[c.id] = Number(ev.target.value) || undefined; send(); } },
+        h('select', { id: id + '-' + k, style: 'width:5rem;flex:none', 'aria-invalid': invalid, onchange: (ev) => { at[c.id] = Number(ev.target.value) || undefined; send(); } },
           h('option', { value: '' }, '–'),
           Array.from({ length: places }, (_, p) => h('option', { value: String(p + 1), selected: at[c.id] === p + 1 }, String(p + 1)))),
         h('label', { for: id + '-' + k }, c.label))),
