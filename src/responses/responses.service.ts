@@ -8,7 +8,15 @@ import { ApiError } from '../common/errors/api-error';
 import { allowLongStatements } from '../database/long-statements';
 import { currentManager, inTransaction, openTransaction, outsideTransaction } from '../database/transaction';
 import { IdempotencyService } from '../idempotency/idempotency.service';
-import { AnswerWording, answersViewer, Block, CHOICE_TYPES, NUMERIC_TYPES, takesAnswer } from '../forms/blocks';
+import {
+  AnswerWording,
+  answersViewer,
+  Block,
+  CHOICE_TYPES,
+  NUMERIC_TYPES,
+  SCALE_TYPES,
+  takesAnswer,
+} from '../forms/blocks';
 import { ENDING_VARIABLE, isBlockLeaf, isHiddenLeaf, isVariableLeaf } from '../forms/conditions';
 import {
   CheckedResponse,
@@ -831,7 +839,7 @@ export class ResponsesService {
     const ids = (types: readonly string[]) => form.blocks.filter((b) => types.includes(b.type)).map((b) => b.id);
     return {
       // With the histogram of the times to complete, kept under a key no block has.
-      counted: [...ids([...CHOICE_TYPES, 'yes_no', 'rating', 'linear_scale']), SECONDS_KEY],
+      counted: [...ids([...CHOICE_TYPES, 'ranking', 'yes_no', ...SCALE_TYPES]), SECONDS_KEY],
       numeric: ids(NUMERIC_TYPES),
       dates: ids(['date']),
     };
