@@ -96,6 +96,14 @@ describe('create_response and update_response answer keyed as sent', () => {
     }
   });
 
+  it("the respondent page's JSON answer is keyed as sent too", async () => {
+    const page = await request(app.getHttpServer())
+      .post(`/f/${publicId}`)
+      .send({ answers: { name: 'Ivy', [id.colour]: 'Green' } });
+    expect(page.status).toBe(201);
+    expect(page.body.answers).toEqual({ name: 'Ivy', [id.colour]: 'Green' });
+  });
+
   it('a keyed create_response retried replays the identical body (REST and MCP)', async () => {
     for (const answers of [{ name: 'Dee', colour: 'Red' }, { [id.name]: 'Eve' }]) {
       const key = randomUUID();
