@@ -38,6 +38,7 @@ import { TokensService } from './tokens/tokens.service';
 import { ToolsModule } from './tools/tools.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 import { WorkspacesModule } from './workspaces/workspaces.module';
+import { ObservabilityModule } from './observability/observability.module';
 
 /**
  * The whole service. `databaseUrl` is the resolved URL (the embedded server's when DATABASE_URL
@@ -65,6 +66,7 @@ export class AppModule {
           dataSourceFactory: openGuardedDataSource,
         }),
         ReadReplicaModule,
+        ObservabilityModule,
         AuditModule,
         StorageModule,
         WorkspacesModule,

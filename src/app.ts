@@ -25,11 +25,13 @@ import { checkOAuthInput } from './oauth/unstorable-input';
 import { ipRateLimit, settleDeferredIpBudget } from './rate-limit/ip-rate-limit.hook';
 import { RateLimitService } from './rate-limit/rate-limit.service';
 import { mcpOriginCheck } from './mcp/mcp-origin.hook';
+import { observeRequests, publicMetricsRoute } from './observability/http-observer';
 import { prefersJson } from './respondent/page-headers';
 import { DiskFileStorage } from './storage/disk-file-storage';
 import { diskUploadRoute } from './storage/disk-upload.route';
 import { FileStorage } from './storage/file-storage';
 import { buildOpenApiDocument, docsContentSecurityPolicy } from './tools/openapi';
+import { ToolRegistry } from './tools/tool-registry.service';
 import { apiV1VersionHeaders, deprecationHeaders } from './versioning/version-headers';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -170,6 +172,8 @@ export async function createApp(
       done();
     });
   }
+  const tools = app.get(ToolRegistry);
+  observeRequests(fastify, (name) => tools.get(name) !== undefined);
   app.enableCors(CORS);
   if (Object.keys(deprecationHeaders(config)).length > 0) fastify.addHook('onRequest', apiV1VersionHeaders(config));
   const rateLimit = app.get(RateLimitService);
@@ -205,6 +209,7 @@ export async function createApp(
   let document: ReturnType<typeof buildOpenApiDocument> | undefined;
   const openApi = () => (document ??= buildOpenApiDocument(app, config));
   fastify.get('/openapi.json', async () => openApi());
+  publicMetricsRoute(fastify, config);
   // Swagger UI runs only its own scripts: the page and its assets get a CSP of their own.
   const docsCsp = docsContentSecurityPolicy(config);
   fastify.addHook('onRequest', (req, reply, done) => {

@@ -1,4 +1,6 @@
 import 'reflect-metadata';
+// First: tracing (when configured) must start before pg and ioredis are required.
+import './observability/start-tracing';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Logger } from '@nestjs/common';
@@ -12,6 +14,8 @@ import { openDatabase } from './database/database-url';
 import { runMigrations } from './database/migrate';
 import { QueryLogger } from './database/query-logger';
 import { DemoService } from './demo/demo.service';
+import { startMetricsServer } from './observability/http-observer';
+import { stopTracing } from './observability/tracing';
 import { WorkspacesService } from './workspaces/workspaces.service';
 
 async function main() {
@@ -71,6 +75,11 @@ async function main() {
         ? `${addresses.join(' and ')} only, this machine alone, because this start prints a password (set HOST=:: or HOST=0.0.0.0 to listen on every interface)`
         : `${addresses.join(' and ')} (HOST)`;
   logger.log(`Formwork listening on ${config.publicUrl} (port ${config.port}, ${on})`);
+  if (config.metrics.port !== undefined) {
+    const metricsServer = await startMetricsServer(config.metrics.port, config.host);
+    metricsServer.unref();
+    logger.log(`Metrics on port ${config.metrics.port} (GET /metrics)`);
+  }
 
   if (firstStart) {
     const demo = await QueryLogger.expectingSlowQueries(() => app.get(DemoService).create());
@@ -118,6 +127,7 @@ async function main() {
     );
     await app.close(); // Nest's hooks: the purge timer, Redis, the database pool
     await database.close();
+    await stopTracing();
     logger.log('stopped');
     process.exit(0);
   };

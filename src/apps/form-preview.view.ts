@@ -18,6 +18,8 @@ let form, check, checkProblem, page = 1, tried = false, timer, seq = 0, publishi
 const answers = {}, hidden = {};
 /** The file questions marked as chosen, and the upload id they are checked with (the shape of one; no such upload). */
 const marked = new Set();
+/** A ranking's places by choice id, per block. */
+const rankPlaces = {};
 const PREVIEW_UPLOAD = 'upl_PreviewFileNotSent0000';
 
 /** Accepted types in words, as people name them. */
@@ -111,8 +113,9 @@ function question(b) {
   const errId = errors.length ? id + '-err' : undefined;
   const title = (b.title || 'Untitled question') + (b.required ? ' *' : '');
   // A rating's or scale's end labels ("1: Poor, 5: Great"), read with the question as the form page reads them.
-  const lo = b.type === 'rating' ? 1 : (b.min ?? 1), hi = b.max ?? 5;
-  const ends = (b.type === 'rating' || b.type === 'linear_scale') && (b.minLabel || b.maxLabel)
+  const scale = b.type === 'rating' || b.type === 'linear_scale' || b.type === 'nps';
+  const lo = b.type === 'nps' ? 0 : b.type === 'rating' ? 1 : (b.min ?? 1), hi = b.type === 'nps' ? 10 : (b.max ?? 5);
+  const ends = scale && (b.minLabel || b.maxLabel)
     ? h('p', { id: id + '-ends', class: 'muted' },
         [b.minLabel ? lo + ': ' + b.minLabel : null, b.maxLabel ? hi + ': ' + b.maxLabel : null].filter(Boolean).join(', '))
     : null;
@@ -126,9 +129,25 @@ function question(b) {
   if (b.type === 'statement') return h('div', {}, h('h2', {}, b.title || ''), desc);
   const choices = b.type === 'yes_no'
     ? [{ id: true, label: 'Yes' }, { id: false, label: 'No' }]
-    : b.type === 'rating' || b.type === 'linear_scale'
+    : scale
       ? Array.from({ length: hi - lo + 1 }, (_, k) => ({ id: lo + k, label: String(lo + k) }))
       : b.choices;
+  if (b.type === 'ranking') {
+    // A place per option (1 is best), as the form page without script: the answer lists them by place.
+    const places = b.rankTop || b.choices.length;
+    const at = rankPlaces[b.id] || (rankPlaces[b.id] = {});
+    const send = () => {
+      const placed = b.choices.filter((c) => at[c.id]).sort((x, y) => at[x.id] - at[y.id]);
+      setAnswer(b, placed.map((c, k) => (k > 0 && at[placed[k - 1].id] === at[c.id] ? placed[k - 1].id : c.id)));
+    };
+    return h('fieldset', { 'aria-describedby': described }, h('legend', {}, title), desc,
+      b.choices.map((c, k) => h('div', { class: 'opt' },
+        h('select', { id: id + '-' + k, style: 'width:5rem;flex:none', 'aria-invalid': invalid, onchange: (ev) => { at[c.id] = Number(ev.target.value) || undefined; send(); } },
+          h('option', { value: '' }, '–'),
+          Array.from({ length: places }, (_, p) => h('option', { value: String(p + 1), selected: at[c.id] === p + 1 }, String(p + 1)))),
+        h('label', { for: id + '-' + k }, c.label))),
+      errs);
+  }
   if (choices && b.type !== 'dropdown') {
     const many = b.type === 'checkboxes';
     const opts = choices.map((c, k) => {

@@ -105,9 +105,11 @@ function blockSummary(b) {
   let body;
   // Numbers, ratings and scales: mean, min and max (when answered), then a rating's or scale's bars.
   const stats = b.mean !== undefined && b.mean !== null
-    ? h('p', {}, 'Mean ' + Math.round(b.mean * 100) / 100 + ' · min ' + b.min + ' · max ' + b.max)
+    ? h('p', {}, (b.nps !== undefined ? 'NPS ' + b.nps + ' · ' + b.promoters + ' promoters, ' + b.passives + ' passives, ' + b.detractors + ' detractors · ' : '') +
+      'Mean ' + Math.round(b.mean * 100) / 100 + ' · min ' + b.min + ' · max ' + b.max)
     : null;
-  if (b.choices) body = bars(b.choices.map((c) => ({ label: c.label, count: c.count })), b.answered);
+  if (b.type === 'ranking') body = h('ul', {}, b.choices.map((c) => h('li', {}, c.label + ': mean place ' + (c.meanRank ?? '–') + ', first ' + c.first + ' time' + (c.first === 1 ? '' : 's'))));
+  else if (b.choices) body = bars(b.choices.map((c) => ({ label: c.label, count: c.count })), b.answered);
   else if (b.yes !== undefined) body = bars([{ label: 'Yes', count: b.yes }, { label: 'No', count: b.no }], b.answered);
   else if (b.distribution) body = bars(b.distribution.map((d) => ({ label: String(d.value), count: d.count })), b.answered);
   else if (b.min !== undefined && b.min !== null && b.mean === undefined) body = h('p', {}, 'From ' + b.min + ' to ' + b.max);

@@ -1,5 +1,6 @@
 /** The service's logger (pino): JSON lines with the request id, secrets redacted, readable in development. */
 import type { LoggerService } from '@nestjs/common';
+import { trace } from '@opentelemetry/api';
 import pino, { DestinationStream, Level, Logger, LoggerOptions } from 'pino';
 import { currentRequestContext } from './request-context';
 
@@ -47,10 +48,13 @@ export function createLog(config: { logLevel: Level; production: boolean }, dest
   const shared: LoggerOptions = {
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label) => ({ level: label }) },
-    // The request id of the request being served, unless the line names one itself (the access line).
+    // The request id of the request being served, unless the line names one itself (the access
+    // line); the trace and span ids of the active span when tracing is on (src/observability).
     mixin: (fields: object) => {
       const context = currentRequestContext();
-      return context && !('requestId' in fields) ? { requestId: context.requestId } : {};
+      const ids = context && !('requestId' in fields) ? { requestId: context.requestId } : {};
+      const span = trace.getActiveSpan()?.spanContext();
+      return span ? { ...ids, trace_id: span.traceId, span_id: span.spanId } : ids;
     },
   };
   // Asynchronous writes to stdout (pino flushes them when the process exits).

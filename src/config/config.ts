@@ -65,6 +65,21 @@ export class EnvSchema {
   DATA_DIR?: string;
 
   @IsOptional()
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(65535)
+  METRICS_PORT?: number;
+
+  @IsOptional()
+  @Transform(emptyToUndefined)
+  @IsString()
+  @Matches(/^\S{16,}$/, {
+    message: 'must be at least 16 characters without spaces (make one with: openssl rand -hex 32)',
+  })
+  METRICS_TOKEN?: string;
+
+  @IsOptional()
   @Transform(emptyToUndefined)
   @IsUrl(
     { require_tld: false, require_protocol: true, protocols: ['redis', 'rediss'] },
@@ -440,6 +455,8 @@ export interface AppConfig {
   anonymousLimits: AnonymousLimits;
   /** CLIENT_IP_KEY: keys the hash of a client IP stored on those rows; unset, a key shared through the database. */
   clientIpKey: Buffer | undefined;
+  /** GET /metrics: on METRICS_PORT when set, else on the public port with METRICS_TOKEN as a bearer. */
+  metrics: { port: number | undefined; token: string | undefined };
 }
 
 /** Email (issue 48): without SMTP_URL messages wait in the outbox, sent once a server is configured. */
@@ -762,6 +779,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       partialsPerForm: parsed.OPEN_PARTIALS_PER_FORM ?? 200_000,
     },
     clientIpKey: parsed.CLIENT_IP_KEY ? parseKey('CLIENT_IP_KEY', parsed.CLIENT_IP_KEY) : undefined,
+    metrics: { port: parsed.METRICS_PORT, token: parsed.METRICS_TOKEN },
   };
 }
 

@@ -51,7 +51,7 @@ function labelCase(value: string, block: Block, field: (label: string) => string
 function taken(i: number, block: Block, alias: string): string {
   const key = literal(block.id);
   const a = `${alias}.answers -> ${key}`;
-  if (block.type !== 'checkboxes') return `${alias}.answers ->> ${key} AS t${i}`;
+  if (block.type !== 'checkboxes' && block.type !== 'ranking') return `${alias}.answers ->> ${key} AS t${i}`;
   return `(SELECT string_agg(${labelCase('x.e', block, (label) => label)}, '; ' ORDER BY x.o)
       FROM jsonb_array_elements_text(CASE WHEN jsonb_typeof(${a}) = 'array' THEN ${a} END) WITH ORDINALITY x(e, o)) AS t${i}`;
 }

@@ -11,6 +11,8 @@ export interface AnswerLossCandidate {
   choiceId?: string;
   choiceLabel?: string;
   multiple?: boolean;
+  /** For choice_removed on a ranking: the places of the choices after it change. */
+  ranked?: boolean;
   /** JSON Pointer into the update's arguments. */
   path: string;
 }
@@ -44,7 +46,8 @@ export function lossCandidates(before: Block[], after: Block[]): AnswerLossCandi
           blockTitle: old.title,
           choiceId: choice.id,
           choiceLabel: choice.label,
-          multiple: old.type === 'checkboxes',
+          multiple: old.type === 'checkboxes' || old.type === 'ranking',
+          ...(old.type === 'ranking' ? { ranked: true } : {}),
           path: `/blocks/${index}/choices`,
         });
       }

@@ -92,9 +92,9 @@ describe('normalizeBlocks', () => {
         { type: 'rating', title: 'Stars', choices: ['A'] },
       ]);
       expect(details.map((d) => d.message)).toEqual([
-        'is not a setting of short_text blocks: choices go on multiple_choice, checkboxes and dropdown blocks',
+        'is not a setting of short_text blocks: choices go on multiple_choice, checkboxes, dropdown and ranking blocks',
         'is not a setting of short_text blocks: min and max go on number, rating (max only) and linear_scale blocks',
-        'is not a setting of rating blocks: choices go on multiple_choice, checkboxes and dropdown blocks',
+        'is not a setting of rating blocks: choices go on multiple_choice, checkboxes, dropdown and ranking blocks',
       ]);
     });
 

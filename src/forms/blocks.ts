@@ -27,12 +27,22 @@ export const BLOCK_TYPES = [
   'statement',
   'page_break',
   'file_upload',
+  'nps',
+  'ranking',
 ] as const;
 export type BlockType = (typeof BLOCK_TYPES)[number];
 
 export const CHOICE_TYPES: readonly BlockType[] = ['multiple_choice', 'checkboxes', 'dropdown'];
 export const TEXT_TYPES: readonly BlockType[] = ['short_text', 'long_text', 'email', 'url', 'phone'];
-export const NUMERIC_TYPES: readonly BlockType[] = ['number', 'rating', 'linear_scale'];
+export const NUMERIC_TYPES: readonly BlockType[] = ['number', 'rating', 'linear_scale', 'nps'];
+/** Types answered by picking one integer of a fixed scale (scaleBounds), with optional end labels. */
+export const SCALE_TYPES: readonly BlockType[] = ['rating', 'linear_scale', 'nps'];
+
+/** A scale's ends: a rating runs from 1 to max (default 5), a linear scale from min (0 or 1) to max, an NPS from 0 to 10. */
+export function scaleBounds(b: Pick<Block, 'type' | 'min' | 'max'>): { min: number; max: number } {
+  if (b.type === 'nps') return { min: 0, max: 10 };
+  return { min: b.type === 'rating' ? 1 : (b.min ?? 1), max: b.max ?? 5 };
+}
 /** Types that take no answer: a statement (text only) and a page_break (starts a page). */
 export const NO_ANSWER_TYPES: readonly BlockType[] = ['statement', 'page_break'];
 export const takesAnswer = (type: BlockType) => !NO_ANSWER_TYPES.includes(type);
@@ -72,6 +82,8 @@ export interface Block {
   calculate?: Calculation[];
   points?: Record<string, number>;
   correct?: string | string[];
+  /** ranking only (issue 50): the answer ranks only the first rankTop choices (absent: all of them). */
+  rankTop?: number;
 }
 
 /** A block as a caller sends it: choices may be plain labels, ids are optional. */
@@ -98,6 +110,7 @@ export interface BlockInput {
   calculate?: Array<Record<string, unknown>> | Calculation[];
   points?: Record<string, unknown>;
   correct?: unknown;
+  rankTop?: number;
 }
 
 /** Settings each type accepts beyond id, type, title, description and required. */
@@ -118,6 +131,8 @@ const SETTINGS: Record<BlockType, readonly ('choices' | 'min' | 'max')[]> = {
   statement: [],
   page_break: [],
   file_upload: [],
+  nps: [],
+  ranking: ['choices'],
 };
 
 /**
@@ -138,6 +153,8 @@ export const MAX_BLOCKS = 200;
 /** Number answers stay within ±10^15: exact in a double, and sums of a million of them stay finite. */
 export const MAX_NUMBER = 1e15;
 export const MAX_CHOICES = 200;
+/** A ranking puts 2 to 20 choices in order. */
+export const MAX_RANKED = 20;
 const TEXT_LIMITS: Partial<Record<BlockType, number>> = {
   short_text: 1000,
   long_text: 10000,
@@ -187,6 +204,8 @@ export function normalizeBlocks(
         bad(setting, `is not a setting of ${raw.type} blocks${settingHint(raw.type, setting)}`);
       }
     }
+    if (raw.rankTop !== undefined && raw.type !== 'ranking')
+      bad('rankTop', `is not a setting of ${raw.type} blocks: rankTop goes on ranking blocks`);
     for (const setting of FILE_SETTINGS) {
       if (raw[setting] !== undefined && raw.type !== 'file_upload')
         bad(setting, `is not a setting of ${raw.type} blocks: ${setting} goes on file_upload blocks`);
@@ -212,6 +231,18 @@ export function normalizeBlocks(
         const kept = previousById.get(id)?.choices ?? [];
         const choices = normalizeChoices(raw.choices, kept, `${path}/choices`, details);
         block.choices = choices;
+        break;
+      }
+      case 'ranking': {
+        const kept = previousById.get(id)?.choices ?? [];
+        block.choices = normalizeChoices(raw.choices, kept, `${path}/choices`, details);
+        const n = block.choices.length;
+        if (raw.choices && (n < 2 || n > MAX_RANKED)) bad('choices', `a ranking takes 2 to ${MAX_RANKED} choices`);
+        if (raw.rankTop !== undefined) {
+          if (!Number.isInteger(raw.rankTop) || raw.rankTop < 1 || raw.rankTop > n)
+            bad('rankTop', `must be an integer from 1 to the number of choices (${n})`);
+          else if (raw.rankTop < n) block.rankTop = raw.rankTop;
+        }
         break;
       }
       case 'number': {
@@ -278,7 +309,8 @@ function normalizeFileSettings(
 function settingHint(type: BlockType, setting: 'choices' | 'min' | 'max'): string {
   if (type === 'rating' && setting === 'min')
     return ': a rating runs from 1 to its max (3 to 10, default 5); for a scale from 0, use linear_scale';
-  if (setting === 'choices') return ': choices go on multiple_choice, checkboxes and dropdown blocks';
+  if (type === 'nps') return ': an nps always runs from 0 to 10';
+  if (setting === 'choices') return ': choices go on multiple_choice, checkboxes, dropdown and ranking blocks';
   const takes = SETTINGS[type].filter((s) => s !== 'choices');
   return takes.length
     ? `: ${type} takes ${takes.join(' and ')}`
@@ -327,6 +359,7 @@ export function blockView(b: Block): Record<string, unknown> {
   if (b.description) view.description = b.description;
   view.required = b.required;
   if (b.choices) view.choices = b.choices;
+  if (b.rankTop !== undefined) view.rankTop = b.rankTop;
   if (b.min !== undefined) view.min = b.min;
   if (b.max !== undefined) view.max = b.max;
   if (b.type === 'file_upload') {
@@ -470,9 +503,9 @@ function checkAnswer(block: Block, value: unknown): { value: unknown } | Refusal
       return { value };
     }
     case 'rating':
-    case 'linear_scale': {
-      const min = block.type === 'rating' ? 1 : (block.min ?? 1);
-      const max = block.max ?? 5;
+    case 'linear_scale':
+    case 'nps': {
+      const { min, max } = scaleBounds(block);
       if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
         return {
           api: `must be an integer from ${min} to ${max}${
@@ -543,6 +576,8 @@ function checkAnswer(block: Block, value: unknown): { value: unknown } | Refusal
       return { value };
     case 'file_upload':
       return checkUploadIds(block, value);
+    case 'ranking':
+      return checkRanking(block, value);
     default:
       return { api: 'takes no answer', person: 'This part of the form takes no answer.' };
   }
@@ -574,6 +609,28 @@ function checkUploadIds(block: Block, value: unknown): { value: unknown } | Refu
     };
   if (new Set(ids).size !== ids.length)
     return { api: 'names the same upload twice', person: 'Choose each file only once.' };
+  return { value: ids };
+}
+
+/**
+ * A ranking's answer: its choices (labels or ids) in order, best first: every choice, or the first
+ * rankTop. Stored as choice ids. The page sends a choice twice when two were given the same place.
+ */
+function checkRanking(block: Block, value: unknown): { value: unknown } | Refusal {
+  const choices = block.choices ?? [];
+  const want = block.rankTop ?? choices.length;
+  const what = block.rankTop ? `the ${want} first of ${choiceList(block)}` : `all of ${choiceList(block)}`;
+  const person = block.rankTop ? `Rank your top ${want}, each with its own place.` : 'Give each option its own place.';
+  if (!Array.isArray(value) || value.some((v) => typeof v !== 'string'))
+    return { api: `must be a list of choice labels (or ids) in order, best first: ${what}`, person };
+  const ids: string[] = [];
+  for (const v of value as string[]) {
+    const choice = findChoice(block, v);
+    if (!choice) return { api: `"${v}" is not one of ${choiceList(block)}${meantChoice(block, v)}`, person };
+    if (ids.includes(choice.id)) return { api: `"${v}" is ranked twice`, person };
+    ids.push(choice.id);
+  }
+  if (ids.length !== want) return { api: `must rank ${what} (got ${ids.length})`, person };
   return { value: ids };
 }
 
@@ -660,7 +717,7 @@ function newAnswersViewer(blocks: Block[]): (stored: Record<string, unknown>) =>
       if (block.type === 'multiple_choice' || block.type === 'dropdown') {
         const label = labels.get(value as string);
         if (label !== undefined) out[blockId] = label;
-      } else if (block.type === 'checkboxes' && Array.isArray(value)) {
+      } else if ((block.type === 'checkboxes' || block.type === 'ranking') && Array.isArray(value)) {
         out[blockId] = value.map((id) => labels.get(id)).filter((l): l is string => l !== undefined);
       } else {
         out[blockId] = value;

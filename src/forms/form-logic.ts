@@ -63,7 +63,7 @@ export const MAX_HIDDEN_FIELDS = 20;
 export const MAX_JUMPS = 20;
 /** Longest value of a hidden field. */
 export const MAX_HIDDEN_VALUE = 1000;
-const LABEL_TYPES = ['rating', 'linear_scale'];
+const LABEL_TYPES = ['rating', 'linear_scale', 'nps'];
 
 function refProblem(name: string): string | undefined {
   if (!REF.test(name)) return `must match ${REF_PATTERN} (lower-case letters, digits and _, starting with a letter)`;

@@ -107,14 +107,14 @@ export const BlockInputSchema = Type.Object(
     ),
     ref: Type.Optional(
       Type.Union([Type.String({ pattern: REF_PATTERN, maxLength: 64 }), Type.Null()], {
-        description: 'Your unique key for the block (not b_...), usable wherever its id is.',
+        description: 'Your key for the block (unique, not b_...): for rules and answers.',
       }),
     ),
     type: StringEnum(BLOCK_TYPES, {
       description: 'statement: text only; page_break: starts a page; file_upload: see create_upload.',
     }),
     title: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 1000, description: 'Required on every block except a page_break.' }),
+      Type.String({ minLength: 1, maxLength: 1000, description: 'Required except on a page_break.' }),
     ),
     description: Type.Optional(Type.Union([Type.String({ maxLength: 5000 }), Type.Null()])),
     required: Type.Optional(Type.Boolean({ default: false })),
@@ -132,26 +132,27 @@ export const BlockInputSchema = Type.Object(
         ]),
         {
           maxItems: 200,
-          description: 'Labels, or { id, label } to keep (or rename) a choice.',
+          description: 'multiple_choice, checkboxes, dropdown, ranking: labels, or { id, label } to keep/rename one.',
         },
       ),
     ),
-    min: Type.Optional(Type.Number({ description: 'number (any), linear_scale (0 or 1)' })),
-    max: Type.Optional(Type.Number({ description: 'number (any), rating (3..10, default 5), linear_scale (2..10)' })),
+    min: Type.Optional(Type.Number({ description: 'number, linear_scale (0 or 1)' })),
+    max: Type.Optional(Type.Number({ description: 'number, rating (3..10; 5), linear_scale (2..10)' })),
     minLabel: Type.Optional(
       Type.String({
         minLength: 1,
         maxLength: 100,
-        description: 'rating, linear_scale: label of the low end',
+        description: 'rating, linear_scale, nps: low end',
       }),
     ),
     maxLabel: Type.Optional(
       Type.String({
         minLength: 1,
         maxLength: 100,
-        description: 'rating, linear_scale: label of the high end',
+        description: 'high end',
       }),
     ),
+    rankTop: Type.Optional(Type.Integer({ description: 'ranking: top N only' })),
     maxFiles: Type.Optional(Type.Integer({ description: 'file_upload: 1..10 (1)' })),
     maxSizeMb: Type.Optional(Type.Integer({ description: 'file_upload: MB per file (10; Pro: up to 100)' })),
     accept: Type.Optional(
@@ -160,9 +161,7 @@ export const BlockInputSchema = Type.Object(
         description: 'file_upload: e.g. "application/pdf", "image/*", ".docx" (any)',
       }),
     ),
-    showIf: Type.Optional(
-      ConditionSchema('Shown only when this holds (on a page_break: its page); names only earlier blocks.'),
-    ),
+    showIf: Type.Optional(ConditionSchema('Shown only when this holds (a page_break: its page); earlier blocks only.')),
     jumps: Type.Optional(
       Type.Array(
         Type.Object(
@@ -171,14 +170,14 @@ export const BlockInputSchema = Type.Object(
             to: Type.String({
               minLength: 1,
               maxLength: 64,
-              description: 'A LATER page_break\'s ref or id (its page is next), "end" (finish), or "ending:REF".',
+              description: 'A later page_break\'s ref or id, "end", or "ending:REF".',
             }),
           },
           { additionalProperties: false },
         ),
         {
           maxItems: MAX_JUMPS,
-          description: 'page_break only: on leaving its page, the first whose if holds is taken, else the next page.',
+          description: 'page_break only: on leaving its page, the first whose if holds is taken.',
         },
       ),
     ),

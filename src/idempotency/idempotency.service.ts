@@ -10,6 +10,7 @@ import { currentManager, inTransaction } from '../database/transaction';
 import { fingerprint } from './canonical-json';
 import { ClaimRow, IdempotencyRepository, KeyId, PURGE_BATCH } from './idempotency.repository';
 import { NeedsClaimTransaction, StatementClaim, withStatementClaim } from './statement-claim';
+import { metrics } from '../observability/metrics';
 
 /** Longest Idempotency-Key accepted (Stripe's limit, and the draft's advice to bound it). */
 export const MAX_KEY_LENGTH = 255;
@@ -262,6 +263,7 @@ export class IdempotencyService implements OnModuleInit, OnModuleDestroy {
         headers: { 'Retry-After': '1' },
       });
     }
+    metrics.idempotentReplays.inc();
     return {
       status: claim.responseStatus,
       headers: claim.responseHeaders ?? {},

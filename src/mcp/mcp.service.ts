@@ -29,6 +29,7 @@ import { IdempotencyService } from '../idempotency/idempotency.service';
 import { VERSION } from '../index/index.controller';
 import { ToolCallService } from '../tools/tool-call.service';
 import { ToolRegistry } from '../tools/tool-registry.service';
+import { observeMcpToolCall } from '../observability/http-observer';
 import { extraContent } from './mcp-content';
 import { McpReply, McpRouter, ModernMcpRouter } from './mcp-router';
 import { JobsService } from '../jobs/jobs.service';
@@ -181,7 +182,9 @@ export class McpService {
       return { contents: [{ uri, mimeType: APP_MIME_TYPE, text, _meta: { ui: { prefersBorder: true } } }] };
     });
     server.setRequestHandler('tools/call', (request, extra) =>
-      this.callTool(request.params.name, request.params.arguments, context(extra.mcpReq.id)),
+      observeMcpToolCall(this.registry.get(request.params.name) ? request.params.name : 'unknown', () =>
+        this.callTool(request.params.name, request.params.arguments, context(extra.mcpReq.id)),
+      ),
     );
     return server;
   }

@@ -1,6 +1,7 @@
 /** Budgets counted in Redis, falling back to per-instance counters while Redis is unreachable. */
 import { Logger } from '@nestjs/common';
 import type { BudgetStorage, PairRecord, ThrottlerStorageRecord } from './budget-storage';
+import { metrics } from '../observability/metrics';
 
 /** A shared store (Redis) as FailOpenThrottlerStorage needs it: hits, and a cheap liveness probe. */
 export interface SharedThrottlerStorage extends BudgetStorage {
@@ -61,6 +62,7 @@ export class FailOpenThrottlerStorage implements BudgetStorage {
       try {
         return await hit(this.shared);
       } catch (err) {
+        metrics.redisErrors.inc();
         this.degrade(err);
       }
     } else {

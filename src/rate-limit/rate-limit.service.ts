@@ -5,6 +5,7 @@ import { APP_CONFIG, AppConfig } from '../config/config';
 import { ApiError } from '../common/errors/api-error';
 import type { BudgetStorage, ThrottlerStorageRecord } from './budget-storage';
 import { FailOpenThrottlerStorage } from './fail-open.storage';
+import { metrics } from '../observability/metrics';
 
 export type BudgetName = 'ip' | 'credential';
 
@@ -142,6 +143,7 @@ export class RateLimitService {
   }
 
   rateLimited(budget: BudgetState): ApiError {
+    metrics.rateLimitRefusals.inc({ budget: budget.name });
     const who = budget.name === 'ip' ? 'this client address' : 'this credential';
     return new ApiError('rate_limited', {
       message: `More than ${budget.limit} requests in a minute from ${who}.`,

@@ -1,7 +1,7 @@
 import { createElement, Fragment, type ReactNode } from 'react';
 import { EndView, NO_RECALL, recallBlock, SAME_PAGE_MARK, withSamePage } from './recall-page';
 import type { ErrorDetail } from '../common/errors/api-error';
-import type { Block } from '../forms/blocks';
+import { type Block, NUMERIC_TYPES, scaleBounds, SCALE_TYPES } from '../forms/blocks';
 import type { FormRecord } from '../forms/forms.service';
 import { Document, renderPage } from '../common/html';
 import { SCRIPT_PATH } from './respondent.script';
@@ -387,6 +387,10 @@ function Field(props: { b: Block; value: string | string[] | undefined; error: s
   ) : null;
   const one = Array.isArray(value) ? value[0] : value;
 
+  if (b.type === 'ranking')
+    return (
+      <RankingField b={b} value={value} error={error} describedBy={describedBy} mark={mark} desc={desc} err={err} />
+    );
   const options = choicesOf(b);
   if (options) {
     const chosen = new Set(Array.isArray(value) ? value : value !== undefined ? [value] : []);
@@ -429,7 +433,7 @@ function Field(props: { b: Block; value: string | string[] | undefined; error: s
       </Fragment>
     ));
     // The points of a rating or scale sit in one row of equal cells (a 0-10 scale included), wrapping evenly on phones.
-    const scale = b.type === 'rating' || b.type === 'linear_scale';
+    const scale = SCALE_TYPES.includes(b.type);
     return (
       <fieldset
         className="field"
@@ -593,6 +597,70 @@ function ScaleEnds(props: { b: Block; options: Array<{ value: string }> }) {
   );
 }
 
+/**
+ * A ranking without script: a place to choose for each option (1 is best), posted as
+ * "<choice id>:<place>" under the block's id (rankingFromPost reads them back).
+ */
+function RankingField(props: {
+  b: Block;
+  value: string | string[] | undefined;
+  error: string | undefined;
+  describedBy: string | undefined;
+  mark: ReactNode;
+  desc: ReactNode;
+  err: ReactNode;
+}) {
+  const { b, value } = props;
+  const posted = Array.isArray(value) ? value : value !== undefined ? [value] : [];
+  const places = b.rankTop ?? b.choices?.length ?? 0;
+  return (
+    <fieldset className="field ranking" aria-describedby={props.describedBy}>
+      <legend>
+        {b.title}
+        {props.mark}
+      </legend>
+      {props.desc}
+      <p className="desc">
+        {b.rankTop ? `Choose your top ${places}: 1 is the best.` : 'Give each option a place: 1 is the best.'}
+      </p>
+      {props.err}
+      {(b.choices ?? []).map((c, i) => {
+        const sid = i === 0 ? `f-${b.id}` : `f-${b.id}-${i}`;
+        return (
+          <div className="rank" key={c.id} style={{ display: 'flex', alignItems: 'center', gap: '0.75rem' }}>
+            <select
+              style={{ width: '5rem', flex: 'none' }}
+              id={sid}
+              name={b.id}
+              aria-invalid={props.error ? 'true' : undefined}
+              defaultValue={posted.find((v) => v.startsWith(`${c.id}:`)) ?? ''}
+            >
+              <option value="">–</option>
+              {Array.from({ length: places }, (_, p) => (
+                <option key={p} value={`${c.id}:${p + 1}`}>
+                  {p + 1}
+                </option>
+              ))}
+            </select>{' '}
+            <label htmlFor={sid}>{c.label}</label>
+          </div>
+        );
+      })}
+    </fieldset>
+  );
+}
+
+/**
+ * A ranking as posted ("<choice id>:<place>" per option placed): the options in the order of their
+ * places. Two at one place send the first twice, which validation refuses in the page's words.
+ */
+export function rankingFromPost(values: string[]): string[] {
+  const placed = values
+    .map((v) => ({ id: v.slice(0, v.lastIndexOf(':')), place: Number(v.slice(v.lastIndexOf(':') + 1)) }))
+    .sort((a, b) => a.place - b.place);
+  return placed.map((p, i) => (i > 0 && placed[i - 1].place === p.place ? placed[i - 1].id : p.id));
+}
+
 /** Options of blocks answered by picking: choices, yes/no, and the points of a rating or scale. */
 function choicesOf(b: Block): Array<{ value: string; label: string }> | undefined {
   if (b.choices) return b.choices.map((c) => ({ value: c.id, label: c.label }));
@@ -601,9 +669,8 @@ function choicesOf(b: Block): Array<{ value: string; label: string }> | undefine
       { value: 'true', label: 'Yes' },
       { value: 'false', label: 'No' },
     ];
-  if (b.type === 'rating' || b.type === 'linear_scale') {
-    const min = b.type === 'rating' ? 1 : (b.min ?? 1);
-    const max = b.max ?? 5;
+  if (SCALE_TYPES.includes(b.type)) {
+    const { min, max } = scaleBounds(b);
     return Array.from({ length: max - min + 1 }, (_, i) => ({ value: String(min + i), label: String(min + i) }));
   }
   return undefined;
@@ -619,6 +686,11 @@ export function answersFromFormPost(blocks: Block[], raw: RawAnswers): Record<st
   for (const b of blocks) {
     const value = raw[b.id];
     if (value === undefined) continue;
+    if (b.type === 'ranking') {
+      const list = (Array.isArray(value) ? value : [value]).filter((v) => v.includes(':'));
+      if (list.length) answers[b.id] = rankingFromPost(list);
+      continue;
+    }
     if (b.type === 'checkboxes' || b.type === 'file_upload') {
       const list = (Array.isArray(value) ? value : [value]).filter((v) => v !== '');
       if (list.length) answers[b.id] = b.type === 'file_upload' ? [...new Set(list)] : list;
@@ -626,7 +698,7 @@ export function answersFromFormPost(blocks: Block[], raw: RawAnswers): Record<st
     }
     const text = Array.isArray(value) ? value[0] : value;
     if (text === undefined || text.trim() === '') continue;
-    if (b.type === 'number' || b.type === 'rating' || b.type === 'linear_scale') {
+    if (NUMERIC_TYPES.includes(b.type)) {
       // Plain decimals only: Number() would also take "0x10" or "0b101".
       const trimmed = text.trim();
       answers[b.id] = /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/.test(trimmed) ? Number(trimmed) : text;

@@ -28,8 +28,13 @@ export const CONDITIONS_JS = `function evaluate(c, facts) {
   if ('not' in c) return !evaluate(c.not, facts);
   return evaluateLeaf(
     c,
-    'block' in c ? facts.answer(c.block) : 'variable' in c ? (facts.variable ? facts.variable(c.variable) : undefined) : facts.hidden(c.hidden),
+    'block' in c ? placeOr(facts.answer(c.block), c.choice) : 'variable' in c ? (facts.variable ? facts.variable(c.variable) : undefined) : facts.hidden(c.hidden),
   );
+}
+function placeOr(x, choice) {
+  if (choice === undefined) return x;
+  var i = Array.isArray(x) ? x.indexOf(choice) : -1;
+  return i < 0 ? undefined : i + 1;
 }
 function isMissing(x) {
   return x === undefined || x === null || x === '' || (Array.isArray(x) && x.length === 0);
@@ -121,6 +126,14 @@ if (logic) {
   var read = function (b, byName) {
     var picked = (byName[b.id] || []).filter(function (v) { return typeof v === 'string' && v.trim() !== ''; });
     if (b.type === 'checkboxes') return picked.length ? picked : undefined;
+    if (b.type === 'ranking') {
+      // rankingFromPost of respondent.page.tsx: "<choice id>:<place>" in the order of their places.
+      var placed = picked.filter(function (v) { return v.indexOf(':') > 0; }).map(function (v) {
+        var k = v.lastIndexOf(':');
+        return { id: v.slice(0, k), place: Number(v.slice(k + 1)) };
+      }).sort(function (x, y) { return x.place - y.place; });
+      return placed.length ? placed.map(function (p) { return p.id; }) : undefined;
+    }
     if (!picked.length) return undefined;
     var text = picked[0];
     if (b.type === 'number') {
@@ -130,7 +143,7 @@ if (logic) {
       if (Math.abs(n) > 1e15 || (b.min !== undefined && n < b.min) || (b.max !== undefined && n > b.max)) return undefined;
       return n;
     }
-    if (b.type === 'rating' || b.type === 'linear_scale') return Number(text);
+    if (b.type === 'rating' || b.type === 'linear_scale' || b.type === 'nps') return Number(text);
     if (b.type === 'yes_no') return text === 'true' ? true : text === 'false' ? false : undefined;
     return b.type === 'long_text' ? text : text.trim();
   };

@@ -13,7 +13,7 @@ const input = Type.Object(
     answers: Type.Unsafe<Record<string, unknown>>({
       type: 'object',
       description:
-        'Answers by block id or ref: a string for text types, a number for number, the chosen label (or choice id) for multiple_choice and dropdown, a list of them for checkboxes, an integer for rating and linear_scale, "YYYY-MM-DD" for date, true/false for yes_no.',
+        'Answers by block id or ref (answered keyed as sent): a string for text types, a number for number, the chosen label (or choice id) for multiple_choice and dropdown, a list of them for checkboxes, an integer for rating, linear_scale, nps, "YYYY-MM-DD" for date, true/false for yes_no.',
     }),
     hidden: Type.Optional(
       Type.Unsafe<Record<string, string>>({

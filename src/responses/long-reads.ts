@@ -5,6 +5,7 @@ import type { DataSource } from 'typeorm';
 import { ApiError } from '../common/errors/api-error';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { ReadReplica } from '../database/replica';
+import { readAtScrape } from '../observability/metrics';
 
 /** Runs a read on the database it is given (the replica's or the primary's DataSource). */
 export type LongRead<T> = (db: DataSource) => Promise<T>;
@@ -47,6 +48,7 @@ export class LongReads {
   ) {
     this.perWorkspace = config.longReadsPerWorkspace;
     this.perInstance = Math.max(1, config.databasePoolSize - 2);
+    readAtScrape.longReadsInUse = () => this.runningAll;
   }
 
   /** Long reads of the workspace running now on this instance. */

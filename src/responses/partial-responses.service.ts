@@ -55,6 +55,7 @@ import { FunnelStep, pageKeys } from './pages';
 
 export type { FunnelStep } from './pages';
 import {
+  keyedAsSent,
   notAccepting,
   notFoundResponse,
   partialViewer,
@@ -371,7 +372,7 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
       const reached = reachedBy(form, checked);
       const row = await this.insert(tx, form, checked, reached, reached[reached.length - 1], 'api', null);
       await this.audit.record(tx, actor, 'response.create', row.id, { form: publicId, partial: true });
-      return partialViewer(form)(row);
+      return keyedAsSent(form.blocks, answers)(partialViewer(form)(row));
     });
   }
 
@@ -405,7 +406,8 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
       const answers = mergedAnswers(form, row.answers, input.answers);
       if (input.complete) {
         try {
-          return await this.finish(tx, form, row, answers, hidden, { source: 'api', actor }, publicId);
+          const how = { source: 'api' as const, actor, sent: input.answers };
+          return await this.finish(tx, form, row, answers, hidden, how, publicId);
         } catch (err) {
           throw withStoredAndMissing(err, form, answers);
         }
@@ -414,7 +416,7 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
       const reached = reachedBy(form, checked);
       const changed = await this.change(tx, form, row, checked, reached, reached[reached.length - 1]);
       await this.audit.record(tx, actor, 'response.update', row.id, { form: publicId });
-      return partialViewer(form)(changed);
+      return keyedAsSent(form.blocks, input.answers)(partialViewer(form)(changed));
     });
   }
 
@@ -451,7 +453,7 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
       tx,
       form,
       checked,
-      { source: 'web', actor, publicId },
+      { source: 'web', actor, publicId, sent: input.answers },
       { id: spam.id, startedAt: spam.receivedAt, lastPage: '', resumeHash: null },
     );
     if (!view) throw new Error(`form ${form.id} changed under its lock`);
@@ -600,7 +602,7 @@ export class PartialResponsesService implements OnModuleInit, OnModuleDestroy {
     row: PartialRow,
     answers: Record<string, unknown>,
     hidden: Record<string, string>,
-    how: { source: 'api' | 'web'; actor?: Principal; published?: boolean },
+    how: { source: 'api' | 'web'; actor?: Principal; published?: boolean; sent?: Record<string, unknown> },
     publicId = form.publicId,
   ): Promise<ResponseView> {
     const wording: AnswerWording = how.source === 'web' ? 'person' : 'api';

@@ -6,6 +6,7 @@ import { outsideRequestContext } from '../common/request-context';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { currentManager, outsideTransaction } from '../database/transaction';
 import { InsertedResponse, NewResponse, ResponsesRepository } from './responses.repository';
+import { metrics } from '../observability/metrics';
 
 /** Most submissions one statement stores. */
 export const MAX_INSERT_BATCH = 64;
@@ -99,6 +100,7 @@ export class ResponseInsertBatcher implements BeforeApplicationShutdown {
 
   private async store(batch: Waiting[]): Promise<void> {
     const pool = currentManager(this.db); // outside any transaction (see startNext)
+    metrics.insertBatchSize.observe(batch.length);
     try {
       const stored = await this.repo.insertMany(
         pool,

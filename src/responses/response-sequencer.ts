@@ -4,6 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { allowLongStatements } from '../database/long-statements';
 import { currentManager, inTransaction, openTransaction } from '../database/transaction';
 import { ResponseStatsRepository } from '../summaries/response-stats.repository';
+import { metrics, timed } from '../observability/metrics';
 
 /** How often each instance sequences the responses waiting on any form (see ResponseSequencerWorker). */
 export const SEQUENCE_EVERY_MS = 100;
@@ -50,7 +51,9 @@ export class ResponseSequencer {
    */
   settle(formId: string, manager?: EntityManager): Promise<number> {
     const run = async (tx: EntityManager, waitMs?: number) =>
-      (await this.stats.lockSequencer(tx, formId, waitMs)) ? this.stats.sequenceResponses(tx, [formId]) : 0;
+      (await timed(metrics.sequencerLockWaitSeconds, this.stats.lockSequencer(tx, formId, waitMs)))
+        ? this.stats.sequenceResponses(tx, [formId])
+        : 0;
     if (manager) return run(manager);
     // Inside a caller's transaction the work joins it, and commits with it: not shareable.
     const open = openTransaction();

@@ -8,7 +8,15 @@ import { ApiError } from '../common/errors/api-error';
 import { allowLongStatements } from '../database/long-statements';
 import { currentManager, inTransaction, openTransaction, outsideTransaction } from '../database/transaction';
 import { IdempotencyService } from '../idempotency/idempotency.service';
-import { AnswerWording, answersViewer, Block, CHOICE_TYPES, NUMERIC_TYPES, takesAnswer } from '../forms/blocks';
+import {
+  AnswerWording,
+  answersViewer,
+  Block,
+  CHOICE_TYPES,
+  NUMERIC_TYPES,
+  SCALE_TYPES,
+  takesAnswer,
+} from '../forms/blocks';
 import { ENDING_VARIABLE, isBlockLeaf, isHiddenLeaf, isVariableLeaf } from '../forms/conditions';
 import {
   CheckedResponse,
@@ -417,7 +425,7 @@ export class ResponsesService {
     const wording: AnswerWording = how.source === 'web' ? 'person' : 'api';
     const check = (form: FormRecord) => validateResponse(form, answers, hidden, { wording, source: how.source });
     const insert = (m: EntityManager | undefined, form: FormRecord, checked: CheckedResponse, with_: WithInsert = {}) =>
-      this.insertChecked(m, form, checked, { ...how, publicId }, undefined, with_);
+      this.insertChecked(m, form, checked, { ...how, publicId, sent: answers }, undefined, with_);
     const known = this.forms.recent(publicId);
     // A keyed create_response claims its key in the insert statement (see statement-claim.ts).
     const keyed = statementClaim();
@@ -478,13 +486,20 @@ export class ResponsesService {
    * `partial` is the partial response it completes (issue 36): its id, start and page. Undefined
    * when the form changed since it was read, `uploads` could not all be held, or another call holds
    * `claim`'s key (see ResponsesRepository.insertMany). With `claim`, the statement also claims the
-   * call's Idempotency-Key and stores the answer returned here.
+   * call's Idempotency-Key and stores the answer returned here. `how.sent`: the answers as the caller
+   * keyed them, which the answer's keys follow (keyedAsSent); the event keys them by id.
    */
   async insertChecked(
     m: EntityManager | undefined,
     form: FormRecord,
     checked: CheckedResponse,
-    how: { publicId: string; source: 'api' | 'web'; actor?: Principal; published?: boolean },
+    how: {
+      publicId: string;
+      source: 'api' | 'web';
+      actor?: Principal;
+      published?: boolean;
+      sent?: Record<string, unknown>;
+    },
     partial?: { id: string; startedAt: Date; lastPage: string; resumeHash: Buffer | null },
     { claim, uploads }: WithInsert = {},
   ): Promise<ResponseView | undefined> {
@@ -508,7 +523,8 @@ export class ResponsesService {
     // 45, item 6.4): one that does not takes the transactional path, whose checks say why.
     if (uploads && !fitBlocks(form.blocks, uploads, described)) return undefined;
     const refs = answeredRefs(form.blocks, checked.answers);
-    const key = claim && { claim, formPublicId: how.publicId, ...jsonAroundSubmittedAt(view) };
+    const answer = how.sent ? keyedAsSent(form.blocks, how.sent)(view) : view;
+    const key = claim && { claim, formPublicId: how.publicId, ...jsonAroundSubmittedAt(answer) };
     const response: NewResponse = {
       id,
       form,
@@ -548,7 +564,7 @@ export class ResponsesService {
     this.limitReached(form, row, how.source === 'web' ? 'person' : 'api');
     const submittedAt = row.submittedAt.toISOString();
     if (claim) claim.answer = row.answer; // the text its statement stored with the key
-    return atSubmission(view, submittedAt);
+    return atSubmission(answer, submittedAt);
   }
 
   /**
@@ -831,7 +847,7 @@ export class ResponsesService {
     const ids = (types: readonly string[]) => form.blocks.filter((b) => types.includes(b.type)).map((b) => b.id);
     return {
       // With the histogram of the times to complete, kept under a key no block has.
-      counted: [...ids([...CHOICE_TYPES, 'yes_no', 'rating', 'linear_scale']), SECONDS_KEY],
+      counted: [...ids([...CHOICE_TYPES, 'ranking', 'yes_no', ...SCALE_TYPES]), SECONDS_KEY],
       numeric: ids(NUMERIC_TYPES),
       dates: ids(['date']),
     };
@@ -1056,6 +1072,26 @@ export function responseViewer(form: FormRecord, answersBy: AnswersBy = 'id'): (
     outcome?.(view, row);
     return view;
   };
+}
+
+/**
+ * The answer of create_response and update_response keyed as the caller sent them (issue 49): a
+ * block sent by ref under its ref, one sent by id under its id. The blocks not sent (update_response's
+ * kept answers) are keyed by ref when the caller named by ref every block with a ref it sent (as
+ * answersBy "ref" keys them: a block without a ref by its id), else by id. `view` keyed by id.
+ */
+export function keyedAsSent(blocks: Block[], sent: Record<string, unknown>): <V extends ResponseView>(view: V) => V {
+  const named = blocks.filter((b) => b.ref);
+  const refsOnly = named.some((b) => Object.hasOwn(sent, b.ref!)) && !named.some((b) => Object.hasOwn(sent, b.id));
+  const keys = new Map(
+    named
+      .filter((b) => refsOnly || (Object.hasOwn(sent, b.ref!) && !Object.hasOwn(sent, b.id)))
+      .map((b) => [b.id, b.ref!]),
+  );
+  return (view) =>
+    keys.size
+      ? { ...view, answers: Object.fromEntries(Object.entries(view.answers).map(([id, v]) => [keys.get(id) ?? id, v])) }
+      : view;
 }
 
 /** What a checked response computed (issue 46), as the columns variables and ending hold it; nothing on forms that compute nothing. */

@@ -6,6 +6,7 @@ import type { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { DiskFileStorage } from './disk-file-storage';
 import { FileStorage } from './file-storage';
+import { observedStorage } from './observed-storage';
 import { S3FileStorage } from './s3-file-storage';
 import { UploadUrlSigner } from './upload-url';
 
@@ -20,7 +21,7 @@ import { UploadUrlSigner } from './upload-url';
           ? new S3FileStorage(config.storage.s3)
           : new DiskFileStorage(join(config.dataDir, 'uploads'), config.publicUrl, new UploadUrlSigner(db));
         storage.idleMs = config.storage.uploadIdleMs;
-        return storage;
+        return observedStorage(storage);
       },
     },
   ],

@@ -48,7 +48,7 @@ export const BUCKET_BITS = 10; // 1024 seq values per bucket
  */
 export const MAX_SEGMENTS_PER_FORM = 32;
 
-const NUMERIC = `('number', 'rating', 'linear_scale')`;
+const NUMERIC = `('number', 'rating', 'linear_scale', 'nps')`;
 const TEXT = `('short_text', 'long_text', 'email', 'url', 'phone')`;
 
 /**
@@ -60,9 +60,11 @@ function valuesOf(source: string, formExpr: string, formColumn?: string, key = '
   return `SELECT ${formColumn ? `${formColumn} AS ${key}, ` : ''}b.id AS block_id, b.type, v.value, CASE WHEN b.type IN ${NUMERIC} THEN v.value::float8 END AS num
     FROM ${source} CROSS JOIN blocks b
     CROSS JOIN LATERAL (
-      SELECT s.answers ->> b.id AS value WHERE b.type NOT IN ('checkboxes', 'statement') AND s.answers ? b.id
+      SELECT s.answers ->> b.id AS value WHERE b.type NOT IN ('checkboxes', 'ranking', 'statement') AND s.answers ? b.id
       UNION ALL
       SELECT e FROM jsonb_array_elements_text(CASE WHEN b.type = 'checkboxes' AND jsonb_typeof(s.answers -> b.id) = 'array' THEN s.answers -> b.id ELSE '[]'::jsonb END) e
+      UNION ALL -- a ranking: each choice at its place, "<choice id>:<place>" (rankedValue)
+      SELECT r.e || ':' || r.o FROM jsonb_array_elements_text(CASE WHEN b.type = 'ranking' AND jsonb_typeof(s.answers -> b.id) = 'array' THEN s.answers -> b.id ELSE '[]'::jsonb END) WITH ORDINALITY r(e, o)
     ) v
     WHERE b.form_id = ${formExpr} AND b.type NOT IN ${TEXT} AND b.type <> 'file_upload'`; // no histogram of upload ids
 }
@@ -395,6 +397,8 @@ export interface DiscardedAnswers {
   choiceId?: string;
   /** Checkboxes: answers hold a list of choice ids. */
   multiple?: boolean;
+  /** A ranking: the places of the choices after the one removed change, so the form is recounted. */
+  ranked?: boolean;
 }
 
 /** The SQL of the aggregates of responses and of their sequencing (see the top of this file). */
@@ -553,9 +557,11 @@ export class ResponseStatsRepository {
       const value = (v: string) =>
         b.type === 'checkboxes'
           ? `(${answer}) ? ${bind(v)}`
-          : b.type === 'yes_no'
-            ? `(${answer}) = ${bind(v)}::jsonb`
-            : `(r.answers ->> ${key}) = ${bind(v)}`;
+          : b.type === 'ranking' // "<choice id>:<place>": the choice at that place (rankedValue)
+            ? `(${answer}) ->> (${bind(v.slice(v.lastIndexOf(':') + 1))}::int - 1) = ${bind(v.slice(0, v.lastIndexOf(':')))}`
+            : b.type === 'yes_no'
+              ? `(${answer}) = ${bind(v)}::jsonb`
+              : `(r.answers ->> ${key}) = ${bind(v)}`;
       return {
         block: b,
         answered: take(`count(*) FILTER (WHERE r.answers ? ${key})`),
@@ -1168,5 +1174,6 @@ export class ResponseStatsRepository {
       blockId,
       choiceId,
     ]);
+    if (loss.ranked) await this.recomputeResponseStats(tx, formId);
   }
 }

@@ -1,4 +1,4 @@
-import { Block, NUMERIC_TYPES, takesAnswer, TEXT_TYPES } from '../forms/blocks';
+import { Block, NUMERIC_TYPES, scaleBounds, SCALE_TYPES, takesAnswer, TEXT_TYPES } from '../forms/blocks';
 import { hasLogic } from '../forms/form-logic';
 
 /** How many of the latest answers a text block's summary shows. */
@@ -12,7 +12,15 @@ export interface BlockSummary {
   /** On forms with rules (or responses with a recorded path): how many responses were shown the block. */
   shown?: number;
   skipped: number;
-  choices?: Array<{ id: string; label: string; count: number; share: number }>;
+  /** A ranking's choices add how often each was first and its mean place (1 is best; null: never ranked). */
+  choices?: Array<{
+    id: string;
+    label: string;
+    count: number;
+    share: number;
+    first?: number;
+    meanRank?: number | null;
+  }>;
   yes?: number;
   no?: number;
   min?: number | string | null;
@@ -20,6 +28,11 @@ export interface BlockSummary {
   mean?: number | null;
   /** Rating and linear scale: how many answers gave each value of the scale, lowest first. */
   distribution?: Array<{ value: number; count: number }>;
+  /** NPS only: % promoters (9-10) minus % detractors (0-6), -100 to 100 (null without answers), and the three groups. */
+  nps?: number | null;
+  promoters?: number;
+  passives?: number;
+  detractors?: number;
   latest?: Array<{ value: string; submittedAt: string }>;
 }
 
@@ -154,7 +167,9 @@ export function summaryFromStats(blocks: Block[], src: SummarySource): FormSumma
           ...(shown === undefined ? {} : { shown }),
           skipped: Math.max(0, (shown ?? src.total) - answered),
         };
-        if (b.choices) {
+        if (b.type === 'ranking') {
+          s.choices = rankedChoices(b, src, answered);
+        } else if (b.choices) {
           s.choices = b.choices.map((c) => {
             const count = src.count(b.id, c.id);
             return { id: c.id, label: c.label, count, share: answered ? round(count / answered) : 0 };
@@ -169,6 +184,7 @@ export function summaryFromStats(blocks: Block[], src: SummarySource): FormSumma
           s.mean = answered ? round(src.sum(b.id) / answered) : null;
           if (b.type !== 'number')
             s.distribution = scaleOf(b).map((value) => ({ value, count: src.count(b.id, String(value)) }));
+          if (b.type === 'nps') Object.assign(s, npsOf(s.distribution!, answered));
         } else if (b.type === 'date') {
           Object.assign(s, src.range(b.id));
         } else if (TEXT_TYPES.includes(b.type)) {
@@ -191,6 +207,7 @@ export function summarize(blocks: Block[], responses: Iterable<StoredResponse>):
   const list = [...responses].sort((a, b) => a.submittedAt.getTime() - b.submittedAt.getTime());
   const values = (id: string) => list.map((r) => r.answers[id]).filter((v) => v !== undefined && v !== null);
   const recorded = list.some((r) => Array.isArray(r.shown));
+  const ranked = new Set(blocks.filter((b) => b.type === 'ranking').map((b) => b.id));
   return summaryFromStats(blocks, {
     total: list.length,
     shown:
@@ -209,7 +226,14 @@ export function summarize(blocks: Block[], responses: Iterable<StoredResponse>):
     count: (id, value) =>
       values(id).reduce(
         (acc: number, v) =>
-          acc + (Array.isArray(v) ? v.filter((x) => String(x) === value).length : String(v) === value ? 1 : 0),
+          acc +
+          (ranked.has(id) && Array.isArray(v)
+            ? v.filter((x, i) => rankedValue(String(x), i + 1) === value).length
+            : Array.isArray(v)
+              ? v.filter((x) => String(x) === value).length
+              : String(v) === value
+                ? 1
+                : 0),
         0,
       ),
     range: (id) => {
@@ -238,16 +262,55 @@ function lowerMedian(values: number[]): number | null {
  * ids, true/false, the scale's values); none for the other blocks.
  */
 export function countedValues(b: Block): string[] {
+  if (b.type === 'ranking') return rankedValues(b);
   if (b.choices) return b.choices.map((c) => c.id);
   if (b.type === 'yes_no') return ['true', 'false'];
-  if (b.type === 'rating' || b.type === 'linear_scale') return scaleOf(b).map(String);
+  if (SCALE_TYPES.includes(b.type)) return scaleOf(b).map(String);
   return [];
 }
 
 function scaleOf(b: Block): number[] {
-  const lo = b.type === 'rating' ? 1 : (b.min ?? 1);
-  const hi = b.max ?? 5;
+  const { min: lo, max: hi } = scaleBounds(b);
   return Array.from({ length: Math.max(0, hi - lo + 1) }, (_, i) => lo + i);
+}
+
+/** The Net Promoter Score of an NPS block's distribution: promoters answer 9-10, passives 7-8, detractors 0-6. */
+function npsOf(
+  distribution: Array<{ value: number; count: number }>,
+  answered: number,
+): Pick<BlockSummary, 'nps' | 'promoters' | 'passives' | 'detractors'> {
+  const among = (lo: number, hi: number) =>
+    distribution.filter((d) => d.value >= lo && d.value <= hi).reduce((n, d) => n + d.count, 0);
+  const promoters = among(9, 10);
+  const detractors = among(0, 6);
+  const nps = answered ? Math.round(((promoters - detractors) / answered) * 1000) / 10 : null;
+  return { nps, promoters, passives: among(7, 8), detractors };
+}
+
+/** How the counts name a choice ranked at a place (1 is best): "<choice id>:<place>", as the stats' SQL makes it. */
+export const rankedValue = (choiceId: string, place: number) => `${choiceId}:${place}`;
+
+function rankedValues(b: Block): string[] {
+  const places = b.rankTop ?? b.choices?.length ?? 0;
+  return (b.choices ?? []).flatMap((c) => Array.from({ length: places }, (_, i) => rankedValue(c.id, i + 1)));
+}
+
+/** A ranking's choices: how many ranked each, how often it was first, and its mean place. */
+function rankedChoices(b: Block, src: SummarySource, answered: number): NonNullable<BlockSummary['choices']> {
+  const places = b.rankTop ?? b.choices?.length ?? 0;
+  return (b.choices ?? []).map((c) => {
+    const at = Array.from({ length: places }, (_, i) => src.count(b.id, rankedValue(c.id, i + 1)));
+    const count = at.reduce((n, x) => n + x, 0);
+    const sum = at.reduce((n, x, i) => n + x * (i + 1), 0);
+    return {
+      id: c.id,
+      label: c.label,
+      count,
+      share: answered ? round(count / answered) : 0,
+      first: at[0] ?? 0,
+      meanRank: count ? round(sum / count) : null,
+    };
+  });
 }
 
 function round(n: number): number {

@@ -8,6 +8,7 @@ import { JSON_BODY_LIMIT } from '../common/http/body';
 import { APP_CONFIG, AppConfig, resourceMetadataUrl } from '../config/config';
 import { nestingDepthDetails, toDetails, unstorableTextDetails } from '../common/validation/schema-validator';
 import { RegisteredTool, ToolRegistry } from './tool-registry.service';
+import { inSpan } from '../observability/tracing';
 
 /** A call that passed every check: the tool, its checked arguments, and who calls. */
 export interface ToolCall {
@@ -103,8 +104,10 @@ export class ToolCallService {
     return value;
   }
 
-  /** Runs the tool; its result is the answer. */
+  /** Runs the tool (in a `tool <name>` span when tracing is on); its result is the answer. */
   run(call: ToolCall): Promise<unknown> {
-    return call.tool.handler.run(call.args as never, { principal: call.principal, requestId: call.requestId });
+    const run = () =>
+      call.tool.handler.run(call.args as never, { principal: call.principal, requestId: call.requestId });
+    return inSpan(`tool ${call.tool.definition.name}`, run);
   }
 }

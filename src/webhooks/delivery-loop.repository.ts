@@ -39,6 +39,8 @@ export interface ClaimedDelivery extends Claimed {
   url: string;
   secret: string;
   previous_secret: string | null;
+  /** The W3C traceparent of the request that queued it (tracing on), or null. */
+  traceparent?: string | null;
 }
 
 /** What an attempt came to: delivered, retry, failed (no attempt left) or gone (410). */
@@ -128,10 +130,11 @@ claimed AS (
    WHERE d.id = ANY (ARRAY(SELECT id FROM due WHERE active IS NOT NULL)) AND due.id = d.id AND e.id = d.endpoint_id
   RETURNING d.id, due.active, d.event_id, CASE WHEN due.active THEN d.payload END AS payload, d.attempt_count, d.claim_token,
             e.id AS endpoint_id, d.workspace_id, e.url, CASE WHEN due.active THEN e.secret END AS secret,
-            CASE WHEN due.active AND e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret)
+            CASE WHEN due.active AND e.previous_secret_expires_at > now() THEN e.previous_secret END AS previous_secret,
+            d.traceparent)
 SELECT * FROM claimed
 UNION ALL
-SELECT id, false, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM gone`;
+SELECT id, false, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM gone`;
 
 /**
  * What a claim is told of this instance's attempts in flight, by endpoint and by workspace: how

@@ -1,6 +1,7 @@
 import { inBatches } from '../database/in-batches';
 import { SendResult, storableText } from './sender';
 import { AttemptOutcome, AttemptRecord, Claimed, ClaimCaps, InFlight } from './delivery-loop.repository';
+import { deliveryOutcomes } from '../observability/metrics';
 
 /**
  * At most this many attempts run at once on one instance (and as many connections to one receiver
@@ -427,6 +428,7 @@ export class DeliveryLoop<C extends Claimed = Claimed> {
     };
     // This attempt's number: the claim did not count it (only recorded attempts count).
     const { outcome, next } = this.channel.outcomeOf(result, delivery.attempt_count + 1, attemptedAt);
+    if (this.channel.noun === 'webhook') deliveryOutcomes.count(outcome);
     if (outcome === 'delivered') return this.recordDelivered(delivery, attempt);
     try {
       await this.repository.recordAttempt(delivery, attempt, outcome, next, DISABLE_AFTER_DAYS);

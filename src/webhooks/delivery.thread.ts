@@ -3,8 +3,11 @@
  * the loop's sends, signatures and result parsing never take the request thread's time. It
  * answers the host's requests (claim, purge, stop) and passes its warnings up, to be logged there.
  */
+// First: tracing (when configured) must start before pg is required.
+import '../observability/start-tracing';
 import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { EmailChannel, EmailLoopOptions } from '../email/email-channel';
+import { deliveryOutcomes } from '../observability/metrics';
 import { DeliveryLoop } from './delivery-loop';
 import { ClaimedDelivery, DeliveryLoopRepository } from './delivery-loop.repository';
 import type { ClaimedEmail } from '../email/email-loop.repository';
@@ -38,13 +41,15 @@ export type Channel = 'webhook' | 'email';
 /** A request of the host, answered with the same id. */
 export type ToDeliveryThread = DeliveryThreadRequest & { id: number };
 
-/** An answer to a request, or a warning to log. */
-export type FromDeliveryThread = { id: number; result?: number; error?: string } | { warn: string };
+/** An answer to a request, a warning to log, or an attempt's outcome to count. */
+export type FromDeliveryThread =
+  { id: number; result?: number; error?: string } | { warn: string } | { outcome: string };
 
 if (!isMainThread && parentPort && (workerData as DeliveryThreadData | undefined)?.role === 'formwork-delivery') {
   const port = parentPort;
   const data = workerData as DeliveryThreadData;
   const warn = (message: string) => port.postMessage({ warn: message } satisfies FromDeliveryThread);
+  deliveryOutcomes.count = (outcome) => port.postMessage({ outcome } satisfies FromDeliveryThread);
   const loops = startLoops(data, warn);
   port.on('message', (msg: ToDeliveryThread) => {
     const run =

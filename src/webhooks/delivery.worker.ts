@@ -16,6 +16,7 @@ import {
   startLoops,
   ToDeliveryThread,
 } from './delivery.thread';
+import { deliveryOutcomes } from '../observability/metrics';
 
 /** The compiled thread entry; from the TypeScript sources (jest) there is none and the loop runs in this thread. */
 const THREAD_ENTRY = join(__dirname, 'delivery.thread.js');
@@ -113,6 +114,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     this.thread = thread;
     thread.on('message', (msg: FromDeliveryThread) => {
       if ('warn' in msg) return this.logger.warn(msg.warn);
+      if ('outcome' in msg) return deliveryOutcomes.count(msg.outcome);
       const waiting = this.pending.get(msg.id);
       this.pending.delete(msg.id);
       if (msg.error !== undefined) waiting?.reject(new Error(msg.error));

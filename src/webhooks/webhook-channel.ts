@@ -4,6 +4,7 @@ import { nextDelayMs, parseRetryAfter } from './schedule';
 import { WebhookSecretBox } from './secret-box';
 import { SendResult, TIMEOUT_MS, WebhookSender } from './sender';
 import { signedHeaders } from './signing';
+import { inDeliverySpan } from '../observability/tracing';
 
 /** The webhooks' part of the delivery loop: signed POSTs (10 s, no redirects) to the endpoints. */
 export class WebhookChannel implements DeliveryChannel<ClaimedDelivery> {
@@ -26,10 +27,10 @@ export class WebhookChannel implements DeliveryChannel<ClaimedDelivery> {
   }
 
   send(delivery: ClaimedDelivery): Promise<SendResult> {
-    return this.sender.send(
-      delivery.url,
-      signedHeaders(this.secretsOf(delivery), delivery.event_id, delivery.payload, new Date()),
-      delivery.payload,
+    const headers = signedHeaders(this.secretsOf(delivery), delivery.event_id, delivery.payload, new Date());
+    // A span linked to the request that queued it (tracing on), whose traceparent the receiver gets.
+    return inDeliverySpan(delivery.traceparent, headers, () =>
+      this.sender.send(delivery.url, headers, delivery.payload),
     );
   }
 

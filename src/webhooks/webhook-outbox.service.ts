@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { eventBody, newEventId, WebhookEvent } from './events';
 import { WebhooksRepository } from './webhooks.repository';
+import { readAtScrape } from '../observability/metrics';
 
 /**
  * Records events in the transaction that makes the change: one delivery per enabled endpoint of
@@ -11,7 +12,9 @@ import { WebhooksRepository } from './webhooks.repository';
  */
 @Injectable()
 export class WebhookOutbox {
-  constructor(private readonly repository: WebhooksRepository) {}
+  constructor(private readonly repository: WebhooksRepository) {
+    readAtScrape.webhookOutbox = () => repository.outboxStats();
+  }
 
   /**
    * Records an event of a change, in the change's transaction `tx`. `data` is the event's data, or

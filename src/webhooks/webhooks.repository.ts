@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { currentManager } from '../database/transaction';
+import { currentTraceparent } from '../observability/tracing';
 
 /**
  * The SQL of webhooks the requests run: endpoints, deliveries (the outbox rows), the delivery log.
@@ -308,9 +309,9 @@ export class WebhooksRepository {
     d: { workspaceId: string; endpointId: string; eventId: string; type: string; payload: string },
   ): Promise<string> {
     const [row]: Array<{ id: string }> = await tx.query(
-      `INSERT INTO webhook_deliveries (workspace_id, endpoint_id, event_id, event_type, payload, next_attempt_at)
-       VALUES ($1, $2, $3, $4, $5, now()) RETURNING id`,
-      [d.workspaceId, d.endpointId, d.eventId, d.type, d.payload],
+      `INSERT INTO webhook_deliveries (workspace_id, endpoint_id, event_id, event_type, payload, next_attempt_at, traceparent)
+       VALUES ($1, $2, $3, $4, $5, now(), $6) RETURNING id`,
+      [d.workspaceId, d.endpointId, d.eventId, d.type, d.payload, currentTraceparent()],
     );
     return row.id;
   }
@@ -344,6 +345,15 @@ export class WebhooksRepository {
 
   // --- the outbox ----------------------------------------------------------------------------------
 
+  /** For the metrics: the deliveries pending, and how long the oldest due one has waited (seconds, 0 if none). */
+  async outboxStats(): Promise<{ pending: number; oldestAgeSeconds: number }> {
+    const [row]: Array<{ pending: number; age: number }> = await currentManager(this.db).query(
+      `SELECT count(*)::int AS pending, COALESCE(GREATEST(0, EXTRACT(EPOCH FROM now() - min(next_attempt_at))), 0)::float8 AS age
+         FROM webhook_deliveries WHERE status = 'pending'`,
+    );
+    return { pending: row.pending, oldestAgeSeconds: row.age };
+  }
+
   /** Whether an enabled endpoint of the workspace subscribes to the event. */
   async subscribed(tx: EntityManager, workspaceId: string, type: string): Promise<boolean> {
     const rows: unknown[] = await tx.query(
@@ -359,11 +369,11 @@ export class WebhooksRepository {
    */
   async insertEvent(tx: EntityManager, workspaceId: string, type: string, eventId: string, body: string) {
     await tx.query(
-      `INSERT INTO webhook_deliveries (workspace_id, endpoint_id, event_id, event_type, payload, next_attempt_at)
-       SELECT e.workspace_id, e.id, $3, $2, $4, now()
+      `INSERT INTO webhook_deliveries (workspace_id, endpoint_id, event_id, event_type, payload, next_attempt_at, traceparent)
+       SELECT e.workspace_id, e.id, $3, $2, $4, now(), $5
          FROM webhook_endpoints e
         WHERE e.workspace_id = $1 AND e.enabled AND $2 = ANY (e.events)`,
-      [workspaceId, type, eventId, body],
+      [workspaceId, type, eventId, body, currentTraceparent()],
     );
   }
 }

@@ -7,7 +7,7 @@ import type { Principal } from '../common/access/principal';
 import { ApiError } from '../common/errors/api-error';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { inTransaction } from '../database/transaction';
-import { Block } from '../forms/blocks';
+import { Block, scaleBounds } from '../forms/blocks';
 import { FormRecord, formView, FormsService } from '../forms/forms.service';
 import { ResponsesService, ResponseView } from '../responses/responses.service';
 import { eventBody, newEventId, WebhookEvent } from './events';
@@ -382,9 +382,12 @@ function sampleAnswer(b: Block): unknown {
       return choices[0]?.label;
     case 'checkboxes':
       return choices.length ? [choices[0].label] : undefined;
+    case 'ranking':
+      return choices.slice(0, b.rankTop ?? choices.length).map((c) => c.label);
     case 'rating':
     case 'linear_scale':
-      return s.max ?? 5;
+    case 'nps':
+      return scaleBounds(b).max;
     case 'date':
       return new Date().toISOString().slice(0, 10);
     case 'yes_no':

@@ -395,6 +395,38 @@ describe('MCP Apps views in Chromium through a test host (issue 39)', () => {
     expect(await r.getByText('1 (50%)').count()).toBeGreaterThanOrEqual(2); // each ending, each score
     await r.getByRole('heading', { name: 'Endings reached' }).scrollIntoViewIfNeeded();
     await checkView(results, 'results-quiz-desktop');
+  });
+
+  it('issue 50 at 390 px: the preview takes an nps and a ranking (a place per option), and checks them as create_response would', async () => {
+    const client = clients['2026-07-28'];
+    const survey = {
+      title: 'Survey',
+      blocks: [
+        { ref: 'nps', type: 'nps', title: 'Recommend us?', required: true, minLabel: 'Never', maxLabel: 'Surely' },
+        { ref: 'rank', type: 'ranking', title: 'Rank these', required: true, choices: ['Price', 'Speed', 'Care'] },
+      ],
+    };
+    const created = (await client.callTool({ name: 'create_form', arguments: survey })) as CallToolResult;
+    expect(created.isError).toBeFalsy();
+    const preview = await openView(
+      client,
+      PREVIEW,
+      { arguments: survey, result: created },
+      { theme: 'light', width: 390 },
+    );
+    const f = preview.frame;
+    await f.getByText('0: Never, 10: Surely').waitFor();
+    await press(f.getByLabel('9', { exact: true }));
+    await f.getByLabel('Price', { exact: true }).selectOption('1');
+    await f.getByLabel('Speed', { exact: true }).selectOption('1');
+    await f.getByLabel('Care', { exact: true }).selectOption('2');
+    await press(f.getByRole('button', { name: 'Check answers' }));
+    await f.getByText('create_response would refuse these answers:').waitFor();
+    await f.getByLabel('Speed', { exact: true }).selectOption('3');
+    await press(f.getByRole('button', { name: 'Check answers' }));
+    await f.getByText('These answers would be taken. Nothing was stored.').waitFor();
+    expect(await f.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await checkView(preview, 'preview-survey-phone');
   }, 120_000);
 
   it("at 390 px in the dark theme, both views fit and pass axe; a form of another workspace shows get_form's not_found", async () => {

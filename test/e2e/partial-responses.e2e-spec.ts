@@ -94,7 +94,7 @@ describe('partial responses', () => {
       status: 'partial',
       submittedAt: null,
       lastPage: '',
-      answers: { [f.id.colour]: 'Green' },
+      answers: { colour: 'Green' }, // keyed as sent (issue 49)
     });
     const got = await ok('get_response', { publicId: f.publicId, responseId: p.id });
     expect(got).toMatchObject({ id: p.id, status: 'partial', startedAt: p.startedAt });
@@ -104,7 +104,7 @@ describe('partial responses', () => {
       responseId: p.id,
       answers: { name: 'Ann', colour: 'Green', age: 30 },
     });
-    expect(moved).toMatchObject({ status: 'partial', lastPage: f.id.p2, answers: { [f.id.age]: 30 } });
+    expect(moved).toMatchObject({ status: 'partial', lastPage: f.id.p2, answers: { age: 30 } });
     // Completing checks required answers along the path: "why" (page 3) is missing.
     const missing = await callTool(app, admin, 'update_response', {
       publicId: f.publicId,
@@ -454,9 +454,9 @@ describe('partial responses', () => {
         answers: { name: 'Ann', colour: 'Green', age: 41 },
         partial: true,
       });
-      // Only age changes: name and colour stay (they were erased before).
+      // Only age changes: name and colour stay (they were erased before); sent by ref, all keyed by ref.
       const moved = await ok('update_response', { publicId: f.publicId, responseId: p.id, answers: { age: 42 } });
-      expect(moved.answers).toEqual({ [f.id.name]: 'Ann', [f.id.colour]: 'Green', [f.id.age]: 42 });
+      expect(moved.answers).toEqual({ name: 'Ann', colour: 'Green', age: 42 });
       // null clears one; by id or by ref alike.
       const cleared = await ok('update_response', {
         publicId: f.publicId,
@@ -483,7 +483,7 @@ describe('partial responses', () => {
         answers: { why: 'Because' },
         complete: true,
       });
-      expect(done.answers).toEqual({ [f.id.name]: 'Ann', [f.id.colour]: 'Green', [f.id.why]: 'Because' });
+      expect(done.answers).toEqual({ name: 'Ann', colour: 'Green', why: 'Because' });
     });
 
     it('every response carries status, startedAt, updatedAt and the last page it reached, on every read and in the keyed answer', async () => {
@@ -496,7 +496,9 @@ describe('partial responses', () => {
         updatedAt: direct.submittedAt,
         lastPage: f.id.p2,
       });
-      expect(await ok('get_response', { publicId: f.publicId, responseId: direct.id })).toEqual(direct);
+      // Sent by ref, answered by ref: get_response with answersBy "ref" shows the same.
+      const ref = { publicId: f.publicId, answersBy: 'ref' };
+      expect(await ok('get_response', { ...ref, responseId: direct.id })).toEqual(direct);
       // A keyed create_response (its answer written by the insert statement): the same, and its replay byte for byte.
       const key = { 'Idempotency-Key': `k45-${Date.now()}` };
       const body = { publicId: f.publicId, answers: { name: 'K', colour: 'Green', why: 'w' } };
@@ -511,7 +513,7 @@ describe('partial responses', () => {
       const replay = await callTool(app, admin, 'create_response', body, key);
       expect(replay.headers['idempotency-replayed']).toBe('true');
       expect(replay.text).toBe(keyed.text);
-      expect(await ok('get_response', { publicId: f.publicId, responseId: keyed.body.id })).toEqual(keyed.body);
+      expect(await ok('get_response', { ...ref, responseId: keyed.body.id })).toEqual(keyed.body);
 
       // A partial of the tools that completes with answers past the page it was saved on.
       const p = await ok('create_response', { publicId: f.publicId, answers: { name: 'P' }, partial: true });
@@ -547,7 +549,7 @@ describe('partial responses', () => {
       expect(typeof web.updatedAt).toBe('string');
 
       // list_responses status all: a status on each; the export's lines too.
-      const all = await ok('list_responses', { publicId: f.publicId, status: 'all', limit: 200 });
+      const all = await ok('list_responses', { ...ref, status: 'all', limit: 200 });
       const byId = new Map(all.responses.map((r: { id: string }) => [r.id, r]));
       expect(byId.get(direct.id)).toEqual(direct);
       expect(byId.get(done.id)).toMatchObject({ status: 'completed', startedAt: p.startedAt, lastPage: f.id.p3 });
@@ -557,7 +559,7 @@ describe('partial responses', () => {
           (r: Record<string, unknown>) => r.status && r.startedAt && r.updatedAt && typeof r.lastPage === 'string',
         ),
       ).toBe(true);
-      const link = await ok('export_responses', { publicId: f.publicId, format: 'ndjson', status: 'all' });
+      const link = await ok('export_responses', { ...ref, format: 'ndjson', status: 'all' });
       const url = new URL(link.url);
       const res = await app.inject({ method: 'GET', url: `${url.pathname}${url.search}` });
       const lines = res.body

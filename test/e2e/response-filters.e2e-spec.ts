@@ -36,6 +36,8 @@ const FILTER_BLOCKS: BlockInput[] = [
   { ref: 'size', type: 'dropdown', title: 'Size', choices: ['Small', 'Large'] },
   { ref: 'pets', type: 'checkboxes', title: 'Pets', choices: ['Cat', 'Dog', 'Fish'] },
   { ref: 'agree', type: 'yes_no', title: 'Agree' },
+  { ref: 'nps', type: 'nps', title: 'NPS' },
+  { ref: 'rank', type: 'ranking', title: 'Rank', choices: ['Price', 'Speed', 'Care'] },
 ];
 
 /** Answers by ref, choices by label: the samples of the condition cases, and others around them. */
@@ -48,6 +50,8 @@ const ANSWER_SETS: Array<{ answers: Record<string, unknown>; source?: string }> 
       rating: 4,
       scale: 4,
       date: '2026-03-31',
+      nps: 4,
+      rank: ['Speed', 'Price', 'Care'],
       colour: 'Red',
       size: 'Small',
       pets: ['Cat', 'Dog'],
@@ -61,6 +65,8 @@ const ANSWER_SETS: Array<{ answers: Record<string, unknown>; source?: string }> 
       number: 5,
       rating: 2,
       scale: 5,
+      nps: 10,
+      rank: ['Price', 'Care', 'Speed'],
       date: '2026-04-01',
       colour: 'Blue',
       pets: ['Fish'],

@@ -49,6 +49,18 @@ export const BLOCKS: BlockSubject[] = [
   },
   { id: 'b_yn', type: 'yes_no', title: 'Agree', ref: 'agree' },
   { id: 'b_file', type: 'file_upload', title: 'CV', ref: 'cv' },
+  { id: 'b_nps', type: 'nps', title: 'NPS', ref: 'nps' },
+  {
+    id: 'b_rank',
+    type: 'ranking',
+    title: 'Rank',
+    ref: 'rank',
+    choices: [
+      { id: 'c_price', label: 'Price' },
+      { id: 'c_speed', label: 'Speed' },
+      { id: 'c_care', label: 'Care' },
+    ],
+  },
   { id: 'b_st', type: 'statement', title: 'Hello', ref: 'hello' },
   { id: 'b_pb', type: 'page_break', title: 'Page 2', ref: 'page2' },
 ];
@@ -190,6 +202,8 @@ export const GENERIC: Array<[string, string, unknown?]> = [
   ['date', 'date'],
   ['agree', 'boolean'],
   ['cv', 'files'],
+  ['nps', 'number'],
+  ['rank', 'files'],
 ];
 
 /** A condition (as sent: blocks by ref, choices by label or id), a row (answers as stored, by block id), and whether it holds. */
@@ -236,6 +250,23 @@ export function rowCases(): RowCase[] {
       for (const hidden of [{}, { source: '' }, { other: 'Hello World' }])
         out.push({ where, answers: {}, hidden, expected: op === 'not_answered' });
     }
+  }
+  // A ranking's choice: its place (1 first) as a number; not ranked (or no ranking) is not answered.
+  for (const [op, value, place, expected] of [
+    ['lte', 2, 2, true],
+    ['lte', 1, 2, false],
+    ['equals', 3, 3, true],
+    ['gt', 1, 1, false],
+    ['in', [1, 3], 3, true],
+    ['not_equals', 1, 2, true],
+    ['answered', undefined, 1, true],
+  ] as const) {
+    const others = ['c_speed', 'c_care'];
+    const answer = [...others.slice(0, place - 1), 'c_price', ...others.slice(place - 1)];
+    const where = { ...leaf('block', 'rank', op, value), choice: 'Price' };
+    out.push({ where, answers: { b_rank: answer }, expected });
+    out.push({ where, answers: { b_rank: ['c_speed', 'c_care'] }, expected: false });
+    out.push({ where, answers: {}, expected: false });
   }
   for (const ref of ['colour', 'size']) {
     const block = BLOCKS.find((b) => b.ref === ref)!;

@@ -7,6 +7,13 @@ import { databaseErrorCode, databaseUnavailable, databaseUnavailableKind } from 
 import { ErrorCode } from './error-catalog';
 import { payloadTooLarge } from './request-checks';
 
+declare module 'fastify' {
+  interface FastifyReply {
+    /** The code of the error envelope the answer carries, when it is one. */
+    errorCode?: string;
+  }
+}
+
 /** Methods the app serves on a path (for 405 answers). */
 export type AllowedMethodsLookup = (path: string) => string[];
 
@@ -100,6 +107,7 @@ export class ApiExceptionFilter implements ExceptionFilter {
 
 /** Sends the envelope (with its headers) unless an answer has already started. */
 export function sendError(reply: FastifyReply, error: ApiError, requestId: string): void {
+  reply.errorCode = error.code; // for the metrics (src/observability)
   if (reply.sent || reply.raw.headersSent) {
     reply.raw.end();
     return;

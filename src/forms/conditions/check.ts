@@ -114,7 +114,7 @@ function checkLeaf(
   if (['block', 'hidden', 'variable'].filter((k) => k in input).length !== 1)
     return bad(path, 'must name one of: a block (by id or ref), a hidden field or a variable');
   for (const key of Object.keys(input)) {
-    if (!['block', 'hidden', 'variable', 'op', 'value'].includes(key))
+    if (!['block', 'choice', 'hidden', 'variable', 'op', 'value'].includes(key))
       return bad(`${path}/${key}`, 'is not a field of a condition');
   }
   const op = input.op as Operator;
@@ -148,6 +148,15 @@ function checkLeaf(
     if (!k) return bad(`${path}/block`, `${subject} takes no answer, so no condition can test it`);
     kind = k;
     leaf = { block: block.id, op };
+    if ('choice' in input || block.type === 'ranking') {
+      const choice = rankedChoice(input.choice, block, subject);
+      if (typeof choice !== 'string') return bad(`${path}/${'choice' in input ? 'choice' : 'block'}`, choice.error);
+      if (choice) {
+        kind = 'number';
+        leaf = { block: block.id, choice, op };
+        subject = `the place of a choice of ${subject}`;
+      }
+    }
   }
 
   const shape = OPERATOR_TABLE[kind][op];
@@ -177,6 +186,20 @@ function checkLeaf(
   if (value === undefined) return undefined;
   leaf.value = value;
   return leaf;
+}
+
+/**
+ * A ranking leaf's choice, by label or id, as its id; '' for a ranking leaf without one (it takes
+ * answered, not_answered only).
+ */
+function rankedChoice(raw: unknown, block: BlockSubject, subject: string): string | { error: string } {
+  if (block.type !== 'ranking') return { error: `only a ranking's conditions name a choice; ${subject} is not one` };
+  if (raw === undefined) return '';
+  const found =
+    typeof raw === 'string' ? block.choices?.find((c) => c.id === raw || c.label === raw.trim()) : undefined;
+  if (!found)
+    return { error: `must be one of ${(block.choices ?? []).map((c) => JSON.stringify(c.label)).join(', ')}` };
+  return found.id;
 }
 
 /** One value of a leaf, as stored (a choice by its id), or undefined with a detail. */

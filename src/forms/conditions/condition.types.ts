@@ -27,6 +27,8 @@ export type ConditionValue = string | number | boolean | Array<string | number>;
 export interface BlockLeaf {
   /** A block's id or ref on input; its id once checked (stored). */
   block: string;
+  /** A ranking's choice (its id once checked): the leaf tests the choice's place, 1 being first. */
+  choice?: string;
   op: Operator;
   value?: ConditionValue;
 }
@@ -125,12 +127,14 @@ export const SUBJECT_KINDS: Readonly<Record<string, SubjectKind>> = {
   number: 'number',
   rating: 'number',
   linear_scale: 'number',
+  nps: 'number',
   date: 'date',
   multiple_choice: 'choice',
   dropdown: 'choice',
   checkboxes: 'choices',
   yes_no: 'boolean',
   file_upload: 'files',
+  ranking: 'files', // a choice's place: { block, choice, op, value } (a number)
 };
 
 /** The operators a kind takes, for messages. */

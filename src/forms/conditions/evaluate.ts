@@ -27,11 +27,18 @@ export function evaluate(condition: Condition, facts: Facts): boolean {
   return evaluateLeaf(
     condition,
     isBlockLeaf(condition)
-      ? facts.answer(condition.block)
+      ? placeOr(facts.answer(condition.block), condition.choice)
       : isVariableLeaf(condition)
         ? facts.variable?.(condition.variable)
         : facts.hidden(condition.hidden),
   );
+}
+
+/** A ranking leaf's subject: the choice's place in the answer (1 is first), undefined when not ranked; else the answer. */
+export function placeOr(x: unknown, choice: string | undefined): unknown {
+  if (choice === undefined) return x;
+  const i = Array.isArray(x) ? x.indexOf(choice) : -1;
+  return i < 0 ? undefined : i + 1;
 }
 
 function isMissing(x: unknown): boolean {

@@ -69,6 +69,10 @@ export class WebhookDeliveryEntity {
   @Column({ type: 'text', nullable: true })
   redacted: string | null;
 
+  /** The W3C traceparent of the request that queued it (tracing on), for the delivery's span to link to. */
+  @Column({ type: 'text', nullable: true })
+  traceparent: string | null;
+
   @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
   createdAt: Date;
 }

@@ -2912,7 +2912,7 @@ export interface operations {
             content: {
                 "application/json": {
                     publicId: string;
-                    /** @description Answers by block id or ref: a string for text types, a number for number, the chosen label (or choice id) for multiple_choice and dropdown, a list of them for checkboxes, an integer for rating and linear_scale, "YYYY-MM-DD" for date, true/false for yes_no. */
+                    /** @description Answers by block id or ref (answered keyed as sent): a string for text types, a number for number, the chosen label (or choice id) for multiple_choice and dropdown, a list of them for checkboxes, an integer for rating and linear_scale, "YYYY-MM-DD" for date, true/false for yes_no. */
                     answers: Record<string, unknown>;
                     /** @description Values of the form's hidden fields: { name: value } (undeclared names are refused). */
                     hidden?: {
