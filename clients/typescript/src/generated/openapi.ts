@@ -704,9 +704,10 @@ export interface components {
                 requestId?: string;
             };
         };
-        /** @description A leaf { "block": id or ref | "hidden": name | "variable": name, "op", "value"? }, or all / any (a list) or not (one) of conditions, at most 3 levels (all > any > leaf). ops: any block: answered, not_answered; all but file_upload: equals, not_equals; and text, hidden: in, contains, not_contains (substring, any case); number, rating, linear_scale, date (YYYY-MM-DD): in, gt, gte, lt, lte; multiple_choice, dropdown: in; checkboxes: contains, not_contains (one ticked), in (any ticked), equals, not_equals (that set). A choice by label or id; a variable: its type's ops. in and sets take a list. A block not shown or not answered fails every op but not_answered. */
+        /** @description A leaf { "block": id or ref | "hidden": name | "variable": name, "op", "value"? }, or all / any (a list) or not (one) of conditions, at most 3 levels (all > any > leaf). ops: any block: answered, not_answered; all but file_upload: equals, not_equals; and text, hidden: in, contains, not_contains (substring, any case); number, rating, linear_scale, nps, date (YYYY-MM-DD): in, gt, gte, lt, lte; ranking + choice: its place; multiple_choice, dropdown: in; checkboxes: contains, not_contains (one ticked), in (any ticked), equals, not_equals (that set). A choice by label or id; a variable: its type's ops. in and sets take a list. A block not shown or not answered fails every op but not_answered. */
         condition: {
             block?: string;
+            choice?: string;
             hidden?: string;
             variable?: string;
             /** @enum {string} */
@@ -1099,44 +1100,46 @@ export interface operations {
                     blocks?: {
                         /** @description An existing block's id, to keep it and its answers. */
                         id?: string;
-                        /** @description Your unique key for the block (not b_...), usable wherever its id is. */
+                        /** @description Your key for the block (unique, not b_...): for rules and answers. */
                         ref?: string | null;
                         /**
                          * @description statement: text only; page_break: starts a page; file_upload: see create_upload.
                          * @enum {string}
                          */
-                        type: "short_text" | "long_text" | "email" | "url" | "phone" | "number" | "multiple_choice" | "checkboxes" | "dropdown" | "rating" | "linear_scale" | "date" | "yes_no" | "statement" | "page_break" | "file_upload";
-                        /** @description Required on every block except a page_break. */
+                        type: "short_text" | "long_text" | "email" | "url" | "phone" | "number" | "multiple_choice" | "checkboxes" | "dropdown" | "rating" | "linear_scale" | "date" | "yes_no" | "statement" | "page_break" | "file_upload" | "nps" | "ranking";
+                        /** @description Required except on a page_break. */
                         title?: string;
                         description?: string | null;
                         /** @default false */
                         required?: boolean;
-                        /** @description Labels, or { id, label } to keep (or rename) a choice. */
+                        /** @description multiple_choice, checkboxes, dropdown, ranking: labels, or { id, label } to keep/rename one. */
                         choices?: (string | {
                             id?: string;
                             label: string;
                         })[];
-                        /** @description number (any), linear_scale (0 or 1) */
+                        /** @description number, linear_scale (0 or 1) */
                         min?: number;
-                        /** @description number (any), rating (3..10, default 5), linear_scale (2..10) */
+                        /** @description number, rating (3..10; 5), linear_scale (2..10) */
                         max?: number;
-                        /** @description rating, linear_scale: label of the low end */
+                        /** @description rating, linear_scale, nps: low end */
                         minLabel?: string;
-                        /** @description rating, linear_scale: label of the high end */
+                        /** @description high end */
                         maxLabel?: string;
+                        /** @description ranking: top N only */
+                        rankTop?: number;
                         /** @description file_upload: 1..10 (1) */
                         maxFiles?: number;
                         /** @description file_upload: MB per file (10; Pro: up to 100) */
                         maxSizeMb?: number;
                         /** @description file_upload: e.g. "application/pdf", "image/*", ".docx" (any) */
                         accept?: string[];
-                        /** @description Shown only when this holds (on a page_break: its page); names only earlier blocks. */
+                        /** @description Shown only when this holds (a page_break: its page); earlier blocks only. */
                         showIf?: components["schemas"]["condition"];
-                        /** @description page_break only: on leaving its page, the first whose if holds is taken, else the next page. */
+                        /** @description page_break only: on leaving its page, the first whose if holds is taken. */
                         jumps?: {
                             /** @description Names only blocks before this page_break. */
                             if: components["schemas"]["condition"];
-                            /** @description A LATER page_break's ref or id (its page is next), "end" (finish), or "ending:REF". */
+                            /** @description A later page_break's ref or id, "end", or "ending:REF". */
                             to: string;
                         }[];
                         /** @description [{ if?, variable, op: add|subtract|multiply|divide|set, value: number|text|{block}|{variable} }] */
@@ -1363,44 +1366,46 @@ export interface operations {
                     blocks?: {
                         /** @description An existing block's id, to keep it and its answers. */
                         id?: string;
-                        /** @description Your unique key for the block (not b_...), usable wherever its id is. */
+                        /** @description Your key for the block (unique, not b_...): for rules and answers. */
                         ref?: string | null;
                         /**
                          * @description statement: text only; page_break: starts a page; file_upload: see create_upload.
                          * @enum {string}
                          */
-                        type: "short_text" | "long_text" | "email" | "url" | "phone" | "number" | "multiple_choice" | "checkboxes" | "dropdown" | "rating" | "linear_scale" | "date" | "yes_no" | "statement" | "page_break" | "file_upload";
-                        /** @description Required on every block except a page_break. */
+                        type: "short_text" | "long_text" | "email" | "url" | "phone" | "number" | "multiple_choice" | "checkboxes" | "dropdown" | "rating" | "linear_scale" | "date" | "yes_no" | "statement" | "page_break" | "file_upload" | "nps" | "ranking";
+                        /** @description Required except on a page_break. */
                         title?: string;
                         description?: string | null;
                         /** @default false */
                         required?: boolean;
-                        /** @description Labels, or { id, label } to keep (or rename) a choice. */
+                        /** @description multiple_choice, checkboxes, dropdown, ranking: labels, or { id, label } to keep/rename one. */
                         choices?: (string | {
                             id?: string;
                             label: string;
                         })[];
-                        /** @description number (any), linear_scale (0 or 1) */
+                        /** @description number, linear_scale (0 or 1) */
                         min?: number;
-                        /** @description number (any), rating (3..10, default 5), linear_scale (2..10) */
+                        /** @description number, rating (3..10; 5), linear_scale (2..10) */
                         max?: number;
-                        /** @description rating, linear_scale: label of the low end */
+                        /** @description rating, linear_scale, nps: low end */
                         minLabel?: string;
-                        /** @description rating, linear_scale: label of the high end */
+                        /** @description high end */
                         maxLabel?: string;
+                        /** @description ranking: top N only */
+                        rankTop?: number;
                         /** @description file_upload: 1..10 (1) */
                         maxFiles?: number;
                         /** @description file_upload: MB per file (10; Pro: up to 100) */
                         maxSizeMb?: number;
                         /** @description file_upload: e.g. "application/pdf", "image/*", ".docx" (any) */
                         accept?: string[];
-                        /** @description Shown only when this holds (on a page_break: its page); names only earlier blocks. */
+                        /** @description Shown only when this holds (a page_break: its page); earlier blocks only. */
                         showIf?: components["schemas"]["condition"];
-                        /** @description page_break only: on leaving its page, the first whose if holds is taken, else the next page. */
+                        /** @description page_break only: on leaving its page, the first whose if holds is taken. */
                         jumps?: {
                             /** @description Names only blocks before this page_break. */
                             if: components["schemas"]["condition"];
-                            /** @description A LATER page_break's ref or id (its page is next), "end" (finish), or "ending:REF". */
+                            /** @description A later page_break's ref or id, "end", or "ending:REF". */
                             to: string;
                         }[];
                         /** @description [{ if?, variable, op: add|subtract|multiply|divide|set, value: number|text|{block}|{variable} }] */
@@ -2912,7 +2917,7 @@ export interface operations {
             content: {
                 "application/json": {
                     publicId: string;
-                    /** @description Answers by block id or ref (answered keyed as sent): a string for text types, a number for number, the chosen label (or choice id) for multiple_choice and dropdown, a list of them for checkboxes, an integer for rating and linear_scale, "YYYY-MM-DD" for date, true/false for yes_no. */
+                    /** @description Answers by block id or ref (answered keyed as sent): a string for text types, a number for number, the chosen label (or choice id) for multiple_choice and dropdown, a list of them for checkboxes, an integer for rating, linear_scale, nps, "YYYY-MM-DD" for date, true/false for yes_no. */
                     answers: Record<string, unknown>;
                     /** @description Values of the form's hidden fields: { name: value } (undeclared names are refused). */
                     hidden?: {
