@@ -244,6 +244,10 @@ export const TOOL_EXAMPLES: Record<string, { summary: string; value: Record<stri
     summary: forAForm('End an invitation: replace the id with one from list_invites'),
     value: { publicId: PUBLIC_ID, ids: [WEBHOOK_ID] },
   },
+  get_job: {
+    summary: 'Poll a background job (the 202 of a call sent with Prefer: respond-async)',
+    value: { jobId: 'job_5f0c6a1e9b2d4c7f8a3e1d0b6c9f2a47' },
+  },
   list_webhooks: { summary: 'Every webhook endpoint of the workspace', value: {} },
   update_webhook: { summary: forAWebhook('Pause an endpoint'), value: { webhookId: WEBHOOK_ID, enabled: false } },
   delete_webhook: { summary: forAWebhook('Delete an endpoint'), value: { webhookId: WEBHOOK_ID } },

@@ -97,7 +97,8 @@ describe('authentication', () => {
     expect(res.body.role).toBe('viewer');
     expect(res.body.scopes).toEqual(['forms:read']);
     expect(res.body.credential).toMatchObject({ type: 'api_token', id });
-    expect(res.body.tools).toEqual(['list_forms', 'get_form']);
+    // forms:read reads forms and their invitations (issue 47).
+    expect(res.body.tools).toEqual(['list_forms', 'get_form', 'list_invites']);
     expect(JSON.stringify(res.body)).not.toContain(token);
   });
 
