@@ -283,14 +283,17 @@ function settingsUpdate(publicId: string, v: SettingsValues, stored: SettingsVal
   return { update, errors };
 }
 
-/** update_form's refusal at the page's fields ("/maxResponses" at Most responses), its hint added. */
+/** update_form's refusal at the page's fields ("/maxResponses" at Most responses), in the page's words (no tool hint). */
 function refusedFields(err: ApiError): FieldErrors {
   const errors: FieldErrors = {};
+  const words = (m: string) =>
+    m.replace(/\bclosesAt\b/g, 'the closing time').replace(/\bopensAt\b/g, 'the opening time');
   for (const d of err.details ?? []) {
     const key = d.path.replace(/^\//, '') as keyof SettingsValues;
     const field = key in SETTING_LABELS ? key : 'opensAt';
-    errors[field] = `${SETTING_LABELS[field]}: ${d.message}. ${err.hint ?? ''}`.trim();
+    const more = field === 'maxResponses' ? ' (or tick the box below it to keep the limit and close the form now)' : '';
+    errors[field] = `${SETTING_LABELS[field]}: ${words(d.message)}${more}`;
   }
-  if (!Object.keys(errors).length) errors.opensAt = `${err.message} ${err.hint ?? ''}`.trim();
+  if (!Object.keys(errors).length) errors.opensAt = words(err.message);
   return errors;
 }

@@ -823,8 +823,8 @@ export interface SettingsValues {
 
 const ACCESS_LABELS = { public: 'Anyone with the link', invite: 'Only people with an invite link' };
 const SPAM_LABELS = {
-  auto: 'Automatic: a challenge once posts come fast',
-  always: 'Always ask the challenge',
+  auto: 'Automatic (challenge when busy)',
+  always: 'Always (challenge every time)',
   off: 'Off',
 };
 

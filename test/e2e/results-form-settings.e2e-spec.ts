@@ -108,7 +108,9 @@ describe('form settings on the results pages (issue 47)', () => {
     const order = await post(editor, { ...all, opensAt: '2030-03-01 09:00', closesAt: '2030-02-01 09:00' });
     expect(order.status).toBe(400);
     expect(text(order.text)).toContain('There is a problem');
-    expect(text(order.text)).toContain('Closes at: closesAt (2030-02-01T09:00:00.000Z) must be after opensAt');
+    expect(text(order.text)).toContain(
+      'Closes at: the closing time (2030-02-01T09:00:00.000Z) must be after the opening time (2030-03-01T09:00:00.000Z)',
+    );
     expect(order.text).toMatch(/id="closesAt"[^>]*aria-invalid="true"|aria-invalid="true"[^>]*id="closesAt"/);
     // What was typed stays in the fields.
     expect(order.text).toContain('value="2030-03-01 09:00"');
@@ -116,7 +118,8 @@ describe('form settings on the results pages (issue 47)', () => {
     const cap = await post(editor, { ...all, maxResponses: '2' });
     expect(cap.status).toBe(400);
     expect(text(cap.text)).toContain('Most responses: must be at least 3, the responses stored');
-    expect(text(cap.text)).toContain('closeNow');
+    expect(text(cap.text)).toContain('tick the box below it to keep the limit and close the form now');
+    expect(cap.text).not.toContain('GET /api/v1/tools');
 
     const bad = await post(editor, { ...all, opensAt: 'next monday', maxResponses: '0', access: 'everyone' });
     expect(bad.status).toBe(400);
