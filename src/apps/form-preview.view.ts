@@ -14,7 +14,7 @@
 import { VIEW_COMMON_JS } from './view-style';
 
 export const FORM_PREVIEW_JS = `${VIEW_COMMON_JS}
-let form, check, checkProblem, page = 1, tried = false, timer, seq = 0, publishing = false;
+let form, taken, check, checkProblem, page = 1, tried = false, timer, seq = 0, publishing = false;
 const answers = {}, hidden = {};
 /** The file questions marked as chosen, and the upload id they are checked with (the shape of one; no such upload). */
 const marked = new Set();
@@ -47,6 +47,9 @@ start('formwork-form-preview', (value, input) =>
 
 function setForm(f) {
   form = f;
+  taken = undefined;
+  // A cap: how many it took already (summarize_responses' maintained total), to say when it is full.
+  if (f.maxResponses != null) call('summarize_responses', { publicId: f.publicId }).then((s) => { taken = s.total; render(); }, () => {});
   page = 1;
   tried = false;
   check = undefined;
@@ -58,6 +61,19 @@ function setForm(f) {
 }
 
 /** The pages: the blocks between page_breaks, each with the page_break that starts it (none for the first). */
+/** Why the form takes no answers now, beyond its status (issue 47): not open yet, closed by its schedule or by hand, or full. */
+function availability() {
+  const at = (t) => new Date(t).toUTCString().replace(' GMT', ' UTC');
+  const full = form.maxResponses != null && taken !== undefined && taken >= form.maxResponses;
+  if (full) return 'Full: it took its ' + form.maxResponses + (form.maxResponses === 1 ? ' response' : ' responses') + ' (maxResponses); people see the full page.';
+  if (form.status === 'closed')
+    return form.closesAt && form.closedAt && Date.parse(form.closedAt) >= Date.parse(form.closesAt)
+      ? 'Closed by its schedule on ' + at(form.closesAt) + '; a later closesAt (update_form) reopens it.'
+      : 'Closed by hand' + (form.closedAt ? ' on ' + at(form.closedAt) : '') + '.';
+  if (form.opensAt && Date.parse(form.opensAt) > Date.now()) return 'Not open yet: it opens on ' + at(form.opensAt) + '; until then people see when.';
+  return form.closesAt && form.status === 'published' ? 'Closes on ' + at(form.closesAt) + '.' : null;
+}
+
 function pages() {
   const out = [{ head: null, blocks: [] }];
   for (const b of form.blocks) {
@@ -223,6 +239,8 @@ function render() {
   const invited = form.access === 'invite'
     ? h('p', { class: 'note', role: 'note' }, 'Invite-only: people answer only from create_invites links; the share link alone says so.')
     : null;
+  const when = availability();
+  const open = when ? h('p', { class: 'note', role: 'note' }, when) : null;
   const hiddenInputs = (form.hiddenFields || []).length
     ? h('details', {}, h('summary', {}, 'Hidden fields (set by the share link)'),
         form.hiddenFields.map((name) => h('div', { class: 'field' }, h('label', { for: 'hf-' + name }, name),
@@ -255,7 +273,7 @@ function render() {
       : h('div', { role: 'alert', class: 'problem' }, h('p', {}, h('strong', {}, 'create_response would refuse these answers:')),
           h('ul', {}, refused.map((e) => h('li', {}, e.path + ': ' + e.message)))));
   }
-  show(...heading, draft, invited, hiddenInputs, section, nav, ...verdict, scoreFlow());
+  show(...heading, draft, open, invited, hiddenInputs, section, nav, ...verdict, scoreFlow());
   const again = focused && document.getElementById(focused);
   if (again) {
     again.focus();

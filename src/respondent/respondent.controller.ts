@@ -1022,6 +1022,8 @@ export class RespondentController {
    */
   private async spamView(form: FormRecord, challenge: boolean, startedAt?: number): Promise<SpamView> {
     const state = this.newState(form, {}, {});
+    // The one-page form shows all its questions: said so, or its post reads as "questions added".
+    state.r = pagesOf(form.blocks)[0]?.blocks.map((b) => b.id) ?? [];
     if (startedAt) state.o = startedAt;
     if (challenge) state.c = 1;
     return { state: await this.states.sign(state), challenge: challenge ? challengeUrl(form) : undefined };

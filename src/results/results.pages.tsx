@@ -178,7 +178,7 @@ export function FormsPage(props: {
   );
 }
 
-type Tab = 'summary' | 'responses' | 'share';
+type Tab = 'summary' | 'responses' | 'share' | 'settings';
 
 /** A form's page: its title and status, the actions the person may take, and the tabs. */
 function FormFrame(props: {
@@ -198,6 +198,7 @@ function FormFrame(props: {
     ['summary', 'Summary', `${here}${q}`],
     ['responses', 'Responses', `${here}/responses${q}`],
     ['share', 'Share', `${here}/share`],
+    ...(mayShow(a, 'update') ? [['settings', 'Settings', `${here}/settings`] as [Tab, string, string]] : []),
   ];
   const actions = [
     form.status !== 'published' && mayShow(a, 'publish') ? (
@@ -807,6 +808,102 @@ export function SharePage(props: { ctx: Ctx; form: FormRecord; publicUrl: string
         </p>
       )}
       <CopyField id="embed" label="Embed snippet" value={snippet} rows={3} />
+    </FormFrame>
+  );
+}
+
+/** The settings page's fields as posted (or as stored): text, as the person typed it. */
+export interface SettingsValues {
+  opensAt: string;
+  closesAt: string;
+  maxResponses: string;
+  access: string;
+  spamProtection: string;
+}
+
+const ACCESS_LABELS = { public: 'Anyone with the link', invite: 'Only people with an invite link' };
+const SPAM_LABELS = {
+  auto: 'Automatic (challenge when busy)',
+  always: 'Always (challenge every time)',
+  off: 'Off',
+};
+
+/**
+ * Who may answer, how many and when (issue 47), editable by editors: the same rules as update_form
+ * (its refusals shown beside their fields). Quotas are shown, and changed with update_form.
+ */
+export function SettingsPage(props: { ctx: Ctx; form: FormRecord; values: SettingsValues; errors: FieldErrors }) {
+  const { ctx, form, values, errors } = props;
+  const here = `${ctx.base}/forms/${form.publicId}`;
+  const quotas = form.quotas ?? [];
+  const time = 'A date and time in UTC, as 2030-01-31 09:00 (or ISO 8601 with its zone). Empty: none.';
+  return (
+    <FormFrame ctx={ctx} form={form} tab="settings" title="Settings">
+      <h2>Who may answer, how many and when</h2>
+      <Summary errors={errors} />
+      <PostForm action={`${here}/settings`} csrf={ctx.chrome.csrf} hidden={{ version: String(form.version) }}>
+        <Field
+          id="opensAt"
+          label="Opens at"
+          hint={`${time} Before then, the form's page says when it opens.`}
+          errors={errors}
+          control={(x) => <input type="text" {...x} defaultValue={values.opensAt} maxLength={40} />}
+        />
+        <Field
+          id="closesAt"
+          label="Closes at"
+          hint={`${time} Then it closes, and its page says so.`}
+          errors={errors}
+          control={(x) => <input type="text" {...x} defaultValue={values.closesAt} maxLength={40} />}
+        />
+        <Field
+          id="maxResponses"
+          label="Most responses"
+          hint="The form takes at most this many, then shows its full page. Empty: no limit."
+          errors={errors}
+          control={(x) => <input type="number" min={1} {...x} defaultValue={values.maxResponses} />}
+        />
+        <div className="field">
+          <label className="option" htmlFor="closeNow" style={{ fontWeight: 400, display: 'flex', gap: '.5rem' }}>
+            <input type="checkbox" id="closeNow" name="closeNow" value="1" />
+            If the form already has more responses than that, keep the limit and close it now
+          </label>
+        </div>
+        <Field
+          id="access"
+          label="Who may answer"
+          errors={errors}
+          control={(x) => (
+            <Select {...x} options={['public', 'invite']} chosen={values.access} labels={ACCESS_LABELS} />
+          )}
+        />
+        <Field
+          id="spamProtection"
+          label="Spam protection"
+          errors={errors}
+          control={(x) => (
+            <Select {...x} options={['auto', 'always', 'off']} chosen={values.spamProtection} labels={SPAM_LABELS} />
+          )}
+        />
+        <button type="submit">Save settings</button>
+      </PostForm>
+      <h3>Quotas</h3>
+      {quotas.length ? (
+        <ul>
+          {quotas.map((q) => (
+            <li key={q.name}>
+              {q.name}: at most {q.limit}
+              {q.onFull && q.onFull !== 'end' ? `, then ${q.onFull}` : ''}
+            </li>
+          ))}
+        </ul>
+      ) : (
+        <p>None.</p>
+      )}
+      <p className="desc">
+        Quotas are set with the <code>update_form</code> tool (its <code>quotas</code>); their counts are on the
+        Summary.
+      </p>
     </FormFrame>
   );
 }

@@ -8,10 +8,11 @@ import { ExportResponsesTool } from '../exports/export-responses.tool';
 import { ExportsService } from '../exports/exports.service';
 import { CloseFormTool } from '../forms/close-form.tool';
 import { DeleteFormTool } from '../forms/delete-form.tool';
-import { FormRecord, FormsService } from '../forms/forms.service';
+import { FormRecord, FormsService, FormUpdate } from '../forms/forms.service';
 import { GetFormTool } from '../forms/get-form.tool';
 import { ListFormsTool } from '../forms/list-forms.tool';
 import { PublishFormTool } from '../forms/publish-form.tool';
+import { UpdateFormTool } from '../forms/update-form.tool';
 import { DeleteResponseTool } from '../responses/delete-response.tool';
 import { readerOf } from '../files/file-links';
 import { GetResponseTool } from '../responses/get-response.tool';
@@ -34,6 +35,7 @@ const TOOLS = {
   export: ExportResponsesTool,
   publish: PublishFormTool,
   close: CloseFormTool,
+  update: UpdateFormTool,
   deleteForm: DeleteFormTool,
   deleteResponse: DeleteResponseTool,
 } as const;
@@ -129,6 +131,11 @@ export class ResultsService {
 
   transition(a: Access, publicId: string, to: 'published' | 'closed') {
     return this.as(a, to === 'published' ? 'publish' : 'close', (p) => this.forms.transition(p, publicId, to));
+  }
+
+  /** The form's settings (issue 47) through update_form's rules; its refusal of a value stays, for the field. */
+  updateSettings(a: Access, input: FormUpdate) {
+    return this.as(a, 'update', (p) => this.forms.update(p, input));
   }
 
   removeForm(a: Access, publicId: string) {

@@ -21,6 +21,7 @@ export const NOTICES = {
   'form-published': 'Form published: it takes responses.',
   'form-closed': 'Form closed: it takes no more responses. Its responses stay.',
   'form-deleted': 'Form deleted, with all its responses.',
+  'form-settings-saved': 'Settings saved.',
   'response-deleted': 'Response deleted.',
   'password-chosen': 'Your password is set: the printed one no longer works. Other browsers were signed out.',
 } as const;

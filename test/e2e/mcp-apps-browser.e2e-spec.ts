@@ -475,4 +475,42 @@ describe('MCP Apps views in Chromium through a test host (issue 39)', () => {
       .waitFor();
     await checkView(preview, 'preview-invite-only');
   }, 120_000);
+
+  it('the preview says when a form is not open yet, and when it is full (issue 47)', async () => {
+    const client = clients['2026-07-28'];
+    const opensAt = '2099-01-01T09:00:00.000Z';
+    const args = { ...BRANCHING_FORM, opensAt };
+    const created = (await client.callTool({ name: 'create_form', arguments: args })) as CallToolResult;
+    const preview = await openView(
+      client,
+      PREVIEW,
+      { arguments: args, result: created },
+      { theme: 'light', width: 390 },
+    );
+    await preview.frame
+      .getByText('Not open yet: it opens on Thu, 01 Jan 2099 09:00:00 UTC', { exact: false })
+      .waitFor();
+    await checkView(preview, 'preview-not-open-yet');
+
+    // A cap of 1 reached: the form closes, and the preview says it is full (not closed by hand).
+    const capped = { title: 'One seat', blocks: [{ type: 'short_text', title: 'Name' }], maxResponses: 1 };
+    const made = (await client.callTool({ name: 'create_form', arguments: capped })) as CallToolResult;
+    const { publicId, blocks } = made.structuredContent as { publicId: string; blocks: Array<{ id: string }> };
+    await client.callTool({ name: 'publish_form', arguments: { publicId } });
+    const answered = (await client.callTool({
+      name: 'create_response',
+      arguments: { publicId, answers: { [blocks[0].id]: 'Ada' } },
+    })) as CallToolResult;
+    expect(answered.isError).toBeFalsy();
+    const got = (await client.callTool({ name: 'get_form', arguments: { publicId } })) as CallToolResult;
+    const full = await openView(
+      client,
+      PREVIEW,
+      { arguments: { publicId }, result: got },
+      { theme: 'dark', width: 390 },
+    );
+    await full.frame.getByText('Full: it took its 1 response (maxResponses)', { exact: false }).waitFor();
+    expect(await full.frame.getByText('Closed by hand').count()).toBe(0);
+    await checkView(full, 'preview-full');
+  }, 120_000);
 });

@@ -267,6 +267,36 @@ describe('results pages in a real browser (Debian chromium), with JavaScript on 
     await admin.getByRole('heading', { name: /^Close me/ }).waitFor();
   });
 
+  for (const js of [true, false]) {
+    it(`an editor changes a form's settings on its Settings tab, a refusal shown at its field (JavaScript ${js ? 'on' : 'off'}; issue 47)`, async () => {
+      const f = await createForm(app, ws, { title: `Settings ${XSS}`, status: 'published' });
+      const page = await signIn('editor', js);
+      await page.goto(`${base}/settings/w/${ws.slug}/forms/${f.publicId}`);
+      await page.getByRole('link', { name: 'Settings', exact: true }).click();
+      await page.getByRole('heading', { name: 'Who may answer, how many and when' }).waitFor();
+      await page.getByLabel('Opens at').fill('2030-03-01 09:00');
+      await page.getByLabel('Closes at').fill('2030-02-01 09:00');
+      await page.getByRole('button', { name: 'Save settings' }).click();
+      await page.getByRole('heading', { name: 'There is a problem' }).waitFor();
+      expect(await page.getByLabel('Closes at').getAttribute('aria-invalid')).toBe('true');
+      await check(page, `settings-refused-js-${js ? 'on' : 'off'}`, js, { shots: true });
+
+      await page.getByLabel('Closes at').fill('2030-04-01 09:00');
+      await page.getByLabel('Most responses').fill('100');
+      await page.getByLabel('Who may answer').selectOption('invite');
+      await page.getByRole('button', { name: 'Save settings' }).click();
+      await page.getByText('Settings saved.').waitFor();
+      expect(await page.getByLabel('Most responses').inputValue()).toBe('100');
+      await check(page, `settings-saved-js-${js ? 'on' : 'off'}`, js, { shots: js });
+      expect((await callTool(app, token, 'get_form', { publicId: f.publicId })).body).toMatchObject({
+        opensAt: '2030-03-01T09:00:00.000Z',
+        closesAt: '2030-04-01T09:00:00.000Z',
+        maxResponses: 100,
+        access: 'invite',
+      });
+    });
+  }
+
   it('the filter: conditions and value follow the question (JavaScript on), a mismatch is refused in words (off); a hidden field filters Responses and Summary', async () => {
     // How many match, as list_responses counts (an earlier test deletes a response).
     const matching = async (where: Record<string, unknown>) =>
