@@ -614,7 +614,7 @@ function parseOrigins(raw: string | undefined): string[] {
 
 /** A key of 32 bytes in base64 (openssl rand -base64 32); the value is never echoed. */
 /** Settings whose value may hold a password or key: a refusal names them without their value. */
-const SECRET_SETTINGS = new Set(['SMTP_URL', 'MAIL_DKIM_KEY']);
+const SECRET_SETTINGS = new Set(['SMTP_URL', 'MAIL_DKIM_KEY', 'METRICS_TOKEN']);
 
 function parseEmail(parsed: EnvSchema, publicUrl: string): EmailSettings {
   const dkim = [parsed.MAIL_DKIM_DOMAIN, parsed.MAIL_DKIM_SELECTOR, parsed.MAIL_DKIM_KEY];

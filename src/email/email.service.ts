@@ -5,6 +5,8 @@ import { WebhookSecretBox } from '../webhooks/secret-box';
 import { EmailRepository, NotifyMode, OutboxRow } from './email.repository';
 import { subscriptionOf } from './unsubscribe-token';
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** How long /readyz's look at the mail server is reused (each look is a connection and a greeting). */
 const VERIFY_EVERY_MS = 15_000;
 const VERIFY_TIMEOUT_MS = 3000;
@@ -54,7 +56,7 @@ export class EmailService {
   }
 
   retry(workspaceId: string, id: string): Promise<boolean> {
-    return /^[0-9a-f-]{36}$/i.test(id) ? this.repository.retry(workspaceId, id) : Promise.resolve(false);
+    return UUID.test(id) ? this.repository.retry(workspaceId, id) : Promise.resolve(false);
   }
 
   queueTest(workspaceId: string, to: string): Promise<void> {

@@ -225,7 +225,9 @@ export const ScheduleFields = {
  * list's size budget); checkQuotas checks each quota's fields, at their paths.
  */
 const limitFields = (maxResponses: string, quotas: string) => ({
-  maxResponses: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: maxResponses })),
+  maxResponses: Type.Optional(
+    Type.Union([Type.Integer({ minimum: 1, maximum: 1e9 }), Type.Null()], { description: maxResponses }),
+  ),
   quotas: Type.Optional(
     Type.Array(Type.Unsafe<{ name: string; limit: number; when: unknown; onFull?: string }>({ type: 'object' }), {
       maxItems: MAX_QUOTAS,

@@ -113,9 +113,9 @@ function quotaShape(q: unknown, at: string): ErrorDetail[] {
   return [
     ...extra.map((k) => ({ path: `${at}/${k}`, message: `is not a field of a quota${didYouMean(k, QUOTA_FIELDS)}` })),
     ...(typeof x.name === 'string' ? [] : [{ path: `${at}/name`, message: 'must be a string' }]),
-    ...(Number.isInteger(x.limit) && (x.limit as number) >= 1
+    ...(Number.isInteger(x.limit) && (x.limit as number) >= 1 && (x.limit as number) <= 1e9
       ? []
-      : [{ path: `${at}/limit`, message: 'must be an integer >= 1' }]),
+      : [{ path: `${at}/limit`, message: 'must be an integer from 1 to 1000000000' }]),
     ...(x.when === undefined ? [{ path: `${at}/when`, message: 'is required: a condition, as showIf' }] : []),
     ...(x.onFull === undefined || typeof x.onFull === 'string'
       ? []

@@ -1038,7 +1038,7 @@ export class RespondentController {
     // The form as this instance last read it (as the submission's fast path uses it), else read now.
     const form = this.forms.recent(publicId) ?? (await this.findForm(publicId));
     if (!form || form.status !== 'published' || (await this.shut(form))) return undefined; // submit says why
-    if (form.spamProtection === 'off') return undefined;
+    if (form.spamProtection === 'off' || form.access === 'invite') return undefined;
     const challenge = await this.spam.needsChallenge(form, req.ip);
     const verdict = await this.spam.judge(form, {
       honeypot: undefined,

@@ -259,6 +259,23 @@ describe('invitations (issue 47)', () => {
       403,
       'invite_required',
     );
+    // Spam defence is for public forms: an uninvited post, even one a bot sent, is refused, never kept as spam to restore.
+    await ask('update_form', { publicId, spamProtection: 'always' });
+    expectError(
+      await request(server())
+        .post(`/f/${publicId}`)
+        .send({ answers: { [ids.score]: 'Spam' } }),
+      403,
+      'invite_required',
+    );
+    const honeypot = await request(server()).post(`/f/${publicId}`).type('form').send(`${ids.score}=Spam&comments=buy`);
+    expect(honeypot.status).toBe(403);
+    const [kept] = await db.query(
+      `SELECT count(*)::int AS n FROM spam_responses s JOIN forms f ON f.id = s.form_id WHERE f.public_id = $1`,
+      [publicId],
+    );
+    expect(kept.n).toBe(0);
+    await ask('update_form', { publicId, spamProtection: 'auto' });
     const tampered = await request(server()).get(`/f/${publicId}?invite=inv_${'A'.repeat(32)}`);
     expect(tampered.status).toBe(403);
     expect(tampered.text).toContain('This invitation link does not work');

@@ -276,6 +276,27 @@ describe('response caps and quotas', () => {
     );
     expect((await ask('get_form', { publicId: form.publicId })).body.quotas).toBeUndefined();
 
+    // Beyond what the counters hold (a PostgreSQL integer): refused at its path, never a 500.
+    const huge = expectError(
+      await ask('update_form', {
+        publicId: form.publicId,
+        maxResponses: 3e9,
+        quotas: [{ name: 'FR', limit: 3e9, when: { block: 'country', op: 'equals', value: 'France' } }],
+      }),
+      400,
+      'invalid_arguments',
+    );
+    expect(huge.details!.map((d) => d.path)).toContain('/maxResponses');
+    const hugeQuota = expectError(
+      await ask('update_form', {
+        publicId: form.publicId,
+        quotas: [{ name: 'FR', limit: 3e9, when: { block: 'country', op: 'equals', value: 'France' } }],
+      }),
+      400,
+      'invalid_arguments',
+    );
+    expect(hugeQuota.details!.map((d) => d.path)).toContain('/quotas/0/limit');
+
     const closing = await ask('update_form', { publicId: form.publicId, maxResponses: 2, closeNow: true });
     expect(closing.status).toBe(200);
     expect(closing.body).toMatchObject({ maxResponses: 2, status: 'closed' });

@@ -73,6 +73,7 @@ export class SpamGate {
    * challenge: always under "always", never under "off", under "auto" once either rate is passed.
    */
   async needsChallenge(form: FormRecord, ip: string | undefined): Promise<boolean> {
+    if (form.access === 'invite') return false; // see judge
     const setting = form.spamProtection ?? 'auto';
     if (setting !== 'auto') return setting === 'always';
     const { formPostsPerMin, ipPostsPerMin } = this.config.spam;
@@ -103,7 +104,9 @@ export class SpamGate {
    * challenge is claimed here, so a second post with it is 'replayed'.
    */
   async judge(form: FormRecord, post: PagePost): Promise<SpamReason | 'replayed' | undefined> {
-    if (form.spamProtection === 'off') return undefined;
+    // Spam defence is for public forms: an invite-only form's single-use invitations are its defence,
+    // and a post without one is refused as uninvited, never kept (as spam) for an owner to restore.
+    if (form.spamProtection === 'off' || form.access === 'invite') return undefined;
     if (post.earlier) return post.earlier as SpamReason;
     if (filled(post.honeypot)) return 'honeypot';
     const { minFillMs } = this.config.spam;

@@ -1,6 +1,6 @@
 import { ArgumentsHost, HttpException, Logger } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { ApiExceptionFilter } from './api-exception.filter';
+import { ApiExceptionFilter, pathOf } from './api-exception.filter';
 import { databaseUnavailableKind } from './database-unavailable';
 
 describe('ApiExceptionFilter.toApiError', () => {
@@ -175,5 +175,12 @@ describe('ApiExceptionFilter.toApiError', () => {
       warn.mockRestore();
       error.mockRestore();
     });
+  });
+});
+
+describe('pathOf', () => {
+  it('drops the query, and redacts the token of an email unsubscribe link (logs and errors show the path)', () => {
+    expect(pathOf('/api/v1/tools/get_form?x=secret')).toBe('/api/v1/tools/get_form');
+    expect(pathOf('/email/unsubscribe/0b1c.deadbeef?one-click')).toBe('/email/unsubscribe/[redacted]');
   });
 });

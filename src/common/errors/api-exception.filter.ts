@@ -119,11 +119,16 @@ export function sendError(reply: FastifyReply, error: ApiError, requestId: strin
     .send(JSON.stringify(error.toJSON(requestId)));
 }
 
-/** The path of a request URL, without its query string (which could hold anything). */
+/**
+ * The path of a request URL, without its query string (which could hold anything), for logs and
+ * errors: an email's one-click unsubscribe link carries its token in the path, which is redacted.
+ */
 export function pathOf(url: string): string {
   const q = url.indexOf('?');
-  return q < 0 ? url : url.slice(0, q);
+  const path = q < 0 ? url : url.slice(0, q);
+  return path.startsWith(UNSUBSCRIBE_PATH) ? `${UNSUBSCRIBE_PATH}[redacted]` : path;
 }
+const UNSUBSCRIBE_PATH = '/email/unsubscribe/';
 
 const STATUS_CODES: Record<number, ErrorCode> = {
   400: 'invalid_arguments',
