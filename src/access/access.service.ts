@@ -132,7 +132,7 @@ export class AccessService implements OnModuleInit, OnModuleDestroy {
       return new ApiError('response_limit_reached', {
         message:
           wording === 'api'
-            ? `This form has its ${form.maxResponses} responses (maxResponses) and takes no more.`
+            ? `This form has the ${form.maxResponses} ${form.maxResponses === 1 ? 'response' : 'responses'} its maxResponses allows and takes no more.`
             : 'This form has all the responses it needs and takes no more.',
         hint:
           wording === 'api'
