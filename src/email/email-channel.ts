@@ -88,8 +88,11 @@ export class EmailChannel implements DeliveryChannel<ClaimedEmail> {
       })) as { response?: string };
       return result(info.response ?? '250', null, started);
     } catch (err) {
-      const smtp = err as { responseCode?: number; response?: string; message: string };
-      return result(smtp.response ?? null, smtp.responseCode ? null : smtp.message, started, smtp.responseCode);
+      const smtp = err as { responseCode?: number; response?: string; code?: string };
+      // Without an SMTP answer, the error names the operator's mail host and port: workspace admins
+      // read this on their Email page, so they get its kind only.
+      const failure = `could not reach the mail server (${smtp.code ?? 'connection error'})`;
+      return result(smtp.response ?? null, smtp.responseCode ? null : failure, started, smtp.responseCode);
     }
   }
 

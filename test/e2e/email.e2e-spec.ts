@@ -203,6 +203,9 @@ describe('email', () => {
     const [down] = await rows('response_id = $1', [waiting]);
     expect(down.status).toBe('pending');
     expect(down.last_code).toBeNull();
+    // Workspace admins read it: the kind of failure, never the operator's mail host or port.
+    expect(down.last_answer).toMatch(/^could not reach the mail server \(/);
+    expect(down.last_answer).not.toMatch(/127\.0\.0\.1|:\d{2,5}/);
     // The page shows each message's state and the server's last answer.
     const shown = await page(admin, '?status=failed');
     expect(shown.statusCode).toBe(200);
