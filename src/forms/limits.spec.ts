@@ -42,7 +42,7 @@ describe('caps and quotas (forms/limits.ts)', () => {
       { path: '/quotas/1/name', message: '"A" names another quota' },
       { path: '/quotas/1/when/hidden', message: expect.stringContaining('did you mean "source"?') },
       { path: '/quotas/2/lmit', message: 'is not a field of a quota; did you mean "limit"?' },
-      { path: '/quotas/2/limit', message: 'must be an integer >= 1' },
+      { path: '/quotas/2/limit', message: 'must be an integer from 1 to 1000000000' },
     ]);
   });
 
