@@ -15,6 +15,9 @@ export async function runMigrations(dataSource: DataSource, url: string): Promis
   const lock = new Client({ connectionString: url, options: MAINTENANCE_OPTIONS });
   await lock.connect();
   try {
+    // Said again in the session: an `options` in the URL replaces the startup one, and a role's
+    // defaults in the database (behind a pooler: the request bounds) would time the wait out.
+    await lock.query('SET lock_timeout = 0; SET statement_timeout = 0');
     await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_ID]);
     const ran = await dataSource.runMigrations({ transaction: 'each' });
     return ran.map((m) => m.name);

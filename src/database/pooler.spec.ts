@@ -10,10 +10,14 @@ import { currentManager, inTransaction, openGuardedDataSource } from './transact
 /**
  * DATABASE_POOLER=transaction against the test PostgreSQL: what a transaction pooler cannot carry
  * (startup settings, named statements) is not used, and every statement is still bounded, by the
- * role's defaults in the database (setPoolerBounds), which the test resets at its end.
+ * role's defaults in the database (setPoolerBounds). Those defaults apply to every new session in
+ * their database, so the spec sets them in an empty database of its own: in the run's shared one,
+ * a suite running alongside would start its sessions with a 200 ms lock timeout.
  */
 describe('transaction pooler mode', () => {
-  const url = process.env.FORMWORK_TEST_DATABASE_URL!;
+  const shared = new URL(process.env.FORMWORK_TEST_DATABASE_URL!);
+  const name = `${shared.pathname.slice(1)}_pooler`;
+  const url = Object.assign(new URL(shared), { pathname: `/${name}` }).toString();
   const timeouts = { connectMs: 3000, statementMs: 300, lockMs: 200, idleInTransactionMs: 1500 };
   const bounds: SessionBounds = { kind: 'request', timeouts, pooler: 'transaction' };
   let db: DataSource;
@@ -24,20 +28,20 @@ describe('transaction pooler mode', () => {
         'Pooler mode is tested on a PostgreSQL server: start one at TEST_DATABASE_SERVER (127.0.0.1:5432)',
       );
     }
+    await plainQuery(`CREATE DATABASE ${name}`, shared.toString());
     await setPoolerBounds(url, url, timeouts);
     // One connection: what one statement leaves in the session, the next one sees.
     db = await openGuardedDataSource(dataSourceOptions(url, 1, false, bounds));
   });
   afterAll(async () => {
     await db?.destroy();
-    await plainQuery(
-      `DO $$ BEGIN EXECUTE format('ALTER ROLE %I IN DATABASE %I RESET ALL', current_user, current_database()); END $$`,
-    );
+    // The role's defaults in that database go with it.
+    await plainQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`, shared.toString());
   });
 
   /** One statement on a session of its own, with no startup setting (as a pooler's server session starts). */
-  const plainQuery = async (sql: string) => {
-    const c = new Client({ connectionString: url });
+  const plainQuery = async (sql: string, on = url) => {
+    const c = new Client({ connectionString: on });
     await c.connect();
     try {
       return (await c.query(sql)).rows;
