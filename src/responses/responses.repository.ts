@@ -177,6 +177,7 @@ export class ResponsesRepository {
     filter: { sql: string; params: unknown[] },
     page: (total: number) => { start: number; count: number } | undefined,
     counted?: number,
+    only?: string[],
   ): Promise<{ total: number; rows: ResponseRow[] }> {
     const params = [...filter.params];
     await withoutJit(manager);
@@ -190,10 +191,14 @@ export class ResponsesRepository {
       )[0].total;
     const at = page(total);
     if (!at) return { total, rows: [] };
+    // `only`: the rows hold one of these variables objects (see ResponsesService.rangeValues),
+    // found through the variables' index, then sorted (seq + 0: not by walking the order's index).
+    const narrow = only ? ` AND r.variables IS NOT NULL AND r.variables @> ANY ($${params.push(only)}::jsonb[])` : '';
     const n = params.push(at.start, at.count);
     const rows: ResponseRow[] = await manager.query(
       `SELECT r.id, r.submitted_at AS "submittedAt", r.answers, r.hidden, ${VIEW_COLUMNS('r')} FROM responses r
-        WHERE r.form_id = $1 AND r.seq IS NOT NULL AND ${filter.sql} ORDER BY r.seq OFFSET $${n - 1} LIMIT $${n}`,
+        WHERE r.form_id = $1 AND r.seq IS NOT NULL AND ${filter.sql}${narrow}
+        ORDER BY r.seq${only ? ' + 0' : ''} OFFSET $${n - 1} LIMIT $${n}`,
       params,
     );
     return { total, rows };

@@ -242,7 +242,11 @@ export class ResponsesService {
             : 'compare' in known
               ? await this.stats.countCompared(tx, form.id, known.blockId, known.compare)
               : await this.stats.countAnswers(tx, form.id, known.blockId, known.values);
-        return this.repo.filteredPage(tx, { sql, params }, range, counted);
+        const only =
+          known && 'compare' in known && counted !== undefined
+            ? await this.rangeValues(tx, form.id, known, counted, at.upto - at.skipped, range(counted))
+            : undefined;
+        return this.repo.filteredPage(tx, { sql, params }, range, counted, only);
       });
       return { total, responses: await page(rows) };
     }
@@ -252,6 +256,26 @@ export class ResponsesService {
     if (!r) return { total, responses: [] };
     const rows = await this.repo.readPage(currentManager(this.db), form.id, skipped + r.start, r.count);
     return { total, responses: await page(rows) };
+  }
+
+  /**
+   * A range on a number variable (issue 46) read through the variables' GIN index: the values in
+   * it that the maintained counts hold (as containments: valuesCompared), when reading its matches
+   * that way costs less than walking the form in order until the page is full. The walk reads about
+   * `end` x `all` / `total` rows (end: the page's last match in seq order), in order; the index
+   * reads the `total` matching rows at random and sorts them, each counted as RANDOM_READ rows of
+   * the walk. Undefined (walk) when the range holds more than RANGE_VALUES values, or the page is empty.
+   */
+  private async rangeValues(
+    tx: EntityManager,
+    formId: string,
+    known: { blockId: string; name: string; compare: { op: 'gt' | 'gte' | 'lt' | 'lte'; value: number } },
+    total: number,
+    all: number,
+    page: { start: number; count: number } | undefined,
+  ): Promise<string[] | undefined> {
+    if (!page || total * RANDOM_READ * total > (page.start + page.count) * all) return undefined;
+    return this.stats.valuesCompared(tx, formId, known.blockId, known.name, known.compare, RANGE_VALUES);
   }
 
   /**
@@ -910,6 +934,13 @@ export class ResponsesService {
 }
 
 /**
+ * A range filter on a number variable read through its index (ResponsesService.rangeValues): what
+ * reading one matching row at random costs, in rows read in order; the most values it may name.
+ */
+const RANDOM_READ = 4;
+const RANGE_VALUES = 1000;
+
+/**
  * A filter whose number of matches the maintained counts hold: equals or in, no since/until, on one
  * choice (multiple_choice, dropdown) or yes/no block (answer_counts), or on one hidden field
  * (hidden_counts); on forms that compute (issue 46), on the ending, or a number variable's equals,
@@ -923,7 +954,7 @@ function countedFilter(
 ):
   | { blockId: string; values: string[] }
   | { hidden: string; values: string[] }
-  | { blockId: string; compare: { op: 'gt' | 'gte' | 'lt' | 'lte'; value: number } }
+  | { blockId: string; name: string; compare: { op: 'gt' | 'gte' | 'lt' | 'lte'; value: number } }
   | undefined {
   const where = filter.where;
   if (!where || filter.since !== undefined || filter.until !== undefined) return undefined;
@@ -946,6 +977,7 @@ function countedFilter(
     if (numbers && ['gt', 'gte', 'lt', 'lte'].includes(where.op) && typeof where.value === 'number')
       return {
         blockId: variableKey(where.variable),
+        name: where.variable,
         compare: { op: where.op as 'gt' | 'gte' | 'lt' | 'lte', value: where.value },
       };
     const fits = (x: unknown) =>

@@ -501,6 +501,28 @@ export class ResponseStatsRepository {
   }
 
   /**
+   * The values countCompared counts, each as the variables object holding it ({ name: value },
+   * JSON text, the value written as PostgreSQL keeps it, so that containment matches it exactly);
+   * undefined when there are more than `most`.
+   */
+  async valuesCompared(
+    manager: EntityManager,
+    formId: string,
+    key: string,
+    name: string,
+    compare: { op: 'gt' | 'gte' | 'lt' | 'lte'; value: number },
+    most: number,
+  ): Promise<string[] | undefined> {
+    const sign = { gt: '>', gte: '>=', lt: '<', lte: '<=' }[compare.op];
+    const rows: Array<{ j: string }> = await manager.query(
+      `SELECT jsonb_build_object($4::text, value::jsonb)::text AS j FROM answer_counts
+        WHERE form_id = $1 AND block_id = $2 AND num ${sign} $3::float8 AND count > 0 LIMIT $5`,
+      [formId, key, compare.value, name, most + 1],
+    );
+    return rows.length > most ? undefined : rows.map((r) => r.j);
+  }
+
+  /**
    * How many sequenced responses of the form hold one of `values` in the hidden field `name`, from
    * the maintained counts; undefined when they were not kept in step with the form's responses (an
    * instance of an earlier version counted or deleted some: see HiddenCountEntity), for the caller

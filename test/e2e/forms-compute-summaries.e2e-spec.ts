@@ -205,6 +205,53 @@ describe('forms that compute: summaries and filters (issue 46)', () => {
     }
   });
 
+  it('a range that few responses match is read through the values the counts hold: exact totals and pages', async () => {
+    const made = await callTool(app, token, 'create_form', {
+      title: 'Few in range',
+      variables: [{ name: 'score', type: 'number', initial: 0 }],
+      blocks: [
+        { ref: 'n', type: 'number', title: 'n', calculate: [{ variable: 'score', op: 'add', value: { block: 'n' } }] },
+      ],
+    });
+    expect(made.status).toBe(200);
+    const pid = made.body.publicId;
+    // 30 responses; decimals and negatives among them, 7 three times.
+    const values = [...Array.from({ length: 25 }, (_, i) => i), 12.5, -2.75, 1e-7, 7, 7];
+    const sent: Array<[string, number]> = [];
+    for (const n of values) {
+      const res = await callTool(app, token, 'create_response', { publicId: pid, answers: { n } });
+      expect(res.status).toBe(200);
+      sent.push([res.body.id, n]);
+    }
+    // Few matches of many responses: the page reads the values in range from the counts (spied on
+    // to show that path runs) and the rows holding one of them through the variables' index.
+    const spy = jest.spyOn(app.get(ResponseStatsRepository), 'valuesCompared');
+    const cases: Array<[string, number, (n: number) => boolean]> = [
+      ['gte', 24, (n) => n >= 24],
+      ['lt', -2.5, (n) => n < -2.5],
+      ['gt', 12.25, (n) => n > 12.25],
+      ['lt', -1, (n) => n < -1],
+      ['lte', 0, (n) => n <= 0],
+      ['lt', 1e-6, (n) => n < 1e-6],
+      ['gte', 20, (n) => n >= 20], // its later pages only: walked first, then through the index
+      ['lte', 7, (n) => n <= 7],
+    ];
+    for (const [op, value, test] of cases) {
+      const where = { variable: 'score', op, value };
+      const want = sent.filter(([, n]) => test(n)).map(([id]) => id);
+      const first = await callTool(app, token, 'list_responses', { publicId: pid, where, limit: 2 });
+      const all: string[] = [];
+      for (let offset = 0; offset < first.body.total + 2; offset += 2) {
+        const page = await callTool(app, token, 'list_responses', { publicId: pid, where, limit: 2, offset });
+        expect(page.status).toBe(200);
+        all.push(...page.body.responses.map((r: { id: string }) => r.id));
+      }
+      expect([where, first.body.total, all]).toEqual([where, want.length, want]);
+    }
+    expect(spy).toHaveBeenCalled();
+    spy.mockRestore();
+  });
+
   it('refuses a variable the form lacks at its path, naming its variables and ending', async () => {
     const res = await callTool(app, token, 'list_responses', {
       publicId,

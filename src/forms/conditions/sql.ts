@@ -51,7 +51,13 @@ function leafSql(leaf: Leaf, params: unknown[], alias: string): string {
     // One value: containment of { name: value }, exact for a scalar (a string is not contained in a
     // list, 4 is 4.0), as cheap as a hand-written ->> comparison, and servable by a GIN index.
     // "" is no answer: equal to nothing.
-    return v === '' ? 'false' : `(${column} @> ${bind(params, JSON.stringify({ [name]: v }), 'jsonb')})`;
+    if (v === '') return 'false';
+    const value = bind(params, JSON.stringify({ [name]: v }), 'jsonb');
+    // A variable: the column itself (NULL on responses of forms that compute nothing), so that its
+    // GIN index (partial: variables IS NOT NULL) serves it too; never NULL, for `not`.
+    if (isVariableLeaf(leaf) && leaf.variable !== ENDING_VARIABLE)
+      return `(${alias}.variables IS NOT NULL AND ${alias}.variables @> ${value})`;
+    return `(${column} @> ${value})`;
   }
   // A ranking's choice: its place (1 first) as a jsonb number, NULL when not ranked (placeOr); the
   // block and the choice are one parameter, so that a leaf keeps to 3.

@@ -11,6 +11,8 @@ import { FormEntity } from '../../forms/entities/form.entity';
 // GIN (jsonb_path_ops) indexes for filters, made by migration 1796000430000 (TypeORM cannot declare their operator class).
 @Index('IDX_responses_answers', { synchronize: false })
 @Index('IDX_responses_hidden', { synchronize: false })
+// and on variables (WHERE variables IS NOT NULL), made by migration 1796000710000.
+@Index('IDX_responses_variables', { synchronize: false })
 export class ResponseEntity {
   @PrimaryGeneratedColumn('uuid')
   id: string;
