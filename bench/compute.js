@@ -17,7 +17,7 @@
  *     answer_counts), beside the same equals on a hidden field (hidden_counts) as the baseline:
  *     wall time per call, p50 and p95 of BENCH_CALLS, alternating, and each page statement's plan
  *     (EXPLAIN ANALYZE of one more call). The issue's target is 1 s p50 at 10M responses
- *     (BENCH_COMPUTE_N=10000000: about 15 minutes to load on the shared machine); see docs/benchmarks.md.
+ *     (BENCH_COMPUTE_N=10000000: about 25 minutes to load and recount on the shared machine); see docs/benchmarks.md.
  *
  * Env: BENCH_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres), BENCH_DIST,
  * BENCH_COMPUTE_N (1,000,000; 0 runs A only), BENCH_OPS (300), BENCH_ROUNDS (5), BENCH_CALLS (20),

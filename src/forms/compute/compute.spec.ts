@@ -276,4 +276,12 @@ describe('the condition leaf on a variable in SQL (where)', () => {
     expect(sql).toContain("COALESCE(r.variables, '{}'::jsonb)");
     expect(params).toEqual(['score', 3]);
   });
+
+  it("reads an equals as a containment of the column itself (the variables' GIN index serves it), never NULL", () => {
+    const params: unknown[] = [];
+    expect(conditionSql({ not: { variable: 'score', op: 'equals', value: 3 } }, params)).toBe(
+      '(NOT (r.variables IS NOT NULL AND r.variables @> $1::jsonb))',
+    );
+    expect(params).toEqual(['{"score":3}']);
+  });
 });
