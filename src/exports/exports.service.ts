@@ -31,6 +31,18 @@ const EXPORT_PARTIAL_BATCH = 1000;
 /** The path that serves export links (the link itself travels in the query, which no log line holds). */
 export const EXPORT_PATH = '/api/v1/exports/download';
 
+/** A download's headers and budget, before its body. */
+function downloadOf(grant: ExportGrant, form: FormRecord): ExportDownload {
+  return {
+    headers: {
+      'Content-Type': CONTENT_TYPES[grant.fmt],
+      'Content-Disposition': contentDisposition(form.title, grant.fmt),
+      'Cache-Control': 'private, no-store',
+    },
+    credentialKey: grant.c.b,
+  };
+}
+
 /** Where the files of export jobs are stored: `<prefix><workspaceId>/<ms>-<jobId>`. */
 const STORED_PREFIX = 'exports/';
 
@@ -249,14 +261,7 @@ export class ExportsService {
       if (err instanceof ApiError) throw linkNotFound();
       throw err;
     }
-    const download = {
-      headers: {
-        'Content-Type': CONTENT_TYPES[grant.fmt],
-        'Content-Disposition': contentDisposition(form.title, grant.fmt),
-        'Cache-Control': 'private, no-store',
-      },
-      credentialKey: grant.c.b,
-    };
+    const download = downloadOf(grant, form);
     if (headOnly) return download;
     // A download is a long read of its workspace: it takes a slot until its stream closes (read to
     // the end, cut, or left by its client), or 429 when the workspace's slots are taken.
@@ -297,14 +302,7 @@ export class ExportsService {
 
   /** A job's stored export (see exportAsJob): its bytes as stored, the link's checks made. */
   private async openStored(grant: ExportGrant, form: FormRecord, headOnly: boolean): Promise<ExportDownload> {
-    const download = {
-      headers: {
-        'Content-Type': CONTENT_TYPES[grant.fmt],
-        'Content-Disposition': contentDisposition(form.title, grant.fmt),
-        'Cache-Control': 'private, no-store',
-      },
-      credentialKey: grant.c.b,
-    };
+    const download = downloadOf(grant, form);
     if (headOnly) return download;
     const stored = await this.storage.read(grant.k!).catch(() => {
       throw linkNotFound();
