@@ -220,4 +220,44 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
       traceparent: `00-${deliver.traceId}-${deliver.spanId}-01`,
     });
   }, 60_000);
+
+  it('links a response.partial_saved delivery to the request that saved the partial', async () => {
+    const made = await callToolAt(instance.port, token, 'create_form', {
+      title: 'Traced partials',
+      partialResponses: true,
+      blocks: [
+        { ref: 'name', type: 'short_text', title: 'Name' },
+        { type: 'page_break', title: 'More' },
+        { ref: 'role', type: 'short_text', title: 'Role' },
+      ],
+    });
+    expect(made.status).toBe(200);
+    const { publicId } = made.json;
+    expect((await callToolAt(instance.port, token, 'publish_form', { publicId })).status).toBe(200);
+    const hook = await callToolAt(instance.port, token, 'create_webhook', {
+      url: `http://127.0.0.1:${receiver.port}/partial`,
+      events: ['response.partial_saved'],
+    });
+    expect(hook.status).toBe(200);
+
+    const traceId = randomBytes(16).toString('hex');
+    const saved = await callToolAt(
+      instance.port,
+      token,
+      'create_response',
+      { publicId, answers: { name: 'Ada' }, partial: true },
+      { headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` } },
+    );
+    expect(saved.status).toBe(200);
+
+    const linked = () => collector.spans.find((s) => s.name === 'webhook deliver' && s.links?.[0]?.traceId === traceId);
+    await waitUntil(
+      async () => linked() !== undefined && collector.inTrace(traceId).some((s) => s.name === 'tool create_response'),
+      20_000,
+      'the response.partial_saved delivery and the request are exported',
+    );
+    const tool = collector.inTrace(traceId).find((s) => s.name === 'tool create_response')!;
+    expect(linked()!.links).toEqual([expect.objectContaining({ traceId, spanId: tool.spanId })]);
+    expect(receiver.webhooks.map((w) => w.type)).toContain('response.partial_saved');
+  }, 60_000);
 });
