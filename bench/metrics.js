@@ -64,7 +64,11 @@ async function main() {
       LOG_LEVEL: 'info',
       ...extra,
     });
-    servers[name] = new Server(name, [MAIN], env, { stdout: '/dev/null' });
+    // BENCH_CPU_PROF=<dir>: each instance writes a V8 CPU profile there when it stops (where tracing costs).
+    const prof = process.env.BENCH_CPU_PROF
+      ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`, `--cpu-prof-name=${name}.cpuprofile`]
+      : [];
+    servers[name] = new Server(name, [...prof, MAIN], env, { stdout: '/dev/null' });
     teardown.servers.push(servers[name]);
   }
   const headers = { Authorization: `Bearer ${demo.token}`, 'Content-Type': 'application/json' };

@@ -33,6 +33,8 @@ export interface ExportGrant {
   exp: number;
   /** Partial responses too ('all': after the completed ones) or only ('partial'); absent: completed only (issue 36). */
   s?: 'partial' | 'all';
+  /** An export a job wrote (issue 49): the storage key of its file, served as stored. */
+  k?: string;
 }
 
 /** How many expired grants making one link sweeps, at most: the table stays at about the links of the last 15 minutes. */

@@ -5,6 +5,7 @@ import { responseFilterArguments } from '../responses/response-filter';
 import { AnswersBy, ResponseStatus } from '../responses/response.schemas';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
 import { ExportsService } from './exports.service';
+import { currentJob } from '../jobs/current-job';
 
 const FORMATS = ['csv', 'ndjson'] as const;
 const MIME_TYPES = { csv: 'text/csv', ndjson: 'application/x-ndjson' } as const;
@@ -43,7 +44,7 @@ type Output = Static<typeof output>;
   name: 'export_responses',
   title: 'Export responses',
   description:
-    "Makes a link that downloads a form's responses (all, or those the filter matches) as CSV or NDJSON, in submission order, with a plain GET: any number of responses. For spreadsheets and bulk reads instead of paging list_responses.",
+    "Makes a link that downloads a form's responses (all, or those the filter matches) as CSV or NDJSON, in submission order, with a plain GET: any number of responses. For spreadsheets and bulk reads instead of paging list_responses. As a task (respond-async), the export is written first and the link serves that file.",
   scope: 'responses:read',
   write: false,
   input,
@@ -54,12 +55,12 @@ export class ExportResponsesTool implements ToolHandler<typeof input, typeof out
 
   run(args: Static<typeof input>, ctx: ToolContext): Promise<Output> {
     const { publicId, format, answersBy, status, ...filter } = args;
-    return this.exports.createLink(ctx.principal, publicId, {
-      format: format ?? 'csv',
-      answersBy: answersBy ?? 'id',
-      filter,
-      status: status ?? 'completed',
-    });
+    const opts = { format: format ?? 'csv', answersBy: answersBy ?? 'id', filter, status: status ?? 'completed' };
+    // As a job (the client consented: MCP task, Prefer: respond-async), the export is read now into a stored file.
+    const job = currentJob();
+    return job
+      ? this.exports.exportAsJob(ctx.principal, publicId, opts, job)
+      : this.exports.createLink(ctx.principal, publicId, opts);
   }
 
   /** Over MCP, the link also as a resource_link content item (see src/mcp/mcp-content.ts). */

@@ -6,6 +6,7 @@ import { ResponseRow, VIEW_COLUMNS } from '../responses/responses.repository';
 import type { PartialRow } from '../responses/partial-responses.repository';
 import { copyRows, lineRows, PartPool } from './copy-rows';
 import type { ExportGrant } from './export-link';
+import { currentJob, jobTag } from '../jobs/current-job';
 
 /** A response as a batch reads it: with its seq, the key of the next batch. */
 export type ExportRow = ResponseRow & { seq: string };
@@ -16,6 +17,12 @@ export type ExportRow = ResponseRow & { seq: string };
  */
 export const EXPORT_QUERY_TAG = '/* formwork:export */';
 
+/** EXPORT_QUERY_TAG, and in a job the job's tag (what a cancel finds the statement by: see JobsService). */
+function tag(): string {
+  const job = currentJob();
+  return job ? `${EXPORT_QUERY_TAG} ${jobTag(job.id)}` : EXPORT_QUERY_TAG;
+}
+
 /** How many responses' lines an NDJSON export writes as one string: strings that die young. */
 export const EXPORT_PART_ROWS = 64;
 
@@ -25,7 +32,7 @@ export class ExportsRepository {
   /** The seq of the form's last sequenced response (0 when none): an export reads up to it. */
   async lastSeq(manager: EntityManager, formId: string): Promise<string> {
     const [row] = await manager.query(
-      `${EXPORT_QUERY_TAG} SELECT COALESCE(max(seq), 0)::text AS seq FROM responses WHERE form_id = $1 AND seq IS NOT NULL`,
+      `${tag()} SELECT COALESCE(max(seq), 0)::text AS seq FROM responses WHERE form_id = $1 AND seq IS NOT NULL`,
       [formId],
     );
     return row.seq;
@@ -43,7 +50,7 @@ export class ExportsRepository {
     filter: { sql: string; params: unknown[] },
   ): Promise<ExportRow[]> {
     return manager.query(
-      `${EXPORT_QUERY_TAG} SELECT r.seq::text AS seq, r.id, r.submitted_at AS "submittedAt", r.answers, r.hidden, ${VIEW_COLUMNS('r')}
+      `${tag()} SELECT r.seq::text AS seq, r.id, r.submitted_at AS "submittedAt", r.answers, r.hidden, ${VIEW_COLUMNS('r')}
          FROM responses r
         WHERE r.form_id = $1 AND r.seq > $2::bigint AND r.seq <= $3::bigint AND (${filter.sql})
         ORDER BY r.seq`,
@@ -56,7 +63,7 @@ export class ExportsRepository {
    * about 64 KiB (see copyRows), on a connection of the pool taken for the statement alone.
    */
   readCsvBatch(manager: EntityManager, copySql: string, pool?: PartPool): Promise<Buffer[]> {
-    return this.onClient(manager, (client) => copyRows(client, `${EXPORT_QUERY_TAG} ${copySql}`, pool));
+    return this.onClient(manager, (client) => copyRows(client, `${tag()} ${copySql}`, pool));
   }
 
   /**
@@ -70,7 +77,7 @@ export class ExportsRepository {
     line: (row: ExportRow) => string,
     pool?: PartPool,
   ): Promise<Buffer[]> {
-    const sql = `${EXPORT_QUERY_TAG} SELECT r.seq::text AS seq, r.id, r.submitted_at AS "submittedAt", r.answers, r.hidden, ${VIEW_COLUMNS('r')}
+    const sql = `${tag()} SELECT r.seq::text AS seq, r.id, r.submitted_at AS "submittedAt", r.answers, r.hidden, ${VIEW_COLUMNS('r')}
          FROM responses r WHERE ${where} ORDER BY r.seq`;
     return this.onClient(manager, (client) =>
       lineRows(client, sql, line as (row: Record<string, unknown>) => string, pool),
@@ -100,7 +107,7 @@ export class ExportsRepository {
     filter: { sql: string; params: unknown[] },
   ): Promise<PartialRow[]> {
     return manager.query(
-      `${EXPORT_QUERY_TAG} SELECT r.id, r.form_id AS "formId", r.answers, r.hidden, r.pages_reached AS "pagesReached",
+      `${tag()} SELECT r.id, r.form_id AS "formId", r.answers, r.hidden, r.pages_reached AS "pagesReached",
               r.last_page AS "lastPage", r.source, r.started_at AS "startedAt", r.updated_at AS "updatedAt"
          FROM (SELECT *, started_at AS submitted_at FROM partial_responses WHERE form_id = $1) r
         WHERE ($2::uuid IS NULL OR r.id > $2::uuid) AND (${filter.sql})

@@ -21,12 +21,38 @@ import { PartPool } from './copy-rows';
 import { csvCopySql, withLiterals } from './csv-sql';
 import { EXPORT_LINK_TTL_MS, ExportFormat, ExportGrant, ExportLinkStore } from './export-link';
 import { EXPORT_PART_ROWS, ExportRow, ExportsRepository } from './exports.repository';
+import { RunningJob, stepsAsJob } from '../jobs/current-job';
+import { JOB_TTL_MS } from '../jobs/jobs.service';
+import { FileStorage } from '../storage/file-storage';
 
 /** How many partial responses an export reads per statement (see partialChunks). */
 const EXPORT_PARTIAL_BATCH = 1000;
 
 /** The path that serves export links (the link itself travels in the query, which no log line holds). */
 export const EXPORT_PATH = '/api/v1/exports/download';
+
+/** A download's headers and budget, before its body. */
+function downloadOf(grant: ExportGrant, form: FormRecord): ExportDownload {
+  return {
+    headers: {
+      'Content-Type': CONTENT_TYPES[grant.fmt],
+      'Content-Disposition': contentDisposition(form.title, grant.fmt),
+      'Cache-Control': 'private, no-store',
+    },
+    credentialKey: grant.c.b,
+  };
+}
+
+/** Where the files of export jobs are stored: `<prefix><workspaceId>/<ms>-<jobId>`. */
+const STORED_PREFIX = 'exports/';
+
+/** What an export reads and how it writes it. */
+export interface ExportOptions {
+  format: ExportFormat;
+  answersBy: AnswersBy;
+  filter: ResponseFilter;
+  status?: ResponseStatus;
+}
 
 /** A download ready to stream: its headers and its body. */
 export interface ExportDownload {
@@ -102,6 +128,7 @@ export class ExportsService {
     private readonly audit: AuditService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly files: FileAnswers,
+    private readonly storage: FileStorage,
   ) {
     this.idleMs = config.exportIdleMs;
   }
@@ -113,14 +140,65 @@ export class ExportsService {
   async createLink(
     principal: Principal,
     publicId: string,
-    opts: { format: ExportFormat; answersBy: AnswersBy; filter: ResponseFilter; status?: ResponseStatus },
+    opts: ExportOptions,
   ): Promise<{ url: string; expiresAt: string; format: ExportFormat }> {
+    const grant = await this.grantFor(principal, publicId, opts);
+    return this.linkTo(grant);
+  }
+
+  /**
+   * export_responses as a job (issue 49: a client that consented, see jobWorthy): the export is
+   * read whole now, in the job's long-read slot, into a stored file, and the answer is a link to
+   * that file (the same checks at download as any link). A cancel (`job.signal`) ends the reading
+   * between batches and the statement running (JobsService cancels it by the job's tag); nothing
+   * is kept then. Stored files go with the job's expiry (swept by the next export job).
+   */
+  async exportAsJob(
+    principal: Principal,
+    publicId: string,
+    opts: ExportOptions,
+    job: RunningJob,
+  ): Promise<{ url: string; expiresAt: string; format: ExportFormat }> {
+    const grant = await this.grantFor(principal, publicId, opts);
+    await this.sweepStored();
+    const { body } = await this.open(grant, false, undefined, job);
+    const stop = () => body!.destroy(new Error(`job ${job.id} cancelled`));
+    job.signal.addEventListener('abort', stop, { once: true });
+    const key = `${STORED_PREFIX}${grant.w}/${Date.now()}-${job.id}`;
+    try {
+      await this.storage.write(key, body!, {
+        contentType: CONTENT_TYPES[grant.fmt],
+        maxBytes: Number.MAX_SAFE_INTEGER,
+      });
+    } finally {
+      job.signal.removeEventListener('abort', stop);
+    }
+    if (job.signal.aborted) {
+      await this.storage.delete([key]);
+      throw new Error(`job ${job.id} cancelled`);
+    }
+    return this.linkTo({ ...grant, k: key });
+  }
+
+  /** Deletes stored job exports older than a job lives (their key starts with the time they were made). */
+  private async sweepStored(): Promise<void> {
+    const before = Date.now() - JOB_TTL_MS;
+    const old: string[] = [];
+    for await (const key of this.storage.list(STORED_PREFIX)) {
+      const made = Number(/\/(\d+)-[^/]+$/.exec(key)?.[1]);
+      if (made < before) old.push(key);
+    }
+    if (old.length) await this.storage.delete(old);
+  }
+
+  /** The grant of a link to the form's responses under the filter, acting for `principal`; the export is audited. */
+  private async grantFor(principal: Principal, publicId: string, opts: ExportOptions): Promise<ExportGrant> {
     const form = await this.forms.get(principal.workspace.id, publicId);
     const q = checkResponseFilter(form, opts.filter);
     // Never longer than the credential itself lives.
     const exp = Math.min(this.links.now() + EXPORT_LINK_TTL_MS, principal.expiresAt?.getTime() ?? Infinity);
     const { kind, id } = principal.credential;
-    const link = await this.links.create({
+    const grant: ExportGrant = {
       w: principal.workspace.id,
       c: {
         k: kind,
@@ -136,7 +214,7 @@ export class ExportsService {
       q,
       exp,
       ...(opts.status && opts.status !== 'completed' ? { s: opts.status } : {}),
-    });
+    };
     // Who took which responses out: recorded with the filter as checked, never the link (a credential).
     await this.audit.record(currentManager(this.db), principal, 'responses.export', form.id, {
       publicId: form.publicId,
@@ -146,10 +224,15 @@ export class ExportsService {
       ...q,
       expiresAt: new Date(exp).toISOString(),
     });
+    return grant;
+  }
+
+  private async linkTo(grant: ExportGrant): Promise<{ url: string; expiresAt: string; format: ExportFormat }> {
+    const link = await this.links.create(grant);
     return {
       url: `${this.config.publicUrl}${EXPORT_PATH}?token=${link}`,
-      expiresAt: new Date(exp).toISOString(),
-      format: opts.format,
+      expiresAt: new Date(grant.exp).toISOString(),
+      format: grant.fmt,
     };
   }
 
@@ -166,8 +249,9 @@ export class ExportsService {
    * `headOnly` (HEAD): the same checks and headers, no body, no slot. `sink`: the response the
    * body will be piped into, whose written parts the download then reuses (see PartPool).
    */
-  async open(grant: ExportGrant, headOnly = false, sink?: Writable): Promise<ExportDownload> {
+  async open(grant: ExportGrant, headOnly = false, sink?: Writable, job?: RunningJob): Promise<ExportDownload> {
     const form = await this.formOf(grant);
+    if (grant.k) return this.openStored(grant, form, headOnly);
     const params: unknown[] = [undefined, undefined, undefined]; // $1..$3: the form and the range
     let sql: string;
     try {
@@ -177,14 +261,7 @@ export class ExportsService {
       if (err instanceof ApiError) throw linkNotFound();
       throw err;
     }
-    const download = {
-      headers: {
-        'Content-Type': CONTENT_TYPES[grant.fmt],
-        'Content-Disposition': contentDisposition(form.title, grant.fmt),
-        'Cache-Control': 'private, no-store',
-      },
-      credentialKey: grant.c.b,
-    };
+    const download = downloadOf(grant, form);
     if (headOnly) return download;
     // A download is a long read of its workspace: it takes a slot until its stream closes (read to
     // the end, cut, or left by its client), or 429 when the workspace's slots are taken.
@@ -204,7 +281,10 @@ export class ExportsService {
           ? (where: string) => csvCopySql(form, withLiterals(where, literals), status)
           : undefined;
       let pool: PartPool | undefined;
-      const chunks = this.chunks(grant, form, upTo, { sql, params: params.slice(3), literals }, copy, on, () => pool);
+      const filtered = { sql, params: params.slice(3), literals };
+      const read = this.chunks(grant, form, upTo, filtered, copy, on, () => pool, job?.signal);
+      // A job's batches run as the job (their statements carry its tag), and stop once it is cancelled.
+      const chunks = job ? stepsAsJob(job, read) : read;
       // Bytes, not objects: the stream asks for the next batch once its 64 KiB buffer has drained.
       const body = Readable.from(chunks, { objectMode: false, highWaterMark: 64 * 1024 });
       if (sink) pool = new PartPool(body, sink);
@@ -220,6 +300,16 @@ export class ExportsService {
     }
   }
 
+  /** A job's stored export (see exportAsJob): its bytes as stored, the link's checks made. */
+  private async openStored(grant: ExportGrant, form: FormRecord, headOnly: boolean): Promise<ExportDownload> {
+    const download = downloadOf(grant, form);
+    if (headOnly) return download;
+    const stored = await this.storage.read(grant.k!).catch(() => {
+      throw linkNotFound();
+    });
+    return { ...download, body: Readable.from(stored as AsyncIterable<Buffer>, { objectMode: false }) };
+  }
+
   private async *chunks(
     grant: ExportGrant,
     form: FormRecord,
@@ -228,6 +318,7 @@ export class ExportsService {
     copy: ((where: string) => string) | undefined,
     on: Awaited<ReturnType<LongReads['source']>>,
     poolOf: () => PartPool | undefined,
+    stopped?: AbortSignal,
   ): AsyncGenerator<string | Buffer> {
     this.openDownloads++;
     const pool = poolOf();
@@ -256,7 +347,8 @@ export class ExportsService {
       let after = BigInt(0);
       /** The next batch, as text or bytes in parts, started before the previous batch is written (see below). */
       const read = (): Promise<Array<string | Buffer>> | undefined => {
-        if (after >= last) return undefined;
+        // A cancelled job's export reads no further batch (not even the one read ahead).
+        if (after >= last || stopped?.aborted) return undefined;
         const end = after + range < last ? after + range : last;
         const batch = { after: after.toString(), upTo: end.toString() };
         after = end;

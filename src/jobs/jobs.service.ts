@@ -5,7 +5,9 @@ import type { DataSource } from 'typeorm';
 import type { Principal } from '../common/access/principal';
 import { ApiError } from '../common/errors/api-error';
 import { currentManager } from '../database/transaction';
+import { SHARED_SESSION_MARK } from '../database/embedded-postgres';
 import { LongReads } from '../responses/long-reads';
+import { jobTag, runAsJob } from './current-job';
 
 export type JobStatus = 'working' | 'completed' | 'failed' | 'cancelled';
 
@@ -90,8 +92,10 @@ export class JobsService implements OnModuleDestroy {
       throw err;
     }
     let over = false;
+    const aborter = new AbortController();
     const end = () => {
       over = true;
+      aborter.abort();
       giveBack();
       this.running.delete(id);
       if (!this.running.size) {
@@ -101,8 +105,7 @@ export class JobsService implements OnModuleDestroy {
     };
     this.running.set(id, end);
     this.watch ??= setInterval(() => void this.seeCancels(), CANCEL_CHECK_MS).unref();
-    void this.longReads
-      .within(workspaceId, work)
+    void runAsJob({ id, signal: aborter.signal }, () => this.longReads.within(workspaceId, work))
       .then(
         (result) => ({ status: 'completed', result, error: null }),
         (err: unknown) => ({ status: 'failed', result: null, error: this.refusalOf(err, id) }),
@@ -139,8 +142,29 @@ export class JobsService implements OnModuleDestroy {
        ) SELECT id FROM cancelled`,
       [jobId, workspaceId],
     )) as Array<{ id: string }>;
-    if (rows.length) this.running.get(jobId)?.();
+    if (rows.length) {
+      this.running.get(jobId)?.();
+      await this.stopStatement(jobId);
+    }
     return this.get(workspaceId, jobId);
+  }
+
+  /**
+   * Cancels the statement a cancelled job is running, on whichever instance it runs: the backend
+   * whose active query carries the job's tag (jobTag: exports' statements). Not on the embedded
+   * database (one session, no pg_cancel_backend): there the work stops between its batches.
+   */
+  private async stopStatement(jobId: string): Promise<void> {
+    if (String((this.db.options as { url?: string }).url ?? '').includes(SHARED_SESSION_MARK)) return;
+    try {
+      await currentManager(this.db).query(
+        `SELECT pg_cancel_backend(pid) FROM pg_stat_activity
+          WHERE state = 'active' AND pid <> pg_backend_pid() AND datname = current_database() AND position($1 in query) > 0`,
+        [jobTag(jobId)],
+      );
+    } catch (err) {
+      this.logger.warn({ msg: 'cancel of a job statement failed', jobId, reason: String(err) });
+    }
   }
 
   /** Ends the jobs running here that were cancelled through another instance. */
@@ -190,14 +214,16 @@ function notFound(jobId: string): ApiError {
 /**
  * The calls worth a job when the client consents, with what the job says while it works:
  * summaries that read the partial responses too (status partial or all), which scan the form's
- * rows instead of reading maintained totals. Undefined: the call answers as it always does.
+ * rows instead of reading maintained totals, and exports (the job reads them whole into a stored
+ * file). Undefined: the call answers as it always does.
  */
 /** The tools whose calls may run as a job (OpenAPI documents their 202). */
-export const JOB_TOOLS = ['summarize_responses'];
+export const JOB_TOOLS = ['summarize_responses', 'export_responses'];
 
 export function jobWorthy(tool: string, args: unknown): string | undefined {
   const { status, publicId } = (args ?? {}) as { status?: string; publicId?: string };
   if (tool === 'summarize_responses' && (status === 'partial' || status === 'all'))
     return `Summarizing the ${status === 'all' ? 'completed and partial' : 'partial'} responses of ${publicId}.`;
+  if (tool === 'export_responses') return `Exporting the responses of ${publicId}.`;
   return undefined;
 }

@@ -33,6 +33,11 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env): void {
   // Traces only: metrics are Prometheus' (/metrics), logs are stdout's.
   env.OTEL_METRICS_EXPORTER ??= 'none';
   env.OTEL_LOGS_EXPORTER ??= 'none';
+  // The batch span processor's defaults (a 2,048-span queue sent 512 at a time) make a busy
+  // instance export several times a second and drop spans past the queue: bigger batches, fewer
+  // exports (each is a JSON body and an HTTP request). The standard variables still win.
+  env.OTEL_BSP_MAX_QUEUE_SIZE ??= '16384';
+  env.OTEL_BSP_MAX_EXPORT_BATCH_SIZE ??= '4096';
   /* eslint-disable @typescript-eslint/no-require-imports -- loaded only when tracing is on */
   const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof import('@opentelemetry/sdk-node');
   const { OTLPTraceExporter } =
@@ -49,7 +54,9 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env): void {
       // Only inside a request or a delivery: the background loops' polling would be noise.
       // (The pool's connect spans add nothing a query's span does not show, at a span a request.)
       new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
-      new IORedisInstrumentation({ requireParentSpan: true }),
+      // The command's name only: by default EVAL/EVALSHA record every argument (the rate limit's
+      // keys, which name credentials, and a script's whole text), built into a string per call.
+      new IORedisInstrumentation({ requireParentSpan: true, dbStatementSerializer: (command) => command }),
     ],
   });
   sdk.start();

@@ -1,5 +1,6 @@
 /** The SQL of partial responses (issue 36): partial_responses and its per-page counts, partial_page_counts. */
 import { Injectable } from '@nestjs/common';
+import { currentTraceparent } from '../observability/tracing';
 import { EntityManager } from 'typeorm';
 import { prepared } from '../database/prepared';
 import { isoText } from '../summaries/response-stats.repository';
@@ -82,7 +83,7 @@ export class PartialResponsesRepository {
          INSERT INTO partial_responses (id, form_id, answers, hidden, pages_reached, last_page, source, resume_hash, started_at, updated_at, client_hash, variables)
          VALUES ($1, $2, $3::jsonb, $4::jsonb, $5::text[], $6, $7, $8, $9, $9, $13, $14::jsonb) RETURNING *),
        c AS (${countPages('$2', `array_append($5::text[], '${ALL_PAGES}')`, '1')}),
-       e AS (${deliveries('$10', '$11', '$12', 'p', 'TRUE')})
+       e AS (${deliveries('$10', '$11', '$12', 'p', 'TRUE', '$15')})
        SELECT ${COLUMNS} FROM p`,
       ),
       [
@@ -100,6 +101,7 @@ export class PartialResponsesRepository {
         event.body,
         p.clientHash ?? null,
         variablesJson(p.variables),
+        currentTraceparent(),
       ],
     );
     return row;
@@ -202,7 +204,7 @@ export class PartialResponsesRepository {
            FROM old WHERE p.id = old.id
          RETURNING p.*, ${added} AS added),
        c AS (${countPages('$2', '(SELECT added FROM p)', '1')}),
-       e AS (${deliveries('$8', '$9', body, 'p', 'cardinality(p.added) > 0')})
+       e AS (${deliveries('$8', '$9', body, 'p', 'cardinality(p.added) > 0', '$14')})
        SELECT ${COLUMNS} FROM p`,
       ),
       [
@@ -219,6 +221,7 @@ export class PartialResponsesRepository {
         event.response,
         freshSince,
         variablesJson(p.variables),
+        currentTraceparent(),
       ],
     );
     return row;
@@ -359,9 +362,16 @@ export const ALL_SOURCE = `(SELECT id, answers, hidden, variables, ending, shown
  * The response.partial_saved deliveries of the rows of `source` where `when`: one per enabled
  * endpoint of the workspace `workspace` subscribed to it by name.
  */
-function deliveries(workspace: string, eventId: string, body: string, source: string, when: string): string {
-  return `INSERT INTO webhook_deliveries (workspace_id, endpoint_id, event_id, event_type, payload, next_attempt_at)
-    SELECT w.workspace_id, w.id, ${eventId}, 'response.partial_saved', ${body}, now()
+function deliveries(
+  workspace: string,
+  eventId: string,
+  body: string,
+  source: string,
+  when: string,
+  traceparent: string,
+): string {
+  return `INSERT INTO webhook_deliveries (workspace_id, endpoint_id, event_id, event_type, payload, next_attempt_at, traceparent)
+    SELECT w.workspace_id, w.id, ${eventId}, 'response.partial_saved', ${body}, now(), ${traceparent}::text
       FROM ${source} CROSS JOIN webhook_endpoints w
      WHERE ${when} AND w.workspace_id = ${workspace}::uuid AND w.enabled AND 'response.partial_saved' = ANY (w.events)`;
 }

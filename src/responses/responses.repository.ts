@@ -85,6 +85,8 @@ export interface CreatedEvent {
   id: string;
   head: string;
   tail: string;
+  /** The W3C traceparent of the request that made it (tracing on), for its deliveries' spans to link to. */
+  traceparent?: string | null;
 }
 
 /** The SQL of the table responses (its aggregates are in ResponseStatsRepository). */
@@ -118,9 +120,14 @@ export class ResponsesRepository {
    */
   async insertMany(m: EntityManager, responses: NewResponse[]): Promise<InsertedResponse[]> {
     const claiming = responses.some((r) => r.key || r.uploads?.length);
+    const sql = claiming ? CLAIMING_INSERT_SQL : INSERT_SQL;
+    const params = [JSON.stringify(responses.map(insertRow))];
+    // Traced: each event's deliveries get its request's traceparent (migration 1796000700000).
+    const traced = responses.filter((r) => r.event?.traceparent).map((r) => [r.event!.id, r.event!.traceparent]);
+    if (traced.length) params.push(JSON.stringify(Object.fromEntries(traced)));
     const rows: Array<InsertedResponse & { submittedText?: string | null }> = await m.query(
-      prepared(m, claiming ? CLAIMING_INSERT_SQL : INSERT_SQL),
-      [JSON.stringify(responses.map(insertRow))],
+      prepared(m, traced.length ? withTraceparents(sql) : sql),
+      params,
     );
     const keys = new Map(responses.filter((r) => r.key).map((r) => [r.id, r.key!]));
     return rows.map(({ id, submittedAt, submittedText, full, filled }) => {
@@ -321,3 +328,14 @@ function insertRow(r: NewResponse) {
  */
 const INSERT_SQL = 'SELECT * FROM formwork_store_responses_v4($1::jsonb)';
 const CLAIMING_INSERT_SQL = 'SELECT * FROM formwork_store_claiming_responses_v5($1::jsonb)';
+
+/**
+ * A store statement that first sets `formwork.traceparents` ($2, event id to traceparent) for its
+ * transaction, read by the trigger on webhook_deliveries (migration 1796000700000): the function's
+ * argument refers to the setting's row, so the setting is made before the function runs.
+ */
+function withTraceparents(sql: string): string {
+  const fn = sql === INSERT_SQL ? 'formwork_store_responses_v4' : 'formwork_store_claiming_responses_v5';
+  return `SELECT r.* FROM (SELECT set_config('formwork.traceparents', $2, true) AS t) s
+    CROSS JOIN LATERAL ${fn}(CASE WHEN s.t IS NOT NULL THEN $1::jsonb END) r`;
+}

@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { currentTraceparent } from '../observability/tracing';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
@@ -563,6 +564,7 @@ export class ResponsesService {
       audit: how.actor && this.audit.recordJson(how.actor, 'response.create', { form: how.publicId }),
       event: {
         id: newEventId(),
+        traceparent: currentTraceparent(),
         ...responseCreatedBody(
           form,
           {

@@ -40,7 +40,7 @@ const PREFER_ASYNC = {
   in: 'header',
   required: false,
   description:
-    '`respond-async`: a long call (summarize_responses with status partial or all) answers 202 with a job to poll with get_job.',
+    '`respond-async`: a long call (summarize_responses with status partial or all, export_responses) answers 202 with a job to poll with get_job.',
   schema: { type: 'string' },
 };
 

@@ -125,4 +125,36 @@ describe('cancelling a job frees its long-read slot (issue 49)', () => {
       await other.close();
     }
   });
+
+  it('an export job’s statement, held by the lock, is stopped by the cancel (pg_cancel_backend), not left waiting', async () => {
+    await whileLocked(async () => {
+      const started = await callTool(
+        app,
+        token,
+        'export_responses',
+        { publicId, status: 'partial' },
+        { Prefer: 'respond-async' },
+      );
+      expect(started.status).toBe(202);
+      const jobId: string = started.body.jobId;
+      const db = app.get(DataSource);
+      const running = async () =>
+        (
+          await db.query(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND position($1 in query) > 0 AND pid <> pg_backend_pid()`,
+            [`/* ${jobId} */`],
+          )
+        )[0].n as number;
+      for (let i = 0; i < 200 && (await running()) === 0; i++) await new Promise((r) => setTimeout(r, 25));
+      expect(await running()).toBe(1);
+      expect(longReads.runningFor(ws.id)).toBe(1);
+      const cancelled = await callTool(app, token, 'get_job', { jobId, cancel: true });
+      expect(cancelled.body.status).toBe('cancelled');
+      expect(longReads.runningFor(ws.id)).toBe(0);
+      // Gone while the lock it waited for is still held.
+      for (let i = 0; i < 200 && (await running()) > 0; i++) await new Promise((r) => setTimeout(r, 25));
+      expect(await running()).toBe(0);
+      expect((await callTool(app, token, 'get_job', { jobId })).body.status).toBe('cancelled');
+    });
+  });
 });

@@ -181,4 +181,83 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
     expect(access).toMatchObject({ trace_id: traceId, status: 200 });
     expect(access!.span_id).toMatch(/^[0-9a-f]{16}$/);
   }, 60_000);
+
+  it('links a response.created delivery, written by the batched response store, to the request that made the response', async () => {
+    const made = await callToolAt(instance.port, token, 'create_form', {
+      title: 'Traced responses',
+      blocks: [{ type: 'short_text', title: 'Name' }],
+    });
+    expect(made.status).toBe(200);
+    const { publicId } = made.json;
+    const blockId = made.json.blocks[0].id;
+    const hook = await callToolAt(instance.port, token, 'create_webhook', {
+      url: `http://127.0.0.1:${receiver.port}/created`,
+      events: ['response.created'],
+    });
+    expect(hook.status).toBe(200);
+
+    const traceId = randomBytes(16).toString('hex');
+    const created = await callToolAt(
+      instance.port,
+      token,
+      'create_response',
+      { publicId, answers: { [blockId]: 'Ada' } },
+      { headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` } },
+    );
+    expect(created.status).toBe(200);
+
+    const linked = () => collector.spans.find((s) => s.name === 'webhook deliver' && s.links?.[0]?.traceId === traceId);
+    await waitUntil(
+      async () => linked() !== undefined && collector.inTrace(traceId).some((s) => s.name === 'tool create_response'),
+      20_000,
+      'the response.created delivery and the request are exported',
+    );
+    const tool = collector.inTrace(traceId).find((s) => s.name === 'tool create_response')!;
+    const deliver = linked()!;
+    expect(deliver.links).toEqual([expect.objectContaining({ traceId, spanId: tool.spanId })]);
+    expect(receiver.webhooks).toContainEqual({
+      type: 'response.created',
+      traceparent: `00-${deliver.traceId}-${deliver.spanId}-01`,
+    });
+  }, 60_000);
+
+  it('links a response.partial_saved delivery to the request that saved the partial', async () => {
+    const made = await callToolAt(instance.port, token, 'create_form', {
+      title: 'Traced partials',
+      partialResponses: true,
+      blocks: [
+        { ref: 'name', type: 'short_text', title: 'Name' },
+        { type: 'page_break', title: 'More' },
+        { ref: 'role', type: 'short_text', title: 'Role' },
+      ],
+    });
+    expect(made.status).toBe(200);
+    const { publicId } = made.json;
+    expect((await callToolAt(instance.port, token, 'publish_form', { publicId })).status).toBe(200);
+    const hook = await callToolAt(instance.port, token, 'create_webhook', {
+      url: `http://127.0.0.1:${receiver.port}/partial`,
+      events: ['response.partial_saved'],
+    });
+    expect(hook.status).toBe(200);
+
+    const traceId = randomBytes(16).toString('hex');
+    const saved = await callToolAt(
+      instance.port,
+      token,
+      'create_response',
+      { publicId, answers: { name: 'Ada' }, partial: true },
+      { headers: { traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01` } },
+    );
+    expect(saved.status).toBe(200);
+
+    const linked = () => collector.spans.find((s) => s.name === 'webhook deliver' && s.links?.[0]?.traceId === traceId);
+    await waitUntil(
+      async () => linked() !== undefined && collector.inTrace(traceId).some((s) => s.name === 'tool create_response'),
+      20_000,
+      'the response.partial_saved delivery and the request are exported',
+    );
+    const tool = collector.inTrace(traceId).find((s) => s.name === 'tool create_response')!;
+    expect(linked()!.links).toEqual([expect.objectContaining({ traceId, spanId: tool.spanId })]);
+    expect(receiver.webhooks.map((w) => w.type)).toContain('response.partial_saved');
+  }, 60_000);
 });

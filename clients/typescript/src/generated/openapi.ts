@@ -366,7 +366,7 @@ export interface paths {
         put?: never;
         /**
          * Export responses
-         * @description Makes a link that downloads a form's responses (all, or those the filter matches) as CSV or NDJSON, in submission order, with a plain GET: any number of responses. For spreadsheets and bulk reads instead of paging list_responses.
+         * @description Makes a link that downloads a form's responses (all, or those the filter matches) as CSV or NDJSON, in submission order, with a plain GET: any number of responses. For spreadsheets and bulk reads instead of paging list_responses. As a task (respond-async), the export is written first and the link serves that file.
          *
          *     Needs scope `responses:read` and role viewer or higher. Send `Idempotency-Key` to retry safely.
          */
@@ -2688,7 +2688,7 @@ export interface operations {
             header?: {
                 /** @description Any unique string (a UUID); a retry with the same key and body returns the first result. */
                 "Idempotency-Key"?: string;
-                /** @description `respond-async`: a long call (summarize_responses with status partial or all) answers 202 with a job to poll with get_job. */
+                /** @description `respond-async`: a long call (summarize_responses with status partial or all, export_responses) answers 202 with a job to poll with get_job. */
                 Prefer?: string;
             };
             path?: never;
@@ -3713,6 +3713,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (a UUID); a retry with the same key and body returns the first result. */
                 "Idempotency-Key"?: string;
+                /** @description `respond-async`: a long call (summarize_responses with status partial or all, export_responses) answers 202 with a job to poll with get_job. */
+                Prefer?: string;
             };
             path?: never;
             cookie?: never;
@@ -3774,6 +3776,22 @@ export interface operations {
                         expiresAt: string;
                         /** @enum {string} */
                         format: "csv" | "ndjson";
+                    };
+                };
+            };
+            /** @description With `Prefer: respond-async`, a long call: the job, polled with get_job. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "working" | "completed" | "failed" | "cancelled";
+                        /** @description The tool's answer */
+                        result?: unknown;
+                        /** @description The tool's refusal */
+                        error?: unknown;
                     };
                 };
             };
