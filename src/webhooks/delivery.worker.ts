@@ -104,7 +104,15 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
       retryBaseMs: webhooks.retryBaseMs,
       secretKeys,
       webhooks: true,
-      email: email.smtpUrl ? { ...email, smtpUrl: email.smtpUrl, publicUrl, secretKeys } : undefined,
+      email: email.smtpUrl
+        ? {
+            ...email,
+            smtpUrl: email.smtpUrl,
+            publicUrl,
+            secretKeys,
+            resumeDays: this.config.partialResponseRetentionDays,
+          }
+        : undefined,
     };
   }
 
