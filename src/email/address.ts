@@ -4,8 +4,7 @@
  * commas, angle brackets, quotes); lower-cased, so a recipient's limit counts every spelling of it.
  * The same pattern guards receipts in SQL (migration 1796000670000).
  */
-const ADDRESS =
-  /^[a-z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+$/;
+const ADDRESS = /^[a-z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+$/;
 
 /** The address to send to, or null when `value` is not one address. */
 export function recipientAddress(value: unknown): string | null {

@@ -41,6 +41,22 @@ function Page(props: { title: string; children: ReactNode; unsubscribe?: string 
   );
 }
 
+/** Questions and answers, one row each (escaped: text only). */
+function Answers(props: { answers: AnswerLine[] }) {
+  return (
+    <table cellPadding={6} style={{ borderCollapse: 'collapse' }}>
+      <tbody>
+        {props.answers.map((a, i) => (
+          <tr key={i} style={{ borderTop: '1px solid #dde1e8', verticalAlign: 'top' }}>
+            <th style={{ textAlign: 'left' }}>{a.question}</th>
+            <td style={{ whiteSpace: 'pre-wrap' }}>{a.answer}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
 function html(node: ReactNode): string {
   return `<!doctype html>${renderToStaticMarkup(node)}`;
 }
@@ -60,16 +76,7 @@ export function notificationMessage(m: {
     html: html(
       <Page title={title} unsubscribe={m.unsubscribeUrl}>
         <p>Submitted {when}.</p>
-        <table cellPadding={6} style={{ borderCollapse: 'collapse' }}>
-          <tbody>
-            {m.answers.map((a, i) => (
-              <tr key={i} style={{ borderTop: '1px solid #dde1e8', verticalAlign: 'top' }}>
-                <th style={{ textAlign: 'left' }}>{a.question}</th>
-                <td style={{ whiteSpace: 'pre-wrap' }}>{a.answer}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <Answers answers={m.answers} />
         <p>
           <a href={m.responseUrl}>See the response in Formwork</a>
         </p>
@@ -168,16 +175,7 @@ export function receiptMessage(m: {
           </p>
         ))}
         <p>Submitted {when}.</p>
-        <table cellPadding={6} style={{ borderCollapse: 'collapse' }}>
-          <tbody>
-            {m.answers.map((a, i) => (
-              <tr key={i} style={{ borderTop: '1px solid #dde1e8', verticalAlign: 'top' }}>
-                <th style={{ textAlign: 'left' }}>{a.question}</th>
-                <td style={{ whiteSpace: 'pre-wrap' }}>{a.answer}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <Answers answers={m.answers} />
         <p style={{ color: '#5b6475', fontSize: '.85rem' }}>
           You get this because this address was given in the form. Nothing more will be sent about it.
         </p>
@@ -212,8 +210,13 @@ export function resumeMessage(m: { formTitle: string; link: string; days: number
         </p>
       </Page>,
     ),
-    text: [subject, '', 'Your answers so far are saved. Open this link to go on where you stopped:', m.link, '', keep].join(
-      '\n',
-    ),
+    text: [
+      subject,
+      '',
+      'Your answers so far are saved. Open this link to go on where you stopped:',
+      m.link,
+      '',
+      keep,
+    ].join('\n'),
   };
 }

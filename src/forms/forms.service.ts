@@ -255,13 +255,8 @@ export class FormsService {
       hiddenFields,
       compute: checked.compute,
       blocks: checked.blocks,
-      partialResponses: input.partialResponses === true,
       ...schedule,
-      access: input.access ?? 'public',
-      spamProtection: input.spamProtection ?? 'auto',
-      maxResponses: input.maxResponses ?? null,
-      quotas: quotas.length ? quotas : null,
-      receipt: storedReceipt(input.receipt),
+      ...newFormSettings(input, quotas),
     };
     const run = (tx: EntityManager) => this.insertForm(tx, workspaceId, form, createdAt);
     return manager ? run(manager) : inTransaction(this.db, run);
@@ -357,13 +352,8 @@ export class FormsService {
       updatedAt: now,
       publishedAt: null,
       closedAt: null,
-      partialResponses: input.partialResponses === true,
       ...schedule,
-      access: input.access ?? 'public',
-      spamProtection: input.spamProtection ?? 'auto',
-      maxResponses: input.maxResponses ?? null,
-      quotas: quotas.length ? quotas : null,
-      receipt: storedReceipt(input.receipt),
+      ...newFormSettings(input, quotas),
       compute: checked.compute,
       blocks: checked.blocks,
     };
@@ -776,6 +766,18 @@ export type DryRunView = Record<string, unknown> & {
 };
 
 /** A new form's settings checked (400 invalid_arguments with every detail). */
+/** A new form's settings as sent, the defaults filled in (create_form, and its dry run). */
+function newFormSettings(input: FormInput, quotas: NonNullable<FormRecord['quotas']>) {
+  return {
+    partialResponses: input.partialResponses === true,
+    access: input.access ?? 'public',
+    spamProtection: input.spamProtection ?? 'auto',
+    maxResponses: input.maxResponses ?? null,
+    quotas: quotas.length ? quotas : null,
+    receipt: storedReceipt(input.receipt),
+  };
+}
+
 function checkNewForm(input: FormInput) {
   const hiddenFields = input.hiddenFields ?? [];
   const checked = normalizeForm(input.blocks ?? [], [], hiddenFields, [], '/blocks', computeInput(input));

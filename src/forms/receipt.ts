@@ -17,7 +17,8 @@ export function checkReceipt(receipt: ReceiptSetting | null | undefined, blocks:
   if (typeof receipt !== 'object' || Array.isArray(receipt))
     return [{ path: '/receipt', message: 'must be an object { to, subject?, message? } or null' }];
   const extra = Object.keys(receipt).filter((k) => !['to', 'subject', 'message'].includes(k));
-  if (extra.length) return [{ path: `/receipt/${extra[0]}`, message: 'is not a field of receipt (to, subject, message)' }];
+  if (extra.length)
+    return [{ path: `/receipt/${extra[0]}`, message: 'is not a field of receipt (to, subject, message)' }];
   const strings = (['to', 'subject', 'message'] as const).filter(
     (k) => (k === 'to' || receipt[k] !== undefined) && typeof receipt[k] !== 'string',
   );

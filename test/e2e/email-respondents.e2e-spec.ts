@@ -44,8 +44,7 @@ describe('email to respondents', () => {
     await drop?.();
   }, 30_000);
 
-  const until = (what: string, check: () => boolean | Promise<boolean>) =>
-    waitUntil(async () => check(), 20_000, what);
+  const until = (what: string, check: () => boolean | Promise<boolean>) => waitUntil(async () => check(), 20_000, what);
   const outbox = (where: string, params: unknown[]) =>
     db.query(`SELECT kind, to_address, status, sealed FROM email_outbox WHERE ${where} ORDER BY created_at`, params);
 
@@ -187,19 +186,31 @@ describe('email to respondents', () => {
       const second = await browser
         .post(`/f/${publicId}`)
         .type('form')
-        .send(new URLSearchParams([['_state', stateOf(first.text)], [ids.email, email], ['_action', 'next']]).toString());
+        .send(
+          new URLSearchParams([
+            ['_state', stateOf(first.text)],
+            [ids.email, email],
+            ['_action', 'next'],
+          ]).toString(),
+        );
       const page = await browser
         .post(`/f/${publicId}`)
         .type('form')
         .send(
-          new URLSearchParams([['_state', stateOf(second.text)], [ids.project, 'A garden'], ['_action', 'save']]).toString(),
+          new URLSearchParams([
+            ['_state', stateOf(second.text)],
+            [ids.project, 'A garden'],
+            ['_action', 'save'],
+          ]).toString(),
         );
       expect(page.status).toBe(200);
       return { browser, page };
     }
     const ask = (browser: ReturnType<typeof request.agent>, fields: Record<string, string>, json = false) => {
       const req = browser.post(`/f/${publicId}/email-link`);
-      return json ? req.set('Accept', 'application/json').send(fields) : req.type('form').send(new URLSearchParams(fields).toString());
+      return json
+        ? req.set('Accept', 'application/json').send(fields)
+        : req.type('form').send(new URLSearchParams(fields).toString());
     };
 
     it('offers the address answered, mails the link (without JavaScript: a plain post), and the link opens the answers', async () => {
@@ -256,7 +267,9 @@ describe('email to respondents', () => {
       const to = address('limited');
       const { browser, page } = await saved(to);
       const secret = resumeOf(page.text);
-      const answers = await Promise.all(Array.from({ length: 5 }, () => ask(browser, { _resume: secret, email: to }, true)));
+      const answers = await Promise.all(
+        Array.from({ length: 5 }, () => ask(browser, { _resume: secret, email: to }, true)),
+      );
       expect(answers.map((a) => a.status).sort()).toEqual([202, 202, 202, 429, 429]);
       const refused = answers.find((a) => a.status === 429)!;
       expect(refused.body.error.code).toBe('rate_limited');
