@@ -88,6 +88,15 @@ export class EmailRepository {
     return row.n;
   }
 
+  /** Emails waiting on every workspace, and how long the oldest due one has waited (/metrics). */
+  async outboxStats(): Promise<{ pending: number; oldestAgeSeconds: number }> {
+    const [row] = await currentManager(this.db).query(
+      `SELECT count(*)::int AS pending, COALESCE(GREATEST(0, EXTRACT(EPOCH FROM now() - min(next_attempt_at))), 0)::float8 AS age
+         FROM email_outbox WHERE status = 'pending'`,
+    );
+    return { pending: row.pending, oldestAgeSeconds: row.age };
+  }
+
   async queueTest(workspaceId: string, to: string): Promise<void> {
     await currentManager(this.db).query(
       `INSERT INTO email_outbox (workspace_id, kind, to_address) VALUES ($1, 'test', $2)`,

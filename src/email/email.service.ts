@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createTransport } from 'nodemailer';
 import { APP_CONFIG, AppConfig } from '../config/config';
+import { readAtScrape } from '../observability/metrics';
 import { WebhookSecretBox } from '../webhooks/secret-box';
 import { EmailRepository, NotifyMode, OutboxRow } from './email.repository';
 import { subscriptionOf } from './unsubscribe-token';
@@ -34,7 +35,9 @@ export class EmailService {
     private readonly repository: EmailRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly box: WebhookSecretBox,
-  ) {}
+  ) {
+    readAtScrape.emailOutbox = () => repository.outboxStats();
+  }
 
   get configured(): boolean {
     return this.config.email.smtpUrl !== undefined;
