@@ -4,15 +4,27 @@ import { CLAIM_WINDOW, DeliveryChannel, MAX_IN_FLIGHT } from '../webhooks/delive
 import { nextDelayMs } from '../webhooks/schedule';
 import { SendResult, storableText } from '../webhooks/sender';
 import { ClaimedEmail, EmailContent, EmailLoopRepository } from './email-loop.repository';
-import { digestMessage, notificationMessage, RenderedMessage, testMessage } from './messages';
+import { Block } from '../forms/blocks';
+import { answerText as recalledText, recall, recallValues } from '../forms/compute/recall';
+import { WebhookSecretBox } from '../webhooks/secret-box';
+import {
+  digestMessage,
+  notificationMessage,
+  receiptMessage,
+  RenderedMessage,
+  resumeMessage,
+  testMessage,
+} from './messages';
 import { unsubscribeToken } from './unsubscribe-token';
 
 /** What the email loop is started with (also passed to the delivery thread: plain data). */
 export interface EmailLoopOptions extends EmailSettings {
   smtpUrl: string;
   publicUrl: string;
-  /** The keys of unsubscribe links (base64, see unsubscribe-token.ts). */
+  /** The keys of unsubscribe links (base64, see unsubscribe-token.ts) and of sealed resume links. */
   secretKeys: string[];
+  /** How long a resume link lasts without a change (PARTIAL_RESPONSE_RETENTION_DAYS), as the message says. */
+  resumeDays: number;
 }
 
 /** A send (connection, greeting, each command) must end within this; the lease outlasts it. */
@@ -46,6 +58,7 @@ export class EmailChannel implements DeliveryChannel<ClaimedEmail> {
   };
   readonly repository: EmailLoopRepository;
   private readonly transport: Transporter;
+  private readonly box: WebhookSecretBox;
   private reading?: { emails: ClaimedEmail[]; read: Promise<Map<string, EmailContent>> };
 
   constructor(
@@ -54,6 +67,7 @@ export class EmailChannel implements DeliveryChannel<ClaimedEmail> {
     warn: (message: string) => void,
   ) {
     this.repository = new EmailLoopRepository(databaseUrl, warn);
+    this.box = new WebhookSecretBox(options.secretKeys.map((k) => Buffer.from(k, 'base64')));
     this.transport = createTransport({
       url: options.smtpUrl,
       pool: true,
@@ -140,6 +154,14 @@ export class EmailChannel implements DeliveryChannel<ClaimedEmail> {
 
   private render(e: ClaimedEmail, c: EmailContent): RenderedMessage | null {
     if (e.kind === 'test') return testMessage(c.workspace);
+    if (e.kind === 'receipt') return c.answers && c.submitted_at && c.title ? receipt(c) : null;
+    if (e.kind === 'resume') {
+      // A resume link's secret, opened here only: a form deleted meanwhile cancels it.
+      if (!e.sealed || !c.public_id || !c.title) return null;
+      const secret = this.box.open(e.sealed);
+      const link = `${this.options.publicUrl}/f/${encodeURIComponent(c.public_id)}?resume=${encodeURIComponent(secret)}`;
+      return resumeMessage({ formTitle: c.title, link, days: this.options.resumeDays });
+    }
     // A notification's person unsubscribed or left: not sent.
     if (!c.title || !c.public_id || !c.mode || !e.subscription_id) return null;
     const results = `${this.options.publicUrl}/settings/w/${encodeURIComponent(c.slug)}/forms/${encodeURIComponent(c.public_id)}/responses`;
@@ -180,6 +202,29 @@ export class EmailChannel implements DeliveryChannel<ClaimedEmail> {
   private unsubscribeUrl(subscriptionId: string): string {
     return `${this.options.publicUrl}/email/unsubscribe/${unsubscribeToken(this.options.secretKeys, subscriptionId)}`;
   }
+}
+
+/**
+ * A receipt (issue 48, item 4): the form's subject and message with recall filled in (text: the
+ * components escape it, oneLine keeps the subject one line), and the answers as recall shows them.
+ */
+function receipt(c: EmailContent): RenderedMessage {
+  const blocks = (c.blocks ?? []).map((b) => ({ ...b.settings, id: b.id, type: b.type, title: b.title }) as Block);
+  const answers = c.answers ?? {};
+  const values = recallValues(blocks, answers, c.hidden ?? {}, c.variables ?? {});
+  return receiptMessage({
+    formTitle: c.title!,
+    subject: recall(c.receipt?.subject ?? '', values),
+    message: recall(c.receipt?.message ?? '', values),
+    submittedAt: new Date(c.submitted_at!),
+    answers: blocks
+      .filter((b) => b.id in answers)
+      .map((b) => ({
+        question: recall(b.title, values),
+        answer:
+          b.type === 'file_upload' ? `${[answers[b.id]].flat().length} file(s)` : recalledText(b, answers[b.id]) || '—',
+      })),
+  });
 }
 
 /** An answer as text: lists joined, yes/no in words (as the results pages show it). */

@@ -12,13 +12,15 @@ export const MAIL_SERVER_TARGET = '00000000-0000-0000-0000-000000000000';
 
 /** An email the loop claimed: what it is about, rendered when it is sent (EmailChannel). */
 export interface ClaimedEmail extends Claimed {
-  kind: 'notification' | 'digest' | 'test';
+  kind: 'notification' | 'digest' | 'test' | 'receipt' | 'resume';
   to_address: string;
   subscription_id: string | null;
   form_id: string | null;
   response_id: string | null;
   since: Date | null;
   until: Date | null;
+  /** A secret the message carries (a resume link's), sealed (see WebhookSecretBox). */
+  sealed: string | null;
 }
 
 /**
@@ -47,7 +49,7 @@ due AS (
 UPDATE email_outbox o SET claimed_until = now() + make_interval(secs => $2), claim_token = gen_random_uuid()
   FROM due WHERE o.id = due.id
 RETURNING o.id, true AS active, o.attempt_count, o.claim_token, '${MAIL_SERVER_TARGET}'::uuid AS endpoint_id, o.workspace_id,
-          o.kind, o.to_address, o.subscription_id, o.form_id, o.response_id, o.since, o.until`;
+          o.kind, o.to_address, o.subscription_id, o.form_id, o.response_id, o.since, o.until, o.sealed`;
 
 /**
  * Digests due (hourly or daily subscriptions whose window has passed), up to 500 a statement: each
@@ -112,7 +114,8 @@ export class EmailLoopRepository extends LoopConnections {
           SET status = CASE $3::text WHEN 'retry' THEN 'pending' WHEN 'gone' THEN 'cancelled' ELSE 'failed' END,
               next_attempt_at = $4, claim_token = NULL, claimed_until = NULL,
               attempt_count = attempt_count + CASE $3::text WHEN 'gone' THEN 0 ELSE 1 END,
-              last_attempt_at = $5, last_code = $6, last_answer = $7
+              last_attempt_at = $5, last_code = $6, last_answer = $7,
+              sealed = CASE $3::text WHEN 'retry' THEN sealed END
         WHERE id = $1 AND claim_token = $2`,
       [
         claimed.id,
@@ -132,7 +135,8 @@ export class EmailLoopRepository extends LoopConnections {
       'record_delivered',
       `UPDATE email_outbox o
           SET status = 'sent', next_attempt_at = NULL, claim_token = NULL, claimed_until = NULL,
-              attempt_count = o.attempt_count + 1, last_attempt_at = r.at, last_code = r.code, last_answer = r.answer
+              attempt_count = o.attempt_count + 1, last_attempt_at = r.at, last_code = r.code, last_answer = r.answer,
+              sealed = NULL
          FROM unnest($1::uuid[], $2::uuid[], $3::timestamptz[], $4::int[], $5::text[]) AS r(id, token, at, code, answer)
         WHERE o.id = r.id AND o.claim_token = r.token`,
       columns(
@@ -174,9 +178,9 @@ export class EmailLoopRepository extends LoopConnections {
     const { rows } = await this.loopQuery(
       'contents',
       `SELECT e.id AS email_id, f.title, f.public_id, w.slug, w.name AS workspace,
-              (SELECT json_agg(json_build_object('id', b.id, 'title', b.title, 'type', b.type) ORDER BY b.position)
+              (SELECT json_agg(json_build_object('id', b.id, 'title', b.title, 'type', b.type, 'settings', b.settings) ORDER BY b.position)
                  FROM blocks b WHERE b.form_id = f.id) AS blocks,
-              r.answers, r.submitted_at,
+              r.answers, r.submitted_at, r.hidden, r.variables, f.receipt,
               (SELECT s.mode FROM email_subscriptions s
                  JOIN memberships m ON m.workspace_id = s.workspace_id AND m.user_id = s.user_id
                 WHERE s.id = e.subscription_id) AS mode,
@@ -211,8 +215,11 @@ export interface EmailContent {
   public_id: string | null;
   slug: string;
   workspace: string;
-  blocks: Array<{ id: string; title: string; type: string }> | null;
+  blocks: Array<{ id: string; title: string; type: string; settings: Record<string, unknown> }> | null;
   answers: Record<string, unknown> | null;
+  hidden: Record<string, string> | null;
+  variables: Record<string, number | string> | null;
+  receipt: { to: string; subject?: string; message?: string } | null;
   submitted_at: Date | null;
   mode: 'each' | 'hourly' | 'daily' | null;
   digest: { count: number; latest: Array<{ id: string; submittedAt: string }> | null } | null;

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { currentManager } from '../database/transaction';
+import { currentManager, inTransaction } from '../database/transaction';
 
 export type NotifyMode = 'off' | 'each' | 'hourly' | 'daily';
 export const NOTIFY_MODES: readonly NotifyMode[] = ['off', 'each', 'hourly', 'daily'];
@@ -88,11 +88,55 @@ export class EmailRepository {
     return row.n;
   }
 
+  /** Emails waiting on every workspace, and how long the oldest due one has waited (/metrics). */
+  async outboxStats(): Promise<{ pending: number; oldestAgeSeconds: number }> {
+    const [row] = await currentManager(this.db).query(
+      `SELECT count(*)::int AS pending, COALESCE(GREATEST(0, EXTRACT(EPOCH FROM now() - min(next_attempt_at))), 0)::float8 AS age
+         FROM email_outbox WHERE status = 'pending'`,
+    );
+    return { pending: row.pending, oldestAgeSeconds: row.age };
+  }
+
   async queueTest(workspaceId: string, to: string): Promise<void> {
     await currentManager(this.db).query(
       `INSERT INTO email_outbox (workspace_id, kind, to_address) VALUES ($1, 'test', $2)`,
       [workspaceId, to],
     );
+  }
+
+  /**
+   * Queues a message asked for on a form's page (a resume link), unless the recipient, the client or
+   * the form has had its hour's share: the limit hit, or null when queued. A transaction-scoped
+   * advisory lock per address makes the recipient's count exact under concurrency.
+   */
+  async queueForRespondent(m: {
+    workspaceId: string;
+    formId: string;
+    kind: 'resume';
+    to: string;
+    clientIp: string;
+    sealed: string;
+    limits: { perAddress: number; perClient: number; perForm: number };
+  }): Promise<'address' | 'client' | 'form' | null> {
+    return inTransaction(this.db, async (tx) => {
+      await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('formwork.email:' || $1, 0))`, [m.to]);
+      const [counts] = await tx.query(
+        `SELECT (SELECT count(*)::int FROM email_outbox WHERE to_address = $1 AND form_id IS NOT NULL
+                    AND subscription_id IS NULL AND created_at > now() - interval '1 hour') AS address,
+                (SELECT count(*)::int FROM email_outbox WHERE client_ip = $2 AND created_at > now() - interval '1 hour') AS client,
+                (SELECT count(*)::int FROM email_outbox WHERE form_id = $3 AND subscription_id IS NULL AND kind = $4
+                    AND created_at > now() - interval '1 hour') AS form`,
+        [m.to, m.clientIp, m.formId, m.kind],
+      );
+      if (counts.address >= m.limits.perAddress) return 'address';
+      if (counts.client >= m.limits.perClient) return 'client';
+      if (counts.form >= m.limits.perForm) return 'form';
+      await tx.query(
+        `INSERT INTO email_outbox (workspace_id, kind, to_address, form_id, client_ip, sealed) VALUES ($1, $2, $3, $4, $5, $6)`,
+        [m.workspaceId, m.kind, m.to, m.formId, m.clientIp, m.sealed],
+      );
+      return null;
+    });
   }
 
   /** Ends a subscription; the form's title when there was one. */

@@ -1,9 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { createTransport } from 'nodemailer';
 import { APP_CONFIG, AppConfig } from '../config/config';
+import { readAtScrape } from '../observability/metrics';
 import { WebhookSecretBox } from '../webhooks/secret-box';
 import { EmailRepository, NotifyMode, OutboxRow } from './email.repository';
 import { subscriptionOf } from './unsubscribe-token';
+import { recipientAddress, RESPONDENT_LIMITS } from './address';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -33,7 +35,9 @@ export class EmailService {
     private readonly repository: EmailRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly box: WebhookSecretBox,
-  ) {}
+  ) {
+    readAtScrape.emailOutbox = () => repository.outboxStats();
+  }
 
   get configured(): boolean {
     return this.config.email.smtpUrl !== undefined;
@@ -61,6 +65,32 @@ export class EmailService {
 
   queueTest(workspaceId: string, to: string): Promise<void> {
     return this.repository.queueTest(workspaceId, to);
+  }
+
+  /**
+   * Queues the resume link of a partial response to `address` (issue 48, item 5), asked for on the
+   * form's page: the address checked first (null: it is not one), then the hour's limits per
+   * recipient, client and form (the limit hit). The link is sealed in the row and cleared once sent.
+   */
+  async queueResumeLink(m: {
+    workspaceId: string;
+    formId: string;
+    address: unknown;
+    clientIp: string;
+    secret: string;
+  }): Promise<{ queued: string } | { invalid: true } | { limited: 'address' | 'client' | 'form' }> {
+    const to = recipientAddress(m.address);
+    if (!to) return { invalid: true };
+    const limited = await this.repository.queueForRespondent({
+      workspaceId: m.workspaceId,
+      formId: m.formId,
+      kind: 'resume',
+      to,
+      clientIp: m.clientIp,
+      sealed: this.box.seal(m.secret),
+      limits: RESPONDENT_LIMITS,
+    });
+    return limited ? { limited } : { queued: to };
   }
 
   /** The form an unsubscribe link is about, or null (a link no key made, or a subscription that ended). */

@@ -41,6 +41,22 @@ function Page(props: { title: string; children: ReactNode; unsubscribe?: string 
   );
 }
 
+/** Questions and answers, one row each (escaped: text only). */
+function Answers(props: { answers: AnswerLine[] }) {
+  return (
+    <table cellPadding={6} style={{ borderCollapse: 'collapse' }}>
+      <tbody>
+        {props.answers.map((a, i) => (
+          <tr key={i} style={{ borderTop: '1px solid #dde1e8', verticalAlign: 'top' }}>
+            <th style={{ textAlign: 'left' }}>{a.question}</th>
+            <td style={{ whiteSpace: 'pre-wrap' }}>{a.answer}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
 function html(node: ReactNode): string {
   return `<!doctype html>${renderToStaticMarkup(node)}`;
 }
@@ -60,16 +76,7 @@ export function notificationMessage(m: {
     html: html(
       <Page title={title} unsubscribe={m.unsubscribeUrl}>
         <p>Submitted {when}.</p>
-        <table cellPadding={6} style={{ borderCollapse: 'collapse' }}>
-          <tbody>
-            {m.answers.map((a, i) => (
-              <tr key={i} style={{ borderTop: '1px solid #dde1e8', verticalAlign: 'top' }}>
-                <th style={{ textAlign: 'left' }}>{a.question}</th>
-                <td style={{ whiteSpace: 'pre-wrap' }}>{a.answer}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <Answers answers={m.answers} />
         <p>
           <a href={m.responseUrl}>See the response in Formwork</a>
         </p>
@@ -140,5 +147,76 @@ export function testMessage(workspace: string): RenderedMessage {
       </Page>,
     ),
     text: `${title}\n\n${body}`,
+  };
+}
+
+/**
+ * A receipt to a respondent (issue 48, item 4): the form's message (recall filled in, as text) and
+ * their answers. The subject is the form's (recall filled in) on one line.
+ */
+export function receiptMessage(m: {
+  formTitle: string;
+  subject: string;
+  message: string;
+  submittedAt: Date;
+  answers: AnswerLine[];
+}): RenderedMessage {
+  const subject = oneLine(m.subject) || `Your answers to ${oneLine(m.formTitle, 100)}`;
+  const heading = `Your answers to ${oneLine(m.formTitle, 100)}`;
+  const when = m.submittedAt.toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
+  const paragraphs = m.message.split(/\n{2,}/).filter((p) => p.trim());
+  return {
+    subject,
+    html: html(
+      <Page title={heading}>
+        {paragraphs.map((p, i) => (
+          <p key={i} style={{ whiteSpace: 'pre-wrap' }}>
+            {p}
+          </p>
+        ))}
+        <p>Submitted {when}.</p>
+        <Answers answers={m.answers} />
+        <p style={{ color: '#5b6475', fontSize: '.85rem' }}>
+          You get this because this address was given in the form. Nothing more will be sent about it.
+        </p>
+      </Page>,
+    ),
+    text: [
+      heading,
+      '',
+      ...(paragraphs.length ? [...paragraphs, ''] : []),
+      `Submitted ${when}.`,
+      '',
+      ...m.answers.map((a) => `${a.question}\n  ${a.answer.replace(/\n/g, '\n  ')}`),
+    ].join('\n'),
+  };
+}
+
+/** The link to finish a form later (issue 48, item 5), asked for on the page after "Save and finish later". */
+export function resumeMessage(m: { formTitle: string; link: string; days: number }): RenderedMessage {
+  const subject = `Finish “${oneLine(m.formTitle, 100)}” later`;
+  const keep = `Keep this link to yourself: it opens your answers. It stops working once you submit, or after ${m.days} days without a change.`;
+  return {
+    subject,
+    html: html(
+      <Page title={subject}>
+        <p>Your answers so far are saved. Open this link to go on where you stopped:</p>
+        <p>
+          <a href={m.link}>Finish the form</a>
+        </p>
+        <p>{keep}</p>
+        <p style={{ color: '#5b6475', fontSize: '.85rem' }}>
+          You get this because someone asked for it on the form&apos;s page. If it was not you, ignore it.
+        </p>
+      </Page>,
+    ),
+    text: [
+      subject,
+      '',
+      'Your answers so far are saved. Open this link to go on where you stopped:',
+      m.link,
+      '',
+      keep,
+    ].join('\n'),
   };
 }

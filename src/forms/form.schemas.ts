@@ -1,3 +1,4 @@
+import type { ReceiptSetting } from './entities/form.entity';
 import { Type } from '@sinclair/typebox';
 import { StringEnum } from '../common/validation/schema-validator';
 import { BLOCK_TYPES } from './blocks';
@@ -70,6 +71,7 @@ export const FormSchema = Type.Object(
     maxResponses: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
     quotas: Type.Optional(Type.Unsafe<unknown>({})),
     spamProtection: Type.Optional(Type.String()),
+    receipt: Type.Optional(Type.Unsafe<unknown>({})),
     blocks: Type.Array(BlockSchema),
     // As create_form takes them (issue 46); written out once, in its input.
     variables: Type.Optional(Type.Unsafe<unknown>({})),
@@ -240,6 +242,22 @@ export const LimitFields = limitFields(
   '[{ name, limit, when (as showIf), onFull?: "end"|"ending:REF" }]',
 );
 export const LimitUpdateFields = limitFields('As in create_form; null clears.', 'As in create_form.');
+
+/**
+ * The receipt (issue 48), as create_form and update_form take it: its shape is checked by the
+ * service (forms/receipt.ts), so the tool list carries one line of it.
+ */
+export const ReceiptField = {
+  receipt: Type.Optional(
+    Type.Unsafe<ReceiptSetting>({
+      type: 'object',
+      description: 'Mail respondents their answers: {to: email block ref, subject?, message?} (recall works).',
+    }),
+  ),
+};
+export const ReceiptUpdateField = {
+  receipt: Type.Optional(Type.Unsafe<ReceiptSetting | null>({ description: 'As in create_form; null: none.' })),
+};
 
 /** The page's spam defence (issue 47), as create_form and update_form take it. */
 export const SpamProtectionField = {

@@ -5,7 +5,7 @@ import { allowLongStatements } from '../database/long-statements';
 import { prepared } from '../database/prepared';
 import type { Block } from './blocks';
 import type { BlockEntity } from './entities/block.entity';
-import type { FormAccess, FormEntity, FormStatus } from './entities/form.entity';
+import type { FormAccess, FormEntity, FormStatus, ReceiptSetting } from './entities/form.entity';
 
 /** A form as read from the database, with its blocks in order. */
 export type FormRecord = Omit<FormEntity, 'workspace'> & {
@@ -32,7 +32,7 @@ const FORM_COLUMNS = `f.id, f.public_id AS "publicId", f.workspace_id AS "worksp
   ${STATUS}, f.hidden_fields AS "hiddenFields", f.version, f.created_at AS "createdAt", f.updated_at AS "updatedAt", f.published_at AS "publishedAt",
   CASE WHEN ${DUE} THEN f.closes_at ELSE f.closed_at END AS "closedAt", f.partial_responses AS "partialResponses",
   f.opens_at AS "opensAt", f.closes_at AS "closesAt", f.spam_protection AS "spamProtection", ${DUE} AS "closeDue", f.compute, f.access,
-  f.max_responses AS "maxResponses", f.quotas`;
+  f.max_responses AS "maxResponses", f.quotas, f.receipt`;
 
 /** Blocks in order, as one JSON value, so a form and its blocks cost one round trip. */
 const BLOCKS_JSON = `COALESCE((SELECT json_agg(json_build_object('id', b.id, 'type', b.type, 'title', b.title,
@@ -296,6 +296,14 @@ export class FormsRepository {
       formId,
       maxResponses,
       quotas?.length ? JSON.stringify(quotas) : null,
+    ]);
+  }
+
+  /** Sets the form's receipt (issue 48; null: none); the caller bumps the version. */
+  async setReceipt(tx: EntityManager, formId: string, receipt: ReceiptSetting | null): Promise<void> {
+    await tx.query(`UPDATE forms SET receipt = $2::jsonb WHERE id = $1`, [
+      formId,
+      receipt ? JSON.stringify(receipt) : null,
     ]);
   }
 

@@ -20,7 +20,8 @@ import {
   normalizeForm,
 } from './form-logic';
 import { maxScore, isQuiz } from './compute';
-import { FormAccess, FormStatus } from './entities/form.entity';
+import { FormAccess, FormStatus, ReceiptSetting } from './entities/form.entity';
+import { checkReceipt, storedReceipt } from './receipt';
 import { FormAnswers } from './form-answers';
 import { formWarnings } from './form-warnings';
 import { FormVersionReads } from './form-version-reads';
@@ -52,6 +53,8 @@ export interface FormInput {
   quotas?: QuotaInput[];
   /** The page's spam defence (issue 47); omitted: auto (create), kept (update). */
   spamProtection?: 'off' | 'auto' | 'always';
+  /** The receipt to the respondent (issue 48); null or omitted: none. */
+  receipt?: ReceiptSetting | null;
   /** Check only (create_form's dryRun): see FormsService.createDryRun. */
   dryRun?: boolean;
 }
@@ -86,6 +89,8 @@ export interface FormUpdate {
   closeNow?: boolean;
   /** The page's spam defence (issue 47); omitted: auto (create), kept (update). */
   spamProtection?: 'off' | 'auto' | 'always';
+  /** The receipt to the respondent (issue 48): omitted: kept; null: none. */
+  receipt?: ReceiptSetting | null;
   acceptAnswerLoss?: boolean;
   /** Each omitted: kept (issue 46). */
   variables?: ComputeInput['variables'];
@@ -250,12 +255,8 @@ export class FormsService {
       hiddenFields,
       compute: checked.compute,
       blocks: checked.blocks,
-      partialResponses: input.partialResponses === true,
       ...schedule,
-      access: input.access ?? 'public',
-      spamProtection: input.spamProtection ?? 'auto',
-      maxResponses: input.maxResponses ?? null,
-      quotas: quotas.length ? quotas : null,
+      ...newFormSettings(input, quotas),
     };
     const run = (tx: EntityManager) => this.insertForm(tx, workspaceId, form, createdAt);
     return manager ? run(manager) : inTransaction(this.db, run);
@@ -279,6 +280,7 @@ export class FormsService {
       | 'spamProtection'
       | 'maxResponses'
       | 'quotas'
+      | 'receipt'
     >,
     createdAt?: Date,
   ): Promise<FormRecord> {
@@ -294,6 +296,7 @@ export class FormsService {
     if (form.opensAt || form.closesAt) await this.repo.setSchedule(tx, id, form.opensAt, form.closesAt);
     if (form.access === 'invite') await this.repo.setAccess(tx, id, 'invite');
     if (form.spamProtection !== 'auto') await this.repo.setSpamProtection(tx, id, form.spamProtection);
+    if (form.receipt) await this.repo.setReceipt(tx, id, form.receipt);
     await this.answers.formCreated(tx, id);
     if (form.maxResponses != null || form.quotas?.length) {
       await this.repo.setLimits(tx, id, form.maxResponses, form.quotas);
@@ -349,12 +352,8 @@ export class FormsService {
       updatedAt: now,
       publishedAt: null,
       closedAt: null,
-      partialResponses: input.partialResponses === true,
       ...schedule,
-      access: input.access ?? 'public',
-      spamProtection: input.spamProtection ?? 'auto',
-      maxResponses: input.maxResponses ?? null,
-      quotas: quotas.length ? quotas : null,
+      ...newFormSettings(input, quotas),
       compute: checked.compute,
       blocks: checked.blocks,
     };
@@ -425,6 +424,7 @@ export class FormsService {
       if (input.access !== undefined) await this.repo.setAccess(tx, form.id, input.access);
       await this.updateLimits(tx, form, input);
       if (input.spamProtection) await this.repo.setSpamProtection(tx, form.id, input.spamProtection);
+      if (input.receipt !== undefined) await this.repo.setReceipt(tx, form.id, next.receipt);
       await this.audit.record(tx, actor, 'form.update', form.publicId, {
         version: form.version + 1,
         ...(discarded ? { answersDiscarded: discarded } : {}),
@@ -500,6 +500,7 @@ export class FormsService {
       access: input.access ?? form.access,
       spamProtection: input.spamProtection ?? form.spamProtection,
       maxResponses: input.maxResponses !== undefined ? input.maxResponses : form.maxResponses,
+      receipt: input.receipt !== undefined ? storedReceipt(input.receipt) : form.receipt,
     };
     let losses: AnswerLoss[] = [];
     // The rules are checked before any answer loss: acceptAnswerLoss does not lift a broken rule.
@@ -524,6 +525,11 @@ export class FormsService {
         ...hiddenDetails,
         ...(input.hiddenFields ? checkHiddenStillNamed(form.blocks, hiddenFields) : []),
       ];
+      if (details.length) throw invalidForm(details);
+    }
+    // A receipt sent, or blocks changed under a stored one, must still name an email block (issue 48).
+    if (input.receipt !== undefined || blocksInput) {
+      const details = checkReceipt(input.receipt !== undefined ? input.receipt : next.receipt, next.blocks);
       if (details.length) throw invalidForm(details);
     }
     // Quotas sent, or blocks changed under stored ones, are checked against the form as it would be (issue 47).
@@ -712,6 +718,7 @@ export function formView(f: FormRecord, withBlocks = false, publicUrl?: string) 
     view.maxResponses = f.maxResponses ?? null;
     if (f.quotas?.length) view.quotas = f.quotas;
     view.spamProtection = f.spamProtection ?? 'auto';
+    if (f.receipt) view.receipt = f.receipt;
     view.blocks = blocksView(f.blocks);
     // Forms that compute (issue 46): only those that do show these, so other forms read as they did.
     if (f.compute?.variables) view.variables = f.compute.variables;
@@ -759,12 +766,29 @@ export type DryRunView = Record<string, unknown> & {
 };
 
 /** A new form's settings checked (400 invalid_arguments with every detail). */
+/** A new form's settings as sent, the defaults filled in (create_form, and its dry run). */
+function newFormSettings(input: FormInput, quotas: NonNullable<FormRecord['quotas']>) {
+  return {
+    partialResponses: input.partialResponses === true,
+    access: input.access ?? 'public',
+    spamProtection: input.spamProtection ?? 'auto',
+    maxResponses: input.maxResponses ?? null,
+    quotas: quotas.length ? quotas : null,
+    receipt: storedReceipt(input.receipt),
+  };
+}
+
 function checkNewForm(input: FormInput) {
   const hiddenFields = input.hiddenFields ?? [];
   const checked = normalizeForm(input.blocks ?? [], [], hiddenFields, [], '/blocks', computeInput(input));
   const schedule = { opensAt: timeOf(input.opensAt) ?? null, closesAt: timeOf(input.closesAt) ?? null };
   const limits = checkQuotas({ blocks: checked.blocks, hiddenFields, compute: checked.compute }, input.quotas ?? []);
-  const details = [...checkHiddenFields(hiddenFields), ...checked.details, ...checkSchedule(schedule)];
+  const details = [
+    ...checkHiddenFields(hiddenFields),
+    ...checked.details,
+    ...checkSchedule(schedule),
+    ...(checked.details.length ? [] : checkReceipt(input.receipt, checked.blocks)),
+  ];
   if (details.length) throw invalidForm(details);
   if (limits.details.length) throw invalidQuotas(limits.details);
   return { hiddenFields, checked, schedule, quotas: limits.quotas };

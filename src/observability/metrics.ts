@@ -21,6 +21,7 @@ export const readAtScrape: {
   pool?: () => { inUse: number; idle: number; waiting: number } | undefined;
   replicaLagSeconds?: () => Promise<number | undefined>;
   webhookOutbox?: () => Promise<{ pending: number; oldestAgeSeconds: number }>;
+  emailOutbox?: () => Promise<{ pending: number; oldestAgeSeconds: number }>;
 } = {};
 
 /** A gauge whose value is read at scrape time by `read` (undefined: not reported). */
@@ -108,6 +109,12 @@ export const metrics = {
     labelNames: ['outcome'],
     registers,
   }),
+  emailDeliveries: new Counter({
+    name: 'formwork_email_deliveries_total',
+    help: 'Email send attempts by outcome (delivered, retry, failed, gone: cancelled).',
+    labelNames: ['outcome'],
+    registers,
+  }),
   insertBatchSize: new Histogram({
     name: 'formwork_response_insert_batch_size',
     help: 'Responses stored by one statement of the response insert batcher.',
@@ -164,12 +171,26 @@ gaugeAtScrape(
   },
 );
 
+gaugeAtScrape('formwork_email_outbox_pending', 'Emails waiting to be sent (every workspace).', async (set) => {
+  const now = await readAtScrape.emailOutbox?.();
+  if (now) set(now.pending);
+});
+gaugeAtScrape(
+  'formwork_email_outbox_oldest_age_seconds',
+  'How long the oldest due email has waited (0 when none is due).',
+  async (set) => {
+    const now = await readAtScrape.emailOutbox?.();
+    if (now) set(now.oldestAgeSeconds);
+  },
+);
+
 /**
  * Where a webhook delivery attempt's outcome is counted: here, or, in the delivery thread, posted to
  * the thread that serves /metrics (delivery.thread.ts replaces `count`).
  */
 export const deliveryOutcomes = {
-  count: (outcome: string): void => void metrics.webhookDeliveries.inc({ outcome }),
+  count: (outcome: string, channel: 'webhook' | 'email' = 'webhook'): void =>
+    void (channel === 'email' ? metrics.emailDeliveries : metrics.webhookDeliveries).inc({ outcome }),
 };
 
 /** Runs `wait` and records how long it took in `histogram`. */

@@ -50,6 +50,7 @@ import {
   thankYouPage,
 } from './respondent.page';
 import { RESPONDENT_SCRIPT } from './respondent.script';
+import { answeredEmail } from './resume-email';
 import {
   blockIdOf,
   hiddenFromQuery,
@@ -528,7 +529,8 @@ export class RespondentController {
       if (!saved.state.p || saved.limited)
         return [saved.limited ? 429 : 200, await this.drawStep(form, state, current, saved.r, [], saved.notice)];
       const link = `${this.config.publicUrl}/f/${form.publicId}?resume=${saved.state.p}`;
-      return [200, savedPage(form, link, this.config.partialResponseRetentionDays), saved.cookie];
+      const email = { secret: saved.state.p, address: answeredEmail(form.blocks, state.a) };
+      return [200, savedPage(form, link, this.config.partialResponseRetentionDays, email), saved.cookie];
     }
 
     if (action === 'back' && state.s.length > 1) {

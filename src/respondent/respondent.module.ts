@@ -8,10 +8,12 @@ import { UploadsModule } from '../uploads/uploads.module';
 import { ClientKeys } from './client-key';
 import { PageStateSigner } from './page-state';
 import { RespondentController } from './respondent.controller';
+import { ResumeEmailController } from './resume-email.controller';
+import { EmailModule } from '../email/email.module';
 
 @Module({
-  imports: [FormsModule, AccessModule, ResponsesModule, WorkspacesModule, UploadsModule],
-  controllers: [RespondentController],
+  imports: [FormsModule, AccessModule, ResponsesModule, WorkspacesModule, UploadsModule, EmailModule],
+  controllers: [RespondentController, ResumeEmailController],
   providers: [PageStateSigner, ClientKeys],
 })
 export class RespondentModule {}

@@ -1,4 +1,5 @@
 import { createElement, Fragment, type ReactNode } from 'react';
+import { ResumeEmailForm, ResumeEmailView } from './resume-email';
 import { EndView, NO_RECALL, recallBlock, SAME_PAGE_MARK, withSamePage } from './recall-page';
 import type { ErrorDetail } from '../common/errors/api-error';
 import { type Block, NUMERIC_TYPES, scaleBounds, SCALE_TYPES } from '../forms/blocks';
@@ -732,7 +733,7 @@ export function thankYouPage(form: FormRecord, end?: EndView): string {
  * After "Save and finish later": the resume link to copy (a read-only field), what it gives its
  * holder, and a link to go on now.
  */
-export function savedPage(form: FormRecord, link: string, days: number): string {
+export function savedPage(form: FormRecord, link: string, days: number, email?: ResumeEmailView): string {
   return Page({
     title: `Answers saved: ${form.title}`,
     children: (
@@ -751,6 +752,7 @@ export function savedPage(form: FormRecord, link: string, days: number): string 
           Keep this link to yourself. Opened in another browser or device, it moves your answers there, and then no
           longer opens them here. It stops working once you submit, or after {days} days without a change.
         </p>
+        {email ? <ResumeEmailForm publicId={form.publicId} view={email} /> : null}
         <p>
           <a href={link}>Go on now</a>
         </p>

@@ -428,7 +428,7 @@ export class DeliveryLoop<C extends Claimed = Claimed> {
     };
     // This attempt's number: the claim did not count it (only recorded attempts count).
     const { outcome, next } = this.channel.outcomeOf(result, delivery.attempt_count + 1, attemptedAt);
-    if (this.channel.noun === 'webhook') deliveryOutcomes.count(outcome);
+    deliveryOutcomes.count(outcome, this.channel.noun === 'email' ? 'email' : 'webhook');
     if (outcome === 'delivered') return this.recordDelivered(delivery, attempt);
     try {
       await this.repository.recordAttempt(delivery, attempt, outcome, next, DISABLE_AFTER_DAYS);

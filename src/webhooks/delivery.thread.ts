@@ -43,13 +43,16 @@ export type ToDeliveryThread = DeliveryThreadRequest & { id: number };
 
 /** An answer to a request, a warning to log, or an attempt's outcome to count. */
 export type FromDeliveryThread =
-  { id: number; result?: number; error?: string } | { warn: string } | { outcome: string };
+  | { id: number; result?: number; error?: string }
+  | { warn: string }
+  | { outcome: string; channel: 'webhook' | 'email' };
 
 if (!isMainThread && parentPort && (workerData as DeliveryThreadData | undefined)?.role === 'formwork-delivery') {
   const port = parentPort;
   const data = workerData as DeliveryThreadData;
   const warn = (message: string) => port.postMessage({ warn: message } satisfies FromDeliveryThread);
-  deliveryOutcomes.count = (outcome) => port.postMessage({ outcome } satisfies FromDeliveryThread);
+  deliveryOutcomes.count = (outcome, channel = 'webhook') =>
+    port.postMessage({ outcome, channel } satisfies FromDeliveryThread);
   const loops = startLoops(data, warn);
   port.on('message', (msg: ToDeliveryThread) => {
     const run =

@@ -104,7 +104,15 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
       retryBaseMs: webhooks.retryBaseMs,
       secretKeys,
       webhooks: true,
-      email: email.smtpUrl ? { ...email, smtpUrl: email.smtpUrl, publicUrl, secretKeys } : undefined,
+      email: email.smtpUrl
+        ? {
+            ...email,
+            smtpUrl: email.smtpUrl,
+            publicUrl,
+            secretKeys,
+            resumeDays: this.config.partialResponseRetentionDays,
+          }
+        : undefined,
     };
   }
 
@@ -114,7 +122,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     this.thread = thread;
     thread.on('message', (msg: FromDeliveryThread) => {
       if ('warn' in msg) return this.logger.warn(msg.warn);
-      if ('outcome' in msg) return deliveryOutcomes.count(msg.outcome);
+      if ('outcome' in msg) return deliveryOutcomes.count(msg.outcome, msg.channel);
       const waiting = this.pending.get(msg.id);
       this.pending.delete(msg.id);
       if (msg.error !== undefined) waiting?.reject(new Error(msg.error));

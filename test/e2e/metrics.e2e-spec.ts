@@ -122,6 +122,9 @@ describe('GET /metrics on the public port', () => {
       expect(res.text).toMatch(/^process_cpu_user_seconds_total /m);
       expect(res.text).toMatch(/^formwork_db_pool_connections\{state="in_use"\} \d+/m);
       expect(res.text).toMatch(/^formwork_webhook_outbox_pending \d+/m);
+      // The email outbox (issue 48), read at scrape time like the webhooks'.
+      expect(res.text).toMatch(/^formwork_email_outbox_pending \d+/m);
+      expect(res.text).toMatch(/^formwork_email_outbox_oldest_age_seconds \d+/m);
     });
 
     it('holds no id, token, address or other unbounded value in any label of any series', async () => {

@@ -8,6 +8,11 @@ import { WorkspaceEntity } from '../../workspaces/entities/workspace.entity';
 @Entity({ name: 'email_outbox' })
 @Index('IDX_email_outbox_due', ['nextAttemptAt'], { where: `status = 'pending'` })
 @Index('IDX_email_outbox_workspace', ['workspaceId', 'createdAt'])
+@Index('IDX_email_outbox_recipient', ['toAddress', 'createdAt'], {
+  where: 'form_id IS NOT NULL AND subscription_id IS NULL',
+})
+@Index('IDX_email_outbox_form', ['formId', 'createdAt'], { where: 'form_id IS NOT NULL AND subscription_id IS NULL' })
+@Index('IDX_email_outbox_client', ['clientIp', 'createdAt'], { where: 'client_ip IS NOT NULL' })
 export class EmailOutboxEntity {
   @PrimaryGeneratedColumn('uuid', { primaryKeyConstraintName: 'PK_email_outbox' })
   id: string;
@@ -39,6 +44,14 @@ export class EmailOutboxEntity {
 
   @Column({ type: 'text', default: 'pending' })
   status: string;
+
+  /** The client (IP) whose page post asked for it (a resume link: migration 1796000670000), to limit per client. */
+  @Column({ name: 'client_ip', type: 'text', nullable: true })
+  clientIp: string | null;
+
+  /** A secret the message carries (a resume link's), sealed under WEBHOOK_SECRET_KEY; cleared once done with. */
+  @Column({ type: 'text', nullable: true })
+  sealed: string | null;
 
   @Column({ name: 'next_attempt_at', type: 'timestamptz', nullable: true, default: () => 'now()' })
   nextAttemptAt: Date | null;

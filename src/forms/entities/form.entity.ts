@@ -17,6 +17,13 @@ export type FormStatus = (typeof FORM_STATUSES)[number];
 export const FORM_ACCESS = ['public', 'invite'] as const;
 export type FormAccess = (typeof FORM_ACCESS)[number];
 
+/** A form's receipt setting (issue 48): `to`, an email block's ref; subject and message take recall. */
+export interface ReceiptSetting {
+  to: string;
+  subject?: string;
+  message?: string;
+}
+
 @Entity({ name: 'forms' })
 @Index('IDX_forms_workspace_created', ['workspaceId', 'createdAt', 'id'])
 @Index('IDX_forms_closes_at', ['closesAt'], { where: "status = 'published' AND closes_at IS NOT NULL" })
@@ -92,6 +99,10 @@ export class FormEntity {
   /** Spam defence of its page (issue 47): off, auto (the challenge past a rate of posts) or always. */
   @Column({ name: 'spam_protection', type: 'text', default: 'auto' })
   spamProtection: 'off' | 'auto' | 'always';
+
+  /** The receipt (issue 48): the respondent's answers mailed to the address an email block (by ref) holds; null: none. */
+  @Column({ type: 'jsonb', nullable: true })
+  receipt: ReceiptSetting | null;
 
   @ManyToOne(() => WorkspaceEntity, { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'workspace_id' })

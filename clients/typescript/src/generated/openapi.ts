@@ -948,6 +948,7 @@ export interface operations {
                         maxResponses?: number | null;
                         quotas?: unknown;
                         spamProtection?: string;
+                        receipt?: unknown;
                         blocks: {
                             id: string;
                             type: string;
@@ -1171,6 +1172,8 @@ export interface operations {
                     quotas?: Record<string, unknown>[];
                     /** @enum {string} */
                     spamProtection?: "off" | "auto" | "always";
+                    /** @description Mail respondents their answers: {to: email block ref, subject?, message?} (recall works). */
+                    receipt?: Record<string, unknown>;
                     /** @description Validate only; stores nothing. */
                     dryRun?: boolean;
                 };
@@ -1209,6 +1212,7 @@ export interface operations {
                         maxResponses?: number | null;
                         quotas?: unknown;
                         spamProtection?: string;
+                        receipt?: unknown;
                         blocks: {
                             id: string;
                             type: string;
@@ -1439,6 +1443,8 @@ export interface operations {
                     closeNow?: boolean;
                     /** @enum {string} */
                     spamProtection?: "off" | "auto" | "always";
+                    /** @description As in create_form; null: none. */
+                    receipt?: unknown;
                     /** @description Validate only; stores nothing. */
                     dryRun?: boolean;
                     /**
@@ -1482,6 +1488,7 @@ export interface operations {
                         maxResponses?: number | null;
                         quotas?: unknown;
                         spamProtection?: string;
+                        receipt?: unknown;
                         blocks: {
                             id: string;
                             type: string;
@@ -1666,6 +1673,7 @@ export interface operations {
                         maxResponses?: number | null;
                         quotas?: unknown;
                         spamProtection?: string;
+                        receipt?: unknown;
                         blocks: {
                             id: string;
                             type: string;
@@ -1849,6 +1857,7 @@ export interface operations {
                         maxResponses?: number | null;
                         quotas?: unknown;
                         spamProtection?: string;
+                        receipt?: unknown;
                         blocks: {
                             id: string;
                             type: string;
@@ -2032,6 +2041,7 @@ export interface operations {
                         maxResponses?: number | null;
                         quotas?: unknown;
                         spamProtection?: string;
+                        receipt?: unknown;
                         blocks: {
                             id: string;
                             type: string;
