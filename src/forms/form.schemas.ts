@@ -111,7 +111,7 @@ export const BlockInputSchema = Type.Object(
       }),
     ),
     type: StringEnum(BLOCK_TYPES, {
-      description: 'statement: text only; page_break: starts a page; file_upload: see create_upload.',
+      description: 'page_break: starts a page; file_upload, signature: see create_upload.',
     }),
     title: Type.Optional(
       Type.String({ minLength: 1, maxLength: 1000, description: 'Required except on a page_break.' }),
@@ -153,6 +153,11 @@ export const BlockInputSchema = Type.Object(
       }),
     ),
     rankTop: Type.Optional(Type.Integer({ description: 'ranking: top N only' })),
+    rows: Type.Optional(
+      Type.Array(Type.String(), { maxItems: 20, description: 'matrix: 1..20 labels, as columns; multiple: >1 a row' }),
+    ),
+    columns: Type.Optional(Type.Array(Type.String(), { maxItems: 20 })),
+    multiple: Type.Optional(Type.Boolean()),
     maxFiles: Type.Optional(Type.Integer({ description: 'file_upload: 1..10 (1)' })),
     maxSizeMb: Type.Optional(Type.Integer({ description: 'file_upload: MB per file (10; Pro: up to 100)' })),
     accept: Type.Optional(

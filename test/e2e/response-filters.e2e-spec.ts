@@ -38,6 +38,8 @@ const FILTER_BLOCKS: BlockInput[] = [
   { ref: 'agree', type: 'yes_no', title: 'Agree' },
   { ref: 'nps', type: 'nps', title: 'NPS' },
   { ref: 'rank', type: 'ranking', title: 'Rank', choices: ['Price', 'Speed', 'Care'] },
+  { ref: 'grid', type: 'matrix', title: 'Grid', rows: ['Price', 'Speed'], columns: ['Good', 'Bad'] },
+  { ref: 'tags', type: 'matrix', title: 'Tags', rows: ['Price', 'Speed'], columns: ['Good', 'Bad'], multiple: true },
 ];
 
 /** Answers by ref, choices by label: the samples of the condition cases, and others around them. */
@@ -52,6 +54,8 @@ const ANSWER_SETS: Array<{ answers: Record<string, unknown>; source?: string }> 
       date: '2026-03-31',
       nps: 4,
       rank: ['Speed', 'Price', 'Care'],
+      grid: { Price: 'Good' },
+      tags: { Price: ['Good', 'Bad'] },
       colour: 'Red',
       size: 'Small',
       pets: ['Cat', 'Dog'],
@@ -258,7 +262,7 @@ describe('response filters: where, since and until on list_responses and summari
       const labels = new Map(BLOCKS.flatMap((b) => b.choices ?? []).map((c) => [c.id, c.label]));
       for (const c of rowCases()) {
         const key = JSON.stringify(c.where).replace(/"(c_\w+)"/g, (_, id: string) => JSON.stringify(labels.get(id)));
-        if (!/"block":"(email|url|phone|cv)"/.test(key)) seen.set(key, JSON.parse(key));
+        if (!/"block":"(email|url|phone|cv|sign)"/.test(key)) seen.set(key, JSON.parse(key));
       }
       return [...seen.values()];
     };
