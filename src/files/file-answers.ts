@@ -7,7 +7,7 @@ export interface FileAnswer extends UploadDescription {
   url?: string;
 }
 
-/** The keys file answers (file_upload, signature) have in answers keyed by block id or (byRef) by ref where the block has one. */
+/** The keys file answers (file_upload) have in answers keyed by block id or (byRef) by ref where the block has one. */
 export function fileKeys(blocks: Block[], byRef = false): string[] {
   return blocks.filter(isFileBlock).map((b) => (byRef && b.ref ? b.ref : b.id));
 }

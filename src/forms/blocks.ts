@@ -30,7 +30,6 @@ export const BLOCK_TYPES = [
   'nps',
   'ranking',
   'matrix',
-  'signature',
 ] as const;
 export type BlockType = (typeof BLOCK_TYPES)[number];
 
@@ -48,8 +47,8 @@ export function scaleBounds(b: Pick<Block, 'type' | 'min' | 'max'>): { min: numb
 /** Types that take no answer: a statement (text only) and a page_break (starts a page). */
 export const NO_ANSWER_TYPES: readonly BlockType[] = ['statement', 'page_break'];
 export const takesAnswer = (type: BlockType) => !NO_ANSWER_TYPES.includes(type);
-/** Blocks answered with uploads (issue 35): file_upload, and a signature (one PNG, issue 50). */
-export const isFileBlock = (b: Pick<Block, 'type'>) => b.type === 'file_upload' || b.type === 'signature';
+/** Blocks answered with uploads (issue 35): file_upload (a signature block, issue 50, is to join it). */
+export const isFileBlock = (b: Pick<Block, 'type'>) => b.type === 'file_upload';
 
 /** A jump on a page_break: when `if` holds on leaving the page it closes, go to `to` (a later page_break's id) or "end". */
 export interface Jump {
@@ -146,7 +145,6 @@ const SETTINGS: Record<BlockType, readonly ('choices' | 'min' | 'max')[]> = {
   nps: [],
   ranking: ['choices'],
   matrix: [],
-  signature: [],
 };
 
 /**
@@ -172,8 +170,6 @@ export const MAX_RANKED = 20;
 /** A matrix has 1 to 20 rows and 1 to 20 columns. */
 export const MAX_MATRIX = 20;
 const MAX_MATRIX_LABEL = 200;
-/** A signature is a PNG of at most this many MB, stored as an upload (file-checks' PNG check). */
-export const SIGNATURE_MAX_MB = 1;
 const TEXT_LIMITS: Partial<Record<BlockType, number>> = {
   short_text: 1000,
   long_text: 10000,
@@ -282,9 +278,6 @@ export function normalizeBlocks(
         if (raw.multiple) block.multiple = true;
         break;
       }
-      case 'signature':
-        block.maxSizeMb = SIGNATURE_MAX_MB;
-        break;
       case 'number': {
         for (const bound of ['min', 'max'] as const) {
           if (raw[bound] !== undefined && Math.abs(raw[bound]!) > MAX_NUMBER)
@@ -468,7 +461,8 @@ export function validateAnswers(
   const byId = blocksById(blocks);
   let hint: string | undefined;
   const refuse = (key: string, why: Refusal) => {
-    const at = why.at === undefined ? '' : `/${pointerSegment(why.at)}`;
+    // The page shows a refusal at its question (a matrix's, not its row's): the path goes on for API callers.
+    const at = why.at === undefined || wording === 'person' ? '' : `/${pointerSegment(why.at)}`;
     details.push({ path: `${basePath}/${pointerSegment(key)}${at}`, message: why[wording] });
     if (wording === 'api') hint ??= why.hint;
   };
@@ -626,8 +620,6 @@ function checkAnswer(block: Block, value: unknown): { value: unknown } | Refusal
       return checkRanking(block, value);
     case 'matrix':
       return checkMatrix(block, value);
-    case 'signature':
-      return checkUploadIds({ ...block, maxFiles: 1 }, value);
     default:
       return { api: 'takes no answer', person: 'This part of the form takes no answer.' };
   }

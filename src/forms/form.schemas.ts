@@ -111,7 +111,7 @@ export const BlockInputSchema = Type.Object(
       }),
     ),
     type: StringEnum(BLOCK_TYPES, {
-      description: 'page_break: starts a page; file_upload, signature: see create_upload.',
+      description: 'statement: text only; page_break: starts a page; file_upload: see create_upload.',
     }),
     title: Type.Optional(
       Type.String({ minLength: 1, maxLength: 1000, description: 'Required except on a page_break.' }),

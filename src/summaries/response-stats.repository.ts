@@ -69,7 +69,7 @@ function valuesOf(source: string, formExpr: string, formColumn?: string, key = '
       SELECT m.key || ':' || c.e FROM jsonb_each(CASE WHEN b.type = 'matrix' AND jsonb_typeof(s.answers -> b.id) = 'object' THEN s.answers -> b.id ELSE '{}'::jsonb END) m
         CROSS JOIN LATERAL jsonb_array_elements_text(CASE jsonb_typeof(m.value) WHEN 'array' THEN m.value WHEN 'string' THEN jsonb_build_array(m.value) ELSE '[]'::jsonb END) c(e)
     ) v
-    WHERE b.form_id = ${formExpr} AND b.type NOT IN ${TEXT} AND b.type NOT IN ('file_upload', 'signature')`; // no histogram of upload ids
+    WHERE b.form_id = ${formExpr} AND b.type NOT IN ${TEXT} AND b.type <> 'file_upload'`; // no histogram of upload ids
 }
 
 /**

@@ -76,7 +76,6 @@ export const BLOCKS: BlockSubject[] = [
     ],
     ...(ref === 'tags' ? { multiple: true } : {}),
   })),
-  { id: 'b_sig', type: 'signature', title: 'Sign', ref: 'sign' },
   { id: 'b_st', type: 'statement', title: 'Hello', ref: 'hello' },
   { id: 'b_pb', type: 'page_break', title: 'Page 2', ref: 'page2' },
 ];
@@ -220,7 +219,6 @@ export const GENERIC: Array<[string, string, unknown?]> = [
   ['cv', 'files'],
   ['nps', 'number'],
   ['rank', 'files'],
-  ['sign', 'files'],
 ];
 
 /** A condition (as sent: blocks by ref, choices by label or id), a row (answers as stored, by block id), and whether it holds. */

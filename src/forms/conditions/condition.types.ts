@@ -138,7 +138,6 @@ export const SUBJECT_KINDS: Readonly<Record<string, SubjectKind>> = {
   file_upload: 'files',
   ranking: 'files', // a choice's place: { block, choice, op, value } (a number)
   matrix: 'files', // a row's column(s): { block, row, op, value } (a choice, or choices when multiple)
-  signature: 'files',
 };
 
 /** The operators a kind takes, for messages. */

@@ -1104,10 +1104,10 @@ export interface operations {
                         /** @description Your key for the block (unique, not b_...): for rules and answers. */
                         ref?: string | null;
                         /**
-                         * @description page_break: starts a page; file_upload, signature: see create_upload.
+                         * @description statement: text only; page_break: starts a page; file_upload: see create_upload.
                          * @enum {string}
                          */
-                        type: "short_text" | "long_text" | "email" | "url" | "phone" | "number" | "multiple_choice" | "checkboxes" | "dropdown" | "rating" | "linear_scale" | "date" | "yes_no" | "statement" | "page_break" | "file_upload" | "nps" | "ranking" | "matrix" | "signature";
+                        type: "short_text" | "long_text" | "email" | "url" | "phone" | "number" | "multiple_choice" | "checkboxes" | "dropdown" | "rating" | "linear_scale" | "date" | "yes_no" | "statement" | "page_break" | "file_upload" | "nps" | "ranking" | "matrix";
                         /** @description Required except on a page_break. */
                         title?: string;
                         description?: string | null;
@@ -1374,10 +1374,10 @@ export interface operations {
                         /** @description Your key for the block (unique, not b_...): for rules and answers. */
                         ref?: string | null;
                         /**
-                         * @description page_break: starts a page; file_upload, signature: see create_upload.
+                         * @description statement: text only; page_break: starts a page; file_upload: see create_upload.
                          * @enum {string}
                          */
-                        type: "short_text" | "long_text" | "email" | "url" | "phone" | "number" | "multiple_choice" | "checkboxes" | "dropdown" | "rating" | "linear_scale" | "date" | "yes_no" | "statement" | "page_break" | "file_upload" | "nps" | "ranking" | "matrix" | "signature";
+                        type: "short_text" | "long_text" | "email" | "url" | "phone" | "number" | "multiple_choice" | "checkboxes" | "dropdown" | "rating" | "linear_scale" | "date" | "yes_no" | "statement" | "page_break" | "file_upload" | "nps" | "ranking" | "matrix";
                         /** @description Required except on a page_break. */
                         title?: string;
                         description?: string | null;
