@@ -113,7 +113,7 @@ function refusals() {
 
 function errorsOf(b) {
   const keys = ['/answers/' + b.id, b.ref ? '/answers/' + b.ref : null];
-  return refusals().filter((e) => keys.includes(e.path));
+  return refusals().filter((e) => keys.some((k) => k && (e.path === k || e.path.startsWith(k + '/'))));
 }
 
 function setAnswer(b, value) {
@@ -163,6 +163,33 @@ function question(b) {
           Array.from({ length: places }, (_, p) => h('option', { value: String(p + 1), selected: at[c.id] === p + 1 }, String(p + 1)))),
         h('label', { for: id + '-' + k }, c.label))),
       errs);
+  }
+  if (b.type === 'matrix') {
+    // One group per row (as the form page on a phone): the answer is row label -> column label (a list when multiple).
+    const now = current || {};
+    const rows = b.rows.map((r, k) => {
+      const rid = id + '-r' + k;
+      const opts = b.columns.map((c, j) => {
+        const oid = rid + '-' + j;
+        const on = b.multiple ? (now[r] || []).includes(c) : now[r] === c;
+        return h('div', { class: 'opt' },
+          h('input', { type: b.multiple ? 'checkbox' : 'radio', id: oid, name: rid, checked: on, 'aria-invalid': invalid,
+            onchange: (ev) => {
+              const next = Object.assign({}, answers[b.id] || {});
+              if (!b.multiple) next[r] = c;
+              else {
+                const set = new Set(next[r] || []);
+                if (ev.target.checked) set.add(c); else set.delete(c);
+                next[r] = b.columns.filter((x) => set.has(x));
+                if (!next[r].length) delete next[r];
+              }
+              setAnswer(b, Object.keys(next).length ? next : undefined);
+            } }),
+          h('label', { for: oid }, c));
+      });
+      return h('fieldset', {}, h('legend', {}, r), opts);
+    });
+    return h('fieldset', { 'aria-describedby': described }, h('legend', {}, title), desc, rows, errs);
   }
   if (choices && b.type !== 'dropdown') {
     const many = b.type === 'checkboxes';

@@ -108,7 +108,8 @@ function blockSummary(b) {
     ? h('p', {}, (b.nps !== undefined ? 'NPS ' + b.nps + ' · ' + b.promoters + ' promoters, ' + b.passives + ' passives, ' + b.detractors + ' detractors · ' : '') +
       'Mean ' + Math.round(b.mean * 100) / 100 + ' · min ' + b.min + ' · max ' + b.max)
     : null;
-  if (b.type === 'ranking') body = h('ul', {}, b.choices.map((c) => h('li', {}, c.label + ': mean place ' + (c.meanRank ?? '–') + ', first ' + c.first + ' time' + (c.first === 1 ? '' : 's'))));
+  if (b.type === 'matrix') body = b.rows.map((r) => h('div', {}, h('h3', {}, r.label), bars(r.columns.map((c) => ({ label: c.label, count: c.count })), b.answered)));
+  else if (b.type === 'ranking') body = h('ul', {}, b.choices.map((c) => h('li', {}, c.label + ': mean place ' + (c.meanRank ?? '–') + ', first ' + c.first + ' time' + (c.first === 1 ? '' : 's'))));
   else if (b.choices) body = bars(b.choices.map((c) => ({ label: c.label, count: c.count })), b.answered);
   else if (b.yes !== undefined) body = bars([{ label: 'Yes', count: b.yes }, { label: 'No', count: b.no }], b.answered);
   else if (b.distribution) body = bars(b.distribution.map((d) => ({ label: String(d.value), count: d.count })), b.answered);

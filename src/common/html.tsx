@@ -43,6 +43,12 @@ export const STYLE = `
   .scale { display: grid; grid-template-columns: repeat(auto-fill, minmax(2.75rem, 1fr)); gap: .5rem; }
   fieldset .scale label { margin: 0; flex-direction: column; align-items: center; gap: .1rem; padding: .3rem 0; border: 1px solid #d5d9e2; border-radius: 4px; }
   @media (min-width: 640px) { .scale { grid-template-columns: none; grid-auto-flow: column; grid-auto-columns: minmax(0, 1fr); } }
+  .matrix .mrow { display: block; margin: 0 0 1rem; } .matrix .mrow > .rowlabel { display: block; font-weight: 600; margin-bottom: .25rem; } .matrix .mhead { display: none; }
+  fieldset .matrix .mrow label { display: flex; margin: 0 0 .4rem; }
+  @media (min-width: 640px) {
+    .matrix .mhead, .matrix .mrow { display: grid; grid-template-columns: minmax(8rem, 2fr); grid-auto-flow: column; grid-auto-columns: minmax(0, 1fr); gap: .25rem; align-items: center; margin: 0; padding: .35rem 0; border-bottom: 1px solid #e6e8ee; }
+    .matrix .mhead span { text-align: center; font-size: .9rem; color: #4a5263; } .matrix .mrow > .rowlabel { font-weight: 400; margin: 0; }
+    fieldset .matrix .mrow label { justify-content: center; margin: 0; } .matrix .mrow .clabel { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; } }
   button { font: inherit; padding: .6rem 1.4rem; border: 0; border-radius: 4px; background: #2b59c3; color: #fff; cursor: pointer; }
   .statement { font-size: 1.1rem; }
   .secondary { background: #e6e8ee; color: #1d2330; } .actions { display: flex; gap: .75rem; } form.inline { display: inline; }

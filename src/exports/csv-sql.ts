@@ -10,7 +10,7 @@
  * (csvLayout): their cells hold download links, signed with a key that never enters SQL.
  */
 import { escapeLiteral } from 'pg';
-import { Block, NUMERIC_TYPES, takesAnswer } from '../forms/blocks';
+import { Block, isFileBlock, NUMERIC_TYPES, takesAnswer } from '../forms/blocks';
 import { CsvForm, csvVariables, textCell } from './csv';
 
 /** A first character a spreadsheet reads as the start of a formula (see textCell). */
@@ -51,6 +51,17 @@ function labelCase(value: string, block: Block, field: (label: string) => string
 function taken(i: number, block: Block, alias: string): string {
   const key = literal(block.id);
   const a = `${alias}.answers -> ${key}`;
+  if (block.type === 'matrix') {
+    // One column per row (t<i>_<j>): its column's label, or (multiple) labels joined by "; " in the order stored.
+    const columns = { ...block, choices: block.columns };
+    return (block.rows ?? [])
+      .map((r, j) => {
+        const cell = `${a} -> ${literal(r.id)}`;
+        return `(SELECT string_agg(${labelCase('x.e', columns, (label) => label)}, '; ' ORDER BY x.o)
+      FROM jsonb_array_elements_text(CASE jsonb_typeof(${cell}) WHEN 'array' THEN ${cell} WHEN 'string' THEN jsonb_build_array(${cell}) END) WITH ORDINALITY x(e, o)) AS t${i}_${j}`;
+      })
+      .join(', ');
+  }
   if (block.type !== 'checkboxes' && block.type !== 'ranking') return `${alias}.answers ->> ${key} AS t${i}`;
   return `(SELECT string_agg(${labelCase('x.e', block, (label) => label)}, '; ' ORDER BY x.o)
       FROM jsonb_array_elements_text(CASE WHEN jsonb_typeof(${a}) = 'array' THEN ${a} END) WITH ORDINALITY x(e, o)) AS t${i}`;
@@ -65,6 +76,7 @@ function taken(i: number, block: Block, alias: string): string {
  */
 function answerField(i: number, block: Block): string {
   const t = `v.t${i}`;
+  if (block.type === 'matrix') return (block.rows ?? []).map((_, j) => textField(`${t}_${j}`)).join(', ');
   if (block.type === 'multiple_choice' || block.type === 'dropdown')
     return `NULLIF(${labelCase(t, block, textCell)}, '')`;
   if (NUMERIC_TYPES.includes(block.type)) return t;
@@ -84,7 +96,7 @@ const iso = (t: string) => `to_char(${t} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:
  */
 export function csvCopySql(form: CsvForm, where: string, opts: { status?: boolean } = {}): string {
   const blocks = form.blocks.filter((b) => takesAnswer(b.type));
-  if (blocks.some((b) => b.type === 'file_upload')) throw new Error('a form with files is written by csvLayout');
+  if (blocks.some(isFileBlock)) throw new Error('a form with files is written by csvLayout');
   const hidden = form.hiddenFields ?? [];
   const variables = csvVariables(form) ?? [];
   const columns = [

@@ -3,7 +3,7 @@
  * file name it is offered under.
  */
 import type { FileAnswer } from '../files/file-answers';
-import { Block, takesAnswer } from '../forms/blocks';
+import { Block, isFileBlock, takesAnswer } from '../forms/blocks';
 import type { FormCompute } from '../forms/compute';
 import { computes, formVariables } from '../forms/form-logic';
 import type { AnswersBy, ResponseView } from '../responses/responses.service';
@@ -29,6 +29,9 @@ export function csvVariables(form: CsvForm): string[] | undefined {
 /** The columns an export of partial responses adds after submittedAt (issue 45): `completed` or `partial`, and when it started. */
 export const STATUS_COLUMNS = ['status', 'startedAt'] as const;
 
+/** The header of a matrix row's column: one column per row (its column's label, or labels joined by "; "). */
+export const matrixHeader = (header: string, row: string) => `${header}: ${row}`;
+
 /** The header of the column after a file question's, which holds its files' download links (issue 45). */
 export const linksHeader = (header: string) => `${header} (links)`;
 
@@ -52,7 +55,8 @@ export function csvLayout(form: CsvForm, answersBy: AnswersBy = 'id', opts: { st
     ...(opts.status ? STATUS_COLUMNS : []),
     ...blocks.flatMap((b) => {
       const head = answersBy === 'ref' ? (b.ref ?? b.id) : b.title;
-      return b.type === 'file_upload' ? [head, linksHeader(head)] : [head];
+      if (b.type === 'matrix') return (b.rows ?? []).map((r) => matrixHeader(head, r.label));
+      return isFileBlock(b) ? [head, linksHeader(head)] : [head];
     }),
     ...hidden,
     ...(variables ? [...variables, 'ending'] : []),
@@ -67,7 +71,13 @@ export function csvLayout(form: CsvForm, answersBy: AnswersBy = 'id', opts: { st
         // A completed response that did not start as a partial started when it was submitted.
         ...(opts.status ? [view.status ?? 'completed', view.startedAt ?? view.submittedAt ?? ''] : []),
         ...blocks.flatMap((b) =>
-          b.type === 'file_upload' ? filesCells(view.answers[b.id]) : [answerCell(view.answers[b.id])],
+          b.type === 'matrix'
+            ? (b.rows ?? []).map((r) =>
+                answerCell((view.answers[b.id] as Record<string, unknown> | undefined)?.[r.label]),
+              )
+            : isFileBlock(b)
+              ? filesCells(view.answers[b.id])
+              : [answerCell(view.answers[b.id])],
         ),
         ...hidden.map((name) => textCell(view.hidden?.[name])),
         ...(variables

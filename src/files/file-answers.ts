@@ -1,5 +1,5 @@
 /** File answers as reads show them (issue 35): upload ids replaced by the files' names, sizes, types (and links). */
-import type { Block } from '../forms/blocks';
+import { type Block, isFileBlock } from '../forms/blocks';
 import type { UploadDescription } from '../uploads/uploads.service';
 
 export interface FileAnswer extends UploadDescription {
@@ -7,9 +7,9 @@ export interface FileAnswer extends UploadDescription {
   url?: string;
 }
 
-/** The keys file_upload answers have in answers keyed by block id or (byRef) by ref where the block has one. */
+/** The keys file answers (file_upload) have in answers keyed by block id or (byRef) by ref where the block has one. */
 export function fileKeys(blocks: Block[], byRef = false): string[] {
-  return blocks.filter((b) => b.type === 'file_upload').map((b) => (byRef && b.ref ? b.ref : b.id));
+  return blocks.filter(isFileBlock).map((b) => (byRef && b.ref ? b.ref : b.id));
 }
 
 /** Every upload id these answers name under `keys`. */

@@ -13,6 +13,8 @@ export interface AnswerLossCandidate {
   multiple?: boolean;
   /** For choice_removed on a ranking: the places of the choices after it change. */
   ranked?: boolean;
+  /** For choice_removed on a matrix: choiceId is one of its rows or one of its columns. */
+  matrix?: 'row' | 'column';
   /** JSON Pointer into the update's arguments. */
   path: string;
 }
@@ -52,6 +54,19 @@ export function lossCandidates(before: Block[], after: Block[]): AnswerLossCandi
         });
       }
     }
+    for (const side of ['rows', 'columns'] as const) {
+      const keptIds = new Set((next[side] ?? []).map((c) => c.id));
+      for (const gone of (old[side] ?? []).filter((c) => !keptIds.has(c.id)))
+        out.push({
+          kind: 'choice_removed',
+          blockId: old.id,
+          blockTitle: old.title,
+          choiceId: gone.id,
+          choiceLabel: gone.label,
+          matrix: side === 'rows' ? 'row' : 'column',
+          path: `/blocks/${index}/${side}`,
+        });
+    }
   }
   return out;
 }
@@ -84,6 +99,8 @@ export function describeLoss(c: AnswerLossCandidate, answers: number): string {
     case 'block_retyped':
       return `changing the type of the block "${c.blockTitle}" (${c.blockId}) would discard ${n}`;
     case 'choice_removed':
+      if (c.matrix)
+        return `removing the ${c.matrix} "${c.choiceLabel}" of the matrix "${c.blockTitle}" would discard ${n} in that ${c.matrix}`;
       return `removing the choice "${c.choiceLabel}" (${c.choiceId}) of "${c.blockTitle}" would discard ${n}`;
     case 'variable_removed':
       return `removing the variable "${c.blockId}" would discard it from ${answers} response${answers === 1 ? '' : 's'}`;

@@ -29,6 +29,7 @@ export const BLOCK_TYPES = [
   'file_upload',
   'nps',
   'ranking',
+  'matrix',
 ] as const;
 export type BlockType = (typeof BLOCK_TYPES)[number];
 
@@ -46,6 +47,8 @@ export function scaleBounds(b: Pick<Block, 'type' | 'min' | 'max'>): { min: numb
 /** Types that take no answer: a statement (text only) and a page_break (starts a page). */
 export const NO_ANSWER_TYPES: readonly BlockType[] = ['statement', 'page_break'];
 export const takesAnswer = (type: BlockType) => !NO_ANSWER_TYPES.includes(type);
+/** Blocks answered with uploads (issue 35): file_upload (a signature block, issue 50, is to join it). */
+export const isFileBlock = (b: Pick<Block, 'type'>) => b.type === 'file_upload';
 
 /** A jump on a page_break: when `if` holds on leaving the page it closes, go to `to` (a later page_break's id) or "end". */
 export interface Jump {
@@ -84,6 +87,10 @@ export interface Block {
   correct?: string | string[];
   /** ranking only (issue 50): the answer ranks only the first rankTop choices (absent: all of them). */
   rankTop?: number;
+  /** matrix only (issue 50): its rows and columns (ids kept by label, as choices), several columns per row when multiple. */
+  rows?: Choice[];
+  columns?: Choice[];
+  multiple?: boolean;
 }
 
 /** A block as a caller sends it: choices may be plain labels, ids are optional. */
@@ -111,6 +118,10 @@ export interface BlockInput {
   points?: Record<string, unknown>;
   correct?: unknown;
   rankTop?: number;
+  /** Labels (the schema's); stored blocks passed back carry { id, label }. */
+  rows?: Array<string | { id?: string; label: string }>;
+  columns?: Array<string | { id?: string; label: string }>;
+  multiple?: boolean;
 }
 
 /** Settings each type accepts beyond id, type, title, description and required. */
@@ -133,6 +144,7 @@ const SETTINGS: Record<BlockType, readonly ('choices' | 'min' | 'max')[]> = {
   file_upload: [],
   nps: [],
   ranking: ['choices'],
+  matrix: [],
 };
 
 /**
@@ -155,6 +167,9 @@ export const MAX_NUMBER = 1e15;
 export const MAX_CHOICES = 200;
 /** A ranking puts 2 to 20 choices in order. */
 export const MAX_RANKED = 20;
+/** A matrix has 1 to 20 rows and 1 to 20 columns. */
+export const MAX_MATRIX = 20;
+const MAX_MATRIX_LABEL = 200;
 const TEXT_LIMITS: Partial<Record<BlockType, number>> = {
   short_text: 1000,
   long_text: 10000,
@@ -206,6 +221,10 @@ export function normalizeBlocks(
     }
     if (raw.rankTop !== undefined && raw.type !== 'ranking')
       bad('rankTop', `is not a setting of ${raw.type} blocks: rankTop goes on ranking blocks`);
+    for (const setting of ['rows', 'columns', 'multiple'] as const) {
+      if (raw[setting] !== undefined && raw.type !== 'matrix')
+        bad(setting, `is not a setting of ${raw.type} blocks: ${setting} goes on matrix blocks`);
+    }
     for (const setting of FILE_SETTINGS) {
       if (raw[setting] !== undefined && raw.type !== 'file_upload')
         bad(setting, `is not a setting of ${raw.type} blocks: ${setting} goes on file_upload blocks`);
@@ -243,6 +262,20 @@ export function normalizeBlocks(
             bad('rankTop', `must be an integer from 1 to the number of choices (${n})`);
           else if (raw.rankTop < n) block.rankTop = raw.rankTop;
         }
+        break;
+      }
+      case 'matrix': {
+        const kept = previousById.get(id);
+        for (const side of ['rows', 'columns'] as const) {
+          const labels = raw[side];
+          if (!labels || labels.length > MAX_MATRIX) bad(side, `a matrix takes 1 to ${MAX_MATRIX} ${side} (labels)`);
+          block[side] = normalizeChoices(labels?.slice(0, MAX_MATRIX), kept?.[side] ?? [], `${path}/${side}`, details);
+          block[side].forEach((c, i) => {
+            if (c.label.length > MAX_MATRIX_LABEL)
+              bad(`${side}/${i}`, `must be at most ${MAX_MATRIX_LABEL} characters`);
+          });
+        }
+        if (raw.multiple) block.multiple = true;
         break;
       }
       case 'number': {
@@ -360,6 +393,9 @@ export function blockView(b: Block): Record<string, unknown> {
   view.required = b.required;
   if (b.choices) view.choices = b.choices;
   if (b.rankTop !== undefined) view.rankTop = b.rankTop;
+  if (b.rows) view.rows = b.rows.map((r) => r.label);
+  if (b.columns) view.columns = b.columns.map((c) => c.label);
+  if (b.type === 'matrix') view.multiple = b.multiple ?? false;
   if (b.min !== undefined) view.min = b.min;
   if (b.max !== undefined) view.max = b.max;
   if (b.type === 'file_upload') {
@@ -395,6 +431,8 @@ export interface Refusal {
   api: string;
   person: string;
   hint?: string;
+  /** A part of the answer the refusal is about (a matrix's row): the path goes on to it. */
+  at?: string;
 }
 
 /** A number as people write it: 1,000 not 1000, 2.5 as is. */
@@ -423,7 +461,9 @@ export function validateAnswers(
   const byId = blocksById(blocks);
   let hint: string | undefined;
   const refuse = (key: string, why: Refusal) => {
-    details.push({ path: `${basePath}/${pointerSegment(key)}`, message: why[wording] });
+    // The page shows a refusal at its question (a matrix's, not its row's): the path goes on for API callers.
+    const at = why.at === undefined || wording === 'person' ? '' : `/${pointerSegment(why.at)}`;
+    details.push({ path: `${basePath}/${pointerSegment(key)}${at}`, message: why[wording] });
     if (wording === 'api') hint ??= why.hint;
   };
 
@@ -578,6 +618,8 @@ function checkAnswer(block: Block, value: unknown): { value: unknown } | Refusal
       return checkUploadIds(block, value);
     case 'ranking':
       return checkRanking(block, value);
+    case 'matrix':
+      return checkMatrix(block, value);
     default:
       return { api: 'takes no answer', person: 'This part of the form takes no answer.' };
   }
@@ -632,6 +674,47 @@ function checkRanking(block: Block, value: unknown): { value: unknown } | Refusa
   }
   if (ids.length !== want) return { api: `must rank ${what} (got ${ids.length})`, person };
   return { value: ids };
+}
+
+/**
+ * A matrix answer: an object from row (label or id) to column (label or id; a list of them when
+ * multiple), stored by ids. Required means every row. A refusal about one row names it (at).
+ */
+function checkMatrix(block: Block, value: unknown): { value: unknown } | Refusal {
+  const rows = block.rows ?? [];
+  const columns = block.columns ?? [];
+  const labels = (list: Choice[]) => list.map((c) => JSON.stringify(c.label)).join(', ');
+  const find = (list: Choice[], v: string) =>
+    list.find((c) => c.id === v.trim()) ?? list.find((c) => c.label === v.trim());
+  const person = block.multiple ? 'Choose from the options in each row.' : 'Choose one option in each row.';
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return { api: `must be an object from row to column: rows ${labels(rows)}; columns ${labels(columns)}`, person };
+  const stored: Record<string, string | string[]> = {};
+  for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
+    const row = find(rows, key);
+    if (!row) return { api: `is not a row of this matrix: rows are ${labels(rows)}`, person, at: key };
+    if (isBlank(v)) continue;
+    const picked = Array.isArray(v) ? v : [v];
+    if (!block.multiple && Array.isArray(v))
+      return {
+        api: 'takes one column (this matrix is not multiple)',
+        person: 'Choose one option in this row.',
+        at: key,
+      };
+    const ids: string[] = [];
+    for (const p of picked) {
+      const column = typeof p === 'string' ? find(columns, p) : undefined;
+      if (!column) return { api: `must be one of the columns ${labels(columns)}`, person, at: key };
+      if (!ids.includes(column.id)) ids.push(column.id);
+    }
+    stored[row.id] = block.multiple ? ids : ids[0];
+  }
+  if (block.required) {
+    const missing = rows.find((r) => stored[r.id] === undefined);
+    if (missing)
+      return { api: 'is required: every row needs an answer', person: 'Answer every row.', at: missing.label };
+  }
+  return Object.keys(stored).length ? { value: stored } : { api: 'answers no row', person };
 }
 
 /** A number block's bounds for people ("from 1 to 5", "no greater than 5"), undefined without bounds. */
@@ -719,12 +802,28 @@ function newAnswersViewer(blocks: Block[]): (stored: Record<string, unknown>) =>
         if (label !== undefined) out[blockId] = label;
       } else if ((block.type === 'checkboxes' || block.type === 'ranking') && Array.isArray(value)) {
         out[blockId] = value.map((id) => labels.get(id)).filter((l): l is string => l !== undefined);
+      } else if (block.type === 'matrix') {
+        out[blockId] = matrixView(block, value);
       } else {
         out[blockId] = value;
       }
     }
     return out;
   };
+}
+
+/** A matrix answer as shown: row label -> column label (labels, when multiple); removed rows and columns left out. */
+export function matrixView(block: Block, value: unknown): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  if (typeof value !== 'object' || value === null) return out;
+  const columns = new Map((block.columns ?? []).map((c) => [c.id, c.label]));
+  for (const row of block.rows ?? []) {
+    const v = (value as Record<string, unknown>)[row.id];
+    if (v === undefined) continue;
+    const picked = (Array.isArray(v) ? v : [v]).map((id) => columns.get(String(id))).filter((l) => l !== undefined);
+    if (picked.length) out[row.label] = block.multiple ? picked : picked[0];
+  }
+  return out;
 }
 
 export function answersView(blocks: Block[], stored: Record<string, unknown>): Record<string, unknown> {

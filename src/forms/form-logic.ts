@@ -600,12 +600,13 @@ export function validateResponse(
   }
   details.push(...checked.details);
   for (const d of details) {
-    const m = /^\/answers\/(.+)$/.exec(d.path);
+    // A part of an answer (a matrix's row) keeps its place after the block's key.
+    const m = /^\/answers\/([^/]+)(\/.*)?$/.exec(d.path);
     if (!m) continue;
     const id = m[1].replace(/~1/g, '/').replace(/~0/g, '~');
     // The key the caller sent; for a block left out, its ref (except on the page, whose fields are ids).
     const key = keyOf.get(id) ?? (lenient || Object.hasOwn(answers, id) ? undefined : name(id));
-    if (key && key !== id) d.path = `/answers/${pointerSegment(key)}`;
+    if (key && key !== id) d.path = `/answers/${pointerSegment(key)}${m[2] ?? ''}`;
   }
   return {
     answers: checked.stored,

@@ -155,6 +155,11 @@ export const BlockInputSchema = Type.Object(
       }),
     ),
     rankTop: Type.Optional(Type.Integer({ description: 'ranking: top N only' })),
+    rows: Type.Optional(
+      Type.Array(Type.String(), { maxItems: 20, description: 'matrix: 1..20 labels, as columns; multiple: >1 a row' }),
+    ),
+    columns: Type.Optional(Type.Array(Type.String(), { maxItems: 20 })),
+    multiple: Type.Optional(Type.Boolean()),
     maxFiles: Type.Optional(Type.Integer({ description: 'file_upload: 1..10 (1)' })),
     maxSizeMb: Type.Optional(Type.Integer({ description: 'file_upload: MB per file (10; Pro: up to 100)' })),
     accept: Type.Optional(

@@ -69,8 +69,25 @@ function rawOne(b: Block, v: unknown): string | undefined {
   return b.choices?.find((c) => c.label === text || c.id === text)?.id ?? text;
 }
 
+/** A matrix answer (by ids or labels) as "<row id>:<column id>" per column picked, as foldMatrixFields makes them. */
+function matrixRaw(b: Block, v: unknown): string[] | undefined {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
+  const find = (list: Block['rows'], x: string) => list?.find((c) => c.id === x || c.label === x)?.id;
+  const list = Object.entries(v as Record<string, unknown>).flatMap(([row, cols]) => {
+    const r = find(b.rows, row);
+    return r
+      ? (Array.isArray(cols) ? cols : [cols]).flatMap((c) => {
+          const id = find(b.columns, String(c));
+          return id ? [`${r}:${id}`] : [];
+        })
+      : [];
+  });
+  return list.length ? list : undefined;
+}
+
 /** A stored answer as a form post would carry it (the inverse of answersFromFormPost). */
 function rawOf(b: Block, v: unknown): string | string[] | undefined {
+  if (b.type === 'matrix') return matrixRaw(b, v);
   if (!Array.isArray(v)) return rawOne(b, v);
   const list = v.map((x) => rawOne(b, x)).filter((x): x is string => x !== undefined);
   return list.length ? list : undefined;

@@ -37,6 +37,7 @@ import { heldSecretOf, partialAnswers, resumeCookie, resumedWalk, resumeSecretOf
 import {
   alreadySubmittedPage,
   answersFromFormPost,
+  foldMatrixFields,
   confirmResumePage,
   crossSitePage,
   movedPage,
@@ -377,6 +378,7 @@ export class RespondentController {
         throw err;
       }
     }
+    raw = foldMatrixFields(form.blocks, raw);
     // A one-page form's plain page carries a state only for the spam defence (its times, its
     // challenge): it is answered below. An invitation's walk (its state names the invite) is a walk.
     const drawn = await this.states.verify(raw._state, form.id);

@@ -388,6 +388,10 @@ function Field(props: { b: Block; value: string | string[] | undefined; error: s
   ) : null;
   const one = Array.isArray(value) ? value[0] : value;
 
+  if (b.type === 'matrix')
+    return (
+      <MatrixField b={b} value={value} error={error} describedBy={describedBy} mark={mark} desc={desc} err={err} />
+    );
   if (b.type === 'ranking')
     return (
       <RankingField b={b} value={value} error={error} describedBy={describedBy} mark={mark} desc={desc} err={err} />
@@ -598,11 +602,8 @@ function ScaleEnds(props: { b: Block; options: Array<{ value: string }> }) {
   );
 }
 
-/**
- * A ranking without script: a place to choose for each option (1 is best), posted as
- * "<choice id>:<place>" under the block's id (rankingFromPost reads them back).
- */
-function RankingField(props: {
+/** A question answered by a group of controls (a ranking's selects, a matrix's rows), with its parts as Field made them. */
+interface GroupFieldProps {
   b: Block;
   value: string | string[] | undefined;
   error: string | undefined;
@@ -610,7 +611,13 @@ function RankingField(props: {
   mark: ReactNode;
   desc: ReactNode;
   err: ReactNode;
-}) {
+}
+
+/**
+ * A ranking without script: a place to choose for each option (1 is best), posted as
+ * "<choice id>:<place>" under the block's id (rankingFromPost reads them back).
+ */
+function RankingField(props: GroupFieldProps) {
   const { b, value } = props;
   const posted = Array.isArray(value) ? value : value !== undefined ? [value] : [];
   const places = b.rankTop ?? b.choices?.length ?? 0;
@@ -652,6 +659,61 @@ function RankingField(props: {
 }
 
 /**
+ * A matrix as a grid on wide screens and one question per row on phones (CSS only, so without
+ * script too): each row a radio group (checkboxes when multiple) named "<block id>:<row id>",
+ * each option labelled with its column (shown above the grid instead on wide screens).
+ */
+function MatrixField(props: GroupFieldProps) {
+  const { b, value } = props;
+  const posted = new Set(Array.isArray(value) ? value : value !== undefined ? [value] : []);
+  const columns = b.columns ?? [];
+  return (
+    <fieldset className="field" aria-describedby={props.describedBy}>
+      <legend>
+        {recalled(b.title)}
+        {props.mark}
+      </legend>
+      {props.desc}
+      {props.err}
+      <div className="matrix">
+        <div className="mhead" aria-hidden="true">
+          <span />
+          {columns.map((c) => (
+            <span key={c.id}>{c.label}</span>
+          ))}
+        </div>
+        {(b.rows ?? []).map((r, i) => (
+          <div
+            className="mrow"
+            key={r.id}
+            role={b.multiple ? 'group' : 'radiogroup'}
+            aria-labelledby={`r-${b.id}-${i}`}
+            aria-required={!b.multiple && b.required ? 'true' : undefined}
+          >
+            <span className="rowlabel" id={`r-${b.id}-${i}`}>
+              {r.label}
+            </span>
+            {columns.map((c, j) => (
+              <label key={c.id}>
+                <input
+                  type={b.multiple ? 'checkbox' : 'radio'}
+                  name={`${b.id}:${r.id}`}
+                  value={c.id}
+                  id={i === 0 && j === 0 ? `f-${b.id}` : undefined}
+                  defaultChecked={posted.has(`${r.id}:${c.id}`)}
+                  aria-invalid={props.error ? 'true' : undefined}
+                />{' '}
+                <span className="clabel">{c.label}</span>
+              </label>
+            ))}
+          </div>
+        ))}
+      </div>
+    </fieldset>
+  );
+}
+
+/**
  * A ranking as posted ("<choice id>:<place>" per option placed): the options in the order of their
  * places. Two at one place send the first twice, which validation refuses in the page's words.
  */
@@ -660,6 +722,26 @@ export function rankingFromPost(values: string[]): string[] {
     .map((v) => ({ id: v.slice(0, v.lastIndexOf(':')), place: Number(v.slice(v.lastIndexOf(':') + 1)) }))
     .sort((a, b) => a.place - b.place);
   return placed.map((p, i) => (i > 0 && placed[i - 1].place === p.place ? placed[i - 1].id : p.id));
+}
+
+/**
+ * A matrix's rows are posted as fields of their own ("<block id>:<row id>", a radio group each):
+ * folded here into the block's field as "<row id>:<column id>" values, the form every other step
+ * (page state, resumes, answersFromFormPost) reads.
+ */
+export function foldMatrixFields(blocks: Block[], raw: RawAnswers): RawAnswers {
+  const matrices = blocks.filter((b) => b.type === 'matrix');
+  if (!matrices.length || typeof raw !== 'object' || raw === null) return raw;
+  const out: RawAnswers = { ...raw };
+  for (const b of matrices) {
+    const folded = (b.rows ?? []).flatMap((r) => {
+      const v = raw[`${b.id}:${r.id}`];
+      return (Array.isArray(v) ? v : v === undefined ? [] : [v]).filter((x) => x !== '').map((x) => `${r.id}:${x}`);
+    });
+    if (folded.length) out[b.id] = folded;
+    for (const r of b.rows ?? []) delete out[`${b.id}:${r.id}`];
+  }
+  return out;
 }
 
 /** Options of blocks answered by picking: choices, yes/no, and the points of a rating or scale. */
@@ -690,6 +772,17 @@ export function answersFromFormPost(blocks: Block[], raw: RawAnswers): Record<st
     if (b.type === 'ranking') {
       const list = (Array.isArray(value) ? value : [value]).filter((v) => v.includes(':'));
       if (list.length) answers[b.id] = rankingFromPost(list);
+      continue;
+    }
+    if (b.type === 'matrix') {
+      // "<row id>:<column id>" per column picked (foldMatrixFields): the object validation takes.
+      const picked: Record<string, string[]> = {};
+      for (const v of Array.isArray(value) ? value : [value]) {
+        const at = v.indexOf(':');
+        if (at > 0) (picked[v.slice(0, at)] ??= []).push(v.slice(at + 1));
+      }
+      const rows = Object.entries(picked).map(([row, cols]) => [row, b.multiple ? cols : cols[0]]);
+      if (rows.length) answers[b.id] = Object.fromEntries(rows);
       continue;
     }
     if (b.type === 'checkboxes' || b.type === 'file_upload') {

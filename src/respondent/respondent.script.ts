@@ -28,13 +28,17 @@ export const CONDITIONS_JS = `function evaluate(c, facts) {
   if ('not' in c) return !evaluate(c.not, facts);
   return evaluateLeaf(
     c,
-    'block' in c ? placeOr(facts.answer(c.block), c.choice) : 'variable' in c ? (facts.variable ? facts.variable(c.variable) : undefined) : facts.hidden(c.hidden),
+    'block' in c ? rowOr(placeOr(facts.answer(c.block), c.choice), c.row) : 'variable' in c ? (facts.variable ? facts.variable(c.variable) : undefined) : facts.hidden(c.hidden),
   );
 }
 function placeOr(x, choice) {
   if (choice === undefined) return x;
   var i = Array.isArray(x) ? x.indexOf(choice) : -1;
   return i < 0 ? undefined : i + 1;
+}
+function rowOr(x, row) {
+  if (row === undefined) return x;
+  return x !== null && typeof x === 'object' && !Array.isArray(x) ? x[row] : undefined;
 }
 function isMissing(x) {
   return x === undefined || x === null || x === '' || (Array.isArray(x) && x.length === 0);
@@ -126,6 +130,18 @@ if (logic) {
   var read = function (b, byName) {
     var picked = (byName[b.id] || []).filter(function (v) { return typeof v === 'string' && v.trim() !== ''; });
     if (b.type === 'checkboxes') return picked.length ? picked : undefined;
+    if (b.type === 'matrix') {
+      // foldMatrixFields and answersFromFormPost of respondent.page.tsx: each row its own field, "<block id>:<row id>".
+      var rows = {}, any = false;
+      Object.keys(byName).forEach(function (name) {
+        if (name.indexOf(b.id + ':') !== 0) return;
+        var cols = byName[name].filter(function (v) { return v !== ''; });
+        if (!cols.length) return;
+        rows[name.slice(b.id.length + 1)] = b.multiple ? cols : cols[0];
+        any = true;
+      });
+      return any ? rows : undefined;
+    }
     if (b.type === 'ranking') {
       // rankingFromPost of respondent.page.tsx: "<choice id>:<place>" in the order of their places.
       var placed = picked.filter(function (v) { return v.indexOf(':') > 0; }).map(function (v) {

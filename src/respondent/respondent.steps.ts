@@ -177,6 +177,7 @@ export function pageLogic(page: Page, r: Route, variables?: Record<string, numbe
         title: b.title,
         ...(b.showIf ? { showIf: b.showIf } : {}),
         ...(b.type === 'number' ? { min: b.min, max: b.max } : {}),
+        ...(b.type === 'matrix' && b.multiple ? { multiple: true } : {}),
       };
     });
   for (const pb of breaks) {

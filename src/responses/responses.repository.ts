@@ -276,6 +276,10 @@ function lossCondition(c: AnswerLossCandidate): string {
   if (c.kind === 'variable_removed') return 'variables ? $2';
   if (c.kind === 'ending_removed') return 'ending = $2';
   if (c.kind !== 'choice_removed') return 'answers ? $2';
+  if (c.matrix === 'row') return '(answers -> $2) ? $3';
+  if (c.matrix === 'column')
+    return `EXISTS (SELECT 1 FROM jsonb_each(CASE WHEN jsonb_typeof(answers -> $2) = 'object' THEN answers -> $2 END) m
+                     WHERE m.value = to_jsonb($3::text) OR m.value @> jsonb_build_array($3::text))`;
   return c.multiple ? '(answers -> $2) ? $3' : 'answers ->> $2 = $3';
 }
 

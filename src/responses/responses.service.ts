@@ -873,7 +873,7 @@ export class ResponsesService {
     const ids = (types: readonly string[]) => form.blocks.filter((b) => types.includes(b.type)).map((b) => b.id);
     return {
       // With the histogram of the times to complete, kept under a key no block has.
-      counted: [...ids([...CHOICE_TYPES, 'ranking', 'yes_no', ...SCALE_TYPES]), SECONDS_KEY],
+      counted: [...ids([...CHOICE_TYPES, 'ranking', 'matrix', 'yes_no', ...SCALE_TYPES]), SECONDS_KEY],
       numeric: ids(NUMERIC_TYPES),
       dates: ids(['date']),
     };

@@ -60,11 +60,14 @@ function valuesOf(source: string, formExpr: string, formColumn?: string, key = '
   return `SELECT ${formColumn ? `${formColumn} AS ${key}, ` : ''}b.id AS block_id, b.type, v.value, CASE WHEN b.type IN ${NUMERIC} THEN v.value::float8 END AS num
     FROM ${source} CROSS JOIN blocks b
     CROSS JOIN LATERAL (
-      SELECT s.answers ->> b.id AS value WHERE b.type NOT IN ('checkboxes', 'ranking', 'statement') AND s.answers ? b.id
+      SELECT s.answers ->> b.id AS value WHERE b.type NOT IN ('checkboxes', 'ranking', 'matrix', 'statement') AND s.answers ? b.id
       UNION ALL
       SELECT e FROM jsonb_array_elements_text(CASE WHEN b.type = 'checkboxes' AND jsonb_typeof(s.answers -> b.id) = 'array' THEN s.answers -> b.id ELSE '[]'::jsonb END) e
       UNION ALL -- a ranking: each choice at its place, "<choice id>:<place>" (rankedValue)
       SELECT r.e || ':' || r.o FROM jsonb_array_elements_text(CASE WHEN b.type = 'ranking' AND jsonb_typeof(s.answers -> b.id) = 'array' THEN s.answers -> b.id ELSE '[]'::jsonb END) WITH ORDINALITY r(e, o)
+      UNION ALL -- a matrix: each row's column(s), "<row id>:<column id>" (matrixValue)
+      SELECT m.key || ':' || c.e FROM jsonb_each(CASE WHEN b.type = 'matrix' AND jsonb_typeof(s.answers -> b.id) = 'object' THEN s.answers -> b.id ELSE '{}'::jsonb END) m
+        CROSS JOIN LATERAL jsonb_array_elements_text(CASE jsonb_typeof(m.value) WHEN 'array' THEN m.value WHEN 'string' THEN jsonb_build_array(m.value) ELSE '[]'::jsonb END) c(e)
     ) v
     WHERE b.form_id = ${formExpr} AND b.type NOT IN ${TEXT} AND b.type <> 'file_upload'`; // no histogram of upload ids
 }
@@ -399,6 +402,8 @@ export interface DiscardedAnswers {
   multiple?: boolean;
   /** A ranking: the places of the choices after the one removed change, so the form is recounted. */
   ranked?: boolean;
+  /** A matrix: choiceId is a row or a column it loses (the form is recounted). */
+  matrix?: 'row' | 'column';
 }
 
 /** The SQL of the aggregates of responses and of their sequencing (see the top of this file). */
@@ -581,9 +586,11 @@ export class ResponseStatsRepository {
           ? `(${answer}) ? ${bind(v)}`
           : b.type === 'ranking' // "<choice id>:<place>": the choice at that place (rankedValue)
             ? `(${answer}) ->> (${bind(v.slice(v.lastIndexOf(':') + 1))}::int - 1) = ${bind(v.slice(0, v.lastIndexOf(':')))}`
-            : b.type === 'yes_no'
-              ? `(${answer}) = ${bind(v)}::jsonb`
-              : `(r.answers ->> ${key}) = ${bind(v)}`;
+            : b.type === 'matrix' // "<row id>:<column id>": that column picked in that row (matrixValue)
+              ? `(${answer}) -> ${bind(v.slice(0, v.indexOf(':')))} ? ${bind(v.slice(v.indexOf(':') + 1))}`
+              : b.type === 'yes_no'
+                ? `(${answer}) = ${bind(v)}::jsonb`
+                : `(r.answers ->> ${key}) = ${bind(v)}`;
       return {
         block: b,
         answered: take(`count(*) FILTER (WHERE r.answers ? ${key})`),
@@ -1160,6 +1167,22 @@ export class ResponseStatsRepository {
     await this.sequenceResponses(tx, [formId]);
     await this.dropSegments(tx, formId); // made again when next summarized
     const { blockId, choiceId } = loss;
+    if (loss.matrix) {
+      // The row's key, or the column in every row (a row left with none goes; a matrix left with no row too).
+      const keep = loss.matrix === 'row' ? 'e.k <> $3' : `e.v <> to_jsonb($3::text) AND e.v <> '[]'::jsonb`;
+      await tx.query(
+        `UPDATE responses SET answers = (
+           SELECT CASE WHEN o IS NULL THEN answers - $2 ELSE jsonb_set(answers, ARRAY[$2], o) END
+             FROM (SELECT jsonb_object_agg(e.k, e.v) AS o
+                     FROM (SELECT m.key AS k, CASE WHEN jsonb_typeof(m.value) = 'array' THEN m.value - $3 ELSE m.value END AS v
+                             FROM jsonb_each(answers -> $2) m) e
+                    WHERE ${keep}) x)
+          WHERE form_id = $1 AND jsonb_typeof(answers -> $2) = 'object'`,
+        [formId, blockId, choiceId],
+      );
+      await this.recomputeResponseStats(tx, formId);
+      return;
+    }
     if (loss.kind !== 'choice_removed') {
       await tx.query('UPDATE responses SET answers = answers - $2 WHERE form_id = $1 AND answers ? $2', [
         formId,

@@ -21,6 +21,12 @@ export interface BlockSummary {
     first?: number;
     meanRank?: number | null;
   }>;
+  /** A matrix: each row's columns, how many picked each (share: of the responses that answered the matrix). */
+  rows?: Array<{
+    id: string;
+    label: string;
+    columns: Array<{ id: string; label: string; count: number; share: number }>;
+  }>;
   yes?: number;
   no?: number;
   min?: number | string | null;
@@ -169,6 +175,15 @@ export function summaryFromStats(blocks: Block[], src: SummarySource): FormSumma
         };
         if (b.type === 'ranking') {
           s.choices = rankedChoices(b, src, answered);
+        } else if (b.type === 'matrix') {
+          s.rows = (b.rows ?? []).map((r) => ({
+            id: r.id,
+            label: r.label,
+            columns: (b.columns ?? []).map((c) => {
+              const count = src.count(b.id, matrixValue(r.id, c.id));
+              return { id: c.id, label: c.label, count, share: answered ? round(count / answered) : 0 };
+            }),
+          }));
         } else if (b.choices) {
           s.choices = b.choices.map((c) => {
             const count = src.count(b.id, c.id);
@@ -208,6 +223,7 @@ export function summarize(blocks: Block[], responses: Iterable<StoredResponse>):
   const values = (id: string) => list.map((r) => r.answers[id]).filter((v) => v !== undefined && v !== null);
   const recorded = list.some((r) => Array.isArray(r.shown));
   const ranked = new Set(blocks.filter((b) => b.type === 'ranking').map((b) => b.id));
+  const matrices = new Set(blocks.filter((b) => b.type === 'matrix').map((b) => b.id));
   return summaryFromStats(blocks, {
     total: list.length,
     shown:
@@ -227,13 +243,15 @@ export function summarize(blocks: Block[], responses: Iterable<StoredResponse>):
       values(id).reduce(
         (acc: number, v) =>
           acc +
-          (ranked.has(id) && Array.isArray(v)
-            ? v.filter((x, i) => rankedValue(String(x), i + 1) === value).length
-            : Array.isArray(v)
-              ? v.filter((x) => String(x) === value).length
-              : String(v) === value
-                ? 1
-                : 0),
+          (matrices.has(id)
+            ? matrixValues(v).filter((x) => x === value).length
+            : ranked.has(id) && Array.isArray(v)
+              ? v.filter((x, i) => rankedValue(String(x), i + 1) === value).length
+              : Array.isArray(v)
+                ? v.filter((x) => String(x) === value).length
+                : String(v) === value
+                  ? 1
+                  : 0),
         0,
       ),
     range: (id) => {
@@ -263,6 +281,7 @@ function lowerMedian(values: number[]): number | null {
  */
 export function countedValues(b: Block): string[] {
   if (b.type === 'ranking') return rankedValues(b);
+  if (b.type === 'matrix') return (b.rows ?? []).flatMap((r) => (b.columns ?? []).map((c) => matrixValue(r.id, c.id)));
   if (b.choices) return b.choices.map((c) => c.id);
   if (b.type === 'yes_no') return ['true', 'false'];
   if (SCALE_TYPES.includes(b.type)) return scaleOf(b).map(String);
@@ -285,6 +304,17 @@ function npsOf(
   const detractors = among(0, 6);
   const nps = answered ? Math.round(((promoters - detractors) / answered) * 1000) / 10 : null;
   return { nps, promoters, passives: among(7, 8), detractors };
+}
+
+/** How the counts name a column picked in a row of a matrix: "<row id>:<column id>", as the stats' SQL makes it. */
+export const matrixValue = (rowId: string, columnId: string) => `${rowId}:${columnId}`;
+
+/** A stored matrix answer's counted values. */
+function matrixValues(v: unknown): string[] {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return [];
+  return Object.entries(v as Record<string, unknown>).flatMap(([row, cols]) =>
+    (Array.isArray(cols) ? cols : typeof cols === 'string' ? [cols] : []).map((c) => matrixValue(row, String(c))),
+  );
 }
 
 /** How the counts name a choice ranked at a place (1 is best): "<choice id>:<place>", as the stats' SQL makes it. */

@@ -49,6 +49,30 @@ describe('compactToolList', () => {
   });
 });
 
+describe('compactToolList with readers and writers', () => {
+  const input = { type: 'object', properties: { note: { type: 'string', description: condition } } };
+  const reader = { ...tool('get_form', input, form), annotations: { readOnlyHint: true } };
+  const writer = tool('create_form', input, form, 'Creates.\n\nExample: {"title":"x"}');
+  const [create, get] = compactToolList([writer, reader]);
+
+  it('lets a read-only tool say a shared thing in full, and a writer listed before it point to it', () => {
+    expect(get.outputSchema).toEqual(form);
+    expect(get.inputSchema).toEqual(input);
+    expect(create.outputSchema).toBeUndefined();
+    expect(create.description).toBe('Creates. Answers as get_form.\n\nExample: {"title":"x"}');
+    expect((create.inputSchema as { properties: Props }).properties.note).toEqual({
+      type: 'string',
+      description: 'As in get_form.',
+    });
+  });
+
+  it('keeps the list in its order, and a read-only list whole in itself', () => {
+    expect(compactToolList([writer, reader]).map((t) => t.name)).toEqual(['create_form', 'get_form']);
+    const [alone] = compactToolList([reader]);
+    expect(JSON.stringify(alone)).not.toContain('As in');
+  });
+});
+
 /** A listed tool's input properties. */
 type Props = Record<string, { items?: unknown }>;
 const props = (listed: { inputSchema: object }) => (listed.inputSchema as { properties: Props }).properties;

@@ -3,7 +3,8 @@
  * (mayCall, the very check the access guard makes at call time), each said once.
  *
  * An agent reads the list as one text, before every session, so what it repeats costs it on every
- * session. Within one list, in the registry's order:
+ * session. Within one list, read-only tools first then the others (each in the registry's order;
+ * the list is sent in the registry's order), "earlier" below meaning earlier in that reading:
  * - a description (of a property, a definition) already said by an earlier tool is written
  *   "As in <tool>." (the condition's grammar, a share link, the paging fields);
  * - a subschema of at least MIN_SHARED characters identical to one an earlier tool sent whole is
@@ -150,12 +151,24 @@ function mergedTypes(node: JsonObject): JsonObject | undefined {
   return { ...rest, type: types, ...merged };
 }
 
-/** The list as sent: each tool in full on its own, with what an earlier tool of the same list said replaced by a pointer. */
+/**
+ * The list as sent, in its order: each tool in full on its own, with what another tool of the same
+ * list said first replaced by a pointer. Read-only tools say things first (in list order), then the
+ * others: a read-only list is whole in itself, and a schema shared by a reader and a writer (the
+ * form get_form answers) is carried by the reader, so the writer with the largest input
+ * (create_form) points to it instead of carrying it.
+ */
 export function compactToolList<T extends ListedTool>(tools: T[]): T[] {
+  const readOnly = (tool: T) => (tool.annotations as JsonObject).readOnlyHint === true;
+  const order = [...tools.filter(readOnly), ...tools.filter((t) => !readOnly(t))];
   const said = new Map<string, string>();
   const sent = new Map<string, string>();
   const outputs = new Map<string, string>();
-  return tools.map((tool) => {
+  const compacted = new Map<T, T>();
+  for (const tool of order) compacted.set(tool, compactOne(tool));
+  return tools.map((tool) => compacted.get(tool) as T);
+
+  function compactOne(tool: T): T {
     /** A node with its descriptions compacted; a schema (path: where it sits) may be a pointer to an earlier tool's. */
     const walk = (node: unknown, path?: string): unknown => {
       if (Array.isArray(node)) return node.map((item) => walk(item));
@@ -209,7 +222,7 @@ export function compactToolList<T extends ListedTool>(tools: T[]): T[] {
     delete listed.outputSchema;
     // Said at the end of the first paragraph, so an example that ends a description stays at its end.
     return { ...listed, description: tool.description.replace(/(\n\n|$)/, ` Answers as ${sameAs}.$1`) };
-  });
+  }
 }
 
 /**

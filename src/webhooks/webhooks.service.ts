@@ -384,6 +384,10 @@ function sampleAnswer(b: Block): unknown {
       return choices.length ? [choices[0].label] : undefined;
     case 'ranking':
       return choices.slice(0, b.rankTop ?? choices.length).map((c) => c.label);
+    case 'matrix': {
+      const first = b.columns?.[0]?.label ?? '';
+      return Object.fromEntries((b.rows ?? []).map((r) => [r.label, b.multiple ? [first] : first]));
+    }
     case 'rating':
     case 'linear_scale':
     case 'nps':

@@ -311,7 +311,13 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
         .map((d) => [d.name, d]),
     );
     const listedBefore: string[] = [];
-    for (const tool of res.body.tools) {
+    // "Earlier" in the list's reading: its read-only tools first, then the others.
+    type Listed = { annotations: { readOnlyHint?: boolean } };
+    const reading = [
+      ...res.body.tools.filter((t: Listed) => t.annotations.readOnlyHint === true),
+      ...res.body.tools.filter((t: Listed) => t.annotations.readOnlyHint !== true),
+    ];
+    for (const tool of reading) {
       const full = own.get(tool.name)!;
       // A subschema an earlier tool sent whole is a pointer to it ("As in <tool> (<where>)."): the
       // schema it points to is this one's own, and the comparison below reads it in its place.

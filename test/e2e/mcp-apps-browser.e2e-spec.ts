@@ -429,6 +429,41 @@ describe('MCP Apps views in Chromium through a test host (issue 39)', () => {
     await checkView(preview, 'preview-survey-phone');
   }, 120_000);
 
+  it('issue 50 at 390 px: the preview takes a matrix one row at a time, and checks it as create_response would', async () => {
+    const client = clients['2026-07-28'];
+    const survey = {
+      title: 'Grid',
+      blocks: [
+        {
+          ref: 'grid',
+          type: 'matrix',
+          title: 'Rate us',
+          required: true,
+          rows: ['Price', 'Care'],
+          columns: ['Poor', 'Good'],
+        },
+      ],
+    };
+    const created = (await client.callTool({ name: 'create_form', arguments: survey })) as CallToolResult;
+    expect(created.isError).toBeFalsy();
+    const preview = await openView(
+      client,
+      PREVIEW,
+      { arguments: survey, result: created },
+      { theme: 'light', width: 390 },
+    );
+    const f = preview.frame;
+    const row = (name: string) => f.getByRole('group', { name, exact: true });
+    await press(row('Price').getByLabel('Good', { exact: true }));
+    await press(f.getByRole('button', { name: 'Check answers' }));
+    await f.getByText('create_response would refuse these answers:').waitFor();
+    await press(row('Care').getByLabel('Poor', { exact: true }));
+    await press(f.getByRole('button', { name: 'Check answers' }));
+    await f.getByText('These answers would be taken. Nothing was stored.').waitFor();
+    expect(await f.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await checkView(preview, 'preview-matrix-phone');
+  }, 120_000);
+
   it("at 390 px in the dark theme, both views fit and pass axe; a form of another workspace shows get_form's not_found", async () => {
     const client = clients['2026-07-28'];
     const created = (await client.callTool({ name: 'create_form', arguments: BRANCHING_FORM })) as CallToolResult;

@@ -38,6 +38,8 @@ const FILTER_BLOCKS: BlockInput[] = [
   { ref: 'agree', type: 'yes_no', title: 'Agree' },
   { ref: 'nps', type: 'nps', title: 'NPS' },
   { ref: 'rank', type: 'ranking', title: 'Rank', choices: ['Price', 'Speed', 'Care'] },
+  { ref: 'grid', type: 'matrix', title: 'Grid', rows: ['Price', 'Speed'], columns: ['Good', 'Bad'] },
+  { ref: 'tags', type: 'matrix', title: 'Tags', rows: ['Price', 'Speed'], columns: ['Good', 'Bad'], multiple: true },
 ];
 
 /** Answers by ref, choices by label: the samples of the condition cases, and others around them. */
@@ -52,6 +54,8 @@ const ANSWER_SETS: Array<{ answers: Record<string, unknown>; source?: string }> 
       date: '2026-03-31',
       nps: 4,
       rank: ['Speed', 'Price', 'Care'],
+      grid: { Price: 'Good' },
+      tags: { Price: ['Good', 'Bad'] },
       colour: 'Red',
       size: 'Small',
       pets: ['Cat', 'Dog'],

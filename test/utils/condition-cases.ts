@@ -61,6 +61,21 @@ export const BLOCKS: BlockSubject[] = [
       { id: 'c_care', label: 'Care' },
     ],
   },
+  ...(['grid', 'tags'] as const).map((ref) => ({
+    id: `b_${ref}`,
+    type: 'matrix',
+    title: ref,
+    ref,
+    rows: [
+      { id: 'r_price', label: 'Price' },
+      { id: 'r_speed', label: 'Speed' },
+    ],
+    columns: [
+      { id: 'k_good', label: 'Good' },
+      { id: 'k_bad', label: 'Bad' },
+    ],
+    ...(ref === 'tags' ? { multiple: true } : {}),
+  })),
   { id: 'b_st', type: 'statement', title: 'Hello', ref: 'hello' },
   { id: 'b_pb', type: 'page_break', title: 'Page 2', ref: 'page2' },
 ];
@@ -267,6 +282,28 @@ export function rowCases(): RowCase[] {
     out.push({ where, answers: { b_rank: answer }, expected });
     out.push({ where, answers: { b_rank: ['c_speed', 'c_care'] }, expected: false });
     out.push({ where, answers: {}, expected: false });
+  }
+  // A matrix's row: as a single choice (grid) or checkboxes (tags, multiple); a row not answered is not answered.
+  const grid = { b_grid: { r_price: 'k_good' }, b_tags: { r_price: ['k_good', 'k_bad'] } };
+  for (const [ref, row, op, value, expected] of [
+    ['grid', 'Price', 'equals', 'Good', true],
+    ['grid', 'Price', 'equals', 'Bad', false],
+    ['grid', 'Price', 'not_equals', 'Bad', true],
+    ['grid', 'Price', 'in', ['Bad', 'Good'], true],
+    ['grid', 'Price', 'in', ['Bad'], false],
+    ['grid', 'Price', 'answered', undefined, true],
+    ['grid', 'Speed', 'answered', undefined, false],
+    ['grid', 'Speed', 'not_answered', undefined, true],
+    ['tags', 'Price', 'contains', 'Bad', true],
+    ['tags', 'Price', 'not_contains', 'Good', false],
+    ['tags', 'Price', 'equals', ['Bad', 'Good'], true],
+    ['tags', 'Price', 'equals', ['Good'], false],
+    ['tags', 'Price', 'in', ['Bad'], true],
+    ['tags', 'Speed', 'contains', 'Bad', false],
+  ] as const) {
+    const where = { ...leaf('block', ref, op, value), row };
+    out.push({ where, answers: grid, expected });
+    out.push({ where, answers: {}, expected: op === 'not_answered' });
   }
   for (const ref of ['colour', 'size']) {
     const block = BLOCKS.find((b) => b.ref === ref)!;

@@ -19,6 +19,9 @@ export interface BlockSubject {
   title: string;
   ref?: string | null;
   choices?: Array<{ id: string; label: string }>;
+  rows?: Array<{ id: string; label: string }>;
+  columns?: Array<{ id: string; label: string }>;
+  multiple?: boolean;
 }
 
 /**
@@ -114,7 +117,7 @@ function checkLeaf(
   if (['block', 'hidden', 'variable'].filter((k) => k in input).length !== 1)
     return bad(path, 'must name one of: a block (by id or ref), a hidden field or a variable');
   for (const key of Object.keys(input)) {
-    if (!['block', 'choice', 'hidden', 'variable', 'op', 'value'].includes(key))
+    if (!['block', 'choice', 'row', 'hidden', 'variable', 'op', 'value'].includes(key))
       return bad(`${path}/${key}`, 'is not a field of a condition');
   }
   const op = input.op as Operator;
@@ -155,6 +158,17 @@ function checkLeaf(
         kind = 'number';
         leaf = { block: block.id, choice, op };
         subject = `the place of a choice of ${subject}`;
+      }
+    }
+    if ('row' in input || block.type === 'matrix') {
+      const row = matrixRow(input.row, block, subject);
+      if (typeof row !== 'string') return bad(`${path}/${'row' in input ? 'row' : 'block'}`, row.error);
+      if (row) {
+        kind = block.multiple ? 'choices' : 'choice';
+        leaf = { block: block.id, row, op };
+        subject = `a row of ${subject}`;
+        // Its values are the matrix's columns, checked as a choice block's choices.
+        block = { ...block, choices: block.columns };
       }
     }
   }
@@ -199,6 +213,17 @@ function rankedChoice(raw: unknown, block: BlockSubject, subject: string): strin
     typeof raw === 'string' ? block.choices?.find((c) => c.id === raw || c.label === raw.trim()) : undefined;
   if (!found)
     return { error: `must be one of ${(block.choices ?? []).map((c) => JSON.stringify(c.label)).join(', ')}` };
+  return found.id;
+}
+
+/** A matrix leaf's row, by label or id, as its id; '' for a matrix leaf without one (answered, not_answered only). */
+function matrixRow(raw: unknown, block: BlockSubject, subject: string): string | { error: string } {
+  if (block.type !== 'matrix') return { error: `only a matrix's conditions name a row; ${subject} is not one` };
+  if (raw === undefined) return '';
+  const rows = block.rows ?? [];
+  const found =
+    typeof raw === 'string' ? (rows.find((r) => r.id === raw) ?? rows.find((r) => r.label === raw.trim())) : undefined;
+  if (!found) return { error: `must be one of the rows ${rows.map((r) => JSON.stringify(r.label)).join(', ')}` };
   return found.id;
 }
 

@@ -8,7 +8,7 @@ export const CONDITION_DESCRIPTION =
   `or all / any (a list) or not (one) of conditions, at most ${MAX_DEPTH} levels (all > any > leaf). ` +
   'ops: any block: answered, not_answered; all but file_upload: equals, not_equals; and text, hidden: in, ' +
   'contains, not_contains (substring, any case); number, rating, linear_scale, nps, date (YYYY-MM-DD): in, gt, gte, lt, lte; ' +
-  'ranking + choice: its place; multiple_choice, dropdown: in; checkboxes: contains, not_contains (one ticked), in (any ticked), equals, ' +
+  'ranking + choice: its place; matrix + row: as a choice block; multiple_choice, dropdown: in; checkboxes: contains, not_contains (one ticked), in (any ticked), equals, ' +
   "not_equals (that set). A choice by label or id; a variable: its type's ops. in and sets take a list. " +
   'A block not shown or not answered fails every op but not_answered.';
 
@@ -32,6 +32,7 @@ const CONDITION_DEFINITION = {
   properties: {
     block: name,
     choice: { type: 'string' },
+    row: { type: 'string' },
     hidden: name,
     variable: name,
     op: { type: 'string', enum: [...OPERATORS] },

@@ -29,6 +29,8 @@ export interface BlockLeaf {
   block: string;
   /** A ranking's choice (its id once checked): the leaf tests the choice's place, 1 being first. */
   choice?: string;
+  /** A matrix's row (its id once checked): the leaf tests that row's column(s), as a choice (choices when multiple). */
+  row?: string;
   op: Operator;
   value?: ConditionValue;
 }
@@ -135,6 +137,7 @@ export const SUBJECT_KINDS: Readonly<Record<string, SubjectKind>> = {
   yes_no: 'boolean',
   file_upload: 'files',
   ranking: 'files', // a choice's place: { block, choice, op, value } (a number)
+  matrix: 'files', // a row's column(s): { block, row, op, value } (a choice, or choices when multiple)
 };
 
 /** The operators a kind takes, for messages. */

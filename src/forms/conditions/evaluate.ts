@@ -27,7 +27,7 @@ export function evaluate(condition: Condition, facts: Facts): boolean {
   return evaluateLeaf(
     condition,
     isBlockLeaf(condition)
-      ? placeOr(facts.answer(condition.block), condition.choice)
+      ? rowOr(placeOr(facts.answer(condition.block), condition.choice), condition.row)
       : isVariableLeaf(condition)
         ? facts.variable?.(condition.variable)
         : facts.hidden(condition.hidden),
@@ -39,6 +39,12 @@ export function placeOr(x: unknown, choice: string | undefined): unknown {
   if (choice === undefined) return x;
   const i = Array.isArray(x) ? x.indexOf(choice) : -1;
   return i < 0 ? undefined : i + 1;
+}
+
+/** A matrix leaf's subject: the row's column(s), undefined when the row is not answered; else the answer. */
+export function rowOr(x: unknown, row: string | undefined): unknown {
+  if (row === undefined) return x;
+  return typeof x === 'object' && x !== null && !Array.isArray(x) ? (x as Record<string, unknown>)[row] : undefined;
 }
 
 function isMissing(x: unknown): boolean {

@@ -47,12 +47,14 @@ function leafSql(leaf: Leaf, params: unknown[], alias: string): string {
       : [`${alias}.hidden`, leaf.hidden];
   const v = leaf.value;
   const choice = isBlockLeaf(leaf) ? leaf.choice : undefined;
+  const row = isBlockLeaf(leaf) ? leaf.row : undefined;
   if (leaf.op === 'equals' && !Array.isArray(v) && v !== undefined && choice === undefined) {
-    // One value: containment of { name: value }, exact for a scalar (a string is not contained in a
-    // list, 4 is 4.0), as cheap as a hand-written ->> comparison, and servable by a GIN index.
-    // "" is no answer: equal to nothing.
+    // One value: containment of { name: value } ({ name: { row: value } } for a matrix row), exact
+    // for a scalar (a string is not contained in a list, 4 is 4.0), as cheap as a hand-written ->>
+    // comparison, and servable by a GIN index. "" is no answer: equal to nothing.
     if (v === '') return 'false';
-    const value = bind(params, JSON.stringify({ [name]: v }), 'jsonb');
+    const contained = row === undefined ? { [name]: v } : { [name]: { [row]: v } };
+    const value = bind(params, JSON.stringify(contained), 'jsonb');
     // A variable: the column itself (NULL on responses of forms that compute nothing), so that its
     // GIN index (partial: variables IS NOT NULL) serves it too; never NULL, for `not`.
     if (isVariableLeaf(leaf) && leaf.variable !== ENDING_VARIABLE)
@@ -61,11 +63,14 @@ function leafSql(leaf: Leaf, params: unknown[], alias: string): string {
   }
   // A ranking's choice: its place (1 first) as a jsonb number, NULL when not ranked (placeOr); the
   // block and the choice are one parameter, so that a leaf keeps to 3.
-  const pair = choice === undefined ? '' : bind(params, [name, choice], 'text[]');
-  const answer = choice === undefined ? `${column} -> ${bind(params, name, 'text')}` : `${column} -> (${pair})[1]`;
+  // A matrix's row: that row's column(s) (NULL when not answered), the block and the row one parameter too.
+  const pair = choice === undefined && row === undefined ? '' : bind(params, [name, choice ?? row], 'text[]');
+  const answer = pair === '' ? `${column} -> ${bind(params, name, 'text')}` : `${column} -> (${pair})[1]`;
   const x =
     choice === undefined
-      ? answer
+      ? row === undefined
+        ? answer
+        : `(${answer} -> (${pair})[2])`
       : `to_jsonb((SELECT p.o FROM jsonb_array_elements_text(CASE WHEN jsonb_typeof(${answer}) = 'array' THEN ${answer} END) WITH ORDINALITY p(e, o) WHERE p.e = (${pair})[2] LIMIT 1))`;
   // A place equals: the ranking holds the choice (containment, servable by the GIN index), at that place.
   if (choice !== undefined && leaf.op === 'equals' && !Array.isArray(v))

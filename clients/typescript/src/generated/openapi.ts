@@ -704,10 +704,11 @@ export interface components {
                 requestId?: string;
             };
         };
-        /** @description A leaf { "block": id or ref | "hidden": name | "variable": name, "op", "value"? }, or all / any (a list) or not (one) of conditions, at most 3 levels (all > any > leaf). ops: any block: answered, not_answered; all but file_upload: equals, not_equals; and text, hidden: in, contains, not_contains (substring, any case); number, rating, linear_scale, nps, date (YYYY-MM-DD): in, gt, gte, lt, lte; ranking + choice: its place; multiple_choice, dropdown: in; checkboxes: contains, not_contains (one ticked), in (any ticked), equals, not_equals (that set). A choice by label or id; a variable: its type's ops. in and sets take a list. A block not shown or not answered fails every op but not_answered. */
+        /** @description A leaf { "block": id or ref | "hidden": name | "variable": name, "op", "value"? }, or all / any (a list) or not (one) of conditions, at most 3 levels (all > any > leaf). ops: any block: answered, not_answered; all but file_upload: equals, not_equals; and text, hidden: in, contains, not_contains (substring, any case); number, rating, linear_scale, nps, date (YYYY-MM-DD): in, gt, gte, lt, lte; ranking + choice: its place; matrix + row: as a choice block; multiple_choice, dropdown: in; checkboxes: contains, not_contains (one ticked), in (any ticked), equals, not_equals (that set). A choice by label or id; a variable: its type's ops. in and sets take a list. A block not shown or not answered fails every op but not_answered. */
         condition: {
             block?: string;
             choice?: string;
+            row?: string;
             hidden?: string;
             variable?: string;
             /** @enum {string} */
@@ -1107,7 +1108,7 @@ export interface operations {
                          * @description statement: text only; page_break: starts a page; file_upload: see create_upload.
                          * @enum {string}
                          */
-                        type: "short_text" | "long_text" | "email" | "url" | "phone" | "number" | "multiple_choice" | "checkboxes" | "dropdown" | "rating" | "linear_scale" | "date" | "yes_no" | "statement" | "page_break" | "file_upload" | "nps" | "ranking";
+                        type: "short_text" | "long_text" | "email" | "url" | "phone" | "number" | "multiple_choice" | "checkboxes" | "dropdown" | "rating" | "linear_scale" | "date" | "yes_no" | "statement" | "page_break" | "file_upload" | "nps" | "ranking" | "matrix";
                         /** @description Required except on a page_break. */
                         title?: string;
                         description?: string | null;
@@ -1128,6 +1129,10 @@ export interface operations {
                         maxLabel?: string;
                         /** @description ranking: top N only */
                         rankTop?: number;
+                        /** @description matrix: 1..20 labels, as columns; multiple: >1 a row */
+                        rows?: string[];
+                        columns?: string[];
+                        multiple?: boolean;
                         /** @description file_upload: 1..10 (1) */
                         maxFiles?: number;
                         /** @description file_upload: MB per file (10; Pro: up to 100) */
@@ -1376,7 +1381,7 @@ export interface operations {
                          * @description statement: text only; page_break: starts a page; file_upload: see create_upload.
                          * @enum {string}
                          */
-                        type: "short_text" | "long_text" | "email" | "url" | "phone" | "number" | "multiple_choice" | "checkboxes" | "dropdown" | "rating" | "linear_scale" | "date" | "yes_no" | "statement" | "page_break" | "file_upload" | "nps" | "ranking";
+                        type: "short_text" | "long_text" | "email" | "url" | "phone" | "number" | "multiple_choice" | "checkboxes" | "dropdown" | "rating" | "linear_scale" | "date" | "yes_no" | "statement" | "page_break" | "file_upload" | "nps" | "ranking" | "matrix";
                         /** @description Required except on a page_break. */
                         title?: string;
                         description?: string | null;
@@ -1397,6 +1402,10 @@ export interface operations {
                         maxLabel?: string;
                         /** @description ranking: top N only */
                         rankTop?: number;
+                        /** @description matrix: 1..20 labels, as columns; multiple: >1 a row */
+                        rows?: string[];
+                        columns?: string[];
+                        multiple?: boolean;
                         /** @description file_upload: 1..10 (1) */
                         maxFiles?: number;
                         /** @description file_upload: MB per file (10; Pro: up to 100) */
