@@ -8,10 +8,12 @@ import { UploadsModule } from '../uploads/uploads.module';
 import { ClientKeys } from './client-key';
 import { PageStateSigner } from './page-state';
 import { RespondentController } from './respondent.controller';
+import { FrozenPages } from './frozen-pages';
 
 @Module({
   imports: [FormsModule, AccessModule, ResponsesModule, WorkspacesModule, UploadsModule],
   controllers: [RespondentController],
-  providers: [PageStateSigner, ClientKeys],
+  // The pages drawn once per form version (issue 52), one set per instance.
+  providers: [PageStateSigner, ClientKeys, { provide: FrozenPages, useFactory: () => new FrozenPages() }],
 })
 export class RespondentModule {}
