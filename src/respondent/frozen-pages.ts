@@ -17,22 +17,27 @@ import type { PageState } from './page-state';
 export interface PageKey {
   formId: string;
   version: number;
-  /** Which page: 'one' (the one-page form) or 'first' (a walk's first page, with no answers nor hidden values). */
-  page: 'one' | 'first';
+  /**
+   * Which page: 'one' (the one-page form), 'first' (a walk's first page, with no answers nor
+   * hidden values) or 'end' (the page after a submission, `end` its words).
+   */
+  page: 'one' | 'first' | 'end';
   /** The language the page is said in (issue 51); undefined until pages have languages. */
   language?: string;
   /** The workspace's plan, for a form with file questions (their size limits); undefined otherwise. */
   plan?: string;
+  /** The ending's title, message and redirect, for 'end' (an ending may recall answers). */
+  end?: string;
 }
 
 /** The state's parts that are the same for every request of a page (the rest is the request's own). */
 export type StateTemplate = Pick<PageState, 's' | 'r' | 'c'>;
 
 export interface FrozenPage {
-  /** The HTML before and after the state. */
+  /** The HTML before and after the state (a page without state: all in head). */
   head: string;
   tail: string;
-  state: StateTemplate;
+  state?: StateTemplate;
 }
 
 /** Pages kept at most, and characters of HTML at most (about 2 bytes each in memory). */
@@ -57,7 +62,7 @@ export class FrozenPages {
 
   /** The key as one string; a field added to PageKey (issue 51's language) is part of it by name. */
   static keyOf(key: PageKey): string {
-    return JSON.stringify([key.formId, key.version, key.page, key.language ?? null, key.plan ?? null]);
+    return JSON.stringify([key.formId, key.version, key.page, key.language ?? null, key.plan ?? null, key.end ?? null]);
   }
 
   /**
@@ -82,6 +87,20 @@ export class FrozenPages {
     const page: FrozenPage = { head: parts[0], tail: parts[1], state: drawn.state };
     this.keep(k, page);
     return page;
+  }
+
+  /** A page without state (the end of a submission), under `key`: drawn by `draw` when it is not kept. */
+  whole(key: PageKey, draw: () => string): string {
+    const k = FrozenPages.keyOf(key);
+    const kept = this.pages.get(k);
+    if (kept) {
+      this.pages.delete(k);
+      this.pages.set(k, kept);
+      return kept.head;
+    }
+    const head = draw();
+    this.keep(k, { head, tail: '' });
+    return head;
   }
 
   /** The page with a request's signed state in it. */

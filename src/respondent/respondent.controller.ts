@@ -52,6 +52,7 @@ import {
 import { RESPONDENT_SCRIPT } from './respondent.script';
 import { FrozenPages, StateTemplate } from './frozen-pages';
 import { hashedAsset, IMMUTABLE } from './page-assets';
+import { embedOriginsOf } from './page-reads';
 import {
   blockIdOf,
   hiddenFromQuery,
@@ -474,10 +475,17 @@ export class RespondentController {
     this.sendEnd(res, form, endOfSubmitted(form, submitted), headers);
   }
 
-  /** The page that ends the form (issue 46): an ending with a redirect goes there (303), with the page as its body. */
+  /**
+   * The page that ends the form (issue 46): an ending with a redirect goes there (303), with the
+   * page as its body. A form that computes nothing ends with the same words for everyone: that
+   * page is drawn once per form version (FrozenPages); an ending may recall answers, so it is drawn
+   * for each (and no one's answers are kept).
+   */
   private sendEnd(res: Response, form: FormRecord, end: EndView, headers: Record<string, string>) {
-    if (end.redirectUrl) return sendPage(res, 303, thankYouPage(form, end), { ...headers, Location: end.redirectUrl });
-    sendPage(res, 200, thankYouPage(form, end), headers);
+    const key = { formId: form.id, version: form.version, page: 'end' as const, end: JSON.stringify(end) };
+    const page = form.compute ? thankYouPage(form, end) : this.frozen.whole(key, () => thankYouPage(form, end));
+    if (end.redirectUrl) return sendPage(res, 303, page, { ...headers, Location: end.redirectUrl });
+    sendPage(res, 200, page, headers);
   }
 
   /**
@@ -934,7 +942,7 @@ export class RespondentController {
     });
     if (!kept) return undefined;
     const now = Date.now();
-    const { s, r, c } = kept.state;
+    const { s, r, c } = kept.state!;
     const state: PageState = { f: form.id, n: this.sessions.nonce(), t: now, o: now, a: {}, h: {}, s, r };
     if (c) state.c = c;
     return FrozenPages.fill(kept, await this.states.sign(state));
@@ -1072,7 +1080,7 @@ export class RespondentController {
    * upload origin (an S3 bucket takes the bytes straight from the browser).
    */
   private async headersFor(form: FormRecord): Promise<Record<string, string>> {
-    const origins = await this.workspaces.embedOriginsOf(form.workspaceId);
+    const origins = await embedOriginsOf(currentManager(this.db), form.workspaceId);
     const challenge = form.spamProtection !== 'off';
     if (!form.blocks.some((b) => b.type === 'file_upload')) return pageHeaders(origins, undefined, challenge);
     return pageHeaders(origins, await this.uploadOrigin(), challenge);
