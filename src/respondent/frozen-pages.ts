@@ -75,12 +75,8 @@ export class FrozenPages {
     draw: (slot: string) => Promise<{ html: string; state: StateTemplate }>,
   ): Promise<FrozenPage | undefined> {
     const k = FrozenPages.keyOf(key);
-    const kept = this.pages.get(k);
-    if (kept) {
-      this.pages.delete(k); // most recent last
-      this.pages.set(k, kept);
-      return kept;
-    }
+    const kept = this.recent(k);
+    if (kept) return kept;
     const drawn = await draw(STATE_SLOT);
     const parts = drawn.html.split(STATE_SLOT);
     if (parts.length !== 2) return undefined;
@@ -92,12 +88,8 @@ export class FrozenPages {
   /** A page without state (the end of a submission), under `key`: drawn by `draw` when it is not kept. */
   whole(key: PageKey, draw: () => string): string {
     const k = FrozenPages.keyOf(key);
-    const kept = this.pages.get(k);
-    if (kept) {
-      this.pages.delete(k);
-      this.pages.set(k, kept);
-      return kept.head;
-    }
+    const kept = this.recent(k);
+    if (kept) return kept.head;
     const head = draw();
     this.keep(k, { head, tail: '' });
     return head;
@@ -110,6 +102,16 @@ export class FrozenPages {
 
   get size(): number {
     return this.pages.size;
+  }
+
+  /** The page kept under `k`, made the most recent. */
+  private recent(k: string): FrozenPage | undefined {
+    const kept = this.pages.get(k);
+    if (kept) {
+      this.pages.delete(k);
+      this.pages.set(k, kept);
+    }
+    return kept;
   }
 
   private keep(k: string, page: FrozenPage): void {
