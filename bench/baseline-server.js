@@ -8,6 +8,8 @@
  *   POST /stored-form {"id"}: ONE primary-key query returning a stored form document (the form as
  *                   get_form answers it, one JSON value in bench_stored_forms, made by bench/get-form.js),
  *                   answered as JSON: the floor of a service that keeps its forms as documents;
+ *   GET /page/{id}: ONE primary-key query returning a stored HTML page (bench_stored_pages, made by
+ *                   bench/page.js: the respondent page as Formwork served it), answered as HTML;
  *   POST /response  {"formId", "answers"}: ONE INSERT of the answers into bench_baseline_responses
  *                   (made by bench/hot-forms.js, or by this
  *                   server on start when absent, as for bench/get-form.js's create_response comparison), answered with the new row's id and time as JSON.
@@ -49,8 +51,31 @@ function send(res, status, value) {
   res.end(payload);
 }
 
+const PAGE = 'SELECT html FROM bench_stored_pages WHERE id = $1';
+
+/** GET /page/{id}: ONE primary-key query of a stored page (bench/page.js), answered as HTML. */
+function sendPage(res, id) {
+  pool.query(PAGE, [id]).then(
+    ({ rows }) => {
+      if (!rows[0]) return send(res, 404, { error: 'not found' });
+      const html = rows[0].html;
+      res.writeHead(200, {
+        'Content-Type': 'text/html; charset=utf-8',
+        'Content-Length': Buffer.byteLength(html),
+        'Cache-Control': 'no-store',
+      });
+      res.end(html);
+    },
+    (err) => {
+      process.stderr.write(`baseline: query failed: ${err.message}\n`);
+      send(res, 500, { error: 'query failed' });
+    },
+  );
+}
+
 const server = http.createServer((req, res) => {
   if (req.method === 'GET' && req.url === '/healthz') return send(res, 200, { status: 'ok' });
+  if (req.method === 'GET' && req.url.startsWith('/page/')) return sendPage(res, req.url.slice('/page/'.length));
   if (req.method !== 'POST' || !['/form', '/stored-form', '/response'].includes(req.url))
     return send(res, 404, { error: 'not found' });
   let body = '';

@@ -513,7 +513,7 @@ async function loadRun(options, { serverPid, dbName, alsoOurs = [], exact = fals
 }
 
 /**
- * loadRun() of a target { server, url, headers, body, keyed? }: POST, `connections` connections,
+ * loadRun() of a target { server, url, headers, body, keyed?, method? }: POST (or `method`), `connections` connections,
  * `seconds` long; with `keyed`, every request carries a fresh Idempotency-Key. `alsoOurs` as in
  * cpuSnapshot() (e.g. ['redis-server'] when the server counts budgets in Redis).
  */
@@ -526,7 +526,7 @@ const loadTarget = (target, seconds, { connections, dbName, exact = false, alsoO
       // setupRequest on every target, so that the client does the same work for each.
       requests: [
         {
-          method: 'POST',
+          method: target.method ?? 'POST',
           headers: target.headers,
           body: target.body,
           setupRequest: (req) =>

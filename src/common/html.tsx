@@ -72,6 +72,8 @@ export function Document(props: {
   script?: string;
   wide?: boolean;
   style?: string;
+  /** The shared styles as a file of this origin (the respondent pages: page-assets.ts) instead of inline. */
+  stylesheet?: string;
 }) {
   return (
     <html lang="en">
@@ -81,7 +83,10 @@ export function Document(props: {
         <title>{props.title}</title>
         <link rel="icon" href="/favicon.ico" type="image/svg+xml" />
         {/* Our own constant CSS: the one raw HTML of the pages. */}
-        <style dangerouslySetInnerHTML={{ __html: STYLE + (props.style ?? '') }} />
+        {props.stylesheet ? <link rel="stylesheet" href={props.stylesheet} /> : null}
+        {props.stylesheet && !props.style ? null : (
+          <style dangerouslySetInnerHTML={{ __html: (props.stylesheet ? '' : STYLE) + (props.style ?? '') }} />
+        )}
         {props.script ? <script src={props.script} defer /> : null}
       </head>
       <body>{props.children}</body>

@@ -4,11 +4,12 @@
  */
 
 /**
- * Pages are whole documents with inline styles only: nothing else may load or run in them but the
- * service's favicon and its one script file (respondent.script.ts; no inline script, no eval).
+ * Pages are whole documents: nothing may load or run in them but the service's favicon, its one
+ * script file and its style sheet (page-assets.ts; no inline script, no eval). Styles: the sheet
+ * from this origin, and the few style attributes of the pages (the honeypot kept off-screen, say).
  */
 const PAGE_CSP =
-  "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; base-uri 'none'";
+  "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self'; form-action 'self'; base-uri 'none'";
 
 /**
  * The headers of a respondent page. No site may frame it (clickjacking) unless the form's

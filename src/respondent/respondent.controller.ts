@@ -51,6 +51,9 @@ import {
   thankYouPage,
 } from './respondent.page';
 import { RESPONDENT_SCRIPT } from './respondent.script';
+import { FrozenPages, StateTemplate } from './frozen-pages';
+import { hashedAsset, IMMUTABLE } from './page-assets';
+import { embedOriginsOf } from './page-reads';
 import { answeredEmail } from './resume-email';
 import {
   blockIdOf,
@@ -100,12 +103,28 @@ export class RespondentController {
     private readonly invites: InvitesService,
     private readonly spam: SpamGate,
     private readonly spamKept: SpamResponses,
+    private readonly frozen: FrozenPages,
   ) {}
 
   /** The pages' one script (respondent.script.ts): same-page questions appear at once. The pages work without it. */
   @Get('assets/respondent.js')
   script(@Res() res: Response) {
     sendScript(res, RESPONDENT_SCRIPT);
+  }
+
+  /** The pages' script and style sheet named by their content (page-assets.ts): kept a year by browsers and CDNs. */
+  @Get('assets/:file')
+  asset(@Param('file') file: string, @Res() res: Response) {
+    const asset = hashedAsset(file);
+    if (!asset)
+      throw new ApiError('not_found', {
+        message: 'There is no such file.',
+        hint: 'Reload the form: its page names the files it uses.',
+      });
+    res
+      .status(200)
+      .headers({ 'Content-Type': asset.contentType, 'Cache-Control': IMMUTABLE, 'X-Content-Type-Options': 'nosniff' })
+      .send(asset.body);
   }
 
   /** The spam check's widget (issue 47), served from this origin (altcha-assets.ts). */
@@ -160,7 +179,9 @@ export class RespondentController {
         throw err;
       }
     }
-    if (!walksPages(form) && !invite)
+    if (!walksPages(form) && !invite) {
+      const frozen = await this.frozenPage(form, 'one');
+      if (frozen) return sendPage(res, 200, frozen, headers);
       return sendPage(
         res,
         200,
@@ -173,6 +194,7 @@ export class RespondentController {
         ),
         headers,
       );
+    }
     const resumed = savesPartials(form) && !invite ? await this.resume(form, req) : undefined;
     if (resumed?.redirect)
       return void res
@@ -182,7 +204,10 @@ export class RespondentController {
         .send();
     if (resumed)
       return sendPage(res, 200, resumed.html!, resumed.cookie ? { ...headers, 'Set-Cookie': resumed.cookie } : headers);
-    const state = this.newState(form, {}, { ...hiddenFromQuery(form.hiddenFields, req.query), ...invite?.hidden });
+    const hidden = { ...hiddenFromQuery(form.hiddenFields, req.query), ...invite?.hidden };
+    const frozen = !invite && !Object.keys(hidden).length ? await this.frozenPage(form, 'first') : undefined;
+    if (frozen) return sendPage(res, 200, frozen, headers);
+    const state = this.newState(form, {}, hidden);
     state.v = invite?.id;
     const r = route(form, state.a, state.h);
     sendPage(res, 200, await this.drawStep(form, state, r.onPath[0] ?? r.pages[0], r), headers);
@@ -453,10 +478,17 @@ export class RespondentController {
     this.sendEnd(res, form, endOfSubmitted(form, submitted), headers);
   }
 
-  /** The page that ends the form (issue 46): an ending with a redirect goes there (303), with the page as its body. */
+  /**
+   * The page that ends the form (issue 46): an ending with a redirect goes there (303), with the
+   * page as its body. A form that computes nothing ends with the same words for everyone: that
+   * page is drawn once per form version (FrozenPages); an ending may recall answers, so it is drawn
+   * for each (and no one's answers are kept).
+   */
   private sendEnd(res: Response, form: FormRecord, end: EndView, headers: Record<string, string>) {
-    if (end.redirectUrl) return sendPage(res, 303, thankYouPage(form, end), { ...headers, Location: end.redirectUrl });
-    sendPage(res, 200, thankYouPage(form, end), headers);
+    const key = { formId: form.id, version: form.version, page: 'end' as const, end: JSON.stringify(end) };
+    const page = form.compute ? thankYouPage(form, end) : this.frozen.whole(key, () => thankYouPage(form, end));
+    if (end.redirectUrl) return sendPage(res, 303, page, { ...headers, Location: end.redirectUrl });
+    sendPage(res, 200, page, headers);
   }
 
   /**
@@ -886,7 +918,44 @@ export class RespondentController {
     return state;
   }
 
-  /** Draws `page` with the state signed into it (the blocks it shows recorded as drawn; a fresh issue time). */
+  /**
+   * A fresh page nobody answered yet (the one-page form, or a walk's first page without hidden
+   * values): drawn once per form version and kept (FrozenPages), with this request's own signed
+   * state put in. Undefined when it cannot be kept (then it is drawn as before).
+   */
+  private async frozenPage(form: FormRecord, page: 'one' | 'first'): Promise<string | undefined> {
+    const files = form.blocks.some((b) => b.type === 'file_upload');
+    const plan = files ? await this.workspaces.planOf(form.workspaceId) : undefined;
+    const key = { formId: form.id, version: form.version, page, plan };
+    const kept = await this.frozen.page(key, async (slot) => {
+      const fresh = this.newState(form, {}, {});
+      if (page === 'one') {
+        // As spamView draws it: the page's blocks recorded as shown, the challenge as the form asks.
+        const state: StateTemplate = {
+          s: fresh.s,
+          r: pagesOf(form.blocks)[0]?.blocks.map((b) => b.id) ?? [],
+          c: fresh.c,
+        };
+        const spam = { state: slot, challenge: fresh.c ? challengeUrl(form) : undefined };
+        return { html: formPage(form, {}, [], await this.fileView(form, {}), spam), state };
+      }
+      const r = route(form, fresh.a, fresh.h);
+      const first = r.onPath[0] ?? r.pages[0];
+      const state: StateTemplate = { s: fresh.s, r: shownBlocks(first, r).map((b) => b.id), c: fresh.c };
+      return { html: await this.drawStep(form, fresh, first, r, [], undefined, fresh.a, slot), state };
+    });
+    if (!kept) return undefined;
+    const now = Date.now();
+    const { s, r, c } = kept.state!;
+    const state: PageState = { f: form.id, n: this.sessions.nonce(), t: now, o: now, a: {}, h: {}, s, r };
+    if (c) state.c = c;
+    return FrozenPages.fill(kept, await this.states.sign(state));
+  }
+
+  /**
+   * Draws `page` with the state signed into it (the blocks it shows recorded as drawn; a fresh
+   * issue time), or with `signedAs` in its place (a page drawn once: frozenPage).
+   */
   private async drawStep(
     form: FormRecord,
     state: PageState,
@@ -895,10 +964,11 @@ export class RespondentController {
     errors: ErrorDetail[] = [],
     notice?: string,
     values = state.a,
+    signedAs?: string,
   ): Promise<string> {
     const blocks = shownBlocks(page, r);
     const position = Math.max(1, r.onPath.indexOf(page) + 1);
-    const signed = await this.states.sign({ ...state, t: Date.now(), r: blocks.map((b) => b.id) });
+    const signed = signedAs ?? (await this.states.sign({ ...state, t: Date.now(), r: blocks.map((b) => b.id) }));
     const files = await this.fileView(form, values, state.i);
     // Recall (issue 46): what the pages before this one answered and computed.
     const before = valuesBefore(form, r, page);
@@ -1014,7 +1084,7 @@ export class RespondentController {
    * upload origin (an S3 bucket takes the bytes straight from the browser).
    */
   private async headersFor(form: FormRecord): Promise<Record<string, string>> {
-    const origins = await this.workspaces.embedOriginsOf(form.workspaceId);
+    const origins = await embedOriginsOf(currentManager(this.db), form.workspaceId);
     const challenge = form.spamProtection !== 'off';
     if (!form.blocks.some((b) => b.type === 'file_upload')) return pageHeaders(origins, undefined, challenge);
     return pageHeaders(origins, await this.uploadOrigin(), challenge);

@@ -5,7 +5,7 @@ import type { ErrorDetail } from '../common/errors/api-error';
 import { type Block, NUMERIC_TYPES, scaleBounds, SCALE_TYPES } from '../forms/blocks';
 import type { FormRecord } from '../forms/forms.service';
 import { Document, renderPage } from '../common/html';
-import { SCRIPT_PATH } from './respondent.script';
+import { PAGE_SCRIPT, PAGE_STYLE } from './page-assets';
 import { typesInWords } from './file-words';
 import { ALTCHA_SCRIPT_PATH } from '../access/spam/altcha-assets';
 import { CHALLENGE_FIELD, HONEYPOT } from '../access/spam/spam-gate.service';
@@ -59,7 +59,7 @@ const hasFiles = (blocks: Block[]) => blocks.some((b) => b.type === 'file_upload
 /** A respondent page: the shared shell, one main column. */
 function Page(props: { title: string; script?: string; children: ReactNode }): string {
   return renderPage(
-    <Document title={props.title} script={props.script}>
+    <Document title={props.title} script={props.script} stylesheet={PAGE_STYLE.path}>
       <main>{props.children}</main>
     </Document>,
   );
@@ -90,7 +90,7 @@ export function formPage(
   const blocks = form.blocks.map((b) => recallBlock(b, onPage));
   return Page({
     title: form.title,
-    script: withFiles || recallsOnPage(blocks) ? SCRIPT_PATH : undefined,
+    script: withFiles || recallsOnPage(blocks) ? PAGE_SCRIPT.path : undefined,
     children: (
       <>
         <h1>{form.title}</h1>
@@ -218,7 +218,7 @@ export function stepPage(
   const withFiles = hasFiles(all);
   return Page({
     title: `${progress}: ${form.title}`,
-    script: step.logic || withFiles || recallsOnPage(all) ? SCRIPT_PATH : undefined,
+    script: step.logic || withFiles || recallsOnPage(all) ? PAGE_SCRIPT.path : undefined,
     children: (
       <>
         <h1>{form.title}</h1>

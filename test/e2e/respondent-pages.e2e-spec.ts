@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { createToken, createWorkspace } from '../factories';
 import { createTestApp } from '../utils/create-test-app';
 import { callTool } from '../utils/http';
+import { PAGE_SCRIPT } from '../../src/respondent/page-assets';
 
 /** The branching form of issue 25 on the respondent page, walked without JavaScript (plain form posts). */
 describe('respondent page: forms of several pages, rules and hidden fields', () => {
@@ -226,7 +227,7 @@ describe('respondent page: forms of several pages, rules and hidden fields', () 
     const csp = res.headers['content-security-policy'];
     expect(csp).toContain("script-src 'self'");
     expect(csp).not.toMatch(/unsafe-inline'[^;]*;[^;]*script|unsafe-eval/);
-    expect(res.text).toContain('<script src="/f/assets/respondent.js" defer=""></script>');
+    expect(res.text).toContain(`<script src="${PAGE_SCRIPT.path}" defer=""></script>`);
     expect(res.text).not.toMatch(/<script>|<script [^s]/);
     expect(res.text).toContain('<p class="visually-hidden" id="announce" aria-live="polite"></p>');
     const logic = JSON.parse(
