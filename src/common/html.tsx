@@ -66,9 +66,12 @@ export function Document(props: {
   script?: string;
   wide?: boolean;
   style?: string;
+  /** The page's language (BCP 47) and direction; English, left to right, unless said. */
+  lang?: string;
+  dir?: 'ltr' | 'rtl';
 }) {
   return (
-    <html lang="en">
+    <html lang={props.lang ?? 'en'} dir={props.dir}>
       <head>
         <meta charSet="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />

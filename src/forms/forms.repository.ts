@@ -12,6 +12,8 @@ export type FormRecord = Omit<FormEntity, 'workspace'> & {
   blocks: Block[];
   /** Published, its closesAt passed, and not closed yet: it reads as closed, and is closed on read (issue 47). */
   closeDue?: boolean;
+  /** The language its texts are in, when the respondent page drew it in one of its languages (issue 51). */
+  language?: string;
 };
 
 /** A form as a list shows it: no blocks, but how many responses it has and when the last came. */
