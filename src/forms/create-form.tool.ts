@@ -12,6 +12,7 @@ import {
   ScheduleFields,
   LimitFields,
   SpamProtectionField,
+  LanguagesField,
 } from './form.schemas';
 import { FormsService } from './forms.service';
 import { PartialResponsesSetting } from './partial-setting';
@@ -27,6 +28,7 @@ const input = Type.Object(
     ...ScheduleFields,
     ...LimitFields,
     ...SpamProtectionField,
+    ...LanguagesField,
     dryRun: DryRunArgument,
   },
   { additionalProperties: false },

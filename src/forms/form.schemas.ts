@@ -70,6 +70,10 @@ export const FormSchema = Type.Object(
     maxResponses: Type.Optional(Type.Union([Type.Integer(), Type.Null()])),
     quotas: Type.Optional(Type.Unsafe<unknown>({})),
     spamProtection: Type.Optional(Type.String()),
+    // Issue 51: the form's languages (get_form with a language adds language and missingTexts).
+    languages: Type.Optional(Type.Unsafe<string[]>({})),
+    language: Type.Optional(Type.Unsafe<string>({})),
+    missingTexts: Type.Optional(Type.Unsafe<string[]>({})),
     blocks: Type.Array(BlockSchema),
     // As create_form takes them (issue 46); written out once, in its input.
     variables: Type.Optional(Type.Unsafe<unknown>({})),
@@ -240,6 +244,11 @@ export const LimitFields = limitFields(
   '[{ name, limit, when (as showIf), onFull?: "end"|"ending:REF" }]',
 );
 export const LimitUpdateFields = limitFields('As in create_form; null clears.', 'As in create_form.');
+
+/** A form's languages (issue 51), as create_form and update_form take them. */
+export const LanguagesField = {
+  languages: Type.Optional(Type.Array(Type.String(), { description: 'BCP 47 tags, first = default.' })),
+};
 
 /** The page's spam defence (issue 47), as create_form and update_form take it. */
 export const SpamProtectionField = {

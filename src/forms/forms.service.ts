@@ -29,6 +29,14 @@ import { UploadsService } from '../uploads/uploads.service';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service';
 import { checkSchedule, closedBySchedule, timeOf } from './schedule';
 import { checkQuotas, invalidQuotas } from './limits';
+import {
+  canonicalTag,
+  checkLanguages,
+  checkTranslation,
+  pruneTranslations,
+  textKeys,
+  translate,
+} from './translations/translations';
 
 export interface FormInput {
   title: string;
@@ -52,6 +60,8 @@ export interface FormInput {
   quotas?: QuotaInput[];
   /** The page's spam defence (issue 47); omitted: auto (create), kept (update). */
   spamProtection?: 'off' | 'auto' | 'always';
+  /** Its languages (issue 51): BCP 47 tags, the first the default. */
+  languages?: string[];
   /** Check only (create_form's dryRun): see FormsService.createDryRun. */
   dryRun?: boolean;
 }
@@ -87,6 +97,8 @@ export interface FormUpdate {
   /** The page's spam defence (issue 47); omitted: auto (create), kept (update). */
   spamProtection?: 'off' | 'auto' | 'always';
   acceptAnswerLoss?: boolean;
+  /** The whole new list of languages (issue 51); omitted: kept. Translations of languages left out are dropped. */
+  languages?: string[];
   /** Each omitted: kept (issue 46). */
   variables?: ComputeInput['variables'];
   endings?: ComputeInput['endings'];
@@ -243,7 +255,7 @@ export class FormsService {
    * backdates it (the demo's history), else it is created now.
    */
   async create(workspaceId: string, input: FormInput, manager?: EntityManager, createdAt?: Date): Promise<FormRecord> {
-    const { hiddenFields, checked, schedule, quotas } = checkNewForm(input);
+    const { hiddenFields, checked, schedule, quotas, languages } = checkNewForm(input);
     const form = {
       title: input.title,
       description: input.description ?? null,
@@ -256,6 +268,8 @@ export class FormsService {
       spamProtection: input.spamProtection ?? 'auto',
       maxResponses: input.maxResponses ?? null,
       quotas: quotas.length ? quotas : null,
+      languages,
+      translations: {},
     };
     const run = (tx: EntityManager) => this.insertForm(tx, workspaceId, form, createdAt);
     return manager ? run(manager) : inTransaction(this.db, run);
@@ -279,6 +293,8 @@ export class FormsService {
       | 'spamProtection'
       | 'maxResponses'
       | 'quotas'
+      | 'languages'
+      | 'translations'
     >,
     createdAt?: Date,
   ): Promise<FormRecord> {
@@ -294,6 +310,9 @@ export class FormsService {
     if (form.opensAt || form.closesAt) await this.repo.setSchedule(tx, id, form.opensAt, form.closesAt);
     if (form.access === 'invite') await this.repo.setAccess(tx, id, 'invite');
     if (form.spamProtection !== 'auto') await this.repo.setSpamProtection(tx, id, form.spamProtection);
+    // Translations naming what the new form has not (a copy's blocks have new ids) are left out.
+    if (form.languages?.length)
+      await this.repo.setTranslations(tx, id, form.languages, pruneTranslations(form).translations);
     await this.answers.formCreated(tx, id);
     if (form.maxResponses != null || form.quotas?.length) {
       await this.repo.setLimits(tx, id, form.maxResponses, form.quotas);
@@ -334,7 +353,7 @@ export class FormsService {
    * by the real call), its warnings; the same 400 for what create refuses. Nothing is written.
    */
   createDryRun(workspaceId: string, input: FormInput): DryRunView {
-    const { hiddenFields, checked, schedule, quotas } = checkNewForm(input);
+    const { hiddenFields, checked, schedule, quotas, languages } = checkNewForm(input);
     const now = new Date();
     const form: FormRecord = {
       id: '',
@@ -357,6 +376,8 @@ export class FormsService {
       quotas: quotas.length ? quotas : null,
       compute: checked.compute,
       blocks: checked.blocks,
+      languages,
+      translations: {},
     };
     return this.dryRunView(form, []);
   }
@@ -425,6 +446,8 @@ export class FormsService {
       if (input.access !== undefined) await this.repo.setAccess(tx, form.id, input.access);
       await this.updateLimits(tx, form, input);
       if (input.spamProtection) await this.repo.setSpamProtection(tx, form.id, input.spamProtection);
+      if (input.languages !== undefined || plan.blocksChanged)
+        await this.repo.setTranslations(tx, form.id, next.languages, next.translations);
       await this.audit.record(tx, actor, 'form.update', form.publicId, {
         version: form.version + 1,
         ...(discarded ? { answersDiscarded: discarded } : {}),
@@ -480,7 +503,8 @@ export class FormsService {
     });
     if (scheduleDetails.length) throw invalidForm(scheduleDetails);
     const hiddenFields = input.hiddenFields ?? form.hiddenFields;
-    const hiddenDetails = input.hiddenFields ? checkHiddenFields(input.hiddenFields) : [];
+    const langs = input.languages ? checkLanguages(input.languages) : { languages: form.languages ?? [], details: [] };
+    const hiddenDetails = [...(input.hiddenFields ? checkHiddenFields(input.hiddenFields) : []), ...langs.details];
     // Variables, endings and thank-you texts sent replace the form's (issue 46); the blocks are
     // checked again against them (the stored blocks when none are sent).
     const computeChanged = input.variables !== undefined || input.endings !== undefined || input.thankYou !== undefined;
@@ -500,6 +524,7 @@ export class FormsService {
       access: input.access ?? form.access,
       spamProtection: input.spamProtection ?? form.spamProtection,
       maxResponses: input.maxResponses !== undefined ? input.maxResponses : form.maxResponses,
+      languages: langs.languages,
     };
     let losses: AnswerLoss[] = [];
     // The rules are checked before any answer loss: acceptAnswerLoss does not lift a broken rule.
@@ -531,6 +556,8 @@ export class FormsService {
       const limits = checkQuotas(next, input.quotas ?? form.quotas ?? []);
       if (limits.details.length) throw invalidQuotas(limits.details);
     }
+    // Translations that name a language, block or choice the form no longer has are dropped (issue 51).
+    next = { ...next, translations: pruneTranslations(next).translations };
     const reads = (f: FormRecord) => canonicalJson({ ...this.view(f, true), version: 0, updatedAt: '' });
     const blocksChanged =
       blocksInput !== undefined && reads({ ...form, blocks: next.blocks, compute: next.compute }) !== reads(form);
@@ -617,6 +644,55 @@ export class FormsService {
   }
 
   /** The form, its row locked until the transaction ends (404 when it is not the workspace's). */
+  /**
+   * set_translation (issue 51): replaces one of the form's languages' texts by `texts` in one
+   * write (a new version); the answer says which text keys still fall back to the default language.
+   */
+  async setTranslation(
+    actor: Principal,
+    input: { publicId: string; language: string; texts: Record<string, string>; ifVersion?: number },
+  ): Promise<{ version: number; missingTexts: string[] }> {
+    return inTransaction(this.db, async (tx) => {
+      const form = await this.lock(tx, actor.workspace.id, input.publicId);
+      if (input.ifVersion !== undefined && input.ifVersion !== form.version)
+        throw new ApiError('version_conflict', {
+          message: `The form is at version ${form.version}; this change was made from version ${input.ifVersion}.`,
+          hint: 'Read the form again with get_form and send its version as ifVersion.',
+          details: [{ path: '/ifVersion', message: `the form is at version ${form.version}` }],
+        });
+      const details = checkTranslation(form, input.language, input.texts);
+      if (details.length) throw invalidTranslation(form, details);
+      const language = canonicalTag(input.language)!;
+      const translations = { ...form.translations, [language]: { ...input.texts } };
+      await this.repo.setTranslations(tx, form.id, form.languages, translations);
+      await this.repo.bumpVersion(tx, form.id);
+      await this.audit.record(tx, actor, 'form.update', form.publicId, { version: form.version + 1, language });
+      const updated = await this.get(actor.workspace.id, form.publicId, tx);
+      await this.webhooks.emit(tx, actor.workspace.id, 'form.updated', this.view(updated, true));
+      return {
+        version: updated.version,
+        missingTexts: translate(updated, language).missing,
+      };
+    });
+  }
+
+  /** get_form with a language (issue 51): the form's texts in it, and the keys that fell back to the default. */
+  async getViewIn(workspaceId: string, publicId: string, language: string): Promise<Record<string, unknown>> {
+    const form = await this.get(workspaceId, publicId);
+    const tag = canonicalTag(language);
+    const languages = form.languages ?? [];
+    if (!tag || !languages.includes(tag))
+      throw new ApiError('invalid_arguments', {
+        message: `The form has no language ${language}.`,
+        hint: languages.length
+          ? `Its languages: ${languages.join(', ')}.`
+          : 'The form has one language; update_form sets languages.',
+        details: [{ path: '/language', message: `must be one of the form's languages` }],
+      });
+    const { form: translated, missing } = translate(form, tag);
+    return { ...this.view(translated, true), language: tag, missingTexts: missing };
+  }
+
   lock(
     tx: EntityManager,
     workspaceId: string,
@@ -712,6 +788,8 @@ export function formView(f: FormRecord, withBlocks = false, publicUrl?: string) 
     view.maxResponses = f.maxResponses ?? null;
     if (f.quotas?.length) view.quotas = f.quotas;
     view.spamProtection = f.spamProtection ?? 'auto';
+    // Forms in several languages (issue 51): only those show their list.
+    if (f.languages?.length) view.languages = f.languages;
     view.blocks = blocksView(f.blocks);
     // Forms that compute (issue 46): only those that do show these, so other forms read as they did.
     if (f.compute?.variables) view.variables = f.compute.variables;
@@ -728,6 +806,20 @@ function computeInput(input: ComputeInput): ComputeInput {
 }
 
 /** 400 invalid_arguments for a form whose blocks, rules or hidden fields do not hold. */
+/** 400 invalid_arguments for set_translation, with the form's languages and text keys in the hint. */
+function invalidTranslation(form: FormRecord, details: ErrorDetail[]): ApiError {
+  const keys = [...textKeys(form).keys()];
+  const hint =
+    details[0].path === '/language'
+      ? `The form's languages: ${(form.languages ?? []).join(', ') || 'none (update_form sets languages)'}; the first is the default, whose texts are the form's own.`
+      : `Valid keys: ${keys.slice(0, 60).join(', ')}${keys.length > 60 ? `, and ${keys.length - 60} more (get_form lists the blocks and choices)` : ''}.`;
+  return new ApiError('invalid_arguments', {
+    message: 'The translation does not fit the form.',
+    hint,
+    details,
+  });
+}
+
 function invalidForm(details: ErrorDetail[]): ApiError {
   const rules = details.some((d) =>
     /\/(showIf|jumps|calculate|points|correct)(\/|$)|^\/(hiddenFields|variables|endings|thankYou)/.test(d.path),
@@ -764,10 +856,16 @@ function checkNewForm(input: FormInput) {
   const checked = normalizeForm(input.blocks ?? [], [], hiddenFields, [], '/blocks', computeInput(input));
   const schedule = { opensAt: timeOf(input.opensAt) ?? null, closesAt: timeOf(input.closesAt) ?? null };
   const limits = checkQuotas({ blocks: checked.blocks, hiddenFields, compute: checked.compute }, input.quotas ?? []);
-  const details = [...checkHiddenFields(hiddenFields), ...checked.details, ...checkSchedule(schedule)];
+  const langs = checkLanguages(input.languages ?? []);
+  const details = [
+    ...checkHiddenFields(hiddenFields),
+    ...checked.details,
+    ...checkSchedule(schedule),
+    ...langs.details,
+  ];
   if (details.length) throw invalidForm(details);
   if (limits.details.length) throw invalidQuotas(limits.details);
-  return { hiddenFields, checked, schedule, quotas: limits.quotas };
+  return { hiddenFields, checked, schedule, quotas: limits.quotas, languages: langs.languages };
 }
 
 /** JSON with object keys sorted, so that two values read the same whatever order their keys came in. */

@@ -12,6 +12,7 @@ import {
   ScheduleFields,
   LimitUpdateFields,
   SpamProtectionField,
+  LanguagesField,
   PublicId,
 } from './form.schemas';
 import { FormsService } from './forms.service';
@@ -43,6 +44,7 @@ const input = Type.Object(
     ...LimitUpdateFields,
     closeNow: Type.Optional(Type.Boolean({ description: 'A maxResponses below the count: kept, form closed.' })),
     ...SpamProtectionField,
+    ...LanguagesField,
     dryRun: DryRunArgument,
     acceptAnswerLoss: Type.Optional(
       Type.Boolean({

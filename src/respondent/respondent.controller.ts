@@ -50,6 +50,7 @@ import {
   thankYouPage,
 } from './respondent.page';
 import { RESPONDENT_SCRIPT } from './respondent.script';
+import { chooseLanguage, translate } from '../forms/translations/translations';
 import {
   blockIdOf,
   hiddenFromQuery,
@@ -133,8 +134,8 @@ export class RespondentController {
 
   @Get(':publicId')
   async show(@Param('publicId') publicId: string, @Req() req: Request, @Res() res: Response) {
-    res.header('Vary', 'Accept'); // the same URL answers HTML or JSON
-    const form = await this.findForm(publicId);
+    res.header('Vary', 'Accept, Accept-Language'); // the same URL answers HTML or JSON, in the form's languages
+    const form = await this.findForm(publicId, req);
     if (prefersJson(req.headers.accept)) {
       if (!form) throw formNotFound();
       const shut = await this.shut(form);
@@ -342,7 +343,7 @@ export class RespondentController {
     }
 
     // A browser's form post.
-    const form = await this.findForm(publicId);
+    const form = await this.findForm(publicId, req);
     if (!form)
       return sendPage(res, 404, notFoundPage(), { ...pageHeaders([]), ...(isMultipart(req) ? closing() : {}) });
     let headers = await this.headersFor(form);
@@ -1100,10 +1101,23 @@ export class RespondentController {
     return fullPage(this.access.fullError(form, quota.name, 'person'));
   }
 
-  private async findForm(publicId: string) {
+  /**
+   * The published form by public id; with the page's request, in the language the person reads
+   * (issue 51): `?lang=`, else the best of Accept-Language among the form's languages, else its
+   * default, its texts translated (falling back to the default's) and `language` set for the page's words.
+   */
+  private async findForm(publicId: string, req?: Request) {
     if (!PUBLIC_ID.test(publicId)) return undefined;
     try {
-      return await this.forms.getPublic(publicId);
+      const form = await this.forms.getPublic(publicId);
+      if (!req || !form.languages?.length) return form;
+      const asked = typeof req.query === 'object' ? (req.query as Record<string, unknown>).lang : undefined;
+      const language = chooseLanguage(
+        form.languages,
+        typeof asked === 'string' ? asked : undefined,
+        req.headers['accept-language'],
+      )!;
+      return { ...translate(form, language).form, language };
     } catch (err) {
       if (err instanceof ApiError && err.code === 'not_found') return undefined;
       throw err;

@@ -72,6 +72,47 @@ function scriptWords(w: PageWords): string | undefined {
   return JSON.stringify(words);
 }
 
+/** Where the form posts: its page, in the language it was drawn in (issue 51). */
+const formAction = (form: Pick<FormRecord, 'publicId' | 'language' | 'languages'>) =>
+  form.language && form.languages?.length
+    ? `/f/${form.publicId}?lang=${encodeURIComponent(form.language)}`
+    : `/f/${form.publicId}`;
+
+/**
+ * The language switcher of a form in several languages (issue 51): each language named in itself,
+ * the current one marked; a link to the form's page in it.
+ */
+function Languages(props: { form: FormRecord }) {
+  const { form } = props;
+  const w = useWords();
+  if (!form.language || (form.languages ?? []).length < 2) return null;
+  const nameOf = (tag: string) => {
+    try {
+      return new Intl.DisplayNames([tag], { type: 'language' }).of(tag) ?? tag;
+    } catch {
+      return tag;
+    }
+  };
+  return (
+    <nav aria-label={w.t('language')} className="desc">
+      {form.languages.map((tag, i) => (
+        <Fragment key={tag}>
+          {i > 0 ? ' · ' : null}
+          {tag === form.language ? (
+            <strong lang={tag} aria-current="true">
+              {nameOf(tag)}
+            </strong>
+          ) : (
+            <a href={`/f/${form.publicId}?lang=${encodeURIComponent(tag)}`} lang={tag} hrefLang={tag}>
+              {nameOf(tag)}
+            </a>
+          )}
+        </Fragment>
+      ))}
+    </nav>
+  );
+}
+
 /** A respondent page: the shared shell, one main column, in the words' language and direction. */
 function Page(props: { title: string; script?: string; words?: PageWords; children: ReactNode }): string {
   const words = props.words ?? pageWords('en');
@@ -120,6 +161,7 @@ export function formPage(
     script: withFiles || recallsOnPage(blocks) ? SCRIPT_PATH : undefined,
     children: (
       <>
+        <Languages form={form} />
         <h1>{form.title}</h1>
         {form.description ? <p className="desc">{form.description}</p> : null}
         {spam.notice ? (
@@ -130,7 +172,7 @@ export function formPage(
         <ErrorSummary blocks={blocks} errorFor={errorFor} />
         <form
           method="post"
-          action={`/f/${form.publicId}`}
+          action={formAction(form)}
           encType={withFiles ? 'multipart/form-data' : undefined}
           data-uploads={withFiles ? `/f/${form.publicId}/uploads` : undefined}
           data-recall={recallsOnPage(blocks) ? '' : undefined}
@@ -249,6 +291,7 @@ export function stepPage(
     script: step.logic || withFiles || recallsOnPage(all) ? SCRIPT_PATH : undefined,
     children: (
       <>
+        {step.position === 1 ? <Languages form={form} /> : null}
         <h1>{form.title}</h1>
         {step.position === 1 && form.description ? <p className="desc">{form.description}</p> : null}
         {step.saves && step.position === 1 ? <p className="desc">{w.t('savedAsYouGo')}</p> : null}
@@ -264,7 +307,7 @@ export function stepPage(
         {step.logic ? <p className="visually-hidden" id="announce" aria-live="polite"></p> : null}
         <form
           method="post"
-          action={`/f/${form.publicId}`}
+          action={formAction(form)}
           encType={withFiles ? 'multipart/form-data' : undefined}
           data-uploads={withFiles ? `/f/${form.publicId}/uploads` : undefined}
           noValidate
@@ -308,6 +351,9 @@ export function stepPage(
   });
 }
 
+/** Validation's sentence for a required question left blank, said in the page's language (the others are English yet). */
+const NEEDS_ANSWER = 'This question needs an answer.';
+
 /** The first message for each block of a refused submission, by block id. */
 function errorsByBlock(errors: ErrorDetail[], w: PageWords): Map<string, string> {
   const errorFor = new Map<string, string>();
@@ -316,7 +362,8 @@ function errorsByBlock(errors: ErrorDetail[], w: PageWords): Map<string, string>
       .replace(/^\/answers\//, '')
       .replace(/~1/g, '/')
       .replace(/~0/g, '~');
-    if (!errorFor.has(blockId)) errorFor.set(blockId, e.message === 'is required' ? w.t('needsAnswer') : e.message);
+    if (!errorFor.has(blockId))
+      errorFor.set(blockId, e.message === 'is required' || e.message === NEEDS_ANSWER ? w.t('needsAnswer') : e.message);
   }
   return errorFor;
 }
@@ -831,7 +878,7 @@ export function confirmResumePage(form: FormRecord, secret: string, ownAnswers: 
           Continue in this browser? The answers then move here, and the link no longer opens them anywhere else.
           {ownAnswers ? ' The answers in progress in this browser are then no longer shown here.' : ''}
         </p>
-        <form method="post" action={`/f/${form.publicId}`}>
+        <form method="post" action={formAction(form)}>
           <input type="hidden" name="_resume" value={secret} />
           <button type="submit">Continue here</button>
         </form>

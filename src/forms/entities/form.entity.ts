@@ -93,6 +93,14 @@ export class FormEntity {
   @Column({ name: 'spam_protection', type: 'text', default: 'auto' })
   spamProtection: 'off' | 'auto' | 'always';
 
+  /** Its languages (issue 51): BCP 47 tags, the first the default (its own texts' language); empty: one language. */
+  @Column({ type: 'jsonb', default: () => "'[]'" })
+  languages: string[];
+
+  /** Its texts in its other languages (issue 51; forms/translations): { language: { text key: text } }. */
+  @Column({ type: 'jsonb', default: () => "'{}'" })
+  translations: Record<string, Record<string, string>>;
+
   @ManyToOne(() => WorkspaceEntity, { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'workspace_id' })
   workspace?: WorkspaceEntity;

@@ -179,6 +179,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tools/set_translation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Translate a form
+         * @description Replaces a form's texts in one of its languages (update_form sets them); keys left out fall back to the default.
+         *
+         *     Needs scope `forms:write` and role editor or higher; a Pro workspace. Send `Idempotency-Key` to retry safely.
+         */
+        post: operations["set_translation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/tools/list_responses": {
         parameters: {
             query?: never;
@@ -912,6 +934,8 @@ export interface operations {
             content: {
                 "application/json": {
                     publicId: string;
+                    /** @description Texts in this language. */
+                    language?: string;
                 };
             };
         };
@@ -948,6 +972,9 @@ export interface operations {
                         maxResponses?: number | null;
                         quotas?: unknown;
                         spamProtection?: string;
+                        languages?: unknown;
+                        language?: unknown;
+                        missingTexts?: unknown;
                         blocks: {
                             id: string;
                             type: string;
@@ -1171,6 +1198,8 @@ export interface operations {
                     quotas?: Record<string, unknown>[];
                     /** @enum {string} */
                     spamProtection?: "off" | "auto" | "always";
+                    /** @description BCP 47 tags, first = default. */
+                    languages?: string[];
                     /** @description Validate only; stores nothing. */
                     dryRun?: boolean;
                 };
@@ -1209,6 +1238,9 @@ export interface operations {
                         maxResponses?: number | null;
                         quotas?: unknown;
                         spamProtection?: string;
+                        languages?: unknown;
+                        language?: unknown;
+                        missingTexts?: unknown;
                         blocks: {
                             id: string;
                             type: string;
@@ -1439,6 +1471,8 @@ export interface operations {
                     closeNow?: boolean;
                     /** @enum {string} */
                     spamProtection?: "off" | "auto" | "always";
+                    /** @description BCP 47 tags, first = default. */
+                    languages?: string[];
                     /** @description Validate only; stores nothing. */
                     dryRun?: boolean;
                     /**
@@ -1482,6 +1516,9 @@ export interface operations {
                         maxResponses?: number | null;
                         quotas?: unknown;
                         spamProtection?: string;
+                        languages?: unknown;
+                        language?: unknown;
+                        missingTexts?: unknown;
                         blocks: {
                             id: string;
                             type: string;
@@ -1666,6 +1703,9 @@ export interface operations {
                         maxResponses?: number | null;
                         quotas?: unknown;
                         spamProtection?: string;
+                        languages?: unknown;
+                        language?: unknown;
+                        missingTexts?: unknown;
                         blocks: {
                             id: string;
                             type: string;
@@ -1849,6 +1889,9 @@ export interface operations {
                         maxResponses?: number | null;
                         quotas?: unknown;
                         spamProtection?: string;
+                        languages?: unknown;
+                        language?: unknown;
+                        missingTexts?: unknown;
                         blocks: {
                             id: string;
                             type: string;
@@ -2032,6 +2075,9 @@ export interface operations {
                         maxResponses?: number | null;
                         quotas?: unknown;
                         spamProtection?: string;
+                        languages?: unknown;
+                        language?: unknown;
+                        missingTexts?: unknown;
                         blocks: {
                             id: string;
                             type: string;
@@ -2194,6 +2240,152 @@ export interface operations {
                         /** @constant */
                         deleted: true;
                         responsesDeleted: number;
+                    };
+                };
+            };
+            /** @description Arguments do not match the input schema, or the tool refused (codes: invalid_arguments, tool_error) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (codes: unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden, invite_required, invite_invalid) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such tool, form, block or response (codes: not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive within 60 s (codes: request_timeout) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open, invite_used, response_limit_reached, quota_full) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined (codes: invite_expired, invite_revoked) */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MB (codes: payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON, or is compressed (any Content-Encoding but identity) (codes: unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency-Key reused with another body (codes: idempotency_key_reused) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request budget exceeded (codes: rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The tool failed on the service side; retry later (codes: internal_error) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    set_translation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string (a UUID); a retry with the same key and body returns the first result. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    publicId: string;
+                    /** @description Not the default. */
+                    language: string;
+                    /** @description Keys: title, description, blocks/ID/title|description|minLabel|maxLabel, blocks/ID/choices/CHOICE_ID, endings/REF/title|message, thankYou/title|message. */
+                    texts: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The tool result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        version: number;
+                        missingTexts: string[];
                     };
                 };
             };
