@@ -243,7 +243,7 @@ function SpamFields(props: { challenge?: string }) {
     <>
       <div
         aria-hidden="true"
-        style={{ position: 'absolute', left: '-10000px', width: '1px', height: '1px', overflow: 'hidden' }}
+        style={{ position: 'absolute', insetInlineStart: '-10000px', width: '1px', height: '1px', overflow: 'hidden' }}
       >
         <label>
           {w.t('leaveEmpty')} <input type="text" name={HONEYPOT} tabIndex={-1} autoComplete="off" defaultValue="" />
