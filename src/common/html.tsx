@@ -74,9 +74,12 @@ export function Document(props: {
   style?: string;
   /** The shared styles as a file of this origin (the respondent pages: page-assets.ts) instead of inline. */
   stylesheet?: string;
+  /** The page's language (BCP 47) and direction; English, left to right, unless said. */
+  lang?: string;
+  dir?: 'ltr' | 'rtl';
 }) {
   return (
-    <html lang="en">
+    <html lang={props.lang ?? 'en'} dir={props.dir}>
       <head>
         <meta charSet="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />

@@ -13,6 +13,7 @@ import {
   LimitFields,
   SpamProtectionField,
   ReceiptField,
+  LanguagesField,
 } from './form.schemas';
 import { FormsService } from './forms.service';
 import { PartialResponsesSetting } from './partial-setting';
@@ -29,6 +30,7 @@ const input = Type.Object(
     ...LimitFields,
     ...SpamProtectionField,
     ...ReceiptField,
+    ...LanguagesField,
     dryRun: DryRunArgument,
   },
   { additionalProperties: false },

@@ -72,6 +72,10 @@ export const FormSchema = Type.Object(
     quotas: Type.Optional(Type.Unsafe<unknown>({})),
     spamProtection: Type.Optional(Type.String()),
     receipt: Type.Optional(Type.Unsafe<unknown>({})),
+    // Issue 51: the form's languages (get_form with a language adds language and missingTexts).
+    languages: Type.Optional(Type.Unsafe<string[]>({})),
+    language: Type.Optional(Type.Unsafe<string>({})),
+    missingTexts: Type.Optional(Type.Unsafe<string[]>({})),
     blocks: Type.Array(BlockSchema),
     // As create_form takes them (issue 46); written out once, in its input.
     variables: Type.Optional(Type.Unsafe<unknown>({})),
@@ -262,6 +266,11 @@ export const ReceiptField = {
 };
 export const ReceiptUpdateField = {
   receipt: Type.Optional(Type.Unsafe<ReceiptSetting | null>({ description: 'As in create_form; null: none.' })),
+};
+
+/** A form's languages (issue 51), as create_form and update_form take them. */
+export const LanguagesField = {
+  languages: Type.Optional(Type.Array(Type.String(), { description: 'BCP 47 tags, first = default.' })),
 };
 
 /** The page's spam defence (issue 47), as create_form and update_form take it. */

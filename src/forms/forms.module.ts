@@ -12,6 +12,7 @@ import { DeleteFormTool } from './delete-form.tool';
 import { FormsRepository } from './forms.repository';
 import { FormVersionReads } from './form-version-reads';
 import { FormsService } from './forms.service';
+import { SetTranslationTool } from './translations/set-translation.tool';
 import { GetFormTool } from './get-form.tool';
 import { ListFormsTool } from './list-forms.tool';
 import { PublishFormTool } from './publish-form.tool';
@@ -33,6 +34,7 @@ import { DuplicateFormTool } from './duplicate-form.tool';
     PublishFormTool,
     CloseFormTool,
     DeleteFormTool,
+    SetTranslationTool,
   ],
   exports: [FormsService],
 })

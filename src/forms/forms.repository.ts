@@ -12,6 +12,8 @@ export type FormRecord = Omit<FormEntity, 'workspace'> & {
   blocks: Block[];
   /** Published, its closesAt passed, and not closed yet: it reads as closed, and is closed on read (issue 47). */
   closeDue?: boolean;
+  /** The language its texts are in, when the respondent page drew it in one of its languages (issue 51). */
+  language?: string;
 };
 
 /** A form as a list shows it: no blocks, but how many responses it has and when the last came. */
@@ -32,7 +34,7 @@ const FORM_COLUMNS = `f.id, f.public_id AS "publicId", f.workspace_id AS "worksp
   ${STATUS}, f.hidden_fields AS "hiddenFields", f.version, f.created_at AS "createdAt", f.updated_at AS "updatedAt", f.published_at AS "publishedAt",
   CASE WHEN ${DUE} THEN f.closes_at ELSE f.closed_at END AS "closedAt", f.partial_responses AS "partialResponses",
   f.opens_at AS "opensAt", f.closes_at AS "closesAt", f.spam_protection AS "spamProtection", ${DUE} AS "closeDue", f.compute, f.access,
-  f.max_responses AS "maxResponses", f.quotas, f.receipt`;
+  f.max_responses AS "maxResponses", f.quotas, f.receipt, f.languages, f.translations`;
 
 /** Blocks in order, as one JSON value, so a form and its blocks cost one round trip. */
 const BLOCKS_JSON = `COALESCE((SELECT json_agg(json_build_object('id', b.id, 'type', b.type, 'title', b.title,
@@ -249,6 +251,25 @@ export class FormsRepository {
       `UPDATE forms SET title = $2, description = $3, hidden_fields = $4::jsonb, version = version + 1, updated_at = clock_timestamp() WHERE id = $1`,
       [formId, title, description, JSON.stringify(hiddenFields)],
     );
+  }
+
+  /** Sets the form's languages and translations (issue 51); the caller bumps the version (a create, updateContent or bumpVersion). */
+  async setTranslations(
+    tx: EntityManager,
+    formId: string,
+    languages: string[],
+    translations: Record<string, Record<string, string>>,
+  ): Promise<void> {
+    await tx.query(`UPDATE forms SET languages = $2::jsonb, translations = $3::jsonb WHERE id = $1`, [
+      formId,
+      JSON.stringify(languages),
+      JSON.stringify(translations),
+    ]);
+  }
+
+  /** Bumps the form's version alone (a change of its translations, issue 51). */
+  async bumpVersion(tx: EntityManager, formId: string): Promise<void> {
+    await tx.query(`UPDATE forms SET version = version + 1, updated_at = clock_timestamp() WHERE id = $1`, [formId]);
   }
 
   /** Sets the form's variables, endings and thank-you texts (issue 46); the caller bumps the version (updateContent). */

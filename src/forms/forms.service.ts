@@ -30,6 +30,14 @@ import { UploadsService } from '../uploads/uploads.service';
 import { WebhookOutbox } from '../webhooks/webhook-outbox.service';
 import { checkSchedule, closedBySchedule, timeOf } from './schedule';
 import { checkQuotas, invalidQuotas } from './limits';
+import {
+  canonicalTag,
+  checkLanguages,
+  checkTranslation,
+  pruneTranslations,
+  textKeys,
+  translate,
+} from './translations/translations';
 
 export interface FormInput {
   title: string;
@@ -55,6 +63,8 @@ export interface FormInput {
   spamProtection?: 'off' | 'auto' | 'always';
   /** The receipt to the respondent (issue 48); null or omitted: none. */
   receipt?: ReceiptSetting | null;
+  /** Its languages (issue 51): BCP 47 tags, the first the default. */
+  languages?: string[];
   /** Check only (create_form's dryRun): see FormsService.createDryRun. */
   dryRun?: boolean;
 }
@@ -92,6 +102,8 @@ export interface FormUpdate {
   /** The receipt to the respondent (issue 48): omitted: kept; null: none. */
   receipt?: ReceiptSetting | null;
   acceptAnswerLoss?: boolean;
+  /** The whole new list of languages (issue 51); omitted: kept. Translations of languages left out are dropped. */
+  languages?: string[];
   /** Each omitted: kept (issue 46). */
   variables?: ComputeInput['variables'];
   endings?: ComputeInput['endings'];
@@ -248,7 +260,7 @@ export class FormsService {
    * backdates it (the demo's history), else it is created now.
    */
   async create(workspaceId: string, input: FormInput, manager?: EntityManager, createdAt?: Date): Promise<FormRecord> {
-    const { hiddenFields, checked, schedule, quotas } = checkNewForm(input);
+    const { hiddenFields, checked, schedule, quotas, languages } = checkNewForm(input);
     const form = {
       title: input.title,
       description: input.description ?? null,
@@ -257,6 +269,8 @@ export class FormsService {
       blocks: checked.blocks,
       ...schedule,
       ...newFormSettings(input, quotas),
+      languages,
+      translations: {},
     };
     const run = (tx: EntityManager) => this.insertForm(tx, workspaceId, form, createdAt);
     return manager ? run(manager) : inTransaction(this.db, run);
@@ -281,6 +295,8 @@ export class FormsService {
       | 'maxResponses'
       | 'quotas'
       | 'receipt'
+      | 'languages'
+      | 'translations'
     >,
     createdAt?: Date,
   ): Promise<FormRecord> {
@@ -297,6 +313,9 @@ export class FormsService {
     if (form.access === 'invite') await this.repo.setAccess(tx, id, 'invite');
     if (form.spamProtection !== 'auto') await this.repo.setSpamProtection(tx, id, form.spamProtection);
     if (form.receipt) await this.repo.setReceipt(tx, id, form.receipt);
+    // Translations naming what the new form has not (a copy's blocks have new ids) are left out.
+    if (form.languages?.length)
+      await this.repo.setTranslations(tx, id, form.languages, pruneTranslations(form).translations);
     await this.answers.formCreated(tx, id);
     if (form.maxResponses != null || form.quotas?.length) {
       await this.repo.setLimits(tx, id, form.maxResponses, form.quotas);
@@ -337,7 +356,7 @@ export class FormsService {
    * by the real call), its warnings; the same 400 for what create refuses. Nothing is written.
    */
   createDryRun(workspaceId: string, input: FormInput): DryRunView {
-    const { hiddenFields, checked, schedule, quotas } = checkNewForm(input);
+    const { hiddenFields, checked, schedule, quotas, languages } = checkNewForm(input);
     const now = new Date();
     const form: FormRecord = {
       id: '',
@@ -356,6 +375,8 @@ export class FormsService {
       ...newFormSettings(input, quotas),
       compute: checked.compute,
       blocks: checked.blocks,
+      languages,
+      translations: {},
     };
     return this.dryRunView(form, []);
   }
@@ -425,6 +446,8 @@ export class FormsService {
       await this.updateLimits(tx, form, input);
       if (input.spamProtection) await this.repo.setSpamProtection(tx, form.id, input.spamProtection);
       if (input.receipt !== undefined) await this.repo.setReceipt(tx, form.id, next.receipt);
+      if (input.languages !== undefined || plan.blocksChanged)
+        await this.repo.setTranslations(tx, form.id, next.languages, next.translations);
       await this.audit.record(tx, actor, 'form.update', form.publicId, {
         version: form.version + 1,
         ...(discarded ? { answersDiscarded: discarded } : {}),
@@ -480,7 +503,8 @@ export class FormsService {
     });
     if (scheduleDetails.length) throw invalidForm(scheduleDetails);
     const hiddenFields = input.hiddenFields ?? form.hiddenFields;
-    const hiddenDetails = input.hiddenFields ? checkHiddenFields(input.hiddenFields) : [];
+    const langs = input.languages ? checkLanguages(input.languages) : { languages: form.languages ?? [], details: [] };
+    const hiddenDetails = [...(input.hiddenFields ? checkHiddenFields(input.hiddenFields) : []), ...langs.details];
     // Variables, endings and thank-you texts sent replace the form's (issue 46); the blocks are
     // checked again against them (the stored blocks when none are sent).
     const computeChanged = input.variables !== undefined || input.endings !== undefined || input.thankYou !== undefined;
@@ -501,6 +525,7 @@ export class FormsService {
       spamProtection: input.spamProtection ?? form.spamProtection,
       maxResponses: input.maxResponses !== undefined ? input.maxResponses : form.maxResponses,
       receipt: input.receipt !== undefined ? storedReceipt(input.receipt) : form.receipt,
+      languages: langs.languages,
     };
     let losses: AnswerLoss[] = [];
     // The rules are checked before any answer loss: acceptAnswerLoss does not lift a broken rule.
@@ -537,6 +562,8 @@ export class FormsService {
       const limits = checkQuotas(next, input.quotas ?? form.quotas ?? []);
       if (limits.details.length) throw invalidQuotas(limits.details);
     }
+    // Translations that name a language, block or choice the form no longer has are dropped (issue 51).
+    next = { ...next, translations: pruneTranslations(next).translations };
     const reads = (f: FormRecord) => canonicalJson({ ...this.view(f, true), version: 0, updatedAt: '' });
     const blocksChanged =
       blocksInput !== undefined && reads({ ...form, blocks: next.blocks, compute: next.compute }) !== reads(form);
@@ -623,6 +650,55 @@ export class FormsService {
   }
 
   /** The form, its row locked until the transaction ends (404 when it is not the workspace's). */
+  /**
+   * set_translation (issue 51): replaces one of the form's languages' texts by `texts` in one
+   * write (a new version); the answer says which text keys still fall back to the default language.
+   */
+  async setTranslation(
+    actor: Principal,
+    input: { publicId: string; language: string; texts: Record<string, string>; ifVersion?: number },
+  ): Promise<{ version: number; missingTexts: string[] }> {
+    return inTransaction(this.db, async (tx) => {
+      const form = await this.lock(tx, actor.workspace.id, input.publicId);
+      if (input.ifVersion !== undefined && input.ifVersion !== form.version)
+        throw new ApiError('version_conflict', {
+          message: `The form is at version ${form.version}; this change was made from version ${input.ifVersion}.`,
+          hint: 'Read the form again with get_form and send its version as ifVersion.',
+          details: [{ path: '/ifVersion', message: `the form is at version ${form.version}` }],
+        });
+      const details = checkTranslation(form, input.language, input.texts);
+      if (details.length) throw invalidTranslation(form, details);
+      const language = canonicalTag(input.language)!;
+      const translations = { ...form.translations, [language]: { ...input.texts } };
+      await this.repo.setTranslations(tx, form.id, form.languages, translations);
+      await this.repo.bumpVersion(tx, form.id);
+      await this.audit.record(tx, actor, 'form.update', form.publicId, { version: form.version + 1, language });
+      const updated = await this.get(actor.workspace.id, form.publicId, tx);
+      await this.webhooks.emit(tx, actor.workspace.id, 'form.updated', this.view(updated, true));
+      return {
+        version: updated.version,
+        missingTexts: translate(updated, language).missing,
+      };
+    });
+  }
+
+  /** get_form with a language (issue 51): the form's texts in it, and the keys that fell back to the default. */
+  async getViewIn(workspaceId: string, publicId: string, language: string): Promise<Record<string, unknown>> {
+    const form = await this.get(workspaceId, publicId);
+    const tag = canonicalTag(language);
+    const languages = form.languages ?? [];
+    if (!tag || !languages.includes(tag))
+      throw new ApiError('invalid_arguments', {
+        message: `The form has no language ${language}.`,
+        hint: languages.length
+          ? `Its languages: ${languages.join(', ')}.`
+          : 'The form has one language; update_form sets languages.',
+        details: [{ path: '/language', message: `must be one of the form's languages` }],
+      });
+    const { form: translated, missing } = translate(form, tag);
+    return { ...this.view(translated, true), language: tag, missingTexts: missing };
+  }
+
   lock(
     tx: EntityManager,
     workspaceId: string,
@@ -719,6 +795,8 @@ export function formView(f: FormRecord, withBlocks = false, publicUrl?: string) 
     if (f.quotas?.length) view.quotas = f.quotas;
     view.spamProtection = f.spamProtection ?? 'auto';
     if (f.receipt) view.receipt = f.receipt;
+    // Forms in several languages (issue 51): only those show their list.
+    if (f.languages?.length) view.languages = f.languages;
     view.blocks = blocksView(f.blocks);
     // Forms that compute (issue 46): only those that do show these, so other forms read as they did.
     if (f.compute?.variables) view.variables = f.compute.variables;
@@ -735,6 +813,20 @@ function computeInput(input: ComputeInput): ComputeInput {
 }
 
 /** 400 invalid_arguments for a form whose blocks, rules or hidden fields do not hold. */
+/** 400 invalid_arguments for set_translation, with the form's languages and text keys in the hint. */
+function invalidTranslation(form: FormRecord, details: ErrorDetail[]): ApiError {
+  const keys = [...textKeys(form).keys()];
+  const hint =
+    details[0].path === '/language'
+      ? `The form's languages: ${(form.languages ?? []).join(', ') || 'none (update_form sets languages)'}; the first is the default, whose texts are the form's own.`
+      : `Valid keys: ${keys.slice(0, 60).join(', ')}${keys.length > 60 ? `, and ${keys.length - 60} more (get_form lists the blocks and choices)` : ''}.`;
+  return new ApiError('invalid_arguments', {
+    message: 'The translation does not fit the form.',
+    hint,
+    details,
+  });
+}
+
 function invalidForm(details: ErrorDetail[]): ApiError {
   const rules = details.some((d) =>
     /\/(showIf|jumps|calculate|points|correct)(\/|$)|^\/(hiddenFields|variables|endings|thankYou)/.test(d.path),
@@ -765,7 +857,6 @@ export type DryRunView = Record<string, unknown> & {
   dryRun: { warnings: ErrorDetail[]; answerLoss: ErrorDetail[] };
 };
 
-/** A new form's settings checked (400 invalid_arguments with every detail). */
 /** A new form's settings as sent, the defaults filled in (create_form, and its dry run). */
 function newFormSettings(input: FormInput, quotas: NonNullable<FormRecord['quotas']>) {
   return {
@@ -778,20 +869,23 @@ function newFormSettings(input: FormInput, quotas: NonNullable<FormRecord['quota
   };
 }
 
+/** A new form's settings checked (400 invalid_arguments with every detail). */
 function checkNewForm(input: FormInput) {
   const hiddenFields = input.hiddenFields ?? [];
   const checked = normalizeForm(input.blocks ?? [], [], hiddenFields, [], '/blocks', computeInput(input));
   const schedule = { opensAt: timeOf(input.opensAt) ?? null, closesAt: timeOf(input.closesAt) ?? null };
   const limits = checkQuotas({ blocks: checked.blocks, hiddenFields, compute: checked.compute }, input.quotas ?? []);
+  const langs = checkLanguages(input.languages ?? []);
   const details = [
     ...checkHiddenFields(hiddenFields),
     ...checked.details,
     ...checkSchedule(schedule),
     ...(checked.details.length ? [] : checkReceipt(input.receipt, checked.blocks)),
+    ...langs.details,
   ];
   if (details.length) throw invalidForm(details);
   if (limits.details.length) throw invalidQuotas(limits.details);
-  return { hiddenFields, checked, schedule, quotas: limits.quotas };
+  return { hiddenFields, checked, schedule, quotas: limits.quotas, languages: langs.languages };
 }
 
 /** JSON with object keys sorted, so that two values read the same whatever order their keys came in. */

@@ -1,10 +1,16 @@
-import { Static } from '@sinclair/typebox';
+import { Static, Type } from '@sinclair/typebox';
 import { APP_VIEWS } from '../apps/view-uris';
 import { Tool, ToolContext, ToolHandler } from '../tools/tool.decorator';
-import { FormRef, FormSchema } from './form.schemas';
+import { FormSchema, PublicId } from './form.schemas';
 import { FormsService } from './forms.service';
 
-const input = FormRef;
+const input = Type.Object(
+  {
+    publicId: PublicId,
+    language: Type.Optional(Type.String({ maxLength: 35, description: 'Texts in this language.' })),
+  },
+  { additionalProperties: false },
+);
 const output = FormSchema;
 
 @Tool({
@@ -22,6 +28,9 @@ export class GetFormTool implements ToolHandler<typeof input, typeof output> {
 
   /** The view of the form's current version, made (and serialized) once per version: FormsService.getView. */
   async run(args: Static<typeof input>, ctx: ToolContext): Promise<Static<typeof output>> {
-    return (await this.forms.getView(ctx.principal.workspace.id, args.publicId)) as Static<typeof output>;
+    const view = args.language
+      ? await this.forms.getViewIn(ctx.principal.workspace.id, args.publicId, args.language)
+      : await this.forms.getView(ctx.principal.workspace.id, args.publicId);
+    return view as Static<typeof output>;
   }
 }

@@ -13,6 +13,7 @@ import {
   LimitUpdateFields,
   SpamProtectionField,
   ReceiptUpdateField,
+  LanguagesField,
   PublicId,
 } from './form.schemas';
 import { FormsService } from './forms.service';
@@ -45,6 +46,7 @@ const input = Type.Object(
     closeNow: Type.Optional(Type.Boolean({ description: 'A maxResponses below the count: kept, form closed.' })),
     ...SpamProtectionField,
     ...ReceiptUpdateField,
+    ...LanguagesField,
     dryRun: DryRunArgument,
     acceptAnswerLoss: Type.Optional(
       Type.Boolean({

@@ -4,6 +4,7 @@
  * Recall substitutes text into text: the page renders it escaped like any answer, so `<script>`
  * in an answer shows as text; a redirect takes each value URL-encoded.
  */
+import { pageWords } from './words';
 import { Logger } from '@nestjs/common';
 import type { Block } from '../forms/blocks';
 import { hasRecall, Outcome, recall, RecallValues, recallValues, redirectTarget } from '../forms/compute';
@@ -94,8 +95,9 @@ export function endView(
   }
   const thanks = form.compute?.thankYou;
   return {
-    title: recall(thanks?.title ?? 'Thank you!', values),
-    message: recall(thanks?.message ?? `Your answers to “${form.title}” were received.`, values),
+    // The page's own words in the form's language (issue 51) when the form says none.
+    title: recall(thanks?.title ?? pageWords(form.language).t('thankYou'), values),
+    message: recall(thanks?.message ?? pageWords(form.language).t('received', { title: form.title }), values),
   };
 }
 

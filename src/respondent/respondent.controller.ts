@@ -55,6 +55,7 @@ import { FrozenPages, StateTemplate } from './frozen-pages';
 import { hashedAsset, IMMUTABLE } from './page-assets';
 import { embedOriginsOf } from './page-reads';
 import { answeredEmail } from './resume-email';
+import { chooseLanguage, translate } from '../forms/translations/translations';
 import {
   blockIdOf,
   hiddenFromQuery,
@@ -154,8 +155,8 @@ export class RespondentController {
 
   @Get(':publicId')
   async show(@Param('publicId') publicId: string, @Req() req: Request, @Res() res: Response) {
-    res.header('Vary', 'Accept'); // the same URL answers HTML or JSON
-    const form = await this.findForm(publicId);
+    res.header('Vary', 'Accept, Accept-Language'); // the same URL answers HTML or JSON, in the form's languages
+    const form = await this.findForm(publicId, req);
     if (prefersJson(req.headers.accept)) {
       if (!form) throw formNotFound();
       const shut = await this.shut(form);
@@ -369,7 +370,7 @@ export class RespondentController {
     }
 
     // A browser's form post.
-    const form = await this.findForm(publicId);
+    const form = await this.findForm(publicId, req);
     if (!form)
       return sendPage(res, 404, notFoundPage(), { ...pageHeaders([]), ...(isMultipart(req) ? closing() : {}) });
     let headers = await this.headersFor(form);
@@ -485,7 +486,13 @@ export class RespondentController {
    * for each (and no one's answers are kept).
    */
   private sendEnd(res: Response, form: FormRecord, end: EndView, headers: Record<string, string>) {
-    const key = { formId: form.id, version: form.version, page: 'end' as const, end: JSON.stringify(end) };
+    const key = {
+      formId: form.id,
+      version: form.version,
+      page: 'end' as const,
+      end: JSON.stringify(end),
+      language: form.language,
+    };
     const page = form.compute ? thankYouPage(form, end) : this.frozen.whole(key, () => thankYouPage(form, end));
     if (end.redirectUrl) return sendPage(res, 303, page, { ...headers, Location: end.redirectUrl });
     sendPage(res, 200, page, headers);
@@ -926,7 +933,7 @@ export class RespondentController {
   private async frozenPage(form: FormRecord, page: 'one' | 'first'): Promise<string | undefined> {
     const files = form.blocks.some((b) => b.type === 'file_upload');
     const plan = files ? await this.workspaces.planOf(form.workspaceId) : undefined;
-    const key = { formId: form.id, version: form.version, page, plan };
+    const key = { formId: form.id, version: form.version, page, plan, language: form.language };
     const kept = await this.frozen.page(key, async (slot) => {
       const fresh = this.newState(form, {}, {});
       if (page === 'one') {
@@ -1174,10 +1181,23 @@ export class RespondentController {
     return fullPage(this.access.fullError(form, quota.name, 'person'));
   }
 
-  private async findForm(publicId: string) {
+  /**
+   * The published form by public id; with the page's request, in the language the person reads
+   * (issue 51): `?lang=`, else the best of Accept-Language among the form's languages, else its
+   * default, its texts translated (falling back to the default's) and `language` set for the page's words.
+   */
+  private async findForm(publicId: string, req?: Request) {
     if (!PUBLIC_ID.test(publicId)) return undefined;
     try {
-      return await this.forms.getPublic(publicId);
+      const form = await this.forms.getPublic(publicId);
+      if (!req || !form.languages?.length) return form;
+      const asked = typeof req.query === 'object' ? (req.query as Record<string, unknown>).lang : undefined;
+      const language = chooseLanguage(
+        form.languages,
+        typeof asked === 'string' ? asked : undefined,
+        req.headers['accept-language'],
+      )!;
+      return { ...translate(form, language).form, language };
     } catch (err) {
       if (err instanceof ApiError && err.code === 'not_found') return undefined;
       throw err;

@@ -1,4 +1,4 @@
-import { createElement, Fragment, type ReactNode } from 'react';
+import { createContext, createElement, Fragment, useContext, type ReactNode } from 'react';
 import { ResumeEmailForm, ResumeEmailView } from './resume-email';
 import { EndView, NO_RECALL, recallBlock, SAME_PAGE_MARK, withSamePage } from './recall-page';
 import type { ErrorDetail } from '../common/errors/api-error';
@@ -7,6 +7,7 @@ import type { FormRecord } from '../forms/forms.service';
 import { Document, renderPage } from '../common/html';
 import { PAGE_SCRIPT, PAGE_STYLE } from './page-assets';
 import { typesInWords } from './file-words';
+import { pageWords, type PageWords } from './words';
 import { ALTCHA_SCRIPT_PATH } from '../access/spam/altcha-assets';
 import { CHALLENGE_FIELD, HONEYPOT } from '../access/spam/spam-gate.service';
 
@@ -56,20 +57,92 @@ const recallsOnPage = (blocks: Block[]) =>
   blocks.some((b) => hasMark(b.title) || hasMark(b.description) || b.choices?.some((c) => hasMark(c.label)));
 const hasFiles = (blocks: Block[]) => blocks.some((b) => b.type === 'file_upload');
 
-/** A respondent page: the shared shell, one main column. */
-function Page(props: { title: string; script?: string; children: ReactNode }): string {
+/** The page's own words (issue 51), for the components of the page being drawn. */
+const Words = createContext<PageWords>(pageWords('en'));
+const useWords = () => useContext(Words);
+
+/** The words of the language a form is drawn in (its `language`, set when the page chose one; else English). */
+export const wordsOf = (form: Pick<FormRecord, 'language'> | undefined) => pageWords(form?.language ?? 'en');
+
+/** The words the page's script says (respondent.script.ts reads them from data-words); none in English. */
+function scriptWords(w: PageWords): string | undefined {
+  if (w.lang === 'en') return undefined;
+  const said = ['submit', 'next', 'turnedSubmit', 'turnedNext', 'removeFile'] as const;
+  const words: Record<string, string> = Object.fromEntries(said.map((k) => [k, w.t(k)]));
+  words.progress = w.t('progress', { position: '{position}', total: '{total}' });
+  return JSON.stringify(words);
+}
+
+/** Where the form posts: its page, in the language it was drawn in (issue 51). */
+const formAction = (form: Pick<FormRecord, 'publicId' | 'language' | 'languages'>) =>
+  form.language && form.languages?.length
+    ? `/f/${form.publicId}?lang=${encodeURIComponent(form.language)}`
+    : `/f/${form.publicId}`;
+
+/**
+ * The language switcher of a form in several languages (issue 51): each language named in itself,
+ * the current one marked; a link to the form's page in it.
+ */
+function Languages(props: { form: FormRecord }) {
+  const { form } = props;
+  const w = useWords();
+  if (!form.language || (form.languages ?? []).length < 2) return null;
+  const nameOf = (tag: string) => {
+    try {
+      return new Intl.DisplayNames([tag], { type: 'language' }).of(tag) ?? tag;
+    } catch {
+      return tag;
+    }
+  };
+  return (
+    <nav aria-label={w.t('language')} className="desc">
+      {form.languages.map((tag, i) => (
+        <Fragment key={tag}>
+          {i > 0 ? ' · ' : null}
+          {tag === form.language ? (
+            <strong lang={tag} aria-current="true">
+              {nameOf(tag)}
+            </strong>
+          ) : (
+            <a href={`/f/${form.publicId}?lang=${encodeURIComponent(tag)}`} lang={tag} hrefLang={tag}>
+              {nameOf(tag)}
+            </a>
+          )}
+        </Fragment>
+      ))}
+    </nav>
+  );
+}
+
+/** A respondent page: the shared shell, one main column, in the words' language and direction. */
+function Page(props: { title: string; script?: string; words?: PageWords; children: ReactNode }): string {
+  const words = props.words ?? pageWords('en');
   return renderPage(
-    <Document title={props.title} script={props.script} stylesheet={PAGE_STYLE.path}>
-      <main>{props.children}</main>
+    <Document
+      title={props.title}
+      script={props.script}
+      stylesheet={PAGE_STYLE.path}
+      lang={words.lang}
+      dir={words.dir === 'rtl' ? 'rtl' : undefined}
+    >
+      <Words.Provider value={words}>
+        <main>{props.children}</main>
+      </Words.Provider>
     </Document>,
   );
 }
 
-const RequiredNote = () => (
-  <p className="desc">
-    Questions marked <span className="req">*</span> are required.
-  </p>
-);
+/** "Questions marked * are required.", the mark where the language puts it. */
+function RequiredNote() {
+  const [before, after] = useWords().t('requiredNote', { mark: '\u0000' }).split('\u0000');
+  return (
+    <p className="desc">
+      {before}
+      <span className="req">*</span>
+      {after}
+    </p>
+  );
+}
 
 /**
  * The form, with the respondent's values and the errors of a refused submission when there are some.
@@ -83,16 +156,19 @@ export function formPage(
   files: FileView = NO_FILES,
   spam: SpamView = {},
 ): string {
-  const errorFor = errorsByBlock(errors);
+  const w = wordsOf(form);
+  const errorFor = errorsByBlock(errors, w);
   const withFiles = hasFiles(form.blocks);
   // Recall (issue 46): every block recalled is on this one page, filled in by the script as the person answers.
   const onPage = withSamePage(NO_RECALL, form.blocks);
   const blocks = form.blocks.map((b) => recallBlock(b, onPage));
   return Page({
     title: form.title,
+    words: w,
     script: withFiles || recallsOnPage(blocks) ? PAGE_SCRIPT.path : undefined,
     children: (
       <>
+        <Languages form={form} />
         <h1>{form.title}</h1>
         {form.description ? <p className="desc">{form.description}</p> : null}
         {spam.notice ? (
@@ -103,10 +179,11 @@ export function formPage(
         <ErrorSummary blocks={blocks} errorFor={errorFor} />
         <form
           method="post"
-          action={`/f/${form.publicId}`}
+          action={formAction(form)}
           encType={withFiles ? 'multipart/form-data' : undefined}
           data-uploads={withFiles ? `/f/${form.publicId}/uploads` : undefined}
           data-recall={recallsOnPage(blocks) ? '' : undefined}
+          data-words={scriptWords(w)}
           noValidate
         >
           {spam.state ? <input type="hidden" name="_state" value={spam.state} /> : null}
@@ -115,7 +192,7 @@ export function formPage(
             <Field key={b.id} b={b} value={values[b.id]} error={errorFor.get(b.id)} files={files} />
           ))}
           <SpamFields challenge={spam.challenge} />
-          <button type="submit">Submit</button>
+          <button type="submit">{w.t('submit')}</button>
         </form>
       </>
     ),
@@ -168,14 +245,15 @@ export interface SpamView {
  * in CHALLENGE_FIELD. Without JavaScript a note says the answers are kept for review.
  */
 function SpamFields(props: { challenge?: string }) {
+  const w = useWords();
   return (
     <>
       <div
         aria-hidden="true"
-        style={{ position: 'absolute', left: '-10000px', width: '1px', height: '1px', overflow: 'hidden' }}
+        style={{ position: 'absolute', insetInlineStart: '-10000px', width: '1px', height: '1px', overflow: 'hidden' }}
       >
         <label>
-          Leave this empty <input type="text" name={HONEYPOT} tabIndex={-1} autoComplete="off" defaultValue="" />
+          {w.t('leaveEmpty')} <input type="text" name={HONEYPOT} tabIndex={-1} autoComplete="off" defaultValue="" />
         </label>
       </div>
       {props.challenge ? (
@@ -185,10 +263,7 @@ function SpamFields(props: { challenge?: string }) {
           </div>
           <script src={ALTCHA_SCRIPT_PATH} defer />
           <noscript>
-            <p className="desc">
-              This form checks that answers come from a person with a short computation in your browser, which needs
-              JavaScript. Without it, your answers are kept for the form&apos;s owner to review.
-            </p>
+            <p className="desc">{w.t('spamNoScript')}</p>
           </noscript>
         </>
       ) : null}
@@ -211,21 +286,22 @@ export function stepPage(
   values: RawAnswers = {},
   errors: ErrorDetail[] = [],
 ): string {
-  const errorFor = errorsByBlock(errors);
-  const progress = `Page ${step.position} of ${step.total}`;
+  const w = wordsOf(form);
+  const errorFor = errorsByBlock(errors, w);
+  const progress = w.t('progress', { position: w.number(step.position), total: w.number(step.total) });
   const shown = new Set(step.blocks.map((b) => b.id));
   const all = step.all ?? step.blocks;
   const withFiles = hasFiles(all);
   return Page({
     title: `${progress}: ${form.title}`,
+    words: w,
     script: step.logic || withFiles || recallsOnPage(all) ? PAGE_SCRIPT.path : undefined,
     children: (
       <>
+        {step.position === 1 ? <Languages form={form} /> : null}
         <h1>{form.title}</h1>
         {step.position === 1 && form.description ? <p className="desc">{form.description}</p> : null}
-        {step.saves && step.position === 1 ? (
-          <p className="desc">Your answers are saved as you go on this device.</p>
-        ) : null}
+        {step.saves && step.position === 1 ? <p className="desc">{w.t('savedAsYouGo')}</p> : null}
         <p className="muted" id="progress">
           {progress}
         </p>
@@ -238,12 +314,13 @@ export function stepPage(
         {step.logic ? <p className="visually-hidden" id="announce" aria-live="polite"></p> : null}
         <form
           method="post"
-          action={`/f/${form.publicId}`}
+          action={formAction(form)}
           encType={withFiles ? 'multipart/form-data' : undefined}
           data-uploads={withFiles ? `/f/${form.publicId}/uploads` : undefined}
           noValidate
           data-logic={step.logic ? JSON.stringify(step.logic) : undefined}
           data-recall={recallsOnPage(all) ? '' : undefined}
+          data-words={scriptWords(w)}
         >
           <input type="hidden" name="_state" value={step.state} />
           {step.start?.title ? <h2>{step.start.title}</h2> : null}
@@ -260,18 +337,18 @@ export function stepPage(
           <SpamFields challenge={step.challenge} />
           <div className="actions" style={{ flexDirection: 'row-reverse', justifyContent: 'flex-end' }}>
             <button type="submit" name="_action" value={step.last ? 'submit' : 'next'}>
-              {step.last ? 'Submit' : 'Next'}
+              {w.t(step.last ? 'submit' : 'next')}
             </button>
             {step.back ? (
               <button type="submit" name="_action" value="back" className="secondary">
-                Back
+                {w.t('back')}
               </button>
             ) : null}
           </div>
           {step.saves ? (
             <p>
               <button type="submit" name="_action" value="save" className="secondary">
-                Save and finish later
+                {w.t('saveLater')}
               </button>
             </p>
           ) : null}
@@ -281,8 +358,11 @@ export function stepPage(
   });
 }
 
+/** Validation's sentence for a required question left blank, said in the page's language (the others are English yet). */
+const NEEDS_ANSWER = 'This question needs an answer.';
+
 /** The first message for each block of a refused submission, by block id. */
-function errorsByBlock(errors: ErrorDetail[]): Map<string, string> {
+function errorsByBlock(errors: ErrorDetail[], w: PageWords): Map<string, string> {
   const errorFor = new Map<string, string>();
   for (const e of errors) {
     const blockId = e.path
@@ -290,7 +370,7 @@ function errorsByBlock(errors: ErrorDetail[]): Map<string, string> {
       .replace(/~1/g, '/')
       .replace(/~0/g, '~');
     if (!errorFor.has(blockId))
-      errorFor.set(blockId, e.message === 'is required' ? 'This question needs an answer.' : e.message);
+      errorFor.set(blockId, e.message === 'is required' || e.message === NEEDS_ANSWER ? w.t('needsAnswer') : e.message);
   }
   return errorFor;
 }
@@ -298,13 +378,12 @@ function errorsByBlock(errors: ErrorDetail[]): Map<string, string> {
 /** The error summary, which takes the focus when the page loads (autofocus: the CSP allows no script). */
 function ErrorSummary(props: { blocks: Block[]; errorFor: Map<string, string> }) {
   const { errorFor } = props;
+  const w = useWords();
   if (!errorFor.size) return null;
   const titles = new Map(props.blocks.map((b) => [b.id, unmarked(b.title)]));
   return (
     <div className="summary" role="alert" aria-labelledby="summary-title" tabIndex={-1} autoFocus id="errors">
-      <h2 id="summary-title">
-        There {errorFor.size === 1 ? 'is a problem' : `are ${errorFor.size} problems`} with your answers
-      </h2>
+      <h2 id="summary-title">{w.t('problems', { count: errorFor.size })}</h2>
       <ul>
         {[...errorFor].map(([id, message]) => (
           <li key={id}>
@@ -344,6 +423,7 @@ const INPUT_TYPES: Record<string, string> = {
 /** One question: its label (or legend), description, error and input, wired by ids and ARIA. */
 function Field(props: { b: Block; value: string | string[] | undefined; error: string | undefined; files: FileView }) {
   const { b, value, error } = props;
+  const w = useWords();
   // A page_break takes no answer: it only starts a page (its title heads the page), never an input.
   if (b.type === 'page_break') return null;
   if (b.type === 'statement') {
@@ -396,7 +476,7 @@ function Field(props: { b: Block; value: string | string[] | undefined; error: s
     return (
       <RankingField b={b} value={value} error={error} describedBy={describedBy} mark={mark} desc={desc} err={err} />
     );
-  const options = choicesOf(b);
+  const options = choicesOf(b, w);
   if (options) {
     const chosen = new Set(Array.isArray(value) ? value : value !== undefined ? [value] : []);
     if (b.type === 'dropdown') {
@@ -410,7 +490,7 @@ function Field(props: { b: Block; value: string | string[] | undefined; error: s
           {err}
           {NL}
           <select id={id} name={b.id} {...aria} defaultValue={options.find((o) => chosen.has(o.value))?.value ?? ''}>
-            <option value="">Choose…</option>
+            <option value="">{w.t('choose')}</option>
             {options.map((o) => (
               <option key={o.value} value={o.value}>
                 {unmarked(o.label)}
@@ -502,18 +582,18 @@ function Field(props: { b: Block; value: string | string[] | undefined; error: s
 }
 
 /** 1536 → "1.5 KB": a file's size as people read it. */
-export function sizeText(bytes: number): string {
-  if (bytes < 1024) return `${bytes} bytes`;
+export function sizeText(bytes: number, w: PageWords = pageWords('en')): string {
+  if (bytes < 1024)
+    return new Intl.NumberFormat(w.lang, { style: 'unit', unit: 'byte', unitDisplay: 'long' }).format(bytes);
   const [n, unit] = bytes < 1024 * 1024 ? [bytes / 1024, 'KB'] : [bytes / (1024 * 1024), 'MB'];
-  return `${Number(n.toFixed(1)).toLocaleString('en-US')} ${unit}`;
+  return `${w.number(Number(n.toFixed(1)))} ${unit}`;
 }
 
 /** What a file question takes, said under its label: "Accepted: PDF or .docx files. Up to 10 MB each; at most 3 files." */
-function fileRules(b: Block, limitMb: number | undefined): string {
+function fileRules(b: Block, limitMb: number | undefined, w: PageWords): string {
   const max = b.maxFiles ?? 1;
-  const types = b.accept?.length ? `Accepted: ${typesInWords(b.accept)}. ` : 'Any type of file. ';
-  const size = `Up to ${limitMb ?? b.maxSizeMb ?? 10} MB${max > 1 ? ' each' : ''}`;
-  return `${types}${size}${max > 1 ? `; at most ${max} files.` : '.'}`;
+  const types = b.accept?.length ? w.t('acceptedFiles', { types: typesInWords(b.accept) }) : w.t('anyFile');
+  return `${types} ${w.t('fileLimit', { max, mb: w.number(limitMb ?? b.maxSizeMb ?? 10) })}`;
 }
 
 /**
@@ -533,6 +613,7 @@ function FileField(props: {
   label: ReactNode;
 }) {
   const { b, files } = props;
+  const w = useWords();
   const ids = (Array.isArray(props.value) ? props.value : props.value ? [props.value] : []).filter((id) =>
     files.kept.has(id),
   );
@@ -544,16 +625,16 @@ function FileField(props: {
       {props.label}
       {props.desc}
       <p className="desc" id={rulesId}>
-        {fileRules(b, files.limitMb[b.id])}
+        {fileRules(b, files.limitMb[b.id], w)}
       </p>
       {props.err}
       {ids.length ? (
-        <ul className="files" id={`k-${b.id}`} aria-label="Uploaded files">
+        <ul className="files" id={`k-${b.id}`} aria-label={w.t('uploadedFiles')}>
           {ids.map((id) => (
             <li key={id}>
               <label>
-                <input type="checkbox" name={b.id} value={id} defaultChecked /> Keep {files.kept.get(id)!.name} (
-                {sizeText(files.kept.get(id)!.size)})
+                <input type="checkbox" name={b.id} value={id} defaultChecked />{' '}
+                {w.t('keepFile', { name: files.kept.get(id)!.name })} ({sizeText(files.kept.get(id)!.size, w)})
               </label>
             </li>
           ))}
@@ -619,6 +700,7 @@ interface GroupFieldProps {
  */
 function RankingField(props: GroupFieldProps) {
   const { b, value } = props;
+  const w = useWords();
   const posted = Array.isArray(value) ? value : value !== undefined ? [value] : [];
   const places = b.rankTop ?? b.choices?.length ?? 0;
   return (
@@ -628,9 +710,7 @@ function RankingField(props: GroupFieldProps) {
         {props.mark}
       </legend>
       {props.desc}
-      <p className="desc">
-        {b.rankTop ? `Choose your top ${places}: 1 is the best.` : 'Give each option a place: 1 is the best.'}
-      </p>
+      <p className="desc">{b.rankTop ? w.t('rankTop', { count: places }) : w.t('rankAll')}</p>
       {props.err}
       {(b.choices ?? []).map((c, i) => {
         const sid = i === 0 ? `f-${b.id}` : `f-${b.id}-${i}`;
@@ -745,12 +825,12 @@ export function foldMatrixFields(blocks: Block[], raw: RawAnswers): RawAnswers {
 }
 
 /** Options of blocks answered by picking: choices, yes/no, and the points of a rating or scale. */
-function choicesOf(b: Block): Array<{ value: string; label: string }> | undefined {
+function choicesOf(b: Block, w: PageWords): Array<{ value: string; label: string }> | undefined {
   if (b.choices) return b.choices.map((c) => ({ value: c.id, label: c.label }));
   if (b.type === 'yes_no')
     return [
-      { value: 'true', label: 'Yes' },
-      { value: 'false', label: 'No' },
+      { value: 'true', label: w.t('yes') },
+      { value: 'false', label: w.t('no') },
     ];
   if (SCALE_TYPES.includes(b.type)) {
     const { min, max } = scaleBounds(b);
@@ -806,15 +886,17 @@ export function answersFromFormPost(blocks: Block[], raw: RawAnswers): Record<st
 }
 
 export function thankYouPage(form: FormRecord, end?: EndView): string {
+  const w = wordsOf(form);
   return Page({
-    title: `${end?.title ?? 'Thank you'}: ${form.title}`,
+    title: `${end?.title ?? w.t('thankYouTitle')}: ${form.title}`,
+    words: w,
     children: (
       <>
-        <h1>{end?.title ?? 'Thank you!'}</h1>
-        <p role="status">{end?.message ?? `Your answers to “${form.title}” were received.`}</p>
+        <h1>{end?.title ?? w.t('thankYou')}</h1>
+        <p role="status">{end?.message ?? w.t('received', { title: form.title })}</p>
         {end?.redirectUrl ? (
           <p>
-            <a href={end.redirectUrl}>Continue</a>
+            <a href={end.redirectUrl}>{w.t('continue')}</a>
           </p>
         ) : null}
       </>
@@ -897,7 +979,7 @@ export function confirmResumePage(form: FormRecord, secret: string, ownAnswers: 
           Continue in this browser? The answers then move here, and the link no longer opens them anywhere else.
           {ownAnswers ? ' The answers in progress in this browser are then no longer shown here.' : ''}
         </p>
-        <form method="post" action={`/f/${form.publicId}`}>
+        <form method="post" action={formAction(form)}>
           <input type="hidden" name="_resume" value={secret} />
           <button type="submit">Continue here</button>
         </form>

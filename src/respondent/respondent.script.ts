@@ -215,23 +215,23 @@ if (logic) {
     var ends = after === 0;
     // "Page 1 of 3" follows the answers on the page (the server's count stands until one changes).
     if (say && progress && logic.position) {
-      var count = 'Page ' + logic.position + ' of ' + (logic.position + after);
+      var count = word('progress', 'Page {position} of {total}').replace('{position}', logic.position).replace('{total}', logic.position + after);
       if (progress.textContent !== count) {
+        document.title = document.title.replace(progress.textContent, count);
         progress.textContent = count;
-        document.title = document.title.replace(/^Page \\d+ of \\d+/, count);
       }
     }
     var turned = button && (button.value === 'submit') !== ends;
     if (turned) {
       button.value = ends ? 'submit' : 'next';
-      button.textContent = ends ? 'Submit' : 'Next';
+      button.textContent = ends ? word('submit', 'Submit') : word('next', 'Next');
     }
     if (!say || !live) return;
     var news = [];
     var list = function (titles) { var t = titles.join('; '); return /[.?!:…]$/.test(t) ? t : t + '.'; };
     if (added.length) news.push((added.length === 1 ? 'A question was added below: ' : added.length + ' questions were added below: ') + list(added));
     if (removed.length) news.push((removed.length === 1 ? 'A question was removed: ' : removed.length + ' questions were removed: ') + list(removed));
-    if (turned) news.push(ends ? 'Your answers end the form on this page: the button now submits them.' : 'The form goes on after this page: the button now says Next.');
+    if (turned) news.push(ends ? word('turnedSubmit', 'Your answers end the form on this page: the button now submits them.') : word('turnedNext', 'The form goes on after this page: the button now says Next.'));
     if (news.length) live.textContent = news.join(' ');
   };
   update(false);
@@ -279,7 +279,7 @@ if (upForm) {
       var remove = document.createElement('button');
       remove.type = 'button';
       remove.className = 'secondary';
-      remove.textContent = 'Remove';
+      remove.textContent = word('removeFile', 'Remove');
       remove.setAttribute('aria-label', 'Remove ' + file.name);
       li.appendChild(label);
       li.appendChild(bar);
@@ -411,9 +411,18 @@ if (recallForm) {
 }
 `;
 
+/**
+ * The page's own words in its language (issue 51): the form carries the few the script says, as
+ * JSON in data-words; a page without them says them in English.
+ */
+const WORDS_JS = `var words = {};
+try { words = JSON.parse(document.querySelector('form[data-words]').getAttribute('data-words')) || {}; } catch (e) { words = {}; }
+var word = function (key, english) { return typeof words[key] === 'string' ? words[key] : english; };`;
+
 /** The file served at SCRIPT_PATH. */
 export const RESPONDENT_SCRIPT = `(function () {
 'use strict';
+${WORDS_JS}
 ${CONDITIONS_JS}
 ${PAGE_JS}
 ${FILES_JS}

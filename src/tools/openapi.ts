@@ -192,6 +192,14 @@ export const TOOL_EXAMPLES: Record<string, { summary: string; value: Record<stri
   publish_form: { summary: forAForm('Open a form for responses'), value: { publicId: PUBLIC_ID } },
   close_form: { summary: forAForm('Stop a form taking responses'), value: { publicId: PUBLIC_ID } },
   delete_form: { summary: forAForm('Delete a form and its responses'), value: { publicId: PUBLIC_ID } },
+  set_translation: {
+    summary: forAForm("Give a form's French texts in one call (update_form lists fr in languages first)"),
+    value: {
+      publicId: PUBLIC_ID,
+      language: 'fr',
+      texts: { title: 'Déjeuner d’équipe', description: 'Choisissez un plat' },
+    },
+  },
   create_response: {
     summary: 'Answer a published form: replace publicId, and use its block ids (from get_form) as the keys of answers',
     value: { publicId: PUBLIC_ID, answers: { 'paste-a-block-id-from-get_form': 'Ada' } },

@@ -52,6 +52,7 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
       { name: 'revoke_invites', scope: 'forms:write', write: true, minRole: 'editor' },
       { name: 'rotate_webhook_secret', scope: 'webhooks:write', write: true, minRole: 'admin' },
       { name: 'send_test_webhook', scope: 'webhooks:write', write: true, minRole: 'admin' },
+      { name: 'set_translation', scope: 'forms:write', write: true, minRole: 'editor' },
       { name: 'summarize_responses', scope: 'responses:read', write: false, minRole: 'viewer' },
       { name: 'update_form', scope: 'forms:write', write: true, minRole: 'editor' },
       { name: 'update_response', scope: 'responses:write', write: true, minRole: 'editor' },
@@ -236,6 +237,12 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
         annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
       },
       {
+        name: 'set_translation',
+        plan: 'pro',
+        minRole: 'editor',
+        annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+      },
+      {
         name: 'summarize_responses',
         plan: 'any',
         minRole: 'viewer',
@@ -273,7 +280,7 @@ describe('discovery: /api/v1/tools, /openapi.json, /docs', () => {
         .map((t) => t.definition.name)
         .sort(),
     );
-    expect(names).toHaveLength(29);
+    expect(names).toHaveLength(30);
     const ajv = addFormats(new Ajv2020({ strict: false }));
     for (const tool of res.body.tools) {
       expect(tool).toEqual(

@@ -103,6 +103,13 @@ export class FormEntity {
   /** The receipt (issue 48): the respondent's answers mailed to the address an email block (by ref) holds; null: none. */
   @Column({ type: 'jsonb', nullable: true })
   receipt: ReceiptSetting | null;
+  /** Its languages (issue 51): BCP 47 tags, the first the default (its own texts' language); empty: one language. */
+  @Column({ type: 'jsonb', default: () => "'[]'" })
+  languages: string[];
+
+  /** Its texts in its other languages (issue 51; forms/translations): { language: { text key: text } }. */
+  @Column({ type: 'jsonb', default: () => "'{}'" })
+  translations: Record<string, Record<string, string>>;
 
   @ManyToOne(() => WorkspaceEntity, { onDelete: 'CASCADE' })
   @JoinColumn({ name: 'workspace_id' })

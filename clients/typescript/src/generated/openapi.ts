@@ -179,6 +179,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tools/set_translation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Translate a form
+         * @description Replaces a form's texts in one of its languages (update_form sets them); keys left out fall back to the default.
+         *
+         *     Needs scope `forms:write` and role editor or higher; a Pro workspace. Send `Idempotency-Key` to retry safely.
+         */
+        post: operations["set_translation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/tools/list_responses": {
         parameters: {
             query?: never;
@@ -366,7 +388,7 @@ export interface paths {
         put?: never;
         /**
          * Export responses
-         * @description Makes a link that downloads a form's responses (all, or those the filter matches) as CSV or NDJSON, in submission order, with a plain GET: any number of responses. For spreadsheets and bulk reads instead of paging list_responses. As a task (respond-async), the export is written first and the link serves that file.
+         * @description Makes a link that downloads a form's responses (all, or those the filter matches) as CSV or NDJSON, in submission order, with a plain GET: any number of responses. For spreadsheets and bulk reads instead of paging list_responses.
          *
          *     Needs scope `responses:read` and role viewer or higher. Send `Idempotency-Key` to retry safely.
          */
@@ -704,11 +726,10 @@ export interface components {
                 requestId?: string;
             };
         };
-        /** @description A leaf { "block": id or ref | "hidden": name | "variable": name, "op", "value"? }, or all / any (a list) or not (one) of conditions, at most 3 levels (all > any > leaf). ops: any block: answered, not_answered; all but file_upload: equals, not_equals; and text, hidden: in, contains, not_contains (substring, any case); number, rating, linear_scale, nps, date (YYYY-MM-DD): in, gt, gte, lt, lte; ranking + choice: its place; matrix + row: as a choice block; multiple_choice, dropdown: in; checkboxes: contains, not_contains (one ticked), in (any ticked), equals, not_equals (that set). A choice by label or id; a variable: its type's ops. in and sets take a list. A block not shown or not answered fails every op but not_answered. */
+        /** @description A leaf { "block": id or ref | "hidden": name | "variable": name, "op", "value"? }, or all / any (a list) or not (one) of conditions, at most 3 levels (all > any > leaf). ops: any block: answered, not_answered; all but file_upload: equals, not_equals; and text, hidden: in, contains, not_contains (substring, any case); number, rating, linear_scale, nps, date (YYYY-MM-DD): in, gt, gte, lt, lte; ranking + choice: its place; multiple_choice, dropdown: in; checkboxes: contains, not_contains (one ticked), in (any ticked), equals, not_equals (that set). A choice by label or id; a variable: its type's ops. in and sets take a list. A block not shown or not answered fails every op but not_answered. */
         condition: {
             block?: string;
             choice?: string;
-            row?: string;
             hidden?: string;
             variable?: string;
             /** @enum {string} */
@@ -913,6 +934,8 @@ export interface operations {
             content: {
                 "application/json": {
                     publicId: string;
+                    /** @description Texts in this language. */
+                    language?: string;
                 };
             };
         };
@@ -949,7 +972,9 @@ export interface operations {
                         maxResponses?: number | null;
                         quotas?: unknown;
                         spamProtection?: string;
-                        receipt?: unknown;
+                        languages?: unknown;
+                        language?: unknown;
+                        missingTexts?: unknown;
                         blocks: {
                             id: string;
                             type: string;
@@ -1108,7 +1133,7 @@ export interface operations {
                          * @description statement: text only; page_break: starts a page; file_upload: see create_upload.
                          * @enum {string}
                          */
-                        type: "short_text" | "long_text" | "email" | "url" | "phone" | "number" | "multiple_choice" | "checkboxes" | "dropdown" | "rating" | "linear_scale" | "date" | "yes_no" | "statement" | "page_break" | "file_upload" | "nps" | "ranking" | "matrix";
+                        type: "short_text" | "long_text" | "email" | "url" | "phone" | "number" | "multiple_choice" | "checkboxes" | "dropdown" | "rating" | "linear_scale" | "date" | "yes_no" | "statement" | "page_break" | "file_upload" | "nps" | "ranking";
                         /** @description Required except on a page_break. */
                         title?: string;
                         description?: string | null;
@@ -1129,10 +1154,6 @@ export interface operations {
                         maxLabel?: string;
                         /** @description ranking: top N only */
                         rankTop?: number;
-                        /** @description matrix: 1..20 labels, as columns; multiple: >1 a row */
-                        rows?: string[];
-                        columns?: string[];
-                        multiple?: boolean;
                         /** @description file_upload: 1..10 (1) */
                         maxFiles?: number;
                         /** @description file_upload: MB per file (10; Pro: up to 100) */
@@ -1177,8 +1198,8 @@ export interface operations {
                     quotas?: Record<string, unknown>[];
                     /** @enum {string} */
                     spamProtection?: "off" | "auto" | "always";
-                    /** @description Mail respondents their answers: {to: email block ref, subject?, message?} (recall works). */
-                    receipt?: Record<string, unknown>;
+                    /** @description BCP 47 tags, first = default. */
+                    languages?: string[];
                     /** @description Validate only; stores nothing. */
                     dryRun?: boolean;
                 };
@@ -1217,7 +1238,9 @@ export interface operations {
                         maxResponses?: number | null;
                         quotas?: unknown;
                         spamProtection?: string;
-                        receipt?: unknown;
+                        languages?: unknown;
+                        language?: unknown;
+                        missingTexts?: unknown;
                         blocks: {
                             id: string;
                             type: string;
@@ -1381,7 +1404,7 @@ export interface operations {
                          * @description statement: text only; page_break: starts a page; file_upload: see create_upload.
                          * @enum {string}
                          */
-                        type: "short_text" | "long_text" | "email" | "url" | "phone" | "number" | "multiple_choice" | "checkboxes" | "dropdown" | "rating" | "linear_scale" | "date" | "yes_no" | "statement" | "page_break" | "file_upload" | "nps" | "ranking" | "matrix";
+                        type: "short_text" | "long_text" | "email" | "url" | "phone" | "number" | "multiple_choice" | "checkboxes" | "dropdown" | "rating" | "linear_scale" | "date" | "yes_no" | "statement" | "page_break" | "file_upload" | "nps" | "ranking";
                         /** @description Required except on a page_break. */
                         title?: string;
                         description?: string | null;
@@ -1402,10 +1425,6 @@ export interface operations {
                         maxLabel?: string;
                         /** @description ranking: top N only */
                         rankTop?: number;
-                        /** @description matrix: 1..20 labels, as columns; multiple: >1 a row */
-                        rows?: string[];
-                        columns?: string[];
-                        multiple?: boolean;
                         /** @description file_upload: 1..10 (1) */
                         maxFiles?: number;
                         /** @description file_upload: MB per file (10; Pro: up to 100) */
@@ -1452,8 +1471,8 @@ export interface operations {
                     closeNow?: boolean;
                     /** @enum {string} */
                     spamProtection?: "off" | "auto" | "always";
-                    /** @description As in create_form; null: none. */
-                    receipt?: unknown;
+                    /** @description BCP 47 tags, first = default. */
+                    languages?: string[];
                     /** @description Validate only; stores nothing. */
                     dryRun?: boolean;
                     /**
@@ -1497,7 +1516,9 @@ export interface operations {
                         maxResponses?: number | null;
                         quotas?: unknown;
                         spamProtection?: string;
-                        receipt?: unknown;
+                        languages?: unknown;
+                        language?: unknown;
+                        missingTexts?: unknown;
                         blocks: {
                             id: string;
                             type: string;
@@ -1682,7 +1703,9 @@ export interface operations {
                         maxResponses?: number | null;
                         quotas?: unknown;
                         spamProtection?: string;
-                        receipt?: unknown;
+                        languages?: unknown;
+                        language?: unknown;
+                        missingTexts?: unknown;
                         blocks: {
                             id: string;
                             type: string;
@@ -1866,7 +1889,9 @@ export interface operations {
                         maxResponses?: number | null;
                         quotas?: unknown;
                         spamProtection?: string;
-                        receipt?: unknown;
+                        languages?: unknown;
+                        language?: unknown;
+                        missingTexts?: unknown;
                         blocks: {
                             id: string;
                             type: string;
@@ -2050,7 +2075,9 @@ export interface operations {
                         maxResponses?: number | null;
                         quotas?: unknown;
                         spamProtection?: string;
-                        receipt?: unknown;
+                        languages?: unknown;
+                        language?: unknown;
+                        missingTexts?: unknown;
                         blocks: {
                             id: string;
                             type: string;
@@ -2213,6 +2240,152 @@ export interface operations {
                         /** @constant */
                         deleted: true;
                         responsesDeleted: number;
+                    };
+                };
+            };
+            /** @description Arguments do not match the input schema, or the tool refused (codes: invalid_arguments, tool_error) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, invalid or expired credential (codes: unauthorized) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed (codes: insufficient_scope, pro_required, forbidden, invite_required, invite_invalid) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such tool, form, block or response (codes: not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request did not arrive within 60 s (codes: request_timeout) */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (codes: version_conflict, idempotency_key_in_use, form_not_accepting_responses, form_closed, form_not_open, invite_used, response_limit_reached, quota_full) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description undefined (codes: invite_expired, invite_revoked) */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MB (codes: payload_too_large) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON, or is compressed (any Content-Encoding but identity) (codes: unsupported_media_type) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Idempotency-Key reused with another body (codes: idempotency_key_reused) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request budget exceeded (codes: rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The tool failed on the service side; retry later (codes: internal_error) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    set_translation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Any unique string (a UUID); a retry with the same key and body returns the first result. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    publicId: string;
+                    /** @description Not the default. */
+                    language: string;
+                    /** @description Keys: title, description, blocks/ID/title|description|minLabel|maxLabel, blocks/ID/choices/CHOICE_ID, endings/REF/title|message, thankYou/title|message. */
+                    texts: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description The tool result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        version: number;
+                        missingTexts: string[];
                     };
                 };
             };
@@ -2707,7 +2880,7 @@ export interface operations {
             header?: {
                 /** @description Any unique string (a UUID); a retry with the same key and body returns the first result. */
                 "Idempotency-Key"?: string;
-                /** @description `respond-async`: a long call (summarize_responses with status partial or all, export_responses) answers 202 with a job to poll with get_job. */
+                /** @description `respond-async`: a long call (summarize_responses with status partial or all) answers 202 with a job to poll with get_job. */
                 Prefer?: string;
             };
             path?: never;
@@ -3732,8 +3905,6 @@ export interface operations {
             header?: {
                 /** @description Any unique string (a UUID); a retry with the same key and body returns the first result. */
                 "Idempotency-Key"?: string;
-                /** @description `respond-async`: a long call (summarize_responses with status partial or all, export_responses) answers 202 with a job to poll with get_job. */
-                Prefer?: string;
             };
             path?: never;
             cookie?: never;
@@ -3795,22 +3966,6 @@ export interface operations {
                         expiresAt: string;
                         /** @enum {string} */
                         format: "csv" | "ndjson";
-                    };
-                };
-            };
-            /** @description With `Prefer: respond-async`, a long call: the job, polled with get_job. */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        status: "working" | "completed" | "failed" | "cancelled";
-                        /** @description The tool's answer */
-                        result?: unknown;
-                        /** @description The tool's refusal */
-                        error?: unknown;
                     };
                 };
             };

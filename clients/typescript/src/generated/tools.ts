@@ -26,6 +26,7 @@ export const TOOLS = {
   revoke_invites: { write: true },
   rotate_webhook_secret: { write: true },
   send_test_webhook: { write: true },
+  set_translation: { write: true },
   summarize_responses: { write: false },
   update_form: { write: true },
   update_response: { write: true },

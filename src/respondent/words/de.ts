@@ -1,0 +1,35 @@
+import type { Catalogue } from './en';
+
+/** The respondent page's own words in German (see en.ts). */
+export const de: Catalogue = {
+  submit: 'Absenden',
+  next: 'Weiter',
+  back: 'Zurück',
+  saveLater: 'Speichern und später fortfahren',
+  progress: 'Seite {position} von {total}',
+  requiredNote: 'Mit {mark} markierte Fragen sind Pflichtfragen.',
+  savedAsYouGo: 'Ihre Antworten werden laufend auf diesem Gerät gespeichert.',
+  problems: '{count, plural, one {Ihre Antworten haben ein Problem} other {Ihre Antworten haben # Probleme}}',
+  needsAnswer: 'Diese Frage braucht eine Antwort.',
+  yes: 'Ja',
+  no: 'Nein',
+  thankYou: 'Vielen Dank!',
+  thankYouTitle: 'Vielen Dank',
+  received: 'Ihre Antworten auf „{title}“ sind eingegangen.',
+  continue: 'Weiter',
+  rankTop: 'Wählen Sie Ihre {count} Favoriten: 1 ist der beste.',
+  rankAll: 'Geben Sie jeder Option einen Platz: 1 ist der beste.',
+  language: 'Sprache',
+  uploadedFiles: 'Hochgeladene Dateien',
+  keepFile: '{name} behalten',
+  anyFile: 'Jede Art von Datei.',
+  acceptedFiles: 'Erlaubt: {types}.',
+  fileLimit: '{max, plural, one {Bis zu {mb} MB.} other {Bis zu {mb} MB pro Datei; höchstens # Dateien.}}',
+  leaveEmpty: 'Dieses Feld leer lassen',
+  spamNoScript:
+    'Dieses Formular prüft mit einer kurzen Berechnung in Ihrem Browser, dass die Antworten von einem Menschen kommen; dafür ist JavaScript nötig. Ohne JavaScript werden Ihre Antworten zur Prüfung durch den Inhaber des Formulars aufbewahrt.',
+  turnedSubmit: 'Ihre Antworten beenden das Formular auf dieser Seite: Die Schaltfläche sendet sie jetzt ab.',
+  turnedNext: 'Das Formular geht nach dieser Seite weiter: Die Schaltfläche heißt jetzt Weiter.',
+  choose: 'Auswählen…',
+  removeFile: 'Entfernen',
+};

@@ -1,0 +1,35 @@
+import type { Catalogue } from './en';
+
+/** The respondent page's own words in Spanish (see en.ts). */
+export const es: Catalogue = {
+  submit: 'Enviar',
+  next: 'Siguiente',
+  back: 'Atrás',
+  saveLater: 'Guardar y terminar más tarde',
+  progress: 'Página {position} de {total}',
+  requiredNote: 'Las preguntas marcadas con {mark} son obligatorias.',
+  savedAsYouGo: 'Sus respuestas se guardan en este dispositivo a medida que avanza.',
+  problems: '{count, plural, one {Hay un problema con sus respuestas} other {Hay # problemas con sus respuestas}}',
+  needsAnswer: 'Esta pregunta necesita una respuesta.',
+  yes: 'Sí',
+  no: 'No',
+  thankYou: '¡Gracias!',
+  thankYouTitle: 'Gracias',
+  received: 'Hemos recibido sus respuestas a «{title}».',
+  continue: 'Continuar',
+  rankTop: 'Elija sus {count} favoritos: 1 es el mejor.',
+  rankAll: 'Dé a cada opción un lugar: 1 es el mejor.',
+  language: 'Idioma',
+  uploadedFiles: 'Archivos subidos',
+  keepFile: 'Conservar {name}',
+  anyFile: 'Cualquier tipo de archivo.',
+  acceptedFiles: 'Se aceptan: {types}.',
+  fileLimit: '{max, plural, one {Hasta {mb} MB.} other {Hasta {mb} MB cada uno; como máximo # archivos.}}',
+  leaveEmpty: 'Deje esto vacío',
+  spamNoScript:
+    'Este formulario comprueba que las respuestas vienen de una persona con un breve cálculo en su navegador, que necesita JavaScript. Sin él, sus respuestas se guardan para que el propietario del formulario las revise.',
+  turnedSubmit: 'Sus respuestas terminan el formulario en esta página: el botón ahora las envía.',
+  turnedNext: 'El formulario continúa después de esta página: el botón ahora dice Siguiente.',
+  choose: 'Elegir…',
+  removeFile: 'Quitar',
+};

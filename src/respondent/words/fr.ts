@@ -1,0 +1,35 @@
+import type { Catalogue } from './en';
+
+/** The respondent page's own words in French (see en.ts). */
+export const fr: Catalogue = {
+  submit: 'Envoyer',
+  next: 'Suivant',
+  back: 'Retour',
+  saveLater: 'Enregistrer et finir plus tard',
+  progress: 'Page {position} sur {total}',
+  requiredNote: 'Les questions marquées {mark} sont obligatoires.',
+  savedAsYouGo: 'Vos réponses sont enregistrées au fur et à mesure sur cet appareil.',
+  problems: '{count, plural, one {Vos réponses comportent # problème} other {Vos réponses comportent # problèmes}}',
+  needsAnswer: 'Cette question demande une réponse.',
+  yes: 'Oui',
+  no: 'Non',
+  thankYou: 'Merci !',
+  thankYouTitle: 'Merci',
+  received: 'Vos réponses à « {title} » ont bien été reçues.',
+  continue: 'Continuer',
+  rankTop: 'Choisissez vos {count} préférés : 1 est le meilleur.',
+  rankAll: 'Donnez une place à chaque option : 1 est la meilleure.',
+  language: 'Langue',
+  uploadedFiles: 'Fichiers envoyés',
+  keepFile: 'Garder {name}',
+  anyFile: 'Tout type de fichier.',
+  acceptedFiles: 'Acceptés : {types}.',
+  fileLimit: '{max, plural, one {Jusqu’à {mb} Mo.} other {Jusqu’à {mb} Mo par fichier ; au plus # fichiers.}}',
+  leaveEmpty: 'Laissez ce champ vide',
+  spamNoScript:
+    'Ce formulaire vérifie que les réponses viennent d’une personne par un court calcul dans votre navigateur, qui demande JavaScript. Sans lui, vos réponses sont gardées pour que le propriétaire du formulaire les examine.',
+  turnedSubmit: 'Vos réponses terminent le formulaire sur cette page : le bouton les envoie désormais.',
+  turnedNext: 'Le formulaire continue après cette page : le bouton indique désormais Suivant.',
+  choose: 'Choisir…',
+  removeFile: 'Retirer',
+};

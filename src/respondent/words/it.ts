@@ -1,0 +1,35 @@
+import type { Catalogue } from './en';
+
+/** The respondent page's own words in Italian (see en.ts). */
+export const it: Catalogue = {
+  submit: 'Invia',
+  next: 'Avanti',
+  back: 'Indietro',
+  saveLater: 'Salva e finisci più tardi',
+  progress: 'Pagina {position} di {total}',
+  requiredNote: 'Le domande contrassegnate da {mark} sono obbligatorie.',
+  savedAsYouGo: 'Le tue risposte vengono salvate man mano su questo dispositivo.',
+  problems: '{count, plural, one {C’è un problema nelle tue risposte} other {Ci sono # problemi nelle tue risposte}}',
+  needsAnswer: 'Questa domanda richiede una risposta.',
+  yes: 'Sì',
+  no: 'No',
+  thankYou: 'Grazie!',
+  thankYouTitle: 'Grazie',
+  received: 'Le tue risposte a «{title}» sono state ricevute.',
+  continue: 'Continua',
+  rankTop: 'Scegli i tuoi {count} preferiti: 1 è il migliore.',
+  rankAll: 'Dai un posto a ogni opzione: 1 è il migliore.',
+  language: 'Lingua',
+  uploadedFiles: 'File caricati',
+  keepFile: 'Mantieni {name}',
+  anyFile: 'Qualsiasi tipo di file.',
+  acceptedFiles: 'Accettati: {types}.',
+  fileLimit: '{max, plural, one {Fino a {mb} MB.} other {Fino a {mb} MB ciascuno; al massimo # file.}}',
+  leaveEmpty: 'Lascia vuoto questo campo',
+  spamNoScript:
+    'Questo modulo verifica che le risposte vengano da una persona con un breve calcolo nel tuo browser, che richiede JavaScript. Senza, le tue risposte vengono conservate perché il proprietario del modulo le esamini.',
+  turnedSubmit: 'Le tue risposte concludono il modulo in questa pagina: ora il pulsante le invia.',
+  turnedNext: 'Il modulo continua dopo questa pagina: ora il pulsante dice Avanti.',
+  choose: 'Scegli…',
+  removeFile: 'Rimuovi',
+};

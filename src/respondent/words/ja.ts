@@ -1,0 +1,35 @@
+import type { Catalogue } from './en';
+
+/** The respondent page's own words in Japanese (see en.ts; Japanese has one plural form). */
+export const ja: Catalogue = {
+  submit: '送信',
+  next: '次へ',
+  back: '戻る',
+  saveLater: '保存して後で続ける',
+  progress: '{position} / {total} ページ',
+  requiredNote: '{mark} の付いた質問は必須です。',
+  savedAsYouGo: '回答はこの端末に随時保存されます。',
+  problems: '{count, plural, other {回答に # 件の問題があります}}',
+  needsAnswer: 'この質問には回答が必要です。',
+  yes: 'はい',
+  no: 'いいえ',
+  thankYou: 'ありがとうございました！',
+  thankYouTitle: 'ありがとうございました',
+  received: '「{title}」への回答を受け付けました。',
+  continue: '続ける',
+  rankTop: '上位 {count} つを選んでください（1 が最良）。',
+  rankAll: 'それぞれの選択肢に順位を付けてください（1 が最良）。',
+  language: '言語',
+  uploadedFiles: 'アップロード済みのファイル',
+  keepFile: '{name} を残す',
+  anyFile: 'どの種類のファイルでも可。',
+  acceptedFiles: '受け付ける形式: {types}。',
+  fileLimit: '{max, plural, other {1 ファイル {mb} MB まで、最大 # ファイル。}}',
+  leaveEmpty: 'ここは空欄のままにしてください',
+  spamNoScript:
+    'このフォームは、回答が人からのものかをブラウザでの短い計算で確認します。これには JavaScript が必要です。JavaScript がない場合、回答はフォームの所有者の確認用に保管されます。',
+  turnedSubmit: 'このページで回答は終わりです。ボタンで回答を送信します。',
+  turnedNext: 'このページの後にも続きがあります。ボタンは「次へ」になりました。',
+  choose: '選択してください',
+  removeFile: '削除',
+};

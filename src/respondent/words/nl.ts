@@ -1,0 +1,35 @@
+import type { Catalogue } from './en';
+
+/** The respondent page's own words in Dutch (see en.ts). */
+export const nl: Catalogue = {
+  submit: 'Versturen',
+  next: 'Volgende',
+  back: 'Terug',
+  saveLater: 'Opslaan en later afmaken',
+  progress: 'Pagina {position} van {total}',
+  requiredNote: 'Vragen met {mark} zijn verplicht.',
+  savedAsYouGo: 'Uw antwoorden worden onderweg op dit apparaat bewaard.',
+  problems: '{count, plural, one {Er is een probleem met uw antwoorden} other {Er zijn # problemen met uw antwoorden}}',
+  needsAnswer: 'Deze vraag heeft een antwoord nodig.',
+  yes: 'Ja',
+  no: 'Nee',
+  thankYou: 'Bedankt!',
+  thankYouTitle: 'Bedankt',
+  received: 'Uw antwoorden op ‘{title}’ zijn ontvangen.',
+  continue: 'Doorgaan',
+  rankTop: 'Kies uw top {count}: 1 is de beste.',
+  rankAll: 'Geef elke optie een plaats: 1 is de beste.',
+  language: 'Taal',
+  uploadedFiles: 'Geüploade bestanden',
+  keepFile: '{name} behouden',
+  anyFile: 'Elk type bestand.',
+  acceptedFiles: 'Toegestaan: {types}.',
+  fileLimit: '{max, plural, one {Tot {mb} MB.} other {Tot {mb} MB per bestand; hoogstens # bestanden.}}',
+  leaveEmpty: 'Laat dit leeg',
+  spamNoScript:
+    'Dit formulier controleert met een korte berekening in uw browser of de antwoorden van een mens komen; daarvoor is JavaScript nodig. Zonder JavaScript worden uw antwoorden bewaard zodat de eigenaar van het formulier ze kan nakijken.',
+  turnedSubmit: 'Uw antwoorden beëindigen het formulier op deze pagina: de knop verstuurt ze nu.',
+  turnedNext: 'Het formulier gaat na deze pagina verder: op de knop staat nu Volgende.',
+  choose: 'Kiezen…',
+  removeFile: 'Verwijderen',
+};

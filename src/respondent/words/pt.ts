@@ -1,0 +1,35 @@
+import type { Catalogue } from './en';
+
+/** The respondent page's own words in Portuguese (see en.ts). */
+export const pt: Catalogue = {
+  submit: 'Enviar',
+  next: 'Seguinte',
+  back: 'Voltar',
+  saveLater: 'Guardar e terminar mais tarde',
+  progress: 'Página {position} de {total}',
+  requiredNote: 'As perguntas marcadas com {mark} são obrigatórias.',
+  savedAsYouGo: 'As suas respostas são guardadas neste dispositivo à medida que avança.',
+  problems: '{count, plural, one {Há um problema nas suas respostas} other {Há # problemas nas suas respostas}}',
+  needsAnswer: 'Esta pergunta precisa de uma resposta.',
+  yes: 'Sim',
+  no: 'Não',
+  thankYou: 'Obrigado!',
+  thankYouTitle: 'Obrigado',
+  received: 'As suas respostas a «{title}» foram recebidas.',
+  continue: 'Continuar',
+  rankTop: 'Escolha os seus {count} preferidos: 1 é o melhor.',
+  rankAll: 'Dê um lugar a cada opção: 1 é o melhor.',
+  language: 'Idioma',
+  uploadedFiles: 'Ficheiros enviados',
+  keepFile: 'Manter {name}',
+  anyFile: 'Qualquer tipo de ficheiro.',
+  acceptedFiles: 'Aceites: {types}.',
+  fileLimit: '{max, plural, one {Até {mb} MB.} other {Até {mb} MB cada; no máximo # ficheiros.}}',
+  leaveEmpty: 'Deixe isto vazio',
+  spamNoScript:
+    'Este formulário verifica que as respostas vêm de uma pessoa com um breve cálculo no seu navegador, que precisa de JavaScript. Sem ele, as suas respostas ficam guardadas para o dono do formulário as rever.',
+  turnedSubmit: 'As suas respostas terminam o formulário nesta página: o botão agora envia-as.',
+  turnedNext: 'O formulário continua depois desta página: o botão agora diz Seguinte.',
+  choose: 'Escolher…',
+  removeFile: 'Remover',
+};
