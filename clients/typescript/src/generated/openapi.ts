@@ -388,7 +388,7 @@ export interface paths {
         put?: never;
         /**
          * Export responses
-         * @description Makes a link that downloads a form's responses (all, or those the filter matches) as CSV or NDJSON, in submission order, with a plain GET: any number of responses. For spreadsheets and bulk reads instead of paging list_responses.
+         * @description Makes a link that downloads a form's responses (all, or those the filter matches) as CSV or NDJSON, in submission order, with a plain GET: any number of responses. For spreadsheets and bulk reads instead of paging list_responses. As a task (respond-async), the export is written first and the link serves that file.
          *
          *     Needs scope `responses:read` and role viewer or higher. Send `Idempotency-Key` to retry safely.
          */
@@ -726,10 +726,11 @@ export interface components {
                 requestId?: string;
             };
         };
-        /** @description A leaf { "block": id or ref | "hidden": name | "variable": name, "op", "value"? }, or all / any (a list) or not (one) of conditions, at most 3 levels (all > any > leaf). ops: any block: answered, not_answered; all but file_upload: equals, not_equals; and text, hidden: in, contains, not_contains (substring, any case); number, rating, linear_scale, nps, date (YYYY-MM-DD): in, gt, gte, lt, lte; ranking + choice: its place; multiple_choice, dropdown: in; checkboxes: contains, not_contains (one ticked), in (any ticked), equals, not_equals (that set). A choice by label or id; a variable: its type's ops. in and sets take a list. A block not shown or not answered fails every op but not_answered. */
+        /** @description A leaf { "block": id or ref | "hidden": name | "variable": name, "op", "value"? }, or all / any (a list) or not (one) of conditions, at most 3 levels (all > any > leaf). ops: any block: answered, not_answered; all but file_upload: equals, not_equals; and text, hidden: in, contains, not_contains (substring, any case); number, rating, linear_scale, nps, date (YYYY-MM-DD): in, gt, gte, lt, lte; ranking + choice: its place; matrix + row: as a choice block; multiple_choice, dropdown: in; checkboxes: contains, not_contains (one ticked), in (any ticked), equals, not_equals (that set). A choice by label or id; a variable: its type's ops. in and sets take a list. A block not shown or not answered fails every op but not_answered. */
         condition: {
             block?: string;
             choice?: string;
+            row?: string;
             hidden?: string;
             variable?: string;
             /** @enum {string} */
@@ -972,6 +973,7 @@ export interface operations {
                         maxResponses?: number | null;
                         quotas?: unknown;
                         spamProtection?: string;
+                        receipt?: unknown;
                         languages?: unknown;
                         language?: unknown;
                         missingTexts?: unknown;
@@ -1133,7 +1135,7 @@ export interface operations {
                          * @description statement: text only; page_break: starts a page; file_upload: see create_upload.
                          * @enum {string}
                          */
-                        type: "short_text" | "long_text" | "email" | "url" | "phone" | "number" | "multiple_choice" | "checkboxes" | "dropdown" | "rating" | "linear_scale" | "date" | "yes_no" | "statement" | "page_break" | "file_upload" | "nps" | "ranking";
+                        type: "short_text" | "long_text" | "email" | "url" | "phone" | "number" | "multiple_choice" | "checkboxes" | "dropdown" | "rating" | "linear_scale" | "date" | "yes_no" | "statement" | "page_break" | "file_upload" | "nps" | "ranking" | "matrix";
                         /** @description Required except on a page_break. */
                         title?: string;
                         description?: string | null;
@@ -1154,6 +1156,10 @@ export interface operations {
                         maxLabel?: string;
                         /** @description ranking: top N only */
                         rankTop?: number;
+                        /** @description matrix: 1..20 labels, as columns; multiple: >1 a row */
+                        rows?: string[];
+                        columns?: string[];
+                        multiple?: boolean;
                         /** @description file_upload: 1..10 (1) */
                         maxFiles?: number;
                         /** @description file_upload: MB per file (10; Pro: up to 100) */
@@ -1198,6 +1204,8 @@ export interface operations {
                     quotas?: Record<string, unknown>[];
                     /** @enum {string} */
                     spamProtection?: "off" | "auto" | "always";
+                    /** @description Mail respondents their answers: {to: email block ref, subject?, message?} (recall works). */
+                    receipt?: Record<string, unknown>;
                     /** @description BCP 47 tags, first = default. */
                     languages?: string[];
                     /** @description Validate only; stores nothing. */
@@ -1238,6 +1246,7 @@ export interface operations {
                         maxResponses?: number | null;
                         quotas?: unknown;
                         spamProtection?: string;
+                        receipt?: unknown;
                         languages?: unknown;
                         language?: unknown;
                         missingTexts?: unknown;
@@ -1404,7 +1413,7 @@ export interface operations {
                          * @description statement: text only; page_break: starts a page; file_upload: see create_upload.
                          * @enum {string}
                          */
-                        type: "short_text" | "long_text" | "email" | "url" | "phone" | "number" | "multiple_choice" | "checkboxes" | "dropdown" | "rating" | "linear_scale" | "date" | "yes_no" | "statement" | "page_break" | "file_upload" | "nps" | "ranking";
+                        type: "short_text" | "long_text" | "email" | "url" | "phone" | "number" | "multiple_choice" | "checkboxes" | "dropdown" | "rating" | "linear_scale" | "date" | "yes_no" | "statement" | "page_break" | "file_upload" | "nps" | "ranking" | "matrix";
                         /** @description Required except on a page_break. */
                         title?: string;
                         description?: string | null;
@@ -1425,6 +1434,10 @@ export interface operations {
                         maxLabel?: string;
                         /** @description ranking: top N only */
                         rankTop?: number;
+                        /** @description matrix: 1..20 labels, as columns; multiple: >1 a row */
+                        rows?: string[];
+                        columns?: string[];
+                        multiple?: boolean;
                         /** @description file_upload: 1..10 (1) */
                         maxFiles?: number;
                         /** @description file_upload: MB per file (10; Pro: up to 100) */
@@ -1471,6 +1484,8 @@ export interface operations {
                     closeNow?: boolean;
                     /** @enum {string} */
                     spamProtection?: "off" | "auto" | "always";
+                    /** @description As in create_form; null: none. */
+                    receipt?: unknown;
                     /** @description BCP 47 tags, first = default. */
                     languages?: string[];
                     /** @description Validate only; stores nothing. */
@@ -1516,6 +1531,7 @@ export interface operations {
                         maxResponses?: number | null;
                         quotas?: unknown;
                         spamProtection?: string;
+                        receipt?: unknown;
                         languages?: unknown;
                         language?: unknown;
                         missingTexts?: unknown;
@@ -1703,6 +1719,7 @@ export interface operations {
                         maxResponses?: number | null;
                         quotas?: unknown;
                         spamProtection?: string;
+                        receipt?: unknown;
                         languages?: unknown;
                         language?: unknown;
                         missingTexts?: unknown;
@@ -1889,6 +1906,7 @@ export interface operations {
                         maxResponses?: number | null;
                         quotas?: unknown;
                         spamProtection?: string;
+                        receipt?: unknown;
                         languages?: unknown;
                         language?: unknown;
                         missingTexts?: unknown;
@@ -2075,6 +2093,7 @@ export interface operations {
                         maxResponses?: number | null;
                         quotas?: unknown;
                         spamProtection?: string;
+                        receipt?: unknown;
                         languages?: unknown;
                         language?: unknown;
                         missingTexts?: unknown;
@@ -2880,7 +2899,7 @@ export interface operations {
             header?: {
                 /** @description Any unique string (a UUID); a retry with the same key and body returns the first result. */
                 "Idempotency-Key"?: string;
-                /** @description `respond-async`: a long call (summarize_responses with status partial or all) answers 202 with a job to poll with get_job. */
+                /** @description `respond-async`: a long call (summarize_responses with status partial or all, export_responses) answers 202 with a job to poll with get_job. */
                 Prefer?: string;
             };
             path?: never;
@@ -3905,6 +3924,8 @@ export interface operations {
             header?: {
                 /** @description Any unique string (a UUID); a retry with the same key and body returns the first result. */
                 "Idempotency-Key"?: string;
+                /** @description `respond-async`: a long call (summarize_responses with status partial or all, export_responses) answers 202 with a job to poll with get_job. */
+                Prefer?: string;
             };
             path?: never;
             cookie?: never;
@@ -3966,6 +3987,22 @@ export interface operations {
                         expiresAt: string;
                         /** @enum {string} */
                         format: "csv" | "ndjson";
+                    };
+                };
+            };
+            /** @description With `Prefer: respond-async`, a long call: the job, polled with get_job. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "working" | "completed" | "failed" | "cancelled";
+                        /** @description The tool's answer */
+                        result?: unknown;
+                        /** @description The tool's refusal */
+                        error?: unknown;
                     };
                 };
             };
