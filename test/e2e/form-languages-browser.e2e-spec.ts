@@ -1,12 +1,7 @@
-import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { mkdirSync } from 'node:fs';
-import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { Browser } from 'playwright-core';
 import { DataSource } from 'typeorm';
-import { createToken, createWorkspace } from '../factories';
-import { axeProblems, launchChromium } from '../utils/browser';
-import { createTestApp } from '../utils/create-test-app';
+import { axeProblems } from '../utils/browser';
+import { browserSuite } from '../utils/browser-suite';
 import { callTool } from '../utils/http';
 
 /**
@@ -15,28 +10,10 @@ import { callTool } from '../utils/http';
  * page's own words in that language, Arabic right to left; the answers stored by choice id alike.
  */
 describe('a form in three languages in a real browser (issue 51)', () => {
-  let app: NestFastifyApplication;
-  let browser: Browser;
-  let base: string;
-  let token: string;
-  const results = join(__dirname, '../../test-results');
-
-  beforeAll(async () => {
-    app = await createTestApp();
-    await app.listen(0, '127.0.0.1');
-    base = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
-    browser = await launchChromium();
-    const ws = await createWorkspace(app, 'pro');
-    token = (await createToken(app, ws, { role: 'admin' })).token;
-    mkdirSync(results, { recursive: true });
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await app?.close();
-  });
+  const s = browserSuite();
 
   const stored = async (publicId: string) =>
-    (await app
+    (await s.app
       .get(DataSource)
       .query(
         'SELECT r.answers FROM responses r JOIN forms f ON f.id = r.form_id WHERE f.public_id = $1 ORDER BY r.submitted_at',
@@ -46,7 +23,7 @@ describe('a form in three languages in a real browser (issue 51)', () => {
   for (const javaScriptEnabled of [true, false]) {
     const js = javaScriptEnabled ? 'on' : 'off';
     it(`JavaScript ${js}: answered in French by ?lang= and in Arabic by Accept-Language, in their words and direction`, async () => {
-      const made = await callTool(app, token, 'create_form', {
+      const made = await callTool(s.app, s.token, 'create_form', {
         title: 'Team lunch',
         languages: ['en', 'fr', 'ar'],
         blocks: [
@@ -64,7 +41,7 @@ describe('a form in three languages in a real browser (issue 51)', () => {
         ],
         ['ar', { title: 'غداء الفريق', name: 'اسمك', dish: 'الطبق الرئيسي', fish: 'سمك', pasta: 'معكرونة' }],
       ] as const) {
-        const set = await callTool(app, token, 'set_translation', {
+        const set = await callTool(s.app, s.token, 'set_translation', {
           publicId,
           language,
           texts: {
@@ -77,12 +54,12 @@ describe('a form in three languages in a real browser (issue 51)', () => {
         });
         expect(set.body.missingTexts).toEqual([]);
       }
-      await callTool(app, token, 'publish_form', { publicId });
+      await callTool(s.app, s.token, 'publish_form', { publicId });
 
       // French, by ?lang=: the page's words in French; a refusal in French; then sent.
-      const fr = await browser.newContext({ javaScriptEnabled, viewport: { width: 800, height: 900 } });
+      const fr = await s.browser.newContext({ javaScriptEnabled, viewport: { width: 800, height: 900 } });
       const page = await fr.newPage();
-      await page.goto(`${base}/f/${publicId}?lang=fr`);
+      await page.goto(`${s.base}/f/${publicId}?lang=fr`);
       expect(await page.getAttribute('html', 'lang')).toBe('fr');
       expect(await page.locator('h1').textContent()).toBe('Déjeuner d’équipe');
       await page.getByRole('button', { name: 'Envoyer' }).click();
@@ -91,19 +68,19 @@ describe('a form in three languages in a real browser (issue 51)', () => {
       if (javaScriptEnabled) expect(await axeProblems(page)).toEqual([]);
       await page.getByLabel('Votre nom').fill('Amélie');
       await page.getByRole('radio', { name: 'Pâtes', exact: true }).check();
-      await page.screenshot({ path: join(results, `languages-fr-js-${js}.png`), fullPage: true });
+      await page.screenshot({ path: join(s.results, `languages-fr-js-${js}.png`), fullPage: true });
       await page.getByRole('button', { name: 'Envoyer' }).click();
       await page.getByRole('heading', { name: 'Merci !' }).waitFor();
       await fr.close();
 
       // Arabic, by the browser's language: right to left, the page's words in Arabic.
-      const ar = await browser.newContext({
+      const ar = await s.browser.newContext({
         javaScriptEnabled,
         locale: 'ar-EG',
         viewport: { width: 800, height: 900 },
       });
       const arPage = await ar.newPage();
-      await arPage.goto(`${base}/f/${publicId}`);
+      await arPage.goto(`${s.base}/f/${publicId}`);
       expect(await arPage.getAttribute('html', 'lang')).toBe('ar');
       expect(await arPage.getAttribute('html', 'dir')).toBe('rtl');
       expect(await arPage.locator('h1').textContent()).toBe('غداء الفريق');
@@ -115,7 +92,7 @@ describe('a form in three languages in a real browser (issue 51)', () => {
       if (javaScriptEnabled) expect(await axeProblems(arPage)).toEqual([]);
       await arPage.getByLabel('اسمك').fill('ليلى');
       await arPage.getByRole('radio', { name: 'سمك', exact: true }).check();
-      await arPage.screenshot({ path: join(results, `languages-ar-js-${js}.png`), fullPage: true });
+      await arPage.screenshot({ path: join(s.results, `languages-ar-js-${js}.png`), fullPage: true });
       await arPage.getByRole('button', { name: 'إرسال' }).click();
       await arPage.getByRole('heading', { name: 'شكرًا لك!' }).waitFor();
       await ar.close();

@@ -1,13 +1,8 @@
-import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { mkdirSync } from 'node:fs';
-import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { Browser } from 'playwright-core';
 import { DataSource } from 'typeorm';
 import { inWords } from '../../src/forms/schedule';
-import { createToken, createWorkspace } from '../factories';
-import { axeProblems, launchChromium } from '../utils/browser';
-import { createTestApp } from '../utils/create-test-app';
+import { axeProblems } from '../utils/browser';
+import { browserSuite } from '../utils/browser-suite';
 import { callTool } from '../utils/http';
 
 /**
@@ -16,27 +11,9 @@ import { callTool } from '../utils/http';
  * is "moved" by moving opens_at / closes_at in the database, whose clock the schedule goes by.
  */
 describe('a scheduled form in a real browser (issue 47)', () => {
-  let app: NestFastifyApplication;
-  let browser: Browser;
-  let base: string;
-  let token: string;
-  const results = join(__dirname, '../../test-results');
+  const s = browserSuite();
 
-  beforeAll(async () => {
-    app = await createTestApp();
-    await app.listen(0, '127.0.0.1');
-    base = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
-    browser = await launchChromium();
-    const ws = await createWorkspace(app, 'pro');
-    token = (await createToken(app, ws, { role: 'admin' })).token;
-    mkdirSync(results, { recursive: true });
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await app?.close();
-  });
-
-  const db = () => app.get(DataSource);
+  const db = () => s.app.get(DataSource);
   const stored = async (publicId: string) =>
     (
       await db().query(
@@ -55,7 +32,7 @@ describe('a scheduled form in a real browser (issue 47)', () => {
     const js = javaScriptEnabled ? 'on' : 'off';
     it(`JavaScript ${js}: before opensAt it says when, during it takes an answer, after closesAt it is closed`, async () => {
       const opensAt = new Date(Math.ceil((Date.now() + 3_600_000) / 60_000) * 60_000);
-      const made = await callTool(app, token, 'create_form', {
+      const made = await callTool(s.app, s.token, 'create_form', {
         title: 'Workshop sign-up',
         blocks: [{ type: 'short_text', title: 'Your name', required: true }],
         opensAt: opensAt.toISOString(),
@@ -63,38 +40,38 @@ describe('a scheduled form in a real browser (issue 47)', () => {
       });
       expect(made.status).toBe(200);
       const { publicId } = made.body as { publicId: string };
-      expect((await callTool(app, token, 'publish_form', { publicId })).status).toBe(200);
+      expect((await callTool(s.app, s.token, 'publish_form', { publicId })).status).toBe(200);
 
-      const context = await browser.newContext({ javaScriptEnabled, viewport: { width: 800, height: 900 } });
+      const context = await s.browser.newContext({ javaScriptEnabled, viewport: { width: 800, height: 900 } });
       const page = await context.newPage();
 
       // Before: when it opens, and no field to answer.
-      const before = await page.goto(`${base}/f/${publicId}`);
+      const before = await page.goto(`${s.base}/f/${publicId}`);
       expect(before?.status()).toBe(409);
       expect(await page.locator('h1').textContent()).toBe('This form is not open yet');
       expect(await page.locator('main').textContent()).toContain(`This form opens on ${inWords(opensAt)}.`);
       expect(await page.getByLabel('Your name').count()).toBe(0);
       if (javaScriptEnabled) expect(await axeProblems(page)).toEqual([]); // axe runs in the page's script
-      await page.screenshot({ path: join(results, `schedule-before-js-${js}.png`) });
+      await page.screenshot({ path: join(s.results, `schedule-before-js-${js}.png`) });
 
       // During: opens_at moved a second into the past; the page takes an answer.
       await movePast(publicId, 'opens_at');
-      await page.goto(`${base}/f/${publicId}`);
+      await page.goto(`${s.base}/f/${publicId}`);
       await page.getByLabel('Your name').fill('Ada');
-      await page.screenshot({ path: join(results, `schedule-during-js-${js}.png`) });
+      await page.screenshot({ path: join(s.results, `schedule-during-js-${js}.png`) });
       await page.getByRole('button', { name: 'Submit' }).click();
       await page.getByRole('heading', { name: 'Thank you!' }).waitFor();
       expect((await stored(publicId))?.join()).toContain('Ada');
 
       // After: closes_at moved into the past; the closed page with its time, and nothing more stored.
       const [[{ at }]] = await movePast(publicId, 'closes_at');
-      const after = await page.goto(`${base}/f/${publicId}`);
+      const after = await page.goto(`${s.base}/f/${publicId}`);
       expect(after?.status()).toBe(409);
       expect(await page.locator('h1').textContent()).toBe('This form is closed');
       expect(await page.locator('main').textContent()).toContain(`This form closed on ${inWords(at as Date)}`);
       expect(await page.getByLabel('Your name').count()).toBe(0);
       if (javaScriptEnabled) expect(await axeProblems(page)).toEqual([]); // axe runs in the page's script
-      await page.screenshot({ path: join(results, `schedule-after-js-${js}.png`) });
+      await page.screenshot({ path: join(s.results, `schedule-after-js-${js}.png`) });
       expect(await stored(publicId)).toHaveLength(1);
       await context.close();
     }, 60_000);

@@ -1,12 +1,6 @@
-import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { mkdirSync } from 'node:fs';
-import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { Browser } from 'playwright-core';
 import { DataSource } from 'typeorm';
-import { createToken, createWorkspace } from '../factories';
-import { launchChromium } from '../utils/browser';
-import { createTestApp } from '../utils/create-test-app';
+import { browserSuite } from '../utils/browser-suite';
 import { callTool } from '../utils/http';
 
 /**
@@ -15,29 +9,11 @@ import { callTool } from '../utils/http';
  * not match goes on to the next page. A form at its cap shows the full page.
  */
 describe('quotas and caps on the respondent page in a real browser (issue 47)', () => {
-  let app: NestFastifyApplication;
-  let browser: Browser;
-  let base: string;
-  let token: string;
-  const results = join(__dirname, '../../test-results');
-
-  beforeAll(async () => {
-    app = await createTestApp();
-    await app.listen(0, '127.0.0.1');
-    base = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
-    browser = await launchChromium();
-    const ws = await createWorkspace(app, 'pro');
-    token = (await createToken(app, ws, { role: 'admin' })).token;
-    mkdirSync(results, { recursive: true });
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await app?.close();
-  });
+  const s = browserSuite();
 
   const stored = async (publicId: string) =>
     (
-      await app
+      await s.app
         .get(DataSource)
         .query('SELECT count(*)::int AS n FROM responses r JOIN forms f ON f.id = r.form_id WHERE f.public_id = $1', [
           publicId,
@@ -47,7 +23,7 @@ describe('quotas and caps on the respondent page in a real browser (issue 47)', 
   for (const javaScriptEnabled of [true, false]) {
     const js = javaScriptEnabled ? 'on' : 'off';
     it(`JavaScript ${js}: a full quota screens its match out at the first page, to its ending; others go on`, async () => {
-      const made = await callTool(app, token, 'create_form', {
+      const made = await callTool(s.app, s.token, 'create_form', {
         title: 'Panel',
         blocks: [
           {
@@ -77,23 +53,23 @@ describe('quotas and caps on the respondent page in a real browser (issue 47)', 
       });
       expect(made.status).toBe(200);
       const { publicId, blocks } = made.body as { publicId: string; blocks: Array<{ id: string }> };
-      await callTool(app, token, 'publish_form', { publicId });
+      await callTool(s.app, s.token, 'publish_form', { publicId });
       expect(
-        (await callTool(app, token, 'create_response', { publicId, answers: { [blocks[0].id]: 'France' } })).status,
+        (await callTool(s.app, s.token, 'create_response', { publicId, answers: { [blocks[0].id]: 'France' } })).status,
       ).toBe(200);
 
-      const context = await browser.newContext({ javaScriptEnabled, viewport: { width: 800, height: 900 } });
+      const context = await s.browser.newContext({ javaScriptEnabled, viewport: { width: 800, height: 900 } });
       const page = await context.newPage();
-      await page.goto(`${base}/f/${publicId}`);
+      await page.goto(`${s.base}/f/${publicId}`);
       await page.getByLabel('France').check();
       await page.getByRole('button', { name: /Next/ }).click();
       await page.waitForLoadState();
       expect(await page.locator('h1').textContent()).toBe('We have enough answers from France');
-      await page.screenshot({ path: join(results, `quota-screened-out-js-${js}.png`) });
+      await page.screenshot({ path: join(s.results, `quota-screened-out-js-${js}.png`) });
       expect(await stored(publicId)).toBe(1);
 
       // Germany: the next page, then stored; the cap (2) is then reached and the page says it is full.
-      await page.goto(`${base}/f/${publicId}`);
+      await page.goto(`${s.base}/f/${publicId}`);
       await page.getByLabel('Germany').check();
       await page.getByRole('button', { name: /Next/ }).click();
       await page.getByLabel('What brings you here?').fill('Curiosity');
@@ -101,9 +77,9 @@ describe('quotas and caps on the respondent page in a real browser (issue 47)', 
       await page.waitForLoadState();
       expect(await page.locator('h1').textContent()).toBe('Thanks for your answers');
       expect(await stored(publicId)).toBe(2);
-      await page.goto(`${base}/f/${publicId}`);
+      await page.goto(`${s.base}/f/${publicId}`);
       expect(await page.locator('h1').textContent()).toBe('This form is full');
-      await page.screenshot({ path: join(results, `cap-full-js-${js}.png`) });
+      await page.screenshot({ path: join(s.results, `cap-full-js-${js}.png`) });
       await context.close();
     });
   }

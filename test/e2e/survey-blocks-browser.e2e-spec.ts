@@ -1,34 +1,11 @@
-import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { mkdirSync } from 'node:fs';
-import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { Browser } from 'playwright-core';
-import { createToken, createWorkspace } from '../factories';
-import { axeProblems, launchChromium } from '../utils/browser';
-import { createTestApp } from '../utils/create-test-app';
+import { axeProblems } from '../utils/browser';
+import { browserSuite } from '../utils/browser-suite';
 import { callTool } from '../utils/http';
 
 /** The survey blocks (issue 50) answered in Chromium, with JavaScript on and off, on a desktop and a phone. */
 describe('survey blocks in a real browser (Debian chromium)', () => {
-  let app: NestFastifyApplication;
-  let browser: Browser;
-  let base: string;
-  let token: string;
-  const results = join(__dirname, '..', '..', 'test-results'); // git-ignored
-
-  beforeAll(async () => {
-    app = await createTestApp();
-    await app.listen(0, '127.0.0.1');
-    base = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
-    browser = await launchChromium();
-    const ws = await createWorkspace(app, 'pro');
-    token = (await createToken(app, ws, { role: 'admin' })).token;
-    mkdirSync(results, { recursive: true });
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await app?.close();
-  });
+  const s = browserSuite();
 
   it.each([
     [true, 1280],
@@ -36,7 +13,7 @@ describe('survey blocks in a real browser (Debian chromium)', () => {
     [true, 390],
     [false, 390],
   ])('answers an nps with JavaScript %p at %p px: axe clean, the 0-10 points fit the width', async (js, width) => {
-    const created = await callTool(app, token, 'create_form', {
+    const created = await callTool(s.app, s.token, 'create_form', {
       title: 'Customer feedback',
       blocks: [
         {
@@ -52,10 +29,10 @@ describe('survey blocks in a real browser (Debian chromium)', () => {
     });
     expect(created.status).toBe(200);
     const { publicId } = created.body;
-    await callTool(app, token, 'publish_form', { publicId });
-    const context = await browser.newContext({ javaScriptEnabled: js, viewport: { width, height: 900 } });
+    await callTool(s.app, s.token, 'publish_form', { publicId });
+    const context = await s.browser.newContext({ javaScriptEnabled: js, viewport: { width, height: 900 } });
     const page = await context.newPage();
-    await page.goto(`${base}/f/${publicId}`);
+    await page.goto(`${s.base}/f/${publicId}`);
     // axe runs inside the page: with JavaScript on (the markup is the same without).
     if (js) expect(await axeProblems(page)).toEqual([]);
     const group = page.getByRole('radiogroup', { name: 'How likely are you to recommend us?' });
@@ -70,11 +47,11 @@ describe('survey blocks in a real browser (Debian chromium)', () => {
       await page.getByText('Your answers added questions to this page.').waitFor();
     }
     await page.getByLabel('What would you change?').fill('Faster replies');
-    await page.screenshot({ path: join(results, `survey-nps-${js ? 'js' : 'nojs'}-${width}.png`), fullPage: true });
+    await page.screenshot({ path: join(s.results, `survey-nps-${js ? 'js' : 'nojs'}-${width}.png`), fullPage: true });
     await page.getByRole('button', { name: 'Submit' }).click();
     await page.getByRole('heading', { name: 'Thank you!' }).waitFor();
     await context.close();
-    const list = await callTool(app, token, 'list_responses', { publicId });
+    const list = await callTool(s.app, s.token, 'list_responses', { publicId });
     expect(list.body.total).toBe(1);
     expect(list.body.responses[0].answers).toEqual({
       [created.body.blocks[0].id]: 3,
@@ -87,7 +64,7 @@ describe('survey blocks in a real browser (Debian chromium)', () => {
     [false, 390],
     [true, 390],
   ])('ranks with JavaScript %p at %p px: a place per option, a duplicate refused, axe clean', async (js, width) => {
-    const created = await callTool(app, token, 'create_form', {
+    const created = await callTool(s.app, s.token, 'create_form', {
       title: 'What matters',
       blocks: [
         {
@@ -102,10 +79,10 @@ describe('survey blocks in a real browser (Debian chromium)', () => {
     });
     expect(created.status).toBe(200);
     const { publicId } = created.body;
-    await callTool(app, token, 'publish_form', { publicId });
-    const context = await browser.newContext({ javaScriptEnabled: js, viewport: { width, height: 900 } });
+    await callTool(s.app, s.token, 'publish_form', { publicId });
+    const context = await s.browser.newContext({ javaScriptEnabled: js, viewport: { width, height: 900 } });
     const page = await context.newPage();
-    await page.goto(`${base}/f/${publicId}`);
+    await page.goto(`${s.base}/f/${publicId}`);
     if (js) expect(await axeProblems(page)).toEqual([]);
     const place = (label: string, n: string) => page.getByLabel(label, { exact: true }).selectOption({ label: n });
     await place('Price', '1');
@@ -114,7 +91,7 @@ describe('survey blocks in a real browser (Debian chromium)', () => {
     await page.getByRole('button', { name: 'Submit' }).click();
     await page.getByText('Give each option its own place.').first().waitFor();
     await page.screenshot({
-      path: join(results, `survey-ranking-error-${js ? 'js' : 'nojs'}-${width}.png`),
+      path: join(s.results, `survey-ranking-error-${js ? 'js' : 'nojs'}-${width}.png`),
       fullPage: true,
     });
     if (js) expect(await axeProblems(page)).toEqual([]);
@@ -125,11 +102,14 @@ describe('survey blocks in a real browser (Debian chromium)', () => {
       await page.getByText('Your answers added questions to this page.').waitFor();
     }
     await page.getByLabel('Why price?').fill('Budget');
-    await page.screenshot({ path: join(results, `survey-ranking-${js ? 'js' : 'nojs'}-${width}.png`), fullPage: true });
+    await page.screenshot({
+      path: join(s.results, `survey-ranking-${js ? 'js' : 'nojs'}-${width}.png`),
+      fullPage: true,
+    });
     await page.getByRole('button', { name: 'Submit' }).click();
     await page.getByRole('heading', { name: 'Thank you!' }).waitFor();
     await context.close();
-    const list = await callTool(app, token, 'list_responses', { publicId });
+    const list = await callTool(s.app, s.token, 'list_responses', { publicId });
     expect(list.body.responses[0].answers).toEqual({
       [created.body.blocks[0].id]: ['Price', 'Support', 'Speed'],
       [created.body.blocks[1].id]: 'Budget',

@@ -1,11 +1,6 @@
-import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { mkdirSync } from 'node:fs';
-import { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { Browser } from 'playwright-core';
-import { createToken, createWorkspace } from '../factories';
-import { axeProblems, launchChromium } from '../utils/browser';
-import { createTestApp } from '../utils/create-test-app';
+import { axeProblems } from '../utils/browser';
+import { browserSuite } from '../utils/browser-suite';
 import { callTool } from '../utils/http';
 
 const ROWS = ['Price', 'Speed', 'Support', 'Design', 'Docs'];
@@ -18,25 +13,7 @@ const COLUMNS = ['Poor', 'Fair', 'Good', 'Very good', 'Excellent'];
  * script too), axe finds nothing, and the answers stored are the ones given.
  */
 describe('the matrix in a real browser (Debian chromium)', () => {
-  let app: NestFastifyApplication;
-  let browser: Browser;
-  let base: string;
-  let token: string;
-  const results = join(__dirname, '..', '..', 'test-results'); // git-ignored
-
-  beforeAll(async () => {
-    app = await createTestApp();
-    await app.listen(0, '127.0.0.1');
-    base = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
-    browser = await launchChromium();
-    const ws = await createWorkspace(app, 'pro');
-    token = (await createToken(app, ws, { role: 'admin' })).token;
-    mkdirSync(results, { recursive: true });
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await app?.close();
-  });
+  const s = browserSuite();
 
   it.each([
     [true, 1280],
@@ -46,7 +23,7 @@ describe('the matrix in a real browser (Debian chromium)', () => {
   ])(
     'answers the feedback form with JavaScript %p at %p px: axe clean, grid or one question per row',
     async (js, width) => {
-      const created = await callTool(app, token, 'create_form', {
+      const created = await callTool(s.app, s.token, 'create_form', {
         title: 'Customer feedback',
         blocks: [
           { type: 'nps', title: 'How likely are you to recommend us?', ref: 'nps', required: true },
@@ -56,10 +33,10 @@ describe('the matrix in a real browser (Debian chromium)', () => {
       });
       expect(created.status).toBe(200);
       const { publicId } = created.body;
-      await callTool(app, token, 'publish_form', { publicId });
-      const context = await browser.newContext({ javaScriptEnabled: js, viewport: { width, height: 900 } });
+      await callTool(s.app, s.token, 'publish_form', { publicId });
+      const context = await s.browser.newContext({ javaScriptEnabled: js, viewport: { width, height: 900 } });
       const page = await context.newPage();
-      await page.goto(`${base}/f/${publicId}`);
+      await page.goto(`${s.base}/f/${publicId}`);
       if (js) expect(await axeProblems(page)).toEqual([]);
       const row = (name: string) => page.getByRole('radiogroup', { name, exact: true });
       // A phone shows each option's column beside it (one question per row); a desktop a header above the grid.
@@ -87,13 +64,13 @@ describe('the matrix in a real browser (Debian chromium)', () => {
       await place('Reliability', '1');
       await place('Friendliness', '3');
       await page.screenshot({
-        path: join(results, `survey-matrix-${js ? 'js' : 'nojs'}-${width}.png`),
+        path: join(s.results, `survey-matrix-${js ? 'js' : 'nojs'}-${width}.png`),
         fullPage: true,
       });
       await page.getByRole('button', { name: 'Submit' }).click();
       await page.getByRole('heading', { name: 'Thank you!' }).waitFor();
       await context.close();
-      const list = await callTool(app, token, 'list_responses', { publicId });
+      const list = await callTool(s.app, s.token, 'list_responses', { publicId });
       expect(list.body.total).toBe(1);
       const [nps, grid, rank] = created.body.blocks.map((b: { id: string }) => b.id);
       expect(list.body.responses[0].answers).toEqual({
