@@ -856,12 +856,15 @@ export function answersFromFormPost(blocks: Block[], raw: RawAnswers): Record<st
     }
     if (b.type === 'matrix') {
       // "<row id>:<column id>" per column picked (foldMatrixFields): the object validation takes.
-      const picked: Record<string, string[]> = {};
+      // A Map: a posted row named "constructor" or "__proto__" is a row that does not exist (400), not Object's.
+      const picked = new Map<string, string[]>();
       for (const v of Array.isArray(value) ? value : [value]) {
         const at = v.indexOf(':');
-        if (at > 0) (picked[v.slice(0, at)] ??= []).push(v.slice(at + 1));
+        if (at <= 0) continue;
+        const row = v.slice(0, at);
+        picked.set(row, [...(picked.get(row) ?? []), v.slice(at + 1)]);
       }
-      const rows = Object.entries(picked).map(([row, cols]) => [row, b.multiple ? cols : cols[0]]);
+      const rows = [...picked].map(([row, cols]) => [row, b.multiple ? cols : cols[0]]);
       if (rows.length) answers[b.id] = Object.fromEntries(rows);
       continue;
     }

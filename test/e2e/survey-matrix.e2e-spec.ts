@@ -184,6 +184,12 @@ describe('survey blocks: matrix', () => {
     expect(page.text).toContain(`name="${g.id}:${a.id}" value="${yes.id}"`);
     expect(page.text).toContain('role="radiogroup"');
     const post = (body: string) => request(app.getHttpServer()).post(`/f/${pid}`).type('form').send(body);
+    // The block's own field, posted by hand with rows named like Object's properties: rows that do not exist.
+    for (const row of ['constructor', '__proto__']) {
+      const forged = await post(`${g.id}=${row}%3Ax`);
+      expect(forged.status).toBe(400);
+      expect(forged.text).toContain('<html');
+    }
     const half = await post(`${g.id}%3A${a.id}=${yes.id}`);
     expect(half.status).toBe(400);
     expect(half.text).toContain('Answer every row.');
