@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Readable, Writable } from 'node:stream';
 import { DataSource } from 'typeorm';
@@ -45,6 +45,8 @@ function downloadOf(grant: ExportGrant, form: FormRecord): ExportDownload {
 
 /** Where the files of export jobs are stored: `<prefix><workspaceId>/<ms>-<jobId>`. */
 const STORED_PREFIX = 'exports/';
+/** How often each instance sweeps the stored files of expired export jobs (with the responses they hold). */
+const STORED_SWEEP_MS = 10 * 60 * 1000;
 
 /** What an export reads and how it writes it. */
 export interface ExportOptions {
@@ -104,8 +106,9 @@ export function linkNotFound(): ApiError {
  * EXPORT_IDLE_TIMEOUT_MS: a client that stops reading holds a long-read slot only that long.
  */
 @Injectable()
-export class ExportsService {
+export class ExportsService implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('Exports');
+  private sweeper?: NodeJS.Timeout;
   private readonly access = new TtlCache<boolean>(CREDENTIAL_CACHE_MS);
   /**
    * The range of seq one batch reads, by format (tests set it lower to see several batches). A CSV
@@ -133,6 +136,18 @@ export class ExportsService {
     this.idleMs = config.exportIdleMs;
   }
 
+  onModuleInit() {
+    // Not only when the next export job runs: a file of deleted responses must not outlive its job.
+    this.sweeper = setInterval(
+      () => void this.sweepStored().catch((err: Error) => this.logger.warn(`export sweep failed: ${err.message}`)),
+      STORED_SWEEP_MS,
+    ).unref();
+  }
+
+  onModuleDestroy() {
+    clearInterval(this.sweeper);
+  }
+
   /**
    * export_responses: a link to the form's responses under the filter, acting for `principal`.
    * The filter is checked now (400 at its path), and stored as checked (blocks by id).
@@ -151,7 +166,7 @@ export class ExportsService {
    * read whole now, in the job's long-read slot, into a stored file, and the answer is a link to
    * that file (the same checks at download as any link). A cancel (`job.signal`) ends the reading
    * between batches and the statement running (JobsService cancels it by the job's tag); nothing
-   * is kept then. Stored files go with the job's expiry (swept by the next export job).
+   * is kept then. Stored files go with the job's expiry (swept every 10 minutes and before each export job).
    */
   async exportAsJob(
     principal: Principal,
